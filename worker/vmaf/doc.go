@@ -1,0 +1,24 @@
+// Package vmaf computes Netflix VMAF scores in pure Go.
+//
+// The feature extractors reproduce libvmaf 3.2.0's default integer path
+// (integer_vif, integer_adm and integer_motion, plain C code) bit for bit
+// where libvmaf uses integer arithmetic, and follow its float and double
+// rounding elsewhere, so per-frame features and scores match libvmaf's
+// printed output.
+//
+// A typical use opens two inputs, scores them and writes libvmaf-style JSON:
+//
+//	ref, _ := vmaf.OpenY4M(refFile)
+//	dist, _ := vmaf.OpenY4M(distFile)
+//	res, err := vmaf.Score(ctx, ref, dist, vmaf.Options{Model: "vmaf_v0.6.1"})
+//	if err != nil { ... }
+//	res.WriteJSON(os.Stdout)
+//
+// Inputs are streamed frame by frame: memory use is bounded by a few frames
+// per worker whatever the length of the clips. Only the luma plane is kept,
+// since every VMAF feature is computed on luma.
+//
+// The package does no logging; all failures are returned as errors that
+// wrap one of the sentinel errors (ErrTruncated, ErrBadHeader, ...), so
+// callers can map them with errors.Is.
+package vmaf

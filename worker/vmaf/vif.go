@@ -1,0 +1,289 @@
+package vmaf
+
+import (
+	"math"
+	"math/bits"
+	"sync"
+)
+
+// vifFilters are the integer Gaussian kernels of each VIF scale, summing to
+// 2^16 (libvmaf integer_vif.h, vif_filter1d_table).
+var vifFilters = [4][]uint64{
+	{489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784, 7455, 6547, 5274, 3896, 2640, 1640, 935, 489},
+	{1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244},
+	{3571, 16004, 26386, 16004, 3571},
+	{10904, 43728, 10904},
+}
+
+// vifSigmaNsq is the noise variance 2.0 in the Q16 fixed point of the
+// statistics (integer_vif.c, sigma_nsq = 65536 << 1).
+const vifSigmaNsq = 65536 << 1
+
+// vifMaxPad is half the widest VIF filter: the padding of the row buffers.
+const vifMaxPad = 8
+
+// defaultEnhnGainLimit is libvmaf's DEFAULT_VIF_ENHN_GAIN_LIMIT and
+// DEFAULT_ADM_ENHN_GAIN_LIMIT; the _egl_1 features use 1.0.
+const defaultEnhnGainLimit = 100.0
+
+var (
+	log2Once  sync.Once
+	log2Table []uint16
+)
+
+// vifLog2Table returns libvmaf's log2 lookup table: round(log2f(i) * 2048)
+// for i in [32767, 65535] (integer_vif.c, log_generate). log2f is emulated by
+// rounding the double result to float32, as glibc's log2f is correctly
+// rounded.
+func vifLog2Table() []uint16 {
+	log2Once.Do(func() {
+		t := make([]uint16, 65536)
+		for i := 32767; i < 65536; i++ {
+			l := float32(math.Log2(float64(i)))
+			t[i] = uint16(math.Round(float64(l * 2048)))
+		}
+		log2Table = t
+	})
+	return log2Table
+}
+
+// log2of32 is libvmaf's log2_32: log2(x)*2048 from the table's best 16 bits.
+func log2of32(t []uint16, x uint32) int64 {
+	k := 16 - bits.LeadingZeros32(x)
+	return int64(t[x>>uint(k)]) + 2048*int64(k)
+}
+
+// log2of64 is libvmaf's log2_64; x is at least 2^17.
+func log2of64(t []uint16, x uint64) int64 {
+	k := 48 - bits.LeadingZeros64(x)
+	return int64(t[x>>uint(k)]) + 2048*int64(k)
+}
+
+// mirror reflects an index into [0, n) without repeating the edge sample
+// (…2 1 | 0 1 2 … n-2 n-1 | n-2 …), as VIF's padding does.
+func mirror(i, n int) int {
+	if i < 0 {
+		return -i
+	}
+	if i >= n {
+		return 2*n - i - 2
+	}
+	return i
+}
+
+// vifScaleScore holds the numerator and denominator of one VIF scale, in
+// float32 as libvmaf keeps them.
+type vifScaleScore struct {
+	num, den float32
+}
+
+// vifState is the per-worker scratch of the VIF extractor.
+type vifState struct {
+	w, h int
+	egl  float64
+	log2 []uint16
+	// Images of scales 1..3 (index 0 unused).
+	ref, dis [4][]uint16
+	// Vertically filtered row, padded by vifMaxPad on each side.
+	mu1, mu2       []uint64
+	xx, yy, xy     []uint64
+	rowOff         []int
+	subRef, subDis []uint64
+}
+
+func newVIFState(w, h int, egl float64) *vifState {
+	s := &vifState{w: w, h: h, egl: egl, log2: vifLog2Table()}
+	sw, sh := w, h
+	for sc := 1; sc < 4; sc++ {
+		sw, sh = sw/2, sh/2
+		s.ref[sc] = make([]uint16, sw*sh)
+		s.dis[sc] = make([]uint16, sw*sh)
+	}
+	n := w + 2*vifMaxPad
+	s.mu1 = make([]uint64, n)
+	s.mu2 = make([]uint64, n)
+	s.xx = make([]uint64, n)
+	s.yy = make([]uint64, n)
+	s.xy = make([]uint64, n)
+	s.subRef = make([]uint64, n)
+	s.subDis = make([]uint64, n)
+	s.rowOff = make([]int, len(vifFilters[0]))
+	return s
+}
+
+// compute returns the four VIF scale scores of a frame pair (integer_vif.c,
+// extract). ref and dis are w x h luma planes of bit depth bpc.
+func (s *vifState) compute(ref, dis []uint16, bpc int) [4]vifScaleScore {
+	var out [4]vifScaleScore
+	w, h := s.w, s.h
+	r, d := ref, dis
+	for scale := 0; scale < 4; scale++ {
+		if scale > 0 {
+			s.subsample(r, d, w, h, scale, bpc)
+			w, h = w/2, h/2
+			r, d = s.ref[scale], s.dis[scale]
+		}
+		out[scale] = s.statistic(r, d, w, h, scale, bpc)
+	}
+	return out
+}
+
+// padRow mirrors the vifMaxPad-padded row buffer b around [pad, pad+w).
+func padRow(b []uint64, w, half int) {
+	for f := 1; f <= half; f++ {
+		b[vifMaxPad-f] = b[vifMaxPad+f]
+		b[vifMaxPad+w-1+f] = b[vifMaxPad+w-1-f]
+	}
+}
+
+// subsample low-passes the scale-1 images with the filter of scale and keeps
+// every other row and column (integer_vif.c, subsample_rd_8/16 and
+// decimate_and_pad), writing s.ref[scale] and s.dis[scale]. Only the kept
+// samples are computed.
+func (s *vifState) subsample(ref, dis []uint16, w, h, scale, bpc int) {
+	filt := vifFilters[scale]
+	fw := len(filt)
+	half := fw / 2
+	shiftV, roundV := uint(16), uint64(32768)
+	if scale == 1 {
+		shiftV, roundV = uint(bpc), uint64(1)<<uint(bpc-1)
+	}
+	ow, oh := w/2, h/2
+	outR, outD := s.ref[scale], s.dis[scale]
+	tr, td := s.subRef, s.subDis
+	for oi := 0; oi < oh; oi++ {
+		i := 2 * oi
+		for k := 0; k < fw; k++ {
+			s.rowOff[k] = mirror(i-half+k, h) * w
+		}
+		for j := 0; j < w; j++ {
+			var ar, ad uint64
+			for k, f := range filt {
+				o := s.rowOff[k] + j
+				ar += f * uint64(ref[o])
+				ad += f * uint64(dis[o])
+			}
+			tr[vifMaxPad+j] = (ar + roundV) >> shiftV
+			td[vifMaxPad+j] = (ad + roundV) >> shiftV
+		}
+		padRow(tr, w, half)
+		padRow(td, w, half)
+		rowR := outR[oi*ow : oi*ow+ow]
+		rowD := outD[oi*ow : oi*ow+ow]
+		for oj := range rowR {
+			base := vifMaxPad + 2*oj - half
+			var ar, ad uint64
+			for k, f := range filt {
+				ar += f * tr[base+k]
+				ad += f * td[base+k]
+			}
+			rowR[oj] = uint16((ar + 32768) >> 16)
+			rowD[oj] = uint16((ad + 32768) >> 16)
+		}
+	}
+}
+
+// statistic computes one scale's VIF numerator and denominator
+// (integer_vif.c, vif_statistic_8/16): Gaussian-weighted local means,
+// variances and covariance in fixed point, then the information ratio with
+// the log2 table.
+func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleScore {
+	filt := vifFilters[scale]
+	fw := len(filt)
+	half := fw / 2
+	// Vertical-pass rounding: scale 0 keeps the input's bit depth.
+	shiftMu, roundMu := uint(16), uint64(32768)
+	shiftSq, roundSq := uint(16), uint64(32768)
+	if scale == 0 {
+		shiftMu, roundMu = uint(bpc), uint64(1)<<uint(bpc-1)
+		shiftSq = uint(2 * (bpc - 8))
+		roundSq = 0
+		if bpc > 8 {
+			roundSq = uint64(1) << (shiftSq - 1)
+		}
+	}
+	t := s.log2
+	egl := s.egl
+	var numLog, denLog, numNonLog, denNonLog int64
+	mu1, mu2, xx, yy, xy := s.mu1, s.mu2, s.xx, s.yy, s.xy
+	for i := 0; i < h; i++ {
+		for k := 0; k < fw; k++ {
+			s.rowOff[k] = mirror(i-half+k, h) * w
+		}
+		for j := 0; j < w; j++ {
+			var am1, am2, axx, ayy, axy uint64
+			for k, f := range filt {
+				o := s.rowOff[k] + j
+				r, d := uint64(ref[o]), uint64(dis[o])
+				fr, fd := f*r, f*d
+				am1 += fr
+				am2 += fd
+				axx += fr * r
+				ayy += fd * d
+				axy += fr * d
+			}
+			p := vifMaxPad + j
+			mu1[p] = (am1 + roundMu) >> shiftMu
+			mu2[p] = (am2 + roundMu) >> shiftMu
+			xx[p] = (axx + roundSq) >> shiftSq
+			yy[p] = (ayy + roundSq) >> shiftSq
+			xy[p] = (axy + roundSq) >> shiftSq
+		}
+		padRow(mu1, w, half)
+		padRow(mu2, w, half)
+		padRow(xx, w, half)
+		padRow(yy, w, half)
+		padRow(xy, w, half)
+		for j := 0; j < w; j++ {
+			base := vifMaxPad + j - half
+			var m1, m2, sxx, syy, sxy uint64
+			for k, f := range filt {
+				m1 += f * mu1[base+k]
+				m2 += f * mu2[base+k]
+				sxx += f * xx[base+k]
+				syy += f * yy[base+k]
+				sxy += f * xy[base+k]
+			}
+			mu1Sq := uint32((m1*m1 + 0x80000000) >> 32)
+			mu2Sq := uint32((m2*m2 + 0x80000000) >> 32)
+			mu1mu2 := uint32((m1*m2 + 0x80000000) >> 32)
+			xxF := uint32((sxx + 32768) >> 16)
+			yyF := uint32((syy + 32768) >> 16)
+			xyF := uint32((sxy + 32768) >> 16)
+			sigma1Sq := int32(xxF - mu1Sq)
+			sigma2Sq := max(int32(yyF-mu2Sq), 0)
+			sigma12 := int32(xyF - mu1mu2)
+			if sigma1Sq >= vifSigmaNsq {
+				denLog += log2of32(t, uint32(vifSigmaNsq+sigma1Sq)) - 2048*17
+				if sigma12 > 0 && sigma2Sq > 0 {
+					numLog += vifNumLog(t, sigma1Sq, sigma2Sq, sigma12, egl)
+				}
+			} else {
+				numNonLog += int64(sigma2Sq)
+				denNonLog++
+			}
+		}
+	}
+	num := float64(numLog)/2048.0 + (float64(denNonLog) - (float64(numNonLog)/16384.0)/65025.0)
+	den := float64(denLog)/2048.0 + float64(denNonLog)
+	return vifScaleScore{num: float32(num), den: float32(den)}
+}
+
+// vifNumLog is the log-domain numerator term of one pixel: log2 of
+// (sv_sq + sigma_nsq + g^2 sigma1_sq) / (sv_sq + sigma_nsq), with the gain g
+// limited to egl. The double arithmetic and truncations follow
+// integer_vif.c exactly.
+func vifNumLog(t []uint16, sigma1Sq, sigma2Sq, sigma12 int32, egl float64) int64 {
+	const eps = 65536 * 1.0e-10
+	g := float64(sigma12) / (float64(sigma1Sq) + eps)
+	svSq := int32(float64(sigma2Sq) - float64(g*float64(sigma12)))
+	svSq = max(svSq, 0)
+	g = min(g, egl)
+	numer1 := uint32(svSq + vifSigmaNsq)
+	numer1Tmp := int64(float64(g*g)*float64(sigma1Sq)) + int64(numer1)
+	return log2of64(t, uint64(numer1Tmp)) - log2of64(t, uint64(numer1))
+}
+
+// score returns the scale's VIF value as libvmaf reports it: a float32
+// division widened to double.
+func (v vifScaleScore) score() float64 { return float64(v.num / v.den) }
