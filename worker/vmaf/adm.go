@@ -1,0 +1,267 @@
+package vmaf
+
+import (
+	"math"
+)
+
+// DB2 wavelet filters in Q15 and the low-pass sum used to centre 8/16-bit
+// input (libvmaf integer_adm.h, dwt2_db2_coeffs_lo/hi).
+var (
+	dwtLo = [4]int32{15826, 27411, 7345, -4240}
+	dwtHi = [4]int32{-4240, -7345, 27411, -15826}
+)
+
+const dwtLoSum = 46342
+
+// admBorderFactor is the share of each border ADM ignores (ADM_BORDER_FACTOR).
+const admBorderFactor = 0.1
+
+// Default viewing conditions (DEFAULT_ADM_NORM_VIEW_DIST,
+// DEFAULT_ADM_REF_DISPLAY_HEIGHT).
+const (
+	admNormViewDist     = 3.0
+	admRefDisplayHeight = 1080
+)
+
+// Watson et al. 1997 noise-floor model for luma (dwt_7_9_YCbCr_threshold[0])
+// and the 7-9 wavelet basis amplitudes (dwt_7_9_basis_function_amplitudes).
+var (
+	admModelA  = float32(0.495)
+	admModelK  = float32(0.466)
+	admModelF0 = float32(0.401)
+	admModelG  = [4]float32{1.501, 1.0, 0.534, 1.0}
+	admAmp     = [4][4]float32{
+		{0.62171, 0.67234, 0.72709, 0.67234},
+		{0.34537, 0.41317, 0.49428, 0.41317},
+		{0.18004, 0.22727, 0.28688, 0.22727},
+		{0.091401, 0.11792, 0.15214, 0.11792},
+	}
+)
+
+// admQuantStep is integer_adm.c's dwt_quant_step for the default viewing
+// distance, with its float and double roundings.
+func admQuantStep(lambda, theta int) float32 {
+	r := float32(admNormViewDist * admRefDisplayHeight * math.Pi / 180.0)
+	temp := float32(math.Log10(math.Pow(2.0, float64(lambda+1)) * float64(admModelF0) * float64(admModelG[theta]) / float64(r)))
+	q := float32(2.0 * float64(admModelA) * math.Pow(10.0, float64(admModelK)*float64(temp)*float64(temp)) / float64(admAmp[lambda][theta]))
+	return q
+}
+
+// admRFactors returns the reciprocal quantisation steps of a scale for the
+// h, v and d bands.
+func admRFactors(scale int) [3]float32 {
+	f1 := admQuantStep(scale, 1)
+	f2 := admQuantStep(scale, 2)
+	return [3]float32{1.0 / f1, 1.0 / f1, 1.0 / f2}
+}
+
+// admBands holds the four DWT bands of one image at one scale.
+type admBands struct {
+	a, h, v, d []int32
+}
+
+func newADMBands(n int) admBands {
+	return admBands{a: make([]int32, n), h: make([]int32, n), v: make([]int32, n), d: make([]int32, n)}
+}
+
+// admState is the per-worker scratch of the ADM extractor. Bands use int32
+// storage throughout; scale 0 narrows to int16 where libvmaf stores int16.
+type admState struct {
+	w, h   int
+	stride int // (w+1)/2, libvmaf's buf_stride
+	egl    float64
+
+	ref, dis       admBands
+	refIn, disIn   []int32 // band a of the previous scale
+	rh, rv, rd     []int32 // decouple_r
+	ah, av, ad     []int32 // decouple_a
+	csfAh, csfAv   []int32
+	csfAd          []int32
+	csfFh, csfFv   []int32
+	csfFd          []int32
+	tmpLo, tmpHi   []int32
+	tmpLo2, tmpHi2 []int32
+	indY, indX     [4][]int
+	rfactor        [4][3]float32
+	numLimit       float64
+}
+
+// admScore is the result of the ADM extractor for one frame.
+type admScore struct {
+	adm2     float64
+	num, den [4]float32
+}
+
+func newADMState(w, h int, egl float64) *admState {
+	bw, bh := (w+1)/2, (h+1)/2
+	n := bw * bh
+	s := &admState{w: w, h: h, stride: bw, egl: egl}
+	s.ref, s.dis = newADMBands(n), newADMBands(n)
+	mk := func() []int32 { return make([]int32, n) }
+	s.refIn, s.disIn = mk(), mk()
+	s.rh, s.rv, s.rd = mk(), mk(), mk()
+	s.ah, s.av, s.ad = mk(), mk(), mk()
+	s.csfAh, s.csfAv, s.csfAd = mk(), mk(), mk()
+	s.csfFh, s.csfFv, s.csfFd = mk(), mk(), mk()
+	s.tmpLo, s.tmpHi = make([]int32, w), make([]int32, w)
+	s.tmpLo2, s.tmpHi2 = make([]int32, w), make([]int32, w)
+	for k := range 4 {
+		s.indY[k] = make([]int, bh)
+		s.indX[k] = make([]int, bw)
+	}
+	for sc := range 4 {
+		s.rfactor[sc] = admRFactors(sc)
+	}
+	s.numLimit = 1e-10 * float64(w*h) / (1920.0 * 1080.0)
+	return s
+}
+
+// dwtIndices fills the four source indices of each DWT output position
+// (integer_adm.c, dwt2_src_indices_filt): 2i-1 .. 2i+2, reflecting -1 to 1
+// and n+k to n-1-k.
+func dwtIndices(ind *[4][]int, n int) {
+	half := (n + 1) / 2
+	for i := 0; i < half; i++ {
+		for k := 0; k < 4; k++ {
+			idx := 2*i - 1 + k
+			if idx < 0 {
+				idx = -idx
+			} else if idx >= n {
+				idx = 2*n - idx - 1
+			}
+			ind[k][i] = idx
+		}
+	}
+}
+
+// compute returns the ADM features of a frame pair (integer_adm.c,
+// integer_compute_adm).
+func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
+	var out admScore
+	w, h := s.w, s.h
+	var num, den float64
+	for scale := 0; scale < 4; scale++ {
+		dwtIndices(&s.indY, h)
+		dwtIndices(&s.indX, w)
+		if scale == 0 {
+			s.dwt0(ref, &s.ref, w, h, bpc)
+			s.dwt0(dis, &s.dis, w, h, bpc)
+		} else {
+			copy(s.refIn, s.ref.a)
+			copy(s.disIn, s.dis.a)
+			s.dwtS(s.refIn, &s.ref, w, h, scale)
+			s.dwtS(s.disIn, &s.dis, w, h, scale)
+		}
+		w, h = (w+1)/2, (h+1)/2
+		s.decouple(w, h, scale == 0)
+		var ns, ds float32
+		if scale == 0 {
+			ds = s.csfDen0(w, h)
+			s.csf0(w, h)
+			ns = s.cm0(w, h)
+		} else {
+			ds = s.csfDenS(w, h, scale)
+			s.csfS(w, h, scale)
+			ns = s.cmS(w, h, scale)
+		}
+		num += float64(ns)
+		den += float64(ds)
+		out.num[scale], out.den[scale] = ns, ds
+	}
+	if num < s.numLimit {
+		num = 0
+	}
+	if den < s.numLimit {
+		den = 0
+	}
+	if den == 0 {
+		out.adm2 = 1.0
+	} else {
+		out.adm2 = num / den
+	}
+	return out
+}
+
+// scale returns the per-scale ratio libvmaf reports as integer_adm_scaleN.
+func (a admScore) scale(i int) float64 { return float64(a.num[i]) / float64(a.den[i]) }
+
+// dwt0 is the first DWT level on the luma plane (adm_dwt2_8 / adm_dwt2_16):
+// the input is centred by subtracting half the range, the vertical pass is
+// rounded to the input bit depth and the horizontal pass to Q16, both into
+// int16.
+func (s *admState) dwt0(src []uint16, dst *admBands, w, h, bpc int) {
+	shiftVP := uint(bpc)
+	addVP := int32(1) << uint(bpc-1)
+	tlo, thi := s.tmpLo[:w], s.tmpHi[:w]
+	bw := s.stride
+	hh := (h + 1) / 2
+	wh := (w + 1) / 2
+	for i := 0; i < hh; i++ {
+		r0 := src[s.indY[0][i]*w:][:w]
+		r1 := src[s.indY[1][i]*w:][:w]
+		r2 := src[s.indY[2][i]*w:][:w]
+		r3 := src[s.indY[3][i]*w:][:w]
+		for j := range tlo {
+			u0, u1, u2, u3 := int32(r0[j]), int32(r1[j]), int32(r2[j]), int32(r3[j])
+			lo := dwtLo[0]*u0 + dwtLo[1]*u1 + dwtLo[2]*u2 + dwtLo[3]*u3 - dwtLoSum*addVP
+			hi := dwtHi[0]*u0 + dwtHi[1]*u1 + dwtHi[2]*u2 + dwtHi[3]*u3
+			tlo[j] = int32(int16((lo + addVP) >> shiftVP))
+			thi[j] = int32(int16((hi + addVP) >> shiftVP))
+		}
+		row := i * bw
+		da, dv, dh, dd := dst.a[row:row+wh], dst.v[row:row+wh], dst.h[row:row+wh], dst.d[row:row+wh]
+		for j := range da {
+			j0, j1, j2, j3 := s.indX[0][j], s.indX[1][j], s.indX[2][j], s.indX[3][j]
+			s0, s1, s2, s3 := tlo[j0], tlo[j1], tlo[j2], tlo[j3]
+			da[j] = int32(int16((dwtLo[0]*s0 + dwtLo[1]*s1 + dwtLo[2]*s2 + dwtLo[3]*s3 + 32768) >> 16))
+			dv[j] = int32(int16((dwtHi[0]*s0 + dwtHi[1]*s1 + dwtHi[2]*s2 + dwtHi[3]*s3 + 32768) >> 16))
+			s0, s1, s2, s3 = thi[j0], thi[j1], thi[j2], thi[j3]
+			dh[j] = int32(int16((dwtLo[0]*s0 + dwtLo[1]*s1 + dwtLo[2]*s2 + dwtLo[3]*s3 + 32768) >> 16))
+			dd[j] = int32(int16((dwtHi[0]*s0 + dwtHi[1]*s1 + dwtHi[2]*s2 + dwtHi[3]*s3 + 32768) >> 16))
+		}
+	}
+}
+
+// Rounding of the DWT of scales 1..3 (adm_dwt2_s123_combined), indexed by
+// scale-1.
+var (
+	dwtSAddVP   = [3]int64{0, 32768, 32768}
+	dwtSShiftVP = [3]uint{0, 16, 16}
+	dwtSAddHP   = [3]int64{16384, 32768, 16384}
+	dwtSShiftHP = [3]uint{15, 16, 15}
+)
+
+// dwtS is one DWT level of scales 1..3 on the previous scale's band a, in
+// 64-bit accumulators truncated to int32.
+func (s *admState) dwtS(src []int32, dst *admBands, w, h, scale int) {
+	addV, shV := dwtSAddVP[scale-1], dwtSShiftVP[scale-1]
+	addH, shH := dwtSAddHP[scale-1], dwtSShiftHP[scale-1]
+	bw := s.stride
+	tlo, thi := s.tmpLo[:w], s.tmpHi[:w]
+	hh := (h + 1) / 2
+	wh := (w + 1) / 2
+	lo0, lo1, lo2, lo3 := int64(dwtLo[0]), int64(dwtLo[1]), int64(dwtLo[2]), int64(dwtLo[3])
+	hi0, hi1, hi2, hi3 := int64(dwtHi[0]), int64(dwtHi[1]), int64(dwtHi[2]), int64(dwtHi[3])
+	for i := 0; i < hh; i++ {
+		r0 := src[s.indY[0][i]*bw:][:w]
+		r1 := src[s.indY[1][i]*bw:][:w]
+		r2 := src[s.indY[2][i]*bw:][:w]
+		r3 := src[s.indY[3][i]*bw:][:w]
+		for j := range tlo {
+			u0, u1, u2, u3 := int64(r0[j]), int64(r1[j]), int64(r2[j]), int64(r3[j])
+			tlo[j] = int32((lo0*u0 + lo1*u1 + lo2*u2 + lo3*u3 + addV) >> shV)
+			thi[j] = int32((hi0*u0 + hi1*u1 + hi2*u2 + hi3*u3 + addV) >> shV)
+		}
+		row := i * bw
+		da, dv, dh, dd := dst.a[row:row+wh], dst.v[row:row+wh], dst.h[row:row+wh], dst.d[row:row+wh]
+		for j := range da {
+			j0, j1, j2, j3 := s.indX[0][j], s.indX[1][j], s.indX[2][j], s.indX[3][j]
+			s0, s1, s2, s3 := int64(tlo[j0]), int64(tlo[j1]), int64(tlo[j2]), int64(tlo[j3])
+			da[j] = int32((lo0*s0 + lo1*s1 + lo2*s2 + lo3*s3 + addH) >> shH)
+			dv[j] = int32((hi0*s0 + hi1*s1 + hi2*s2 + hi3*s3 + addH) >> shH)
+			s0, s1, s2, s3 = int64(thi[j0]), int64(thi[j1]), int64(thi[j2]), int64(thi[j3])
+			dh[j] = int32((lo0*s0 + lo1*s1 + lo2*s2 + lo3*s3 + addH) >> shH)
+			dd[j] = int32((hi0*s0 + hi1*s1 + hi2*s2 + hi3*s3 + addH) >> shH)
+		}
+	}
+}

@@ -1,0 +1,360 @@
+package vmaf
+
+import (
+	"math"
+	"math/bits"
+)
+
+// admDivLookup is libvmaf's reciprocal table: 2^30/i at 32768+i and its
+// negation at 32768-i (integer_adm.h, div_lookup_generator).
+var admDivLookup = func() []int32 {
+	t := make([]int32, 65537)
+	for i := 1; i <= 32768; i++ {
+		r := int32((1 << 30) / i)
+		t[32768+i] = r
+		t[32768-i] = -r
+	}
+	return t
+}()
+
+// admCos1DegSq is cos(1°)² rounded to float32, the decoupling angle test.
+var admCos1DegSq = float32(math.Cos(math.Pi/180) * math.Cos(math.Pi/180))
+
+// admOneThird is 1.0f/3.0f, the cube-root exponent libvmaf passes to powf.
+const admOneThird = float32(1.0 / 3.0)
+
+// powf emulates C's powf: glibc computes it in double and rounds once.
+func powf(x, y float32) float32 { return float32(math.Pow(float64(x), float64(y))) }
+
+// admDecoupleRegion is the band area the decoupling and CSF stages touch:
+// the scored area grown by the filter taps.
+func admDecoupleRegion(w, h int) (top, bottom, left, right int) {
+	left = int(float64(w)*admBorderFactor - 0.5 - 1)
+	top = int(float64(h)*admBorderFactor - 0.5 - 1)
+	right = w - left + 2
+	bottom = h - top + 2
+	left, top = max(left, 0), max(top, 0)
+	right, bottom = min(right, w), min(bottom, h)
+	return
+}
+
+// admScoreRegion is the band area that contributes to the scores.
+func admScoreRegion(w, h int) (top, bottom, left, right int) {
+	left = int(float64(w)*admBorderFactor - 0.5)
+	top = int(float64(h)*admBorderFactor - 0.5)
+	return top, h - top, left, w - left
+}
+
+// decouple splits the distorted bands into a restored part r (the
+// reference scaled by the clamped gain, limited by the enhancement gain
+// limit when the angles agree within 1°) and an additive part a
+// (adm_decouple / adm_decouple_s123). narrow selects scale 0's int16 storage.
+func (s *admState) decouple(w, h int, narrow bool) {
+	top, bottom, left, right := admDecoupleRegion(w, h)
+	cos1 := float64(admCos1DegSq)
+	egl := s.egl
+	for i := top; i < bottom; i++ {
+		row := i * s.stride
+		for j := left; j < right; j++ {
+			x := row + j
+			oh, ov, od := s.ref.h[x], s.ref.v[x], s.ref.d[x]
+			th, tv, td := s.dis.h[x], s.dis.v[x], s.dis.d[x]
+			otDp := int64(oh)*int64(th) + int64(ov)*int64(tv)
+			oMag := int64(oh)*int64(oh) + int64(ov)*int64(ov)
+			tMag := int64(th)*int64(th) + int64(tv)*int64(tv)
+			dp := float64(float32(otDp)) / 4096.0
+			angle := dp >= 0 && dp*dp >= cos1*(float64(float32(oMag))/4096.0)*(float64(float32(tMag))/4096.0)
+			s.rh[x], s.ah[x] = admDecoupleOne(oh, th, angle, egl, narrow)
+			s.rv[x], s.av[x] = admDecoupleOne(ov, tv, angle, egl, narrow)
+			s.rd[x], s.ad[x] = admDecoupleOne(od, td, angle, egl, narrow)
+		}
+	}
+}
+
+// admDecoupleOne decouples one coefficient pair: k = clamp(t/o, 0, 1) in
+// Q15 through the reciprocal table (with the best-15-bit normalisation of
+// large denominators), r = k*o, a = t - r.
+func admDecoupleOne(o, t int32, angle bool, egl float64, narrow bool) (r, a int32) {
+	var k int64 = 32768
+	if o != 0 {
+		abs := uint32(o)
+		sign := int64(1)
+		if o < 0 {
+			abs = uint32(-o)
+			sign = -1
+		}
+		shift := uint(0)
+		msb := abs
+		if abs >= 32768 {
+			shift = uint(17 - bits.LeadingZeros32(abs))
+			msb = (abs + 1<<(shift-1)) >> shift
+		}
+		k = (int64(admDivLookup[msb+32768])*int64(t)*sign + int64(1)<<(14+shift)) >> (15 + shift)
+		k = min(max(k, 0), 32768)
+	}
+	r = int32((k*int64(o) + 16384) >> 15)
+	if narrow {
+		r = int32(int16(r))
+	}
+	if angle && k > 0 && o != 0 {
+		v := float64(r) * egl
+		if o > 0 {
+			if !(v < float64(t)) {
+				v = float64(t)
+			}
+		} else if !(v > float64(t)) {
+			v = float64(t)
+		}
+		r = int32(v)
+		if narrow {
+			r = int32(int16(r))
+		}
+	}
+	a = t - r
+	if narrow {
+		a = int32(int16(a))
+	}
+	return r, a
+}
+
+// csf0 applies scale 0's contrast sensitivity weights to the additive bands
+// in fixed point and derives the masking filter input |csf_a|/30
+// (integer_adm.c, adm_csf). The constants are libvmaf's i_rfactor for the
+// default viewing distance.
+func (s *admState) csf0(w, h int) {
+	top, bottom, left, right := admDecoupleRegion(w, h)
+	irf := [3]int32{36453, 36453, 49417}
+	shifts := [3]uint{15, 15, 17}
+	adds := [3]int32{16384, 16384, 65535}
+	src := [3][]int32{s.ah, s.av, s.ad}
+	dstA := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
+	dstF := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
+	for t := 0; t < 3; t++ {
+		for i := top; i < bottom; i++ {
+			row := i * s.stride
+			for j := left; j < right; j++ {
+				v := int32(int16((irf[t]*src[t][row+j] + adds[t]) >> shifts[t]))
+				dstA[t][row+j] = v
+				dstF[t][row+j] = int32(int16((4369*abs32(v) + 2048) >> 12))
+			}
+		}
+	}
+}
+
+// admFltRound is the rounding constant libvmaf adds before the >>32 of the
+// 1/30 and 1/15 filters of scales 1..3: (1u << 31) stored in an int32_t,
+// which wraps to -2^31 (i4_adm_csf, i4_adm_cm add_bef_shift_flt).
+const admFltRound = int64(math.MinInt32)
+
+// csfS is csf0 for scales 1..3 with 32-bit Q32 weights (i4_adm_csf).
+func (s *admState) csfS(w, h, scale int) {
+	top, bottom, left, right := admDecoupleRegion(w, h)
+	rf := s.rfactor[scale]
+	src := [3][]int32{s.ah, s.av, s.ad}
+	dstA := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
+	dstF := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
+	for t := 0; t < 3; t++ {
+		irf := int64(uint32(float64(rf[t]) * (1 << 32)))
+		for i := top; i < bottom; i++ {
+			row := i * s.stride
+			for j := left; j < right; j++ {
+				v := int32((irf*int64(src[t][row+j]) + 1<<27) >> 28)
+				dstA[t][row+j] = v
+				dstF[t][row+j] = int32((143165577*int64(abs32(v)) + admFltRound) >> 32)
+			}
+		}
+	}
+}
+
+func abs32(v int32) int32 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// csfDen0 is scale 0's denominator: the cube-root of the summed cubed
+// reference coefficients weighted by the CSF, plus the noise floor
+// (adm_csf_den_scale).
+func (s *admState) csfDen0(w, h int) float32 {
+	top, bottom, left, right := admScoreRegion(w, h)
+	rf := s.rfactor[0]
+	area := (bottom - top) * (right - left)
+	shiftAccum := max(int(math.Ceil(math.Log2(float64(area))-20)), 0)
+	var add uint64
+	if shiftAccum > 0 {
+		add = 1 << uint(shiftAccum-1)
+	}
+	var acc [3]uint64
+	bands := [3][]int32{s.ref.h, s.ref.v, s.ref.d}
+	for t, b := range bands {
+		for i := top; i < bottom; i++ {
+			row := b[i*s.stride+left : i*s.stride+right]
+			var inner uint64
+			for _, c := range row {
+				u := uint64(uint16(abs32(c)))
+				inner += u * u * u
+			}
+			acc[t] += (inner + add) >> uint(shiftAccum)
+		}
+	}
+	shiftCsf := math.Pow(2, float64(18-shiftAccum))
+	powAdd := powf(float32(area)/32.0, admOneThird)
+	var den float32
+	for t := range 3 {
+		csf := float64(acc[t]) / shiftCsf * math.Pow(float64(rf[t]), 3)
+		den += powf(float32(csf), admOneThird) + powAdd
+	}
+	return den
+}
+
+// csfDenS is csfDen0 for scales 1..3 (adm_csf_den_s123).
+func (s *admState) csfDenS(w, h, scale int) float32 {
+	top, bottom, left, right := admScoreRegion(w, h)
+	rf := s.rfactor[scale]
+	shiftSq := [3]uint{31, 30, 31}[scale-1]
+	conv := [3]uint32{32, 27, 23}[scale-1]
+	addSq := uint64(1) << shiftSq
+	shiftCub := uint32(math.Ceil(math.Log2(float64(right - left))))
+	addCub := uint64(math.Pow(2, float64(int(shiftCub)-1)))
+	shiftAccum := uint32(math.Ceil(math.Log2(float64(bottom - top))))
+	addAccum := uint64(math.Pow(2, float64(int(shiftAccum)-1)))
+	var acc [3]uint64
+	bands := [3][]int32{s.ref.h, s.ref.v, s.ref.d}
+	for t, b := range bands {
+		for i := top; i < bottom; i++ {
+			row := b[i*s.stride+left : i*s.stride+right]
+			var inner uint64
+			for _, c := range row {
+				u := uint64(uint32(abs32(c)))
+				inner += ((((u*u)+addSq)>>shiftSq)*u + addCub) >> shiftCub
+			}
+			acc[t] += (inner + addAccum) >> shiftAccum
+		}
+	}
+	shiftCsf := math.Pow(2, float64(conv-shiftAccum-shiftCub))
+	area := (bottom - top) * (right - left)
+	powAdd := powf(float32(area)/32.0, admOneThird)
+	var den float32
+	for t := range 3 {
+		csf := float64(acc[t]) / shiftCsf * math.Pow(float64(rf[t]), 3)
+		den += powf(float32(csf), admOneThird) + powAdd
+	}
+	return den
+}
+
+// admNeighbors returns the rows (or columns) above and below i for the 3x3
+// masking window: reflected at the start (−1 → 1), repeated at the end
+// (n → n−1), as libvmaf's ADM_CM_THRESH_* macros do.
+func admNeighbors(i, n int) (int, int) {
+	lo, hi := i-1, i+1
+	if i == 0 {
+		lo = 1
+	}
+	if i == n-1 {
+		hi = n - 1
+	}
+	return lo, hi
+}
+
+// cm0 is scale 0's contrast-masked numerator (integer_adm.c, adm_cm): each
+// restored coefficient, CSF weighted, is reduced by a masking threshold from
+// the 3x3 neighbourhood of the CSF-weighted additive bands, clamped at zero,
+// cubed and summed with libvmaf's intermediate roundings.
+func (s *admState) cm0(w, h int) float32 {
+	top, bottom, left, right := admScoreRegion(w, h)
+	shiftHCub := uint32(math.Ceil(math.Log2(float64(w)) - 4))
+	addHCub := int64(uint32(math.Pow(2, float64(int(shiftHCub)-1))))
+	shiftDCub := uint32(math.Ceil(math.Log2(float64(w)) - 3))
+	addDCub := int64(uint32(math.Pow(2, float64(int(shiftDCub)-1))))
+	shiftInner := uint32(math.Ceil(math.Log2(float64(h))))
+	addInner := int64(uint32(math.Pow(2, float64(int(shiftInner)-1))))
+	stride := s.stride
+	fl := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
+	ca := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
+	var accH, accV, accD int64
+	for i := top; i < bottom; i++ {
+		up, down := admNeighbors(i, h)
+		ru, rc, rd := up*stride, i*stride, down*stride
+		var inH, inV, inD int64
+		for j := left; j < right; j++ {
+			lj, rj := admNeighbors(j, w)
+			var thr int32
+			for t := 0; t < 3; t++ {
+				f := fl[t]
+				center := int32(int16((8738*abs32(ca[t][rc+j]) + 2048) >> 12))
+				thr += f[ru+lj] + f[ru+j] + f[ru+rj] + f[rc+lj] + center + f[rc+rj] + f[rd+lj] + f[rd+j] + f[rd+rj]
+			}
+			xh := s.rh[rc+j] * 36453
+			xv := s.rv[rc+j] * 36453
+			xd := s.rd[rc+j] * 49417
+			inH += admCubeAccum(xh, thr<<10, 1<<28, 29, addHCub, shiftHCub)
+			inV += admCubeAccum(xv, thr<<10, 1<<28, 29, addHCub, shiftHCub)
+			inD += admCubeAccum(xd, thr<<12, 1<<29, 30, addDCub, shiftDCub)
+		}
+		accH += (inH + addInner) >> shiftInner
+		accV += (inV + addInner) >> shiftInner
+		accD += (inD + addInner) >> shiftInner
+	}
+	fH := float32(float64(accH) / math.Pow(2, float64(52-shiftHCub-shiftInner)))
+	fV := float32(float64(accV) / math.Pow(2, float64(52-shiftHCub-shiftInner)))
+	fD := float32(float64(accD) / math.Pow(2, float64(57-shiftDCub-shiftInner)))
+	powAdd := powf(float32((bottom-top)*(right-left))/32.0, admOneThird)
+	return (powf(fH, admOneThird) + powAdd) + (powf(fV, admOneThird) + powAdd) + (powf(fD, admOneThird) + powAdd)
+}
+
+// admCubeAccum is ADM_CM_ACCUM_ROUND: max(|x| - thr, 0) cubed with two
+// rounding shifts.
+func admCubeAccum(x, thr int32, addSq int64, shiftSq uint, addCub int64, shiftCub uint32) int64 {
+	x = abs32(x) - thr
+	if x < 0 {
+		x = 0
+	}
+	x64 := int64(x)
+	xsq := int64(int32((x64*x64 + addSq) >> shiftSq))
+	return (xsq*x64 + addCub) >> shiftCub
+}
+
+// cmS is cm0 for scales 1..3 (i4_adm_cm).
+func (s *admState) cmS(w, h, scale int) float32 {
+	top, bottom, left, right := admScoreRegion(w, h)
+	rf := s.rfactor[scale]
+	irf := [3]int64{int64(uint32(float64(rf[0]) * (1 << 32))), int64(uint32(float64(rf[1]) * (1 << 32))), int64(uint32(float64(rf[2]) * (1 << 32)))}
+	shiftCub := uint32(math.Ceil(math.Log2(float64(w))))
+	addCub := int64(uint32(math.Pow(2, float64(int(shiftCub)-1))))
+	shiftInner := uint32(math.Ceil(math.Log2(float64(h))))
+	addInner := int64(uint32(math.Pow(2, float64(int(shiftInner)-1))))
+	finalShift := float32(math.Pow(2, float64([3]uint32{45, 39, 36}[scale-1]-shiftCub-shiftInner)))
+	stride := s.stride
+	fl := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
+	ca := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
+	var accH, accV, accD int64
+	for i := top; i < bottom; i++ {
+		up, down := admNeighbors(i, h)
+		ru, rc, rd := up*stride, i*stride, down*stride
+		var inH, inV, inD int64
+		for j := left; j < right; j++ {
+			lj, rj := admNeighbors(j, w)
+			var thr int32
+			for t := 0; t < 3; t++ {
+				f := fl[t]
+				center := int32((286331153*int64(abs32(ca[t][rc+j])) + admFltRound) >> 32)
+				thr += f[ru+lj] + f[ru+j] + f[ru+rj] + f[rc+lj] + center + f[rc+rj] + f[rd+lj] + f[rd+j] + f[rd+rj]
+			}
+			xh := int32((int64(s.rh[rc+j])*irf[0] + 1<<27) >> 28)
+			xv := int32((int64(s.rv[rc+j])*irf[1] + 1<<27) >> 28)
+			xd := int32((int64(s.rd[rc+j])*irf[2] + 1<<27) >> 28)
+			inH += admCubeAccum(xh, thr, 1<<29, 30, addCub, shiftCub)
+			inV += admCubeAccum(xv, thr, 1<<29, 30, addCub, shiftCub)
+			inD += admCubeAccum(xd, thr, 1<<29, 30, addCub, shiftCub)
+		}
+		accH += (inH + addInner) >> shiftInner
+		accV += (inV + addInner) >> shiftInner
+		accD += (inD + addInner) >> shiftInner
+	}
+	fH := float32(accH) / finalShift
+	fV := float32(accV) / finalShift
+	fD := float32(accD) / finalShift
+	powAdd := powf(float32((bottom-top)*(right-left))/32.0, admOneThird)
+	return (powf(fH, admOneThird) + powAdd) + (powf(fV, admOneThird) + powAdd) + (powf(fD, admOneThird) + powAdd)
+}
