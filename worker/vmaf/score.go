@@ -1,0 +1,266 @@
+package vmaf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// minADMSize is the smallest width and height libvmaf's ADM accepts
+// (integer_adm.c, init: width/height must be greater than 32).
+const minADMSize = 33
+
+// Options controls Score.
+type Options struct {
+	// Model is a built-in model name (see BuiltinModels) or a model file
+	// path; empty means DefaultModel. Ignored when LoadedModel is set.
+	Model string
+	// LoadedModel, if not nil, is used instead of loading Model.
+	LoadedModel *Model
+	// Threads is the number of frames scored in parallel; zero or less
+	// means runtime.GOMAXPROCS(0).
+	Threads int
+	// Start is the number of leading frames of both inputs to skip.
+	Start int
+	// Count limits the number of frames scored after Start; zero or less
+	// means all.
+	Count int
+	// Subsample scores every Subsample-th frame (motion still looks at
+	// every frame); zero or one scores every frame.
+	Subsample int
+}
+
+// slot carries one frame pair through the pipeline. Slots are recycled: a
+// slot is free again once the collector has consumed the next frame, whose
+// motion reads this slot's reference.
+type slot struct {
+	idx       int
+	ref, dist Frame
+	prev      *slot
+	full      bool // compute VIF and ADM (subsampling)
+	score     FrameScore
+	sad       uint64
+}
+
+// worker holds one goroutine's scratch buffers, reused for every frame.
+type worker struct {
+	vif *vifState
+	adm *admState
+	row []int64
+}
+
+// Score computes VMAF between a reference and a distorted source, frame by
+// frame, on a bounded pool of goroutines. Both sources must have the same
+// size and bit depth (else ErrSizeMismatch) and the same number of frames
+// (else ErrFrameCountMismatch); an empty range is ErrNoFrames. Reader errors
+// are returned wrapped, prefixed with the input they came from.
+func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, error) {
+	model := opts.LoadedModel
+	if model == nil {
+		var err error
+		if model, err = LoadModel(opts.Model); err != nil {
+			return nil, err
+		}
+	}
+	ri, di := ref.Info(), dist.Info()
+	if ri.Width != di.Width || ri.Height != di.Height || ri.Format.BitDepth() != di.Format.BitDepth() {
+		return nil, fmt.Errorf("%w: reference %dx%d %d-bit, distorted %dx%d %d-bit", ErrSizeMismatch,
+			ri.Width, ri.Height, ri.Format.BitDepth(), di.Width, di.Height, di.Format.BitDepth())
+	}
+	if ri.Width < minADMSize || ri.Height < minADMSize {
+		return nil, fmt.Errorf("%w: %dx%d, need at least %dx%d", ErrTooSmall, ri.Width, ri.Height, minADMSize, minADMSize)
+	}
+	threads := opts.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	sub := max(opts.Subsample, 1)
+	start := time.Now()
+
+	p := &pipeline{
+		ctx: ctx, ref: ref, dist: dist, model: model, opts: opts, sub: sub,
+		w: ri.Width, h: ri.Height, bpc: ri.Format.BitDepth(),
+	}
+	frames, sads, err := p.run(threads)
+	if err != nil {
+		return nil, err
+	}
+	if len(sads) == 0 {
+		return nil, ErrNoFrames
+	}
+
+	res := &Result{
+		Model: model.Name, Width: ri.Width, Height: ri.Height, BitDepth: p.bpc, Frames: frames,
+		vifSuffix: eglSuffix(model.vifEGL), admSuffix: eglSuffix(model.admEGL),
+	}
+	m2, m3 := motionTemporal(sads)
+	x := make([]float64, len(model.features))
+	for i := range res.Frames {
+		f := &res.Frames[i]
+		k := f.Index - max(opts.Start, 0)
+		f.MotionSAD, f.Motion2, f.Motion3 = sads[k], m2[k], m3[k]
+		f.VMAF = model.predict(f, x)
+	}
+	res.pool()
+	if d := time.Since(start).Seconds(); d > 0 {
+		res.FPS = float64(len(sads)) / d
+	}
+	return res, nil
+}
+
+type pipeline struct {
+	ctx       context.Context
+	ref, dist FrameSource
+	model     *Model
+	opts      Options
+	sub       int
+	w, h, bpc int
+	readErr   error
+}
+
+// run streams the frame pairs through threads workers and returns the
+// scored frames and every frame's motion score, in order.
+func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
+	nSlots := threads + 3
+	free := make(chan *slot, nSlots)
+	for range nSlots {
+		free <- &slot{}
+	}
+	jobs := make(chan *slot, nSlots)
+	results := make(chan *slot, nSlots)
+
+	go p.produce(free, jobs)
+
+	var wg sync.WaitGroup
+	for range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wk := &worker{
+				vif: newVIFState(p.w, p.h, p.model.vifEGL),
+				adm: newADMState(p.w, p.h, p.model.admEGL),
+				row: make([]int64, p.w),
+			}
+			for s := range jobs {
+				wk.process(s, p.w, p.h, p.bpc)
+				results <- s
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+
+	// Collect in order; ring holds out-of-order results.
+	ring := make([]*slot, nSlots)
+	next := 0
+	var prev *slot
+	var frames []FrameScore
+	var sads []float64
+	for s := range results {
+		ring[s.idx%nSlots] = s
+		for ring[next%nSlots] != nil && ring[next%nSlots].idx == next {
+			cur := ring[next%nSlots]
+			ring[next%nSlots] = nil
+			sads = append(sads, motionScore(cur.sad, p.w, p.h))
+			if cur.full {
+				frames = append(frames, cur.score)
+			}
+			if prev != nil {
+				free <- prev
+			}
+			prev = cur
+			next++
+		}
+	}
+	if p.readErr != nil {
+		return nil, nil, p.readErr
+	}
+	if err := p.ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	return frames, sads, nil
+}
+
+// produce reads frame pairs into free slots and queues them; it records the
+// first error in p.readErr and closes jobs when done.
+func (p *pipeline) produce(free <-chan *slot, jobs chan<- *slot) {
+	defer close(jobs)
+	var skip Frame
+	for i := 0; i < p.opts.Start; i++ {
+		if err := p.readPair(&skip, &skip); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = ErrNoFrames
+			}
+			p.readErr = err
+			return
+		}
+	}
+	var prev *slot
+	for idx := 0; p.opts.Count <= 0 || idx < p.opts.Count; idx++ {
+		var s *slot
+		select {
+		case s = <-free:
+		case <-p.ctx.Done():
+			return
+		}
+		if err := p.readPair(&s.ref, &s.dist); err != nil {
+			if !errors.Is(err, io.EOF) {
+				p.readErr = err
+			}
+			return
+		}
+		s.idx, s.prev = idx, prev
+		s.full = idx%p.sub == 0
+		s.score = FrameScore{Index: idx + max(p.opts.Start, 0)}
+		prev = s
+		jobs <- s
+	}
+}
+
+// readPair reads one frame from each input. It returns io.EOF when both end
+// together and ErrFrameCountMismatch when only one does.
+func (p *pipeline) readPair(r, d *Frame) error {
+	errR := p.ref.ReadFrame(r)
+	if errR != nil && !errors.Is(errR, io.EOF) {
+		return fmt.Errorf("reference: %w", errR)
+	}
+	errD := p.dist.ReadFrame(d)
+	if errD != nil && !errors.Is(errD, io.EOF) {
+		return fmt.Errorf("distorted: %w", errD)
+	}
+	switch {
+	case errR == nil && errD == nil:
+		return nil
+	case errR != nil && errD != nil:
+		return io.EOF
+	case errR != nil:
+		return fmt.Errorf("%w: reference ended before distorted", ErrFrameCountMismatch)
+	default:
+		return fmt.Errorf("%w: distorted ended before reference", ErrFrameCountMismatch)
+	}
+}
+
+// process computes one slot's features.
+func (wk *worker) process(s *slot, w, h, bpc int) {
+	if s.full {
+		v := wk.vif.compute(s.ref.Y, s.dist.Y, bpc)
+		for i := range v {
+			s.score.VIF[i] = v[i].score()
+		}
+		a := wk.adm.compute(s.ref.Y, s.dist.Y, bpc)
+		s.score.ADM2 = a.adm2
+		for i := range 4 {
+			s.score.ADMScale[i] = a.scale(i)
+		}
+	}
+	s.sad = 0
+	if s.prev != nil {
+		s.sad = motionSAD(s.prev.ref.Y, s.ref.Y, w, h, bpc, wk.row)
+	}
+}
