@@ -39,11 +39,13 @@ var (
 )
 
 // admQuantStep is integer_adm.c's dwt_quant_step for the default viewing
-// distance, with its float and double roundings.
+// distance, with its float and double roundings. The exponent k*temp*temp is
+// evaluated in float32, as libvmaf 3.2.0 does; doing it in double moves the
+// ADM scores by up to 1e-6.
 func admQuantStep(lambda, theta int) float32 {
 	r := float32(admNormViewDist * admRefDisplayHeight * math.Pi / 180.0)
 	temp := float32(math.Log10(math.Pow(2.0, float64(lambda+1)) * float64(admModelF0) * float64(admModelG[theta]) / float64(r)))
-	q := float32(2.0 * float64(admModelA) * math.Pow(10.0, float64(admModelK)*float64(temp)*float64(temp)) / float64(admAmp[lambda][theta]))
+	q := float32(2.0 * float64(admModelA) * math.Pow(10.0, float64(admModelK*temp*temp)) / float64(admAmp[lambda][theta]))
 	return q
 }
 
