@@ -1,0 +1,81 @@
+package v1
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// ResultVersion is the version of the WorkerResult layout. The operator refuses any other.
+const ResultVersion = "vmafx.dev/result/v1"
+
+// WorkerResult is the compact summary a worker writes to its termination message (under
+// 4 KiB, as the kubelet truncates more) and to stdout, and the operator parses into the
+// job's status. Exactly one of the score fields or Error is meaningful.
+//
+// +kubebuilder:object:generate=false
+type WorkerResult struct {
+	// Version is ResultVersion.
+	Version string `json:"version"`
+
+	// Score is the pooled (mean) VMAF score.
+	Score        float64 `json:"score"`
+	HarmonicMean float64 `json:"harmonicMean"`
+	Min          float64 `json:"min"`
+	Max          float64 `json:"max"`
+	Frames       int     `json:"frames"`
+	FPS          float64 `json:"fps"`
+	WallSeconds  float64 `json:"wallSeconds"`
+
+	// Backend is the backend that ran; RequestedBackend is the one the slot offered
+	// (VMAFX_BACKEND). They differ when a GPU backend fell back to the CPU.
+	Backend          string `json:"backend"`
+	RequestedBackend string `json:"requestedBackend,omitempty"`
+
+	// Model is the model name; ModelSHA256 the hex SHA-256 of its JSON.
+	Model         string `json:"model"`
+	ModelSHA256   string `json:"modelSHA256,omitempty"`
+	KernelVersion string `json:"kernelVersion,omitempty"`
+
+	// Error is set when the worker failed.
+	Error *WorkerError `json:"error,omitempty"`
+}
+
+// WorkerError says why a worker failed.
+//
+// +kubebuilder:object:generate=false
+type WorkerError struct {
+	// Reason is a CamelCase cause, one of the WorkerReason constants.
+	Reason string `json:"reason"`
+	// Message is one line for people.
+	Message string `json:"message"`
+}
+
+// Reasons a worker gives for failing, with the exit code it ends with.
+const (
+	ReasonBadInput    = "BadInput"    // exit 2: the videos or the request are unusable
+	ReasonFetchFailed = "FetchFailed" // exit 3: an input could not be fetched
+	ReasonBadModel    = "BadModel"    // exit 4: the model is unknown or corrupt
+	ReasonInternal    = "Internal"    // exit 1: anything else
+)
+
+// ParseWorkerResult decodes a termination message. It fails, with a reason for people,
+// when the message is not a WorkerResult of this version or claims a score it cannot have.
+func ParseWorkerResult(msg []byte) (*WorkerResult, error) {
+	var r WorkerResult
+	if err := json.Unmarshal(msg, &r); err != nil {
+		return nil, fmt.Errorf("termination message is not a worker result: %w", err)
+	}
+	if r.Version != ResultVersion {
+		return nil, fmt.Errorf("worker result version %q, want %q", r.Version, ResultVersion)
+	}
+	if r.Error != nil {
+		return &r, nil
+	}
+	if r.Frames <= 0 {
+		return nil, fmt.Errorf("worker result has no frames")
+	}
+	if r.Score < 0 || r.Score > 100 || r.Min > r.Score || r.Max < r.Score {
+		return nil, fmt.Errorf("worker result score %g (min %g, max %g) is out of range", r.Score, r.Min, r.Max)
+	}
+	return &r, nil
+}

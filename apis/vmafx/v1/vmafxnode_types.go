@@ -1,0 +1,111 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// VmafxNodeSpec describes a Kubernetes Node that offers scoring slots. The device plugin
+// on that node creates it from what it discovers.
+type VmafxNodeSpec struct {
+	// nodeName is the Kubernetes Node this object describes.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="nodeName is immutable"
+	// +required
+	NodeName string `json:"nodeName"`
+
+	// gpuVendor is the kind of device the node's slots run on: nvidia, amd, intel or cpu.
+	// +required
+	GPUVendor GPUVendor `json:"gpuVendor"`
+
+	// capacity is the number of scoring slots the node offers (0 or more).
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Capacity int32 `json:"capacity,omitempty"`
+
+	// image is the worker image the node's device plugin was deployed with, for reference.
+	// +optional
+	Image string `json:"image,omitempty"`
+}
+
+// SlotCounts counts a node's scoring slots by state.
+type SlotCounts struct {
+	// total is every slot the device plugin advertises.
+	// +optional
+	Total int32 `json:"total,omitempty"`
+	// healthy is the slots on healthy devices.
+	// +optional
+	Healthy int32 `json:"healthy,omitempty"`
+	// allocated is the slots the kubelet has given to containers.
+	// +optional
+	Allocated int32 `json:"allocated,omitempty"`
+}
+
+// VmafxNodeStatus is the node agent's heartbeat and the operator's verdict on it. The
+// device plugin alone writes lastHeartbeat, device and slots; the operator alone writes
+// healthy, jobs and conditions.
+type VmafxNodeStatus struct {
+	// observedGeneration is the generation the operator last reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// healthy is true while the heartbeat is fresh (see the Ready condition for why not).
+	// +optional
+	Healthy bool `json:"healthy,omitempty"`
+	// lastHeartbeat is when the node's device plugin last reported. Written only by it.
+	// +optional
+	LastHeartbeat *metav1.Time `json:"lastHeartbeat,omitempty"`
+	// jobs is the number of worker Pods running on the node.
+	// +optional
+	Jobs int32 `json:"jobs,omitempty"`
+	// device describes the node's scoring devices, e.g. "2x nvidia (10de:2684)".
+	// +optional
+	Device string `json:"device,omitempty"`
+	// slots counts the node's scoring slots by state.
+	// +optional
+	Slots *SlotCounts `json:"slots,omitempty"`
+	// conditions: Ready.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// NodeReady is the VmafxNode condition that is True while its heartbeat is fresh.
+const NodeReady = "Ready"
+
+// VmafxNode is a node that offers VMAF scoring slots, kept alive by its device plugin's
+// heartbeat. vmafx-scheduler places worker Pods only on healthy VmafxNodes.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=vmnode,categories=vmafx
+// +kubebuilder:printcolumn:name="Vendor",type=string,JSONPath=`.spec.gpuVendor`
+// +kubebuilder:printcolumn:name="Healthy",type=boolean,JSONPath=`.status.healthy`
+// +kubebuilder:printcolumn:name="Jobs",type=integer,JSONPath=`.status.jobs`
+// +kubebuilder:printcolumn:name="Device",type=string,JSONPath=`.status.device`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type VmafxNode struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec describes the node.
+	// +required
+	Spec VmafxNodeSpec `json:"spec"`
+
+	// status is the heartbeat and health.
+	// +optional
+	Status VmafxNodeStatus `json:"status,omitempty"`
+}
+
+// VmafxNodeList is a list of VmafxNodes.
+//
+// +kubebuilder:object:root=true
+type VmafxNodeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VmafxNode `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&VmafxNode{}, &VmafxNodeList{})
+}

@@ -1,0 +1,169 @@
+package api
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/test/integration/testenv"
+)
+
+func job(mutate func(*vmafxv1.VmafxJobSpec)) client.Object {
+	j := validJob("", "bad")
+	mutate(&j.Spec)
+	return j
+}
+
+func node(mutate func(*vmafxv1.VmafxNodeSpec)) client.Object {
+	n := validNode("", "bad")
+	mutate(&n.Spec)
+	return n
+}
+
+func training(mutate func(*vmafxv1.VmafxModelTrainingSpec)) client.Object {
+	tr := validTraining("", "bad")
+	mutate(&tr.Spec)
+	return tr
+}
+
+// TestInvalidObjectsRefused sends invalid objects to the real API server and checks that
+// each is refused as Invalid with a cause on the offending field.
+func TestInvalidObjectsRefused(t *testing.T) {
+	y4m := func(s *vmafxv1.VmafxJobSpec) {
+		s.Reference, s.Distorted, s.Width, s.Height = "file:///data/ref.y4m", "file:///data/dist.y4m", nil, nil
+	}
+	cases := []struct {
+		name  string
+		obj   client.Object
+		field string
+	}{
+		{"reference with an unsupported scheme", job(func(s *vmafxv1.VmafxJobSpec) { s.Reference = "ftp://host/ref.yuv" }), "spec.reference"},
+		{"reference without a scheme", job(func(s *vmafxv1.VmafxJobSpec) { s.Reference = "ref.yuv" }), "spec.reference"},
+		{"reference empty", job(func(s *vmafxv1.VmafxJobSpec) { s.Reference = "" }), "spec.reference"},
+		{"file URI with a relative path", job(func(s *vmafxv1.VmafxJobSpec) { s.Reference = "file://data/ref.yuv" }), "spec.reference"},
+		{"file URI with an empty path", job(func(s *vmafxv1.VmafxJobSpec) { s.Distorted = "file:///" }), "spec.distorted"},
+		{"http URI without a path", job(func(s *vmafxv1.VmafxJobSpec) { s.Distorted = "http://media.example.com" }), "spec.distorted"},
+		{"s3 URI without a key", job(func(s *vmafxv1.VmafxJobSpec) { s.Distorted = "s3://bucket/" }), "spec.distorted"},
+		{"output with an unsupported scheme", job(func(s *vmafxv1.VmafxJobSpec) { s.Output = ptr.To[vmafxv1.VideoURI]("gs://bucket/out.json") }), "spec.output"},
+		{"unknown backend", job(func(s *vmafxv1.VmafxJobSpec) { s.Backend = "opencl" }), "spec.backend"},
+		{"raw yuv without width", job(func(s *vmafxv1.VmafxJobSpec) { s.Width = nil }), "spec.width"},
+		{"raw yuv without height", job(func(s *vmafxv1.VmafxJobSpec) { s.Height = nil }), "spec.height"},
+		{"one y4m input without geometry", job(func(s *vmafxv1.VmafxJobSpec) { y4m(s); s.Distorted = "file:///data/dist.yuv" }), "spec.width"},
+		{"odd width with 4:2:0", job(func(s *vmafxv1.VmafxJobSpec) { s.Width = ptr.To[int32](177) }), "spec.width"},
+		{"odd height with 4:2:0", job(func(s *vmafxv1.VmafxJobSpec) { s.Height = ptr.To[int32](145) }), "spec.height"},
+		{"odd width with 4:2:2", job(func(s *vmafxv1.VmafxJobSpec) { s.PixelFormat = "yuv422p10le"; s.Width = ptr.To[int32](177) }), "spec.width"},
+		{"width below 16", job(func(s *vmafxv1.VmafxJobSpec) { s.Width = ptr.To[int32](8) }), "spec.width"},
+		{"height above 16384", job(func(s *vmafxv1.VmafxJobSpec) { s.Height = ptr.To[int32](20000) }), "spec.height"},
+		{"unknown pixel format", job(func(s *vmafxv1.VmafxJobSpec) { s.PixelFormat = "rgb24" }), "spec.pixelFormat"},
+		{"negative priority", job(func(s *vmafxv1.VmafxJobSpec) { s.Priority = -1 }), "spec.priority"},
+		{"priority above 1000", job(func(s *vmafxv1.VmafxJobSpec) { s.Priority = 5000 }), "spec.priority"},
+		{"backoffLimit above 10", job(func(s *vmafxv1.VmafxJobSpec) { s.BackoffLimit = ptr.To[int32](11) }), "spec.backoffLimit"},
+		{"zero activeDeadlineSeconds", job(func(s *vmafxv1.VmafxJobSpec) { s.ActiveDeadlineSeconds = ptr.To[int64](0) }), "spec.activeDeadlineSeconds"},
+		{"model name with a path", job(func(s *vmafxv1.VmafxJobSpec) { s.Model = "../etc/passwd" }), "spec.model"},
+		{"volume with two sources", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.Volume = &vmafxv1.JobVolume{HostPath: &corev1HostPath, PersistentVolumeClaim: &corev1PVC}
+		}), "spec.volume"},
+		{"volume with no source", job(func(s *vmafxv1.VmafxJobSpec) { s.Volume = &vmafxv1.JobVolume{} }), "spec.volume"},
+		{"node vendor misspelt", node(func(s *vmafxv1.VmafxNodeSpec) { s.GPUVendor = "nvdia" }), "spec.gpuVendor"},
+		{"node negative capacity", node(func(s *vmafxv1.VmafxNodeSpec) { s.Capacity = -1 }), "spec.capacity"},
+		{"node without nodeName", node(func(s *vmafxv1.VmafxNodeSpec) { s.NodeName = "" }), "spec.nodeName"},
+		{"training interval not a duration", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.Checkpoint.Interval = "5 minutes" }), "spec.checkpoint.interval"},
+		{"training interval below 1s", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.Checkpoint.Interval = "500ms" }), "spec.checkpoint.interval"},
+		{"training minSamples below 1", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.Checkpoint.MinSamples = -3 }), "spec.checkpoint.minSamples"},
+		{"training unknown algorithm", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.Algorithm = "adam" }), "spec.algorithm"},
+		{"training registry over http", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.OutputRegistry = "http://models/x" }), "spec.outputRegistry"},
+		{"training without baseModel", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.BaseModel = "" }), "spec.baseModel"},
+	}
+	ns := testenv.CreateNamespace(t)
+	ctx := testenv.Context(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.obj.SetNamespace(ns)
+			err := testenv.Client().Create(ctx, tc.obj)
+			requireInvalidOn(t, err, tc.field)
+		})
+	}
+
+	// Changes after creation.
+	updates := []struct {
+		name   string
+		obj    client.Object
+		mutate func(client.Object)
+		field  string
+	}{
+		{"job spec edited after creation", validJob(ns, "immutable"), func(o client.Object) {
+			o.(*vmafxv1.VmafxJob).Spec.Distorted = "file:///data/other.yuv"
+		}, "spec"},
+		{"node moved to another Kubernetes node", validNode(ns, "moved"), func(o client.Object) {
+			o.(*vmafxv1.VmafxNode).Spec.NodeName = "elsewhere"
+		}, "spec.nodeName"},
+	}
+	for _, tc := range updates {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := testenv.Client().Create(ctx, tc.obj); err != nil {
+				t.Fatalf("create: %v", err)
+			}
+			tc.mutate(tc.obj)
+			requireInvalidOn(t, testenv.Client().Update(ctx, tc.obj), tc.field)
+		})
+	}
+}
+
+// requireInvalidOn checks that err is an Invalid error whose causes include field and
+// whose message, as kubectl prints it, names the field.
+func requireInvalidOn(t *testing.T, err error, field string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("accepted; want refused on %s", field)
+	}
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("refused with %v; want an Invalid error on %s", err, field)
+	}
+	t.Logf("refused: %v", err)
+	status := err.(apierrors.APIStatus).Status()
+	var fields []string
+	for _, c := range status.Details.Causes {
+		fields = append(fields, c.Field)
+		if c.Field == field {
+			if !strings.Contains(err.Error(), field) {
+				t.Errorf("message %q does not name %s", err.Error(), field)
+			}
+			return
+		}
+	}
+	t.Errorf("refused on %v; want a cause on %s (message: %s)", fields, field, err)
+}
+
+// TestExamplesAccepted applies every documented example, as a user following the docs would.
+func TestExamplesAccepted(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "docs", "examples", "*.yaml"))
+	if err != nil || len(files) < 4 {
+		t.Fatalf("examples: %v (found %d)", err, len(files))
+	}
+	ns := testenv.CreateNamespace(t)
+	ctx := testenv.Context(t)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+				t.Fatal(err)
+			}
+			obj.SetNamespace(ns)
+			if err := testenv.Client().Create(ctx, obj); err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+		})
+	}
+}
