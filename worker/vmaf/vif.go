@@ -89,6 +89,9 @@ type vifState struct {
 	xx, yy, xy     []uint64
 	rowOff         []int
 	subRef, subDis []uint64
+	// Vertical sums of the current row and the ring of row products.
+	accP, accQ, accY, accX []uint64
+	ring                   vifRing
 }
 
 func newVIFState(w, h int, egl float64) *vifState {
@@ -108,6 +111,7 @@ func newVIFState(w, h int, egl float64) *vifState {
 	s.subRef = make([]uint64, n)
 	s.subDis = make([]uint64, n)
 	s.rowOff = make([]int, len(vifFilters[0]))
+	s.accP, s.accQ, s.accY, s.accX = make([]uint64, w), make([]uint64, w), make([]uint64, w), make([]uint64, w)
 	return s
 }
 
@@ -187,6 +191,13 @@ func (s *vifState) subsample(ref, dis []uint16, w, h, scale, bpc int) {
 // (integer_vif.c, vif_statistic_8/16): Gaussian-weighted local means,
 // variances and covariance in fixed point, then the information ratio with
 // the log2 table.
+//
+// The arithmetic is libvmaf's, reorganised for speed: each input row's
+// products are computed once into a ring of rows, symmetric taps are folded,
+// and the reference and distorted sums share one uint64 as two 32-bit lanes
+// wherever libvmaf's own bounds keep each lane below 2^32 (the means always;
+// the squares of 8-bit scale 0 too), so the lanes never carry into each
+// other and the results are identical.
 func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleScore {
 	filt := vifFilters[scale]
 	fw := len(filt)
@@ -202,71 +213,197 @@ func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleSc
 			roundSq = uint64(1) << (shiftSq - 1)
 		}
 	}
+	packSq := scale == 0 && bpc == 8
+	s.ensureRing(fw)
+	rg := &s.ring
 	t := s.log2
 	egl := s.egl
-	var numLog, denLog, numNonLog, denNonLog int64
-	mu1, mu2, xx, yy, xy := s.mu1, s.mu2, s.xx, s.yy, s.xy
+	var acc vifAcc
+	mu, xx, yy, xy := s.mu1[:w+2*vifMaxPad], s.xx[:w+2*vifMaxPad], s.yy[:w+2*vifMaxPad], s.xy[:w+2*vifMaxPad]
+	accP, accQ, accY, accX := s.accP[:w], s.accQ[:w], s.accY[:w], s.accX[:w]
+	filled := 0
 	for i := 0; i < h; i++ {
-		for k := 0; k < fw; k++ {
-			s.rowOff[k] = mirror(i-half+k, h) * w
+		for ; filled <= min(h-1, i+half); filled++ {
+			rg.fill(filled%fw, ref[filled*w:filled*w+w], dis[filled*w:filled*w+w], packSq)
 		}
-		for j := 0; j < w; j++ {
-			var am1, am2, axx, ayy, axy uint64
-			for k, f := range filt {
-				o := s.rowOff[k] + j
-				r, d := uint64(ref[o]), uint64(dis[o])
-				fr, fd := f*r, f*d
-				am1 += fr
-				am2 += fd
-				axx += fr * r
-				ayy += fd * d
-				axy += fr * d
-			}
+		// Vertical pass: centre tap, then folded pairs.
+		c := i % fw
+		f := filt[half]
+		vifTapInit(f, rg.p[c][:w], rg.q[c][:w], rg.y[c][:w], rg.x[c][:w], accP, accQ, accY, accX, packSq)
+		for k := 0; k < half; k++ {
+			a := mirror(i-half+k, h) % fw
+			b := mirror(i+half-k, h) % fw
+			vifTapPair(filt[k], rg.p[a][:w], rg.p[b][:w], rg.q[a][:w], rg.q[b][:w], rg.y[a][:w], rg.y[b][:w],
+				rg.x[a][:w], rg.x[b][:w], accP, accQ, accY, accX, packSq)
+		}
+		// Round the vertical sums into the padded rows.
+		for j := range accP {
 			p := vifMaxPad + j
-			mu1[p] = (am1 + roundMu) >> shiftMu
-			mu2[p] = (am2 + roundMu) >> shiftMu
-			xx[p] = (axx + roundSq) >> shiftSq
-			yy[p] = (ayy + roundSq) >> shiftSq
-			xy[p] = (axy + roundSq) >> shiftSq
+			m := accP[j]
+			mu[p] = (m&0xffffffff+roundMu)>>shiftMu | ((m>>32)+roundMu)>>shiftMu<<32
+			if packSq {
+				q := accQ[j]
+				xx[p] = q & 0xffffffff
+				yy[p] = q >> 32
+			} else {
+				xx[p] = (accQ[j] + roundSq) >> shiftSq
+				yy[p] = (accY[j] + roundSq) >> shiftSq
+			}
+			xy[p] = (accX[j] + roundSq) >> shiftSq
 		}
-		padRow(mu1, w, half)
-		padRow(mu2, w, half)
+		padRow(mu, w, half)
 		padRow(xx, w, half)
 		padRow(yy, w, half)
 		padRow(xy, w, half)
-		for j := 0; j < w; j++ {
-			base := vifMaxPad + j - half
-			var m1, m2, sxx, syy, sxy uint64
-			for k, f := range filt {
-				m1 += f * mu1[base+k]
-				m2 += f * mu2[base+k]
-				sxx += f * xx[base+k]
-				syy += f * yy[base+k]
-				sxy += f * xy[base+k]
-			}
-			mu1Sq := uint32((m1*m1 + 0x80000000) >> 32)
-			mu2Sq := uint32((m2*m2 + 0x80000000) >> 32)
-			mu1mu2 := uint32((m1*m2 + 0x80000000) >> 32)
-			xxF := uint32((sxx + 32768) >> 16)
-			yyF := uint32((syy + 32768) >> 16)
-			xyF := uint32((sxy + 32768) >> 16)
-			sigma1Sq := int32(xxF - mu1Sq)
-			sigma2Sq := max(int32(yyF-mu2Sq), 0)
-			sigma12 := int32(xyF - mu1mu2)
-			if sigma1Sq >= vifSigmaNsq {
-				denLog += log2of32(t, uint32(vifSigmaNsq+sigma1Sq)) - 2048*17
-				if sigma12 > 0 && sigma2Sq > 0 {
-					numLog += vifNumLog(t, sigma1Sq, sigma2Sq, sigma12, egl)
-				}
-			} else {
-				numNonLog += int64(sigma2Sq)
-				denNonLog++
-			}
+		if fw == 17 {
+			vifRow17(mu, xx, yy, xy, w, t, egl, &acc)
+		} else {
+			vifRow(filt, mu, xx, yy, xy, w, t, egl, &acc)
 		}
 	}
-	num := float64(numLog)/2048.0 + (float64(denNonLog) - (float64(numNonLog)/16384.0)/65025.0)
-	den := float64(denLog)/2048.0 + float64(denNonLog)
+	num := float64(acc.numLog)/2048.0 + (float64(acc.denNonLog) - (float64(acc.numNonLog)/16384.0)/65025.0)
+	den := float64(acc.denLog)/2048.0 + float64(acc.denNonLog)
 	return vifScaleScore{num: float32(num), den: float32(den)}
+}
+
+// vifAcc accumulates one scale's log and non-log terms.
+type vifAcc struct {
+	numLog, denLog, numNonLog, denNonLog int64
+}
+
+// vifRing holds the per-row products of the last fw input rows: p packs
+// ref | dis<<32, q packs ref² | dis²<<32 (or holds ref² alone, with dis² in
+// y, when the squares need more than 32 bits), x holds ref*dis.
+type vifRing struct {
+	p, q, y, x [][]uint64
+}
+
+func (r *vifRing) fill(slot int, ref, dis []uint16, packSq bool) {
+	p, q, y, x := r.p[slot][:len(ref)], r.q[slot][:len(ref)], r.y[slot][:len(ref)], r.x[slot][:len(ref)]
+	dis = dis[:len(ref)]
+	for j, rv := range ref {
+		a, b := uint64(rv), uint64(dis[j])
+		p[j] = a | b<<32
+		x[j] = a * b
+		if packSq {
+			q[j] = a*a | (b*b)<<32
+		} else {
+			q[j] = a * a
+			y[j] = b * b
+		}
+	}
+}
+
+func (s *vifState) ensureRing(fw int) {
+	if len(s.ring.p) >= fw {
+		return
+	}
+	mk := func() [][]uint64 {
+		rows := make([][]uint64, fw)
+		for i := range rows {
+			rows[i] = make([]uint64, s.w)
+		}
+		return rows
+	}
+	s.ring = vifRing{p: mk(), q: mk(), y: mk(), x: mk()}
+}
+
+// vifTapInit starts the vertical sums with the centre tap.
+func vifTapInit(f uint64, p, q, y, x, accP, accQ, accY, accX []uint64, packSq bool) {
+	p, q, y, x = p[:len(accP)], q[:len(accP)], y[:len(accP)], x[:len(accP)]
+	accQ, accY, accX = accQ[:len(accP)], accY[:len(accP)], accX[:len(accP)]
+	for j := range accP {
+		accP[j] = f * p[j]
+		accQ[j] = f * q[j]
+		accX[j] = f * x[j]
+	}
+	if !packSq {
+		for j := range accY {
+			accY[j] = f * y[j]
+		}
+	}
+}
+
+// vifTapPair adds a pair of symmetric taps to the vertical sums.
+func vifTapPair(f uint64, pa, pb, qa, qb, ya, yb, xa, xb, accP, accQ, accY, accX []uint64, packSq bool) {
+	n := len(accP)
+	pa, pb, qa, qb, xa, xb = pa[:n], pb[:n], qa[:n], qb[:n], xa[:n], xb[:n]
+	accQ, accX = accQ[:n], accX[:n]
+	for j := range accP {
+		accP[j] += f * (pa[j] + pb[j])
+		accQ[j] += f * (qa[j] + qb[j])
+		accX[j] += f * (xa[j] + xb[j])
+	}
+	if !packSq {
+		ya, yb, accY = ya[:n], yb[:n], accY[:n]
+		for j := range accY {
+			accY[j] += f * (ya[j] + yb[j])
+		}
+	}
+}
+
+// vifRow runs the horizontal pass of one row and accumulates the pixel
+// statistics. mu packs mu1 | mu2<<32; all rows are padded by vifMaxPad.
+func vifRow(filt []uint64, mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifAcc) {
+	fw := len(filt)
+	half := fw / 2
+	for j := 0; j < w; j++ {
+		b := vifMaxPad + j - half
+		m, sxx, syy, sxy := mu[b:b+fw], xx[b:b+fw], yy[b:b+fw], xy[b:b+fw]
+		f := filt[half]
+		pm, pxx, pyy, pxy := f*m[half], f*sxx[half], f*syy[half], f*sxy[half]
+		for k := 0; k < half; k++ {
+			f, e := filt[k], fw-1-k
+			pm += f * (m[k] + m[e])
+			pxx += f * (sxx[k] + sxx[e])
+			pyy += f * (syy[k] + syy[e])
+			pxy += f * (sxy[k] + sxy[e])
+		}
+		vifPixel(pm&0xffffffff, pm>>32, pxx, pyy, pxy, t, egl, acc)
+	}
+}
+
+// vifRow17 is vifRow for the 17-tap filter of scale 0, with fixed-size
+// windows so the compiler drops the bounds checks.
+func vifRow17(mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifAcc) {
+	fl := (*[17]uint64)(vifFilters[0])
+	for j := 0; j < w; j++ {
+		b := vifMaxPad + j - 8
+		m := (*[17]uint64)(mu[b : b+17])
+		sxx := (*[17]uint64)(xx[b : b+17])
+		syy := (*[17]uint64)(yy[b : b+17])
+		sxy := (*[17]uint64)(xy[b : b+17])
+		f := fl[8]
+		pm, pxx, pyy, pxy := f*m[8], f*sxx[8], f*syy[8], f*sxy[8]
+		for k := 0; k < 8; k++ {
+			f, e := fl[k], 16-k
+			pm += f * (m[k] + m[e])
+			pxx += f * (sxx[k] + sxx[e])
+			pyy += f * (syy[k] + syy[e])
+			pxy += f * (sxy[k] + sxy[e])
+		}
+		vifPixel(pm&0xffffffff, pm>>32, pxx, pyy, pxy, t, egl, acc)
+	}
+}
+
+// vifPixel turns one pixel's filtered sums into its contribution to the
+// numerator and denominator.
+func vifPixel(m1, m2, sxx, syy, sxy uint64, t []uint16, egl float64, acc *vifAcc) {
+	mu1Sq := uint32((m1*m1 + 0x80000000) >> 32)
+	mu2Sq := uint32((m2*m2 + 0x80000000) >> 32)
+	mu1mu2 := uint32((m1*m2 + 0x80000000) >> 32)
+	sigma1Sq := int32(uint32((sxx+32768)>>16) - mu1Sq)
+	sigma2Sq := max(int32(uint32((syy+32768)>>16)-mu2Sq), 0)
+	sigma12 := int32(uint32((sxy+32768)>>16) - mu1mu2)
+	if sigma1Sq >= vifSigmaNsq {
+		acc.denLog += log2of32(t, uint32(vifSigmaNsq+sigma1Sq)) - 2048*17
+		if sigma12 > 0 && sigma2Sq > 0 {
+			acc.numLog += vifNumLog(t, sigma1Sq, sigma2Sq, sigma12, egl)
+		}
+	} else {
+		acc.numNonLog += int64(sigma2Sq)
+		acc.denNonLog++
+	}
 }
 
 // vifNumLog is the log-domain numerator term of one pixel: log2 of

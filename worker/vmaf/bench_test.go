@@ -1,0 +1,123 @@
+package vmaf
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// memSource yields n frames cycling through pre-made luma planes, so that
+// benchmarks measure scoring rather than I/O.
+type memSource struct {
+	info   VideoInfo
+	planes [][]uint16
+	n, pos int
+}
+
+func (m *memSource) Info() VideoInfo { return m.info }
+
+func (m *memSource) ReadFrame(f *Frame) error {
+	if m.pos >= m.n {
+		return io.EOF
+	}
+	p := m.planes[m.pos%len(m.planes)]
+	m.pos++
+	f.Width, f.Height, f.BitDepth = m.info.Width, m.info.Height, m.info.Format.BitDepth()
+	f.Y = append(f.Y[:0], p...)
+	return nil
+}
+
+// synthPair makes k deterministic reference planes (a seeded texture panning
+// one pixel per frame) and their distortions (3x3 box blur plus noise).
+func synthPair(w, h, k int) (ref, dist [][]uint16) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	tw, th := w+k, h
+	tex := make([]uint16, tw*th)
+	for y := 0; y < th; y++ {
+		for x := 0; x < tw; x++ {
+			v := 64 + (x*3+y*2)%128 + rng.IntN(48)
+			if (x/16+y/16)%2 == 0 {
+				v += 40
+			}
+			tex[y*tw+x] = uint16(min(v, 255))
+		}
+	}
+	for f := 0; f < k; f++ {
+		r := make([]uint16, w*h)
+		d := make([]uint16, w*h)
+		for y := 0; y < h; y++ {
+			copy(r[y*w:(y+1)*w], tex[y*tw+f:y*tw+f+w])
+		}
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				var s, n int
+				for dy := -1; dy <= 1; dy++ {
+					for dx := -1; dx <= 1; dx++ {
+						yy, xx := y+dy, x+dx
+						if yy >= 0 && yy < h && xx >= 0 && xx < w {
+							s += int(r[yy*w+xx])
+							n++
+						}
+					}
+				}
+				d[y*w+x] = uint16(min(max(s/n+rng.IntN(7)-3, 0), 255))
+			}
+		}
+		ref = append(ref, r)
+		dist = append(dist, d)
+	}
+	return ref, dist
+}
+
+func BenchmarkScore(b *testing.B) {
+	sizes := []struct{ w, h, frames int }{{176, 144, 32}, {1280, 720, 8}, {1920, 1080, 6}}
+	for _, sz := range sizes {
+		refP, distP := synthPair(sz.w, sz.h, 4)
+		info := VideoInfo{Width: sz.w, Height: sz.h, Format: YUV420P}
+		for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
+			b.Run(fmt.Sprintf("%dx%d/threads=%d", sz.w, sz.h, threads), func(b *testing.B) {
+				model, err := LoadModel(DefaultModel)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var peak atomic.Uint64
+				stop := make(chan struct{})
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					var ms runtime.MemStats
+					for {
+						runtime.ReadMemStats(&ms)
+						if ms.HeapInuse > peak.Load() {
+							peak.Store(ms.HeapInuse)
+						}
+						select {
+						case <-stop:
+							return
+						case <-time.After(20 * time.Millisecond):
+						}
+					}
+				}()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					ref := &memSource{info: info, planes: refP, n: sz.frames}
+					dist := &memSource{info: info, planes: distP, n: sz.frames}
+					if _, err := Score(context.Background(), ref, dist, Options{LoadedModel: model, Threads: threads}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				close(stop)
+				<-done
+				b.ReportMetric(float64(b.N*sz.frames)/b.Elapsed().Seconds(), "frames/s")
+				b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
+			})
+		}
+	}
+}
