@@ -18,7 +18,8 @@ ENVTEST_ASSETS := $(CACHE)/envtest/$(K8S_VERSION)-etcd-$(ETCD_VERSION)
 
 GO            ?= go
 CONTROLLER_GEN := $(GO) tool controller-gen
-BINARIES      := vmafx-worker
+# Every binary lives in <component>/cmd/<binary>/.
+CMD_DIRS      := $(sort $(dir $(wildcard */cmd/*/main.go)))
 GO_PACKAGES   := ./...
 
 ##@ General
@@ -31,6 +32,7 @@ help: ## List the targets.
 generate: ## Generate deepcopy code, CRDs (manifests/crd) and RBAC (manifests/rbac) from the markers.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
 	$(CONTROLLER_GEN) crd paths=./apis/... output:crd:artifacts:config=manifests/crd
+	hack/generate-rbac.sh
 
 .PHONY: verify
 verify: ## Fail when generated files are stale or the code is not gofmt/vet clean.
@@ -46,9 +48,9 @@ lint: ## gofmt and go vet.
 .PHONY: build
 build: ## Build every binary into bin/.
 	@mkdir -p bin
-	@for b in $(BINARIES); do \
-	  pkg=$$(dirname $$(grep -l "^package main" $$(git ls-files -co --exclude-standard "*/cmd/$$b/*.go" "*/cmd/*.go") | head -n1)); \
-	  echo "go build -o bin/$$b ./$$pkg"; CGO_ENABLED=0 $(GO) build -trimpath -o bin/$$b ./$$pkg; done
+	@for d in $(CMD_DIRS); do \
+	  echo "go build -o bin/$$(basename $$d) ./$$d"; \
+	  CGO_ENABLED=0 $(GO) build -trimpath -o bin/$$(basename $$d) ./$$d; done
 
 ##@ Tests
 .PHONY: test

@@ -16,6 +16,6 @@ done < <(cd "$tmp" && find . \( -name 'zz_generated*' -o -path './manifests/crd/
 # A generated file that exists here but would no longer be generated is stale too.
 while IFS= read -r f; do
   if [ ! -e "$tmp/$f" ]; then echo "generated file no longer produced: $f"; status=1; fi
-done < <(find . \( -name 'zz_generated*' -o -path './manifests/crd/vmafx.dev_*.yaml' \) -type f -not -path './.git/*' | sed 's|^\./||')
+done < <(find . \( -name 'zz_generated*' -o -path './manifests/crd/vmafx.dev_*.yaml' -o -path './manifests/rbac/*.yaml' \) -type f -not -path './.git/*' | sed 's|^\./||')
 [ $status -eq 0 ] && echo "generated files are up to date"
 exit $status
