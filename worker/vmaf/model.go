@@ -272,7 +272,9 @@ func jsonBool(v any) (bool, error) {
 	return false, fmt.Errorf("not a boolean: %v", v)
 }
 
-// apply maps a score through the transform (predict.c, transform).
+// apply maps a score through the transform (predict.c, transform). Like
+// libvmaf, the rectification compares with the stage before the
+// piecewise-linear mapping, i.e. the polynomial's output.
 func (t *scoreTransform) apply(y float64) float64 {
 	out := y
 	if t.pSet[0] || t.pSet[1] || t.pSet[2] {
