@@ -100,13 +100,11 @@ func newADMState(w, h int, egl float64) *admState {
 	s := &admState{w: w, h: h, stride: bw, egl: egl}
 	s.ref, s.dis = newADMBands(n), newADMBands(n)
 	mk := func() []int32 { return make([]int32, n) }
-	s.refIn, s.disIn = mk(), mk()
 	s.rh, s.rv, s.rd = mk(), mk(), mk()
 	s.ah, s.av, s.ad = mk(), mk(), mk()
 	s.csfAh, s.csfAv, s.csfAd = mk(), mk(), mk()
 	s.csfFh, s.csfFv, s.csfFd = mk(), mk(), mk()
 	s.tmpLo, s.tmpHi = make([]int32, w), make([]int32, w)
-	s.tmpLo2, s.tmpHi2 = make([]int32, w), make([]int32, w)
 	for k := range 4 {
 		s.indY[k] = make([]int, bh)
 		s.indX[k] = make([]int, bw)
@@ -149,10 +147,10 @@ func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
 			s.dwt0(ref, &s.ref, w, h, bpc)
 			s.dwt0(dis, &s.dis, w, h, bpc)
 		} else {
-			copy(s.refIn, s.ref.a)
-			copy(s.disIn, s.dis.a)
-			s.dwtS(s.refIn, &s.ref, w, h, scale)
-			s.dwtS(s.disIn, &s.dis, w, h, scale)
+			// In place, as libvmaf does: output row i only overwrites input
+			// rows that later rows (which read rows >= 2i+1) no longer need.
+			s.dwtS(s.ref.a, &s.ref, w, h, scale)
+			s.dwtS(s.dis.a, &s.dis, w, h, scale)
 		}
 		w, h = (w+1)/2, (h+1)/2
 		s.decouple(w, h, scale == 0)

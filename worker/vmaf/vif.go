@@ -143,7 +143,9 @@ func padRow(b []uint64, w, half int) {
 // subsample low-passes the scale-1 images with the filter of scale and keeps
 // every other row and column (integer_vif.c, subsample_rd_8/16 and
 // decimate_and_pad), writing s.ref[scale] and s.dis[scale]. Only the kept
-// samples are computed.
+// samples are computed. Reference and distorted share one uint64 as two
+// 32-bit lanes: every sum is below 2^32 (the filter sums to 2^16 and samples
+// are at most 16 bits), so lanes never carry into each other.
 func (s *vifState) subsample(ref, dis []uint16, w, h, scale, bpc int) {
 	filt := vifFilters[scale]
 	fw := len(filt)
@@ -154,35 +156,39 @@ func (s *vifState) subsample(ref, dis []uint16, w, h, scale, bpc int) {
 	}
 	ow, oh := w/2, h/2
 	outR, outD := s.ref[scale], s.dis[scale]
-	tr, td := s.subRef, s.subDis
+	acc := s.accP[:w]
+	tmp := s.subRef[:w+2*vifMaxPad]
 	for oi := 0; oi < oh; oi++ {
 		i := 2 * oi
-		for k := 0; k < fw; k++ {
-			s.rowOff[k] = mirror(i-half+k, h) * w
+		c := i * w
+		f := filt[half]
+		rc, dc := ref[c:c+w], dis[c:c+w]
+		for j := range acc {
+			acc[j] = f * (uint64(rc[j]) | uint64(dc[j])<<32)
 		}
-		for j := 0; j < w; j++ {
-			var ar, ad uint64
-			for k, f := range filt {
-				o := s.rowOff[k] + j
-				ar += f * uint64(ref[o])
-				ad += f * uint64(dis[o])
+		for k := 0; k < half; k++ {
+			a, b := mirror(i-half+k, h)*w, mirror(i+half-k, h)*w
+			ra, rb, da, db := ref[a:a+w], ref[b:b+w], dis[a:a+w], dis[b:b+w]
+			f := filt[k]
+			for j := range acc {
+				acc[j] += f * (uint64(ra[j]) + uint64(rb[j]) | (uint64(da[j])+uint64(db[j]))<<32)
 			}
-			tr[vifMaxPad+j] = (ar + roundV) >> shiftV
-			td[vifMaxPad+j] = (ad + roundV) >> shiftV
 		}
-		padRow(tr, w, half)
-		padRow(td, w, half)
+		for j, v := range acc {
+			tmp[vifMaxPad+j] = (v&0xffffffff+roundV)>>shiftV | ((v>>32)+roundV)>>shiftV<<32
+		}
+		padRow(tmp, w, half)
 		rowR := outR[oi*ow : oi*ow+ow]
 		rowD := outD[oi*ow : oi*ow+ow]
 		for oj := range rowR {
-			base := vifMaxPad + 2*oj - half
-			var ar, ad uint64
-			for k, f := range filt {
-				ar += f * tr[base+k]
-				ad += f * td[base+k]
+			b := vifMaxPad + 2*oj - half
+			t := tmp[b : b+fw]
+			v := filt[half] * t[half]
+			for k := 0; k < half; k++ {
+				v += filt[k] * (t[k] + t[fw-1-k])
 			}
-			rowR[oj] = uint16((ar + 32768) >> 16)
-			rowD[oj] = uint16((ad + 32768) >> 16)
+			rowR[oj] = uint16((v&0xffffffff + 32768) >> 16)
+			rowD[oj] = uint16(((v >> 32) + 32768) >> 16)
 		}
 	}
 }

@@ -1,0 +1,27 @@
+package vmaf
+
+import "testing"
+
+// BenchmarkKernels times each feature kernel on one synthetic 1280x720 pair.
+func BenchmarkKernels(b *testing.B) {
+	const w, h = 1280, 720
+	ref, dist := synthPair(w, h, 2)
+	b.Run("VIF", func(b *testing.B) {
+		s := newVIFState(w, h, defaultEnhnGainLimit)
+		for b.Loop() {
+			s.compute(ref[0], dist[0], 8)
+		}
+	})
+	b.Run("ADM", func(b *testing.B) {
+		s := newADMState(w, h, defaultEnhnGainLimit)
+		for b.Loop() {
+			s.compute(ref[0], dist[0], 8)
+		}
+	})
+	b.Run("Motion", func(b *testing.B) {
+		row := make([]int64, w)
+		for b.Loop() {
+			motionSAD(ref[0], ref[1], w, h, 8, row)
+		}
+	})
+}
