@@ -1,0 +1,75 @@
+package vmaf
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+)
+
+// TestY4MEndToEnd wraps a 10-bit reference pair in Y4M and checks the scores
+// equal those of the raw input.
+func TestY4MEndToEnd(t *testing.T) {
+	var p refPair
+	for _, q := range loadPairs(t) {
+		if q.pf == YUV420P10LE {
+			p = q
+		}
+	}
+	const frames = 3
+	toY4M := func(raw []byte) []byte {
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "YUV4MPEG2 W%d H%d F25:1 Ip A1:1 C420p10 XYSCSS=420P10\n", p.w, p.h)
+		fb := p.pf.FrameBytes(p.w, p.h)
+		for i := 0; i < frames; i++ {
+			b.WriteString("FRAME\n")
+			b.Write(raw[i*fb : (i+1)*fb])
+		}
+		return b.Bytes()
+	}
+	refRaw, distRaw := testClip(t, p.ref, frames, p), testClip(t, p.dist, frames, p)
+	ry, err := OpenY4M(bytes.NewReader(toY4M(refRaw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dy, err := OpenY4M(bytes.NewReader(toY4M(distRaw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Score(context.Background(), ry, dy, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Score(context.Background(), rawSource(t, refRaw, p.w, p.h, p.pf), rawSource(t, distRaw, p.w, p.h, p.pf), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want.Frames {
+		if got.Frames[i] != want.Frames[i] {
+			t.Errorf("frame %d:\n got %+v\nwant %+v", i, got.Frames[i], want.Frames[i])
+		}
+	}
+}
+
+// TestWorkerNoAllocs checks that scoring a frame in steady state allocates
+// nothing: all scratch lives in the worker and the slots.
+func TestWorkerNoAllocs(t *testing.T) {
+	const w, h = 96, 64
+	ref, dist := synthPair(w, h, 2)
+	wk := &worker{vif: newVIFState(w, h, defaultEnhnGainLimit), adm: newADMState(w, h, defaultEnhnGainLimit), row: make([]int64, w)}
+	prev := &slot{ref: Frame{Width: w, Height: h, BitDepth: 8, Y: ref[0]}}
+	s := &slot{ref: Frame{Width: w, Height: h, BitDepth: 8, Y: ref[1]}, dist: Frame{Width: w, Height: h, BitDepth: 8, Y: dist[1]}, prev: prev, full: true}
+	if n := testing.AllocsPerRun(5, func() { wk.process(s, w, h, 8) }); n != 0 {
+		t.Fatalf("process allocates %v times per frame", n)
+	}
+	var f Frame
+	data := bytes.Repeat(rawFrame(w, h, YUV420P, func(i int) uint16 { return uint16(i) }), 8)
+	raw, err := OpenRaw(bytes.NewReader(data), w, h, YUV420P)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.ReadFrame(&f)
+	if n := testing.AllocsPerRun(5, func() { raw.ReadFrame(&f) }); n != 0 {
+		t.Fatalf("RawReader.ReadFrame allocates %v times per frame", n)
+	}
+}
