@@ -88,10 +88,15 @@ type admState struct {
 	numLimit       float64
 }
 
-// admScore is the result of the ADM extractor for one frame.
+// admDLMWeight weighs DLM (adm2) against AIM in adm3 (adm_dlm_weight).
+const admDLMWeight = 0.5
+
+// admScore is the result of the ADM extractor for one frame: adm2 (the
+// detail loss measure), aim (the additive impairment measure, normalised by
+// the same denominator) and their blend adm3.
 type admScore struct {
-	adm2     float64
-	num, den [4]float32
+	adm2, aim, adm3 float64
+	num, den        [4]float32
 }
 
 func newADMState(w, h int, egl float64) *admState {
@@ -135,11 +140,14 @@ func dwtIndices(ind *[4][]int, n int) {
 }
 
 // compute returns the ADM features of a frame pair (integer_adm.c,
-// integer_compute_adm).
+// integer_compute_adm). Per scale it decouples the distorted bands into a
+// restored and an additive part, then measures the CSF-weighted, masked
+// energy of the restored part (DLM, numerator of adm2) and of the additive
+// part (AIM), both over the CSF-weighted reference energy (denominator).
 func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
 	var out admScore
 	w, h := s.w, s.h
-	var num, den float64
+	var num, den, aim float64
 	for scale := 0; scale < 4; scale++ {
 		dwtIndices(&s.indY, h)
 		dwtIndices(&s.indX, w)
@@ -154,18 +162,25 @@ func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
 		}
 		w, h = (w+1)/2, (h+1)/2
 		s.decouple(w, h, scale == 0)
-		var ns, ds float32
+		r := [3][]int32{s.rh, s.rv, s.rd}
+		a := [3][]int32{s.ah, s.av, s.ad}
+		var ns, ds, as float32
 		if scale == 0 {
 			ds = s.csfDen0(w, h)
-			s.csf0(w, h)
-			ns = s.cm0(w, h)
+			s.csf0(w, h, a)
+			ns = s.cm0(w, h, r, true)
+			s.csf0(w, h, r)
+			as = s.cm0(w, h, a, false)
 		} else {
 			ds = s.csfDenS(w, h, scale)
-			s.csfS(w, h, scale)
-			ns = s.cmS(w, h, scale)
+			s.csfS(w, h, scale, a)
+			ns = s.cmS(w, h, scale, r, true)
+			s.csfS(w, h, scale, r)
+			as = s.cmS(w, h, scale, a, false)
 		}
 		num += float64(ns)
 		den += float64(ds)
+		aim += float64(as)
 		out.num[scale], out.den[scale] = ns, ds
 	}
 	if num < s.numLimit {
@@ -178,7 +193,10 @@ func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
 		out.adm2 = 1.0
 	} else {
 		out.adm2 = num / den
+		out.aim = aim / den
 	}
+	// DEFAULT adm_dlm_weight 0.5 and adm_min_val 0 (integer_adm.c, extract).
+	out.adm3 = max(out.adm2*admDLMWeight+(1-out.aim)*(1-admDLMWeight), 0)
 	return out
 }
 

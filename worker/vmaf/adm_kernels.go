@@ -121,12 +121,11 @@ func admDecoupleOne(o, t int32, angle bool, egl float64, narrow bool) (r, a int3
 // in fixed point and derives the masking filter input |csf_a|/30
 // (integer_adm.c, adm_csf). The constants are libvmaf's i_rfactor for the
 // default viewing distance.
-func (s *admState) csf0(w, h int) {
+func (s *admState) csf0(w, h int, src [3][]int32) {
 	top, bottom, left, right := admDecoupleRegion(w, h)
 	irf := [3]int32{36453, 36453, 49417}
 	shifts := [3]uint{15, 15, 17}
 	adds := [3]int32{16384, 16384, 65535}
-	src := [3][]int32{s.ah, s.av, s.ad}
 	dstA := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
 	dstF := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
 	for t := 0; t < 3; t++ {
@@ -147,10 +146,9 @@ func (s *admState) csf0(w, h int) {
 const admFltRound = int64(math.MinInt32)
 
 // csfS is csf0 for scales 1..3 with 32-bit Q32 weights (i4_adm_csf).
-func (s *admState) csfS(w, h, scale int) {
+func (s *admState) csfS(w, h, scale int, src [3][]int32) {
 	top, bottom, left, right := admDecoupleRegion(w, h)
 	rf := s.rfactor[scale]
-	src := [3][]int32{s.ah, s.av, s.ad}
 	dstA := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
 	dstF := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
 	for t := 0; t < 3; t++ {
@@ -257,11 +255,13 @@ func admNeighbors(i, n int) (int, int) {
 	return lo, hi
 }
 
-// cm0 is scale 0's contrast-masked numerator (integer_adm.c, adm_cm): each
-// restored coefficient, CSF weighted, is reduced by a masking threshold from
-// the 3x3 neighbourhood of the CSF-weighted additive bands, clamped at zero,
-// cubed and summed with libvmaf's intermediate roundings.
-func (s *admState) cm0(w, h int) float32 {
+// cm0 is scale 0's contrast measure (integer_adm.c, adm_cm): each
+// coefficient of src, CSF weighted, is reduced by a masking threshold from
+// the 3x3 neighbourhood of the CSF-weighted bands in csfA/csfF, clamped at
+// zero, cubed and summed with libvmaf's intermediate roundings. For DLM src
+// is the restored part masked by the additive part; for AIM (measure_aim)
+// src is the additive part masked by the restored part, without noise floor.
+func (s *admState) cm0(w, h int, src [3][]int32, noise bool) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
 	shiftHCub := uint32(math.Ceil(math.Log2(float64(w)) - 4))
 	addHCub := int64(uint32(math.Pow(2, float64(int(shiftHCub)-1))))
@@ -285,9 +285,9 @@ func (s *admState) cm0(w, h int) float32 {
 				center := int32(int16((8738*abs32(ca[t][rc+j]) + 2048) >> 12))
 				thr += f[ru+lj] + f[ru+j] + f[ru+rj] + f[rc+lj] + center + f[rc+rj] + f[rd+lj] + f[rd+j] + f[rd+rj]
 			}
-			xh := s.rh[rc+j] * 36453
-			xv := s.rv[rc+j] * 36453
-			xd := s.rd[rc+j] * 49417
+			xh := src[0][rc+j] * 36453
+			xv := src[1][rc+j] * 36453
+			xd := src[2][rc+j] * 49417
 			inH += admCubeAccum(xh, thr<<10, 1<<28, 29, addHCub, shiftHCub)
 			inV += admCubeAccum(xv, thr<<10, 1<<28, 29, addHCub, shiftHCub)
 			inD += admCubeAccum(xd, thr<<12, 1<<29, 30, addDCub, shiftDCub)
@@ -299,8 +299,18 @@ func (s *admState) cm0(w, h int) float32 {
 	fH := float32(float64(accH) / math.Pow(2, float64(52-shiftHCub-shiftInner)))
 	fV := float32(float64(accV) / math.Pow(2, float64(52-shiftHCub-shiftInner)))
 	fD := float32(float64(accD) / math.Pow(2, float64(57-shiftDCub-shiftInner)))
-	powAdd := powf(float32((bottom-top)*(right-left))/32.0, admOneThird)
-	return (powf(fH, admOneThird) + powAdd) + (powf(fV, admOneThird) + powAdd) + (powf(fD, admOneThird) + powAdd)
+	return admCubeRoots(fH, fV, fD, (bottom-top)*(right-left), noise)
+}
+
+// admCubeRoots sums the cube roots of the three band energies, each plus the
+// noise floor (area * DEFAULT_ADM_NOISE_WEIGHT, i.e. area/32) when noise is
+// set; AIM runs with a zero noise weight.
+func admCubeRoots(fH, fV, fD float32, area int, noise bool) float32 {
+	var add float32
+	if noise {
+		add = powf(float32(area)/32.0, admOneThird)
+	}
+	return (powf(fH, admOneThird) + add) + (powf(fV, admOneThird) + add) + (powf(fD, admOneThird) + add)
 }
 
 // admCubeAccum is ADM_CM_ACCUM_ROUND: max(|x| - thr, 0) cubed with two
@@ -316,7 +326,7 @@ func admCubeAccum(x, thr int32, addSq int64, shiftSq uint, addCub int64, shiftCu
 }
 
 // cmS is cm0 for scales 1..3 (i4_adm_cm).
-func (s *admState) cmS(w, h, scale int) float32 {
+func (s *admState) cmS(w, h, scale int, src [3][]int32, noise bool) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
 	rf := s.rfactor[scale]
 	irf := [3]int64{int64(uint32(float64(rf[0]) * (1 << 32))), int64(uint32(float64(rf[1]) * (1 << 32))), int64(uint32(float64(rf[2]) * (1 << 32)))}
@@ -341,9 +351,9 @@ func (s *admState) cmS(w, h, scale int) float32 {
 				center := int32((286331153*int64(abs32(ca[t][rc+j])) + admFltRound) >> 32)
 				thr += f[ru+lj] + f[ru+j] + f[ru+rj] + f[rc+lj] + center + f[rc+rj] + f[rd+lj] + f[rd+j] + f[rd+rj]
 			}
-			xh := int32((int64(s.rh[rc+j])*irf[0] + 1<<27) >> 28)
-			xv := int32((int64(s.rv[rc+j])*irf[1] + 1<<27) >> 28)
-			xd := int32((int64(s.rd[rc+j])*irf[2] + 1<<27) >> 28)
+			xh := int32((int64(src[0][rc+j])*irf[0] + 1<<27) >> 28)
+			xv := int32((int64(src[1][rc+j])*irf[1] + 1<<27) >> 28)
+			xd := int32((int64(src[2][rc+j])*irf[2] + 1<<27) >> 28)
 			inH += admCubeAccum(xh, thr, 1<<29, 30, addCub, shiftCub)
 			inV += admCubeAccum(xv, thr, 1<<29, 30, addCub, shiftCub)
 			inD += admCubeAccum(xd, thr, 1<<29, 30, addCub, shiftCub)
@@ -355,6 +365,5 @@ func (s *admState) cmS(w, h, scale int) float32 {
 	fH := float32(accH) / finalShift
 	fV := float32(accV) / finalShift
 	fD := float32(accD) / finalShift
-	powAdd := powf(float32((bottom-top)*(right-left))/32.0, admOneThird)
-	return (powf(fH, admOneThird) + powAdd) + (powf(fV, admOneThird) + powAdd) + (powf(fD, admOneThird) + powAdd)
+	return admCubeRoots(fH, fV, fD, (bottom-top)*(right-left), noise)
 }

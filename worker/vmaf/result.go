@@ -12,9 +12,11 @@ type FrameScore struct {
 	VMAF float64
 	// VIF holds integer_vif_scale0..3.
 	VIF [4]float64
-	// ADM2 is integer_adm2; ADMScale holds integer_adm_scale0..3.
-	ADM2     float64
-	ADMScale [4]float64
+	// ADM2 is integer_adm2; ADMScale holds integer_adm_scale0..3. AIM is
+	// integer_aim, the additive impairment measure, and ADM3 is
+	// integer_adm3, the even blend of ADM2 and 1-AIM.
+	ADM2, AIM, ADM3 float64
+	ADMScale        [4]float64
 	// MotionSAD is VMAF_integer_feature_motion_sad_score (motion against the
 	// previous frame, 0 for the first frame); Motion2 and Motion3 are
 	// integer_motion2 and integer_motion3.
@@ -53,6 +55,8 @@ type Result struct {
 // model's gain-limit suffix (e.g. "_egl_1" for vmaf_v0.6.1neg).
 const (
 	metricADM2      = "integer_adm2"
+	metricAIM       = "integer_aim"
+	metricADM3      = "integer_adm3"
 	metricADMScale  = "integer_adm_scale"
 	metricMotionSAD = "VMAF_integer_feature_motion_sad_score"
 	metricVIFScale  = "integer_vif_scale"
@@ -72,7 +76,7 @@ func eglSuffix(egl float64) string {
 
 // Metrics returns the names of the per-frame metrics, in output order.
 func (r *Result) Metrics() []string {
-	names := []string{metricADM2 + r.admSuffix}
+	names := []string{metricADM2 + r.admSuffix, metricAIM + r.admSuffix, metricADM3 + r.admSuffix}
 	for i := range 4 {
 		names = append(names, metricADMScale+strconv.Itoa(i)+r.admSuffix)
 	}
@@ -85,7 +89,7 @@ func (r *Result) Metrics() []string {
 
 // values returns f's metrics in Metrics order.
 func (f *FrameScore) values(dst []float64) []float64 {
-	dst = append(dst[:0], f.ADM2, f.ADMScale[0], f.ADMScale[1], f.ADMScale[2], f.ADMScale[3], f.MotionSAD,
+	dst = append(dst[:0], f.ADM2, f.AIM, f.ADM3, f.ADMScale[0], f.ADMScale[1], f.ADMScale[2], f.ADMScale[3], f.MotionSAD,
 		f.VIF[0], f.VIF[1], f.VIF[2], f.VIF[3], f.Motion2, f.Motion3, f.VMAF)
 	return dst
 }

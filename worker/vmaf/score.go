@@ -254,7 +254,7 @@ func (wk *worker) process(s *slot, w, h, bpc int) {
 			s.score.VIF[i] = v[i].score()
 		}
 		a := wk.adm.compute(s.ref.Y, s.dist.Y, bpc)
-		s.score.ADM2 = a.adm2
+		s.score.ADM2, s.score.AIM, s.score.ADM3 = a.adm2, a.aim, a.adm3
 		for i := range 4 {
 			s.score.ADMScale[i] = a.scale(i)
 		}
