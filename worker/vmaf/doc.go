@@ -6,6 +6,14 @@
 // rounding elsewhere, so per-frame features and scores match libvmaf's
 // printed output.
 //
+// Per frame it reports libvmaf's metrics under libvmaf's names:
+// integer_adm2, integer_aim, integer_adm3, integer_adm_scale0..3,
+// VMAF_integer_feature_motion_sad_score, integer_vif_scale0..3,
+// integer_motion2, integer_motion3 and vmaf; the VIF and ADM names carry the
+// model's gain-limit suffix (e.g. "_egl_1" for vmaf_v0.6.1neg). Models are
+// libvmaf's SVM JSON files; vmaf_v0.6.1 and vmaf_v0.6.1neg are built in,
+// with "phone" variants that enable the score transform.
+//
 // A typical use opens two inputs, scores them and writes libvmaf-style JSON:
 //
 //	ref, _ := vmaf.OpenY4M(refFile)

@@ -24,10 +24,12 @@ type Options struct {
 	// Threads is the number of frames scored in parallel; zero or less
 	// means runtime.GOMAXPROCS(0).
 	Threads int
-	// Start is the number of leading frames of both inputs to skip.
+	// Start is the number of leading frames of both inputs to skip. The first
+	// scored frame has motion 0, as libvmaf's first frame does.
 	Start int
 	// Count limits the number of frames scored after Start; zero or less
-	// means all.
+	// means all. With a limit, frames past it are neither read nor compared
+	// for a count mismatch.
 	Count int
 	// Subsample scores every Subsample-th frame (motion still looks at
 	// every frame); zero or one scores every frame.

@@ -84,11 +84,9 @@ type vifState struct {
 	log2 []uint16
 	// Images of scales 1..3 (index 0 unused).
 	ref, dis [4][]uint16
-	// Vertically filtered row, padded by vifMaxPad on each side.
-	mu1, mu2       []uint64
-	xx, yy, xy     []uint64
-	rowOff         []int
-	subRef, subDis []uint64
+	// Vertically filtered row, padded by vifMaxPad on each side: mu packs
+	// mu1 | mu2<<32; sub is the subsampling pass's row.
+	mu, xx, yy, xy, sub []uint64
 	// Vertical sums of the current row and the ring of row products.
 	accP, accQ, accY, accX []uint64
 	ring                   vifRing
@@ -103,14 +101,11 @@ func newVIFState(w, h int, egl float64) *vifState {
 		s.dis[sc] = make([]uint16, sw*sh)
 	}
 	n := w + 2*vifMaxPad
-	s.mu1 = make([]uint64, n)
-	s.mu2 = make([]uint64, n)
+	s.mu = make([]uint64, n)
 	s.xx = make([]uint64, n)
 	s.yy = make([]uint64, n)
 	s.xy = make([]uint64, n)
-	s.subRef = make([]uint64, n)
-	s.subDis = make([]uint64, n)
-	s.rowOff = make([]int, len(vifFilters[0]))
+	s.sub = make([]uint64, n)
 	s.accP, s.accQ, s.accY, s.accX = make([]uint64, w), make([]uint64, w), make([]uint64, w), make([]uint64, w)
 	return s
 }
@@ -157,7 +152,7 @@ func (s *vifState) subsample(ref, dis []uint16, w, h, scale, bpc int) {
 	ow, oh := w/2, h/2
 	outR, outD := s.ref[scale], s.dis[scale]
 	acc := s.accP[:w]
-	tmp := s.subRef[:w+2*vifMaxPad]
+	tmp := s.sub[:w+2*vifMaxPad]
 	for oi := 0; oi < oh; oi++ {
 		i := 2 * oi
 		c := i * w
@@ -225,7 +220,7 @@ func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleSc
 	t := s.log2
 	egl := s.egl
 	var acc vifAcc
-	mu, xx, yy, xy := s.mu1[:w+2*vifMaxPad], s.xx[:w+2*vifMaxPad], s.yy[:w+2*vifMaxPad], s.xy[:w+2*vifMaxPad]
+	mu, xx, yy, xy := s.mu[:w+2*vifMaxPad], s.xx[:w+2*vifMaxPad], s.yy[:w+2*vifMaxPad], s.xy[:w+2*vifMaxPad]
 	accP, accQ, accY, accX := s.accP[:w], s.accQ[:w], s.accY[:w], s.accX[:w]
 	filled := 0
 	for i := 0; i < h; i++ {
