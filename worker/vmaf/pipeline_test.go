@@ -73,3 +73,35 @@ func TestWorkerNoAllocs(t *testing.T) {
 		t.Fatalf("RawReader.ReadFrame allocates %v times per frame", n)
 	}
 }
+
+// TestScoreSizes runs the smallest and odd frame sizes at every bit depth
+// to check no kernel indexes outside its buffers.
+func TestScoreSizes(t *testing.T) {
+	for _, sz := range [][2]int{{33, 33}, {33, 47}, {47, 33}, {65, 37}, {129, 34}} {
+		for _, pf := range []PixelFormat{YUV420P, YUV420P10LE, YUV444P12LE} {
+			t.Run(fmt.Sprintf("%dx%d/%v", sz[0], sz[1], pf), func(t *testing.T) {
+				w, h := sz[0], sz[1]
+				refP, distP := synthPair(w, h, 3)
+				shift := uint(pf.BitDepth() - 8)
+				for _, planes := range [][][]uint16{refP, distP} {
+					for _, p := range planes {
+						for i := range p {
+							p[i] <<= shift
+						}
+					}
+				}
+				info := VideoInfo{Width: w, Height: h, Format: pf}
+				res, err := Score(context.Background(), &memSource{info: info, planes: refP, n: 3},
+					&memSource{info: info, planes: distP, n: 3}, Options{Threads: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range res.Frames {
+					if !(f.VMAF >= 0 && f.VMAF <= 100) || f.ADM2 <= 0 || f.VIF[0] <= 0 {
+						t.Fatalf("implausible frame %+v", f)
+					}
+				}
+			})
+		}
+	}
+}
