@@ -42,3 +42,7 @@ const (
 	// DefaultModel is the VMAF model used when a job names none.
 	DefaultModel = "vmaf_v0.6.1"
 )
+
+// BuiltinModels are the models every worker carries. The worker's kernel embeds them
+// (worker/vmaf) and the operator checks model names against this list.
+var BuiltinModels = []string{"vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_v0.6.1phone", "vmaf_v0.6.1negphone"}

@@ -1,0 +1,70 @@
+// Command vmafx-operator runs the VMAFX operator: the VmafxJob, VmafxNode and
+// VmafxModelTraining reconcilers. It is configured by environment variables only
+// (VMAFX_OPERATOR_*, VMAFX_LOG_LEVEL; see docs/operator.md).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"go.uber.org/zap/zapcore"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/manager"
+)
+
+func main() {
+	os.Exit(run(ctrl.SetupSignalHandler(), os.LookupEnv, os.Stderr))
+}
+
+// run starts the operator and returns the process exit code: 2 for an invalid
+// configuration, 1 for a failure to start or run.
+func run(ctx context.Context, lookup config.Lookup, stderr io.Writer) int {
+	cfg, err := config.Load(lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "vmafx-operator: %v\n", err)
+		return 2
+	}
+	logger := zap.New(zap.WriteTo(stderr), zap.Level(zapLevel(cfg.LogLevel)), zap.JSONEncoder())
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
+	log := logger.WithName("setup")
+	log.Info("Starting vmafx-operator", "metricsAddr", cfg.MetricsAddr, "healthProbeAddr", cfg.HealthProbeAddr,
+		"leaderElection", cfg.LeaderElection, "workerImage", cfg.Worker.Image, "nodeStaleAfter", cfg.NodeStaleAfter,
+		"maxConcurrentReconciles", cfg.MaxConcurrentReconciles, "kubeAPIQPS", cfg.KubeAPIQPS, "kubeAPIBurst", cfg.KubeAPIBurst)
+	restConfig, err := ctrl.GetConfig()
+	if err != nil {
+		log.Error(err, "No Kubernetes API configuration")
+		return 1
+	}
+	mgr, err := manager.New(restConfig, cfg, clock.RealClock{})
+	if err != nil {
+		log.Error(err, "Setting up the operator")
+		return 1
+	}
+	if err := mgr.Start(ctx); err != nil {
+		log.Error(err, "Operator stopped with an error")
+		return 1
+	}
+	log.Info("Stopped")
+	return 0
+}
+
+// zapLevel maps VMAFX_LOG_LEVEL to zap; debug also shows the reconcilers' V(4) lines.
+func zapLevel(level string) zapcore.Level {
+	switch level {
+	case "debug":
+		return zapcore.Level(-4)
+	case "warn":
+		return zapcore.WarnLevel
+	case "error":
+		return zapcore.ErrorLevel
+	}
+	return zapcore.InfoLevel
+}

@@ -1,0 +1,78 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func env(kv ...string) Lookup {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestLoadDefaults(t *testing.T) {
+	c, err := Load(env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{c.MetricsAddr, c.HealthProbeAddr, c.LeaderElection, c.LeaderElectionID, c.WebhookPort,
+		c.GracefulShutdown, c.LogLevel, c.NodeStaleAfter, c.Worker.Image, c.MaxConcurrentReconciles}
+	want := []any{":8081", ":8082", false, "vmafx-operator.vmafx.dev", 0,
+		30 * time.Second, "info", 60 * time.Second, "vmafx-worker:dev", 8}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadOverrides(t *testing.T) {
+	c, err := Load(env(EnvMetricsAddr, "0", EnvLeaderElection, "true", EnvNodeStaleAfter, "90s",
+		EnvWorkerImage, "registry.local/vmafx-worker:1.2", EnvWorkerPullPolicy, "Never", EnvLogLevel, "debug"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MetricsAddr != "0" || !c.LeaderElection || c.NodeStaleAfter != 90*time.Second ||
+		c.Worker.Image != "registry.local/vmafx-worker:1.2" || c.Worker.PullPolicy != "Never" || c.LogLevel != "debug" {
+		t.Errorf("overrides not applied: %+v", c)
+	}
+}
+
+func TestLoadRefusesInvalid(t *testing.T) {
+	cases := map[string][]string{
+		EnvMetricsAddr:                         {EnvMetricsAddr, "8081"},
+		EnvHealthProbeAddr:                     {EnvHealthProbeAddr, "0"},
+		EnvLeaderElection:                      {EnvLeaderElection, "yes please"},
+		EnvWebhookPort:                         {EnvWebhookPort, "70000"},
+		EnvGracefulShutdown:                    {EnvGracefulShutdown, "30"},
+		EnvLogLevel:                            {EnvLogLevel, "verbose"},
+		EnvNodeStaleAfter:                      {EnvNodeStaleAfter, "-5s"},
+		EnvWorkerPullPolicy:                    {EnvWorkerPullPolicy, "Sometimes"},
+		EnvWorkerCPURequest:                    {EnvWorkerCPURequest, "lots"},
+		EnvMaxConcurrentReconciles:             {EnvMaxConcurrentReconciles, "0"},
+		"VMAFX_OPERATOR_WORKER_MEMORY_REQUEST": {EnvWorkerMemoryRequest, "4Gi", EnvWorkerMemoryLimit, "1Gi"},
+		EnvMaxRetryBackoff:                     {EnvRetryBackoff, "10m", EnvMaxRetryBackoff, "1m"},
+	}
+	for name, kv := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Load(env(kv...))
+			if err == nil {
+				t.Fatalf("accepted %v", kv)
+			}
+			if !strings.Contains(err.Error(), name) {
+				t.Errorf("error %q does not name %s", err, name)
+			}
+		})
+	}
+}
+
+func TestLoadReportsEveryInvalidVariable(t *testing.T) {
+	_, err := Load(env(EnvLogLevel, "loud", EnvKubeAPIQPS, "fast"))
+	if err == nil || !strings.Contains(err.Error(), EnvLogLevel) || !strings.Contains(err.Error(), EnvKubeAPIQPS) {
+		t.Errorf("want both variables named, got %v", err)
+	}
+}

@@ -1,0 +1,102 @@
+package job
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+)
+
+// The setters below are the only code that writes a job's phase, message and
+// conditions. Each is pure: it derives them from what was observed.
+
+func setCondition(job *vmafxv1.VmafxJob, typ string, status bool, reason, message string) {
+	s := metav1.ConditionFalse
+	if status {
+		s = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&job.Status.Conditions, metav1.Condition{
+		Type: typ, Status: s, Reason: reason, Message: message, ObservedGeneration: job.Generation,
+	})
+}
+
+// setPending: the attempt's Pod waits to be placed or to start. The Scheduled condition
+// carries the scheduler's reason, so an unschedulable job explains itself.
+func setPending(job *vmafxv1.VmafxJob, o observation) {
+	job.Status.Phase = vmafxv1.JobPending
+	job.Status.Message = o.message
+	setCondition(job, vmafxv1.JobScheduled, o.reason == ReasonScheduled, o.reason, o.message)
+	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonNotStarted, "the worker has not started")
+}
+
+func setRunning(job *vmafxv1.VmafxJob, o observation) {
+	job.Status.Phase = vmafxv1.JobRunning
+	job.Status.Message = o.message
+	setCondition(job, vmafxv1.JobScheduled, true, ReasonScheduled, fmt.Sprintf("worker Pod %s is bound to node %s", job.Status.PodName, o.node))
+	setCondition(job, vmafxv1.JobRunningCondition, true, ReasonStarted, o.message)
+}
+
+func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
+	r := o.result
+	job.Status.Phase = vmafxv1.JobSucceeded
+	job.Status.Score = decimal(r.Score)
+	model := r.Model
+	if r.ModelSHA256 != "" {
+		model = fmt.Sprintf("%s@sha256:%s", r.Model, r.ModelSHA256)
+	}
+	job.Status.Result = &vmafxv1.JobResult{
+		Mean: decimal(r.Score), HarmonicMean: decimal(r.HarmonicMean), Min: decimal(r.Min), Max: decimal(r.Max),
+		Frames: int32(r.Frames), FPS: fmt.Sprintf("%.2f", r.FPS), Backend: r.Backend, Model: model,
+	}
+	backend := r.Backend
+	if r.RequestedBackend != "" && r.RequestedBackend != r.Backend {
+		backend = fmt.Sprintf("%s (the slot offered %s)", r.Backend, r.RequestedBackend)
+	}
+	job.Status.Message = fmt.Sprintf("VMAF %s over %d frames on node %s, backend %s", job.Status.Score, r.Frames, o.node, backend)
+	ended := o.ended
+	if ended.IsZero() {
+		ended = now
+	}
+	job.Status.CompletionTime = timePtr(ended)
+	setCondition(job, vmafxv1.JobScheduled, true, ReasonScheduled, fmt.Sprintf("worker Pod %s was bound to node %s", job.Status.PodName, o.node))
+	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonFinished, "the worker finished")
+	setCondition(job, vmafxv1.JobComplete, true, ReasonSucceeded, job.Status.Message)
+}
+
+func setRetrying(job *vmafxv1.VmafxJob, o observation, n int32, at time.Time) {
+	job.Status.Phase = vmafxv1.JobPending
+	job.Status.Message = fmt.Sprintf("attempt %d failed (%s): %s; next attempt at %s", n, o.reason, o.message, at.UTC().Format(time.RFC3339))
+	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonAttemptFailed, job.Status.Message)
+}
+
+func setWaitingForDeletion(job *vmafxv1.VmafxJob, o observation) {
+	job.Status.Message = o.message + "; the next attempt starts once it is gone"
+	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonPodTerminating, job.Status.Message)
+}
+
+func setFailed(job *vmafxv1.VmafxJob, reason, message string, now time.Time) {
+	job.Status.Phase = vmafxv1.JobFailed
+	job.Status.Message = message
+	job.Status.CompletionTime = timePtr(now)
+	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonFinished, "the job has failed")
+	setCondition(job, vmafxv1.JobFailedCondition, true, reason, message)
+}
+
+func isScheduled(job *vmafxv1.VmafxJob) bool {
+	return meta.IsStatusConditionTrue(job.Status.Conditions, vmafxv1.JobScheduled)
+}
+
+// decimal prints a score as libvmaf does: six decimals.
+func decimal(v float64) string { return fmt.Sprintf("%.6f", v) }
+
+func timePtr(t time.Time) *metav1.Time {
+	mt := metav1.NewTime(t)
+	return &mt
+}
+
+func metav1IsControlledBy(obj metav1.Object, owner metav1.Object) bool {
+	return metav1.IsControlledBy(obj, owner)
+}

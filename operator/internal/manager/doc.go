@@ -1,0 +1,4 @@
+// Package manager assembles the operator: a controller-runtime manager with the
+// VmafxJob, VmafxNode and VmafxModelTraining reconcilers, their cache indexes, metrics,
+// health probes and leader election, all from one config.Config.
+package manager

@@ -1,0 +1,135 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/controller/job"
+	"github.com/vmafx/vmafx/operator/internal/controller/node"
+	"github.com/vmafx/vmafx/operator/internal/controller/training"
+	"github.com/vmafx/vmafx/operator/internal/metrics"
+)
+
+// Leader election and the events it writes.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete,namespace=vmafx-system
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Name is the operator's name in events and the manager.
+const Name = "vmafx-operator"
+
+// New returns the operator's manager for the API server at restConfig. clk is the clock
+// the reconcilers judge time by (clock.RealClock{} outside tests).
+func New(restConfig *rest.Config, cfg *config.Config, clk clock.Clock) (ctrl.Manager, error) {
+	restConfig = rest.CopyConfig(restConfig)
+	restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
+	restConfig.UserAgent = Name
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := vmafxv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	// The operator only ever looks at worker Pods: caching just those keeps its memory
+	// flat in a cluster with many other Pods.
+	workerPods, err := labels.NewRequirement(vmafxv1.LabelJob, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	gracefulShutdown := cfg.GracefulShutdown
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: cfg.MetricsAddr},
+		HealthProbeBindAddress:        cfg.HealthProbeAddr,
+		LeaderElection:                cfg.LeaderElection,
+		LeaderElectionID:              cfg.LeaderElectionID,
+		LeaderElectionNamespace:       cfg.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       &gracefulShutdown,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Label: labels.NewSelector().Add(*workerPods)},
+		}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := setupIndexes(mgr); err != nil {
+		return nil, err
+	}
+	if err := setupReconcilers(mgr, cfg, clk); err != nil {
+		return nil, err
+	}
+	if err := setupChecks(mgr); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+func setupIndexes(mgr ctrl.Manager) error {
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &corev1.Pod{}, node.IndexPodNode, func(o client.Object) []string {
+		return []string{o.(*corev1.Pod).Spec.NodeName}
+	}); err != nil {
+		return fmt.Errorf("indexing Pods by node: %w", err)
+	}
+	if err := idx.IndexField(ctx, &vmafxv1.VmafxNode{}, node.IndexVmafxNodeName, func(o client.Object) []string {
+		return []string{o.(*vmafxv1.VmafxNode).Spec.NodeName}
+	}); err != nil {
+		return fmt.Errorf("indexing VmafxNodes by node name: %w", err)
+	}
+	return nil
+}
+
+func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock) error {
+	jobMetrics := metrics.NewJobs()
+	metrics.Register(jobMetrics.Collectors()...)
+	metrics.Register(metrics.NewPhaseCollector(mgr.GetClient()))
+	recorder := mgr.GetEventRecorder(Name)
+	if err := (&job.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Metrics: jobMetrics,
+		Worker: cfg.Worker, RetryBackoff: cfg.RetryBackoff, MaxRetryBackoff: cfg.MaxRetryBackoff,
+		MaxConcurrentReconciles: cfg.MaxConcurrentReconciles,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the VmafxJob reconciler: %w", err)
+	}
+	if err := (&node.Reconciler{
+		Client: mgr.GetClient(), Recorder: recorder, Clock: clk, StaleAfter: cfg.NodeStaleAfter,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the VmafxNode reconciler: %w", err)
+	}
+	if err := (&training.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the VmafxModelTraining reconciler: %w", err)
+	}
+	return nil
+}
+
+func setupChecks(mgr ctrl.Manager) error {
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	// Ready once the caches have synced: before that the operator would act on nothing.
+	return mgr.AddReadyzCheck("caches", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return fmt.Errorf("caches not synced")
+		}
+		return nil
+	})
+}
