@@ -1,0 +1,20 @@
+// Command vmafx-scheduler is kube-scheduler with the VMAFX plugins registered: every
+// kube-scheduler flag, the KubeSchedulerConfiguration file, leader election and the metrics
+// and health endpoints work as they do upstream. Deploy it with the configuration in
+// manifests/scheduler/, whose profile vmafx-scheduler enables the VmafxPlacement plugin.
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+
+	"github.com/vmafx/vmafx/scheduler-plugin/plugins"
+)
+
+func main() {
+	command := app.NewSchedulerCommand(plugins.Options()...)
+	command.Use = "vmafx-scheduler"
+	os.Exit(cli.Run(command))
+}
