@@ -1,7 +1,9 @@
 package vmaf
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,6 +58,9 @@ type Model struct {
 	// Transform reports whether the score transform is applied (the
 	// "phone" variants).
 	Transform bool
+	// SHA256 is the hex SHA-256 of the JSON document the model was parsed
+	// from, so a score can name the exact model file that produced it.
+	SHA256 string
 
 	features         []modelFeature
 	linear           bool
@@ -144,7 +149,8 @@ func ParseModel(data []byte, name string) (*Model, error) {
 	if n == 0 {
 		return nil, bad("no feature_names")
 	}
-	m := &Model{Name: name, vifEGL: defaultEnhnGainLimit, admEGL: defaultEnhnGainLimit, slope: 1}
+	sum := sha256.Sum256(data)
+	m := &Model{Name: name, SHA256: hex.EncodeToString(sum[:]), vifEGL: defaultEnhnGainLimit, admEGL: defaultEnhnGainLimit, slope: 1}
 	switch d.NormType {
 	case "linear_rescale":
 		m.linear = true

@@ -1,6 +1,8 @@
 package vmaf
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"math"
 	"os"
@@ -32,6 +34,30 @@ func TestLoadModel(t *testing.T) {
 			}
 			if len(m.features) != 6 || len(m.svm.sv) != 211 {
 				t.Fatalf("got %d features, %d support vectors", len(m.features), len(m.svm.sv))
+			}
+		})
+	}
+}
+
+func TestModelSHA256(t *testing.T) {
+	for _, tc := range []struct{ name, file string }{
+		{"vmaf_v0.6.1", "models/vmaf_v0.6.1.json"},
+		{"vmaf_v0.6.1phone", "models/vmaf_v0.6.1.json"},
+		{"vmaf_v0.6.1neg", "models/vmaf_v0.6.1neg.json"},
+		{"models/vmaf_v0.6.1neg.json", "models/vmaf_v0.6.1neg.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := os.ReadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(data)
+			m, err := LoadModel(tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := hex.EncodeToString(sum[:]); m.SHA256 != want {
+				t.Fatalf("SHA256 = %s, want %s", m.SHA256, want)
 			}
 		})
 	}
