@@ -11,7 +11,6 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -43,7 +42,7 @@ func run(ctx context.Context, lookup config.Lookup, stderr io.Writer) int {
 		log.Error(err, "No Kubernetes API configuration")
 		return 1
 	}
-	mgr, err := manager.New(restConfig, cfg, clock.RealClock{})
+	mgr, err := manager.New(restConfig, cfg, manager.Options{})
 	if err != nil {
 		log.Error(err, "Setting up the operator")
 		return 1

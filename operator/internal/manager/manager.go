@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -33,9 +34,20 @@ import (
 // Name is the operator's name in events and the manager.
 const Name = "vmafx-operator"
 
-// New returns the operator's manager for the API server at restConfig. clk is the clock
-// the reconcilers judge time by (clock.RealClock{} outside tests).
-func New(restConfig *rest.Config, cfg *config.Config, clk clock.Clock) (ctrl.Manager, error) {
+// Options are settings that only embedders (tests) change.
+type Options struct {
+	// Clock is what the reconcilers judge time by; nil means the real clock.
+	Clock clock.Clock
+	// SkipNameValidation lets several managers run in one process, as tests do.
+	SkipNameValidation bool
+}
+
+// New returns the operator's manager for the API server at restConfig.
+func New(restConfig *rest.Config, cfg *config.Config, opts Options) (ctrl.Manager, error) {
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
 	restConfig = rest.CopyConfig(restConfig)
 	restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
 	restConfig.UserAgent = Name
@@ -63,6 +75,7 @@ func New(restConfig *rest.Config, cfg *config.Config, clk clock.Clock) (ctrl.Man
 		LeaderElectionNamespace:       cfg.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       &gracefulShutdown,
+		Controller:                    ctrlconfig.Controller{SkipNameValidation: &opts.SkipNameValidation},
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}: {Label: labels.NewSelector().Add(*workerPods)},
 		}},

@@ -1,0 +1,290 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/manager"
+	"github.com/vmafx/vmafx/test/integration/testenv"
+)
+
+// operatorEnv is the configuration every test starts from: fast retries and a short
+// staleness window so the tests run in seconds; no listeners.
+func operatorEnv(overrides ...string) map[string]string {
+	env := map[string]string{
+		config.EnvMetricsAddr:     "0",
+		config.EnvHealthProbeAddr: "127.0.0.1:0",
+		config.EnvRetryBackoff:    "200ms",
+		config.EnvNodeStaleAfter:  "3s",
+		config.EnvWorkerImage:     "vmafx-worker:test",
+	}
+	for i := 0; i+1 < len(overrides); i += 2 {
+		env[overrides[i]] = overrides[i+1]
+	}
+	return env
+}
+
+// runningOperator is an operator manager running in the test process.
+type runningOperator struct {
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+}
+
+// startOperator starts an operator with env and stops it when the test ends.
+func startOperator(t *testing.T, env map[string]string) *runningOperator {
+	t.Helper()
+	cfg, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := manager.New(testenv.Config(), cfg, manager.Options{SkipNameValidation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	op := &runningOperator{cancel: cancel, done: make(chan error, 1)}
+	go func() { op.done <- mgr.Start(ctx) }()
+	t.Cleanup(op.stop)
+	return op
+}
+
+func (op *runningOperator) stop() {
+	op.once.Do(func() {
+		op.cancel()
+		<-op.done
+	})
+}
+
+func newJob(ns, name string, mutate ...func(*vmafxv1.VmafxJobSpec)) *vmafxv1.VmafxJob {
+	j := &vmafxv1.VmafxJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: vmafxv1.VmafxJobSpec{
+			Reference: "file:///data/ref.yuv", Distorted: "file:///data/dist.yuv",
+			Width: ptr.To[int32](176), Height: ptr.To[int32](144), Backend: vmafxv1.BackendCPU,
+			Volume: &vmafxv1.JobVolume{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/vmafx/clips"}},
+		},
+	}
+	for _, m := range mutate {
+		m(&j.Spec)
+	}
+	return j
+}
+
+func create(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := testenv.Client().Create(context.Background(), obj); err != nil {
+		t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// eventually polls cond every 50 ms until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		ok, err := cond()
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out after %s waiting for %s (last error: %v)", timeout, what, last)
+	}
+}
+
+func getJob(t *testing.T, ns, name string) *vmafxv1.VmafxJob {
+	t.Helper()
+	j := &vmafxv1.VmafxJob{}
+	if err := testenv.Client().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// waitForJob waits until the job satisfies cond and returns it.
+func waitForJob(t *testing.T, ns, name, what string, cond func(*vmafxv1.VmafxJob) bool) *vmafxv1.VmafxJob {
+	t.Helper()
+	var j *vmafxv1.VmafxJob
+	eventually(t, 20*time.Second, fmt.Sprintf("job %s: %s", name, what), func() (bool, error) {
+		j = &vmafxv1.VmafxJob{}
+		if err := testenv.Client().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
+			return false, err
+		}
+		return cond(j), nil
+	})
+	return j
+}
+
+func waitForPod(t *testing.T, ns, name string) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	eventually(t, 20*time.Second, "pod "+name, func() (bool, error) {
+		err := testenv.Client().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pod)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	return pod
+}
+
+func workerPods(t *testing.T, ns, job string) []corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	if err := testenv.Client().List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{vmafxv1.LabelJob: job}); err != nil {
+		t.Fatal(err)
+	}
+	return pods.Items
+}
+
+// --- kubelet and scheduler stand-ins ---
+
+// kubeletBind plays the scheduler's bind and the kubelet's start: the Pod is bound to
+// node and, when running is true, Running.
+func kubeletBind(t *testing.T, pod *corev1.Pod, node string, running bool) {
+	t.Helper()
+	ctx := context.Background()
+	c := testenv.Client()
+	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name},
+		Target: corev1.ObjectReference{Kind: "Node", Name: node}}
+	if err := c.SubResource("binding").Create(ctx, pod, binding); err != nil {
+		t.Fatalf("binding %s: %v", pod.Name, err)
+	}
+	if !running {
+		return
+	}
+	kubeletSetStatus(t, pod, func(s *corev1.PodStatus) {
+		now := metav1.Now()
+		s.Phase = corev1.PodRunning
+		s.StartTime = &now
+		s.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now}}
+		s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", Image: "vmafx-worker:test", ImageID: "x",
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}
+	})
+}
+
+// kubeletFinish plays the kubelet reporting the worker's exit with its termination message.
+func kubeletFinish(t *testing.T, pod *corev1.Pod, exitCode int32, message string) {
+	t.Helper()
+	kubeletSetStatus(t, pod, func(s *corev1.PodStatus) {
+		now := metav1.Now()
+		s.Phase = corev1.PodSucceeded
+		reason := "Completed"
+		if exitCode != 0 {
+			s.Phase, reason = corev1.PodFailed, "Error"
+		}
+		if s.StartTime == nil {
+			s.StartTime = &now
+		}
+		s.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", Image: "vmafx-worker:test", ImageID: "x",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: exitCode, Reason: reason, Message: message, StartedAt: *s.StartTime, FinishedAt: now}}}}
+	})
+}
+
+// schedulerReject plays vmafx-scheduler failing to place the Pod.
+func schedulerReject(t *testing.T, pod *corev1.Pod, message string) {
+	t.Helper()
+	kubeletSetStatus(t, pod, func(s *corev1.PodStatus) {
+		s.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: corev1.PodReasonUnschedulable, Message: message, LastTransitionTime: metav1.Now()}}
+	})
+}
+
+func kubeletSetStatus(t *testing.T, pod *corev1.Pod, mutate func(*corev1.PodStatus)) {
+	t.Helper()
+	ctx := context.Background()
+	c := testenv.Client()
+	for range 5 {
+		fresh := &corev1.Pod{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pod), fresh); err != nil {
+			t.Fatal(err)
+		}
+		mutate(&fresh.Status)
+		err := c.Status().Update(ctx, fresh)
+		if apierrors.IsConflict(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("writing status of %s: %v", pod.Name, err)
+		}
+		*pod = *fresh
+		return
+	}
+	t.Fatalf("writing status of %s: conflicts", pod.Name)
+}
+
+// kubeletFinalizeDeletion plays the kubelet confirming that a deleted Pod's containers
+// are gone, which is what removes a bound Pod from the API server.
+func kubeletFinalizeDeletion(t *testing.T, ns, name string) {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	err := testenv.Client().Delete(context.Background(), pod, client.GracePeriodSeconds(0))
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+}
+
+// deviceHeartbeat plays the device plugin writing its node's heartbeat.
+func deviceHeartbeat(t *testing.T, node *vmafxv1.VmafxNode, at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	fresh := &vmafxv1.VmafxNode{}
+	if err := testenv.Client().Get(ctx, client.ObjectKeyFromObject(node), fresh); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(fresh.DeepCopy())
+	ts := metav1.NewTime(at)
+	fresh.Status.LastHeartbeat = &ts
+	if err := testenv.Client().Status().Patch(ctx, fresh, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func resultMessage(score float64, frames int) string {
+	b, _ := json.Marshal(vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Score: score, HarmonicMean: score - 0.5,
+		Min: score - 3, Max: score + 2, Frames: frames, FPS: 120.5, WallSeconds: 0.2, Backend: "cpu",
+		RequestedBackend: "cpu", Model: "vmaf_v0.6.1", ModelSHA256: "4d5c", KernelVersion: "test"})
+	return string(b)
+}
+
+func errorMessage(reason, msg string) string {
+	b, _ := json.Marshal(vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Error: &vmafxv1.WorkerError{Reason: reason, Message: msg}})
+	return string(b)
+}
+
+// jobEvents returns the reasons of the events regarding a job, oldest first.
+func jobEvents(t *testing.T, ns, job string) []string {
+	t.Helper()
+	var list eventsv1.EventList
+	if err := testenv.Client().List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "VmafxJob" && e.Regarding.Name == job {
+			for range max(1, eventCount(e)) {
+				reasons = append(reasons, e.Reason)
+			}
+		}
+	}
+	return reasons
+}
+
+func eventCount(e eventsv1.Event) int {
+	if e.Series != nil {
+		return int(e.Series.Count)
+	}
+	return 1
+}
