@@ -121,7 +121,7 @@ func TestJobRetriesAFailedAttempt(t *testing.T) {
 	})
 	kubeletBind(t, pod2, "node-b", true)
 	kubeletFinish(t, pod2, 0, resultMessage(80, 10))
-	j = waitForJob(t, ns, "flaky", "Succeeded", func(j *vmafxv1.VmafxJob) bool { return j.Status.Phase == vmafxv1.JobSucceeded })
+	j := waitForJob(t, ns, "flaky", "Succeeded", func(j *vmafxv1.VmafxJob) bool { return j.Status.Phase == vmafxv1.JobSucceeded })
 	if j.Status.Node != "node-b" || j.Status.PodName != "flaky-2" || j.Status.Score != "80.000000" {
 		t.Errorf("status: node %s, pod %s, score %s", j.Status.Node, j.Status.PodName, j.Status.Score)
 	}

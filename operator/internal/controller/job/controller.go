@@ -172,6 +172,8 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 	}
 	s.job.Status.PodName = pod.Name
 	o := observe(pod)
+	recorded := s.job.Status.FailedAttempts
+	s.job.Status.FailedAttempts = failures(s, pod, o)
 	if o.node != "" {
 		s.job.Status.Node = o.node
 	}
@@ -198,7 +200,7 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 		s.emit(true, ReasonPodLost, "Retry", o.message+"; starting a new attempt", pod)
 		return r.retryLost(ctx, s, n, o.message)
 	}
-	return r.handleFailure(ctx, s, n, pod, o)
+	return r.handleFailure(ctx, s, n, pod, o, s.job.Status.FailedAttempts > recorded)
 }
 
 // attemptPod returns attempt n's Pod, or nil when it no longer exists. A Pod missing
@@ -225,24 +227,29 @@ func (r *Reconciler) attemptPod(ctx context.Context, s *scope, n int32) (*corev1
 	return pod, nil
 }
 
-// failures counts the failed attempts among the job's Pods; lost Pods do not count.
-func failures(s *scope, current observation) int32 {
+// failures counts the failed attempts among the job's Pods and the current one; lost
+// Pods do not count. Status is not trusted alone: the write that recorded a failure may
+// have been lost while the Pod that failed is still there.
+func failures(s *scope, current *corev1.Pod, o observation) int32 {
 	var n int32
+	listed := false
 	for _, p := range s.pods {
-		if o := observe(p); o.state == podFailed {
+		listed = listed || p.Name == current.Name
+		if observe(p).state == podFailed {
 			n++
 		}
 	}
-	if current.state == podFailed && n == 0 {
-		n = 1 // the current Pod came from the API reader, not the list
+	if !listed && o.state == podFailed {
+		n++ // the current Pod came from the API reader, not the cache
 	}
 	return max(n, s.job.Status.FailedAttempts)
 }
 
-func (r *Reconciler) handleFailure(ctx context.Context, s *scope, n int32, pod *corev1.Pod, o observation) (ctrl.Result, error) {
-	failed := failures(s, o)
-	firstSeen := failed > s.job.Status.FailedAttempts
-	s.job.Status.FailedAttempts = failed
+// handleFailure fails the job once the failures exceed spec.backoffLimit, and otherwise
+// starts the next attempt after the backoff. firstSeen is true on the reconcile that first
+// records this failure, which is the one that tells people about it.
+func (r *Reconciler) handleFailure(ctx context.Context, s *scope, n int32, pod *corev1.Pod, o observation, firstSeen bool) (ctrl.Result, error) {
+	failed := s.job.Status.FailedAttempts
 	limit := backoffLimit(s.job)
 	if failed > limit {
 		setFailed(s.job, o.reason, fmt.Sprintf("attempt %d failed (%s): %s; backoffLimit %d reached", n, o.reason, o.message, limit), s.now)
