@@ -1,0 +1,85 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmafx/vmafx/worker/fetch"
+	"github.com/vmafx/vmafx/worker/vmaf"
+)
+
+func TestOpen(t *testing.T) {
+	const w, h = 36, 34 // 4:2:0 frame: 36*34 + 2*18*17 = 1836 bytes
+	frame := bytes.Repeat([]byte{128}, vmaf.YUV420P.FrameBytes(w, h))
+	y4m := []byte("YUV4MPEG2 W36 H34 F25:1 C420jpeg\n")
+	for range 3 {
+		y4m = append(y4m, "FRAME\n"...)
+		y4m = append(y4m, frame...)
+	}
+	raw := bytes.Repeat(frame, 4)
+	geometry := Raw{Width: w, Height: h, Format: vmaf.YUV420P}
+
+	tests := []struct {
+		name       string
+		file       string
+		data       []byte
+		raw        Raw
+		wantKind   string
+		wantFrames int
+		wantErr    error
+	}{
+		{name: "y4m by extension", file: "a.y4m", data: y4m, wantKind: KindY4M, wantFrames: 3},
+		{name: "y4m extension in capitals", file: "a.Y4M", data: y4m, wantKind: KindY4M, wantFrames: 3},
+		{name: "y4m by magic", file: "a.bin", data: y4m, raw: geometry, wantKind: KindY4M, wantFrames: 3},
+		{name: "raw", file: "a.yuv", data: raw, raw: geometry, wantKind: KindRaw, wantFrames: 4},
+		{name: "raw without geometry", file: "a.yuv", data: raw, wantErr: ErrNoGeometry},
+		{name: "empty raw", file: "a.yuv", data: nil, raw: geometry, wantKind: KindRaw, wantFrames: 0},
+		{name: "empty y4m", file: "a.y4m", data: nil, wantErr: vmaf.ErrBadHeader},
+		{name: "y4m with a bad colour space", file: "a.y4m", data: []byte("YUV4MPEG2 W36 H34 C411\n"), wantErr: vmaf.ErrUnknownPixelFormat},
+		{name: "missing file", file: "", wantErr: fetch.ErrNotFound},
+	}
+	dir := t.TempDir()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, "missing")
+			if tc.file != "" {
+				p = filepath.Join(t.TempDir(), tc.file)
+				if err := os.WriteFile(p, tc.data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			u, err := fetch.ParseURI(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := Open(context.Background(), fetch.File{}, u, tc.raw)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			if diff := cmp.Diff([]any{tc.wantKind, tc.wantFrames}, []any{in.Kind, in.Frames}); diff != "" {
+				t.Errorf("kind, frames (-want +got):\n%s", diff)
+			}
+			var f vmaf.Frame
+			n := 0
+			for in.ReadFrame(&f) == nil {
+				n++
+			}
+			if n != tc.wantFrames {
+				t.Errorf("read %d frames, want %d", n, tc.wantFrames)
+			}
+		})
+	}
+}
