@@ -4,8 +4,8 @@ import (
 	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/vmafx/vmafx/scheduler-plugin/apis/config"
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/scheduler-plugin/apis/config"
 )
 
 func addConversionFuncs(scheme *runtime.Scheme) error {

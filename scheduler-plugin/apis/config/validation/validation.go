@@ -19,7 +19,7 @@ func ValidateVmafxPlacementArgs(path *field.Path, args *config.VmafxPlacementArg
 	var errs field.ErrorList
 
 	if d := args.HeartbeatStaleAfter.Duration; d <= 0 {
-		errs = append(errs, field.Invalid(path.Child("heartbeatStaleAfter"), args.HeartbeatStaleAfter.String(), "must be greater than zero"))
+		errs = append(errs, field.Invalid(path.Child("heartbeatStaleAfter"), d.String(), "must be greater than zero"))
 	}
 
 	switch args.ScoringStrategy {

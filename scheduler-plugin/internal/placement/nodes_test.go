@@ -1,0 +1,131 @@
+package placement
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/klog/v2"
+	testingclock "k8s.io/utils/clock/testing"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+)
+
+func TestNodeTableClockSkew(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	tt := newTestTable(t, clk, time.Minute)
+
+	// Within the allowance, a heartbeat from the future is taken as written.
+	tt.put(vmafxNode("n1", vmafxv1.VendorNVIDIA, t0.Add(maxClockSkew)))
+	if got, want := tt.get("n1").heartbeat, t0.Add(maxClockSkew).UnixNano(); got != want {
+		t.Errorf("heartbeat within the skew allowance = %v, want %v", time.Unix(0, got), time.Unix(0, want))
+	}
+
+	// Beyond it, the heartbeat counts from when the scheduler received it ...
+	ahead := vmafxNode("n1", vmafxv1.VendorNVIDIA, t0.Add(time.Hour))
+	tt.put(ahead)
+	if got := tt.get("n1").heartbeat; got != t0.UnixNano() {
+		t.Errorf("heartbeat an hour ahead counts from %v, want receipt time %v", time.Unix(0, got), t0)
+	}
+	// ... and the same beat seen again later (a resync, another field changed) does not
+	// renew it: a node whose agent died goes stale on time even with a clock an hour fast.
+	clk.Step(30 * time.Second)
+	tt.put(ahead.DeepCopy())
+	if got := tt.get("n1").heartbeat; got != t0.UnixNano() {
+		t.Errorf("same beat seen again counts from %v, want the first receipt %v", time.Unix(0, got), t0)
+	}
+	clk.Step(31 * time.Second)
+	f := tt.get("n1")
+	if f.offers(&anyVendor, clk.Now().UnixNano(), tt.staleAfter) {
+		t.Errorf("node whose fast-clocked agent stopped 61 s ago still offers slots")
+	}
+	// A new beat from the still-fast clock is fresh again.
+	tt.put(vmafxNode("n1", vmafxv1.VendorNVIDIA, t0.Add(time.Hour+10*time.Second)))
+	if got := tt.get("n1").heartbeat; got != clk.Now().UnixNano() {
+		t.Errorf("new beat ahead counts from %v, want now %v", time.Unix(0, got), clk.Now())
+	}
+}
+
+func TestNodeTableConflictsAndDeletes(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	first := vmafxNode("n1", vmafxv1.VendorNVIDIA, t0)
+	second := vmafxNode("n1", vmafxv1.VendorAMD, t0)
+	second.Name = "n1-again"
+	tt := newTestTable(t, clk, time.Minute, first, second)
+	if got := tt.get("n1").objects; got != 2 {
+		t.Fatalf("objects naming n1 = %d, want 2", got)
+	}
+	tt.remove(second)
+	if f := tt.get("n1"); f == nil || f.objects != 1 || f.vendor != lookupVendor(vmafxv1.VendorNVIDIA) {
+		t.Errorf("after the duplicate is deleted: %+v, want one nvidia VmafxNode", f)
+	}
+	tt.remove(first)
+	if f := tt.get("n1"); f != nil {
+		t.Errorf("after the last VmafxNode is deleted: %+v, want none", f)
+	}
+}
+
+func TestNodeTableOffered(t *testing.T) {
+	type change struct {
+		step time.Duration // clock advance before the change
+		put  *vmafxv1.VmafxNode
+		del  *vmafxv1.VmafxNode
+	}
+	nv := func(hb time.Duration) *vmafxv1.VmafxNode { return vmafxNode("n1", vmafxv1.VendorNVIDIA, t0.Add(hb)) }
+	tests := map[string]struct {
+		changes []change
+		want    []bool // whether each change made the node start offering
+	}{
+		"created fresh":          {changes: []change{{put: nv(0)}}, want: []bool{true}},
+		"created without a beat": {changes: []change{{put: vmafxNode("n1", vmafxv1.VendorNVIDIA, time.Time{})}, {put: nv(0)}}, want: []bool{false, true}},
+		"created stale":          {changes: []change{{put: nv(-2 * time.Minute)}}, want: []bool{false}},
+		"routine heartbeats": {
+			changes: []change{{put: nv(0)}, {step: 10 * time.Second, put: nv(10 * time.Second)}, {step: 10 * time.Second, put: nv(20 * time.Second)}},
+			want:    []bool{true, false, false},
+		},
+		"fresh again after stale": {
+			changes: []change{{put: nv(0)}, {step: 2 * time.Minute, put: nv(2 * time.Minute)}},
+			want:    []bool{true, true},
+		},
+		"vendor changed": {
+			changes: []change{{put: nv(0)}, {put: vmafxNode("n1", vmafxv1.VendorAMD, t0)}},
+			want:    []bool{true, true},
+		},
+		"unknown vendor offers nothing": {
+			changes: []change{{put: vmafxNode("n1", "matrox", t0)}},
+			want:    []bool{false},
+		},
+		"deleted": {changes: []change{{put: nv(0)}, {del: nv(0)}}, want: []bool{true, false}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(t0)
+			tt := newTestTable(t, clk, time.Minute)
+			var got []bool
+			offered := false
+			tt.offered = func(klog.Logger, string, *nodeFacts) { offered = true }
+			for _, c := range tc.changes {
+				clk.Step(c.step)
+				offered = false
+				if c.put != nil {
+					tt.put(c.put)
+				} else {
+					tt.remove(c.del)
+				}
+				got = append(got, offered)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("offered per change (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNodeTableNotOfferedBeforeSync(t *testing.T) {
+	// The informer's initial list is not news: no Pod can have been rejected before it.
+	clk := testingclock.NewFakeClock(t0)
+	tt := newTestTable(t, clk, time.Minute)
+	tt.synced = func() bool { return false }
+	tt.offered = func(klog.Logger, string, *nodeFacts) { t.Errorf("offered before the initial list was handled") }
+	tt.put(vmafxNode("n1", vmafxv1.VendorNVIDIA, t0))
+}
