@@ -88,7 +88,11 @@ func TestFilter(t *testing.T) {
 			backend: "cuda", slots: 4,
 			vmafxNodes: []*vmafxv1.VmafxNode{
 				vmafxNode("n1", vmafxv1.VendorNVIDIA, fresh),
-				func() *vmafxv1.VmafxNode { vn := vmafxNode("n1", vmafxv1.VendorAMD, fresh); vn.Name = "n1-copy"; return vn }(),
+				func() *vmafxv1.VmafxNode {
+					vn := vmafxNode("n1", vmafxv1.VendorAMD, fresh)
+					vn.Name = "n1-copy"
+					return vn
+				}(),
 			},
 			wantCode: fwk.UnschedulableAndUnresolvable, wantReason: "node(s) had more than one VmafxNode",
 		},

@@ -89,8 +89,8 @@ func TestScore(t *testing.T) {
 			want:       map[string]int64{"a": 25, "b": 75},
 		},
 		"pod overrides bin-pack with spread, any letter case": {
-			args: args(func(a *config.VmafxPlacementArgs) { slotsOnly(a); a.ScoringStrategy = config.BinPack }),
-			pod:  withAnnotation(workerPod("cuda"), vmafxv1.AnnotationScoringStrategy, "spread"),
+			args:       args(func(a *config.VmafxPlacementArgs) { slotsOnly(a); a.ScoringStrategy = config.BinPack }),
+			pod:        withAnnotation(workerPod("cuda"), vmafxv1.AnnotationScoringStrategy, "spread"),
 			vmafxNodes: []*vmafxv1.VmafxNode{vmafxNode("a", vmafxv1.VendorNVIDIA, fresh), vmafxNode("b", vmafxv1.VendorNVIDIA, fresh)},
 			nodes:      []fwk.NodeInfo{nodeInfo("a", 4, 0), nodeInfo("b", 4, 2)},
 			want:       map[string]int64{"a": 75, "b": 25},
