@@ -105,11 +105,13 @@ const (
 	DefaultWorkerCPULimit          = "2"
 	DefaultWorkerMemoryRequest     = "256Mi"
 	DefaultWorkerMemoryLimit       = "1Gi"
-	DefaultMaxConcurrentReconciles = 8
-	// DefaultKubeAPIQPS and DefaultKubeAPIBurst allow a burst of 1000 job submissions to
-	// get their Pods within seconds (each job costs about two writes: Pod and status).
-	DefaultKubeAPIQPS   = 200
-	DefaultKubeAPIBurst = 400
+	DefaultMaxConcurrentReconciles = 16
+	// DefaultKubeAPIQPS and DefaultKubeAPIBurst let a burst of 1000 submitted jobs get
+	// their Pods in about 5 s: each new job costs two writes (its Pod and its status), so
+	// 200 QPS alone would take 10 s. The API server's priority and fairness still bound
+	// the operator's share of the server.
+	DefaultKubeAPIQPS   = 500
+	DefaultKubeAPIBurst = 1000
 )
 
 // Load reads the configuration through lookup (os.LookupEnv in the binary). All invalid

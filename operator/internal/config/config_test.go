@@ -24,7 +24,7 @@ func TestLoadDefaults(t *testing.T) {
 	got := []any{c.MetricsAddr, c.HealthProbeAddr, c.LeaderElection, c.LeaderElectionID, c.WebhookPort,
 		c.GracefulShutdown, c.LogLevel, c.NodeStaleAfter, c.Worker.Image, c.MaxConcurrentReconciles}
 	want := []any{":8081", ":8082", false, "vmafx-operator.vmafx.dev", 0,
-		30 * time.Second, "info", 60 * time.Second, "vmafx-worker:dev", 8}
+		30 * time.Second, "info", 60 * time.Second, "vmafx-worker:dev", 16}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
@@ -40,13 +41,14 @@ func operatorEnv(overrides ...string) map[string]string {
 
 // runningOperator is an operator manager running in the test process.
 type runningOperator struct {
+	mgr    ctrl.Manager
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
 }
 
 // startOperator starts an operator with env and stops it when the test ends.
-func startOperator(t *testing.T, env map[string]string) *runningOperator {
+func startOperator(t testing.TB, env map[string]string) *runningOperator {
 	t.Helper()
 	cfg, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
@@ -57,7 +59,7 @@ func startOperator(t *testing.T, env map[string]string) *runningOperator {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	op := &runningOperator{cancel: cancel, done: make(chan error, 1)}
+	op := &runningOperator{mgr: mgr, cancel: cancel, done: make(chan error, 1)}
 	go func() { op.done <- mgr.Start(ctx) }()
 	t.Cleanup(op.stop)
 	return op
@@ -287,4 +289,14 @@ func eventCount(e eventsv1.Event) int {
 		return int(e.Series.Count)
 	}
 	return 1
+}
+
+// elected reports whether the operator leads (or runs without leader election).
+func (op *runningOperator) elected() bool {
+	select {
+	case <-op.mgr.Elected():
+		return true
+	default:
+		return false
+	}
 }
