@@ -122,4 +122,3 @@ func TestTrainingReportsThatItHasNotStarted(t *testing.T) {
 		})
 	}
 }
-
