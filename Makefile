@@ -32,6 +32,7 @@ help: ## List the targets.
 generate: ## Generate deepcopy code, CRDs (manifests/crd) and RBAC (manifests/rbac) from the markers.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
 	$(CONTROLLER_GEN) crd paths=./apis/... output:crd:artifacts:config=manifests/crd
+	hack/generate-crd-kustomization.sh
 	hack/generate-rbac.sh
 
 .PHONY: verify
@@ -80,6 +81,75 @@ $(ENVTEST_ASSETS)/kube-apiserver: $(KUBE_APISERVER)
 
 $(ENVTEST_ASSETS)/etcd: $(ETCD)
 	@mkdir -p $(@D) && ln -sf $< $@
+
+##@ Local cluster (test/e2e; docs/local-cluster.md)
+# A real single-node cluster on this machine, every part built from module sources and
+# cached by version next to kube-apiserver and etcd. State lives in .cluster/ (git-ignored).
+CONTAINERD_VERSION := $(call module_version,github.com/containerd/containerd/v2,hack/tools/containerd/go.mod)
+KUBE_CONTROLLER_MANAGER := $(TOOLS_BIN)/kube-controller-manager-$(K8S_VERSION)
+KUBE_SCHEDULER := $(TOOLS_BIN)/kube-scheduler-$(K8S_VERSION)
+KUBELET        := $(TOOLS_BIN)/kubelet-$(K8S_VERSION)
+KUBE_PROXY     := $(TOOLS_BIN)/kube-proxy-$(K8S_VERSION)
+KUBECTL        := $(TOOLS_BIN)/kubectl-$(K8S_VERSION)
+CONTAINERD     := $(TOOLS_BIN)/containerd-$(CONTAINERD_VERSION)
+CONTAINERD_SHIM := $(TOOLS_BIN)/containerd-shim-runc-v2-$(CONTAINERD_VERSION)
+CTR            := $(TOOLS_BIN)/ctr-$(CONTAINERD_VERSION)
+CLUSTER_BINS   := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBELET) \
+                  $(KUBE_PROXY) $(KUBECTL) $(CONTAINERD) $(CONTAINERD_SHIM) $(CTR)
+# The harness command; it finds the binaries above by name and version in $(TOOLS_BIN).
+VMAFX_CLUSTER  := bin/vmafx-cluster
+CLUSTER_FLAGS  := -bin-dir=$(TOOLS_BIN) -k8s-version=$(K8S_VERSION) -etcd-version=$(ETCD_VERSION) \
+                  -containerd-version=$(CONTAINERD_VERSION) -state-dir=$(CURDIR)/.cluster
+CLUSTER_KUBECTL := $(KUBECTL) --kubeconfig=$(CURDIR)/.cluster/kubeconfig
+# Static, no cgo: containerd's btrfs and devmapper snapshotters drop out (overlayfs is used).
+CONTAINERD_TAGS := urfave_cli_no_docs no_btrfs no_devmapper no_zfs
+
+.PHONY: cluster-bins
+cluster-bins: $(CLUSTER_BINS) ## Build the cluster's binaries from module sources, cached by version (about 6 minutes the first time).
+
+.PHONY: cluster-up
+cluster-up: cluster-bins $(VMAFX_CLUSTER) ## Start the local single-node cluster (a no-op when it is up); KUBECONFIG=.cluster/kubeconfig.
+	$(VMAFX_CLUSTER) up $(CLUSTER_FLAGS)
+
+.PHONY: cluster-down
+cluster-down: $(VMAFX_CLUSTER) ## Stop the local cluster and restore the host state it changed.
+	$(VMAFX_CLUSTER) down $(CLUSTER_FLAGS)
+
+.PHONY: cluster-status
+cluster-status: $(VMAFX_CLUSTER) ## Show the local cluster's processes and node.
+	$(VMAFX_CLUSTER) status $(CLUSTER_FLAGS)
+
+.PHONY: images
+images: $(VMAFX_CLUSTER) ## Build the binaries static, pack them into images (no Docker) and import them into the cluster.
+	$(VMAFX_CLUSTER) images $(CLUSTER_FLAGS) -out=$(CURDIR)/_output/images
+
+.PHONY: deploy
+deploy: $(KUBECTL) ## Apply manifests/overlays/local to the local cluster and wait for the rollout.
+	$(CLUSTER_KUBECTL) apply -k manifests/overlays/local
+	$(VMAFX_CLUSTER) wait-deployed $(CLUSTER_FLAGS)
+
+.PHONY: e2e
+e2e: cluster-up images deploy ## End-to-end scenarios (test/e2e) on the local cluster; logs go to .cluster/artifacts on failure.
+	VMAFX_E2E=1 KUBECONFIG=$(CURDIR)/.cluster/kubeconfig VMAFX_KUBECTL=$(KUBECTL) \
+	  VMAFX_CLUSTER_FLAGS="$(CLUSTER_FLAGS)" $(GO) test -count=1 -timeout=30m -v ./test/e2e/... \
+	  || { $(VMAFX_CLUSTER) collect $(CLUSTER_FLAGS); exit 1; }
+
+# The harness is rebuilt when its sources change; go build is a no-op otherwise.
+.PHONY: $(VMAFX_CLUSTER)
+$(VMAFX_CLUSTER):
+	@mkdir -p bin
+	$(GO) build -o $@ ./test/e2e/cluster/cmd/vmafx-cluster
+
+$(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBELET) $(KUBE_PROXY) $(KUBECTL):
+	@mkdir -p $(@D)
+	@echo "building $(notdir $@) from module sources"
+	cd hack/tools/k8s && $(GO) build -trimpath -o $@ k8s.io/kubernetes/cmd/$(patsubst %-$(K8S_VERSION),%,$(notdir $@))
+
+$(CONTAINERD) $(CONTAINERD_SHIM) $(CTR):
+	@mkdir -p $(@D)
+	@echo "building $(notdir $@) from module sources"
+	cd hack/tools/containerd && CGO_ENABLED=0 $(GO) build -trimpath -tags "$(CONTAINERD_TAGS)" \
+	  -o $@ github.com/containerd/containerd/v2/cmd/$(patsubst %-$(CONTAINERD_VERSION),%,$(notdir $@))
 
 ##@ Cleanup
 .PHONY: clean
