@@ -38,8 +38,10 @@ var (
 	ErrTimeout = errors.New("timed out")
 )
 
-// Error is a failure to fetch one input.
+// Error is a failure to fetch one input (or to store one output).
 type Error struct {
+	// Op is "fetch" when empty, or another verb such as "store".
+	Op string
 	// URI is the input, redacted (see Redact).
 	URI string
 	// Err is the cause. It never wraps io.EOF or io.ErrUnexpectedEOF, so that
@@ -47,7 +49,13 @@ type Error struct {
 	Err error
 }
 
-func (e *Error) Error() string { return "fetch " + e.URI + ": " + e.Err.Error() }
+func (e *Error) Error() string {
+	op := e.Op
+	if op == "" {
+		op = "fetch"
+	}
+	return op + " " + e.URI + ": " + e.Err.Error()
+}
 
 func (e *Error) Unwrap() error { return e.Err }
 
@@ -124,7 +132,7 @@ func NewMux(h *HTTP) *Mux {
 		"file":  File{},
 		"http":  h,
 		"https": h,
-		"s3":    Unsupported{Message: "s3:// is not supported yet"},
+		"s3":    UnsupportedS3,
 	}}
 }
 
@@ -137,6 +145,9 @@ func (m *Mux) Open(ctx context.Context, u *url.URL) (*Object, error) {
 	return f.Open(ctx, u)
 }
 
+// UnsupportedS3 stands in for the S3 fetcher (TODO(S3 issue)).
+var UnsupportedS3 = Unsupported{Message: "s3:// is not supported yet"}
+
 // Unsupported is a Fetcher for a scheme that is known but not implemented.
 type Unsupported struct {
 	// Message says so to people, e.g. "s3:// is not supported yet".
@@ -145,8 +156,11 @@ type Unsupported struct {
 
 // Open fails with ErrUnsupportedScheme.
 func (s Unsupported) Open(_ context.Context, u *url.URL) (*Object, error) {
-	return nil, fail(u, &unsupportedError{s.Message})
+	return nil, fail(u, s.Err())
 }
+
+// Err returns the error Open wraps: s.Message, matching ErrUnsupportedScheme.
+func (s Unsupported) Err() error { return &unsupportedError{s.Message} }
 
 // unsupportedError reads as its message alone and matches ErrUnsupportedScheme.
 type unsupportedError struct{ msg string }

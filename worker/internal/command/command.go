@@ -1,0 +1,127 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vmafx/vmafx/worker/internal/backend"
+	"github.com/vmafx/vmafx/worker/internal/report"
+	"github.com/vmafx/vmafx/worker/vmaf"
+)
+
+const usageText = `vmafx-worker computes VMAF scores.
+
+Usage:
+  vmafx-worker score --reference URI --distorted URI [flags]
+  vmafx-worker score [flags] REFERENCE DISTORTED
+  vmafx-worker version
+
+Inputs are file:// URIs, bare paths or http(s):// URLs; .y4m files (or any
+input starting with the YUV4MPEG2 magic) carry their geometry, anything else is
+raw planar YUV and needs --width and --height. "vmafx-worker score -h" lists
+the flags; each has an environment twin, e.g. --threads and VMAFX_THREADS.
+
+Exit codes: 0 success, 1 internal error, 2 bad input, 3 fetch failed,
+4 unknown or corrupt model.
+`
+
+// Run runs the vmafx-worker command line args (without the program name)
+// and returns the process exit code. env looks up environment variables.
+func Run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	tty := isTerminal(stderr, env)
+	stderr = &lockedWriter{w: stderr}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageText)
+		return report.ExitBadInput
+	}
+	switch args[0] {
+	case "score":
+		return score(ctx, args[1:], env, stdout, stderr, tty)
+	case "version", "--version":
+		printVersion(stdout)
+		return report.ExitOK
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usageText)
+		return report.ExitOK
+	}
+	fmt.Fprintf(stderr, "vmafx-worker: unknown command %q\n\n%s", args[0], usageText)
+	return report.ExitBadInput
+}
+
+// score runs the score command.
+func score(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer, tty bool) int {
+	start := time.Now()
+	cfg, err := parseScore(args, env)
+	if errors.Is(err, flag.ErrHelp) {
+		fs, _ := newScoreFlags()
+		fs.SetOutput(stdout)
+		fmt.Fprint(stdout, "Usage of vmafx-worker score:\n")
+		fs.PrintDefaults()
+		return report.ExitOK
+	}
+	if err != nil {
+		if !cfg.desk {
+			fmt.Fprintf(stderr, "vmafx-worker: %v (see vmafx-worker score -h)\n", err)
+		}
+		s := &scorer{cfg: cfg, env: env, stdout: stdout, stderr: stderr, log: newLogger(stderr, 0, cfg.desk), start: start}
+		return s.fail(err)
+	}
+	s := &scorer{cfg: cfg, env: env, stdout: stdout, stderr: stderr, tty: tty,
+		log: newLogger(stderr, cfg.verbosity, cfg.desk && !cfg.verbositySet), start: start}
+	return s.run(ctx)
+}
+
+// printVersion prints the worker's build, the kernel, backends and models.
+func printVersion(w io.Writer) {
+	fmt.Fprintf(w, "vmafx-worker %s\nkernel %s\nbackends %s\nmodels %s\n",
+		buildVersion(), vmaf.Version, strings.Join(backend.Names(), " "), strings.Join(vmaf.BuiltinModels(), " "))
+}
+
+// buildVersion is the module version and VCS revision from the build
+// information, e.g. "(devel) 1a2b3c4d5e6f+dirty go1.26.8".
+func buildVersion() string {
+	v := "(unknown)"
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v + " " + runtime.Version()
+	}
+	v = bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value[:min(len(s.Value), 12)]
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev != "" {
+		v += " " + rev + dirty
+	}
+	return v + " " + bi.GoVersion
+}
+
+// lockedWriter serialises writes from the logger and the progress line.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

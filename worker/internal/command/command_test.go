@@ -1,0 +1,509 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/worker/internal/backend"
+	"github.com/vmafx/vmafx/worker/vmaf"
+)
+
+// The test pair: p02 of the kernel's reference data, 176x144 yuv420p, 16
+// frames, with libvmaf 3.2.0's output for it.
+const (
+	testdata = "../../vmaf/testdata"
+	pairW    = 176
+	pairH    = 144
+	frames   = 16
+)
+
+var (
+	refClip  = filepath.Join(testdata, "clips/p02_ref.yuv")
+	distClip = filepath.Join(testdata, "clips/p02_dist.yuv")
+)
+
+// libvmafJSON is the part of libvmaf's JSON log the tests compare.
+type libvmafJSON struct {
+	Frames []struct {
+		FrameNum int                `json:"frameNum"`
+		Metrics  map[string]float64 `json:"metrics"`
+	} `json:"frames"`
+	Pooled map[string]struct {
+		Min, Max, Mean float64
+		Harmonic       float64 `json:"harmonic_mean"`
+	} `json:"pooled_metrics"`
+}
+
+func readLibvmafJSON(t *testing.T, path string) *libvmafJSON {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j libvmafJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &j
+}
+
+// modelSHA256 is the checksum of a built-in model's JSON file.
+func modelSHA256(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("../../vmaf/models", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// run is one in-process run of the command.
+type run struct {
+	code           int
+	stdout, stderr string
+	termination    string // the termination message file, "" if absent
+}
+
+// runWorker runs the command in-process with env (plus a termination log in
+// a temporary directory, unless env names one) and returns what it did.
+func runWorker(t *testing.T, ctx context.Context, env map[string]string, args ...string) run {
+	t.Helper()
+	term := filepath.Join(t.TempDir(), "termination-log")
+	if _, ok := env["VMAFX_TERMINATION_LOG"]; !ok {
+		env = withEnv(env, "VMAFX_TERMINATION_LOG", term)
+	} else {
+		term = env["VMAFX_TERMINATION_LOG"]
+	}
+	var stdout, stderr bytes.Buffer
+	code := Run(ctx, args, func(k string) string { return env[k] }, &stdout, &stderr)
+	r := run{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	if data, err := os.ReadFile(term); err == nil {
+		r.termination = string(data)
+	}
+	return r
+}
+
+func withEnv(env map[string]string, kv ...string) map[string]string {
+	m := map[string]string{}
+	for k, v := range env {
+		m[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+// result checks that the run wrote the same single-line WorkerResult to
+// stdout and the termination message, and returns it.
+func (r run) result(t *testing.T) *vmafxv1.WorkerResult {
+	t.Helper()
+	if r.termination == "" {
+		t.Fatalf("no termination message; exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if r.stdout != r.termination {
+		t.Errorf("stdout %q differs from the termination message %q", r.stdout, r.termination)
+	}
+	if len(r.termination) > 4096 || strings.Count(r.termination, "\n") != 1 {
+		t.Errorf("termination message is %d bytes on %d lines, want one line under 4 KiB", len(r.termination), strings.Count(r.termination, "\n"))
+	}
+	res, err := vmafxv1.ParseWorkerResult([]byte(r.termination))
+	if err != nil {
+		t.Fatalf("termination message %q: %v", r.termination, err)
+	}
+	return res
+}
+
+// rawArgs are the Pod form's arguments for the raw test pair.
+func rawArgs(ref, dist string, extra ...string) []string {
+	return append([]string{"score", "--reference", ref, "--distorted", dist,
+		"--width", strconv.Itoa(pairW), "--height", strconv.Itoa(pairH), "--pixel-format", "yuv420p"}, extra...)
+}
+
+func TestScorePodForm(t *testing.T) {
+	want := readLibvmafJSON(t, filepath.Join(testdata, "ref/p02_v061.json"))
+	abs := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "file://" + a
+	}
+	out := filepath.Join(t.TempDir(), "scores.json")
+	r := runWorker(t, context.Background(), map[string]string{vmafxv1.EnvBackend: "cuda"},
+		rawArgs(abs(refClip), abs(distClip), "--model", "vmaf_v0.6.1", "--output", "file://"+out)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	got := r.result(t)
+	pooled := want.Pooled["vmaf"]
+	approx := func(name string, got, want float64) {
+		if math.Abs(got-want) > 1e-4 {
+			t.Errorf("%s = %.6f, want libvmaf's %.6f", name, got, want)
+		}
+	}
+	approx("score", got.Score, pooled.Mean)
+	approx("harmonic mean", got.HarmonicMean, pooled.Harmonic)
+	approx("min", got.Min, pooled.Min)
+	approx("max", got.Max, pooled.Max)
+	type provenance struct {
+		Version, Backend, RequestedBackend, Model, ModelSHA256, KernelVersion string
+		Frames                                                                int
+		Error                                                                 *vmafxv1.WorkerError
+	}
+	wantProv := provenance{vmafxv1.ResultVersion, "cpu", "cuda", "vmaf_v0.6.1", modelSHA256(t, "vmaf_v0.6.1"), vmaf.Version, frames, nil}
+	gotProv := provenance{got.Version, got.Backend, got.RequestedBackend, got.Model, got.ModelSHA256, got.KernelVersion, got.Frames, got.Error}
+	if diff := cmp.Diff(wantProv, gotProv); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	if got.FPS <= 0 || got.WallSeconds <= 0 {
+		t.Errorf("fps %v, wall %v s, want both positive", got.FPS, got.WallSeconds)
+	}
+	if !strings.Contains(r.stderr, `"Scoring"`) || !strings.Contains(r.stderr, `"Requested backend is not available, scoring on the CPU"`) {
+		t.Errorf("stderr lacks the structured logs:\n%s", r.stderr)
+	}
+
+	// The per-frame output has libvmaf's layout and values.
+	perFrame := readLibvmafJSON(t, out)
+	if len(perFrame.Frames) != len(want.Frames) {
+		t.Fatalf("output has %d frames, want %d", len(perFrame.Frames), len(want.Frames))
+	}
+	for i, f := range perFrame.Frames {
+		approx(fmt.Sprintf("frame %d vmaf", i), f.Metrics["vmaf"], want.Frames[i].Metrics["vmaf"])
+		approx(fmt.Sprintf("frame %d integer_adm2", i), f.Metrics["integer_adm2"], want.Frames[i].Metrics["integer_adm2"])
+	}
+	approx("output pooled mean", perFrame.Pooled["vmaf"].Mean, pooled.Mean)
+	if leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*.tmp")); len(leftovers) != 0 {
+		t.Errorf("temporary files left behind: %v", leftovers)
+	}
+}
+
+// y4m returns a Y4M stream of the raw 4:2:0 frames in data.
+func y4m(data []byte, w, h int) []byte {
+	fb := vmaf.YUV420P.FrameBytes(w, h)
+	out := fmt.Appendf(nil, "YUV4MPEG2 W%d H%d F25:1 Ip A1:1 C420jpeg\n", w, h)
+	for i := 0; i+fb <= len(data); i += fb {
+		out = append(out, "FRAME\n"...)
+		out = append(out, data[i:i+fb]...)
+	}
+	return out
+}
+
+// writeY4MPair writes the test pair as ref.y4m and dist.y4m in dir.
+func writeY4MPair(t *testing.T, dir string) (ref, dist string) {
+	t.Helper()
+	for _, c := range []struct{ from, to string }{{refClip, "ref.y4m"}, {distClip, "dist.y4m"}} {
+		data, err := os.ReadFile(c.from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.to), y4m(data, pairW, pairH), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "ref.y4m"), filepath.Join(dir, "dist.y4m")
+}
+
+func TestScoreDeskForm(t *testing.T) {
+	ref, dist := writeY4MPair(t, t.TempDir())
+	want := readLibvmafJSON(t, filepath.Join(testdata, "ref/p02_v061.json")).Pooled["vmaf"].Mean
+	_, errBefore := os.Stat(defaultTerminationLog)
+	var stdout, stderr bytes.Buffer
+	// No termination log is named: the default is skipped when absent.
+	code := Run(context.Background(), []string{"score", ref, dist}, func(string) string { return "" }, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+	checkDeskScore(t, stdout.String(), want)
+	if stderr.Len() != 0 {
+		t.Errorf("stderr = %q, want nothing without -v", stderr.String())
+	}
+	if _, err := os.Stat(defaultTerminationLog); errors.Is(errBefore, os.ErrNotExist) && err == nil {
+		os.Remove(defaultTerminationLog)
+		t.Errorf("the desk form created %s", defaultTerminationLog)
+	}
+}
+
+// checkDeskScore checks the desk form's one line against libvmaf's mean.
+func checkDeskScore(t *testing.T, stdout string, want float64) {
+	t.Helper()
+	s, ok := strings.CutPrefix(stdout, "VMAF score: ")
+	s, nl := strings.CutSuffix(s, "\n")
+	got, err := strconv.ParseFloat(s, 64)
+	if !ok || !nl || err != nil || len(s)-strings.IndexByte(s, '.') != 7 {
+		t.Fatalf("stdout = %q, want \"VMAF score: <six decimals>\\n\"", stdout)
+	}
+	if math.Abs(got-want) > 1e-4 {
+		t.Fatalf("score %v, want libvmaf's %.6f", got, want)
+	}
+}
+
+func TestScoreOverHTTP(t *testing.T) {
+	srv := httptest.NewServer(http.FileServer(http.Dir(filepath.Join(testdata, "clips"))))
+	defer srv.Close()
+	want := readLibvmafJSON(t, filepath.Join(testdata, "ref/p02_v061.json")).Pooled["vmaf"].Mean
+	r := runWorker(t, context.Background(), nil, rawArgs(srv.URL+"/p02_ref.yuv", srv.URL+"/p02_dist.yuv")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if got := r.result(t); math.Abs(got.Score-want) > 1e-4 || got.Frames != frames {
+		t.Fatalf("score %v over %d frames, want %v over %d", got.Score, got.Frames, want, frames)
+	}
+}
+
+func TestScoreRangeAndEnv(t *testing.T) {
+	want := readLibvmafJSON(t, filepath.Join(testdata, "ref/p02_v061neg.json"))
+	out := filepath.Join(t.TempDir(), "scores.json")
+	// The model comes from its env twin; --frames and --subsample pick frames 3, 5, 7, 9.
+	r := runWorker(t, context.Background(), map[string]string{"VMAFX_MODEL": "vmaf_v0.6.1neg", "VMAFX_THREADS": "1"},
+		rawArgs(refClip, distClip, "--frames", "3:8", "--subsample", "2", "--output", out)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	got := r.result(t)
+	if got.Model != "vmaf_v0.6.1neg" || got.ModelSHA256 != modelSHA256(t, "vmaf_v0.6.1neg") || got.Frames != 4 {
+		t.Fatalf("model %s (%s), %d frames; want vmaf_v0.6.1neg over 4 frames", got.Model, got.ModelSHA256, got.Frames)
+	}
+	var nums []int
+	for _, f := range readLibvmafJSON(t, out).Frames {
+		nums = append(nums, f.FrameNum)
+	}
+	if diff := cmp.Diff([]int{3, 5, 7, 9}, nums); diff != "" {
+		t.Errorf("scored frames (-want +got):\n%s", diff)
+	}
+	// Frame 3's features do not depend on where scoring started; its motion
+	// does (the first scored frame has none), so compare VIF only.
+	if g, w := readLibvmafJSON(t, out).Frames[0].Metrics["integer_vif_scale0_egl_1"], want.Frames[3].Metrics["integer_vif_scale0_egl_1"]; math.Abs(g-w) > 1e-5 {
+		t.Errorf("frame 3 integer_vif_scale0_egl_1 = %v, want %v", g, w)
+	}
+
+	// A flag wins over its env twin.
+	r = runWorker(t, context.Background(), map[string]string{"VMAFX_MODEL": "no-such-model"},
+		rawArgs(refClip, distClip, "--model", "vmaf_v0.6.1", "--frames", ":2")...)
+	if r.code != 0 || r.result(t).Frames != 2 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+func TestScoreFailures(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	distData, err := os.ReadFile(distClip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := vmaf.YUV420P.FrameBytes(pairW, pairH)
+	truncated := write("truncated.yuv", distData[:len(distData)-fb/2])
+	short := write("short.yuv", distData[:len(distData)-fb])
+	empty := write("empty.yuv", nil)
+	otherSize := write("other.y4m", y4m(make([]byte, 64*64*3/2*frames), 64, 64))
+	model, err := os.ReadFile("../../vmaf/models/vmaf_v0.6.1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	corruptModel := write("corrupt.json", model[:len(model)/2])
+
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+
+	tests := []struct {
+		name       string
+		args       []string
+		env        map[string]string
+		wantCode   int
+		wantReason string
+		wantInMsg  string
+	}{
+		{"truncated distorted", rawArgs(refClip, truncated), nil, 2, vmafxv1.ReasonBadInput, "truncated"},
+		{"frame count mismatch", rawArgs(refClip, short), nil, 2, vmafxv1.ReasonBadInput, "frame count mismatch"},
+		{"size mismatch", []string{"score", "--reference", writeY4MRef(t, dir), "--distorted", otherSize}, nil, 2, vmafxv1.ReasonBadInput, "size mismatch"},
+		{"zero frames", rawArgs(empty, empty), nil, 2, vmafxv1.ReasonBadInput, "no frames"},
+		{"unknown pixel format", rawArgs(refClip, distClip, "--pixel-format", "nv12"), nil, 2, vmafxv1.ReasonBadInput, "unknown pixel format"},
+		{"raw without geometry", []string{"score", "--reference", refClip, "--distorted", distClip}, nil, 2, vmafxv1.ReasonBadInput, "width and height"},
+		{"bad flag", rawArgs(refClip, distClip, "--threads", "-1"), nil, 2, vmafxv1.ReasonBadInput, "--threads"},
+		{"bad env twin", rawArgs(refClip, distClip), map[string]string{"VMAFX_THREADS": "many"}, 2, vmafxv1.ReasonBadInput, "VMAFX_THREADS"},
+		{"missing inputs", []string{"score", "--reference", refClip}, nil, 2, vmafxv1.ReasonBadInput, "--distorted"},
+		{"three positional", []string{"score", refClip, distClip, distClip}, nil, 2, vmafxv1.ReasonBadInput, "positional"},
+		{"http output", rawArgs(refClip, distClip, "--output", "http://127.0.0.1:1/x.json"), nil, 2, vmafxv1.ReasonBadInput, "only file://"},
+		{"unwritable output", rawArgs(refClip, distClip, "--output", filepath.Join(dir, "missing-dir", "x.json")), nil, 2, vmafxv1.ReasonBadInput, "--output"},
+		{"unknown model", rawArgs(refClip, distClip, "--model", "vmaf_v9"), nil, 4, vmafxv1.ReasonBadModel, "unknown model"},
+		{"corrupt model", rawArgs(refClip, distClip, "--model", corruptModel), nil, 4, vmafxv1.ReasonBadModel, "bad model"},
+		{"missing file", rawArgs(filepath.Join(dir, "nope.yuv"), distClip), nil, 3, vmafxv1.ReasonFetchFailed, "not found"},
+		{"http 404", rawArgs(srv.URL+"/ref.yuv", distClip), nil, 3, vmafxv1.ReasonFetchFailed, "404"},
+		{"s3 input", rawArgs(refClip, "s3://bucket/dist.yuv"), nil, 3, vmafxv1.ReasonFetchFailed, "s3:// is not supported yet"},
+		{"s3 output", rawArgs(refClip, distClip, "--output", "s3://bucket/x.json"), nil, 3, vmafxv1.ReasonFetchFailed, "s3:// is not supported yet"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runWorker(t, context.Background(), tc.env, tc.args...)
+			if r.code != tc.wantCode {
+				t.Errorf("exit %d, want %d; stderr:\n%s", r.code, tc.wantCode, r.stderr)
+			}
+			got := r.result(t)
+			if got.Error == nil {
+				t.Fatalf("result %+v has no error", got)
+			}
+			if got.Error.Reason != tc.wantReason || !strings.Contains(got.Error.Message, tc.wantInMsg) || strings.Contains(got.Error.Message, "\n") {
+				t.Errorf("error = %+v, want reason %s and a one-line message mentioning %q", got.Error, tc.wantReason, tc.wantInMsg)
+			}
+		})
+	}
+}
+
+// writeY4MRef writes the test pair's reference as Y4M in dir.
+func writeY4MRef(t *testing.T, dir string) string {
+	ref, _ := writeY4MPair(t, dir)
+	return ref
+}
+
+func TestScoreCancelled(t *testing.T) {
+	// A server that sends one frame and then nothing, so the run waits on it.
+	data, err := os.ReadFile(refClip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		w.Write(data[:vmaf.YUV420P.FrameBytes(pairW, pairH)])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("terminated signal received")) })
+	r := runWorker(t, ctx, nil, rawArgs(refClip, srv.URL+"/dist.yuv")...)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", r.code, r.stderr)
+	}
+	got := r.result(t)
+	if got.Error == nil || got.Error.Reason != vmafxv1.ReasonInternal || !strings.Contains(got.Error.Message, "cancelled (terminated signal received)") {
+		t.Fatalf("error = %+v, want Internal naming the signal", got.Error)
+	}
+}
+
+// panicking is a backend whose Score panics.
+type panicking struct{ backend.CPU }
+
+func (panicking) Score(context.Context, vmaf.FrameSource, vmaf.FrameSource, vmaf.Options) (*vmaf.Result, error) {
+	var m map[string]int
+	m["boom"]++ // a nil map write panics
+	return nil, nil
+}
+
+func TestScorePanicIsReported(t *testing.T) {
+	defer func(orig func(string) (backend.Backend, string)) { selectBackend = orig }(selectBackend)
+	selectBackend = func(string) (backend.Backend, string) { return panicking{}, "" }
+	r := runWorker(t, context.Background(), nil, rawArgs(refClip, distClip)...)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1", r.code)
+	}
+	got := r.result(t)
+	if got.Error == nil || got.Error.Reason != vmafxv1.ReasonInternal || !strings.Contains(got.Error.Message, "panic: assignment to entry in nil map") {
+		t.Fatalf("error = %+v, want Internal with the panic's one line", got.Error)
+	}
+	if !strings.Contains(r.stderr, "goroutine") {
+		t.Errorf("stderr lacks the stack trace for the logs:\n%s", r.stderr)
+	}
+}
+
+func TestCommands(t *testing.T) {
+	tests := []struct {
+		args     []string
+		wantCode int
+		stdout   string // a substring of stdout
+	}{
+		{[]string{"version"}, 0, "kernel " + vmaf.Version + "\nbackends cpu\nmodels vmaf_v0.6.1 "},
+		{[]string{"help"}, 0, "Usage:"},
+		{[]string{"score", "-h"}, 0, "-pixel-format format"},
+		{[]string{"score", "-h"}, 0, "(env VMAFX_PIXEL_FORMAT)"},
+		{nil, 2, ""},
+		{[]string{"frobnicate"}, 2, ""},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Run(context.Background(), tc.args, func(string) string { return "" }, &stdout, &stderr)
+			if code != tc.wantCode || !strings.Contains(stdout.String(), tc.stdout) {
+				t.Errorf("exit %d, stdout %q; want exit %d and %q in stdout", code, stdout.String(), tc.wantCode, tc.stdout)
+			}
+		})
+	}
+}
+
+func TestParseFrames(t *testing.T) {
+	tests := []struct {
+		in           string
+		start, count int
+		wantErr      bool
+	}{
+		{"", 0, 0, false},
+		{"10:20", 10, 20, false},
+		{"10:", 10, 0, false},
+		{":5", 0, 5, false},
+		{"5", 0, 0, true},
+		{"-1:2", 0, 0, true},
+		{"a:b", 0, 0, true},
+	}
+	for _, tc := range tests {
+		start, count, err := parseFrames(tc.in)
+		if (err != nil) != tc.wantErr || start != tc.start || count != tc.count {
+			t.Errorf("parseFrames(%q) = %d, %d, %v; want %d, %d, error %v", tc.in, start, count, err, tc.start, tc.count, tc.wantErr)
+		}
+	}
+}
+
+func TestByteSize(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "1000": 1000, "64Gi": 64 << 30, "500M": 500e6, "2k": 2000} {
+		var b byteSize
+		if err := b.Set(in); err != nil || int64(b) != want {
+			t.Errorf("Set(%q) = %d, %v; want %d", in, b, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "1.5G", "12Q", "99999999999Ti"} {
+		var b byteSize
+		if err := b.Set(in); err == nil {
+			t.Errorf("Set(%q) succeeded, want an error", in)
+		}
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	tests := []struct {
+		n     int64
+		total int
+		want  string
+	}{
+		{120, 480, "frame 120/480 (25%), 12.0 fps, 30s left"},
+		{120, -1, "frame 120, 12.0 fps"},
+		{500, 480, "frame 500, 50.0 fps"},
+	}
+	for _, tc := range tests {
+		if got := progressLine(tc.n, tc.total, 10*time.Second); got != tc.want {
+			t.Errorf("progressLine(%d, %d) = %q, want %q", tc.n, tc.total, got, tc.want)
+		}
+	}
+}
