@@ -48,7 +48,8 @@ type VmafxJobSpec struct {
 	// +optional
 	Backend Backend `json:"backend,omitempty"`
 
-	// priority orders jobs when scoring slots are scarce: higher first, from 0 to 1000.
+	// priority, from 0 to 1000, is copied to the worker Pod's vmafx.dev/priority
+	// annotation for dashboards and policies. It does not yet reorder the scheduler's queue.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	// +kubebuilder:default=0

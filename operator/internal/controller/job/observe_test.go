@@ -1,0 +1,90 @@
+package job
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+)
+
+func terminated(phase corev1.PodPhase, code int32, msg string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "j-1"},
+		Spec:       corev1.PodSpec{NodeName: "n1"},
+		Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{Name: containerName,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error", Message: msg}}}}},
+	}
+}
+
+func result(r vmafxv1.WorkerResult) string {
+	r.Version = vmafxv1.ResultVersion
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+func TestObserve(t *testing.T) {
+	good := result(vmafxv1.WorkerResult{Score: 90, Min: 80, Max: 95, Frames: 3, Backend: "cpu", Model: "vmaf_v0.6.1"})
+	now := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	cases := []struct {
+		name   string
+		pod    *corev1.Pod
+		state  podState
+		reason string
+	}{
+		{"pending, no condition", &corev1.Pod{}, podPending, ReasonWaitingForScheduler},
+		{"unschedulable", &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled,
+			Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/1 nodes"}}}}, podPending, "Unschedulable"},
+		{"bound, not started", &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n1"}}, podPending, ReasonScheduled},
+		{"running", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, podRunning, ReasonStarted},
+		{"succeeded with a result", terminated(corev1.PodSucceeded, 0, good), podSucceeded, ""},
+		{"succeeded with garbage", terminated(corev1.PodSucceeded, 0, "VMAF score: 90"), podFailed, ReasonUnparsableResult},
+		{"succeeded with an out-of-range score", terminated(corev1.PodSucceeded, 0, result(vmafxv1.WorkerResult{Score: 140, Min: 1, Max: 150, Frames: 2})), podFailed, ReasonUnparsableResult},
+		{"succeeded with another version", terminated(corev1.PodSucceeded, 0, `{"version":"vmafx.dev/result/v0","score":90,"frames":1}`), podFailed, ReasonUnparsableResult},
+		{"failed with the worker's reason", terminated(corev1.PodFailed, 2, result(vmafxv1.WorkerResult{Error: &vmafxv1.WorkerError{Reason: "BadInput", Message: "truncated"}})), podFailed, "BadInput"},
+		{"failed with log lines", terminated(corev1.PodFailed, 137, "killed"), podFailed, "Error"},
+		{"deadline exceeded", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded"}}, podFailed, "DeadlineExceeded"},
+		{"evicted", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}}, podLost, ReasonPodLost},
+		{"being deleted", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}, podTerminating, ReasonPodTerminating},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := observe(tc.pod)
+			if diff := cmp.Diff([]any{tc.state, tc.reason}, []any{o.state, o.reason}); diff != "" {
+				t.Errorf("(-want +got):\n%s\nmessage: %s", diff, o.message)
+			}
+			if o.state == podSucceeded && (o.result == nil || o.result.Score != 90) {
+				t.Errorf("result %+v", o.result)
+			}
+		})
+	}
+}
+
+func TestBackoffDoublesUpToTheMaximum(t *testing.T) {
+	r := &Reconciler{RetryBackoff: 10 * time.Second, MaxRetryBackoff: time.Minute}
+	var got []time.Duration
+	for f := int32(1); f <= 5; f++ {
+		got = append(got, r.backoff(f))
+	}
+	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, time.Minute, time.Minute}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestOneLineBoundsMessages(t *testing.T) {
+	long := make([]byte, 5000)
+	for i := range long {
+		long[i] = 'x'
+	}
+	if got := oneLine("a\n  b\tc"); got != "a b c" {
+		t.Errorf("oneLine folds to %q", got)
+	}
+	if got := oneLine(string(long)); len(got) != maxMessage {
+		t.Errorf("oneLine kept %d bytes, want %d", len(got), maxMessage)
+	}
+}
