@@ -4,18 +4,38 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/vmafx/vmafx/worker/internal/command"
+	"github.com/vmafx/vmafx/worker/internal/crash"
 )
 
 func main() {
+	args := os.Args[1:]
+	// "score" runs in a child process, so that even a crash outside the
+	// command's own goroutine ends with a result (see package crash).
+	if len(args) > 0 && args[0] == "score" && !crash.Supervised() {
+		if exe, err := os.Executable(); err == nil {
+			code, report, err := crash.Supervise(exe, args, os.Environ())
+			if err == nil {
+				if report != "" {
+					code = command.ReportCrash(args, os.Getenv, os.Stdout, os.Stderr, report)
+				}
+				os.Exit(code)
+			}
+			fmt.Fprintf(os.Stderr, "vmafx-worker: cannot supervise the scoring process, running unsupervised: %v\n", err)
+		}
+	}
+	if err := crash.Watch(); err != nil {
+		fmt.Fprintf(os.Stderr, "vmafx-worker: crash reports disabled: %v\n", err)
+	}
 	// SIGTERM (the kubelet stopping the Pod) and SIGINT cancel the run, which
 	// is then reported as an error result.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	code := command.Run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	code := command.Run(ctx, args, os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -125,3 +125,16 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// ReportCrash reports a "score" run, given by args, whose process crashed
+// with report (the first line of the Go runtime's crash report) as an
+// Internal failure, where the run itself would have reported, and returns
+// the exit code.
+func ReportCrash(args []string, env func(string) string, stdout, stderr io.Writer, report string) int {
+	if len(args) > 0 && args[0] == "score" {
+		args = args[1:]
+	}
+	cfg, _ := parseScore(args, env)
+	s := &scorer{cfg: cfg, env: env, stdout: stdout, stderr: &lockedWriter{w: stderr}, log: newLogger(stderr, 0, cfg.desk), start: time.Now()}
+	return s.fail(fmt.Errorf("worker crashed: %s", report))
+}

@@ -507,3 +507,28 @@ func TestProgressLine(t *testing.T) {
 		}
 	}
 }
+
+func TestReportCrash(t *testing.T) {
+	term := filepath.Join(t.TempDir(), "termination-log")
+	var stdout, stderr bytes.Buffer
+	code := ReportCrash(rawArgs(refClip, distClip, "--termination-log", term), func(string) string { return "" }, &stdout, &stderr,
+		"panic: runtime error: index out of range [3] with length 3")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	msg, err := os.ReadFile(term)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := vmafxv1.ParseWorkerResult(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &vmafxv1.WorkerError{Reason: vmafxv1.ReasonInternal, Message: "worker crashed: panic: runtime error: index out of range [3] with length 3"}
+	if diff := cmp.Diff(want, r.Error); diff != "" {
+		t.Errorf("error (-want +got):\n%s", diff)
+	}
+	if stdout.String() != string(msg) {
+		t.Errorf("stdout %q, want the termination message %q", stdout.String(), msg)
+	}
+}
