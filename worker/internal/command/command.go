@@ -40,7 +40,7 @@ func Run(ctx context.Context, args []string, env func(string) string, stdout, st
 	stderr = &lockedWriter{w: stderr}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usageText)
-		return report.ExitBadInput
+		return usageFailure(env, badRequest("no command"))
 	}
 	switch args[0] {
 	case "score":
@@ -53,7 +53,19 @@ func Run(ctx context.Context, args []string, env func(string) string, stdout, st
 		return report.ExitOK
 	}
 	fmt.Fprintf(stderr, "vmafx-worker: unknown command %q\n\n%s", args[0], usageText)
-	return report.ExitBadInput
+	return usageFailure(env, badRequest("unknown command %q", args[0]))
+}
+
+// usageFailure writes err's result to the termination message, so that a Pod
+// started with a wrong command line still says why, and returns its exit code.
+func usageFailure(env func(string) string, err error) int {
+	r, code := report.Failure(err, report.Provenance{}, 0)
+	path, create := defaultTerminationLog, false
+	if p := env(envName("termination-log")); p != "" {
+		path, create = p, true
+	}
+	report.WriteTermination(path, create, report.Encode(r))
+	return code
 }
 
 // score runs the score command.

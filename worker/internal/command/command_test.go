@@ -445,10 +445,16 @@ func TestCommands(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			code := Run(context.Background(), tc.args, func(string) string { return "" }, &stdout, &stderr)
-			if code != tc.wantCode || !strings.Contains(stdout.String(), tc.stdout) {
-				t.Errorf("exit %d, stdout %q; want exit %d and %q in stdout", code, stdout.String(), tc.wantCode, tc.stdout)
+			r := runWorker(t, context.Background(), nil, tc.args...)
+			if r.code != tc.wantCode || !strings.Contains(r.stdout, tc.stdout) {
+				t.Errorf("exit %d, stdout %q; want exit %d and %q in stdout", r.code, r.stdout, tc.wantCode, tc.stdout)
+			}
+			if tc.wantCode == 0 {
+				return
+			}
+			res, err := vmafxv1.ParseWorkerResult([]byte(r.termination))
+			if err != nil || res.Error == nil || res.Error.Reason != vmafxv1.ReasonBadInput {
+				t.Errorf("termination message %q (%v), want a BadInput result", r.termination, err)
 			}
 		})
 	}
