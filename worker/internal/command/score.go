@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -55,7 +56,12 @@ func (s *scorer) run(ctx context.Context) (code int) {
 	res, err := s.score(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			err = fmt.Errorf("scoring cancelled (%v): %w", context.Cause(ctx), err)
+			// Whatever broke because of the cancellation, the cancellation is the reason.
+			msg := fmt.Sprintf("scoring cancelled (%v)", context.Cause(ctx))
+			if !errors.Is(err, ctx.Err()) {
+				msg += ": " + err.Error()
+			}
+			err = fmt.Errorf("%s: %w", msg, ctx.Err())
 		}
 		return s.fail(err)
 	}
