@@ -29,14 +29,13 @@ type Loader struct {
 // Bind registers every option's flag (and --config) on fs.
 func Bind(fs *flag.FlagSet) *Loader {
 	l := &Loader{raw: map[string]*rawValue{}}
-	def := Default()
 	for _, o := range options {
 		scratchCfg := Default()
 		scratch := o.bind(&scratchCfg)
 		_, isBool := scratch.(*boolValue)
 		rv := &rawValue{isBool: isBool, check: scratch}
 		l.raw[o.key] = rv
-		fs.Var(rv, o.flag, fmt.Sprintf("%s (env %s, file key %s, default %q)", o.usage, o.env, o.key, o.bind(&def).String()))
+		fs.Var(rv, o.flag, fmt.Sprintf("%s (env %s, file key %s)", o.usage, o.env, o.key))
 	}
 	l.config = &rawValue{check: new(stringValue)}
 	fs.Var(l.config, configFlag, fmt.Sprintf("Optional config file, apiVersion %s kind %s (env %s).", FileAPIVersion, FileKind, configEnv))
