@@ -185,6 +185,7 @@ func (b *body) request() error {
 		cancel(nil)
 		return fail(b.u, err)
 	}
+	req.Header.Set("Accept-Encoding", "identity")
 	if b.h.opts.UserAgent != "" {
 		req.Header.Set("User-Agent", b.h.opts.UserAgent)
 	}
