@@ -101,6 +101,12 @@ VMAFX_CLUSTER  := bin/vmafx-cluster
 CLUSTER_FLAGS  := -bin-dir=$(TOOLS_BIN) -k8s-version=$(K8S_VERSION) -etcd-version=$(ETCD_VERSION) \
                   -containerd-version=$(CONTAINERD_VERSION) -state-dir=$(CURDIR)/.cluster
 CLUSTER_KUBECTL := $(KUBECTL) --kubeconfig=$(CURDIR)/.cluster/kubeconfig
+# Stamp the version that Kubernetes' own build stamps (hack/lib/version.sh), so that
+# `kubectl version` and the node's kubelet version read v1.37.1, not v0.0.0-master.
+K8S_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
+                 -X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitTreeState=clean \
+                 -X $(p).gitMajor=$(word 2,$(subst ., ,$(K8S_VERSION:v%=x.%))) \
+                 -X $(p).gitMinor=$(word 3,$(subst ., ,$(K8S_VERSION:v%=x.%))))
 # Static, no cgo: containerd's btrfs and devmapper snapshotters drop out (overlayfs is used).
 CONTAINERD_TAGS := urfave_cli_no_docs no_btrfs no_devmapper no_zfs
 
@@ -143,7 +149,7 @@ $(VMAFX_CLUSTER):
 $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBELET) $(KUBE_PROXY) $(KUBECTL):
 	@mkdir -p $(@D)
 	@echo "building $(notdir $@) from module sources"
-	cd hack/tools/k8s && $(GO) build -trimpath -o $@ k8s.io/kubernetes/cmd/$(patsubst %-$(K8S_VERSION),%,$(notdir $@))
+	cd hack/tools/k8s && $(GO) build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $@ k8s.io/kubernetes/cmd/$(patsubst %-$(K8S_VERSION),%,$(notdir $@))
 
 $(CONTAINERD) $(CONTAINERD_SHIM) $(CTR):
 	@mkdir -p $(@D)
