@@ -51,7 +51,7 @@ var options = []option{
 		func(c *Config) flag.Value { return (*intValue)(&c.CPUsPerSlot) }},
 	{"cpu-slots", "VMAFX_CPU_SLOTS", "cpuSlots", "Without a GPU: this many slots, overriding cpusPerSlot (0: derive from CPUs).",
 		func(c *Config) flag.Value { return (*intValue)(&c.CPUSlots) }},
-	{"cdi", "VMAFX_CDI", "cdi", "Add CDI device names (<kind>=<index>) to Allocate responses.",
+	{"cdi", "VMAFX_CDI", "cdi", "Add CDI device names (`<kind>=<index>`) to Allocate responses.",
 		func(c *Config) flag.Value { return (*boolValue)(&c.CDI) }},
 	{"cdi-kind", "VMAFX_CDI_KIND", "cdiKind", "CDI kind to use instead of the vendor's (nvidia.com/gpu, amd.com/gpu, intel.com/gpu).",
 		func(c *Config) flag.Value { return (*stringValue)(&c.CDIKind) }},

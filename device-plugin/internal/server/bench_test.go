@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/vmafx/vmafx/device-plugin/internal/fakekubelet"
@@ -18,7 +20,7 @@ func BenchmarkAllocate(b *testing.B) {
 	dir := socketDir(b)
 	k := fakekubelet.Start(b, dir)
 	s, _ := newServer(b, dir, twoGPUs())
-	if err := s.Start(context.Background()); err != nil {
+	if err := s.Start(klog.NewContext(context.Background(), logr.Discard())); err != nil {
 		b.Fatal(err)
 	}
 	reg, err := k.Registration(5 * time.Second)
