@@ -1,6 +1,8 @@
 package placement
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,9 +57,23 @@ func TestPreFilterNotSynced(t *testing.T) {
 	tt := newTestTable(t, clk, time.Minute)
 	tt.synced = func() bool { return false }
 	p := testPlugin(defaultArgs(), tt, clk)
-	_, status := p.PreFilter(ctx(t), framework.NewCycleState(), workerPod("cuda"), nil)
+	c, cancel := context.WithCancel(ctx(t))
+	cancel() // do not wait out maxSyncWait
+	_, status := p.PreFilter(c, framework.NewCycleState(), workerPod("cuda"), nil)
 	if status.Code() != fwk.Error {
 		t.Fatalf("PreFilter before the informer synced: code %v, want Error (so the Pod is retried)", status.Code())
+	}
+}
+
+func TestPreFilterWaitsForSync(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	tt := newTestTable(t, clk, time.Minute, vmafxNode("n1", vmafxv1.VendorNVIDIA, t0))
+	var synced atomic.Bool
+	tt.synced = synced.Load
+	time.AfterFunc(50*time.Millisecond, func() { synced.Store(true) })
+	p := testPlugin(defaultArgs(), tt, clk)
+	if _, status := p.PreFilter(ctx(t), framework.NewCycleState(), workerPod("cuda"), nil); !status.IsSuccess() {
+		t.Fatalf("PreFilter while the informer catches up: %v, want success", status)
 	}
 }
 

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -127,6 +129,24 @@ func nodeNameOf(obj any) string {
 		return vn.Spec.NodeName
 	}
 	return ""
+}
+
+// maxSyncWait bounds how long PreFilter waits for the table to catch up with the informer.
+// The scheduler starts placing Pods once the informers' stores have synced, but this table
+// is filled by an event handler that runs just behind the store: at start-up, the first
+// cycles can come a few milliseconds early.
+const maxSyncWait = 5 * time.Second
+
+// waitSynced reports whether the informer's initial list has reached the table, waiting up
+// to maxSyncWait for it. Once synced it returns at once.
+func (t *nodeTable) waitSynced(ctx context.Context) bool {
+	if t.synced == nil || t.synced() {
+		return true
+	}
+	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, maxSyncWait, true, func(context.Context) (bool, error) {
+		return t.synced(), nil
+	})
+	return err == nil
 }
 
 // get returns the facts of the Kubernetes node called name, or nil when no VmafxNode

@@ -57,8 +57,9 @@ const (
 	errReasonStaleHeartbeat     = "node(s) had a stale VMAFX heartbeat (last %ds ago)"
 )
 
-// errNotSynced is returned until the VmafxNode informer's initial list has been handled: the
-// framework then retries the Pod after its backoff rather than rejecting every node.
+// errNotSynced is returned when the VmafxNode informer's initial list has not been handled
+// within maxSyncWait: the framework then retries the Pod after its backoff rather than
+// rejecting every node for want of a VmafxNode.
 var errNotSynced = errors.New("VmafxNode informer has not synced yet")
 
 // Placement is the VmafxPlacement plugin. Everything in it is fixed in New; per-Pod facts
@@ -155,7 +156,7 @@ func newPlacement(args *config.VmafxPlacementArgs, nodes *nodeTable, clk clock.P
 // PreFilter reads the Pod's backend. A Pod without the backend annotation is not a VMAFX
 // worker Pod: the plugin skips it (Filter is then not called for it). An annotation naming
 // no known backend can never fit anywhere, so the Pod is refused outright, saying why.
-func (p *Placement) PreFilter(_ context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+func (p *Placement) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	value, ok := pod.Annotations[vmafxv1.AnnotationBackend]
 	if !ok {
 		return nil, fwk.NewStatus(fwk.Skip)
@@ -165,7 +166,7 @@ func (p *Placement) PreFilter(_ context.Context, cs fwk.CycleState, pod *v1.Pod,
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
 			fmt.Sprintf("pod has an unknown %s %q (want one of %s)", vmafxv1.AnnotationBackend, value, backendNames()))
 	}
-	if p.nodes.synced != nil && !p.nodes.synced() {
+	if !p.nodes.waitSynced(ctx) {
 		return nil, fwk.AsStatus(errNotSynced)
 	}
 	cs.Write(preFilterStateKey, &preFilterState{

@@ -28,10 +28,10 @@ func TestValidateVmafxPlacementArgs(t *testing.T) {
 		mutate func(*config.VmafxPlacementArgs)
 		want   field.ErrorList
 	}{
-		"valid":                    {mutate: func(*config.VmafxPlacementArgs) {}},
-		"bin-pack":                 {mutate: func(a *config.VmafxPlacementArgs) { a.ScoringStrategy = config.BinPack }},
-		"one weight is enough":     {mutate: func(a *config.VmafxPlacementArgs) { a.Weights = config.ScoreWeights{Vendor: 100} }},
-		"empty vendor preference":  {mutate: func(a *config.VmafxPlacementArgs) { a.VendorPreference = nil }},
+		"valid":                   {mutate: func(*config.VmafxPlacementArgs) {}},
+		"bin-pack":                {mutate: func(a *config.VmafxPlacementArgs) { a.ScoringStrategy = config.BinPack }},
+		"one weight is enough":    {mutate: func(a *config.VmafxPlacementArgs) { a.Weights = config.ScoreWeights{Vendor: 100} }},
+		"empty vendor preference": {mutate: func(a *config.VmafxPlacementArgs) { a.VendorPreference = nil }},
 		"zero staleness": {
 			mutate: func(a *config.VmafxPlacementArgs) { a.HeartbeatStaleAfter.Duration = 0 },
 			want:   field.ErrorList{field.Invalid(path.Child("heartbeatStaleAfter"), "", "")},
@@ -49,7 +49,9 @@ func TestValidateVmafxPlacementArgs(t *testing.T) {
 			want:   field.ErrorList{field.NotSupported(path.Child("scoringStrategy"), "", config.ScoringStrategies)},
 		},
 		"weights out of range": {
-			mutate: func(a *config.VmafxPlacementArgs) { a.Weights = config.ScoreWeights{Slots: -1, Freshness: 101, Vendor: 1} },
+			mutate: func(a *config.VmafxPlacementArgs) {
+				a.Weights = config.ScoreWeights{Slots: -1, Freshness: 101, Vendor: 1}
+			},
 			want: field.ErrorList{
 				field.Invalid(path.Child("weights", "slots"), "", ""),
 				field.Invalid(path.Child("weights", "freshness"), "", ""),
