@@ -70,7 +70,7 @@ func TestVendors(t *testing.T) {
 			wantDevs: []kubecontainer.DeviceInfo{rw("/dev/nvidia0"), rw("/dev/nvidiactl"), rw("/dev/nvidia-uvm"), rw("/dev/nvidia-uvm-tools")},
 		},
 		{
-			name: "mixed node, intel chosen by env",
+			name: "mixed node, intel chosen by --vendor",
 			build: func(h *fakehost.Host) {
 				h.AddGPU(fakehost.Intel(0))
 				h.AddGPU(fakehost.NVIDIA(0))
