@@ -94,16 +94,17 @@ func observe(pod *corev1.Pod) observation {
 	return o
 }
 
-// failureReason explains a Failed Pod: the worker's own reason when it wrote one, else
-// the kubelet's (DeadlineExceeded, OOMKilled, ...).
+// failureReason explains a Failed Pod: the kubelet's Pod-level reason when it ended the
+// Pod (DeadlineExceeded: the worker then only reports that it was cancelled), else the
+// worker's own reason, else the container's exit.
 func failureReason(pod *corev1.Pod, term *corev1.ContainerStateTerminated) (string, string) {
+	if pod.Status.Reason != "" {
+		return pod.Status.Reason, oneLine(pod.Status.Message)
+	}
 	if term != nil {
 		if r, err := vmafxv1.ParseWorkerResult([]byte(term.Message)); err == nil && r.Error != nil {
 			return r.Error.Reason, oneLine(r.Error.Message)
 		}
-	}
-	if pod.Status.Reason != "" {
-		return pod.Status.Reason, oneLine(pod.Status.Message)
 	}
 	if term != nil {
 		reason := term.Reason

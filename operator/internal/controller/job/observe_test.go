@@ -48,6 +48,11 @@ func TestObserve(t *testing.T) {
 		{"failed with the worker's reason", terminated(corev1.PodFailed, 2, result(vmafxv1.WorkerResult{Error: &vmafxv1.WorkerError{Reason: "BadInput", Message: "truncated"}})), podFailed, "BadInput"},
 		{"failed with log lines", terminated(corev1.PodFailed, 137, "killed"), podFailed, "Error"},
 		{"deadline exceeded", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded"}}, podFailed, "DeadlineExceeded"},
+		{"deadline exceeded while the worker reports its cancellation", func() *corev1.Pod {
+			p := terminated(corev1.PodFailed, 1, result(vmafxv1.WorkerResult{Error: &vmafxv1.WorkerError{Reason: "Internal", Message: "scoring cancelled"}}))
+			p.Status.Reason = "DeadlineExceeded"
+			return p
+		}(), podFailed, "DeadlineExceeded"},
 		{"evicted", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}}, podLost, ReasonPodLost},
 		{"being deleted", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}, podTerminating, ReasonPodTerminating},
 	}
