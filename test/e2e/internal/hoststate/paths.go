@@ -11,14 +11,16 @@ import (
 // HostPaths are the fixed host paths the cluster's parts create outside the state folder:
 // the kubelet root (bind-mounted from the state folder, because the device plugin and
 // PodResources sockets live at fixed paths below it), the kubelet's container-log links,
-// libcni's result cache, containerd's shim socket folder, and the default folders of
-// network namespaces, CNI and CDI in case anything falls back to them.
+// libcni's result cache, containerd's shim socket folder, libmount's runtime folder
+// (made when the kubelet runs mount(8) for a volume), and the default folders of network
+// namespaces, CNI and CDI in case anything falls back to them.
 var HostPaths = []string{
 	"/var/lib/kubelet",
 	"/var/log/containers",
 	"/var/log/pods",
 	"/var/lib/cni",
 	"/run/containerd",
+	"/run/mount",
 	"/var/run/netns",
 	"/etc/cni",
 	"/opt/cni",
