@@ -1,0 +1,121 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+)
+
+// TestInstall is scenario 1: after `make deploy`, the CRDs are established, the operator,
+// vmafx-scheduler and the device plugin are ready, the node offers vmafx.dev/slot, the
+// device plugin has created the node's VmafxNode and keeps its heartbeat going, and
+// `kubectl get vmafx` lists it.
+func TestInstall(t *testing.T) {
+	t.Run("CRDs established", func(t *testing.T) {
+		for _, name := range []string{"vmafxjobs.vmafx.dev", "vmafxnodes.vmafx.dev", "vmafxmodeltrainings.vmafx.dev"} {
+			eventually(t, 30*time.Second, name+" Established", func(ctx context.Context) error {
+				var crd apiextensionsv1.CustomResourceDefinition
+				if err := c.Get(ctx, types.NamespacedName{Name: name}, &crd); err != nil {
+					return err
+				}
+				for _, cond := range crd.Status.Conditions {
+					if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+						return nil
+					}
+				}
+				return errors.New("not Established")
+			})
+		}
+	})
+
+	t.Run("components ready", func(t *testing.T) {
+		for _, name := range []string{"vmafx-operator", "vmafx-scheduler"} {
+			eventually(t, 2*time.Minute, "Deployment "+name+" available", func(ctx context.Context) error {
+				var d appsv1.Deployment
+				if err := c.Get(ctx, types.NamespacedName{Namespace: vmafxv1.SystemNamespace, Name: name}, &d); err != nil {
+					return err
+				}
+				if d.Status.AvailableReplicas < 1 || d.Status.AvailableReplicas != d.Status.Replicas {
+					return fmt.Errorf("%d of %d replicas available", d.Status.AvailableReplicas, d.Status.Replicas)
+				}
+				return nil
+			})
+		}
+		eventually(t, 2*time.Minute, "DaemonSet vmafx-device-plugin ready", func(ctx context.Context) error {
+			var ds appsv1.DaemonSet
+			if err := c.Get(ctx, types.NamespacedName{Namespace: vmafxv1.SystemNamespace, Name: "vmafx-device-plugin"}, &ds); err != nil {
+				return err
+			}
+			if ds.Status.DesiredNumberScheduled != 1 || ds.Status.NumberReady != 1 {
+				return fmt.Errorf("%d of %d Pods ready", ds.Status.NumberReady, ds.Status.DesiredNumberScheduled)
+			}
+			return nil
+		})
+	})
+
+	t.Run("node offers slots", func(t *testing.T) {
+		eventually(t, time.Minute, "node "+nodeName+" has "+vmafxv1.ResourceSlot, func(ctx context.Context) error {
+			var n corev1.Node
+			if err := c.Get(ctx, types.NamespacedName{Name: nodeName}, &n); err != nil {
+				return err
+			}
+			capacity, allocatable := n.Status.Capacity[vmafxv1.ResourceSlot], n.Status.Allocatable[vmafxv1.ResourceSlot]
+			if capacity.Value() < 1 || allocatable.Value() < 1 {
+				return fmt.Errorf("capacity %s, allocatable %s", capacity.String(), allocatable.String())
+			}
+			return nil
+		})
+	})
+
+	t.Run("VmafxNode heartbeat advances", func(t *testing.T) {
+		key := types.NamespacedName{Namespace: vmafxv1.SystemNamespace, Name: nodeName}
+		var first time.Time
+		eventually(t, time.Minute, "VmafxNode "+key.String()+" with a heartbeat", func(ctx context.Context) error {
+			var vn vmafxv1.VmafxNode
+			if err := c.Get(ctx, key, &vn); err != nil {
+				return err
+			}
+			if vn.Spec.NodeName != nodeName {
+				return fmt.Errorf("spec.nodeName %q, want %q", vn.Spec.NodeName, nodeName)
+			}
+			if vn.Status.LastHeartbeat == nil {
+				return errors.New("no status.lastHeartbeat yet")
+			}
+			first = vn.Status.LastHeartbeat.Time
+			return nil
+		})
+		// The device plugin beats every 10 s by default; three periods leave margin for
+		// a busy machine.
+		eventually(t, 30*time.Second, "a later heartbeat", func(ctx context.Context) error {
+			var vn vmafxv1.VmafxNode
+			if err := c.Get(ctx, key, &vn); err != nil {
+				return err
+			}
+			if !vn.Status.LastHeartbeat.After(first) {
+				return fmt.Errorf("lastHeartbeat still %s", first.Format(time.RFC3339))
+			}
+			return nil
+		})
+	})
+
+	t.Run("kubectl get vmafx lists the node", func(t *testing.T) {
+		out := kubectl(t, "get", "vmafx", "--all-namespaces", "--output=name")
+		want := "vmafxnode.vmafx.dev/" + nodeName
+		for _, line := range strings.Split(out, "\n") {
+			if strings.TrimSpace(line) == want {
+				return
+			}
+		}
+		t.Errorf("kubectl get vmafx -A does not list %s:\n%s", want, out)
+	})
+}
