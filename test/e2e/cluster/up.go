@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -258,7 +259,7 @@ func (r *run) prepare(ctx context.Context) error {
 		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(f.path, data, 0o644); err != nil {
+		if err := writeIfChanged(f.path, data); err != nil {
 			return err
 		}
 	}
@@ -290,6 +291,15 @@ func (r *run) prepare(ctx context.Context) error {
 		}
 	}
 	return netfilter.Guard{PodCIDR: PodCIDR, Ports: []int{APIServerPort, KubeletPort}}.Apply(ctx)
+}
+
+// writeIfChanged leaves a file with the right content alone: kube-proxy exits when its
+// config file is written to, so rewriting it on every up would restart it.
+func writeIfChanged(path string, data []byte) error {
+	if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, data) {
+		return nil
+	}
+	return os.WriteFile(path, data, 0o644)
 }
 
 // ensure starts c unless it runs, then waits until it is ready. started tells whether it

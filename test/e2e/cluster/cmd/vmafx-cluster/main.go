@@ -19,7 +19,7 @@ import (
 	"github.com/vmafx/vmafx/test/e2e/cluster"
 )
 
-const usage = `usage: vmafx-cluster <up|down|status|images|wait-deployed|collect> [flags]
+const usage = `usage: vmafx-cluster <up|down|status|images|wait-deployed|collect|restart COMPONENT> [flags]
 
   up             start the cluster (a no-op when it is up); restarts a part that died
   down           stop it and restore the host state it changed
@@ -27,6 +27,7 @@ const usage = `usage: vmafx-cluster <up|down|status|images|wait-deployed|collect
   images         build the project's binaries static, pack them into images, import them
   wait-deployed  wait until the vmafx-system Deployments and DaemonSets rolled out
   collect        gather every log and the cluster's state into .cluster/artifacts/<time>
+  restart C      stop component C (e.g. kubelet) by its PID and start it again
 
 flags:
 `
@@ -37,12 +38,20 @@ func main() {
 		flagSet().PrintDefaults()
 		os.Exit(2)
 	}
-	verb := os.Args[1]
+	verb, args := os.Args[1], os.Args[2:]
+	var component string
+	if verb == "restart" {
+		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+			fmt.Fprint(os.Stderr, "restart needs a component name, e.g. kubelet\n")
+			os.Exit(2)
+		}
+		component, args = args[0], args[1:]
+	}
 	fs := flagSet()
 	cfg := cluster.Config{}
 	var timeout time.Duration
 	bindFlags(fs, &cfg, &timeout)
-	if err := fs.Parse(os.Args[2:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -62,6 +71,8 @@ func main() {
 		err = cluster.WaitDeployed(ctx, cfg, os.Stdout, timeout)
 	case "collect":
 		_, err = cluster.Collect(ctx, cfg, os.Stdout)
+	case "restart":
+		err = cluster.Restart(ctx, cfg, component, os.Stdout)
 	default:
 		fmt.Fprintf(os.Stderr, "unknown command %q\n%s", verb, usage)
 		os.Exit(2)

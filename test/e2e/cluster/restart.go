@@ -1,0 +1,49 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Restart stops one component by its recorded PID and starts it again with the same
+// configuration, then waits until it is ready (for the kubelet, until the node is Ready
+// again). The end-to-end scenarios restart the kubelet this way.
+func Restart(ctx context.Context, cfg Config, name string, out io.Writer) error {
+	r, err := newRun(cfg, out)
+	if err != nil {
+		return err
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("restarting %s needs root", name)
+	}
+	if r.st, err = loadState(r.l.StateFile()); err != nil {
+		return err
+	}
+	if r.st == nil {
+		return fmt.Errorf("no cluster in %s", cfg.StateDir)
+	}
+	if r.adminHTTP, err = adminHTTPClient(r.l); err != nil {
+		return err
+	}
+	var names []string
+	for _, c := range components() {
+		names = append(names, c.name)
+		if c.name != name {
+			continue
+		}
+		if err := r.stop(ctx, c); err != nil {
+			return err
+		}
+		if _, err := r.ensure(ctx, c); err != nil {
+			return err
+		}
+		if name == binKubelet {
+			return r.waitNodeReady(ctx)
+		}
+		return nil
+	}
+	return fmt.Errorf("no component %q; the components are %s", name, strings.Join(names, ", "))
+}
