@@ -34,6 +34,7 @@ generate: ## Generate deepcopy code, CRDs (manifests/crd) and RBAC (manifests/rb
 	$(CONTROLLER_GEN) crd paths=./apis/... output:crd:artifacts:config=manifests/crd
 	hack/generate-crd-kustomization.sh
 	hack/generate-rbac.sh
+	hack/generate-helm.sh
 
 .PHONY: verify
 verify: ## Fail when generated files are stale or the code is not gofmt/vet clean.
@@ -139,6 +140,19 @@ e2e: cluster-up images deploy ## End-to-end scenarios (test/e2e) on the local cl
 	VMAFX_E2E=1 KUBECONFIG=$(CURDIR)/.cluster/kubeconfig VMAFX_KUBECTL=$(KUBECTL) \
 	  VMAFX_CLUSTER_FLAGS="$(CLUSTER_FLAGS)" $(GO) test -count=1 -timeout=30m -v ./test/e2e/... \
 	  || { $(VMAFX_CLUSTER) collect $(CLUSTER_FLAGS); exit 1; }
+
+.PHONY: demo
+demo: ## Build what is missing, start the local cluster, deploy, score a clip pair, show `kubectl get vmjob`.
+	@echo "==> [1/5] building the cluster's binaries from module sources (cached in $(TOOLS_BIN); the first time takes about 10 minutes on 2 cores)"
+	@$(MAKE) --no-print-directory cluster-bins
+	@echo "==> [2/5] starting the local single-node cluster (state in .cluster/)"
+	@$(MAKE) --no-print-directory cluster-up
+	@echo "==> [3/5] building the project's images (the first time takes several minutes) and importing them"
+	@$(MAKE) --no-print-directory images
+	@echo "==> [4/5] deploying manifests/overlays/local"
+	@$(MAKE) --no-print-directory deploy
+	@echo "==> [5/5] scoring a clip pair of the repository"
+	@$(VMAFX_CLUSTER) demo $(CLUSTER_FLAGS)
 
 # The harness is rebuilt when its sources change; go build is a no-op otherwise.
 .PHONY: $(VMAFX_CLUSTER)

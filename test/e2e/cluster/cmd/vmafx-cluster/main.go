@@ -19,7 +19,7 @@ import (
 	"github.com/vmafx/vmafx/test/e2e/cluster"
 )
 
-const usage = `usage: vmafx-cluster <up|down|status|images|wait-deployed|collect|restart COMPONENT> [flags]
+const usage = `usage: vmafx-cluster <up|down|status|images|wait-deployed|collect|restart COMPONENT|demo> [flags]
 
   up             start the cluster (a no-op when it is up); restarts a part that died
   down           stop it and restore the host state it changed
@@ -28,6 +28,7 @@ const usage = `usage: vmafx-cluster <up|down|status|images|wait-deployed|collect
   wait-deployed  wait until the vmafx-system Deployments and DaemonSets rolled out
   collect        gather every log and the cluster's state into .cluster/artifacts/<time>
   restart C      stop component C (e.g. kubelet) by its PID and start it again
+  demo           apply the demo VmafxJob (a clip pair of the repository), wait, show it
 
 flags:
 `
@@ -71,6 +72,8 @@ func main() {
 		err = cluster.WaitDeployed(ctx, cfg, os.Stdout, timeout)
 	case "collect":
 		_, err = cluster.Collect(ctx, cfg, os.Stdout)
+	case "demo":
+		err = cluster.Demo(ctx, cfg, os.Stdout)
 	case "restart":
 		err = cluster.Restart(ctx, cfg, component, os.Stdout)
 	default:
