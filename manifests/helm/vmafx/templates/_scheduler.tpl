@@ -1,0 +1,35 @@
+{{/*
+vmafx.schedulerConfig is vmafx-scheduler's KubeSchedulerConfiguration: the shipped
+manifests/scheduler/config.yaml (copied into files/ by hack/generate-helm.sh, never kept
+twice by hand) with scheduler.leaderElect and the VmafxPlacement args of scheduler.placement
+laid over it. When the values change nothing, the file goes in as it is, comments included.
+*/}}
+{{- define "vmafx.schedulerConfig" -}}
+{{- $raw := .Files.Get "files/scheduler-config.yaml" -}}
+{{- $config := fromYaml $raw -}}
+{{- if hasKey $config "Error" -}}
+{{- fail (printf "files/scheduler-config.yaml: %s" $config.Error) -}}
+{{- end -}}
+{{- $leaderElection := $config.leaderElection | default dict -}}
+{{- $changed := or (ne (toString $leaderElection.leaderElect) (toString .Values.scheduler.leaderElect)) (not (empty .Values.scheduler.placement)) -}}
+{{- $_ := set $config "leaderElection" (merge (dict "leaderElect" .Values.scheduler.leaderElect) $leaderElection) -}}
+{{- $found := false -}}
+{{- range $profile := $config.profiles -}}
+{{- if eq $profile.schedulerName "vmafx-scheduler" -}}
+{{- range $plugin := $profile.pluginConfig -}}
+{{- if eq $plugin.name "VmafxPlacement" -}}
+{{- $found = true -}}
+{{- $_ := set $plugin "args" (mergeOverwrite ($plugin.args | default dict) (deepCopy $.Values.scheduler.placement)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if not $found -}}
+{{- fail "files/scheduler-config.yaml has no VmafxPlacement pluginConfig in the vmafx-scheduler profile" -}}
+{{- end -}}
+{{- if $changed -}}
+{{- toYaml $config -}}
+{{- else -}}
+{{- $raw -}}
+{{- end -}}
+{{- end }}
