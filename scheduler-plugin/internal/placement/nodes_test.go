@@ -129,3 +129,38 @@ func TestNodeTableNotOfferedBeforeSync(t *testing.T) {
 	tt.offered = func(klog.Logger, string, *nodeFacts) { t.Errorf("offered before the initial list was handled") }
 	tt.put(vmafxNode("n1", vmafxv1.VendorNVIDIA, t0))
 }
+
+func TestNodeTableConcurrentReadsAndWrites(t *testing.T) {
+	// Run with -race: Filter and Score read the table on many goroutines while the
+	// informer's handler writes it.
+	clk := testingclock.NewFakeClock(t0)
+	tt := newTestTable(t, clk, time.Minute)
+	done := make(chan struct{})
+	for range 4 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				for _, n := range []string{"a", "b", "c"} {
+					if f := tt.get(n); f != nil && f.objects != 1 {
+						t.Errorf("read torn facts %+v", f)
+					}
+				}
+			}
+		}()
+	}
+	for i := range 200 {
+		for _, n := range []string{"a", "b", "c"} {
+			vn := vmafxNode(n, vmafxv1.VendorNVIDIA, t0.Add(time.Duration(i)*time.Second))
+			if i%50 == 49 {
+				tt.remove(vn)
+			} else {
+				tt.put(vn)
+			}
+		}
+	}
+	close(done)
+}

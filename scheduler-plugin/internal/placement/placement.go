@@ -62,6 +62,9 @@ const (
 // rejecting every node for want of a VmafxNode.
 var errNotSynced = errors.New("VmafxNode informer has not synced yet")
 
+// errNodeNotFound is the framework's own answer to a NodeInfo without its Node.
+var errNodeNotFound = errors.New("node not found")
+
 // Placement is the VmafxPlacement plugin. Everything in it is fixed in New; per-Pod facts
 // live in the cycle state.
 type Placement struct {
@@ -209,7 +212,11 @@ func (p *Placement) Filter(_ context.Context, cs fwk.CycleState, _ *v1.Pod, node
 	if err != nil {
 		return fwk.AsStatus(err)
 	}
-	code, reason := filter(s, p.nodes.get(nodeInfo.Node().Name), freeSlots(nodeInfo), p.staleAfter)
+	node := nodeInfo.Node()
+	if node == nil {
+		return fwk.AsStatus(errNodeNotFound)
+	}
+	code, reason := filter(s, p.nodes.get(node.Name), freeSlots(nodeInfo), p.staleAfter)
 	if code == fwk.Success {
 		return nil
 	}
@@ -322,7 +329,11 @@ func (p *Placement) Score(_ context.Context, cs fwk.CycleState, _ *v1.Pod, nodeI
 	if err != nil {
 		return fwk.MinNodeScore, fwk.AsStatus(err)
 	}
-	return s.score(p.nodes.get(nodeInfo.Node().Name), nodeInfo), nil
+	node := nodeInfo.Node()
+	if node == nil {
+		return fwk.MinNodeScore, nil
+	}
+	return s.score(p.nodes.get(node.Name), nodeInfo), nil
 }
 
 func (s *preScoreState) score(f *nodeFacts, nodeInfo fwk.NodeInfo) int64 {

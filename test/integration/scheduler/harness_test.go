@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -145,7 +146,23 @@ func schedulerConfig(t testing.TB) map[string]any {
 
 // startScheduler runs the scheduler in-process, built as the vmafx-scheduler command builds
 // it, from cfg and extra command-line flags, until the test ends.
-func startScheduler(t testing.TB, cfg map[string]any, flags ...string) {
+func startScheduler(t testing.TB, cfg map[string]any, flags ...string) *inProcessScheduler {
+	t.Helper()
+	return startSchedulerLogging(t, 2, cfg, flags...)
+}
+
+// inProcessScheduler is a scheduler started by startScheduler.
+type inProcessScheduler struct {
+	stopOnce sync.Once
+	stop     func()
+}
+
+// Stop stops the scheduler and waits for it to finish; the test's end does the same.
+func (s *inProcessScheduler) Stop() { s.stopOnce.Do(s.stop) }
+
+// startSchedulerLogging is startScheduler with the scheduler's log verbosity (its log goes
+// to the test log; a negative verbosity discards it).
+func startSchedulerLogging(t testing.TB, verbosity int, cfg map[string]any, flags ...string) *inProcessScheduler {
 	t.Helper()
 	installRBAC(t)
 	data, err := yaml.Marshal(cfg)
@@ -181,7 +198,10 @@ func startScheduler(t testing.TB, cfg map[string]any, flags ...string) {
 		t.Fatal(err)
 	}
 
-	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(2)))
+	logger := logr.Discard()
+	if verbosity >= 0 {
+		logger = ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(verbosity)))
+	}
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	cc, sched, err := app.Setup(ctx, opts, plugins.Options()...)
 	if err != nil {
@@ -193,7 +213,7 @@ func startScheduler(t testing.TB, cfg map[string]any, flags ...string) {
 		defer close(done)
 		_ = app.Run(ctx, cc, sched) // returns when ctx ends
 	}()
-	t.Cleanup(func() {
+	s := &inProcessScheduler{stop: func() {
 		cancel()
 		select {
 		case <-done:
@@ -201,7 +221,9 @@ func startScheduler(t testing.TB, cfg map[string]any, flags ...string) {
 			t.Errorf("vmafx-scheduler did not stop within 30 s")
 		}
 		configz.Delete("componentconfig")
-	})
+	}}
+	t.Cleanup(s.Stop)
+	return s
 }
 
 // cluster is one test's share of the API server: its namespace, and the Nodes and
@@ -254,6 +276,14 @@ func (cl *cluster) name(node string) string { return cl.prefix + node }
 // node creates a Node offering slots vmafx.dev/slot (and plenty of CPU and memory).
 func (cl *cluster) node(name string, slots int) string {
 	cl.t.Helper()
+	full, err := cl.createNode(name, slots)
+	if err != nil {
+		cl.t.Fatal(err)
+	}
+	return full
+}
+
+func (cl *cluster) createNode(name string, slots int) (string, error) {
 	full := cl.name(name)
 	resources := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("16"),
@@ -271,42 +301,56 @@ func (cl *cluster) node(name string, slots int) string {
 		},
 	}
 	if err := cl.c.Create(cl.ctx, n); err != nil {
-		cl.t.Fatalf("creating node %s: %v", full, err)
+		return "", fmt.Errorf("creating node %s: %w", full, err)
 	}
 	// The API server's TaintNodesByCondition admission taints every new Node not-ready
 	// until a node controller sees its kubelet; none runs here, so lift the taint as it would.
 	n.Spec.Taints = nil
 	if err := cl.c.Update(cl.ctx, n); err != nil {
-		cl.t.Fatalf("untainting node %s: %v", full, err)
+		return "", fmt.Errorf("untainting node %s: %w", full, err)
 	}
-	return full
+	return full, nil
 }
 
 // vmafxNode creates the VmafxNode of node (already prefixed), with a heartbeat at hb
 // unless hb is zero.
 func (cl *cluster) vmafxNode(node string, vendor vmafxv1.GPUVendor, hb time.Time) {
 	cl.t.Helper()
+	if err := cl.createVmafxNode(node, vendor, hb); err != nil {
+		cl.t.Fatal(err)
+	}
+}
+
+func (cl *cluster) createVmafxNode(node string, vendor vmafxv1.GPUVendor, hb time.Time) error {
 	vn := &vmafxv1.VmafxNode{
 		ObjectMeta: metav1.ObjectMeta{Namespace: vmafxv1.SystemNamespace, Name: node},
 		Spec:       vmafxv1.VmafxNodeSpec{NodeName: node, GPUVendor: vendor, Capacity: 4},
 	}
 	if err := cl.c.Create(cl.ctx, vn); err != nil {
-		cl.t.Fatalf("creating VmafxNode %s: %v", node, err)
+		return fmt.Errorf("creating VmafxNode %s: %w", node, err)
 	}
-	if !hb.IsZero() {
-		cl.heartbeat(node, hb)
+	if hb.IsZero() {
+		return nil
+	}
+	return cl.beat(node, hb)
+}
+
+// heartbeat writes status.lastHeartbeat as the node's device plugin does.
+func (cl *cluster) heartbeat(node string, hb time.Time) {
+	cl.t.Helper()
+	if err := cl.beat(node, hb); err != nil {
+		cl.t.Fatal(err)
 	}
 }
 
-// heartbeat writes status.lastHeartbeat as the node's device plugin does: a status merge
-// patch of that one field.
-func (cl *cluster) heartbeat(node string, hb time.Time) {
-	cl.t.Helper()
+// beat is heartbeat for any goroutine: a status merge patch of lastHeartbeat alone.
+func (cl *cluster) beat(node string, hb time.Time) error {
 	patch := fmt.Appendf(nil, `{"status":{"lastHeartbeat":%q}}`, hb.UTC().Format(time.RFC3339))
 	vn := &vmafxv1.VmafxNode{ObjectMeta: metav1.ObjectMeta{Namespace: vmafxv1.SystemNamespace, Name: node}}
 	if err := cl.c.Status().Patch(cl.ctx, vn, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		cl.t.Fatalf("heartbeat of %s: %v", node, err)
+		return fmt.Errorf("heartbeat of %s: %w", node, err)
 	}
+	return nil
 }
 
 // workerPod creates a worker Pod as the operator does: schedulerName vmafx-scheduler, one

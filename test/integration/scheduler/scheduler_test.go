@@ -64,7 +64,7 @@ func TestStaleNodesAvoided(t *testing.T) {
 	cl.vmafxNode(fresh, vmafxv1.VendorNVIDIA, now)
 	cl.vmafxNode(stale, vmafxv1.VendorNVIDIA, now.Add(-90*time.Second))
 	cl.vmafxNode(silent, vmafxv1.VendorNVIDIA, time.Time{}) // created, never beat
-	cl.node("unregistered", 4)                                // no VmafxNode at all
+	cl.node("unregistered", 4)                              // no VmafxNode at all
 	startScheduler(t, schedulerConfig(t), "--leader-elect=false")
 
 	for i := range 4 {

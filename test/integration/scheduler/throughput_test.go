@@ -1,0 +1,209 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/test/integration/testenv"
+)
+
+// The throughput workload: the architecture brief's 1000 nodes and 5000 pods.
+const (
+	benchNodes     = 1000
+	benchPods      = 5000
+	benchSlots     = 8 // per node: 8000 slots, so every pod fits
+	baselineName   = "vmafx-baseline"
+	heartbeatEvery = 10 * time.Second // as the device plugin beats
+)
+
+// BenchmarkSchedulingThroughput measures what the VmafxPlacement plugin costs the whole
+// scheduler: one scheduler (the shipped configuration plus a second profile,
+// vmafx-baseline, identical but without the plugin) against one API server with 1000
+// Nodes and their VmafxNodes (nvidia, amd and intel in turn, heartbeating every 10 s
+// throughout, as device plugins do), schedules 5000 auto worker Pods per round, rounds in
+// the order baseline, vmafx, vmafx, baseline so that neither profile always goes first.
+//
+// Each round creates its 5000 Pods while no scheduler runs, then starts the scheduler and
+// times the binds from the first to the last, so the figure is the scheduler's (filter,
+// score, bind) and not the rate at which the test can create Pods. The scheduler's client
+// QPS is raised from kube-scheduler's default of 50 so that binding is not throttled.
+//
+// Run it with:
+//
+//	go test ./test/integration/scheduler/ -run '^$' -bench SchedulingThroughput -benchtime 1x
+func BenchmarkSchedulingThroughput(b *testing.B) {
+	cl := newCluster(b)
+	ctx := cl.ctx
+	vendors := []vmafxv1.GPUVendor{vmafxv1.VendorNVIDIA, vmafxv1.VendorAMD, vmafxv1.VendorIntel}
+	names := make([]string, benchNodes)
+	parallel(benchNodes, func(i int) {
+		name, err := cl.createNode(fmt.Sprintf("n%04d", i), benchSlots)
+		if err == nil {
+			err = cl.createVmafxNode(name, vendors[i%len(vendors)], time.Now())
+		}
+		if err != nil {
+			b.Error(err)
+		}
+		names[i] = name
+	})
+	if b.Failed() {
+		b.FailNow()
+	}
+	beatCtx, stopBeats := context.WithCancel(ctx)
+	defer stopBeats()
+	go func() {
+		tick := time.NewTicker(heartbeatEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-beatCtx.Done():
+				return
+			case <-tick.C:
+				now := time.Now()
+				parallel(benchNodes, func(i int) {
+					if err := cl.beat(names[i], now); err != nil && beatCtx.Err() == nil {
+						b.Error(err)
+					}
+				})
+			}
+		}
+	}()
+
+	cfg := throughputConfig(b)
+	rates := map[string][]float64{}
+	for round, profile := range []string{baselineName, vmafxv1.SchedulerName, vmafxv1.SchedulerName, baselineName} {
+		rate := cl.throughputRound(b, ctx, cfg, profile, round)
+		b.Logf("round %d, profile %s: %d pods in %.1f pods/s", round, profile, benchPods, rate)
+		rates[profile] = append(rates[profile], rate)
+	}
+	mean := func(v []float64) float64 {
+		var sum float64
+		for _, x := range v {
+			sum += x
+		}
+		return sum / float64(len(v))
+	}
+	vmafx, baseline := mean(rates[vmafxv1.SchedulerName]), mean(rates[baselineName])
+	b.ReportMetric(vmafx, "vmafx-pods/s")
+	b.ReportMetric(baseline, "baseline-pods/s")
+	b.ReportMetric(vmafx/baseline, "ratio")
+	b.Logf("vmafx-scheduler %.1f pods/s, without VmafxPlacement %.1f pods/s, ratio %.3f (rounds %v)", vmafx, baseline, vmafx/baseline, rates)
+}
+
+// throughputConfig is the shipped configuration with a second profile that differs only in
+// leaving VmafxPlacement out, and with client QPS high enough not to throttle binding.
+func throughputConfig(b *testing.B) map[string]any {
+	cfg := schedulerConfig(b)
+	cfg["clientConnection"].(map[string]any)["qps"] = 5000
+	cfg["clientConnection"].(map[string]any)["burst"] = 5000
+	profiles := cfg["profiles"].([]any)
+	shipped := profiles[0].(map[string]any)
+	baseline := map[string]any{"schedulerName": baselineName}
+	if pc, ok := shipped["pluginConfig"]; ok {
+		// Other plugins' args, if the shipped profile had any, stay the same.
+		var kept []any
+		for _, c := range pc.([]any) {
+			if c.(map[string]any)["name"] != "VmafxPlacement" {
+				kept = append(kept, c)
+			}
+		}
+		if kept != nil {
+			baseline["pluginConfig"] = kept
+		}
+	}
+	cfg["profiles"] = append(profiles, baseline)
+	return cfg
+}
+
+// throughputRound creates benchPods pods for profile with no scheduler running, then runs
+// the scheduler until all are bound and returns pods per second from first to last bind.
+func (cl *cluster) throughputRound(b *testing.B, ctx context.Context, cfg map[string]any, profile string, round int) float64 {
+	b.Helper()
+	// Start from an empty namespace, so every round sees the same cluster.
+	if err := cl.c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(cl.ns), client.GracePeriodSeconds(0)); err != nil {
+		b.Fatal(err)
+	}
+	restCfg := testenv.Config()
+	restCfg.QPS, restCfg.Burst = 2000, 2000
+	cs := kubernetes.NewForConfigOrDie(restCfg)
+	parallel(benchPods, func(i int) {
+		pod := newWorkerPod(cl.ns, fmt.Sprintf("r%d-%04d", round, i), "auto", nil)
+		pod.Spec.SchedulerName = profile
+		if _, err := cs.CoreV1().Pods(cl.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			b.Errorf("creating pod: %v", err)
+		}
+	})
+
+	// Watch binds from the test process.
+	var mu sync.Mutex
+	var bound []time.Time
+	seen := map[string]bool{}
+	var done atomic.Bool
+	allBound := make(chan struct{})
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(cl.ns))
+	onPod := func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok || pod.Spec.NodeName == "" || pod.Spec.SchedulerName != profile {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if seen[pod.Name] {
+			return
+		}
+		seen[pod.Name] = true
+		bound = append(bound, time.Now())
+		if len(bound) == benchPods && done.CompareAndSwap(false, true) {
+			close(allBound)
+		}
+	}
+	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    onPod,
+		UpdateFunc: func(_, obj any) { onPod(obj) },
+	}); err != nil {
+		b.Fatal(err)
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	factory.Start(watchCtx.Done())
+	factory.WaitForCacheSync(watchCtx.Done())
+
+	s := startSchedulerLogging(b, -1, cfg, "--leader-elect=false")
+	defer s.Stop()
+	select {
+	case <-allBound:
+	case <-time.After(10 * time.Minute):
+		b.Fatalf("profile %s: only %d of %d pods bound in 10 minutes", profile, len(bound), benchPods)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	slices.SortFunc(bound, func(x, y time.Time) int { return x.Compare(y) })
+	return float64(len(bound)-1) / bound[len(bound)-1].Sub(bound[0]).Seconds()
+}
+
+// parallel runs f(0..n-1) on 16 goroutines.
+func parallel(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range 16 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
