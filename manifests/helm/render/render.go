@@ -63,6 +63,8 @@ type Options struct {
 	APIVersions []string
 	// IsUpgrade renders as `helm upgrade` would (.Release.IsUpgrade).
 	IsUpgrade bool
+	// SkipSchemaValidation leaves values.schema.json out, as --skip-schema-validation does.
+	SkipSchemaValidation bool
 }
 
 // Result is a rendered release.
@@ -112,13 +114,13 @@ func Render(ch *chart.Chart, opts Options) (*Result, error) {
 	if err := chartutil.ProcessDependenciesWithMerge(ch, values); err != nil {
 		return nil, err
 	}
-	renderValues, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{
+	renderValues, err := chartutil.ToRenderValuesWithSchemaValidation(ch, values, chartutil.ReleaseOptions{
 		Name:      opts.ReleaseName,
 		Namespace: opts.Namespace,
 		Revision:  1,
 		IsInstall: !opts.IsUpgrade,
 		IsUpgrade: opts.IsUpgrade,
-	}, caps)
+	}, caps, opts.SkipSchemaValidation)
 	if err != nil {
 		return nil, err
 	}

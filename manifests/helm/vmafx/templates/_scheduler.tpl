@@ -12,14 +12,27 @@ laid over it. When the values change nothing, the file goes in as it is, comment
 {{- end -}}
 {{- $leaderElection := $config.leaderElection | default dict -}}
 {{- $changed := or (ne (toString $leaderElection.leaderElect) (toString .Values.scheduler.leaderElect)) (not (empty .Values.scheduler.placement)) -}}
-{{- $_ := set $config "leaderElection" (merge (dict "leaderElect" .Values.scheduler.leaderElect) $leaderElection) -}}
+{{- /* set, not merge: merge takes false for unset and would keep the file's true. */ -}}
+{{- $_ := set $leaderElection "leaderElect" .Values.scheduler.leaderElect -}}
+{{- $_ := set $config "leaderElection" $leaderElection -}}
 {{- $found := false -}}
 {{- range $profile := $config.profiles -}}
 {{- if eq $profile.schedulerName "vmafx-scheduler" -}}
 {{- range $plugin := $profile.pluginConfig -}}
 {{- if eq $plugin.name "VmafxPlacement" -}}
 {{- $found = true -}}
-{{- $_ := set $plugin "args" (mergeOverwrite ($plugin.args | default dict) (deepCopy $.Values.scheduler.placement)) -}}
+{{- $args := $plugin.args | default dict -}}
+{{- /* Key by key (weights one level down), so that a 0 or false from values counts. */ -}}
+{{- range $key, $value := $.Values.scheduler.placement -}}
+{{- if and (kindIs "map" $value) (kindIs "map" (get $args $key)) -}}
+{{- range $k, $v := $value -}}
+{{- $_ := set (get $args $key) $k $v -}}
+{{- end -}}
+{{- else -}}
+{{- $_ := set $args $key $value -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $plugin "args" $args -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
