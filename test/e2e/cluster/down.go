@@ -42,6 +42,19 @@ func Down(ctx context.Context, cfg Config, out io.Writer) error {
 	if os.Geteuid() != 0 {
 		return errors.New("tearing the local cluster down needs root")
 	}
+	unlock, err := r.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// Another command may have torn the cluster down while this one waited.
+	if r.st, err = loadState(r.l.StateFile()); err != nil {
+		return err
+	}
+	if _, runErr := os.Stat(r.l.Procs()); r.st == nil && runErr != nil {
+		r.logf("no cluster in %s; nothing to do", cfg.StateDir)
+		return r.removeStateDir()
+	}
 	var errs []error
 	step := func(what string, err error) {
 		if err != nil {

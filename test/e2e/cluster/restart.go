@@ -19,6 +19,11 @@ func Restart(ctx context.Context, cfg Config, name string, out io.Writer) error 
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("restarting %s needs root", name)
 	}
+	unlock, err := r.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if r.st, err = loadState(r.l.StateFile()); err != nil {
 		return err
 	}

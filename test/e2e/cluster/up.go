@@ -49,6 +49,11 @@ func Up(ctx context.Context, cfg Config, out io.Writer) (err error) {
 	if err := r.ensurePackages(ctx); err != nil {
 		return err
 	}
+	unlock, err := r.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if r.st, err = loadState(r.l.StateFile()); err != nil {
 		return err
 	}
