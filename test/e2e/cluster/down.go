@@ -103,14 +103,24 @@ func Down(ctx context.Context, cfg Config, out io.Writer) error {
 			step("remove "+p, hoststate.RemoveTree(p))
 		}
 	}
-	if len(errs) == 0 {
-		step("compare host state", r.compareHost(ctx))
-	}
 	if len(errs) > 0 {
 		return fmt.Errorf("teardown incomplete (state kept in %s; run again after fixing): %w", cfg.StateDir, errors.Join(errs...))
 	}
+	// Every step succeeded: what the comparison finds is for people to look at, and the
+	// state folder has served its purpose either way.
+	diffErr := r.compareHost(ctx)
+	if diffErr != nil {
+		path := filepath.Join(r.l.Artifacts(), time.Now().UTC().Format("20060102T150405Z")+"-host-diff.txt")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			_ = os.WriteFile(path, []byte(diffErr.Error()+"\n"), 0o644)
+			diffErr = fmt.Errorf("%w\n(saved in %s)", diffErr, path)
+		}
+	}
 	if err := r.removeStateDir(); err != nil {
-		return err
+		return errors.Join(diffErr, err)
+	}
+	if diffErr != nil {
+		return diffErr
 	}
 	r.logf("cluster is down; host state restored")
 	return nil

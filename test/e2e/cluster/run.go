@@ -49,13 +49,18 @@ func (r *run) client() (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(rc)
 }
 
-// clusterProcesses lists the command lines of the processes that name the state folder
-// (every daemon runs through a link in it, and every shim names its socket): none before
-// Up, none after Down.
+// clusterProcesses lists the command lines of the cluster's processes: those run from
+// the state folder (every daemon runs through a link in .cluster/bin) and containerd's
+// shims for its socket. None before Up, none after Down. (A kubectl or harness command
+// that merely names the state folder is not the cluster's.)
 func (r *run) clusterProcesses() ([]string, error) {
+	sock := r.l.ContainerdSocket()
 	recs, err := proc.Find(func(args []string) bool {
-		for _, a := range args {
-			if strings.Contains(a, r.cfg.StateDir) {
+		if strings.HasPrefix(args[0], r.cfg.StateDir+"/") {
+			return true
+		}
+		for _, a := range args[1:] {
+			if a == sock {
 				return true
 			}
 		}
