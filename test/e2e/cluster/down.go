@@ -166,7 +166,9 @@ func (r *run) removeSandboxes(ctx context.Context) error {
 func (r *run) stopShims(ctx context.Context) error {
 	sock := r.l.ContainerdSocket()
 	shims, err := proc.Find(func(args []string) bool {
-		if !strings.HasSuffix(args[0], binShim) {
+		// containerd starts the shim by its resolved path: the cached binary's,
+		// containerd-shim-runc-v2-<version>.
+		if !strings.HasPrefix(filepath.Base(args[0]), binShim) {
 			return false
 		}
 		for i := 0; i+1 < len(args); i++ {
