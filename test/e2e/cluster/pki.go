@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -120,5 +119,3 @@ func writeKubeconfig(path, server string, caPEM []byte, kp pki.KeyPair, user str
 	}
 	return os.Chmod(path, 0o600)
 }
-
-var errNoPKI = errors.New("the cluster has no certificates yet")
