@@ -112,7 +112,7 @@ K8S_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/ve
 CONTAINERD_TAGS := urfave_cli_no_docs no_btrfs no_devmapper no_zfs
 
 .PHONY: cluster-bins
-cluster-bins: $(CLUSTER_BINS) ## Build the cluster's binaries from module sources, cached by version (about 6 minutes the first time).
+cluster-bins: $(CLUSTER_BINS) ## Build the cluster's binaries from module sources, cached by version (about 12 minutes on 2 cores the first time).
 
 .PHONY: cluster-up
 cluster-up: cluster-bins $(VMAFX_CLUSTER) ## Start the local single-node cluster (a no-op when it is up); KUBECONFIG=.cluster/kubeconfig.
@@ -144,7 +144,7 @@ e2e: cluster-up images deploy ## End-to-end scenarios (test/e2e) on the local cl
 
 .PHONY: demo
 demo: ## Build what is missing, start the local cluster, deploy, score a clip pair, show `kubectl get vmjob`.
-	@echo "==> [1/5] building the cluster's binaries from module sources (cached in $(TOOLS_BIN); the first time takes about 10 minutes on 2 cores)"
+	@echo "==> [1/5] building the cluster's binaries from module sources (cached in $(TOOLS_BIN); the first time takes about 12 minutes on 2 cores)"
 	@$(MAKE) --no-print-directory cluster-bins
 	@echo "==> [2/5] starting the local single-node cluster (state in .cluster/)"
 	@$(MAKE) --no-print-directory cluster-up
