@@ -70,7 +70,7 @@ test-bins: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd ## Build kube
 $(KUBE_APISERVER):
 	@mkdir -p $(@D)
 	@echo "building kube-apiserver $(K8S_VERSION) from module sources (about 6 minutes the first time)"
-	cd hack/tools/k8s && $(GO) build -trimpath -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+	cd hack/tools/k8s && $(GO) build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 
 $(ETCD):
 	@mkdir -p $(@D)
