@@ -172,6 +172,28 @@ $(CONTAINERD) $(CONTAINERD_SHIM) $(CTR):
 	cd hack/tools/containerd && CGO_ENABLED=0 $(GO) build -trimpath -tags "$(CONTAINERD_TAGS)" \
 	  -o $@ github.com/containerd/containerd/v2/cmd/$(patsubst %-$(CONTAINERD_VERSION),%,$(notdir $@))
 
+##@ Helm (docs/install.md)
+# The Helm CLI, built from module sources like the cluster's tools and cached by version.
+HELM_VERSION := $(call module_version,helm.sh/helm/v3,hack/tools/helm/go.mod)
+HELM         := $(TOOLS_BIN)/helm-$(HELM_VERSION)
+# As Helm's own release build does: `helm template` and `helm lint` assume the Kubernetes
+# version of the client-go they are built with (v0.37.x: 1.37), not 1.20, so that the
+# chart's kubeVersion constraint (>=1.30) holds without a cluster.
+HELM_K8S_MINOR := $(word 2,$(subst ., ,$(call module_version,k8s.io/client-go,hack/tools/helm/go.mod)))
+HELM_LDFLAGS := -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+                -X helm.sh/helm/v3/internal/version.gitTreeState=clean \
+                $(foreach p,helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules,\
+                  -X $(p).k8sVersionMajor=1 -X $(p).k8sVersionMinor=$(HELM_K8S_MINOR))
+
+.PHONY: helm
+helm: $(HELM) ## Build the Helm CLI from module sources into ~/.cache/vmafx/bin, cached by version.
+	@echo "HELM=$(HELM)"
+
+$(HELM):
+	@mkdir -p $(@D)
+	@echo "building helm $(HELM_VERSION) from module sources"
+	cd hack/tools/helm && CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(HELM_LDFLAGS)" -o $@ helm.sh/helm/v3/cmd/helm
+
 ##@ Cleanup
 .PHONY: clean
 clean: ## Remove bin/ and _output/ (the version cache in $(CACHE) is kept).
