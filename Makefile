@@ -178,7 +178,7 @@ HELM_VERSION := $(call module_version,helm.sh/helm/v3,hack/tools/helm/go.mod)
 HELM         := $(TOOLS_BIN)/helm-$(HELM_VERSION)
 # As Helm's own release build does: `helm template` and `helm lint` assume the Kubernetes
 # version of the client-go they are built with (v0.37.x: 1.37), not 1.20, so that the
-# chart's kubeVersion constraint (>=1.30) holds without a cluster.
+# chart's check for Kubernetes 1.30 or later passes without a cluster.
 HELM_K8S_MINOR := $(word 2,$(subst ., ,$(call module_version,k8s.io/client-go,hack/tools/helm/go.mod)))
 HELM_LDFLAGS := -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
                 -X helm.sh/helm/v3/internal/version.gitTreeState=clean \

@@ -355,11 +355,29 @@ func TestNamespace(t *testing.T) {
 	}
 }
 
-// TestKubeVersion refuses clusters older than 1.30, which lack ValidatingAdmissionPolicy v1.
+// TestKubeVersion refuses clusters older than 1.30, which lack ValidatingAdmissionPolicy
+// v1, and accepts API servers built without a version stamp (v0.0.0), as the test and
+// local clusters' are.
 func TestKubeVersion(t *testing.T) {
-	_, err := renderValues(t, nil, func(o *render.Options) { o.KubeVersion = "v1.29.9" })
-	if err == nil || !strings.Contains(err.Error(), "kubeVersion") {
-		t.Fatalf("rendering for Kubernetes 1.29: err = %v, want a kubeVersion refusal", err)
+	tests := []struct {
+		version string
+		ok      bool
+	}{
+		{"v1.29.9", false},
+		{"v1.30.0", true},
+		{"v1.37.1", true},
+		{"v0.0.0-master+$Format:%H$", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.version, func(t *testing.T) {
+			_, err := renderValues(t, nil, func(o *render.Options) { o.KubeVersion = tt.version })
+			if tt.ok && err != nil {
+				t.Errorf("refused: %v", err)
+			}
+			if !tt.ok && (err == nil || !strings.Contains(err.Error(), "needs Kubernetes 1.30 or later") || !strings.Contains(err.Error(), tt.version)) {
+				t.Errorf("err = %v, want a refusal naming 1.30 and %s", err, tt.version)
+			}
+		})
 	}
 }
 

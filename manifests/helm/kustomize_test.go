@@ -3,6 +3,7 @@ package helm_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -12,107 +13,124 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
+
+	"github.com/vmafx/vmafx/manifests/helm/render"
 )
 
-// kustomization is the part of kustomization.yaml that manifests/default uses.
-type kustomization struct {
-	Resources          []string `json:"resources"`
-	ConfigMapGenerator []struct {
-		Name      string   `json:"name"`
-		Namespace string   `json:"namespace"`
-		Files     []string `json:"files"`
-	} `json:"configMapGenerator"`
-}
+// kustomizeBuild runs `kustomize build` on dir (with the kustomize Go API, no binary) and
+// decodes the objects. Generated ConfigMaps get their plain names back: kustomize appends a
+// content hash (vmafx-scheduler-config-<hash>), which the chart replaces with a checksum
+// annotation; the references to them in Pod templates are renamed too.
+var nameHash = regexp.MustCompile(`^(.*)-[a-z0-9]{10}$`)
 
-// kustomizeBuild reads the objects of the kustomization in dir and of the ones it includes,
-// as `kustomize build` would but without name hashes: manifests/default uses resources and
-// one configMapGenerator, nothing else.
 func kustomizeBuild(t testing.TB, dir string) []*unstructured.Unstructured {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	data, err := resources.AsYaml()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var k kustomization
-	if err := yaml.UnmarshalStrict(data, &k, yaml.DisallowUnknownFields); err != nil {
-		// A field this reader does not know (images, patches, ...) would change the
-		// objects; teach the reader before comparing against such a kustomization.
-		if err := yaml.Unmarshal(data, &k); err != nil {
-			t.Fatal(err)
-		}
+	objs, err := render.Decode(data)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var objs []*unstructured.Unstructured
-	for _, r := range k.Resources {
-		path := filepath.Join(dir, r)
-		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-			objs = append(objs, kustomizeBuild(t, path)...)
-			continue
-		}
-		objs = append(objs, readFile(t, path)...)
-	}
-	for _, g := range k.ConfigMapGenerator {
-		cm := &corev1.ConfigMap{Data: map[string]string{}}
-		cm.APIVersion, cm.Kind = "v1", "ConfigMap"
-		cm.Name, cm.Namespace = g.Name, g.Namespace
-		for _, f := range g.Files {
-			data, err := os.ReadFile(filepath.Join(dir, f))
-			if err != nil {
-				t.Fatal(err)
+	// The build's output keeps no trace of the names before hashing; every ConfigMap of
+	// these kustomizations comes from a generator, so each ends in -<10-character hash>.
+	renamed := map[string]string{}
+	for _, o := range objs {
+		if o.GetKind() == "ConfigMap" {
+			if m := nameHash.FindStringSubmatch(o.GetName()); m != nil {
+				renamed[o.GetName()] = m[1]
 			}
-			cm.Data[filepath.Base(f)] = string(data)
 		}
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cm)
-		if err != nil {
-			t.Fatal(err)
+	}
+	for _, o := range objs {
+		if plain, ok := renamed[o.GetName()]; ok && o.GetKind() == "ConfigMap" {
+			o.SetName(plain)
 		}
-		objs = append(objs, &unstructured.Unstructured{Object: u})
+		volumes, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "volumes")
+		for _, v := range volumes {
+			if name, _, _ := unstructured.NestedString(v.(map[string]any), "configMap", "name"); renamed[name] != "" {
+				_ = unstructured.SetNestedField(v.(map[string]any), renamed[name], "configMap", "name")
+			}
+		}
+		if volumes != nil {
+			_ = unstructured.SetNestedSlice(o.Object, volumes, "spec", "template", "spec", "volumes")
+		}
 	}
 	return objs
 }
 
-// TestKustomizeEquivalence compares the chart with default values against
-// manifests/default, the kustomize install. Both must create the same objects, and those
+// TestKustomizeEquivalence compares the chart with the kustomize install it replaces:
+// default values against manifests/default, and local-values.yaml against
+// manifests/overlays/local (images included). Both must create the same objects, and those
 // objects must agree in everything but what the chart deliberately does otherwise:
 //   - the Namespace: Helm's --create-namespace makes it (docs/install.md);
-//   - labels and annotations of objects and Pod templates (Helm's own, a config checksum);
-//   - image names (the chart's default to its appVersion);
+//   - labels and annotations of objects and Pod templates (Helm's own, a config checksum)
+//     and the scheduler ConfigMap's name hash;
+//   - against manifests/default, image names (the chart's default to its appVersion);
 //   - environment variables the chart spells out at their defaults (kept if kustomize
 //     sets them too: then the values must match);
 //   - the device plugin's vendor tolerations (the chart tolerates only gpu.vendor's
 //     taint, always among kustomize's) and discovery (kustomize discovers any vendor).
 func TestKustomizeEquivalence(t *testing.T) {
-	want := kustomizeBuild(t, filepath.Join(manifestsDir(), "default"))
-	res := mustRender(t, nil)
-	got := append(slices.Clone(res.CRDs), res.Objects...)
-
-	wantByID := map[string]*unstructured.Unstructured{}
-	for _, o := range want {
-		if o.GetKind() == "Namespace" {
-			continue
-		}
-		wantByID[id(o)] = o
+	tests := []struct {
+		kustomization string
+		valuesFile    string
+		images        bool
+	}{
+		{"default", "", false},
+		{"overlays/local", "local-values.yaml", true},
 	}
-	gotByID := map[string]*unstructured.Unstructured{}
-	for _, o := range got {
-		gotByID[id(o)] = o
-	}
-	if diff := cmp.Diff(keys(wantByID), keys(gotByID)); diff != "" {
-		t.Fatalf("objects (-kustomize +chart):\n%s", diff)
-	}
-
-	for name, k := range wantByID {
-		c := gotByID[name]
-		t.Run(name, func(t *testing.T) {
-			kObj, cObj := normalize(t, k), normalize(t, c)
-			if kd, ok := kObj.(*appsv1.Deployment); ok {
-				alignPodTemplate(t, &kd.Spec.Template, &cObj.(*appsv1.Deployment).Spec.Template)
+	for _, tt := range tests {
+		t.Run(tt.kustomization, func(t *testing.T) {
+			var values map[string]any
+			if tt.valuesFile != "" {
+				data, err := os.ReadFile(filepath.Join(render.ChartDir(), "..", tt.valuesFile))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := yaml.Unmarshal(data, &values); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if kd, ok := kObj.(*appsv1.DaemonSet); ok {
-				alignPodTemplate(t, &kd.Spec.Template, &cObj.(*appsv1.DaemonSet).Spec.Template)
+			want := kustomizeBuild(t, filepath.Join(manifestsDir(), tt.kustomization))
+			res := mustRender(t, values)
+			got := append(slices.Clone(res.CRDs), res.Objects...)
+
+			wantByID := map[string]*unstructured.Unstructured{}
+			for _, o := range want {
+				if o.GetKind() != "Namespace" {
+					wantByID[id(o)] = o
+				}
 			}
-			if diff := cmp.Diff(kObj, cObj); diff != "" {
-				t.Errorf("(-kustomize +chart):\n%s", diff)
+			gotByID := map[string]*unstructured.Unstructured{}
+			for _, o := range got {
+				gotByID[id(o)] = o
+			}
+			if diff := cmp.Diff(keys(wantByID), keys(gotByID)); diff != "" {
+				t.Fatalf("objects (-kustomize +chart):\n%s", diff)
+			}
+			for name, k := range wantByID {
+				c := gotByID[name]
+				t.Run(name, func(t *testing.T) {
+					kObj, cObj := normalize(t, k), normalize(t, c)
+					if kd, ok := kObj.(*appsv1.Deployment); ok {
+						alignPodTemplate(t, &kd.Spec.Template, &cObj.(*appsv1.Deployment).Spec.Template, tt.images)
+					}
+					if kd, ok := kObj.(*appsv1.DaemonSet); ok {
+						alignPodTemplate(t, &kd.Spec.Template, &cObj.(*appsv1.DaemonSet).Spec.Template, tt.images)
+					}
+					if diff := cmp.Diff(kObj, cObj); diff != "" {
+						t.Errorf("(-kustomize +chart):\n%s", diff)
+					}
+				})
 			}
 		})
 	}
@@ -130,7 +148,7 @@ func normalize(t testing.TB, o *unstructured.Unstructured) runtime.Object {
 
 // alignPodTemplate removes from the chart's Pod template (c) and the kustomize one (k) the
 // differences the chart makes by design, checking on the way that they are only those.
-func alignPodTemplate(t testing.TB, k, c *corev1.PodTemplateSpec) {
+func alignPodTemplate(t testing.TB, k, c *corev1.PodTemplateSpec, images bool) {
 	t.Helper()
 	k.Labels, c.Labels, k.Annotations, c.Annotations = nil, nil, nil, nil
 	for i := range k.Spec.Containers {
@@ -138,19 +156,21 @@ func alignPodTemplate(t testing.TB, k, c *corev1.PodTemplateSpec) {
 			break
 		}
 		kc, cc := &k.Spec.Containers[i], &c.Spec.Containers[i]
-		kc.Image, cc.Image = "", ""
+		if !images {
+			kc.Image, cc.Image = "", ""
+		}
 		kEnv := map[string]bool{}
 		for j := range kc.Env {
 			kEnv[kc.Env[j].Name] = true
-			// Image names differ (see above); the rest must match.
-			if kc.Env[j].Name == "VMAFX_OPERATOR_WORKER_IMAGE" || kc.Env[j].Name == "VMAFX_WORKER_IMAGE" {
+			// Image names may differ (see above); the rest must match.
+			if !images && (kc.Env[j].Name == "VMAFX_OPERATOR_WORKER_IMAGE" || kc.Env[j].Name == "VMAFX_WORKER_IMAGE") {
 				kc.Env[j].Value = ""
 			}
 		}
 		var env []corev1.EnvVar
 		for _, e := range cc.Env {
 			if kEnv[e.Name] {
-				if e.Name == "VMAFX_OPERATOR_WORKER_IMAGE" || e.Name == "VMAFX_WORKER_IMAGE" {
+				if !images && (e.Name == "VMAFX_OPERATOR_WORKER_IMAGE" || e.Name == "VMAFX_WORKER_IMAGE") {
 					e.Value = ""
 				}
 				env = append(env, e)

@@ -173,3 +173,14 @@ func merge(a, b map[string]any) map[string]any {
 	}
 	return out
 }
+
+// envOf returns a container's plain environment variables.
+func envOf(c corev1.Container) map[string]string {
+	env := map[string]string{}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			env[e.Name] = e.Value
+		}
+	}
+	return env
+}
