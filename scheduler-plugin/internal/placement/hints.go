@@ -85,14 +85,14 @@ func vmafxNodeFactsOf(obj any) (*eventFacts, error) {
 	switch o := obj.(type) {
 	case *vmafxv1.VmafxNode:
 		f := &eventFacts{namespace: o.Namespace, nodeName: o.Spec.NodeName}
-		f.objects, f.vendor = 1, lookupVendor(o.Spec.GPUVendor)
+		f.present, f.vendor = true, lookupVendor(o.Spec.GPUVendor)
 		if hb := o.Status.LastHeartbeat; hb != nil {
 			f.heartbeat = hb.UnixNano()
 		}
 		return f, nil
 	case *unstructured.Unstructured:
 		f := &eventFacts{namespace: o.GetNamespace()}
-		f.objects = 1
+		f.present = true
 		f.nodeName, _, _ = unstructured.NestedString(o.Object, "spec", "nodeName")
 		vendor, _, _ := unstructured.NestedString(o.Object, "spec", "gpuVendor")
 		f.vendor = lookupVendor(vmafxv1.GPUVendor(vendor))

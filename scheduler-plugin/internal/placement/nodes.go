@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,59 +32,98 @@ const byNodeName = "spec.nodeName"
 // stale heartbeatStaleAfter after its agent stops, not an hour later.
 const maxClockSkew = 5 * time.Second
 
-// nodeFacts is what Filter and Score need to know of one Kubernetes node's VmafxNode,
-// reduced when the VmafxNode changes so that reading it per node costs no allocation.
-// A nodeFacts is never modified once stored.
+// nodeFacts is what Filter and Score need to know of one Kubernetes node's VmafxNode. The
+// zero value means no VmafxNode names the node.
 type nodeFacts struct {
+	// present says some VmafxNode names the node.
+	present bool
+	// conflict says more than one does, which Filter refuses to guess about.
+	conflict bool
 	// vendor is the VmafxNode's spec.gpuVendor.
 	vendor vendorIndex
-	// heartbeat is the effective status.lastHeartbeat in Unix nanoseconds (see
-	// maxClockSkew), or 0 before the first heartbeat.
+	// heartbeat is the effective status.lastHeartbeat (see maxClockSkew) in Unix
+	// nanoseconds, kept to the millisecond, or 0 before the first heartbeat. The API writes
+	// it to the second.
 	heartbeat int64
-	// reported is status.lastHeartbeat as the node wrote it, in Unix nanoseconds.
-	reported int64
-	// objects counts the VmafxNodes naming this node; more than one is a conflict that
-	// Filter refuses to guess about.
-	objects int
 }
 
 // offers reports whether the node, as these facts describe it, can take a Pod whose backend
 // fits the vendors in fits at time now.
-func (f *nodeFacts) offers(fits *[numVendors]bool, now, staleAfter int64) bool {
-	return f != nil && f.objects == 1 && fits[f.vendor] && f.heartbeat != 0 && now-f.heartbeat <= staleAfter
+func (f nodeFacts) offers(fits *[numVendors]bool, now, staleAfter int64) bool {
+	return f.present && !f.conflict && fits[f.vendor] && f.heartbeat != 0 && now-f.heartbeat <= staleAfter
+}
+
+// A nodeFacts packs into one word, so the table can hold it in an atomic.Uint64: bits 0-3
+// the vendor, bit 4 conflict, bit 5 present, bits 8-63 the heartbeat in Unix milliseconds.
+const (
+	vendorMask     = 0xf
+	conflictBit    = 1 << 4
+	presentBit     = 1 << 5
+	heartbeatShift = 8
+)
+
+func (f nodeFacts) pack() uint64 {
+	if !f.present {
+		return 0
+	}
+	w := uint64(f.vendor)&vendorMask | presentBit
+	if f.conflict {
+		w |= conflictBit
+	}
+	if f.heartbeat > 0 {
+		w |= uint64(f.heartbeat/int64(time.Millisecond)) << heartbeatShift
+	}
+	return w
+}
+
+func unpack(w uint64) nodeFacts {
+	if w&presentBit == 0 {
+		return nodeFacts{}
+	}
+	return nodeFacts{
+		present:   true,
+		conflict:  w&conflictBit != 0,
+		vendor:    vendorIndex(w & vendorMask),
+		heartbeat: int64(w>>heartbeatShift) * int64(time.Millisecond),
+	}
 }
 
 // nodeTable is the plugin's read side of the VmafxNodes in the system namespace: the
 // informer's store, indexed by spec.nodeName, and for each Kubernetes node name its
 // nodeFacts.
 //
-// Filter and Score look a node up twice per node per cycle, on up to 16 goroutines. The
-// store's own index lookup takes a shared lock and allocates a slice per call. A sync.Map
-// allocates nothing but hashes an interface and walks a trie: in the 1000-node throughput
-// benchmark its Load was nine tenths of the plugin's CPU time. So the table is a plain map
-// behind an atomic pointer, replaced (copied) only when a node name appears or goes, and
-// each entry holds its facts behind an atomic pointer of its own, which a heartbeat swaps
-// without touching the map. A lookup is one atomic load, one map read and one more atomic
-// load: no lock, no allocation, no write to memory shared between cores.
+// Filter and Score look a node up twice per node per cycle, on up to 16 goroutines, between
+// the other plugins' work, so the lookup must be cheap with a cold cache. The store's own
+// index lookup takes a shared lock and allocates a slice per call; a sync.Map hashes an
+// interface and walks a trie, and in the 1000-node throughput benchmark its Load took nine
+// tenths of the plugin's CPU time. So the table is a snapshot: a map from node name to a
+// slot, whose keys share one contiguous string, and the slots' packed facts in one slice of
+// atomic words. A heartbeat or vendor change stores one word; only a node name the
+// snapshot lacks makes a new one. A lookup is an atomic load, a map read over compact keys
+// and one more atomic load: no lock, no allocation, no write to memory that cores share.
 type nodeTable struct {
 	indexer cache.Indexer
-	// entries maps node names to their entry; the map is never modified once published.
-	entries atomic.Pointer[map[string]*nodeEntry]
-	// mu serializes writers (the informer's handler is one goroutine, tests are others).
-	mu    sync.Mutex
-	clock clock.PassiveClock
+	snap    atomic.Pointer[tableSnapshot]
+	// mu serializes writers (the informer's handler is one goroutine, tests are others) and
+	// guards reported.
+	mu sync.Mutex
+	// reported is each node's status.lastHeartbeat as written, in Unix nanoseconds, to tell
+	// a new beat from the same one seen again (see maxClockSkew).
+	reported map[string]int64
+	clock    clock.PassiveClock
 	// synced reports whether the informer's initial list has reached the table.
 	synced func() bool
 	// offered, when set, is told of every node that starts to offer a backend something it
 	// did not (it appeared, its heartbeat turned fresh, its vendor changed).
-	offered func(logger klog.Logger, node string, f *nodeFacts)
+	offered func(logger klog.Logger, node string, f nodeFacts)
 	// staleAfter is heartbeatStaleAfter in nanoseconds, to tell when a node starts to offer.
 	staleAfter int64
 }
 
-// nodeEntry is a node name's slot in the table: its current facts.
-type nodeEntry struct {
-	facts atomic.Pointer[nodeFacts]
+// tableSnapshot is never modified once published, but for storing into words.
+type tableSnapshot struct {
+	slots map[string]int32
+	words []atomic.Uint64
 }
 
 func indexByNodeName(obj any) ([]string, error) {
@@ -164,49 +204,59 @@ func (t *nodeTable) waitSynced(ctx context.Context) bool {
 	return err == nil
 }
 
-// get returns the facts of the Kubernetes node called name, or nil when no VmafxNode
-// names it.
-func (t *nodeTable) get(name string) *nodeFacts {
-	m := t.entries.Load()
-	if m == nil {
-		return nil
+// get returns the facts of the Kubernetes node called name.
+func (t *nodeTable) get(name string) nodeFacts {
+	s := t.snap.Load()
+	if s == nil {
+		return nodeFacts{}
 	}
-	e := (*m)[name]
-	if e == nil {
-		return nil
+	i, ok := s.slots[name]
+	if !ok {
+		return nodeFacts{}
 	}
-	return e.facts.Load()
+	return unpack(s.words[i].Load())
 }
 
-// set stores the facts of node name; nil removes the node. Only a name that appears or
-// goes copies the map (O(nodes), about 15 ms in all for 1000 nodes at start-up); a changed
-// heartbeat or vendor only swaps the entry's facts.
-func (t *nodeTable) set(name string, f *nodeFacts) {
+// set stores the facts of node name (zero facts remove it). Only a name the snapshot has no
+// slot for makes a new snapshot, dropping the slots of removed nodes on the way: O(nodes)
+// per new node, so about 25 ms in all as 1000 nodes arrive at start-up.
+func (t *nodeTable) set(name string, f nodeFacts) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var old map[string]*nodeEntry
-	if m := t.entries.Load(); m != nil {
-		old = *m
+	old := t.snap.Load()
+	if old != nil {
+		if i, ok := old.slots[name]; ok {
+			old.words[i].Store(f.pack())
+			return
+		}
 	}
-	if e, ok := old[name]; ok && f != nil {
-		e.facts.Store(f)
+	if !f.present {
 		return
 	}
-	if _, ok := old[name]; !ok && f == nil {
-		return
+	type slot struct {
+		name string
+		word uint64
 	}
-	next := make(map[string]*nodeEntry, len(old)+1)
-	for k, v := range old {
-		next[k] = v
+	live := []slot{{name, f.pack()}}
+	if old != nil {
+		for n, i := range old.slots {
+			if w := old.words[i].Load(); w != 0 {
+				live = append(live, slot{n, w})
+			}
+		}
 	}
-	if f == nil {
-		delete(next, name)
-	} else {
-		e := &nodeEntry{}
-		e.facts.Store(f)
-		next[name] = e
+	var keys strings.Builder
+	for _, l := range live {
+		keys.WriteString(l.name)
 	}
-	t.entries.Store(&next)
+	arena := keys.String()
+	next := &tableSnapshot{slots: make(map[string]int32, len(live)), words: make([]atomic.Uint64, len(live))}
+	for i, l := range live {
+		next.slots[arena[:len(l.name)]] = int32(i)
+		arena = arena[len(l.name):]
+		next.words[i].Store(l.word)
+	}
+	t.snap.Store(next)
 }
 
 // refresh recomputes the facts of node name from the store, which already holds the
@@ -215,33 +265,17 @@ func (t *nodeTable) refresh(logger klog.Logger, name string) {
 	if name == "" {
 		return
 	}
-	objs, err := t.indexer.ByIndex(byNodeName, name)
-	if err != nil || len(objs) == 0 {
-		t.set(name, nil)
-		return
-	}
 	old := t.get(name)
 	now := t.clock.Now()
-	f := &nodeFacts{objects: len(objs)}
+	var f nodeFacts
+	objs, err := t.indexer.ByIndex(byNodeName, name)
+	if err == nil && len(objs) > 0 {
+		f = nodeFacts{present: true, conflict: len(objs) > 1}
+	}
 	if len(objs) == 1 {
 		vn := objs[0].(*vmafxv1.VmafxNode)
 		f.vendor = lookupVendor(vn.Spec.GPUVendor)
-		if hb := vn.Status.LastHeartbeat; hb != nil {
-			f.reported = hb.UnixNano()
-			f.heartbeat = f.reported
-			if ahead := time.Duration(f.reported - now.UnixNano()); ahead > maxClockSkew {
-				switch {
-				case old != nil && old.reported == f.reported:
-					// The same beat seen again (a resync or another field changed): keep the
-					// moment it was first received.
-					f.heartbeat = old.heartbeat
-				default:
-					f.heartbeat = now.UnixNano()
-					logger.Info("VmafxNode heartbeat is ahead of the scheduler's clock; counting it as received now",
-						"vmafxNode", klog.KObj(vn), "node", name, "ahead", ahead.Round(time.Second))
-				}
-			}
-		}
+		f.heartbeat = t.heartbeat(logger, vn, name, now, old)
 	}
 	t.set(name, f)
 	if t.offered != nil && t.synced != nil && t.synced() && startsOffering(old, f, now.UnixNano(), t.staleAfter) {
@@ -249,10 +283,41 @@ func (t *nodeTable) refresh(logger klog.Logger, name string) {
 	}
 }
 
+// heartbeat returns the effective heartbeat of vn in Unix nanoseconds: as written, unless
+// it lies beyond maxClockSkew in the future, in which case it counts from when the
+// scheduler first received that beat.
+func (t *nodeTable) heartbeat(logger klog.Logger, vn *vmafxv1.VmafxNode, name string, now time.Time, old nodeFacts) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reported == nil {
+		t.reported = map[string]int64{}
+	}
+	hb := vn.Status.LastHeartbeat
+	if hb == nil {
+		delete(t.reported, name)
+		return 0
+	}
+	reported := hb.UnixNano()
+	seenBefore := t.reported[name] == reported
+	t.reported[name] = reported
+	ahead := time.Duration(reported - now.UnixNano())
+	switch {
+	case ahead <= maxClockSkew:
+		return reported
+	case seenBefore && old.heartbeat != 0:
+		// The same beat seen again (a resync, or another field changed): keep the moment it
+		// was first received.
+		return old.heartbeat
+	}
+	logger.Info("VmafxNode heartbeat is ahead of the scheduler's clock; counting it as received now",
+		"vmafxNode", klog.KObj(vn), "node", name, "ahead", ahead.Round(time.Second))
+	return now.UnixNano()
+}
+
 // startsOffering reports whether a node whose facts went from old to f now offers a worker
 // Pod something it did not: it has become usable (first VmafxNode, first or fresh heartbeat,
 // conflict resolved) or usable for another vendor.
-func startsOffering(old, f *nodeFacts, now, staleAfter int64) bool {
+func startsOffering(old, f nodeFacts, now, staleAfter int64) bool {
 	if f.vendor == unknownVendor || !f.offers(&anyVendor, now, staleAfter) {
 		return false
 	}

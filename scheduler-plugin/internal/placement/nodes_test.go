@@ -52,15 +52,15 @@ func TestNodeTableConflictsAndDeletes(t *testing.T) {
 	second := vmafxNode("n1", vmafxv1.VendorAMD, t0)
 	second.Name = "n1-again"
 	tt := newTestTable(t, clk, time.Minute, first, second)
-	if got := tt.get("n1").objects; got != 2 {
-		t.Fatalf("objects naming n1 = %d, want 2", got)
+	if f := tt.get("n1"); !f.present || !f.conflict {
+		t.Fatalf("n1 named by two VmafxNodes: %+v, want a conflict", f)
 	}
 	tt.remove(second)
-	if f := tt.get("n1"); f == nil || f.objects != 1 || f.vendor != lookupVendor(vmafxv1.VendorNVIDIA) {
+	if f := tt.get("n1"); !f.present || f.conflict || f.vendor != lookupVendor(vmafxv1.VendorNVIDIA) {
 		t.Errorf("after the duplicate is deleted: %+v, want one nvidia VmafxNode", f)
 	}
 	tt.remove(first)
-	if f := tt.get("n1"); f != nil {
+	if f := tt.get("n1"); f.present {
 		t.Errorf("after the last VmafxNode is deleted: %+v, want none", f)
 	}
 }
@@ -103,7 +103,7 @@ func TestNodeTableOffered(t *testing.T) {
 			tt := newTestTable(t, clk, time.Minute)
 			var got []bool
 			offered := false
-			tt.offered = func(klog.Logger, string, *nodeFacts) { offered = true }
+			tt.offered = func(klog.Logger, string, nodeFacts) { offered = true }
 			for _, c := range tc.changes {
 				clk.Step(c.step)
 				offered = false
@@ -126,7 +126,7 @@ func TestNodeTableNotOfferedBeforeSync(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
 	tt := newTestTable(t, clk, time.Minute)
 	tt.synced = func() bool { return false }
-	tt.offered = func(klog.Logger, string, *nodeFacts) { t.Errorf("offered before the initial list was handled") }
+	tt.offered = func(klog.Logger, string, nodeFacts) { t.Errorf("offered before the initial list was handled") }
 	tt.put(vmafxNode("n1", vmafxv1.VendorNVIDIA, t0))
 }
 
@@ -145,7 +145,7 @@ func TestNodeTableConcurrentReadsAndWrites(t *testing.T) {
 				default:
 				}
 				for _, n := range []string{"a", "b", "c"} {
-					if f := tt.get(n); f != nil && f.objects != 1 {
+					if f := tt.get(n); f.present && (f.conflict || f.vendor != lookupVendor(vmafxv1.VendorNVIDIA)) {
 						t.Errorf("read torn facts %+v", f)
 					}
 				}
@@ -163,4 +163,47 @@ func TestNodeTableConcurrentReadsAndWrites(t *testing.T) {
 		}
 	}
 	close(done)
+}
+
+func TestNodeFactsPack(t *testing.T) {
+	for _, f := range []nodeFacts{
+		{},
+		{present: true},
+		{present: true, vendor: lookupVendor(vmafxv1.VendorIntel), heartbeat: t0.UnixNano()},
+		{present: true, conflict: true, vendor: unknownVendor, heartbeat: t0.Add(123 * time.Millisecond).UnixNano()},
+		{present: true, vendor: lookupVendor(vmafxv1.VendorCPU), heartbeat: time.Date(2260, 12, 31, 23, 59, 59, 0, time.UTC).UnixNano()},
+	} {
+		if got := unpack(f.pack()); got != f {
+			t.Errorf("unpack(pack(%+v)) = %+v", f, got)
+		}
+	}
+	// Below the millisecond is dropped, toward the past: a heartbeat is never younger than
+	// written.
+	f := nodeFacts{present: true, heartbeat: t0.Add(-time.Nanosecond).UnixNano()}
+	if got := unpack(f.pack()).heartbeat; got != t0.Add(-time.Millisecond).UnixNano() {
+		t.Errorf("heartbeat 1 ns before t0 packs to %v", time.Unix(0, got).Sub(t0))
+	}
+}
+
+func TestNodeTableDropsRemovedSlots(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	a, b := vmafxNode("a", vmafxv1.VendorNVIDIA, t0), vmafxNode("b", vmafxv1.VendorAMD, t0)
+	tt := newTestTable(t, clk, time.Minute, a, b)
+	tt.remove(a)
+	if n := len(tt.snap.Load().slots); n != 2 {
+		t.Fatalf("slots after a removal = %d, want 2 (kept until the next new node)", n)
+	}
+	tt.put(vmafxNode("c", vmafxv1.VendorIntel, t0))
+	s := tt.snap.Load()
+	if _, ok := s.slots["a"]; ok || len(s.slots) != 2 {
+		t.Errorf("slots after adding c = %v, want b and c only", s.slots)
+	}
+	for name, want := range map[string]vmafxv1.GPUVendor{"b": vmafxv1.VendorAMD, "c": vmafxv1.VendorIntel} {
+		if f := tt.get(name); !f.present || f.vendor != lookupVendor(want) || f.heartbeat != t0.UnixNano() {
+			t.Errorf("%s after the rebuild: %+v", name, f)
+		}
+	}
+	if f := tt.get("a"); f.present {
+		t.Errorf("a after its removal: %+v", f)
+	}
 }

@@ -223,17 +223,17 @@ func (p *Placement) Filter(_ context.Context, cs fwk.CycleState, _ *v1.Pod, node
 	return fwk.NewStatus(code, reason)
 }
 
-// filter decides one node for one Pod: the Pod's facts s, the node's VmafxNode facts f (nil
-// when it has none) and its free slots. What no preemption can fix (no VmafxNode, wrong
+// filter decides one node for one Pod: the Pod's facts s, the node's VmafxNode facts f and
+// its free slots. What no preemption can fix (no VmafxNode, wrong
 // vendor, no or stale heartbeat) is UnschedulableAndUnresolvable; a full node is
 // Unschedulable, since evicting a lower-priority worker would free a slot.
 //
 // A heartbeat exactly heartbeatStaleAfter old is still fresh; one from the future is fresh.
-func filter(s *preFilterState, f *nodeFacts, free, staleAfter int64) (fwk.Code, string) {
+func filter(s *preFilterState, f nodeFacts, free, staleAfter int64) (fwk.Code, string) {
 	switch {
-	case f == nil:
+	case !f.present:
 		return fwk.UnschedulableAndUnresolvable, ErrReasonNoVmafxNode
-	case f.objects > 1:
+	case f.conflict:
 		return fwk.UnschedulableAndUnresolvable, ErrReasonDuplicateVmafxNode
 	case !s.fits[f.vendor]:
 		return fwk.UnschedulableAndUnresolvable, mismatchReasons[s.backend][f.vendor]
@@ -336,8 +336,8 @@ func (p *Placement) Score(_ context.Context, cs fwk.CycleState, _ *v1.Pod, nodeI
 	return s.score(p.nodes.get(node.Name), nodeInfo), nil
 }
 
-func (s *preScoreState) score(f *nodeFacts, nodeInfo fwk.NodeInfo) int64 {
-	if f == nil || f.objects != 1 {
+func (s *preScoreState) score(f nodeFacts, nodeInfo fwk.NodeInfo) int64 {
+	if !f.present || f.conflict {
 		return fwk.MinNodeScore
 	}
 	var total int64
@@ -390,7 +390,7 @@ func (p *Placement) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment,
 // come. Activating the Pods once this copy has the change too closes that gap. It runs only
 // when a node starts to offer something (appears, turns fresh, changes vendor), not on
 // routine heartbeats.
-func (p *Placement) activate(logger klog.Logger, node string, f *nodeFacts) {
+func (p *Placement) activate(logger klog.Logger, node string, f nodeFacts) {
 	if p.pods == nil || p.activator == nil {
 		return
 	}
