@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
 	testingclock "k8s.io/utils/clock/testing"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
@@ -205,5 +206,42 @@ func TestNodeTableDropsRemovedSlots(t *testing.T) {
 	}
 	if f := tt.get("a"); f.present {
 		t.Errorf("a after its removal: %+v", f)
+	}
+}
+
+func TestInfoIndex(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	tt := newTestTable(t, clk, time.Minute, vmafxNode("a", vmafxv1.VendorNVIDIA, t0))
+	a, b := nodeInfo("a", 4, 0), nodeInfo("b", 4, 0)
+	nodes := []fwk.NodeInfo{a, b}
+	idx := tt.index(nil, nodes)
+	if tt.index(idx, nodes) != idx {
+		t.Errorf("index rebuilt for the same node list and table")
+	}
+	if f := tt.lookup(idx, a); !f.present || f.vendor != lookupVendor(vmafxv1.VendorNVIDIA) {
+		t.Errorf("a through the index: %+v", f)
+	}
+	if f := tt.lookup(idx, b); f.present {
+		t.Errorf("b (no VmafxNode) through the index: %+v", f)
+	}
+	// A heartbeat is seen through the index at once: it swaps the word the index points at.
+	tt.put(vmafxNode("a", vmafxv1.VendorNVIDIA, t0.Add(time.Second)))
+	if f := tt.lookup(idx, a); f.heartbeat != t0.Add(time.Second).UnixNano() {
+		t.Errorf("a after a heartbeat: %v", time.Unix(0, f.heartbeat))
+	}
+	// A node gaining a VmafxNode makes a new table snapshot: the old index no longer
+	// applies and lookups fall back to the name until PreFilter rebuilds it.
+	tt.put(vmafxNode("b", vmafxv1.VendorAMD, t0))
+	if f := tt.lookup(idx, b); !f.present || f.vendor != lookupVendor(vmafxv1.VendorAMD) {
+		t.Errorf("b after its VmafxNode appeared, stale index: %+v", f)
+	}
+	if idx2 := tt.index(idx, nodes); idx2 == idx {
+		t.Errorf("index not rebuilt after the table changed")
+	} else if f := tt.lookup(idx2, b); !f.present {
+		t.Errorf("b through the rebuilt index: %+v", f)
+	}
+	// A copy of a NodeInfo (as preemption makes) is found by name.
+	if f := tt.lookup(idx, a.Snapshot()); !f.present {
+		t.Errorf("copy of a: %+v", f)
 	}
 }

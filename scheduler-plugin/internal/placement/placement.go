@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -76,6 +77,9 @@ type Placement struct {
 	// vendorScores are the vendor part of a node's score, 0 to 100, for backends that any
 	// GPU can run: from vendorPreference, first = 100, each next one less, unlisted = 0.
 	vendorScores [numVendors]int64
+
+	// index finds nodes' facts by NodeInfo; PreFilter refreshes it, Filter and Score read it.
+	index atomic.Pointer[infoIndex]
 
 	// For waking Pods when a node starts to offer something (see activate).
 	profile   string
@@ -159,7 +163,7 @@ func newPlacement(args *config.VmafxPlacementArgs, nodes *nodeTable, clk clock.P
 // PreFilter reads the Pod's backend. A Pod without the backend annotation is not a VMAFX
 // worker Pod: the plugin skips it (Filter is then not called for it). An annotation naming
 // no known backend can never fit anywhere, so the Pod is refused outright, saying why.
-func (p *Placement) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+func (p *Placement) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	value, ok := pod.Annotations[vmafxv1.AnnotationBackend]
 	if !ok {
 		return nil, fwk.NewStatus(fwk.Skip)
@@ -171,6 +175,10 @@ func (p *Placement) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 	}
 	if !p.nodes.waitSynced(ctx) {
 		return nil, fwk.AsStatus(errNotSynced)
+	}
+	last := p.index.Load()
+	if idx := p.nodes.index(last, nodes); idx != last {
+		p.index.Store(idx)
 	}
 	cs.Write(preFilterStateKey, &preFilterState{
 		backend: b,
@@ -212,11 +220,10 @@ func (p *Placement) Filter(_ context.Context, cs fwk.CycleState, _ *v1.Pod, node
 	if err != nil {
 		return fwk.AsStatus(err)
 	}
-	node := nodeInfo.Node()
-	if node == nil {
+	if nodeInfo.Node() == nil {
 		return fwk.AsStatus(errNodeNotFound)
 	}
-	code, reason := filter(s, p.nodes.get(node.Name), freeSlots(nodeInfo), p.staleAfter)
+	code, reason := filter(s, p.nodes.lookup(p.index.Load(), nodeInfo), freeSlots(nodeInfo), p.staleAfter)
 	if code == fwk.Success {
 		return nil
 	}
@@ -329,11 +336,10 @@ func (p *Placement) Score(_ context.Context, cs fwk.CycleState, _ *v1.Pod, nodeI
 	if err != nil {
 		return fwk.MinNodeScore, fwk.AsStatus(err)
 	}
-	node := nodeInfo.Node()
-	if node == nil {
+	if nodeInfo.Node() == nil {
 		return fwk.MinNodeScore, nil
 	}
-	return s.score(p.nodes.get(node.Name), nodeInfo), nil
+	return s.score(p.nodes.lookup(p.index.Load(), nodeInfo), nodeInfo), nil
 }
 
 func (s *preScoreState) score(f nodeFacts, nodeInfo fwk.NodeInfo) int64 {

@@ -3,9 +3,11 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -83,24 +85,38 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 	}()
 
 	cfg := throughputConfig(b)
-	rates := map[string][]float64{}
-	for round, profile := range []string{baselineName, vmafxv1.SchedulerName, vmafxv1.SchedulerName, baselineName} {
-		rate := cl.throughputRound(b, ctx, cfg, profile, round)
-		b.Logf("round %d, profile %s: %d pods in %.1f pods/s", round, profile, benchPods, rate)
-		rates[profile] = append(rates[profile], rate)
+	results := map[string][]roundResult{}
+	rounds := []string{baselineName, vmafxv1.SchedulerName, vmafxv1.SchedulerName, baselineName}
+	if only := os.Getenv("VMAFX_BENCH_PROFILE"); only != "" {
+		// One profile alone, e.g. to take a CPU profile of it (-cpuprofile).
+		rounds = []string{only, only}
 	}
-	mean := func(v []float64) float64 {
-		var sum float64
-		for _, x := range v {
-			sum += x
+	for round, profile := range rounds {
+		r := cl.throughputRound(b, ctx, cfg, profile, round)
+		b.Logf("round %d, profile %s: %d pods at %.1f pods/s, %v CPU per pod", round, profile, benchPods, r.podsPerSecond, r.cpuPerPod)
+		results[profile] = append(results[profile], r)
+		b.Log(dumpBatchMetrics())
+	}
+	mean := func(rs []roundResult) (rate float64, cpu time.Duration) {
+		for _, r := range rs {
+			rate += r.podsPerSecond / float64(len(rs))
+			cpu += r.cpuPerPod / time.Duration(len(rs))
 		}
-		return sum / float64(len(v))
+		return rate, cpu
 	}
-	vmafx, baseline := mean(rates[vmafxv1.SchedulerName]), mean(rates[baselineName])
-	b.ReportMetric(vmafx, "vmafx-pods/s")
-	b.ReportMetric(baseline, "baseline-pods/s")
-	b.ReportMetric(vmafx/baseline, "ratio")
-	b.Logf("vmafx-scheduler %.1f pods/s, without VmafxPlacement %.1f pods/s, ratio %.3f (rounds %v)", vmafx, baseline, vmafx/baseline, rates)
+	vmafxRate, vmafxCPU := mean(results[vmafxv1.SchedulerName])
+	baseRate, baseCPU := mean(results[baselineName])
+	if len(results) < 2 {
+		return
+	}
+	b.ReportMetric(vmafxRate, "vmafx-pods/s")
+	b.ReportMetric(baseRate, "baseline-pods/s")
+	b.ReportMetric(vmafxRate/baseRate, "ratio")
+	b.ReportMetric(float64(vmafxCPU.Microseconds()), "vmafx-cpu-µs/pod")
+	b.ReportMetric(float64(baseCPU.Microseconds()), "baseline-cpu-µs/pod")
+	b.ReportMetric(float64(baseCPU)/float64(vmafxCPU), "cpu-ratio")
+	b.Logf("vmafx-scheduler %.1f pods/s, %v CPU/pod; without VmafxPlacement %.1f pods/s, %v CPU/pod; throughput ratio %.3f, CPU ratio %.3f",
+		vmafxRate, vmafxCPU, baseRate, baseCPU, vmafxRate/baseRate, float64(baseCPU)/float64(vmafxCPU))
 }
 
 // throughputConfig is the shipped configuration with a second profile that differs only in
@@ -130,7 +146,7 @@ func throughputConfig(b *testing.B) map[string]any {
 
 // throughputRound creates benchPods pods for profile with no scheduler running, then runs
 // the scheduler until all are bound and returns pods per second from first to last bind.
-func (cl *cluster) throughputRound(b *testing.B, ctx context.Context, cfg map[string]any, profile string, round int) float64 {
+func (cl *cluster) throughputRound(b *testing.B, ctx context.Context, cfg map[string]any, profile string, round int) roundResult {
 	b.Helper()
 	// Start from an empty namespace, so every round sees the same cluster.
 	if err := cl.c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(cl.ns), client.GracePeriodSeconds(0)); err != nil {
@@ -150,6 +166,7 @@ func (cl *cluster) throughputRound(b *testing.B, ctx context.Context, cfg map[st
 	// Watch binds from the test process.
 	var mu sync.Mutex
 	var bound []time.Time
+	var cpuAtFirst, cpuAtLast time.Duration
 	seen := map[string]bool{}
 	var done atomic.Bool
 	allBound := make(chan struct{})
@@ -166,7 +183,11 @@ func (cl *cluster) throughputRound(b *testing.B, ctx context.Context, cfg map[st
 		}
 		seen[pod.Name] = true
 		bound = append(bound, time.Now())
-		if len(bound) == benchPods && done.CompareAndSwap(false, true) {
+		switch {
+		case len(bound) == 1:
+			cpuAtFirst = processCPU()
+		case len(bound) == benchPods && done.CompareAndSwap(false, true):
+			cpuAtLast = processCPU()
 			close(allBound)
 		}
 	}
@@ -191,7 +212,28 @@ func (cl *cluster) throughputRound(b *testing.B, ctx context.Context, cfg map[st
 	mu.Lock()
 	defer mu.Unlock()
 	slices.SortFunc(bound, func(x, y time.Time) int { return x.Compare(y) })
-	return float64(len(bound)-1) / bound[len(bound)-1].Sub(bound[0]).Seconds()
+	return roundResult{
+		podsPerSecond: float64(len(bound)-1) / bound[len(bound)-1].Sub(bound[0]).Seconds(),
+		cpuPerPod:     (cpuAtLast - cpuAtFirst) / time.Duration(len(bound)-1),
+	}
+}
+
+// roundResult is what one round measured.
+type roundResult struct {
+	podsPerSecond float64
+	// cpuPerPod is the test process's CPU time (the scheduler, and the test's own watch and
+	// heartbeats, which are the same in every round) per Pod bound. Unlike pods per second
+	// it does not move when other processes compete for the machine's two cores.
+	cpuPerPod time.Duration
+}
+
+// processCPU is the CPU time, user and system, this process has used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // parallel runs f(0..n-1) on 16 goroutines.
