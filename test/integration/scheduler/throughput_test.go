@@ -95,7 +95,6 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 		r := cl.throughputRound(b, ctx, cfg, profile, round)
 		b.Logf("round %d, profile %s: %d pods at %.1f pods/s, %v CPU per pod", round, profile, benchPods, r.podsPerSecond, r.cpuPerPod)
 		results[profile] = append(results[profile], r)
-		b.Log(dumpBatchMetrics())
 	}
 	mean := func(rs []roundResult) (rate float64, cpu time.Duration) {
 		for _, r := range rs {
