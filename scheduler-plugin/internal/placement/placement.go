@@ -66,8 +66,8 @@ var errNotSynced = errors.New("VmafxNode informer has not synced yet")
 // errNodeNotFound is the framework's own answer to a NodeInfo without its Node.
 var errNodeNotFound = errors.New("node not found")
 
-// Placement is the VmafxPlacement plugin. Everything in it is fixed in New; per-Pod facts
-// live in the cycle state.
+// Placement is the VmafxPlacement plugin. Everything in it but the node index is fixed in
+// New; per-Pod facts live in the cycle state.
 type Placement struct {
 	nodes      *nodeTable
 	clock      clock.PassiveClock
