@@ -16,5 +16,6 @@
 //     queueing hints, so a Pod waiting for a heartbeat is retried when the heartbeat arrives.
 //
 // The plugin reads VmafxNodes from an informer in the scheduler's informer factory and keeps
-// no other state: slots being handed out are the framework's to track (assume and reserve).
+// no other state but lookup tables derived from it: slots being handed out are the
+// framework's to track (assume and reserve).
 package placement
