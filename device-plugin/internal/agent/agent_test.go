@@ -23,18 +23,6 @@ import (
 	"github.com/vmafx/vmafx/device-plugin/internal/slots"
 )
 
-// socketDir returns a short temporary directory: unix socket paths are limited to
-// 108 bytes.
-func socketDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "vdp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	return dir
-}
-
 // supervised runs a supervisor of a one-device server in dir until the test ends.
 func supervised(t *testing.T, dir string) (*server.Server, <-chan error) {
 	t.Helper()
@@ -65,7 +53,7 @@ func registration(t *testing.T, k *fakekubelet.Kubelet) *pluginapi.RegisterReque
 }
 
 func TestSupervisorRegistersWhenTheKubeletComesUp(t *testing.T) {
-	dir := socketDir(t)
+	dir := fakekubelet.SocketDir(t)
 	supervised(t, dir)
 	// Let a few registration attempts fail first.
 	time.Sleep(300 * time.Millisecond)
@@ -74,7 +62,7 @@ func TestSupervisorRegistersWhenTheKubeletComesUp(t *testing.T) {
 }
 
 func TestSupervisorReRegistersAfterAKubeletRestart(t *testing.T) {
-	dir := socketDir(t)
+	dir := fakekubelet.SocketDir(t)
 	k := fakekubelet.Start(t, dir)
 	supervised(t, dir)
 	first := registration(t, k)
@@ -87,7 +75,7 @@ func TestSupervisorReRegistersAfterAKubeletRestart(t *testing.T) {
 }
 
 func TestSupervisorReRegistersWhenItsSocketIsRemoved(t *testing.T) {
-	dir := socketDir(t)
+	dir := fakekubelet.SocketDir(t)
 	k := fakekubelet.Start(t, dir)
 	srv, _ := supervised(t, dir)
 	first := registration(t, k)
@@ -104,7 +92,7 @@ func TestSupervisorReRegistersWhenItsSocketIsRemoved(t *testing.T) {
 }
 
 func TestSupervisorStopsCleanly(t *testing.T) {
-	dir := socketDir(t)
+	dir := fakekubelet.SocketDir(t)
 	k := fakekubelet.Start(t, dir)
 	_, tctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(tctx)
@@ -152,7 +140,7 @@ func TestRun(t *testing.T) {
 	h := fakehost.New(t, 8)
 	h.AddGPU(fakehost.AMD(0))
 	h.AddGPU(fakehost.AMD(1))
-	dir := socketDir(t)
+	dir := fakekubelet.SocketDir(t)
 	addr := freeAddress(t)
 	cfg := config.Default()
 	cfg.HostRoot, cfg.DevicePluginDir, cfg.PodResourcesSocket = h.Root, dir, ""
@@ -256,7 +244,7 @@ func TestRunFailsWithoutTheConfiguredVendor(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	h := fakehost.New(t, 2)
 	cfg := config.Default()
-	cfg.HostRoot, cfg.DevicePluginDir, cfg.Vendor, cfg.HeartbeatInterval, cfg.HTTPAddress = h.Root, socketDir(t), "nvidia", 0, ""
+	cfg.HostRoot, cfg.DevicePluginDir, cfg.Vendor, cfg.HeartbeatInterval, cfg.HTTPAddress = h.Root, fakekubelet.SocketDir(t), "nvidia", 0, ""
 	if err := Run(ctx, cfg); err == nil || !strings.Contains(err.Error(), "no devices") {
 		t.Errorf("Run = %v, want a no-devices error", err)
 	}

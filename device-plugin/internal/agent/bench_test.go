@@ -51,7 +51,7 @@ func benchmarkLoss(b *testing.B, lose, restore func(*fakehost.Host)) {
 	set := slots.New(inv.Devices, slots.Options{})
 	w := health.New(inv.Devices, set, health.Options{Root: h.Root, Interval: config.DefaultHealthCheckInterval})
 	go w.Run(ctx)
-	dir := socketDir(b)
+	dir := fakekubelet.SocketDir(b)
 	k := fakekubelet.Start(b, dir)
 	srv := server.New(set, server.Options{Dir: dir, ResourceName: vmafxv1.ResourceSlot, Metrics: metrics.Discard()})
 	if err := srv.Start(ctx); err != nil {

@@ -137,3 +137,16 @@ func (p *Plugin) Watch(ctx context.Context) (<-chan []*pluginapi.Device, error) 
 	}()
 	return out, nil
 }
+
+// SocketDir returns a short temporary directory for sockets, removed when the test ends:
+// unix socket paths are limited to 108 bytes, which t.TempDir() with a long test name
+// can exceed.
+func SocketDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "vdp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}

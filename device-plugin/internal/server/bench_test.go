@@ -17,7 +17,7 @@ import (
 // per iteration through the plugin's unix socket, gRPC marshalling both ways included.
 // It reports the median and 99th percentile latency (target: p99 under 1 ms).
 func BenchmarkAllocate(b *testing.B) {
-	dir := socketDir(b)
+	dir := fakekubelet.SocketDir(b)
 	k := fakekubelet.Start(b, dir)
 	s, _ := newServer(b, dir, twoGPUs())
 	if err := s.Start(klog.NewContext(context.Background(), logr.Discard())); err != nil {

@@ -24,18 +24,6 @@ import (
 	"github.com/vmafx/vmafx/device-plugin/internal/slots"
 )
 
-// socketDir returns a short temporary directory: unix socket paths are limited to
-// 108 bytes, which t.TempDir() with a long test name can exceed.
-func socketDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "vdp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	return dir
-}
-
 func twoGPUs() *slots.Set {
 	var devs []discovery.Device
 	for i := 0; i < 2; i++ {
@@ -56,7 +44,7 @@ func newServer(t testing.TB, dir string, set *slots.Set) (*Server, *metrics.Metr
 
 func TestStartRegisters(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	dir := socketDir(t)
+	dir := fakekubelet.SocketDir(t)
 	k := fakekubelet.Start(t, dir)
 	s, m := newServer(t, dir, twoGPUs())
 	if err := s.Start(ctx); err != nil {
@@ -92,7 +80,7 @@ func TestStartRegisters(t *testing.T) {
 
 func TestStopIsSafe(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	dir := socketDir(t)
+	dir := fakekubelet.SocketDir(t)
 	fakekubelet.Start(t, dir)
 	s, _ := newServer(t, dir, twoGPUs())
 	if err := s.Stop(); err != nil {
@@ -117,7 +105,7 @@ func TestStopIsSafe(t *testing.T) {
 
 func TestStartWithoutKubelet(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	dir := socketDir(t)
+	dir := fakekubelet.SocketDir(t)
 	s, m := newServer(t, dir, twoGPUs())
 	if err := s.Start(ctx); err == nil {
 		t.Fatal("Start succeeded without a kubelet")
@@ -145,7 +133,7 @@ func TestStartWithoutKubelet(t *testing.T) {
 
 func TestRestartServesANewSocket(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	dir := socketDir(t)
+	dir := fakekubelet.SocketDir(t)
 	stale := filepath.Join(dir, "vmafx-slot-7.sock")
 	if err := os.WriteFile(stale, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -178,7 +166,7 @@ func TestRestartServesANewSocket(t *testing.T) {
 func started(t *testing.T, set *slots.Set) (*fakekubelet.Plugin, *metrics.Metrics) {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
-	dir := socketDir(t)
+	dir := fakekubelet.SocketDir(t)
 	k := fakekubelet.Start(t, dir)
 	s, m := newServer(t, dir, set)
 	if err := s.Start(ctx); err != nil {
