@@ -78,13 +78,21 @@ func TestStartStop(t *testing.T) {
 		t.Fatal("Stop of a record with another start time stopped the process")
 	}
 
-	found2, err := Find(func(args []string) bool { return len(args) == 2 && args[0] == sleep && args[1] == "60" })
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Right after fork the child's cmdline is still the test binary's until it has
+	// exec'd sleep, which on a loaded machine can take a moment: poll briefly.
 	var pids []int
-	for _, r := range found2 {
-		pids = append(pids, r.PID)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		found2, err := Find(func(args []string) bool { return len(args) == 2 && args[0] == sleep && args[1] == "60" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = pids[:0]
+		for _, r := range found2 {
+			pids = append(pids, r.PID)
+		}
+		if contains(pids, rec.PID) || time.Now().After(deadline) {
+			break
+		}
 	}
 	if !contains(pids, rec.PID) {
 		t.Errorf("Find = %v, want it to include %d", pids, rec.PID)
