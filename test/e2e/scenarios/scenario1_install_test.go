@@ -109,7 +109,10 @@ func TestInstall(t *testing.T) {
 	})
 
 	t.Run("kubectl get vmafx lists the node", func(t *testing.T) {
-		out := kubectl(t, "get", "vmafx", "--all-namespaces", "--output=name")
+		// A fresh discovery cache: kubectl expands categories from a cache that may predate
+		// the CRDs (it lives for hours and is not refreshed for an unknown category), as it
+		// does on a fresh machine where `make cluster-up` ran kubectl before `make deploy`.
+		out := kubectl(t, "get", "vmafx", "--all-namespaces", "--output=name", "--cache-dir="+t.TempDir())
 		want := "vmafxnode.vmafx.dev/" + nodeName
 		for _, line := range strings.Split(out, "\n") {
 			if strings.TrimSpace(line) == want {
