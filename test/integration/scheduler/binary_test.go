@@ -191,7 +191,17 @@ func TestBinary(t *testing.T) {
 			t.Errorf("GET %s: %d %q %v, want 200", path, code, body, err)
 		}
 	}
-	code, body, err := first.get(cl.ctx, "/metrics")
+	// Delegated authorization asks the API server, which may not yet have seen the RBAC
+	// bindings created moments ago, and a denial is cached for 10 s (kube-scheduler's
+	// --authorization-webhook-cache-unauthorized-ttl): poll as a scraper would retry.
+	var code int
+	var body string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
+		code, body, err = first.get(cl.ctx, "/metrics")
+		if (err == nil && code == http.StatusOK) || time.Now().After(deadline) {
+			break
+		}
+	}
 	switch {
 	case err != nil || code != http.StatusOK:
 		t.Errorf("GET /metrics as the cluster admin: %d %v, want 200 (delegated authn/authz under the shipped RBAC)", code, err)
