@@ -104,6 +104,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.flushEvents(s)
 		return result, err
 	}
+	// Events tell what this reconcile did (a Pod created, a Pod found lost), which stays
+	// true even when the status write below fails, and a later reconcile would not see it
+	// again: emit them either way.
+	r.flushEvents(s)
 	// The resourceVersion in the patch makes a write computed from stale data fail with
 	// a conflict; the reconcile then runs again on fresh data.
 	patchErr := r.Client.Status().Patch(ctx, job, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
@@ -112,7 +116,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{Requeue: true}, err
 	}
 	if patchErr == nil {
-		r.flushEvents(s)
 		r.observeMetrics(before, job)
 	}
 	return result, errors.Join(err, patchErr)
