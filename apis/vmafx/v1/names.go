@@ -38,6 +38,11 @@ const (
 
 	// DataMountPath is where a job's spec.volume is mounted, read-only, in the worker.
 	DataMountPath = "/data"
+	// OutputMountPath is where a job's spec.outputVolume is mounted, writable, in the worker.
+	OutputMountPath = "/output"
+	// CredentialsMountPath is where the Secret of a job's spec.credentials is mounted,
+	// read-only, one file per key; the worker's --credentials-dir.
+	CredentialsMountPath = "/var/run/secrets/vmafx.dev/credentials"
 
 	// DefaultModel is the VMAF model used when a job names none.
 	DefaultModel = "vmaf_v0.6.1"

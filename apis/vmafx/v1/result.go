@@ -36,6 +36,16 @@ type WorkerResult struct {
 	ModelSHA256   string `json:"modelSHA256,omitempty"`
 	KernelVersion string `json:"kernelVersion,omitempty"`
 
+	// Features are the pooled means of the extra metrics asked for, by libvmaf's names
+	// (psnr_y, psnr_cb, psnr_cr, float_ssim, float_ms_ssim, cambi).
+	Features map[string]float64 `json:"features,omitempty"`
+	// DistortedScaledFrom is the distorted video's own size ("1280x720") when it was
+	// scaled to the reference's size before scoring.
+	DistortedScaledFrom string `json:"distortedScaledFrom,omitempty"`
+	// OutputError says why the per-frame output was not written, after a successful
+	// score; the score stands.
+	OutputError string `json:"outputError,omitempty"`
+
 	// Error is set when the worker failed.
 	Error *WorkerError `json:"error,omitempty"`
 }

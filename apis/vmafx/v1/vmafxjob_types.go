@@ -6,15 +6,116 @@ import (
 )
 
 // VideoURI locates a video for the worker: file:///abs/path (inside the worker container,
-// usually under /data where spec.volume is mounted), http(s)://host/path or
-// s3://bucket/key.
+// usually under /data where spec.volume is mounted), http(s)://host/path, s3://bucket/key,
+// gs://bucket/object or azure://container/blob. Credentials never go into the URI: name a
+// Secret in spec.credentials instead.
 // +kubebuilder:validation:MinLength=1
 // +kubebuilder:validation:MaxLength=2048
 // +kubebuilder:validation:XValidation:rule="self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://')",message="must be a URI of the form scheme://path"
-// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://') || self.matches('^(file|http|https|s3)://')",message="unsupported scheme: the worker reads file://, http://, https:// and s3:// URIs"
+// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://') || self.matches('^(file|http|https|s3|gs|azure)://')",message="unsupported scheme: the worker reads file://, http://, https://, s3://, gs:// and azure:// URIs"
 // +kubebuilder:validation:XValidation:rule="!self.startsWith('file://') || self.matches('^file:///[^/].*')",message="file:// URIs need an absolute path inside the worker container, e.g. file:///data/ref.y4m"
-// +kubebuilder:validation:XValidation:rule="!self.matches('^(http|https|s3)://') || self.matches('^(http|https|s3)://[^/]+/.+')",message="http(s):// and s3:// URIs need a host (or bucket) and a non-empty path"
+// +kubebuilder:validation:XValidation:rule="!self.matches('^(http|https|s3|gs|azure)://') || self.matches('^(http|https|s3|gs|azure)://[^/]+/.+')",message="http(s)://, s3://, gs:// and azure:// URIs need a host (or bucket) and a non-empty path"
+// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]*@')",message="credentials must not be part of the URI: put them in a Secret and name it in spec.credentials.secretRef"
+// +kubebuilder:validation:XValidation:rule="!self.matches('(?i)[?&](x-amz-signature|x-amz-credential|x-goog-signature|x-goog-credential|sig|signature|awsaccesskeyid)=')",message="signed URLs carry credentials: use s3://, gs:// or azure:// with a Secret named in spec.credentials.secretRef"
 type VideoURI string
+
+// OutputURI is where the worker writes per-frame scores: s3://bucket/key, gs://bucket/object,
+// azure://container/blob, or file:///output/... on the writable spec.outputVolume.
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=2048
+// +kubebuilder:validation:XValidation:rule="self.matches('^(file|s3|gs|azure)://')",message="the worker writes outputs to s3://, gs://, azure:// or file:///output/... (a writable spec.outputVolume); http(s) and other schemes cannot be written"
+// +kubebuilder:validation:XValidation:rule="!self.startsWith('file://') || self.matches('^file:///output/[^/].*')",message="file:// outputs must be under /output, where spec.outputVolume is mounted writable (the input volume at /data is read-only)"
+// +kubebuilder:validation:XValidation:rule="!self.matches('^(s3|gs|azure)://') || self.matches('^(s3|gs|azure)://[^/@?#]+/.+')",message="s3://, gs:// and azure:// outputs need a bucket (or container) and a key, and no credentials"
+type OutputURI string
+
+// Feature is a metric computed beside VMAF in the same pass.
+// +kubebuilder:validation:Enum=psnr;ssim;ms_ssim;cambi
+type Feature string
+
+// The features a job can ask for, with the names libvmaf reports them under.
+const (
+	FeaturePSNR   Feature = "psnr"    // psnr_y, psnr_cb, psnr_cr
+	FeatureSSIM   Feature = "ssim"    // float_ssim
+	FeatureMSSSIM Feature = "ms_ssim" // float_ms_ssim
+	FeatureCAMBI  Feature = "cambi"   // cambi
+)
+
+// OutputFormat is the layout of the per-frame output.
+// +kubebuilder:validation:Enum=json;csv
+type OutputFormat string
+
+// The output formats.
+const (
+	OutputJSON OutputFormat = "json"
+	OutputCSV  OutputFormat = "csv"
+)
+
+// Credentials names where the worker finds the keys of a job's object store.
+type Credentials struct {
+	// secretRef names a Secret in the job's namespace. It is mounted read-only into the
+	// worker, one file per key; the operator never reads it. Keys: AWS_ACCESS_KEY_ID,
+	// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL,
+	// AWS_S3_USE_PATH_STYLE (s3://); AZURE_STORAGE_ACCOUNT, AZURE_STORAGE_KEY,
+	// AZURE_STORAGE_SAS_TOKEN (azure://); GOOGLE_APPLICATION_CREDENTIALS_JSON, a service
+	// account key (gs://). Keys that do not apply are ignored.
+	// +required
+	SecretRef SecretReference `json:"secretRef"`
+}
+
+// SecretReference names a Secret in the object's namespace.
+type SecretReference struct {
+	// name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	Name string `json:"name"`
+}
+
+// S3Options reach S3-compatible servers other than AWS. They override the Secret's
+// AWS_ENDPOINT_URL, AWS_REGION and AWS_S3_USE_PATH_STYLE.
+type S3Options struct {
+	// endpoint is the server's base URL, e.g. http://versitygw.storage.svc:7070.
+	// Empty means AWS.
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[^/@?#]+/?$')",message="endpoint must be http(s)://host[:port], without a path or credentials"
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+	// region of the bucket, e.g. us-east-1.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[a-z0-9-]*$`
+	// +optional
+	Region string `json:"region,omitempty"`
+	// pathStyle addresses buckets as endpoint/bucket/key instead of bucket.endpoint/key,
+	// which most S3-compatible servers need.
+	// +optional
+	PathStyle bool `json:"pathStyle,omitempty"`
+}
+
+// Alignment pairs the frames of two inputs that do not start together or do not have the
+// same length or frame rate. Frames are paired by index after the starts are skipped.
+type Alignment struct {
+	// referenceStart is the number of reference frames to skip.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	ReferenceStart int32 `json:"referenceStart,omitempty"`
+	// distortedStart is the number of distorted frames to skip.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	DistortedStart int32 `json:"distortedStart,omitempty"`
+	// frames is the number of frame pairs to score; 0 (the default) scores until the
+	// shorter input ends.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Frames int32 `json:"frames,omitempty"`
+}
+
+// OutputVolume is the writable storage for a file:// output, mounted at /output.
+type OutputVolume struct {
+	// persistentVolumeClaim mounts a PVC of the job's namespace, writable.
+	// +required
+	PersistentVolumeClaim corev1.PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim"`
+}
 
 // PixelFormat is the layout of raw YUV frames.
 // +kubebuilder:validation:Enum=yuv420p;yuv422p;yuv444p;yuv420p10le;yuv422p10le;yuv444p10le;yuv420p12le;yuv422p12le;yuv444p12le
@@ -23,8 +124,11 @@ type PixelFormat string
 // VmafxJobSpec is what to score and how. It cannot be changed once the job exists: delete
 // the job and create a new one instead.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.width) || (self.reference.endsWith('.y4m') && self.distorted.endsWith('.y4m'))",message="width is required unless both inputs are .y4m files, which carry their own geometry",fieldPath=".width"
-// +kubebuilder:validation:XValidation:rule="has(self.height) || (self.reference.endsWith('.y4m') && self.distorted.endsWith('.y4m'))",message="height is required unless both inputs are .y4m files, which carry their own geometry",fieldPath=".height"
+// +kubebuilder:validation:XValidation:rule="has(self.width) || !(self.reference.matches('(?i)[.](yuv|raw)$') || self.distorted.matches('(?i)[.](yuv|raw)$'))",message="width is required for raw YUV inputs (.yuv, .raw), which do not carry their geometry; Y4M and encoded videos (mp4, mkv, webm, mov, ts) do",fieldPath=".width"
+// +kubebuilder:validation:XValidation:rule="has(self.height) || !(self.reference.matches('(?i)[.](yuv|raw)$') || self.distorted.matches('(?i)[.](yuv|raw)$'))",message="height is required for raw YUV inputs (.yuv, .raw), which do not carry their geometry; Y4M and encoded videos (mp4, mkv, webm, mov, ts) do",fieldPath=".height"
+// +kubebuilder:validation:XValidation:rule="has(self.width) == has(self.height)",message="set width and height together",fieldPath=".width"
+// +kubebuilder:validation:XValidation:rule="!has(self.output) || !self.output.startsWith('file://') || has(self.outputVolume)",message="a file:// output needs spec.outputVolume, the writable volume mounted at /output",fieldPath=".output"
+// +kubebuilder:validation:XValidation:rule="!has(self.outputFormat) || has(self.output)",message="outputFormat needs an output",fieldPath=".outputFormat"
 // +kubebuilder:validation:XValidation:rule="!has(self.width) || !(self.pixelFormat.startsWith('yuv420') || self.pixelFormat.startsWith('yuv422')) || self.width % 2 == 0",message="width must be even for 4:2:0 and 4:2:2 pixel formats",fieldPath=".width"
 // +kubebuilder:validation:XValidation:rule="!has(self.height) || !self.pixelFormat.startsWith('yuv420') || self.height % 2 == 0",message="height must be even for 4:2:0 pixel formats",fieldPath=".height"
 type VmafxJobSpec struct {
@@ -56,27 +160,63 @@ type VmafxJobSpec struct {
 	// +optional
 	Priority int32 `json:"priority,omitempty"`
 
-	// width of raw YUV frames in pixels (16 to 16384). Required unless both inputs are .y4m.
+	// width of raw YUV frames in pixels (16 to 16384). Required for raw .yuv inputs; Y4M and
+	// encoded inputs carry their own.
 	// +kubebuilder:validation:Minimum=16
 	// +kubebuilder:validation:Maximum=16384
 	// +optional
 	Width *int32 `json:"width,omitempty"`
 
-	// height of raw YUV frames in pixels (16 to 16384). Required unless both inputs are .y4m.
+	// height of raw YUV frames in pixels (16 to 16384). Required for raw .yuv inputs; Y4M and
+	// encoded inputs carry their own.
 	// +kubebuilder:validation:Minimum=16
 	// +kubebuilder:validation:Maximum=16384
 	// +optional
 	Height *int32 `json:"height,omitempty"`
 
-	// pixelFormat of raw YUV frames. Ignored for .y4m inputs, whose header says it.
+	// pixelFormat of raw YUV frames. Ignored for Y4M and encoded inputs, which say it
+	// themselves (a 10-bit encode is scored as 10-bit).
 	// +kubebuilder:default=yuv420p
 	// +optional
 	PixelFormat PixelFormat `json:"pixelFormat,omitempty"`
 
-	// output, when set, is where the worker writes the per-frame scores as libvmaf JSON
-	// (file:// inside the worker, or s3://).
+	// output, when set, is where the worker writes the per-frame scores (libvmaf's JSON
+	// layout, or CSV per outputFormat): s3://, gs://, azure://, or file:///output/... on
+	// spec.outputVolume. If the output cannot be written the job still records its score,
+	// with the OutputWritten condition False saying why.
 	// +optional
-	Output *VideoURI `json:"output,omitempty"`
+	Output *OutputURI `json:"output,omitempty"`
+
+	// outputFormat is json (libvmaf's per-frame JSON, the default) or csv.
+	// +optional
+	OutputFormat OutputFormat `json:"outputFormat,omitempty"`
+
+	// outputVolume is the writable volume mounted at /output for file:// outputs.
+	// +optional
+	OutputVolume *OutputVolume `json:"outputVolume,omitempty"`
+
+	// credentials names the Secret that holds the object store's keys for s3://, gs:// and
+	// azure:// inputs and outputs. They reach only the worker, as read-only files; they
+	// never appear in status, events, logs or the Pod's arguments.
+	// +optional
+	Credentials *Credentials `json:"credentials,omitempty"`
+
+	// s3 reaches S3-compatible servers: endpoint, region, path-style addressing.
+	// +optional
+	S3 *S3Options `json:"s3,omitempty"`
+
+	// features are metrics computed beside VMAF in the same pass: psnr (psnr_y, psnr_cb,
+	// psnr_cr), ssim (float_ssim), ms_ssim (float_ms_ssim) and cambi (banding). Their pooled
+	// means land in status.result.features, per-frame values in the output.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=4
+	// +optional
+	Features []Feature `json:"features,omitempty"`
+
+	// alignment pairs frames of inputs that start at different frames or differ in length
+	// or frame rate. Without it such inputs fail the job with a reason naming both values.
+	// +optional
+	Alignment *Alignment `json:"alignment,omitempty"`
 
 	// volume, when set, is mounted read-only into the worker at /data, so that
 	// file:///data/... URIs resolve. Set exactly one of its fields.
@@ -149,6 +289,9 @@ const (
 	JobComplete = "Complete"
 	// JobFailedCondition is True once the job has failed for good.
 	JobFailedCondition = "Failed"
+	// JobOutputWritten is True once spec.output holds the per-frame scores, False with the
+	// reason when the worker scored but could not write them. Absent without spec.output.
+	JobOutputWritten = "OutputWritten"
 )
 
 // JobResult is the pooled outcome of a successful job. Scores are decimal strings with
@@ -177,6 +320,14 @@ type JobResult struct {
 	// model is the model that scored, with its checksum.
 	// +optional
 	Model string `json:"model,omitempty"`
+	// features are the pooled (mean) values of spec.features, by libvmaf's names
+	// (psnr_y, float_ssim, ...), as decimal strings with six decimals.
+	// +optional
+	Features map[string]string `json:"features,omitempty"`
+	// distortedScaledFrom is the distorted video's own size (e.g. "1280x720") when it was
+	// scaled to the reference's size (bicubic) before scoring; empty when it was not.
+	// +optional
+	DistortedScaledFrom string `json:"distortedScaledFrom,omitempty"`
 }
 
 // VmafxJobStatus is what the operator has observed of a job.
@@ -214,7 +365,7 @@ type VmafxJobStatus struct {
 	// message says, for people, why the job is in its phase.
 	// +optional
 	Message string `json:"message,omitempty"`
-	// conditions: Scheduled, Running, Complete, Failed.
+	// conditions: Scheduled, Running, Complete, Failed, OutputWritten.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -52,7 +52,29 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		{"file URI with an empty path", job(func(s *vmafxv1.VmafxJobSpec) { s.Distorted = "file:///" }), "spec.distorted"},
 		{"http URI without a path", job(func(s *vmafxv1.VmafxJobSpec) { s.Distorted = "http://media.example.com" }), "spec.distorted"},
 		{"s3 URI without a key", job(func(s *vmafxv1.VmafxJobSpec) { s.Distorted = "s3://bucket/" }), "spec.distorted"},
-		{"output with an unsupported scheme", job(func(s *vmafxv1.VmafxJobSpec) { s.Output = ptr.To[vmafxv1.VideoURI]("gs://bucket/out.json") }), "spec.output"},
+		{"reference with a scheme the worker cannot read", job(func(s *vmafxv1.VmafxJobSpec) { s.Reference = "rclone://remote/ref.mp4" }), "spec.reference"},
+		{"credentials in an http URI", job(func(s *vmafxv1.VmafxJobSpec) { s.Reference = "https://user:secret@media.example.com/ref.mp4" }), "spec.reference"},
+		{"credentials in an s3 URI", job(func(s *vmafxv1.VmafxJobSpec) { s.Distorted = "s3://AKIA:secret@bucket/dist.mp4" }), "spec.distorted"},
+		{"presigned URL", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.Distorted = "https://bucket.s3.amazonaws.com/dist.mp4?X-Amz-Credential=AKIA&X-Amz-Signature=abc"
+		}), "spec.distorted"},
+		{"gs URI without an object", job(func(s *vmafxv1.VmafxJobSpec) { s.Reference = "gs://bucket" }), "spec.reference"},
+		{"output over http", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.Output = ptr.To[vmafxv1.OutputURI]("https://results.example.com/out.json")
+		}), "spec.output"},
+		{"output on the read-only input volume", job(func(s *vmafxv1.VmafxJobSpec) { s.Output = ptr.To[vmafxv1.OutputURI]("file:///data/out.json") }), "spec.output"},
+		{"file output without an output volume", job(func(s *vmafxv1.VmafxJobSpec) { s.Output = ptr.To[vmafxv1.OutputURI]("file:///output/out.json") }), "spec.output"},
+		{"outputFormat without an output", job(func(s *vmafxv1.VmafxJobSpec) { s.OutputFormat = vmafxv1.OutputCSV }), "spec.outputFormat"},
+		{"unknown output format", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.Output, s.OutputFormat = ptr.To[vmafxv1.OutputURI]("s3://results/out.xml"), "xml"
+		}), "spec.outputFormat"},
+		{"unknown feature", job(func(s *vmafxv1.VmafxJobSpec) { s.Features = []vmafxv1.Feature{"vif"} }), "spec.features[0]"},
+		{"s3 endpoint with a path", job(func(s *vmafxv1.VmafxJobSpec) { s.S3 = &vmafxv1.S3Options{Endpoint: "http://minio:9000/bucket"} }), "spec.s3.endpoint"},
+		{"credentials without a Secret name", job(func(s *vmafxv1.VmafxJobSpec) { s.Credentials = &vmafxv1.Credentials{} }), "spec.credentials.secretRef.name"},
+		{"negative alignment start", job(func(s *vmafxv1.VmafxJobSpec) { s.Alignment = &vmafxv1.Alignment{DistortedStart: -1} }), "spec.alignment.distortedStart"},
+		{"width without height", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.Reference, s.Distorted, s.Height = "s3://media/ref.mp4", "s3://media/dist.mp4", nil
+		}), "spec.width"},
 		{"unknown backend", job(func(s *vmafxv1.VmafxJobSpec) { s.Backend = "opencl" }), "spec.backend"},
 		{"raw yuv without width", job(func(s *vmafxv1.VmafxJobSpec) { s.Width = nil }), "spec.width"},
 		{"raw yuv without height", job(func(s *vmafxv1.VmafxJobSpec) { s.Height = nil }), "spec.height"},
@@ -165,5 +187,37 @@ func TestExamplesAccepted(t *testing.T) {
 				t.Fatalf("refused: %v", err)
 			}
 		})
+	}
+}
+
+// TestSeedJob applies the operator README's job.yaml as a user would: raw .yuv inputs
+// without a geometry are refused naming width, and with width and height added the
+// same job is accepted (its s3:// inputs then need only a Secret).
+func TestSeedJob(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "seeds", "job.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := testenv.CreateNamespace(t)
+	ctx := testenv.Context(t)
+	load := func() *unstructured.Unstructured {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+			t.Fatal(err)
+		}
+		obj.SetNamespace(ns)
+		return obj
+	}
+	requireInvalidOn(t, testenv.Client().Create(ctx, load()), "spec.width")
+
+	obj := load()
+	if err := unstructured.SetNestedField(obj.Object, int64(1920), "spec", "width"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(obj.Object, int64(1080), "spec", "height"); err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.Client().Create(ctx, obj); err != nil {
+		t.Fatalf("the seed job with width and height was refused: %v", err)
 	}
 }

@@ -193,6 +193,9 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 	case podSucceeded:
 		setSucceeded(s.job, o, s.now)
 		s.emit(false, ReasonSucceeded, "Score", s.job.Status.Message, pod)
+		if o.result.OutputError != "" {
+			s.emit(true, ReasonOutputFailed, "WriteOutput", "the score is kept, but the per-frame output was not written: "+oneLine(o.result.OutputError), pod)
+		}
 		return ctrl.Result{}, nil
 	case podTerminating:
 		setWaitingForDeletion(s.job, o)

@@ -3,6 +3,7 @@ package job
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -17,6 +18,8 @@ import (
 const (
 	containerName   = "worker"
 	dataVolumeName  = "data"
+	outputVolume    = "output"
+	credentials     = "credentials"
 	scratchVolume   = "scratch"
 	scratchPath     = "/tmp"
 	workerUID       = 65532 // the "nonroot" user of distroless-style images
@@ -97,15 +100,34 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 			Volumes: []corev1.Volume{{Name: scratchVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 		},
 	}
-	if spec.Volume != nil {
-		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: dataVolumeName, VolumeSource: spec.Volume.VolumeSource()})
+	addVolume := func(name string, src corev1.VolumeSource, path string, readOnly bool) {
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: src})
 		c := &pod.Spec.Containers[0]
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataVolumeName, MountPath: vmafxv1.DataMountPath, ReadOnly: true})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: path, ReadOnly: readOnly})
+	}
+	if spec.Volume != nil {
+		addVolume(dataVolumeName, spec.Volume.VolumeSource(), vmafxv1.DataMountPath, true)
+	}
+	if spec.OutputVolume != nil {
+		pvc := spec.OutputVolume.PersistentVolumeClaim
+		pvc.ReadOnly = false
+		addVolume(outputVolume, corev1.VolumeSource{PersistentVolumeClaim: &pvc}, vmafxv1.OutputMountPath, false)
+	}
+	if spec.Credentials != nil {
+		// Files rather than environment variables: the worker's ffmpeg child and anything
+		// that dumps the environment never see them. 0440 with fsGroup: readable by the
+		// worker's group only. A missing Secret keeps the Pod from starting
+		// (CreateContainerConfigError), which the job reports.
+		addVolume(credentials, corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName:  spec.Credentials.SecretRef.Name,
+			DefaultMode: ptr.To[int32](0o440),
+		}}, vmafxv1.CredentialsMountPath, true)
 	}
 	return pod
 }
 
-// workerArgs is the vmafx-worker command line for job.
+// workerArgs is the vmafx-worker command line for job. It never carries credentials:
+// those reach the worker as the files of spec.credentials' Secret.
 func workerArgs(job *vmafxv1.VmafxJob) []string {
 	s := job.Spec
 	args := []string{"score", "--reference", string(s.Reference), "--distorted", string(s.Distorted)}
@@ -120,6 +142,34 @@ func workerArgs(job *vmafxv1.VmafxJob) []string {
 	}
 	if s.Output != nil {
 		args = append(args, "--output", string(*s.Output))
+		if s.OutputFormat != "" {
+			args = append(args, "--output-format", string(s.OutputFormat))
+		}
+	}
+	if len(s.Features) > 0 {
+		names := make([]string, len(s.Features))
+		for i, f := range s.Features {
+			names[i] = string(f)
+		}
+		args = append(args, "--features", strings.Join(names, ","))
+	}
+	if a := s.Alignment; a != nil {
+		args = append(args, "--reference-start", strconv.Itoa(int(a.ReferenceStart)),
+			"--distorted-start", strconv.Itoa(int(a.DistortedStart)), "--frames", ":"+strconv.Itoa(int(a.Frames)))
+	}
+	if s.Credentials != nil {
+		args = append(args, "--credentials-dir", vmafxv1.CredentialsMountPath)
+	}
+	if o := s.S3; o != nil {
+		if o.Endpoint != "" {
+			args = append(args, "--s3-endpoint", o.Endpoint)
+		}
+		if o.Region != "" {
+			args = append(args, "--s3-region", o.Region)
+		}
+		if o.PathStyle {
+			args = append(args, "--s3-path-style")
+		}
 	}
 	return args
 }

@@ -16,6 +16,8 @@ const (
 	ReasonNotStarted          = "NotStarted"
 	ReasonFinished            = "Finished"
 	ReasonPodTerminating      = "PodTerminating"
+	ReasonOutputWritten       = "OutputWritten"
+	ReasonOutputFailed        = "OutputFailed"
 )
 
 // maxLostAttempts bounds the attempts a job may lose (Pods deleted, evicted, or moved

@@ -50,6 +50,13 @@ func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
 	job.Status.Result = &vmafxv1.JobResult{
 		Mean: decimal(r.Score), HarmonicMean: decimal(r.HarmonicMean), Min: decimal(r.Min), Max: decimal(r.Max),
 		Frames: int32(r.Frames), FPS: fmt.Sprintf("%.2f", r.FPS), Backend: r.Backend, Model: model,
+		DistortedScaledFrom: r.DistortedScaledFrom,
+	}
+	if len(r.Features) > 0 {
+		job.Status.Result.Features = make(map[string]string, len(r.Features))
+		for name, v := range r.Features {
+			job.Status.Result.Features[name] = decimal(v)
+		}
 	}
 	backend := r.Backend
 	if r.RequestedBackend != "" && r.RequestedBackend != r.Backend {
@@ -64,6 +71,20 @@ func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
 	setCondition(job, vmafxv1.JobScheduled, true, ReasonScheduled, fmt.Sprintf("worker Pod %s was bound to node %s", job.Status.PodName, o.node))
 	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonFinished, "the worker finished")
 	setCondition(job, vmafxv1.JobComplete, true, ReasonSucceeded, job.Status.Message)
+	setOutputWritten(job, r)
+}
+
+// setOutputWritten records whether spec.output holds the per-frame scores. A failed output
+// never fails the job: the score was computed and is kept.
+func setOutputWritten(job *vmafxv1.VmafxJob, r *vmafxv1.WorkerResult) {
+	if job.Spec.Output == nil {
+		return
+	}
+	if r.OutputError != "" {
+		setCondition(job, vmafxv1.JobOutputWritten, false, ReasonOutputFailed, oneLine(r.OutputError))
+		return
+	}
+	setCondition(job, vmafxv1.JobOutputWritten, true, ReasonOutputWritten, "per-frame scores written to "+string(*job.Spec.Output))
 }
 
 func setRetrying(job *vmafxv1.VmafxJob, o observation, n int32, at time.Time) {

@@ -1,0 +1,91 @@
+package job
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/config"
+)
+
+// TestBuildPodObjectStore checks how a job's object-store settings reach the worker: the
+// Secret as read-only files, the endpoint settings and features as arguments, and no
+// credential anywhere in the Pod but the Secret's name.
+func TestBuildPodObjectStore(t *testing.T) {
+	job := &vmafxv1.VmafxJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "enc", Namespace: "team-a", UID: "u1"},
+		Spec: vmafxv1.VmafxJobSpec{
+			Reference:    "s3://media/ref.mp4",
+			Distorted:    "s3://media/dist.mp4",
+			Credentials:  &vmafxv1.Credentials{SecretRef: vmafxv1.SecretReference{Name: "media-bucket"}},
+			S3:           &vmafxv1.S3Options{Endpoint: "http://versitygw:7070", Region: "us-east-1", PathStyle: true},
+			Features:     []vmafxv1.Feature{vmafxv1.FeaturePSNR, vmafxv1.FeatureCAMBI},
+			Alignment:    &vmafxv1.Alignment{DistortedStart: 2, Frames: 100},
+			Output:       ptr.To[vmafxv1.OutputURI]("s3://media/out.csv"),
+			OutputFormat: vmafxv1.OutputCSV,
+		},
+	}
+	pod := buildPod(job, 1, config.WorkerConfig{Image: "w:dev"})
+	args := strings.Join(pod.Spec.Containers[0].Args, " ")
+	for _, want := range []string{
+		"--reference s3://media/ref.mp4", "--distorted s3://media/dist.mp4",
+		"--credentials-dir " + vmafxv1.CredentialsMountPath,
+		"--s3-endpoint http://versitygw:7070", "--s3-region us-east-1", "--s3-path-style",
+		"--features psnr,cambi", "--reference-start 0 --distorted-start 2 --frames :100",
+		"--output s3://media/out.csv --output-format csv",
+	} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if strings.Contains(args, "--width") {
+		t.Errorf("args %q carry a geometry the job did not set", args)
+	}
+	c := pod.Spec.Containers[0]
+	if len(c.Env) != 0 || len(c.EnvFrom) != 0 {
+		t.Errorf("credentials must not travel as environment: env %v, envFrom %v", c.Env, c.EnvFrom)
+	}
+	i := slices.IndexFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Secret != nil })
+	if i < 0 || pod.Spec.Volumes[i].Secret.SecretName != "media-bucket" || *pod.Spec.Volumes[i].Secret.DefaultMode != 0o440 {
+		t.Fatalf("no Secret volume for media-bucket with mode 0440: %+v", pod.Spec.Volumes)
+	}
+	m := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == pod.Spec.Volumes[i].Name })
+	if m < 0 || !c.VolumeMounts[m].ReadOnly || c.VolumeMounts[m].MountPath != vmafxv1.CredentialsMountPath {
+		t.Errorf("Secret mount %+v: want read-only at %s", c.VolumeMounts, vmafxv1.CredentialsMountPath)
+	}
+}
+
+// TestBuildPodOutputVolume checks that a file:// output gets its PVC writable at /output
+// while the input volume stays read-only at /data.
+func TestBuildPodOutputVolume(t *testing.T) {
+	job := &vmafxv1.VmafxJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "out", Namespace: "team-a"},
+		Spec: vmafxv1.VmafxJobSpec{
+			Reference: "file:///data/ref.y4m", Distorted: "file:///data/dist.y4m",
+			Volume:       &vmafxv1.JobVolume{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "clips"}},
+			Output:       ptr.To[vmafxv1.OutputURI]("file:///output/scores.json"),
+			OutputVolume: &vmafxv1.OutputVolume{PersistentVolumeClaim: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "results", ReadOnly: true}},
+		},
+	}
+	pod := buildPod(job, 1, config.WorkerConfig{Image: "w:dev"})
+	mounts := map[string]corev1.VolumeMount{}
+	for _, m := range pod.Spec.Containers[0].VolumeMounts {
+		mounts[m.MountPath] = m
+	}
+	if m, ok := mounts[vmafxv1.DataMountPath]; !ok || !m.ReadOnly {
+		t.Errorf("input volume mount %+v: want read-only at /data", m)
+	}
+	if m, ok := mounts[vmafxv1.OutputMountPath]; !ok || m.ReadOnly {
+		t.Errorf("output volume mount %+v: want writable at /output", m)
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "results" && v.PersistentVolumeClaim.ReadOnly {
+			t.Errorf("output PVC mounted read-only")
+		}
+	}
+}

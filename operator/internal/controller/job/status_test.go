@@ -1,0 +1,58 @@
+package job
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+)
+
+// TestSetSucceededOutputAndFeatures: a score whose output failed is still a success, with
+// OutputWritten False and the worker's reason; features and scaling reach the result.
+func TestSetSucceededOutputAndFeatures(t *testing.T) {
+	result := func(outputErr string) *vmafxv1.WorkerResult {
+		return &vmafxv1.WorkerResult{
+			Version: vmafxv1.ResultVersion, Score: 90, Min: 80, Max: 95, HarmonicMean: 89, Frames: 10, Backend: "cpu",
+			Features: map[string]float64{"psnr_y": 34.56789012}, DistortedScaledFrom: "1280x720", OutputError: outputErr,
+		}
+	}
+	cases := []struct {
+		name      string
+		output    *vmafxv1.OutputURI
+		outputErr string
+		want      metav1.ConditionStatus // "" means no condition
+		reason    string
+	}{
+		{"no output asked for", nil, "", "", ""},
+		{"output written", ptr.To[vmafxv1.OutputURI]("s3://b/k.json"), "", metav1.ConditionTrue, ReasonOutputWritten},
+		{"output failed", ptr.To[vmafxv1.OutputURI]("s3://b/k.json"), "store s3://b/k.json: access denied", metav1.ConditionFalse, ReasonOutputFailed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := &vmafxv1.VmafxJob{Spec: vmafxv1.VmafxJobSpec{Output: tc.output}}
+			setSucceeded(job, observation{node: "n1", result: result(tc.outputErr)}, time.Unix(100, 0))
+			if job.Status.Phase != vmafxv1.JobSucceeded || job.Status.Score != "90.000000" {
+				t.Fatalf("phase %s score %s: want Succeeded 90.000000", job.Status.Phase, job.Status.Score)
+			}
+			if got := job.Status.Result.Features["psnr_y"]; got != "34.567890" {
+				t.Errorf("features psnr_y %q, want 34.567890", got)
+			}
+			if job.Status.Result.DistortedScaledFrom != "1280x720" {
+				t.Errorf("distortedScaledFrom %q", job.Status.Result.DistortedScaledFrom)
+			}
+			c := meta.FindStatusCondition(job.Status.Conditions, vmafxv1.JobOutputWritten)
+			switch {
+			case tc.want == "" && c != nil:
+				t.Errorf("OutputWritten %+v without spec.output", c)
+			case tc.want != "" && (c == nil || c.Status != tc.want || c.Reason != tc.reason):
+				t.Errorf("OutputWritten %+v, want %s/%s", c, tc.want, tc.reason)
+			case tc.outputErr != "" && c.Message != tc.outputErr:
+				t.Errorf("OutputWritten message %q, want the worker's %q", c.Message, tc.outputErr)
+			}
+		})
+	}
+}
