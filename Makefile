@@ -57,7 +57,7 @@ build: ## Build every binary into bin/.
 ##@ Tests
 .PHONY: test
 test: test-bins ## Unit and integration tests (builds kube-apiserver and etcd on first use).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) VMAFX_REQUIRE_INTEGRATION=1 $(GO) test -count=1 $(GO_PACKAGES)
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) VMAFX_REQUIRE_INTEGRATION=1 VMAFX_REQUIRE_FFMPEG=1 $(GO) test -count=1 $(GO_PACKAGES)
 
 .PHONY: test-unit
 test-unit: ## Unit tests only (integration packages skip without KUBEBUILDER_ASSETS).

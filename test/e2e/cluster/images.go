@@ -22,6 +22,9 @@ type imageSpec struct {
 	pkg  string // package path relative to the repository root
 	// files are extra files from the host, image path to host path.
 	files map[string]string
+	// runtime finds the programs the binary runs and their libraries (image path to host
+	// path), packed into their own layer; nil when there are none.
+	runtime func() (map[string]string, error)
 }
 
 // hostCABundle is Debian's CA bundle (package ca-certificates); the worker fetches
@@ -30,7 +33,7 @@ const hostCABundle = "/etc/ssl/certs/ca-certificates.crt"
 
 // projectImages are the project's four binaries.
 func projectImages() []imageSpec {
-	worker := imageSpec{name: "vmafx-worker", pkg: "worker/cmd/vmafx-worker"}
+	worker := imageSpec{name: "vmafx-worker", pkg: "worker/cmd/vmafx-worker", runtime: ffmpegRuntime}
 	if _, err := os.Stat(hostCABundle); err == nil {
 		worker.files = map[string]string{hostCABundle: hostCABundle}
 	}
@@ -44,6 +47,29 @@ func projectImages() []imageSpec {
 
 func pauseImageSpec() imageSpec {
 	return imageSpec{name: "pause", pkg: "test/e2e/images/pause"}
+}
+
+// ffmpegRuntime is the worker's decoder: Debian's ffmpeg and ffprobe (package ffmpeg,
+// which .ci/run installs) with the shared libraries they load and the ELF interpreter,
+// resolved with ldd from the installed package. The worker binary stays static; it runs
+// these as child processes.
+func ffmpegRuntime() (map[string]string, error) {
+	var progs []string
+	for _, p := range []string{"ffmpeg", "ffprobe"} {
+		path, err := exec.LookPath(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not installed (apt-get install ffmpeg): the worker image would not decode encoded videos", p)
+		}
+		progs = append(progs, path)
+	}
+	deps, err := images.ELFDeps(progs...)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range progs {
+		deps["/usr/bin/"+filepath.Base(p)] = deps[p]
+	}
+	return deps, nil
 }
 
 // ImageRef is the local image name of a binary.
@@ -86,7 +112,14 @@ func (r *run) buildImage(ctx context.Context, s imageSpec) (builtImage, error) {
 		return builtImage{}, fmt.Errorf("go build ./%s: %w\n%s", s.pkg, err, errb.String())
 	}
 	ref := ImageRef(s.name)
-	img, err := images.Build(images.Spec{Ref: ref, Binary: bin, Files: s.files})
+	spec := images.Spec{Ref: ref, Binary: bin, Files: s.files}
+	if s.runtime != nil {
+		var err error
+		if spec.Runtime, err = s.runtime(); err != nil {
+			return builtImage{}, fmt.Errorf("image %s: %w", s.name, err)
+		}
+	}
+	img, err := images.Build(spec)
 	if err != nil {
 		return builtImage{}, err
 	}

@@ -30,6 +30,9 @@ var debianPackages = []struct{ pkg, file string }{
 	{"iptables", "/usr/sbin/iptables"},
 	// nft drops the iptables tables the cluster made appear (netfilter.DropEmptyTables).
 	{"nftables", "/usr/sbin/nft"},
+	// The worker image carries ffmpeg and ffprobe, with their libraries, to decode encoded
+	// videos (images.go, ffmpegRuntime).
+	{"ffmpeg", "/usr/bin/ffmpeg"},
 }
 
 // Up starts every part of the cluster that is not running and waits until the node is

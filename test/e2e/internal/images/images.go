@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -37,6 +38,11 @@ type Spec struct {
 	Files map[string]string
 	// Args are the default arguments (the image config's Cmd).
 	Args []string
+	// Runtime maps image paths to host paths of files packed into a layer below the
+	// binary's: programs the binary runs and the shared libraries they load (see
+	// ELFDeps), e.g. the worker's ffmpeg. They keep the host file's permission bits, and
+	// /usr/bin joins the image's PATH.
+	Runtime map[string]string
 }
 
 // Build returns the image of spec.
@@ -44,23 +50,26 @@ func Build(spec Spec) (v1.Image, error) {
 	if _, err := name.NewTag(spec.Ref, name.StrictValidation); err != nil {
 		return nil, fmt.Errorf("image name %q: %w", spec.Ref, err)
 	}
-	layerTar, err := layerTar(spec)
-	if err != nil {
-		return nil, err
-	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(layerTar)), nil
-	}, tarball.WithMediaType(types.OCILayer))
-	if err != nil {
-		return nil, err
-	}
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	img, err = mutate.Append(img, mutate.Addendum{
-		Layer:     layer,
-		History:   v1.History{CreatedBy: "vmafx test/e2e/internal/images: " + filepath.Base(spec.Binary)},
-		MediaType: types.OCILayer,
-	})
+	envPath := "PATH=/"
+	if len(spec.Runtime) > 0 {
+		// Below the binary's layer: it changes only when the host's packages do.
+		files, modes, err := runtimeFiles(spec.Runtime)
+		if err != nil {
+			return nil, err
+		}
+		if img, err = appendLayer(img, files, modes, "runtime files ("+strconv.Itoa(len(files))+")"); err != nil {
+			return nil, err
+		}
+		envPath = "PATH=/:/usr/bin"
+	}
+	files := map[string]string{"/" + filepath.Base(spec.Binary): spec.Binary}
+	for k, v := range spec.Files {
+		files[path.Clean("/"+k)] = v
+	}
+	modes := map[string]int64{"/" + filepath.Base(spec.Binary): 0o755}
+	img, err := appendLayer(img, files, modes, filepath.Base(spec.Binary))
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +84,7 @@ func Build(spec Spec) (v1.Image, error) {
 	cf.Config.Cmd = spec.Args
 	cf.Config.User = NonRoot
 	cf.Config.WorkingDir = "/"
-	cf.Config.Env = []string{"PATH=/"}
+	cf.Config.Env = []string{envPath}
 	return mutate.ConfigFile(img, cf)
 }
 
@@ -112,13 +121,43 @@ func WriteArchive(img v1.Image, ref, out string) error {
 	return os.Rename(tmp, out)
 }
 
-// layerTar is the layer's content: /tmp, the binary, the extra files, each with the
-// parent folders it needs, owned by root and readable by all, with zero timestamps.
-func layerTar(spec Spec) ([]byte, error) {
-	files := map[string]string{"/" + filepath.Base(spec.Binary): spec.Binary}
-	for k, v := range spec.Files {
-		files[path.Clean("/"+k)] = v
+// appendLayer adds a layer holding files (image path to host path) to img.
+func appendLayer(img v1.Image, files map[string]string, modes map[string]int64, what string) (v1.Image, error) {
+	data, err := layerTar(files, modes)
+	if err != nil {
+		return nil, err
 	}
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}, tarball.WithMediaType(types.OCILayer))
+	if err != nil {
+		return nil, err
+	}
+	return mutate.Append(img, mutate.Addendum{
+		Layer:     layer,
+		History:   v1.History{CreatedBy: "vmafx test/e2e/internal/images: " + what},
+		MediaType: types.OCILayer,
+	})
+}
+
+// runtimeFiles cleans the image paths of m and reads each host file's permission bits.
+func runtimeFiles(m map[string]string) (map[string]string, map[string]int64, error) {
+	files, modes := map[string]string{}, map[string]int64{}
+	for k, v := range m {
+		fi, err := os.Stat(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		k = path.Clean("/" + k)
+		files[k], modes[k] = v, int64(fi.Mode().Perm())
+	}
+	return files, modes, nil
+}
+
+// layerTar is a layer's content: /tmp and the files (image path to host path), each with
+// the parent folders it needs, owned by root, mode 0644 unless modes says otherwise, with
+// zero timestamps, so that the same files give the same digest.
+func layerTar(files map[string]string, modes map[string]int64) ([]byte, error) {
 	names := make([]string, 0, len(files))
 	for k := range files {
 		names = append(names, k)
@@ -153,9 +192,9 @@ func layerTar(spec Spec) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		mode := int64(0o644)
-		if n == "/"+filepath.Base(spec.Binary) {
-			mode = 0o755
+		mode, ok := modes[n]
+		if !ok {
+			mode = 0o644
 		}
 		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: n[1:], Mode: mode, Size: int64(len(data)), ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
 		if err := tw.WriteHeader(hdr); err != nil {
