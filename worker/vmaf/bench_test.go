@@ -12,11 +12,16 @@ import (
 )
 
 // memSource yields n frames cycling through pre-made luma planes, so that
-// benchmarks measure scoring rather than I/O.
+// benchmarks measure scoring rather than I/O. When a frame asks for chroma
+// and the format has some, U and V are the luma plane's samples at the
+// chroma positions (nearest, not filtered): enough for PSNR's cost and for a
+// distortion that shows in chroma too. A memSource with noChroma ignores
+// Frame.Chroma, as a FrameSource written before chroma existed would.
 type memSource struct {
-	info   VideoInfo
-	planes [][]uint16
-	n, pos int
+	info     VideoInfo
+	planes   [][]uint16
+	n, pos   int
+	noChroma bool
 }
 
 func (m *memSource) Info() VideoInfo { return m.info }
@@ -27,8 +32,23 @@ func (m *memSource) ReadFrame(f *Frame) error {
 	}
 	p := m.planes[m.pos%len(m.planes)]
 	m.pos++
-	f.Width, f.Height, f.BitDepth = m.info.Width, m.info.Height, m.info.Format.BitDepth()
+	w, h := m.info.Width, m.info.Height
+	f.Width, f.Height, f.BitDepth = w, h, m.info.Format.BitDepth()
 	f.Y = append(f.Y[:0], p...)
+	f.ChromaWidth, f.ChromaHeight, f.U, f.V = 0, 0, f.U[:0], f.V[:0]
+	cw, ch := m.info.Format.chromaSize(w, h)
+	if !f.Chroma || m.noChroma || cw == 0 {
+		return nil
+	}
+	f.ChromaWidth, f.ChromaHeight = cw, ch
+	sx, sy := (w+cw-1)/cw, (h+ch-1)/ch
+	for y := 0; y < ch; y++ {
+		for x := 0; x < cw; x++ {
+			v := p[y*sy*w+x*sx]
+			f.U = append(f.U, v)
+			f.V = append(f.V, v^1)
+		}
+	}
 	return nil
 }
 

@@ -24,4 +24,14 @@ func BenchmarkKernels(b *testing.B) {
 			motionSAD(ref[0], ref[1], w, h, 8, row)
 		}
 	})
+	// PSNR of the three planes of a 4:2:0 frame: luma plus two quarter
+	// planes, which cost as much as half a luma plane.
+	b.Run("PSNR", func(b *testing.B) {
+		cr, cd := ref[0][:w*h/4], dist[0][:w*h/4]
+		for b.Loop() {
+			psnrPlane(ref[0], dist[0], 8)
+			psnrPlane(cr, cd, 8)
+			psnrPlane(cr, cd, 8)
+		}
+	})
 }

@@ -72,6 +72,11 @@ func TestWorkerNoAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(5, func() { raw.ReadFrame(&f) }); n != 0 {
 		t.Fatalf("RawReader.ReadFrame allocates %v times per frame", n)
 	}
+	f.Chroma = true
+	raw.ReadFrame(&f)
+	if n := testing.AllocsPerRun(5, func() { raw.ReadFrame(&f) }); n != 0 || len(f.U) == 0 {
+		t.Fatalf("RawReader.ReadFrame with chroma allocates %v times per frame", n)
+	}
 }
 
 // TestScoreSizes runs the smallest and odd frame sizes at every bit depth

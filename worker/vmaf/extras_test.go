@@ -1,0 +1,259 @@
+package vmaf
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// extraTolerance is the accuracy asked of the extra features: 1e-4 of
+// libvmaf's printed value per frame and pooled.
+const extraTolerance = 1e-4
+
+// metricFeature maps each extra metric libvmaf prints to the feature that
+// computes it.
+var metricFeature = map[string]Feature{
+	metricPSNRY: FeaturePSNR, metricPSNRCb: FeaturePSNR, metricPSNRCr: FeaturePSNR,
+	metricSSIM: FeatureSSIM, metricMSSSIM: FeatureMSSSIM, metricCAMBI: FeatureCAMBI,
+}
+
+var implementedFeatures = []Feature{FeaturePSNR}
+
+// logFeatures returns the extra features whose metrics a libvmaf log holds.
+func logFeatures(l *libvmafLog) []Feature {
+	var fs []Feature
+	for name := range l.Frames[0].Metrics {
+		if f, ok := metricFeature[name]; ok && !slices.Contains(fs, f) {
+			fs = append(fs, f)
+		}
+	}
+	slices.Sort(fs)
+	return fs
+}
+
+// compareLog checks every metric of got, per frame and pooled, against a
+// libvmaf log: VMAF's features within featureTolerance, the score and the
+// extra metrics within extraTolerance. The log must hold the same metrics,
+// except extra ones of features got did not compute. It returns the largest
+// difference of each extra metric.
+func compareLog(t *testing.T, got *Result, want *libvmafLog) map[string]float64 {
+	t.Helper()
+	names := got.Metrics()
+	for name := range want.Frames[0].Metrics {
+		if f, extra := metricFeature[name]; (!extra || slices.Contains(got.Features, f)) && !slices.Contains(names, name) {
+			t.Errorf("metric %s missing from %v", name, names)
+		}
+	}
+	if len(got.Frames) != len(want.Frames) {
+		t.Fatalf("got %d frames, want %d", len(got.Frames), len(want.Frames))
+	}
+	tolerance := func(key string) float64 {
+		if _, extra := metricFeature[key]; extra || key == metricVMAF {
+			return extraTolerance
+		}
+		return featureTolerance
+	}
+	worst := map[string]float64{}
+	for i, wf := range want.Frames {
+		for _, key := range names {
+			wv, ok := wf.Metrics[key]
+			if !ok {
+				t.Fatalf("frame %d: libvmaf's log lacks %s", wf.FrameNum, key)
+			}
+			gv, _ := got.Metric(i, key)
+			d := math.Abs(gv - wv)
+			if _, extra := metricFeature[key]; extra {
+				worst[key] = max(worst[key], d)
+			}
+			if !(d <= tolerance(key)) {
+				t.Errorf("frame %d %s: want %.6f, got %.6f (delta %.2g)", wf.FrameNum, key, wv, gv, d)
+			}
+		}
+	}
+	for _, key := range names {
+		p, w := got.Pooled[key], want.PooledMetrics[key]
+		for stat, gv := range map[string]float64{"min": p.Min, "max": p.Max, "mean": p.Mean, "harmonic_mean": p.HarmonicMean} {
+			if d := math.Abs(gv - w[stat]); !(d <= tolerance(key)) {
+				t.Errorf("pooled %s %s: want %.6f, got %.6f", key, stat, w[stat], gv)
+			}
+		}
+	}
+	return worst
+}
+
+// TestExtraAccuracy scores every pair that has a libvmaf log with extra
+// features (testdata/ref_extra) with the same features and compares every
+// metric, VMAF's included, per frame and pooled.
+func TestExtraAccuracy(t *testing.T) {
+	for _, p := range loadPairs(t) {
+		path := filepath.Join("testdata/ref_extra", p.name+"_extra.json")
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			want := readLog(t, path)
+			feats := slices.DeleteFunc(logFeatures(want), func(f Feature) bool { return !slices.Contains(implementedFeatures, f) })
+			ref, dist := openPair(t, p)
+			got, err := Score(context.Background(), ref, dist, Options{Model: "vmaf_v0.6.1", Threads: 2, Features: feats})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Features, feats) {
+				t.Errorf("Result.Features = %v, want %v", got.Features, feats)
+			}
+			worst := compareLog(t, got, want)
+			t.Logf("%s %v: max |delta| %v", p.name, feats, worst)
+		})
+	}
+}
+
+// TestExtraVMAFUnchanged checks that asking for every extra feature leaves
+// the VMAF scores and their features bit for bit as without them.
+func TestExtraVMAFUnchanged(t *testing.T) {
+	var p refPair
+	for _, q := range loadPairs(t) {
+		if q.name == "p03" {
+			p = q
+		}
+	}
+	run := func(fs []Feature) *Result {
+		ref, dist := openPair(t, p)
+		res, err := Score(context.Background(), ref, dist, Options{Threads: 2, Features: fs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	plain, all := run(nil), run(implementedFeatures)
+	if plain.Features != nil || len(all.Features) != len(implementedFeatures) {
+		t.Fatalf("Features: %v and %v", plain.Features, all.Features)
+	}
+	extra := slices.DeleteFunc(all.Metrics(), func(name string) bool { return slices.Contains(plain.Metrics(), name) })
+	if len(extra) < len(implementedFeatures) {
+		t.Fatalf("extra metrics %v", extra)
+	}
+	for i := range plain.Frames {
+		for _, name := range extra {
+			if v, _ := all.Metric(i, name); v == 0 && name != metricCAMBI {
+				t.Fatalf("frame %d: %s is 0", i, name)
+			}
+		}
+		f := all.Frames[i]
+		f.PSNRY, f.PSNRCb, f.PSNRCr, f.SSIM, f.MSSSIM, f.CAMBI = 0, 0, 0, 0, 0, 0
+		if f != plain.Frames[i] || math.Float64bits(f.VMAF) != math.Float64bits(plain.Frames[i].VMAF) {
+			t.Errorf("frame %d:\n with features %+v\n without       %+v", i, f, plain.Frames[i])
+		}
+	}
+	for _, name := range plain.Metrics() {
+		if all.Pooled[name] != plain.Pooled[name] {
+			t.Errorf("pooled %s: %+v with features, %+v without", name, all.Pooled[name], plain.Pooled[name])
+		}
+	}
+	// The JSON without features is the VMAF-only layout, byte for byte.
+	var a, b bytes.Buffer
+	plain.FPS, all.FPS = 0, 0
+	all.Features = nil
+	if err := plain.WriteJSON(&a); err != nil {
+		t.Fatal(err)
+	}
+	if err := all.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Error("VMAF-only JSON differs once the extra features are dropped")
+	}
+}
+
+func TestParseFeature(t *testing.T) {
+	for name, want := range map[string]Feature{
+		"psnr": FeaturePSNR, "PSNR": FeaturePSNR, " ssim ": FeatureSSIM, "float_ssim": FeatureSSIM,
+		"ms_ssim": FeatureMSSSIM, "ms-ssim": FeatureMSSSIM, "MS-SSIM": FeatureMSSSIM, "msssim": FeatureMSSSIM,
+		"float_ms_ssim": FeatureMSSSIM, "cambi": FeatureCAMBI,
+	} {
+		got, err := ParseFeature(name)
+		if err != nil || got != want {
+			t.Errorf("ParseFeature(%q) = %v, %v; want %v", name, got, err, want)
+		}
+	}
+	for _, name := range []string{"", "vmaf", "psnr_y", "ssim2", "vif"} {
+		if _, err := ParseFeature(name); !errors.Is(err, ErrUnknownFeature) {
+			t.Errorf("ParseFeature(%q): err = %v, want ErrUnknownFeature", name, err)
+		}
+	}
+	for _, f := range AllFeatures {
+		if got, err := ParseFeature(f.String()); err != nil || got != f {
+			t.Errorf("ParseFeature(%v.String()) = %v, %v", f, got, err)
+		}
+	}
+	got, err := ParseFeatures("cambi, psnr,,ms-ssim,psnr")
+	if err != nil || !slices.Equal(got, []Feature{FeaturePSNR, FeatureMSSSIM, FeatureCAMBI}) {
+		t.Errorf("ParseFeatures = %v, %v", got, err)
+	}
+	if got, err := ParseFeatures(""); err != nil || got != nil {
+		t.Errorf("ParseFeatures(\"\") = %v, %v; want nil, nil", got, err)
+	}
+	if _, err := ParseFeatures("psnr,bogus"); !errors.Is(err, ErrUnknownFeature) {
+		t.Errorf("ParseFeatures with an unknown name: err = %v", err)
+	}
+	p := loadPairs(t)[0]
+	ref, dist := openPair(t, p)
+	if _, err := Score(context.Background(), ref, dist, Options{Features: []Feature{FeaturePSNR, Feature(99)}}); !errors.Is(err, ErrUnknownFeature) {
+		t.Errorf("Score with Feature(99): err = %v, want ErrUnknownFeature", err)
+	}
+}
+
+// TestPSNRInputs covers PSNR's input cases: gray input gives psnr_y alone,
+// equal to that of the same luma with chroma; chroma planes of different
+// sizes are ErrSizeMismatch; a source that ignores Frame.Chroma is
+// ErrNoChroma; identical planes hit libvmaf's cap of 6*bpc+12 dB.
+func TestPSNRInputs(t *testing.T) {
+	const w, h, n = 48, 40, 3
+	refP, distP := synthPair(w, h, n)
+	src := func(pf PixelFormat, planes [][]uint16) *memSource {
+		return &memSource{info: VideoInfo{Width: w, Height: h, Format: pf}, planes: planes, n: n}
+	}
+	score := func(r, d FrameSource) (*Result, error) {
+		return Score(context.Background(), r, d, Options{Features: []Feature{FeaturePSNR}})
+	}
+	color, err := score(src(YUV420P, refP), src(YUV420P, distP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gray, err := score(src(Gray, refP), src(Gray, distP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := gray.Metrics(); slices.Contains(names, metricPSNRCb) || !slices.Contains(names, metricPSNRY) {
+		t.Errorf("gray metrics %v", names)
+	}
+	if names := color.Metrics(); !slices.Contains(names, metricPSNRCb) || !slices.Contains(names, metricPSNRCr) {
+		t.Errorf("4:2:0 metrics %v", names)
+	}
+	for i := range gray.Frames {
+		g, c := gray.Frames[i], color.Frames[i]
+		if g.PSNRY != c.PSNRY || g.PSNRCb != 0 || c.PSNRCb == 0 || c.PSNRCr == 0 || c.PSNRY >= 60 {
+			t.Errorf("frame %d: gray %+v, 4:2:0 %+v", i, g, c)
+		}
+	}
+	if _, err := score(src(YUV420P, refP), src(YUV444P, distP)); !errors.Is(err, ErrSizeMismatch) {
+		t.Errorf("4:2:0 against 4:4:4: err = %v, want ErrSizeMismatch", err)
+	}
+	mute := src(YUV420P, distP)
+	mute.noChroma = true
+	if _, err := score(src(YUV420P, refP), mute); !errors.Is(err, ErrNoChroma) {
+		t.Errorf("source ignoring Frame.Chroma: err = %v, want ErrNoChroma", err)
+	}
+	same, err := Score(context.Background(), src(YUV420P10LE, refP), src(YUV420P10LE, refP), Options{Features: []Feature{FeaturePSNR}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := same.Frames[0]; f.PSNRY != 72 || f.PSNRCb != 72 || f.PSNRCr != 72 {
+		t.Errorf("identical 10-bit planes: %v %v %v dB, want 72", f.PSNRY, f.PSNRCb, f.PSNRCr)
+	}
+}
