@@ -9,8 +9,12 @@ import (
 type extraConfig struct {
 	features []Feature
 	psnr     bool
+	ssim     bool
 	// chroma: PSNR's chroma planes are read (the inputs have chroma).
 	chroma bool
+	// psnrCW x psnrCH is the part of each chroma plane PSNR compares, and
+	// chromaStride the planes' row length (see newExtraConfig).
+	psnrCW, psnrCH, chromaStride int
 }
 
 // newExtraConfig validates the requested features against the inputs.
@@ -19,7 +23,7 @@ func newExtraConfig(features []Feature, ri, di VideoInfo) (*extraConfig, error) 
 	if err != nil || len(fs) == 0 {
 		return nil, err
 	}
-	c := &extraConfig{features: fs, psnr: slices.Contains(fs, FeaturePSNR)}
+	c := &extraConfig{features: fs, psnr: slices.Contains(fs, FeaturePSNR), ssim: slices.Contains(fs, FeatureSSIM)}
 	if c.psnr {
 		rw, rh := ri.Format.chromaSize(ri.Width, ri.Height)
 		dw, dh := di.Format.chromaSize(di.Width, di.Height)
@@ -28,6 +32,12 @@ func newExtraConfig(features []Feature, ri, di VideoInfo) (*extraConfig, error) 
 				ErrSizeMismatch, ri.Format, di.Format)
 		}
 		c.chroma = rw > 0
+		// libvmaf sizes chroma planes w>>1 (and h>>1), rounding down
+		// (picture.c, vmaf_picture_alloc), so for odd sizes its PSNR
+		// leaves out the last chroma column (and row) that the file and
+		// Frame carry. Compare the same samples.
+		fi := ri.Format.info()
+		c.psnrCW, c.psnrCH, c.chromaStride = ri.Width>>fi.xShift, ri.Height>>fi.yShift, rw
 	}
 	return c, nil
 }
@@ -35,22 +45,41 @@ func newExtraConfig(features []Feature, ri, di VideoInfo) (*extraConfig, error) 
 // extraState is one worker's scratch for the extra features.
 type extraState struct {
 	cfg *extraConfig
+	// refF and disF are the luma planes as floats, shared by SSIM and
+	// MS-SSIM.
+	refF, disF []float32
+	ssim       *ssimState
 }
 
 func (c *extraConfig) newState(w, h int) *extraState {
 	if c == nil {
 		return nil
 	}
-	return &extraState{cfg: c}
+	e := &extraState{cfg: c}
+	if c.ssim {
+		e.refF, e.disF = make([]float32, w*h), make([]float32, w*h)
+	}
+	if c.ssim {
+		e.ssim = newSSIMState(w, h)
+	}
+	return e
 }
 
 // compute fills the extra features of one frame pair into fs.
 func (e *extraState) compute(ref, dist *Frame, fs *FrameScore) {
+	if e.refF != nil {
+		toFloatPlane(e.refF, ref.Y, ref.BitDepth)
+		toFloatPlane(e.disF, dist.Y, dist.BitDepth)
+	}
+	if e.ssim != nil {
+		fs.SSIM = e.ssim.compute(e.refF, e.disF)
+	}
 	if e.cfg.psnr {
-		fs.PSNRY = psnrPlane(ref.Y, dist.Y, ref.BitDepth)
-		if e.cfg.chroma {
-			fs.PSNRCb = psnrPlane(ref.U, dist.U, ref.BitDepth)
-			fs.PSNRCr = psnrPlane(ref.V, dist.V, ref.BitDepth)
+		c := e.cfg
+		fs.PSNRY = psnrPlane(ref.Y, dist.Y, ref.Width, ref.Height, ref.Width, ref.BitDepth)
+		if c.chroma {
+			fs.PSNRCb = psnrPlane(ref.U, dist.U, c.psnrCW, c.psnrCH, c.chromaStride, ref.BitDepth)
+			fs.PSNRCr = psnrPlane(ref.V, dist.V, c.psnrCW, c.psnrCH, c.chromaStride, ref.BitDepth)
 		}
 	}
 }

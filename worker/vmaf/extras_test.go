@@ -22,7 +22,7 @@ var metricFeature = map[string]Feature{
 	metricSSIM: FeatureSSIM, metricMSSSIM: FeatureMSSSIM, metricCAMBI: FeatureCAMBI,
 }
 
-var implementedFeatures = []Feature{FeaturePSNR}
+var implementedFeatures = []Feature{FeaturePSNR, FeatureSSIM}
 
 // logFeatures returns the extra features whose metrics a libvmaf log holds.
 func logFeatures(l *libvmafLog) []Feature {
