@@ -10,6 +10,7 @@ type extraConfig struct {
 	features []Feature
 	psnr     bool
 	ssim     bool
+	msssim   bool
 	// chroma: PSNR's chroma planes are read (the inputs have chroma).
 	chroma bool
 	// psnrCW x psnrCH is the part of each chroma plane PSNR compares, and
@@ -23,7 +24,13 @@ func newExtraConfig(features []Feature, ri, di VideoInfo) (*extraConfig, error) 
 	if err != nil || len(fs) == 0 {
 		return nil, err
 	}
-	c := &extraConfig{features: fs, psnr: slices.Contains(fs, FeaturePSNR), ssim: slices.Contains(fs, FeatureSSIM)}
+	c := &extraConfig{features: fs, psnr: slices.Contains(fs, FeaturePSNR), ssim: slices.Contains(fs, FeatureSSIM),
+		msssim: slices.Contains(fs, FeatureMSSSIM)}
+	if c.msssim {
+		if err := checkMSSSIMSize(ri.Width, ri.Height); err != nil {
+			return nil, err
+		}
+	}
 	if c.psnr {
 		rw, rh := ri.Format.chromaSize(ri.Width, ri.Height)
 		dw, dh := di.Format.chromaSize(di.Width, di.Height)
@@ -49,6 +56,7 @@ type extraState struct {
 	// MS-SSIM.
 	refF, disF []float32
 	ssim       *ssimState
+	msssim     *msssimState
 }
 
 func (c *extraConfig) newState(w, h int) *extraState {
@@ -56,11 +64,14 @@ func (c *extraConfig) newState(w, h int) *extraState {
 		return nil
 	}
 	e := &extraState{cfg: c}
-	if c.ssim {
+	if c.ssim || c.msssim {
 		e.refF, e.disF = make([]float32, w*h), make([]float32, w*h)
 	}
 	if c.ssim {
 		e.ssim = newSSIMState(w, h)
+	}
+	if c.msssim {
+		e.msssim = newMSSSIMState(w, h)
 	}
 	return e
 }
@@ -73,6 +84,9 @@ func (e *extraState) compute(ref, dist *Frame, fs *FrameScore) {
 	}
 	if e.ssim != nil {
 		fs.SSIM = e.ssim.compute(e.refF, e.disF)
+	}
+	if e.msssim != nil {
+		fs.MSSSIM = e.msssim.compute(e.refF, e.disF)
 	}
 	if e.cfg.psnr {
 		c := e.cfg

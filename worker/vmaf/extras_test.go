@@ -22,7 +22,7 @@ var metricFeature = map[string]Feature{
 	metricSSIM: FeatureSSIM, metricMSSSIM: FeatureMSSSIM, metricCAMBI: FeatureCAMBI,
 }
 
-var implementedFeatures = []Feature{FeaturePSNR, FeatureSSIM}
+var implementedFeatures = []Feature{FeaturePSNR, FeatureSSIM, FeatureMSSSIM}
 
 // logFeatures returns the extra features whose metrics a libvmaf log holds.
 func logFeatures(l *libvmafLog) []Feature {
@@ -255,5 +255,28 @@ func TestPSNRInputs(t *testing.T) {
 	}
 	if f := same.Frames[0]; f.PSNRY != 72 || f.PSNRCb != 72 || f.PSNRCr != 72 {
 		t.Errorf("identical 10-bit planes: %v %v %v dB, want 72", f.PSNRY, f.PSNRCb, f.PSNRCr)
+	}
+}
+
+// TestExtraSizeLimits checks that features refuse the frame sizes libvmaf
+// refuses, before reading any frame, and accept the smallest it takes.
+func TestExtraSizeLimits(t *testing.T) {
+	tests := []struct {
+		f    Feature
+		w, h int
+		want error
+	}{
+		{FeatureMSSSIM, 176, 144, ErrTooSmall}, // p01's size: libvmaf's "scale below 1x1"
+		{FeatureMSSSIM, 175, 400, ErrTooSmall},
+		{FeatureMSSSIM, 176, 176, nil},
+	}
+	for _, tc := range tests {
+		refP, distP := synthPair(tc.w, tc.h, 2)
+		info := VideoInfo{Width: tc.w, Height: tc.h, Format: YUV420P}
+		_, err := Score(context.Background(), &memSource{info: info, planes: refP, n: 2},
+			&memSource{info: info, planes: distP, n: 2}, Options{Features: []Feature{tc.f}})
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%v at %dx%d: err = %v, want %v", tc.f, tc.w, tc.h, err, tc.want)
+		}
 	}
 }

@@ -24,6 +24,21 @@ func BenchmarkKernels(b *testing.B) {
 			motionSAD(ref[0], ref[1], w, h, 8, row)
 		}
 	})
+	rf, df := make([]float32, w*h), make([]float32, w*h)
+	toFloatPlane(rf, ref[0], 8)
+	toFloatPlane(df, dist[0], 8)
+	b.Run("SSIM", func(b *testing.B) {
+		s := newSSIMState(w, h)
+		for b.Loop() {
+			s.compute(rf, df)
+		}
+	})
+	b.Run("MSSSIM", func(b *testing.B) {
+		s := newMSSSIMState(w, h)
+		for b.Loop() {
+			s.compute(rf, df)
+		}
+	})
 	// PSNR of the three planes of a 4:2:0 frame: luma plus two quarter
 	// planes, which cost as much as half a luma plane.
 	b.Run("PSNR", func(b *testing.B) {
