@@ -11,6 +11,7 @@ type extraConfig struct {
 	psnr     bool
 	ssim     bool
 	msssim   bool
+	cambi    bool
 	// chroma: PSNR's chroma planes are read (the inputs have chroma).
 	chroma bool
 	// psnrCW x psnrCH is the part of each chroma plane PSNR compares, and
@@ -25,9 +26,14 @@ func newExtraConfig(features []Feature, ri, di VideoInfo) (*extraConfig, error) 
 		return nil, err
 	}
 	c := &extraConfig{features: fs, psnr: slices.Contains(fs, FeaturePSNR), ssim: slices.Contains(fs, FeatureSSIM),
-		msssim: slices.Contains(fs, FeatureMSSSIM)}
+		msssim: slices.Contains(fs, FeatureMSSSIM), cambi: slices.Contains(fs, FeatureCAMBI)}
 	if c.msssim {
 		if err := checkMSSSIMSize(ri.Width, ri.Height); err != nil {
+			return nil, err
+		}
+	}
+	if c.cambi {
+		if err := checkCAMBISize(ri.Width, ri.Height); err != nil {
 			return nil, err
 		}
 	}
@@ -57,9 +63,10 @@ type extraState struct {
 	refF, disF []float32
 	ssim       *ssimState
 	msssim     *msssimState
+	cambi      *cambiState
 }
 
-func (c *extraConfig) newState(w, h int) *extraState {
+func (c *extraConfig) newState(w, h, bpc int) *extraState {
 	if c == nil {
 		return nil
 	}
@@ -72,6 +79,9 @@ func (c *extraConfig) newState(w, h int) *extraState {
 	}
 	if c.msssim {
 		e.msssim = newMSSSIMState(w, h)
+	}
+	if c.cambi {
+		e.cambi = newCAMBIState(w, h, bpc)
 	}
 	return e
 }
@@ -87,6 +97,10 @@ func (e *extraState) compute(ref, dist *Frame, fs *FrameScore) {
 	}
 	if e.msssim != nil {
 		fs.MSSSIM = e.msssim.compute(e.refF, e.disF)
+	}
+	if e.cambi != nil {
+		// CAMBI is no-reference: libvmaf scores the distorted picture.
+		fs.CAMBI = e.cambi.compute(dist.Y)
 	}
 	if e.cfg.psnr {
 		c := e.cfg

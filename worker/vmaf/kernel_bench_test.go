@@ -39,6 +39,12 @@ func BenchmarkKernels(b *testing.B) {
 			s.compute(rf, df)
 		}
 	})
+	b.Run("CAMBI", func(b *testing.B) {
+		s := newCAMBIState(w, h, 8)
+		for b.Loop() {
+			s.compute(dist[0])
+		}
+	})
 	// PSNR of the three planes of a 4:2:0 frame: luma plus two quarter
 	// planes, which cost as much as half a luma plane.
 	b.Run("PSNR", func(b *testing.B) {

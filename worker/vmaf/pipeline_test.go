@@ -62,6 +62,27 @@ func TestWorkerNoAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(5, func() { wk.process(s, w, h, 8) }); n != 0 {
 		t.Fatalf("process allocates %v times per frame", n)
 	}
+	// The same with every extra feature, at a size all of them accept.
+	const ew, eh = 232, 184
+	info := VideoInfo{Width: ew, Height: eh, Format: YUV420P}
+	cfg, err := newExtraConfig(AllFeatures, info, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eref, edist := synthPair(ew, eh, 2)
+	ewk := &worker{vif: newVIFState(ew, eh, defaultEnhnGainLimit), adm: newADMState(ew, eh, defaultEnhnGainLimit),
+		row: make([]int64, ew), extra: cfg.newState(ew, eh, 8)}
+	chroma := func(p []uint16) []uint16 { return p[:(ew/2)*(eh/2)] }
+	frame := func(p []uint16) Frame {
+		return Frame{Width: ew, Height: eh, BitDepth: 8, Y: p, Chroma: true, ChromaWidth: ew / 2, ChromaHeight: eh / 2, U: chroma(p), V: chroma(p)}
+	}
+	es := &slot{ref: frame(eref[1]), dist: frame(edist[1]), prev: &slot{ref: frame(eref[0])}, full: true}
+	if n := testing.AllocsPerRun(3, func() { ewk.process(es, ew, eh, 8) }); n != 0 {
+		t.Fatalf("process with every extra feature allocates %v times per frame", n)
+	}
+	if es.score.MSSSIM == 0 || es.score.PSNRCr == 0 {
+		t.Fatalf("extra features not computed: %+v", es.score)
+	}
 	var f Frame
 	data := bytes.Repeat(rawFrame(w, h, YUV420P, func(i int) uint16 { return uint16(i) }), 8)
 	raw, err := OpenRaw(bytes.NewReader(data), w, h, YUV420P)

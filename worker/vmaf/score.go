@@ -160,7 +160,7 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 				vif:   newVIFState(p.w, p.h, p.model.vifEGL),
 				adm:   newADMState(p.w, p.h, p.model.admEGL),
 				row:   make([]int64, p.w),
-				extra: p.extra.newState(p.w, p.h),
+				extra: p.extra.newState(p.w, p.h, p.bpc),
 			}
 			for s := range jobs {
 				wk.process(s, p.w, p.h, p.bpc)
