@@ -72,10 +72,12 @@ type iqaDecimator struct {
 	w, h      int
 	sw, sh    int
 	cols      [][]int32 // cols[u][x]: input column of tap u for output x
-	acc       []float64
 }
 
 func newIQADecimator(w, h, factor int, kernel []float32, n int) *iqaDecimator {
+	if n > 16 {
+		panic("iqaDecimator: kernel wider than 16 taps")
+	}
 	d := &iqaDecimator{factor: factor, n: n, kernel: kernel, w: w, h: h,
 		sw: w/factor + w&1, sh: h/factor + h&1}
 	d.cols = make([][]int32, n)
@@ -86,34 +88,89 @@ func newIQADecimator(w, h, factor int, kernel []float32, n int) *iqaDecimator {
 			d.cols[u][x] = int32(iqaSymmetric(x*factor+u-uc, w))
 		}
 	}
-	d.acc = make([]float64, d.sw)
 	return d
 }
 
 // decimate writes the low-passed, decimated img into dst (sw x sh). Each
 // output's taps are summed row by row, left to right, in double, as
-// _iqa_filter_pixel does; the outputs of a row are accumulated side by side
-// so that their independent sums overlap in the CPU.
+// _iqa_filter_pixel does. Those sums are long dependency chains (81 taps
+// for MS-SSIM), so four outputs are summed side by side, each still in
+// its own order; outputs whose taps cross the left or right edge go
+// through the column table.
 func (d *iqaDecimator) decimate(dst, img []float32) {
-	w, n, vc := d.w, d.n, d.n/2
-	acc := d.acc
+	w, n, f := d.w, d.n, d.factor
+	uc, vc := n/2, n/2
+	// Outputs x in [xLo, xHi) read columns x*f-uc .. x*f-uc+n-1, all inside.
+	xLo := min((uc+f-1)/f, d.sw)
+	xHi := max(min((w-n+uc)/f+1, d.sw), xLo)
+	var rows [16][]float32
 	for y := 0; y < d.sh; y++ {
-		clear(acc)
 		for v := 0; v < n; v++ {
-			r := iqaSymmetric(y*d.factor+v-vc, d.h) * w
-			row := img[r : r+w]
-			for u, cols := range d.cols {
-				k := d.kernel[v*n+u]
-				for x, c := range cols {
-					acc[x] += float64(row[c] * k)
-				}
-			}
+			r := iqaSymmetric(y*f+v-vc, d.h) * w
+			rows[v] = img[r : r+w]
 		}
 		out := dst[y*d.sw : (y+1)*d.sw]
-		for x, s := range acc {
-			out[x] = float32(s)
+		edge := func(x int) {
+			var sum float64
+			for v := 0; v < n; v++ {
+				row, k := rows[v], d.kernel[v*n:(v+1)*n]
+				for u, kv := range k {
+					sum += float64(row[d.cols[u][x]] * kv)
+				}
+			}
+			out[x] = float32(sum)
+		}
+		for x := 0; x < xLo; x++ {
+			edge(x)
+		}
+		x := xLo
+		if n == 9 && f == 2 {
+			x = decimate9by2(out, &rows, d.kernel, x, xHi)
+		}
+		for ; x+4 <= xHi; x += 4 {
+			var s0, s1, s2, s3 float64
+			c := x*f - uc
+			for v := 0; v < n; v++ {
+				k := d.kernel[v*n : (v+1)*n]
+				row := rows[v][c : c+3*f+n]
+				for u, kv := range k {
+					s0 += float64(row[u] * kv)
+					s1 += float64(row[f+u] * kv)
+					s2 += float64(row[2*f+u] * kv)
+					s3 += float64(row[3*f+u] * kv)
+				}
+			}
+			out[x], out[x+1], out[x+2], out[x+3] = float32(s0), float32(s1), float32(s2), float32(s3)
+		}
+		for ; x < d.sw; x++ {
+			edge(x)
 		}
 	}
+}
+
+// decimate9by2 is decimate's inner loop for MS-SSIM's 9x9 filter and
+// factor 2, with the taps unrolled: outputs x0, x0+4, ... up to xHi, four at
+// a time. It returns the first output it did not compute.
+func decimate9by2(out []float32, rows *[16][]float32, kernel []float32, x0, xHi int) int {
+	x := x0
+	for ; x+4 <= xHi; x += 4 {
+		var s0, s1, s2, s3 float64
+		c := 2*x - 4
+		for v := 0; v < 9; v++ {
+			k := (*[9]float32)(kernel[v*9 : v*9+9])
+			r := (*[15]float32)(rows[v][c : c+15])
+			for u := 0; u < 9; u++ {
+				kv := k[u]
+				s0 += float64(r[u] * kv)
+				s1 += float64(r[u+2] * kv)
+				s2 += float64(r[u+4] * kv)
+				s3 += float64(r[u+6] * kv)
+			}
+		}
+		o := (*[4]float32)(out[x : x+4])
+		o[0], o[1], o[2], o[3] = float32(s0), float32(s1), float32(s2), float32(s3)
+	}
+	return x
 }
 
 // iqaSSIM computes IQA's default SSIM of two float images (ssim_tools.c,
@@ -128,7 +185,7 @@ func (d *iqaDecimator) decimate(dst, img []float32) {
 type iqaSSIM struct {
 	ring [5][]float32 // horizontal pass of ref, cmp, ref², cmp², ref·cmp: 11 rows of w-10
 	prod [3][]float32 // ref², cmp², ref·cmp of one input row, in float as libvmaf stores them
-	acc  [5][]float64
+	vert [5][]float32 // vertical pass: one row of each statistic
 }
 
 func newIQASSIM(w int) *iqaSSIM {
@@ -136,7 +193,7 @@ func newIQASSIM(w int) *iqaSSIM {
 	dw := max(w-iqaWindowLen+1, 0)
 	for i := range s.ring {
 		s.ring[i] = make([]float32, iqaWindowLen*dw)
-		s.acc[i] = make([]float64, dw)
+		s.vert[i] = make([]float32, dw)
 	}
 	for i := range s.prod {
 		s.prod[i] = make([]float32, w)
@@ -152,18 +209,48 @@ type ssimMeans struct {
 
 // convolveRow writes out[x] = sum over u of src[x+u]*k[u], each product
 // rounded to float and summed in double in tap order (convolve.c,
-// _iqa_convolve's 1D passes), into acc then out.
-func convolveRow(out, src []float32, k *[iqaWindowLen]float32, acc []float64) {
-	acc = acc[:len(out)]
-	clear(acc)
-	for u, kv := range k {
-		s := src[u : u+len(acc)]
-		for x := range acc {
-			acc[x] += float64(s[x] * kv)
-		}
+// _iqa_convolve's horizontal pass).
+func convolveRow(out, src []float32, k *[iqaWindowLen]float32) {
+	k0, k1, k2, k3, k4, k5, k6, k7, k8, k9, k10 := k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10]
+	src = src[:len(out)+iqaWindowLen-1]
+	for x := range out {
+		t := (*[iqaWindowLen]float32)(src[x : x+iqaWindowLen])
+		var sum float64
+		sum += float64(t[0] * k0)
+		sum += float64(t[1] * k1)
+		sum += float64(t[2] * k2)
+		sum += float64(t[3] * k3)
+		sum += float64(t[4] * k4)
+		sum += float64(t[5] * k5)
+		sum += float64(t[6] * k6)
+		sum += float64(t[7] * k7)
+		sum += float64(t[8] * k8)
+		sum += float64(t[9] * k9)
+		sum += float64(t[10] * k10)
+		out[x] = float32(sum)
 	}
-	for x, v := range acc {
-		out[x] = float32(v)
+}
+
+// convolveColumn writes out[x] = sum over v of rows[v][x]*k[v], in the
+// same arithmetic (_iqa_convolve's vertical pass).
+func convolveColumn(out []float32, rows *[iqaWindowLen][]float32, k *[iqaWindowLen]float32) {
+	n := len(out)
+	r0, r1, r2, r3, r4, r5 := rows[0][:n], rows[1][:n], rows[2][:n], rows[3][:n], rows[4][:n], rows[5][:n]
+	r6, r7, r8, r9, r10 := rows[6][:n], rows[7][:n], rows[8][:n], rows[9][:n], rows[10][:n]
+	for x := range out {
+		var sum float64
+		sum += float64(r0[x] * k[0])
+		sum += float64(r1[x] * k[1])
+		sum += float64(r2[x] * k[2])
+		sum += float64(r3[x] * k[3])
+		sum += float64(r4[x] * k[4])
+		sum += float64(r5[x] * k[5])
+		sum += float64(r6[x] * k[6])
+		sum += float64(r7[x] * k[7])
+		sum += float64(r8[x] * k[8])
+		sum += float64(r9[x] * k[9])
+		sum += float64(r10[x] * k[10])
+		out[x] = float32(sum)
 	}
 }
 
@@ -180,7 +267,7 @@ func (s *iqaSSIM) compute(ref, cmp []float32, w, h int) ssimMeans {
 		}
 		slot := (y % n) * dw
 		for i, src := range [5][]float32{r, c, rr, cc, rc} {
-			convolveRow(s.ring[i][slot:slot+dw], src, &iqaWindow, s.acc[i])
+			convolveRow(s.ring[i][slot:slot+dw], src, &iqaWindow)
 		}
 	}
 	for y := 0; y < n-1; y++ {
@@ -191,30 +278,27 @@ func (s *iqaSSIM) compute(ref, cmp []float32, w, h int) ssimMeans {
 	for oy := 0; oy < dh; oy++ {
 		horizontal(oy + n - 1)
 		// Vertical pass: rows oy..oy+10 of each statistic, in tap order.
-		for i := range s.acc {
-			acc := s.acc[i][:dw]
-			clear(acc)
-			for v, kv := range iqaWindow {
+		for i := range s.vert {
+			var rows [n][]float32
+			for v := range rows {
 				slot := ((oy + v) % n) * dw
-				row := s.ring[i][slot : slot+dw]
-				for x := range acc {
-					acc[x] += float64(row[x] * kv)
-				}
+				rows[v] = s.ring[i][slot : slot+dw]
 			}
+			convolveColumn(s.vert[i][:dw], &rows, &iqaWindow)
 		}
-		aR, aC, aRR, aCC, aRC := s.acc[0][:dw], s.acc[1][:dw], s.acc[2][:dw], s.acc[3][:dw], s.acc[4][:dw]
-		for x := range aR {
-			muR, muC := float32(aR[x]), float32(aC[x])
+		vR, vC, vRR, vCC, vRC := s.vert[0][:dw], s.vert[1][:dw], s.vert[2][:dw], s.vert[3][:dw], s.vert[4][:dw]
+		for x := range vR {
+			muR, muC := vR[x], vC[x]
 			muRR, muCC, muRC := float32(muR*muR), float32(muC*muC), float32(muR*muC)
-			sigR := float32(aRR[x]) - muRR
-			sigC := float32(aCC[x]) - muCC
+			sigR := vRR[x] - muRR
+			sigC := vCC[x] - muCC
 			if sigR < 0 { // MAX(0.0, sigma) (zli-nflx)
 				sigR = 0
 			}
 			if sigC < 0 {
 				sigC = 0
 			}
-			sigRC := float32(aRC[x]) - muRC
+			sigRC := vRC[x] - muRC
 			sigRsigC := float32(math.Sqrt(float64(float32(sigR * sigC))))
 			l := (float64(2*float64(muR)*float64(muC)) + float64(c1)) / float64(muRR+muCC+c1)
 			c := (float64(2*float64(sigRsigC)) + float64(c2)) / float64(sigR+sigC+c2)
