@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 )
@@ -111,12 +112,7 @@ func TestExtraAccuracy(t *testing.T) {
 // TestExtraVMAFUnchanged checks that asking for every extra feature leaves
 // the VMAF scores and their features bit for bit as without them.
 func TestExtraVMAFUnchanged(t *testing.T) {
-	var p refPair
-	for _, q := range loadPairs(t) {
-		if q.name == "p03" {
-			p = q
-		}
-	}
+	p := pairNamed(t, "p03")
 	run := func(fs []Feature) *Result {
 		ref, dist := openPair(t, p)
 		res, err := Score(context.Background(), ref, dist, Options{Threads: 2, Features: fs})
@@ -130,8 +126,9 @@ func TestExtraVMAFUnchanged(t *testing.T) {
 		t.Fatalf("Features: %v and %v", plain.Features, all.Features)
 	}
 	extra := slices.DeleteFunc(all.Metrics(), func(name string) bool { return slices.Contains(plain.Metrics(), name) })
-	if len(extra) < len(AllFeatures) {
-		t.Fatalf("extra metrics %v", extra)
+	want := []string{metricPSNRY, metricPSNRCb, metricPSNRCr, metricSSIM, metricMSSSIM, metricCAMBI}
+	if !slices.Equal(extra, want) || !slices.Equal(all.ExtraMetrics(), want) || plain.ExtraMetrics() != nil {
+		t.Fatalf("extra metrics %v, ExtraMetrics %v and %v; want %v", extra, all.ExtraMetrics(), plain.ExtraMetrics(), want)
 	}
 	for i := range plain.Frames {
 		for _, name := range extra {
@@ -287,5 +284,66 @@ func TestExtraSizeLimits(t *testing.T) {
 		if !errors.Is(err, tc.want) {
 			t.Errorf("%v at %dx%d: err = %v, want %v", tc.f, tc.w, tc.h, err, tc.want)
 		}
+	}
+}
+
+// printTolerance is the difference allowed between two printed values of
+// metric k: the rounding of both to six decimals, and for the score the
+// kernel's known last-digit differences (vmafTolerance).
+func printTolerance(k string) float64 {
+	if k == metricVMAF {
+		return vmafTolerance
+	}
+	return 1.5e-6
+}
+
+// TestWriteJSONExtra checks that the extra metrics are written per frame and
+// pooled in libvmaf's layout and key order.
+func TestWriteJSONExtra(t *testing.T) {
+	p := pairNamed(t, "p03")
+	path := filepath.Join("testdata/ref_extra", p.name+"_extra.json")
+	want := readLog(t, path)
+	ref, dist := openPair(t, p)
+	res, err := Score(context.Background(), ref, dist, Options{Model: "vmaf_v0.6.1", Features: logFeatures(want)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, got := writeJSONLog(t, res)
+	for i, f := range got.Frames {
+		if len(f.Metrics) != len(want.Frames[i].Metrics) {
+			t.Fatalf("frame %d: %d metrics, libvmaf has %d", i, len(f.Metrics), len(want.Frames[i].Metrics))
+		}
+		for k, v := range f.Metrics {
+			if w, ok := want.Frames[i].Metrics[k]; !ok || math.Abs(v-w) > printTolerance(k) {
+				t.Errorf("frame %d %s: got %.6f, want %.6f (present %v)", i, k, v, w, ok)
+			}
+		}
+	}
+	if len(got.PooledMetrics) != len(want.PooledMetrics) {
+		t.Errorf("%d pooled metrics, libvmaf has %d", len(got.PooledMetrics), len(want.PooledMetrics))
+	}
+	for k, m := range want.PooledMetrics {
+		for stat, w := range m {
+			if g := got.PooledMetrics[k][stat]; math.Abs(g-w) > printTolerance(k) {
+				t.Errorf("pooled %s %s: got %.6f, want %.6f", k, stat, g, w)
+			}
+		}
+	}
+	// Key order of the first frame, as libvmaf writes it.
+	keys := func(b []byte) []string {
+		b = b[bytes.Index(b, []byte(`"metrics"`)):]
+		b = b[:bytes.IndexByte(b, '}')]
+		var out []string
+		for _, m := range regexp.MustCompile(`"(\w+)":`).FindAllSubmatch(b, -1)[1:] {
+			out = append(out, string(m[1]))
+		}
+		return out
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := keys(out), keys(raw); !slices.Equal(g, w) {
+		t.Errorf("metric order\n got %v\nwant %v", g, w)
 	}
 }

@@ -96,6 +96,15 @@ func (r *Result) Metrics() []string {
 	for i := range 4 {
 		names = append(names, metricVIFScale+strconv.Itoa(i)+r.vifSuffix)
 	}
+	names = append(names, r.ExtraMetrics()...)
+	return append(names, metricMotion2, metricMotion3, metricVMAF)
+}
+
+// ExtraMetrics returns the names of the extra features' metrics
+// (Result.Features), in output order: a subset of Metrics, empty for VMAF
+// alone.
+func (r *Result) ExtraMetrics() []string {
+	var names []string
 	for _, f := range r.Features {
 		switch f {
 		case FeaturePSNR:
@@ -111,7 +120,7 @@ func (r *Result) Metrics() []string {
 			names = append(names, metricCAMBI)
 		}
 	}
-	return append(names, metricMotion2, metricMotion3, metricVMAF)
+	return names
 }
 
 // values returns f's metrics in Metrics order.
