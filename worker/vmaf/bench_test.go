@@ -163,6 +163,7 @@ func benchScore(b *testing.B, refP, distP [][]uint16, w, h, frames int, opts Opt
 		}
 	}()
 	b.ReportAllocs()
+	cpu0 := processCPU()
 	b.ResetTimer()
 	for b.Loop() {
 		ref := &memSource{info: info, planes: refP, n: frames}
@@ -172,9 +173,14 @@ func benchScore(b *testing.B, refP, distP [][]uint16, w, h, frames int, opts Opt
 		}
 	}
 	b.StopTimer()
+	cpu := processCPU() - cpu0
 	close(stop)
 	<-done
-	b.ReportMetric(float64(b.N*frames)/b.Elapsed().Seconds(), "frames/s")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*frames), "ns/frame")
+	n := float64(b.N * frames)
+	b.ReportMetric(n/b.Elapsed().Seconds(), "frames/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/frame")
+	// CPU time per frame, all threads together (the memory sampler's share
+	// is negligible): on a loaded machine the steadier figure.
+	b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/frame")
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
 }
