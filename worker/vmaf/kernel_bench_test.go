@@ -18,7 +18,7 @@ func BenchmarkKernels(b *testing.B) {
 			for b.Loop() {
 				frame()
 			}
-			b.ReportMetric(float64((processCPU() - cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 	kernel("VIF", func() func() {
