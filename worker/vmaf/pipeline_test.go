@@ -101,12 +101,22 @@ func TestWorkerNoAllocs(t *testing.T) {
 }
 
 // TestScoreSizes runs the smallest and odd frame sizes at every bit depth
-// to check no kernel indexes outside its buffers.
+// to check no kernel indexes outside its buffers: VMAF with PSNR and SSIM
+// at the smallest sizes, and all extra features from the sizes MS-SSIM and
+// CAMBI accept (1001x180 gives CAMBI a window taller than its coarsest
+// scale, where libvmaf's loops overrun).
 func TestScoreSizes(t *testing.T) {
-	for _, sz := range [][2]int{{33, 33}, {33, 47}, {47, 33}, {65, 37}, {129, 34}} {
+	small := []Feature{FeaturePSNR, FeatureSSIM}
+	for _, sz := range []struct {
+		w, h     int
+		features []Feature
+	}{
+		{33, 33, small}, {33, 47, small}, {47, 33, small}, {65, 37, small}, {129, 34, small},
+		{217, 177, AllFeatures}, {177, 217, AllFeatures}, {1001, 180, AllFeatures},
+	} {
 		for _, pf := range []PixelFormat{YUV420P, YUV420P10LE, YUV444P12LE} {
-			t.Run(fmt.Sprintf("%dx%d/%v", sz[0], sz[1], pf), func(t *testing.T) {
-				w, h := sz[0], sz[1]
+			t.Run(fmt.Sprintf("%dx%d/%v", sz.w, sz.h, pf), func(t *testing.T) {
+				w, h := sz.w, sz.h
 				refP, distP := synthPair(w, h, 3)
 				shift := uint(pf.BitDepth() - 8)
 				for _, planes := range [][][]uint16{refP, distP} {
@@ -118,13 +128,16 @@ func TestScoreSizes(t *testing.T) {
 				}
 				info := VideoInfo{Width: w, Height: h, Format: pf}
 				res, err := Score(context.Background(), &memSource{info: info, planes: refP, n: 3},
-					&memSource{info: info, planes: distP, n: 3}, Options{Threads: 2})
+					&memSource{info: info, planes: distP, n: 3}, Options{Threads: 2, Features: sz.features})
 				if err != nil {
 					t.Fatal(err)
 				}
 				for _, f := range res.Frames {
 					if !(f.VMAF >= 0 && f.VMAF <= 100) || f.ADM2 <= 0 || f.VIF[0] <= 0 {
 						t.Fatalf("implausible frame %+v", f)
+					}
+					if !(f.PSNRY > 10 && f.PSNRCb > 10 && f.SSIM > 0.5 && f.SSIM < 1) || f.MSSSIM < 0 || f.MSSSIM > 1 || f.CAMBI < 0 {
+						t.Fatalf("implausible extra features %+v", f)
 					}
 				}
 			})
