@@ -3,6 +3,7 @@ package vmaf
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -192,6 +193,21 @@ func TestParseFeature(t *testing.T) {
 	}
 	if _, err := ParseFeatures("psnr,bogus"); !errors.Is(err, ErrUnknownFeature) {
 		t.Errorf("ParseFeatures with an unknown name: err = %v", err)
+	}
+	// Features travel in JSON by name.
+	data, err := json.Marshal(AllFeatures)
+	if err != nil || string(data) != `["psnr","ssim","ms_ssim","cambi"]` {
+		t.Errorf("json.Marshal(AllFeatures) = %s, %v", data, err)
+	}
+	var back []Feature
+	if err := json.Unmarshal([]byte(`["MS-SSIM","psnr"]`), &back); err != nil || !slices.Equal(back, []Feature{FeatureMSSSIM, FeaturePSNR}) {
+		t.Errorf("json.Unmarshal = %v, %v", back, err)
+	}
+	if err := json.Unmarshal([]byte(`["vif"]`), &back); !errors.Is(err, ErrUnknownFeature) {
+		t.Errorf("json.Unmarshal of an unknown name: err = %v", err)
+	}
+	if _, err := json.Marshal(Feature(0)); !errors.Is(err, ErrUnknownFeature) {
+		t.Errorf("json.Marshal(Feature(0)): err = %v", err)
 	}
 	p := loadPairs(t)[0]
 	ref, dist := openPair(t, p)

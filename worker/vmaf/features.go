@@ -42,6 +42,25 @@ func (f Feature) String() string {
 	return featureNames[f]
 }
 
+// MarshalText writes the feature's name, so that Features read well in
+// JSON and YAML.
+func (f Feature) MarshalText() ([]byte, error) {
+	if f <= 0 || int(f) >= len(featureNames) {
+		return nil, fmt.Errorf("%w: %v", ErrUnknownFeature, f)
+	}
+	return []byte(featureNames[f]), nil
+}
+
+// UnmarshalText parses a name as ParseFeature does.
+func (f *Feature) UnmarshalText(text []byte) error {
+	v, err := ParseFeature(string(text))
+	if err != nil {
+		return err
+	}
+	*f = v
+	return nil
+}
+
 // ParseFeature parses a feature name: "psnr", "ssim", "ms_ssim" (or
 // "ms-ssim", "msssim") or "cambi", case-insensitive. libvmaf's extractor
 // names "float_ssim" and "float_ms_ssim" are accepted too. Any other name is
