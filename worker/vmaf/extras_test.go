@@ -363,3 +363,40 @@ func TestWriteJSONExtra(t *testing.T) {
 		t.Errorf("metric order\n got %v\nwant %v", g, w)
 	}
 }
+
+// TestDocsMetricsExample checks the per-frame excerpt in docs/metrics.md:
+// frame 0 of p01 scored with PSNR and SSIM has those metrics, in that
+// order, with those values at the printed precision.
+func TestDocsMetricsExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?s)```json\n(\"metrics\": \\{.*?\n\\})\n```").FindSubmatch(doc)
+	if block == nil {
+		t.Fatal("docs/metrics.md has no metrics excerpt")
+	}
+	var excerpt struct {
+		Metrics map[string]float64 `json:"metrics"`
+	}
+	if err := json.Unmarshal(append(append([]byte("{"), block[1]...), '}'), &excerpt); err != nil {
+		t.Fatalf("excerpt is not JSON: %v", err)
+	}
+	var order []string
+	for _, m := range regexp.MustCompile(`"(\w+)":`).FindAllSubmatch(block[1], -1)[1:] {
+		order = append(order, string(m[1]))
+	}
+	ref, dist := openPair(t, pairNamed(t, "p01"))
+	res, err := Score(context.Background(), ref, dist, Options{Model: "vmaf_v0.6.1", Features: []Feature{FeaturePSNR, FeatureSSIM}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(order, res.Metrics()) {
+		t.Errorf("excerpt lists\n%v\nthe kernel writes\n%v", order, res.Metrics())
+	}
+	for name, v := range excerpt.Metrics {
+		if got, _ := res.Metric(0, name); math.Abs(got-v) > printTolerance(name) {
+			t.Errorf("%s: excerpt %.6f, kernel %.6f", name, v, got)
+		}
+	}
+}
