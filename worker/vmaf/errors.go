@@ -36,6 +36,6 @@ var (
 	// does not compute.
 	ErrUnknownFeature = errors.New("vmaf: unknown feature")
 	// ErrNoChroma reports a FrameSource that did not fill the chroma planes
-	// PSNR asked for (Frame.Chroma).
+	// PSNR asked for (Frame.Chroma), or filled planes of the wrong size.
 	ErrNoChroma = errors.New("vmaf: source delivers no chroma planes")
 )

@@ -14,9 +14,9 @@ type extraConfig struct {
 	cambi    bool
 	// chroma: PSNR's chroma planes are read (the inputs have chroma).
 	chroma bool
-	// psnrCW x psnrCH is the part of each chroma plane PSNR compares, and
-	// chromaStride the planes' row length (see newExtraConfig).
-	psnrCW, psnrCH, chromaStride int
+	// psnrCW x psnrCH is the part of each chroma plane PSNR compares (see
+	// newExtraConfig) in planes of chromaStride x chromaRows.
+	psnrCW, psnrCH, chromaStride, chromaRows int
 }
 
 // newExtraConfig validates the requested features against the inputs.
@@ -50,7 +50,7 @@ func newExtraConfig(features []Feature, ri, di VideoInfo) (*extraConfig, error) 
 		// leaves out the last chroma column (and row) that the file and
 		// Frame carry. Compare the same samples.
 		fi := ri.Format.info()
-		c.psnrCW, c.psnrCH, c.chromaStride = ri.Width>>fi.xShift, ri.Height>>fi.yShift, rw
+		c.psnrCW, c.psnrCH, c.chromaStride, c.chromaRows = ri.Width>>fi.xShift, ri.Height>>fi.yShift, rw, rh
 	}
 	return c, nil
 }
@@ -112,13 +112,17 @@ func (e *extraState) compute(ref, dist *Frame, fs *FrameScore) {
 	}
 }
 
-// checkChroma reports a source that ignored Frame.Chroma.
-func checkChroma(f *Frame, input string) error {
+// checkChroma reports a frame that was asked for chroma (Frame.Chroma) and
+// does not hold the planes its format has: a source that ignored the
+// request, or filled planes of another size.
+func (c *extraConfig) checkChroma(f *Frame, input string) error {
 	if !f.Chroma {
 		return nil
 	}
-	if f.ChromaWidth == 0 || len(f.U) != f.ChromaWidth*f.ChromaHeight || len(f.V) != len(f.U) {
-		return fmt.Errorf("%s: %w", input, ErrNoChroma)
+	cw, ch := c.chromaStride, c.chromaRows
+	if f.ChromaWidth != cw || f.ChromaHeight != ch || len(f.U) != cw*ch || len(f.V) != cw*ch {
+		return fmt.Errorf("%s: %w (got %dx%d planes of %d and %d samples, want %dx%d)",
+			input, ErrNoChroma, f.ChromaWidth, f.ChromaHeight, len(f.U), len(f.V), cw, ch)
 	}
 	return nil
 }

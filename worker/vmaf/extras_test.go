@@ -216,10 +216,21 @@ func TestParseFeature(t *testing.T) {
 	}
 }
 
+// shortChroma drops the last sample of every U plane its source delivers.
+type shortChroma struct{ FrameSource }
+
+func (s shortChroma) ReadFrame(f *Frame) error {
+	err := s.FrameSource.ReadFrame(f)
+	if err == nil && len(f.U) > 0 {
+		f.U = f.U[:len(f.U)-1]
+	}
+	return err
+}
+
 // TestPSNRInputs covers PSNR's input cases: gray input gives psnr_y alone,
 // equal to that of the same luma with chroma; chroma planes of different
-// sizes are ErrSizeMismatch; a source that ignores Frame.Chroma is
-// ErrNoChroma; identical planes hit libvmaf's cap of 6*bpc+12 dB.
+// sizes are ErrSizeMismatch; a source that ignores Frame.Chroma, or fills
+// a plane short, is ErrNoChroma; identical planes hit libvmaf's cap of 6*bpc+12 dB.
 func TestPSNRInputs(t *testing.T) {
 	const w, h, n = 48, 40, 3
 	refP, distP := synthPair(w, h, n)
@@ -256,6 +267,9 @@ func TestPSNRInputs(t *testing.T) {
 	mute.noChroma = true
 	if _, err := score(src(YUV420P, refP), mute); !errors.Is(err, ErrNoChroma) {
 		t.Errorf("source ignoring Frame.Chroma: err = %v, want ErrNoChroma", err)
+	}
+	if _, err := score(src(YUV420P, refP), shortChroma{src(YUV420P, distP)}); !errors.Is(err, ErrNoChroma) {
+		t.Errorf("source with a short chroma plane: err = %v, want ErrNoChroma", err)
 	}
 	same, err := Score(context.Background(), src(YUV420P10LE, refP), src(YUV420P10LE, refP), Options{Features: []Feature{FeaturePSNR}})
 	if err != nil {

@@ -253,10 +253,13 @@ func (p *pipeline) readPair(r, d *Frame) error {
 	}
 	switch {
 	case errR == nil && errD == nil:
-		if err := checkChroma(r, "reference"); err != nil {
+		if p.extra == nil {
+			return nil
+		}
+		if err := p.extra.checkChroma(r, "reference"); err != nil {
 			return err
 		}
-		return checkChroma(d, "distorted")
+		return p.extra.checkChroma(d, "distorted")
 	case errR != nil && errD != nil:
 		return io.EOF
 	case errR != nil:
