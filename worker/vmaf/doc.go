@@ -22,9 +22,16 @@
 //	if err != nil { ... }
 //	res.WriteJSON(os.Stdout)
 //
+// Options.Features adds metrics beside VMAF, computed in the same pass over
+// the frames and reported under libvmaf's names: PSNR (psnr_y, psnr_cb,
+// psnr_cr), SSIM (float_ssim), MS-SSIM (float_ms_ssim) and CAMBI (cambi),
+// each reproducing libvmaf 3.2.0's extractor with its default options. They
+// never change the VMAF scores.
+//
 // Inputs are streamed frame by frame: memory use is bounded by a few frames
 // per worker whatever the length of the clips. Only the luma plane is kept,
-// since every VMAF feature is computed on luma.
+// since every VMAF feature is computed on luma, unless PSNR asks for the
+// chroma planes (Frame.Chroma).
 //
 // The package does no logging; all failures are returned as errors that
 // wrap one of the sentinel errors (ErrTruncated, ErrBadHeader, ...), so

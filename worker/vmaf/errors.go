@@ -25,7 +25,17 @@ var (
 	ErrUnknownModel = errors.New("vmaf: unknown model")
 	// ErrBadModel reports a model file that is not a valid libvmaf model.
 	ErrBadModel = errors.New("vmaf: bad model")
-	// ErrTooSmall reports frames too small for the ADM feature, which
-	// libvmaf rejects below 33x33.
+	// ErrTooSmall reports frames too small for a feature: ADM (below
+	// 33x33, always computed), MS-SSIM (below 176x176) or CAMBI (below 216
+	// in both width and height), the limits where libvmaf refuses them.
 	ErrTooSmall = errors.New("vmaf: frame too small")
+	// ErrTooLarge reports frames too large for CAMBI, whose window libvmaf
+	// 3.2.0 limits to 65x65 (width + height up to about 6000 pixels).
+	ErrTooLarge = errors.New("vmaf: frame too large")
+	// ErrUnknownFeature reports an extra feature name or value this package
+	// does not compute.
+	ErrUnknownFeature = errors.New("vmaf: unknown feature")
+	// ErrNoChroma reports a FrameSource that did not fill the chroma planes
+	// PSNR asked for (Frame.Chroma), or filled planes of the wrong size.
+	ErrNoChroma = errors.New("vmaf: source delivers no chroma planes")
 )

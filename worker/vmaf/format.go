@@ -77,13 +77,18 @@ func (pf PixelFormat) bytesPerSample() int {
 // planeSizes returns the sample counts of the luma plane and of each chroma
 // plane for a w x h frame; odd sizes round the chroma dimensions up.
 func (pf PixelFormat) planeSizes(w, h int) (luma, chroma int) {
-	fi := pf.info()
-	if fi.planes == 1 {
-		return w * h, 0
-	}
-	cw := (w + (1 << fi.xShift) - 1) >> fi.xShift
-	ch := (h + (1 << fi.yShift) - 1) >> fi.yShift
+	cw, ch := pf.chromaSize(w, h)
 	return w * h, cw * ch
+}
+
+// chromaSize returns the width and height of each chroma plane of a w x h
+// frame, or zeros for a format without chroma.
+func (pf PixelFormat) chromaSize(w, h int) (cw, ch int) {
+	fi := pf.info()
+	if fi.planes != 3 {
+		return 0, 0
+	}
+	return (w + (1 << fi.xShift) - 1) >> fi.xShift, (h + (1 << fi.yShift) - 1) >> fi.yShift
 }
 
 // FrameBytes returns the size in bytes of one w x h frame in this format.

@@ -10,14 +10,26 @@ import (
 // make a reader allocate gigabytes.
 const maxDimension = 16384
 
-// Frame is one picture's luma plane. VMAF only looks at luma, so readers
-// drop the chroma planes after reading past them.
+// Frame is one picture's luma plane and, on request, its chroma planes.
+// VMAF only looks at luma, so by default readers drop the chroma planes after
+// reading past them; PSNR's psnr_cb and psnr_cr need them.
 type Frame struct {
 	Width    int
 	Height   int
 	BitDepth int
 	// Y holds Width*Height samples, row-major, without padding.
 	Y []uint16
+	// Chroma is set by the caller, not the reader: it asks ReadFrame to
+	// fill U and V too. Left false, chroma costs neither memory nor a
+	// conversion.
+	Chroma bool
+	// ChromaWidth and ChromaHeight are the size of U and V (4:2:0 and 4:2:2
+	// round odd sizes up); both are zero when Chroma is false or the format
+	// has no chroma (gray).
+	ChromaWidth, ChromaHeight int
+	// U and V hold ChromaWidth*ChromaHeight samples each (Cb and Cr),
+	// row-major, without padding.
+	U, V []uint16
 }
 
 // VideoInfo describes the frames a FrameSource yields.
@@ -32,8 +44,9 @@ type FrameSource interface {
 	// Info returns the geometry and pixel format of every frame.
 	Info() VideoInfo
 	// ReadFrame reads the next frame into f, reusing f.Y's storage when it
-	// is large enough. It returns io.EOF after the last frame, and an error
-	// wrapping ErrTruncated when the input ends inside a frame.
+	// is large enough. When f.Chroma is set it fills f.U and f.V as well
+	// (reusing their storage too). It returns io.EOF after the last frame,
+	// and an error wrapping ErrTruncated when the input ends inside a frame.
 	ReadFrame(f *Frame) error
 }
 
@@ -70,21 +83,42 @@ func (p *planeReader) readFrame(f *Frame) error {
 	}
 	w, h := p.info.Width, p.info.Height
 	f.Width, f.Height, f.BitDepth = w, h, p.info.Format.BitDepth()
-	if cap(f.Y) < w*h {
-		f.Y = make([]uint16, w*h)
-	}
-	f.Y = f.Y[:w*h]
-	y := f.Y
-	if f.BitDepth == 8 {
-		src := p.buf[:len(y)]
-		for i, v := range src {
-			y[i] = uint16(v)
-		}
+	f.Y = toSamples(f.Y, p.buf, w*h, f.BitDepth)
+	f.ChromaWidth, f.ChromaHeight = 0, 0
+	f.U, f.V = f.U[:0], f.V[:0]
+	if !f.Chroma {
 		return nil
 	}
-	src := p.buf[:2*len(y)]
-	for i := range y {
-		y[i] = uint16(src[2*i]) | uint16(src[2*i+1])<<8
+	cw, ch := p.info.Format.chromaSize(w, h)
+	if cw == 0 {
+		return nil
 	}
+	bps := p.info.Format.bytesPerSample()
+	lumaBytes, chromaBytes := w*h*bps, cw*ch*bps
+	f.ChromaWidth, f.ChromaHeight = cw, ch
+	f.U = toSamples(f.U, p.buf[lumaBytes:], cw*ch, f.BitDepth)
+	f.V = toSamples(f.V, p.buf[lumaBytes+chromaBytes:], cw*ch, f.BitDepth)
 	return nil
+}
+
+// toSamples converts the first n samples of src (bytes, or little-endian
+// 16-bit words above 8 bits) into dst, reusing dst's storage when it is
+// large enough.
+func toSamples(dst []uint16, src []byte, n, bitDepth int) []uint16 {
+	if cap(dst) < n {
+		dst = make([]uint16, n)
+	}
+	dst = dst[:n]
+	if bitDepth == 8 {
+		src = src[:n]
+		for i, v := range src {
+			dst[i] = uint16(v)
+		}
+		return dst
+	}
+	src = src[:2*n]
+	for i := range dst {
+		dst[i] = uint16(src[2*i]) | uint16(src[2*i+1])<<8
+	}
+	return dst
 }

@@ -35,7 +35,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 			bw.WriteString(",")
 		}
 		bw.WriteString("\n    {\n      \"frameNum\": " + strconv.Itoa(f.Index) + ",\n      \"metrics\": {\n")
-		vals = f.values(vals)
+		vals = r.values(f, vals)
 		for k, n := range names {
 			bw.WriteString("        \"" + n + "\": ")
 			bw.Write(value(vals[k]))

@@ -62,6 +62,27 @@ func TestWorkerNoAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(5, func() { wk.process(s, w, h, 8) }); n != 0 {
 		t.Fatalf("process allocates %v times per frame", n)
 	}
+	// The same with every extra feature, at a size all of them accept.
+	const ew, eh = 232, 184
+	info := VideoInfo{Width: ew, Height: eh, Format: YUV420P}
+	cfg, err := newExtraConfig(AllFeatures, info, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eref, edist := synthPair(ew, eh, 2)
+	ewk := &worker{vif: newVIFState(ew, eh, defaultEnhnGainLimit), adm: newADMState(ew, eh, defaultEnhnGainLimit),
+		row: make([]int64, ew), extra: cfg.newState(ew, eh, 8)}
+	chroma := func(p []uint16) []uint16 { return p[:(ew/2)*(eh/2)] }
+	frame := func(p []uint16) Frame {
+		return Frame{Width: ew, Height: eh, BitDepth: 8, Y: p, Chroma: true, ChromaWidth: ew / 2, ChromaHeight: eh / 2, U: chroma(p), V: chroma(p)}
+	}
+	es := &slot{ref: frame(eref[1]), dist: frame(edist[1]), prev: &slot{ref: frame(eref[0])}, full: true}
+	if n := testing.AllocsPerRun(3, func() { ewk.process(es, ew, eh, 8) }); n != 0 {
+		t.Fatalf("process with every extra feature allocates %v times per frame", n)
+	}
+	if es.score.MSSSIM == 0 || es.score.PSNRCr == 0 {
+		t.Fatalf("extra features not computed: %+v", es.score)
+	}
 	var f Frame
 	data := bytes.Repeat(rawFrame(w, h, YUV420P, func(i int) uint16 { return uint16(i) }), 8)
 	raw, err := OpenRaw(bytes.NewReader(data), w, h, YUV420P)
@@ -72,15 +93,30 @@ func TestWorkerNoAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(5, func() { raw.ReadFrame(&f) }); n != 0 {
 		t.Fatalf("RawReader.ReadFrame allocates %v times per frame", n)
 	}
+	f.Chroma = true
+	raw.ReadFrame(&f)
+	if n := testing.AllocsPerRun(5, func() { raw.ReadFrame(&f) }); n != 0 || len(f.U) == 0 {
+		t.Fatalf("RawReader.ReadFrame with chroma allocates %v times per frame", n)
+	}
 }
 
 // TestScoreSizes runs the smallest and odd frame sizes at every bit depth
-// to check no kernel indexes outside its buffers.
+// to check no kernel indexes outside its buffers: VMAF with PSNR and SSIM
+// at the smallest sizes, and all extra features from the sizes MS-SSIM and
+// CAMBI accept (1001x180 gives CAMBI a window taller than its coarsest
+// scale, where libvmaf's loops overrun).
 func TestScoreSizes(t *testing.T) {
-	for _, sz := range [][2]int{{33, 33}, {33, 47}, {47, 33}, {65, 37}, {129, 34}} {
+	small := []Feature{FeaturePSNR, FeatureSSIM}
+	for _, sz := range []struct {
+		w, h     int
+		features []Feature
+	}{
+		{33, 33, small}, {33, 47, small}, {47, 33, small}, {65, 37, small}, {129, 34, small},
+		{217, 177, AllFeatures}, {177, 217, AllFeatures}, {1001, 180, AllFeatures},
+	} {
 		for _, pf := range []PixelFormat{YUV420P, YUV420P10LE, YUV444P12LE} {
-			t.Run(fmt.Sprintf("%dx%d/%v", sz[0], sz[1], pf), func(t *testing.T) {
-				w, h := sz[0], sz[1]
+			t.Run(fmt.Sprintf("%dx%d/%v", sz.w, sz.h, pf), func(t *testing.T) {
+				w, h := sz.w, sz.h
 				refP, distP := synthPair(w, h, 3)
 				shift := uint(pf.BitDepth() - 8)
 				for _, planes := range [][][]uint16{refP, distP} {
@@ -92,13 +128,16 @@ func TestScoreSizes(t *testing.T) {
 				}
 				info := VideoInfo{Width: w, Height: h, Format: pf}
 				res, err := Score(context.Background(), &memSource{info: info, planes: refP, n: 3},
-					&memSource{info: info, planes: distP, n: 3}, Options{Threads: 2})
+					&memSource{info: info, planes: distP, n: 3}, Options{Threads: 2, Features: sz.features})
 				if err != nil {
 					t.Fatal(err)
 				}
 				for _, f := range res.Frames {
 					if !(f.VMAF >= 0 && f.VMAF <= 100) || f.ADM2 <= 0 || f.VIF[0] <= 0 {
 						t.Fatalf("implausible frame %+v", f)
+					}
+					if !(f.PSNRY > 10 && f.PSNRCb > 10 && f.SSIM > 0.5 && f.SSIM < 1) || f.MSSSIM < 0 || f.MSSSIM > 1 || f.CAMBI < 0 {
+						t.Fatalf("implausible extra features %+v", f)
 					}
 				}
 			})

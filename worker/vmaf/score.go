@@ -34,6 +34,10 @@ type Options struct {
 	// Subsample scores every Subsample-th frame (motion still looks at
 	// every frame); zero or one scores every frame.
 	Subsample int
+	// Features selects extra metrics computed beside VMAF in the same pass
+	// (see Feature and ParseFeature); order and repeats do not matter. They
+	// never change the VMAF scores.
+	Features []Feature
 }
 
 // slot carries one frame pair through the pipeline. Slots are recycled: a
@@ -50,9 +54,10 @@ type slot struct {
 
 // worker holds one goroutine's scratch buffers, reused for every frame.
 type worker struct {
-	vif *vifState
-	adm *admState
-	row []int64
+	vif   *vifState
+	adm   *admState
+	row   []int64
+	extra *extraState // nil without extra features
 }
 
 // Score computes VMAF between a reference and a distorted source, frame by
@@ -76,6 +81,10 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	if ri.Width < minADMSize || ri.Height < minADMSize {
 		return nil, fmt.Errorf("%w: %dx%d, need at least %dx%d", ErrTooSmall, ri.Width, ri.Height, minADMSize, minADMSize)
 	}
+	extra, err := newExtraConfig(opts.Features, ri, di)
+	if err != nil {
+		return nil, err
+	}
 	threads := opts.Threads
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -85,7 +94,7 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 
 	p := &pipeline{
 		ctx: ctx, ref: ref, dist: dist, model: model, opts: opts, sub: sub,
-		w: ri.Width, h: ri.Height, bpc: ri.Format.BitDepth(),
+		w: ri.Width, h: ri.Height, bpc: ri.Format.BitDepth(), extra: extra,
 	}
 	frames, sads, err := p.run(threads)
 	if err != nil {
@@ -98,6 +107,9 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	res := &Result{
 		Model: model.Name, Width: ri.Width, Height: ri.Height, BitDepth: p.bpc, Frames: frames,
 		vifSuffix: eglSuffix(model.vifEGL), admSuffix: eglSuffix(model.admEGL),
+	}
+	if extra != nil {
+		res.Features, res.chroma = extra.features, extra.chroma
 	}
 	m2, m3 := motionTemporal(sads)
 	x := make([]float64, len(model.features))
@@ -121,6 +133,7 @@ type pipeline struct {
 	opts      Options
 	sub       int
 	w, h, bpc int
+	extra     *extraConfig // nil without extra features
 	readErr   error
 }
 
@@ -129,8 +142,9 @@ type pipeline struct {
 func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 	nSlots := threads + 3
 	free := make(chan *slot, nSlots)
+	chroma := p.extra != nil && p.extra.chroma
 	for range nSlots {
-		free <- &slot{}
+		free <- &slot{ref: Frame{Chroma: chroma}, dist: Frame{Chroma: chroma}}
 	}
 	jobs := make(chan *slot, nSlots)
 	results := make(chan *slot, nSlots)
@@ -143,9 +157,10 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 		go func() {
 			defer wg.Done()
 			wk := &worker{
-				vif: newVIFState(p.w, p.h, p.model.vifEGL),
-				adm: newADMState(p.w, p.h, p.model.admEGL),
-				row: make([]int64, p.w),
+				vif:   newVIFState(p.w, p.h, p.model.vifEGL),
+				adm:   newADMState(p.w, p.h, p.model.admEGL),
+				row:   make([]int64, p.w),
+				extra: p.extra.newState(p.w, p.h, p.bpc),
 			}
 			for s := range jobs {
 				wk.process(s, p.w, p.h, p.bpc)
@@ -238,7 +253,13 @@ func (p *pipeline) readPair(r, d *Frame) error {
 	}
 	switch {
 	case errR == nil && errD == nil:
-		return nil
+		if p.extra == nil {
+			return nil
+		}
+		if err := p.extra.checkChroma(r, "reference"); err != nil {
+			return err
+		}
+		return p.extra.checkChroma(d, "distorted")
 	case errR != nil && errD != nil:
 		return io.EOF
 	case errR != nil:
@@ -259,6 +280,9 @@ func (wk *worker) process(s *slot, w, h, bpc int) {
 		s.score.ADM2, s.score.AIM, s.score.ADM3 = a.adm2, a.aim, a.adm3
 		for i := range 4 {
 			s.score.ADMScale[i] = a.scale(i)
+		}
+		if wk.extra != nil {
+			wk.extra.compute(&s.ref, &s.dist, &s.score)
 		}
 	}
 	s.sad = 0

@@ -148,6 +148,32 @@ func TestScoreRange(t *testing.T) {
 	}
 }
 
+// writeJSONLog writes res with WriteJSON and parses the output back.
+func writeJSONLog(t *testing.T, res *Result) ([]byte, *libvmafLog) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := res.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var l libvmafLog
+	if err := json.Unmarshal(buf.Bytes(), &l); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, buf.String())
+	}
+	return buf.Bytes(), &l
+}
+
+// pairNamed returns the reference pair called name.
+func pairNamed(t *testing.T, name string) refPair {
+	t.Helper()
+	for _, p := range loadPairs(t) {
+		if p.name == name {
+			return p
+		}
+	}
+	t.Fatalf("no pair %s in testdata/pairs.tsv", name)
+	return refPair{}
+}
+
 // TestWriteJSON checks the libvmaf layout: the output parses, has every
 // metric per frame and pooled, and matches the reference values at the
 // printed precision.
@@ -158,14 +184,7 @@ func TestWriteJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := res.WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	var got libvmafLog
-	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
-		t.Fatalf("output is not JSON: %v\n%s", err, buf.String())
-	}
+	_, got := writeJSONLog(t, res)
 	want := readLog(t, "testdata/ref/p01_v061neg.json")
 	if len(got.Frames) != len(want.Frames) {
 		t.Fatalf("got %d frames, want %d", len(got.Frames), len(want.Frames))
