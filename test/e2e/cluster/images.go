@@ -197,3 +197,29 @@ func Images(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	return nil
 }
+
+// ImageFromBinary packs a prebuilt static binary, such as a third-party test server built
+// in hack/tools, into the image vmafx.local/<name>:dev and imports it into the cluster.
+func ImageFromBinary(ctx context.Context, cfg Config, binary, name string, out io.Writer) error {
+	r, err := newRun(cfg, out)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.ImagesDir, 0o755); err != nil {
+		return err
+	}
+	ref := ImageRef(name)
+	img, err := images.Build(images.Spec{Ref: ref, Binary: binary})
+	if err != nil {
+		return err
+	}
+	archive := filepath.Join(cfg.ImagesDir, name+".tar")
+	if err := images.WriteArchive(img, ref, archive); err != nil {
+		return err
+	}
+	if err := r.importImages(ctx, []builtImage{{ref: ref, archive: archive}}); err != nil {
+		return err
+	}
+	r.logf("imported %s from %s", ref, binary)
+	return nil
+}

@@ -19,12 +19,13 @@ import (
 	"github.com/vmafx/vmafx/test/e2e/cluster"
 )
 
-const usage = `usage: vmafx-cluster <up|down|status|images|wait-deployed|collect|restart COMPONENT|demo> [flags]
+const usage = `usage: vmafx-cluster <up|down|status|images|image BINARY NAME|wait-deployed|collect|restart COMPONENT|demo> [flags]
 
   up             start the cluster (a no-op when it is up); restarts a part that died
   down           stop it and restore the host state it changed
   status         show its processes and node
   images         build the project's binaries static, pack them into images, import them
+  image B N      pack the prebuilt static binary B (a test server) as image vmafx.local/N:dev, import it
   wait-deployed  wait until the vmafx-system Deployments and DaemonSets rolled out
   collect        gather every log and the cluster's state into .cluster/artifacts/<time>
   restart C      stop component C (e.g. kubelet) by its PID and start it again
@@ -48,6 +49,14 @@ func main() {
 		}
 		component, args = args[0], args[1:]
 	}
+	var binary, imageName string
+	if verb == "image" {
+		if len(args) < 2 || strings.HasPrefix(args[0], "-") || strings.HasPrefix(args[1], "-") {
+			fmt.Fprint(os.Stderr, "image needs a binary and an image name, e.g. image bin/versitygw versitygw\n")
+			os.Exit(2)
+		}
+		binary, imageName, args = args[0], args[1], args[2:]
+	}
 	fs := flagSet()
 	cfg := cluster.Config{}
 	var timeout time.Duration
@@ -68,6 +77,8 @@ func main() {
 		err = cluster.Status(ctx, cfg, os.Stdout)
 	case "images":
 		err = cluster.Images(ctx, cfg, os.Stdout)
+	case "image":
+		err = cluster.ImageFromBinary(ctx, cfg, binary, imageName, os.Stdout)
 	case "wait-deployed":
 		err = cluster.WaitDeployed(ctx, cfg, os.Stdout, timeout)
 	case "collect":
