@@ -36,6 +36,18 @@ type WorkerResult struct {
 	ModelSHA256   string `json:"modelSHA256,omitempty"`
 	KernelVersion string `json:"kernelVersion,omitempty"`
 
+	// DistortedScaledFrom is the distorted video's own size, e.g. "1280x720", when it was
+	// scaled to the reference's size (bicubic) to be scored; empty when the sizes matched.
+	DistortedScaledFrom string `json:"distortedScaledFrom,omitempty"`
+	// Interlaced names the inputs ("reference", "distorted") whose frames are marked
+	// interlaced. They are scored as stored, both fields woven, unless Deinterlaced.
+	Interlaced []string `json:"interlaced,omitempty"`
+	// Deinterlaced is set when interlaced frames were deinterlaced (bwdif) before scoring.
+	Deinterlaced bool `json:"deinterlaced,omitempty"`
+	// OutputError says why the per-frame output (the job's spec.output) was not written,
+	// although the score above was made; empty when it was written or not asked for.
+	OutputError string `json:"outputError,omitempty"`
+
 	// Error is set when the worker failed.
 	Error *WorkerError `json:"error,omitempty"`
 }
