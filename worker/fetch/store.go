@@ -305,24 +305,45 @@ func (s *Stores) storeCause(err error) error {
 		cause = err.Error()
 	}
 	cause = strings.TrimSuffix(strings.TrimSpace(s.creds.scrub(cause)), ":")
-	switch gcerrors.Code(err) {
-	case gcerrors.NotFound:
+	status := httpStatus(err)
+	switch {
+	case gcerrors.Code(err) == gcerrors.NotFound:
 		return fmt.Errorf("%w: %s", ErrNotFound, cause)
-	case gcerrors.PermissionDenied:
+	case gcerrors.Code(err) == gcerrors.PermissionDenied || status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return fmt.Errorf("access denied (check the credentials and the bucket's policy): %s", cause)
-	case gcerrors.DeadlineExceeded:
+	case gcerrors.Code(err) == gcerrors.DeadlineExceeded:
 		return fmt.Errorf("%w: %s", ErrTimeout, cause)
 	}
 	return errors.New(cause)
 }
 
-// permanent reports whether a store error is not worth a retry.
+// httpStatus is the HTTP status of a service's error response, or 0.
+func httpStatus(err error) int {
+	var (
+		aws  *awshttp.ResponseError
+		az   *azcore.ResponseError
+		gerr *googleapi.Error
+	)
+	switch {
+	case errors.As(err, &aws):
+		return aws.HTTPStatusCode()
+	case errors.As(err, &az):
+		return az.StatusCode
+	case errors.As(err, &gerr):
+		return gerr.Code
+	}
+	return 0
+}
+
+// permanent reports whether a store error is not worth a retry: the
+// service refused the request itself (4xx other than 408 and 429).
 func permanent(err error) bool {
 	switch gcerrors.Code(err) {
 	case gcerrors.NotFound, gcerrors.PermissionDenied, gcerrors.InvalidArgument, gcerrors.FailedPrecondition, gcerrors.Unimplemented:
 		return true
 	}
-	return false
+	status := httpStatus(err)
+	return status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests
 }
 
 // Open reads the object at u with ranged reads: a read that breaks off is
@@ -335,21 +356,17 @@ func (s *Stores) Open(ctx context.Context, u *url.URL) (*Object, error) {
 		}
 		return nil, fail(u, err)
 	}
-	attrs, err := b.Attributes(ctx, key)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fail(u, s.storeCause(err))
-	}
-	if s.opts.Limits.MaxBytes >= 0 && attrs.Size > s.opts.Limits.MaxBytes {
-		return nil, fail(u, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, attrs.Size, s.opts.Limits.MaxBytes))
-	}
-	r := &rangeReader{s: s, ctx: ctx, b: b, key: key, u: u, size: attrs.Size, etag: attrs.ETag, mod: attrs.ModTime}
+	// A GET rather than a HEAD first: a HEAD's error has no body, so it could not
+	// say why it failed.
+	r := &rangeReader{s: s, ctx: ctx, b: b, key: key, u: u, size: -1}
 	if err := r.open(); err != nil {
 		return nil, err
 	}
-	return &Object{ReadCloser: r, Size: attrs.Size}, nil
+	if max := s.opts.Limits.MaxBytes; max >= 0 && r.size > max {
+		r.Close()
+		return nil, fail(u, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, r.size, max))
+	}
+	return &Object{ReadCloser: r, Size: r.size}, nil
 }
 
 // rangeReader reads an object from offset off on, reopening at off when a
@@ -360,7 +377,7 @@ type rangeReader struct {
 	b    *blob.Bucket
 	key  string
 	u    *url.URL
-	size int64
+	size int64 // -1 until the first read
 	etag string
 	mod  time.Time
 
@@ -401,7 +418,14 @@ func (r *rangeReader) open() error {
 			last = r.s.storeCause(err)
 			continue
 		}
-		if r.off > 0 && (!br.ModTime().Equal(r.mod) || br.Size() != r.size) {
+		if r.size < 0 {
+			// The first read: the object's size and version, for the resumes.
+			r.size, r.mod = br.Size(), br.ModTime()
+			var out s3.GetObjectOutput
+			if br.As(&out) {
+				r.etag = aws.ToString(out.ETag)
+			}
+		} else if !br.ModTime().Equal(r.mod) || br.Size() != r.size {
 			br.Close()
 			cancel(nil)
 			return fail(r.u, fmt.Errorf("resuming at byte %d: the object changed since the transfer began", r.off))
