@@ -276,8 +276,10 @@ func (b *body) follow(rctx context.Context) (*http.Response, error) {
 			req.Header.Set("Range", "bytes="+strconv.FormatInt(b.off, 10)+"-")
 			req.Header.Set("If-Range", b.validator)
 		}
+		// The URI's own host is the user's choice, wherever it is; other hosts
+		// reached by redirects go through the policy's checked pool.
 		client := b.h.client
-		if hop > 0 && !b.h.proxied(req) {
+		if !sameHost(target, b.u) && !b.h.proxied(req) {
 			client = b.h.hops
 		}
 		resp, err := client.Do(req)
@@ -303,7 +305,7 @@ func (b *body) follow(rctx context.Context) (*http.Response, error) {
 		case hop == maxRedirects:
 			return nil, fail(b.u, fmt.Errorf("stopped after %d redirects", maxRedirects))
 		}
-		if err := b.h.opts.Redirects.checkHop(rctx, target, loc, b.h.proxied(req)); err != nil {
+		if err := b.h.opts.Redirects.checkHop(rctx, target, loc, sameHost(loc, b.u), b.h.proxied(req)); err != nil {
 			return nil, fail(b.u, err)
 		}
 		target = loc

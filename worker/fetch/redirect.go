@@ -93,14 +93,18 @@ func (e *refusedError) Error() string        { return ErrRedirectRefused.Error()
 func (e *refusedError) Is(target error) bool { return target == ErrRedirectRefused }
 
 // checkHop returns why the redirect from one URL to the next is refused, or
-// nil. Literal addresses are checked here; host names when the connection
-// is made (see redirectDialer), or here when a proxy makes it.
-func (p RedirectPolicy) checkHop(ctx context.Context, from, to *url.URL, proxied bool) error {
+// nil. A redirect back to the URI's own host (home) needs no address check.
+// Literal addresses are checked here; host names when the connection is
+// made (see control), or here when a proxy makes it.
+func (p RedirectPolicy) checkHop(ctx context.Context, from, to *url.URL, home, proxied bool) error {
 	if to.Scheme != "http" && to.Scheme != "https" {
 		return fmt.Errorf("%w: to %s, not an http(s) URL", ErrRedirectRefused, Redact(to))
 	}
 	if from.Scheme == "https" && to.Scheme == "http" && !p.AllowDowngrade {
 		return fmt.Errorf("%w: from https to %s downgrades to plain http (the worker's --http-allow-downgrade allows it)", ErrRedirectRefused, Redact(to))
+	}
+	if home {
+		return nil
 	}
 	host := to.Hostname()
 	if a, err := netip.ParseAddr(host); err == nil {
@@ -137,6 +141,21 @@ func (p RedirectPolicy) control(_ context.Context, _, address string, _ syscall.
 		return fmt.Errorf("%w: dialing %q", ErrRedirectRefused, address)
 	}
 	return p.checkAddr(a)
+}
+
+// sameHost reports whether a and b name the same host and port.
+func sameHost(a, b *url.URL) bool {
+	return strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
 }
 
 // isRedirect reports whether an HTTP status is a redirect with a Location.
