@@ -56,8 +56,9 @@ build: ## Build every binary into bin/.
 
 ##@ Tests
 .PHONY: test
-test: test-bins ## Unit and integration tests (builds kube-apiserver and etcd on first use).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) VMAFX_REQUIRE_INTEGRATION=1 VMAFX_REQUIRE_FFMPEG=1 $(GO) test -count=1 $(GO_PACKAGES)
+test: test-bins versitygw ## Unit and integration tests (builds kube-apiserver, etcd and versitygw on first use; needs ffmpeg).
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_REQUIRE_INTEGRATION=1 VMAFX_REQUIRE_FFMPEG=1 \
+	  $(GO) test -count=1 $(GO_PACKAGES)
 
 .PHONY: test-unit
 test-unit: ## Unit tests only (integration packages skip without KUBEBUILDER_ASSETS).
@@ -82,6 +83,20 @@ $(ENVTEST_ASSETS)/kube-apiserver: $(KUBE_APISERVER)
 
 $(ENVTEST_ASSETS)/etcd: $(ETCD)
 	@mkdir -p $(@D) && ln -sf $< $@
+
+# The S3 server of the object storage tests and the local cluster: versitygw (posix
+# backend), built from module sources like kube-apiserver and cached by version.
+VERSITYGW_VERSION := $(call module_version,github.com/versity/versitygw,hack/tools/versitygw/go.mod)
+VERSITYGW         := $(TOOLS_BIN)/versitygw-$(VERSITYGW_VERSION)
+
+.PHONY: versitygw
+versitygw: $(VERSITYGW) ## Build the S3 server (versitygw) from module sources, cached by version.
+	@echo "VMAFX_VERSITYGW=$(VERSITYGW)"
+
+$(VERSITYGW):
+	@mkdir -p $(@D)
+	@echo "building versitygw $(VERSITYGW_VERSION) from module sources (about 4 minutes the first time)"
+	cd hack/tools/versitygw && CGO_ENABLED=0 $(GO) build -trimpath -o $@ github.com/versity/versitygw/cmd/versitygw
 
 ##@ Local cluster (test/e2e; docs/local-cluster.md)
 # A real single-node cluster on this machine, every part built from module sources and

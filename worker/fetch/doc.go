@@ -9,8 +9,14 @@
 //     wait, a size limit, and retries with exponential backoff for transient
 //     failures (connection errors, 5xx, 429), resuming a broken transfer with
 //     a Range request when the server allows it;
-//   - s3:// is recognised but not supported yet: it fails with
-//     ErrUnsupportedScheme (TODO(S3 issue): an S3 fetcher).
+//   - s3://bucket/key (AWS and S3-compatible servers), gs://bucket/object
+//     and azure://container/blob go through gocloud.dev/blob (Stores), with
+//     credentials from files (a mounted Secret), ranged reads resumed at
+//     their offset when a connection breaks, and writers for outputs.
+//
+// HTTP redirects are followed hop by hop under a RedirectPolicy: by default
+// a redirect may not downgrade https to http nor lead to a loopback,
+// link-local or private address, checked on the address actually dialled.
 //
 // Nothing is buffered beyond what the reader asks for: a video of any length
 // streams through a few tens of kilobytes. Every failure, from Open or from a

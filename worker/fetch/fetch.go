@@ -125,15 +125,20 @@ type Mux struct {
 	fetchers map[string]Fetcher
 }
 
-// NewMux returns a Mux for file, http, https and s3 URIs; s3 fails with
-// ErrUnsupportedScheme until the S3 fetcher exists.
-func NewMux(h *HTTP) *Mux {
-	return &Mux{fetchers: map[string]Fetcher{
+// NewMux returns a Mux for file, http and https URIs, and for s3, gs and
+// azure URIs when stores is not nil.
+func NewMux(h *HTTP, stores *Stores) *Mux {
+	m := &Mux{fetchers: map[string]Fetcher{
 		"file":  File{},
 		"http":  h,
 		"https": h,
-		"s3":    UnsupportedS3,
 	}}
+	if stores != nil {
+		for _, s := range []string{SchemeS3, SchemeGCS, SchemeAzure} {
+			m.fetchers[s] = stores
+		}
+	}
+	return m
 }
 
 // Open opens u with the Fetcher for its scheme.
@@ -144,26 +149,3 @@ func (m *Mux) Open(ctx context.Context, u *url.URL) (*Object, error) {
 	}
 	return f.Open(ctx, u)
 }
-
-// UnsupportedS3 stands in for the S3 fetcher (TODO(S3 issue)).
-var UnsupportedS3 = Unsupported{Message: "s3:// is not supported yet"}
-
-// Unsupported is a Fetcher for a scheme that is known but not implemented.
-type Unsupported struct {
-	// Message says so to people, e.g. "s3:// is not supported yet".
-	Message string
-}
-
-// Open fails with ErrUnsupportedScheme.
-func (s Unsupported) Open(_ context.Context, u *url.URL) (*Object, error) {
-	return nil, fail(u, s.Err())
-}
-
-// Err returns the error Open wraps: s.Message, matching ErrUnsupportedScheme.
-func (s Unsupported) Err() error { return &unsupportedError{s.Message} }
-
-// unsupportedError reads as its message alone and matches ErrUnsupportedScheme.
-type unsupportedError struct{ msg string }
-
-func (e *unsupportedError) Error() string        { return e.msg }
-func (e *unsupportedError) Is(target error) bool { return target == ErrUnsupportedScheme }

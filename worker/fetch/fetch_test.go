@@ -90,7 +90,7 @@ func TestFile(t *testing.T) {
 		{name: "missing", uri: filepath.Join(dir, "missing.y4m"), wantErr: ErrNotFound},
 		{name: "directory", uri: dir, wantErr: errIsDirectory},
 	}
-	m := NewMux(NewHTTP(HTTPOptions{}))
+	m := NewMux(NewHTTP(HTTPOptions{}), nil)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			u, err := ParseURI(tc.uri)
@@ -127,10 +127,10 @@ func TestFile(t *testing.T) {
 var errIsDirectory = errors.New("is a directory")
 
 func TestUnsupportedSchemes(t *testing.T) {
-	m := NewMux(NewHTTP(HTTPOptions{}))
+	m := NewMux(NewHTTP(HTTPOptions{}), NewStores(StoreOptions{}))
 	for uri, want := range map[string]string{
-		"s3://bucket/ref.y4m": "fetch s3://bucket/ref.y4m: s3:// is not supported yet",
-		"ftp://host/ref.y4m":  "fetch ftp://host/ref.y4m: unsupported scheme ftp://",
+		"ftp://host/ref.y4m":    "fetch ftp://host/ref.y4m: unsupported scheme ftp://",
+		"rclone://host/ref.y4m": "fetch rclone://host/ref.y4m: unsupported scheme rclone://",
 	} {
 		t.Run(uri, func(t *testing.T) {
 			u, err := ParseURI(uri)
@@ -297,7 +297,7 @@ func TestHTTP(t *testing.T) {
 			if tc.opts.Attempts != 0 {
 				opts.Attempts = tc.opts.Attempts
 			}
-			obj, err := NewMux(NewHTTP(opts)).Open(context.Background(), u)
+			obj, err := NewMux(NewHTTP(opts), nil).Open(context.Background(), u)
 			if tc.wantOpen != nil {
 				checkError(t, err, tc.wantOpen)
 			} else {

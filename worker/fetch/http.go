@@ -54,17 +54,47 @@ type HTTPOptions struct {
 	MaxBackoff time.Duration
 	// UserAgent is sent with every request.
 	UserAgent string
+	// Redirects says which redirects are followed.
+	Redirects RedirectPolicy
 }
 
 // HTTP fetches http:// and https:// URIs. It is safe for concurrent use.
 type HTTP struct {
-	opts   HTTPOptions
-	client *http.Client
+	opts HTTPOptions
+	// client sends the first request for a URI; hops sends the requests that
+	// follow redirects, on connections whose address the policy checked.
+	// Neither follows redirects itself: request does, hop by hop.
+	client, hops *http.Client
+	proxy        func(*http.Request) (*url.URL, error)
 }
 
 // NewHTTP returns an HTTP fetcher. It honours the usual proxy variables
 // (HTTPS_PROXY, NO_PROXY, ...).
 func NewHTTP(o HTTPOptions) *HTTP {
+	o = o.withDefaults()
+	transport := func(d *net.Dialer) *http.Transport {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.DialContext = d.DialContext
+		t.TLSHandshakeTimeout = o.Timeout
+		t.ResponseHeaderTimeout = o.Timeout
+		// Byte offsets must be those of the object for Range resumes, so no
+		// transparent gzip.
+		t.DisableCompression = true
+		return t
+	}
+	noFollow := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	t := transport(&net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second})
+	// A separate pool for redirect hops: its connections were all checked
+	// when they were made, and a hop never reuses one that was not.
+	ht := transport(&net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second, ControlContext: o.Redirects.control})
+	return &HTTP{opts: o, proxy: t.Proxy,
+		client: &http.Client{Transport: t, CheckRedirect: noFollow},
+		hops:   &http.Client{Transport: ht, CheckRedirect: noFollow},
+	}
+}
+
+// withDefaults returns o with its zero fields set to the defaults.
+func (o HTTPOptions) withDefaults() HTTPOptions {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -80,14 +110,38 @@ func NewHTTP(o HTTPOptions) *HTTP {
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = DefaultMaxBackoff
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second}).DialContext
-	t.TLSHandshakeTimeout = o.Timeout
-	t.ResponseHeaderTimeout = o.Timeout
-	// Byte offsets must be those of the object for Range resumes, so no
-	// transparent gzip.
-	t.DisableCompression = true
-	return &HTTP{opts: o, client: &http.Client{Transport: t}}
+	return o
+}
+
+// backoff is the wait after tries requests: doubling from Backoff up to
+// MaxBackoff, drawn from the upper half at random.
+func (o HTTPOptions) backoff(tries int) time.Duration {
+	d := o.Backoff << min(tries-1, 30)
+	if d <= 0 || d > o.MaxBackoff {
+		d = o.MaxBackoff
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// sleep waits for d or until ctx ends, and then returns ctx's error.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// proxied reports whether req goes through a proxy (HTTPS_PROXY and co).
+func (h *HTTP) proxied(req *http.Request) bool {
+	if h.proxy == nil {
+		return false
+	}
+	p, err := h.proxy(req)
+	return err == nil && p != nil
 }
 
 // Open sends a GET for u and returns its body as a stream. Connection
@@ -145,14 +199,10 @@ func (b *body) connect(prev *retryable) error {
 			if b.tries >= b.h.opts.Attempts {
 				return fail(b.u, fmt.Errorf("%w (gave up after %d attempts)", prev.err, b.tries))
 			}
-			wait := max(b.backoff(), min(prev.after, maxRetryAfter))
+			wait := max(b.h.opts.backoff(b.tries), min(prev.after, maxRetryAfter))
 			klog.FromContext(b.ctx).Info("Retrying fetch", "uri", Redact(b.u), "attempt", b.tries+1, "wait", wait, "err", prev.err.Error())
-			t := time.NewTimer(wait)
-			select {
-			case <-b.ctx.Done():
-				t.Stop()
-				return b.ctx.Err()
-			case <-t.C:
+			if err := sleep(b.ctx, wait); err != nil {
+				return err
 			}
 		}
 		b.tries++
@@ -166,40 +216,14 @@ func (b *body) connect(prev *retryable) error {
 	}
 }
 
-// backoff is the wait before request b.tries+1.
-func (b *body) backoff() time.Duration {
-	o := b.h.opts
-	d := o.Backoff << min(b.tries-1, 30)
-	if d <= 0 || d > o.MaxBackoff {
-		d = o.MaxBackoff
-	}
-	return d/2 + rand.N(d/2+1)
-}
-
 // request sends one GET, from b.off, and keeps its response when usable.
 // Failures are *retryable, *Error, or the context's error.
 func (b *body) request() error {
 	rctx, cancel := context.WithCancelCause(b.ctx)
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, b.u.String(), nil)
+	resp, err := b.follow(rctx)
 	if err != nil {
 		cancel(nil)
-		return fail(b.u, err)
-	}
-	req.Header.Set("Accept-Encoding", "identity")
-	if b.h.opts.UserAgent != "" {
-		req.Header.Set("User-Agent", b.h.opts.UserAgent)
-	}
-	if b.off > 0 {
-		req.Header.Set("Range", "bytes="+strconv.FormatInt(b.off, 10)+"-")
-		req.Header.Set("If-Range", b.validator)
-	}
-	resp, err := b.h.client.Do(req)
-	if err != nil {
-		cancel(nil)
-		if b.ctx.Err() != nil {
-			return b.ctx.Err()
-		}
-		return b.transportFailure(err)
+		return err
 	}
 	fresh := b.off == 0
 	switch {
@@ -234,6 +258,58 @@ func (b *body) request() error {
 	b.timer = time.AfterFunc(timeout, func() { cancel(errStalled) })
 	b.timer.Stop()
 	return nil
+}
+
+// follow sends the GET and follows redirects that the policy allows, hop by hop.
+func (b *body) follow(rctx context.Context) (*http.Response, error) {
+	target := b.u
+	for hop := 0; ; hop++ {
+		req, err := http.NewRequestWithContext(rctx, http.MethodGet, target.String(), nil)
+		if err != nil {
+			return nil, fail(b.u, err)
+		}
+		req.Header.Set("Accept-Encoding", "identity")
+		if b.h.opts.UserAgent != "" {
+			req.Header.Set("User-Agent", b.h.opts.UserAgent)
+		}
+		if b.off > 0 {
+			req.Header.Set("Range", "bytes="+strconv.FormatInt(b.off, 10)+"-")
+			req.Header.Set("If-Range", b.validator)
+		}
+		// The URI's own host is the user's choice, wherever it is; other hosts
+		// reached by redirects go through the policy's checked pool.
+		client := b.h.client
+		if !sameHost(target, b.u) && !b.h.proxied(req) {
+			client = b.h.hops
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			if b.ctx.Err() != nil {
+				return nil, b.ctx.Err()
+			}
+			if refused := (*refusedError)(nil); errors.As(err, &refused) {
+				// The dialer refused the address a host name resolved to.
+				return nil, fail(b.u, fmt.Errorf("to %s: %w", Redact(target), refused))
+			}
+			return nil, b.transportFailure(err)
+		}
+		if !isRedirect(resp.StatusCode) {
+			return resp, nil
+		}
+		loc, err := resp.Location()
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		resp.Body.Close()
+		switch {
+		case err != nil:
+			return nil, fail(b.u, fmt.Errorf("HTTP %s without a valid Location", resp.Status))
+		case hop == maxRedirects:
+			return nil, fail(b.u, fmt.Errorf("stopped after %d redirects", maxRedirects))
+		}
+		if err := b.h.opts.Redirects.checkHop(rctx, target, loc, sameHost(loc, b.u), b.h.proxied(req)); err != nil {
+			return nil, fail(b.u, err)
+		}
+		target = loc
+	}
 }
 
 // transportFailure classifies an error from sending a request: TLS

@@ -39,11 +39,16 @@ type WorkerResult struct {
 	// Features are the pooled means of the extra metrics asked for, by libvmaf's names
 	// (psnr_y, psnr_cb, psnr_cr, float_ssim, float_ms_ssim, cambi).
 	Features map[string]float64 `json:"features,omitempty"`
-	// DistortedScaledFrom is the distorted video's own size ("1280x720") when it was
-	// scaled to the reference's size before scoring.
+	// DistortedScaledFrom is the distorted video's own size, e.g. "1280x720", when it was
+	// scaled to the reference's size (bicubic) to be scored; empty when the sizes matched.
 	DistortedScaledFrom string `json:"distortedScaledFrom,omitempty"`
-	// OutputError says why the per-frame output was not written, after a successful
-	// score; the score stands.
+	// Interlaced names the inputs ("reference", "distorted") whose frames are marked
+	// interlaced. They are scored as stored, both fields woven, unless Deinterlaced.
+	Interlaced []string `json:"interlaced,omitempty"`
+	// Deinterlaced is set when interlaced frames were deinterlaced (bwdif) before scoring.
+	Deinterlaced bool `json:"deinterlaced,omitempty"`
+	// OutputError says why the per-frame output (the job's spec.output) was not written,
+	// although the score above was made; empty when it was written or not asked for.
 	OutputError string `json:"outputError,omitempty"`
 
 	// Error is set when the worker failed.

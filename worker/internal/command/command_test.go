@@ -22,6 +22,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/worker/internal/backend"
+	"github.com/vmafx/vmafx/worker/internal/fftest"
 	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
@@ -329,6 +330,16 @@ func TestScoreFailures(t *testing.T) {
 
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
+	// A server that redirects to another on 127.0.0.1: the first URL is the
+	// user's choice, the redirect is not.
+	target := httptest.NewServer(http.FileServer(http.Dir(filepath.Join(testdata, "clips"))))
+	defer target.Close()
+	redirect := httptest.NewServer(http.RedirectHandler(target.URL+"/p02_dist.yuv?X-Amz-Signature=secret", http.StatusFound))
+	defer redirect.Close()
+	creds := writeCredentials(t, map[string]string{"AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": testSecret})
+	otherRate := write("other-rate.y4m", []byte(strings.Replace(string(y4m(distData, pairW, pairH)), "F25:1", "F30:1", 1)))
+	noFFmpeg := map[string]string{"VMAFX_FFMPEG": "/nonexistent/ffmpeg"}
+	enc := func(name string) string { return filepath.Join("../../testdata/encoded", name) }
 
 	tests := []struct {
 		name       string
@@ -340,7 +351,22 @@ func TestScoreFailures(t *testing.T) {
 	}{
 		{"truncated distorted", rawArgs(refClip, truncated), nil, 2, vmafxv1.ReasonBadInput, "truncated"},
 		{"frame count mismatch", rawArgs(refClip, short), nil, 2, vmafxv1.ReasonBadInput, "frame count mismatch"},
-		{"size mismatch", []string{"score", "--reference", writeY4MRef(t, dir), "--distorted", otherSize}, nil, 2, vmafxv1.ReasonBadInput, "size mismatch"},
+		{"size mismatch without ffmpeg", []string{"score", "--reference", writeY4MRef(t, dir), "--distorted", otherSize}, noFFmpeg, 2, vmafxv1.ReasonBadInput, "size mismatch: 64x64, reference 176x144; scaling needs ffmpeg"},
+		{"frame count mismatch names both", rawArgs(refClip, short), nil, 2, vmafxv1.ReasonBadInput, "reference has 16 frames, distorted 15"},
+		{"frame rate mismatch", []string{"score", "--reference", writeY4MRef(t, dir), "--distorted", otherRate}, nil, 2, vmafxv1.ReasonBadInput, "frame rate mismatch: reference 25 fps, distorted 30 fps"},
+		{"encoded without ffmpeg", []string{"score", "--reference", enc("ref_ffv1.mkv"), "--distorted", enc("dist_h264.mp4")}, noFFmpeg, 2, vmafxv1.ReasonBadInput, "reference: encoded inputs need ffmpeg and ffprobe: VMAFX_FFMPEG=/nonexistent/ffmpeg"},
+		{"truncated mp4", []string{"score", "--reference", enc("ref_ffv1.mkv"), "--distorted", enc("bad_truncated.mp4")}, nil, 2, vmafxv1.ReasonBadInput, "distorted: cannot decode: ffmpeg: "},
+		{"audio only", []string{"score", "--reference", enc("bad_audio_only.mka"), "--distorted", enc("dist_h264.mp4")}, nil, 2, vmafxv1.ReasonBadInput, "reference: cannot decode: no video stream, only audio flac"},
+		{"unknown codec", []string{"score", "--reference", enc("ref_ffv1.mkv"), "--distorted", enc("bad_unknown_codec.mkv")}, nil, 2, vmafxv1.ReasonBadInput, "distorted: cannot decode: unsupported video codec"},
+		{"zero frames", []string{"score", "--reference", enc("ref_ffv1.mkv"), "--distorted", enc("bad_zero_frames.mkv")}, nil, 2, vmafxv1.ReasonBadInput, "distorted: cannot decode: ffprobe: "},
+		{"redirect to loopback", rawArgs(refClip, redirect.URL+"/dist.yuv"), nil, 2, vmafxv1.ReasonBadInput, "redirect refused: 127.0.0.1 is a loopback address"},
+		{"output on the input volume", rawArgs(refClip, distClip, "--output", "/data/out/x.json"), nil, 2, vmafxv1.ReasonBadInput, "/data is the job's read-only input volume"},
+		{"bad output format", rawArgs(refClip, distClip, "--output-format", "xml"), nil, 2, vmafxv1.ReasonBadInput, "want json or csv"},
+		{"negative start", rawArgs(refClip, distClip, "--reference-start", "-1"), nil, 2, vmafxv1.ReasonBadInput, "--reference-start"},
+		{"bad allowed CIDR", rawArgs(refClip, distClip, "--http-allow-cidrs", "10.0.0.0/99"), nil, 2, vmafxv1.ReasonBadInput, "--http-allow-cidrs"},
+		{"s3 unreachable", rawArgs(refClip, "s3://bucket/dist.yuv", "--credentials-dir", creds, "--s3-endpoint", "http://127.0.0.1:1", "--http-retries", "0"), nil, 3, vmafxv1.ReasonFetchFailed, "fetch s3://bucket/dist.yuv"},
+		{"missing credentials dir", rawArgs(refClip, "s3://bucket/dist.yuv", "--credentials-dir", filepath.Join(dir, "nope")), nil, 3, vmafxv1.ReasonFetchFailed, "credentials directory"},
+		{"rclone input", rawArgs(refClip, "rclone://remote/dist.yuv"), nil, 3, vmafxv1.ReasonFetchFailed, "unsupported scheme rclone://"},
 		{"zero frames", rawArgs(empty, empty), nil, 2, vmafxv1.ReasonBadInput, "no frames"},
 		{"unknown pixel format", rawArgs(refClip, distClip, "--pixel-format", "nv12"), nil, 2, vmafxv1.ReasonBadInput, "unknown pixel format"},
 		{"raw without geometry", []string{"score", "--reference", refClip, "--distorted", distClip}, nil, 2, vmafxv1.ReasonBadInput, "width and height"},
@@ -348,18 +374,22 @@ func TestScoreFailures(t *testing.T) {
 		{"bad env twin", rawArgs(refClip, distClip), map[string]string{"VMAFX_THREADS": "many"}, 2, vmafxv1.ReasonBadInput, "VMAFX_THREADS"},
 		{"missing inputs", []string{"score", "--reference", refClip}, nil, 2, vmafxv1.ReasonBadInput, "--distorted"},
 		{"three positional", []string{"score", refClip, distClip, distClip}, nil, 2, vmafxv1.ReasonBadInput, "positional"},
-		{"http output", rawArgs(refClip, distClip, "--output", "http://127.0.0.1:1/x.json"), nil, 2, vmafxv1.ReasonBadInput, "only file://"},
+		{"http output", rawArgs(refClip, distClip, "--output", "http://127.0.0.1:1/x.json"), nil, 2, vmafxv1.ReasonBadInput, "outputs go to file://, s3://, gs:// or azure://"},
 		{"unwritable output", rawArgs(refClip, distClip, "--output", filepath.Join(dir, "missing-dir", "x.json")), nil, 2, vmafxv1.ReasonBadInput, "--output"},
 		{"unknown model", rawArgs(refClip, distClip, "--model", "vmaf_v9"), nil, 4, vmafxv1.ReasonBadModel, "unknown model"},
 		{"corrupt model", rawArgs(refClip, distClip, "--model", corruptModel), nil, 4, vmafxv1.ReasonBadModel, "bad model"},
 		{"missing file", rawArgs(filepath.Join(dir, "nope.yuv"), distClip), nil, 3, vmafxv1.ReasonFetchFailed, "not found"},
 		{"http 404", rawArgs(srv.URL+"/ref.yuv", distClip), nil, 3, vmafxv1.ReasonFetchFailed, "404"},
-		{"s3 input", rawArgs(refClip, "s3://bucket/dist.yuv"), nil, 3, vmafxv1.ReasonFetchFailed, "s3:// is not supported yet"},
-		{"s3 output", rawArgs(refClip, distClip, "--output", "s3://bucket/x.json"), nil, 3, vmafxv1.ReasonFetchFailed, "s3:// is not supported yet"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if strings.Contains(strings.Join(tc.args, " "), "testdata/encoded") && tc.env == nil {
+				fftest.Tools(t)
+			}
 			r := runWorker(t, context.Background(), tc.env, tc.args...)
+			if strings.Contains(r.termination+r.stderr, testSecret) || strings.Contains(r.termination+r.stderr, "X-Amz-Signature") {
+				t.Errorf("a secret leaked into the result or the logs:\n%s\n%s", r.termination, r.stderr)
+			}
 			if r.code != tc.wantCode {
 				t.Errorf("exit %d, want %d; stderr:\n%s", r.code, tc.wantCode, r.stderr)
 			}

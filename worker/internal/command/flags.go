@@ -12,6 +12,7 @@ import (
 
 	"github.com/vmafx/vmafx/worker/fetch"
 	"github.com/vmafx/vmafx/worker/internal/report"
+	"github.com/vmafx/vmafx/worker/internal/source"
 	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
@@ -25,14 +26,25 @@ type scoreConfig struct {
 	// desk is set for the positional form, "score ref dist".
 	desk bool
 
-	raw       rawFlags
-	model     string
-	output    string
-	threads   int
-	start     int
-	count     int
-	subsample int
-	backend   string
+	raw          rawFlags
+	model        string
+	output       string
+	outputFormat string
+	threads      int
+	start        int
+	count        int
+	subsample    int
+	backend      string
+
+	// align pairs frames by index after skipping refStart and distStart
+	// frames, accepting different frame counts and rates.
+	align               bool
+	refStart, distStart int
+	deinterlace         bool
+
+	spool source.Spool
+	// store configures the object storage fetchers and outputs.
+	store fetch.StoreOptions
 
 	terminationLog string
 	// terminationSet is set when the path was given explicitly, by flag or
@@ -74,31 +86,58 @@ type scoreValues struct {
 	httpRetries          int
 	maxInputSize         byteSize
 	verbosity            int
+
+	outputFormat         string
+	align, deinterlace   bool
+	refStart, distStart  int
+	spoolDir             string
+	spoolLimit           byteSize
+	credentialsDir       string
+	s3Endpoint, s3Region string
+	s3PathStyle          bool
+	httpAllowPrivate     bool
+	httpAllowDowngrade   bool
+	httpAllowCIDRs       string
 }
 
 func newScoreFlags() (*flag.FlagSet, *scoreValues) {
-	v := &scoreValues{maxInputSize: fetch.DefaultMaxBytes}
+	v := &scoreValues{maxInputSize: fetch.DefaultMaxBytes, spoolLimit: source.DefaultSpoolLimit}
 	fs := flag.NewFlagSet("vmafx-worker score", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage+" (env "+envName(name)+")") }
 	num := func(p *int, name string, def int, usage string) {
 		fs.IntVar(p, name, def, usage+" (env "+envName(name)+")")
 	}
-	str(&v.reference, "reference", "", "reference video `URI`: file:///path, a bare path, http(s)://...")
+	boolean := func(p *bool, name, usage string) { fs.BoolVar(p, name, false, usage+" (env "+envName(name)+")") }
+	str(&v.reference, "reference", "", "reference video `URI`: file:///path, a bare path, http(s)://..., s3://bucket/key, gs://bucket/object, azure://container/blob")
 	str(&v.distorted, "distorted", "", "distorted video `URI`")
 	num(&v.width, "width", 0, "width of raw YUV inputs in pixels (Y4M inputs carry their own)")
 	num(&v.height, "height", 0, "height of raw YUV inputs in pixels")
 	str(&v.pixelFormat, "pixel-format", "yuv420p", "pixel `format` of raw YUV inputs: yuv420p, yuv422p, yuv444p and their 10le/12le variants, gray, gray10le, gray12le")
 	str(&v.model, "model", vmaf.DefaultModel, "built-in model ("+strings.Join(vmaf.BuiltinModels(), ", ")+") or a libvmaf model JSON `file`")
-	str(&v.output, "output", "", "write libvmaf-style per-frame JSON to this file:// `URI`")
+	str(&v.output, "output", "", "write libvmaf-style per-frame scores to this `URI`: a file:// path (not under /data), s3://, gs:// or azure://")
+	str(&v.outputFormat, "output-format", "json", "per-frame output `format`: json (libvmaf's JSON log) or csv (libvmaf's CSV)")
 	num(&v.threads, "threads", 0, "frames scored in parallel; 0 means one per available CPU")
 	str(&v.frames, "frames", "", "score only frames `START:COUNT` (START skipped; COUNT 0 or empty means to the end)")
 	num(&v.subsample, "subsample", 1, "score every `N`th frame")
+	boolean(&v.align, "align", "pair frames by index after --reference-start and --distorted-start, stopping at the shorter input: inputs of different frame counts or rates are accepted")
+	num(&v.refStart, "reference-start", 0, "skip the reference's first `N` frames (implies --align)")
+	num(&v.distStart, "distorted-start", 0, "skip the distorted's first `N` frames (implies --align)")
+	boolean(&v.deinterlace, "deinterlace", "deinterlace frames marked interlaced (ffmpeg bwdif, one frame per frame) before scoring; without it interlaced frames are scored as stored")
+	str(&v.spoolDir, "spool-dir", "", "`directory` for encoded inputs that must be copied locally to be decoded (an MP4 with its index at the end); empty means the system's temporary directory")
+	fs.Var(&v.spoolLimit, "spool-limit", "largest input spooled to --spool-dir: bytes, or with a k, M, G, T, Ki, Mi, Gi or Ti suffix (env "+envName("spool-limit")+")")
+	str(&v.credentialsDir, "credentials-dir", "", "`directory` of object storage credentials, one file per key (AWS_ACCESS_KEY_ID, AZURE_STORAGE_KEY, GOOGLE_APPLICATION_CREDENTIALS_JSON, ...): a mounted Secret")
+	str(&v.s3Endpoint, "s3-endpoint", "", "S3 endpoint `URL` of an S3-compatible server (overrides AWS_ENDPOINT_URL of --credentials-dir)")
+	str(&v.s3Region, "s3-region", "", "S3 `region` (overrides AWS_REGION of --credentials-dir)")
+	boolean(&v.s3PathStyle, "s3-path-style", "address S3 buckets in the path (http://endpoint/bucket/key) rather than the host name (overrides AWS_S3_USE_PATH_STYLE of --credentials-dir)")
 	str(&v.backend, "backend", "", "compute backend asked for: cuda, hip, sycl, vulkan, cpu, auto (set by the device plugin); only cpu exists today")
 	str(&v.terminationLog, "termination-log", defaultTerminationLog, "`path` of the termination message; the default is written only if it exists")
 	fs.DurationVar(&v.httpTimeout, "http-timeout", fetch.DefaultTimeout, "longest wait for an HTTP connection, response or body data (env "+envName("http-timeout")+")")
 	num(&v.httpRetries, "http-retries", fetch.DefaultAttempts-1, "HTTP retries of transient failures per input")
 	fs.Var(&v.maxInputSize, "max-input-size", "size limit of an HTTP input: bytes, or with a k, M, G, T, Ki, Mi, Gi or Ti suffix; 0 means no limit (env "+envName("max-input-size")+")")
+	boolean(&v.httpAllowPrivate, "http-allow-private", "follow HTTP redirects to loopback, link-local and private addresses (refused by default)")
+	str(&v.httpAllowCIDRs, "http-allow-cidrs", "", "comma-separated `CIDRs` that HTTP redirects may lead to even though they are private, e.g. 10.1.0.0/16")
+	boolean(&v.httpAllowDowngrade, "http-allow-downgrade", "follow HTTP redirects from https:// to http:// (refused by default)")
 	num(&v.verbosity, "v", 0, "log verbosity")
 	return fs, v
 }
@@ -161,7 +200,13 @@ func parseScoreFlags(fs *flag.FlagSet, v *scoreValues, args []string, env func(s
 	}
 
 	c := &scoreConfig{
-		model: v.model, output: v.output, threads: v.threads, subsample: v.subsample, backend: v.backend,
+		model: v.model, output: v.output, outputFormat: v.outputFormat, threads: v.threads, subsample: v.subsample, backend: v.backend,
+		align: v.align || v.refStart != 0 || v.distStart != 0, refStart: v.refStart, distStart: v.distStart,
+		deinterlace: v.deinterlace,
+		spool:       source.Spool{Dir: v.spoolDir, Limit: int64(v.spoolLimit)},
+		store: fetch.StoreOptions{
+			CredentialsDir: v.credentialsDir, S3Endpoint: v.s3Endpoint, S3Region: v.s3Region,
+		},
 		terminationLog: v.terminationLog, terminationSet: set["termination-log"],
 		verbosity: v.verbosity, verbositySet: set["v"],
 		http: fetch.HTTPOptions{Timeout: v.httpTimeout, Attempts: v.httpRetries + 1, MaxBytes: int64(v.maxInputSize)},
@@ -170,6 +215,13 @@ func parseScoreFlags(fs *flag.FlagSet, v *scoreValues, args []string, env func(s
 	if c.http.MaxBytes == 0 {
 		c.http.MaxBytes = -1 // no limit
 	}
+	if set["s3-path-style"] {
+		c.store.S3PathStyle = &v.s3PathStyle
+	}
+	if c.spool.Limit == 0 {
+		c.spool.Limit = -1 // no spooling
+	}
+	c.http.Redirects = fetch.RedirectPolicy{AllowPrivate: v.httpAllowPrivate, AllowDowngrade: v.httpAllowDowngrade}
 	switch {
 	case len(positional) == 2 && !onCommandLine["reference"] && !onCommandLine["distorted"]:
 		v.reference, v.distorted, c.desk = positional[0], positional[1], true
@@ -203,6 +255,20 @@ func parseScoreFlags(fs *flag.FlagSet, v *scoreValues, args []string, env func(s
 	}
 	if v.httpRetries < 0 || v.httpTimeout <= 0 {
 		return c, badRequest("--http-retries must be 0 or more and --http-timeout positive")
+	}
+	if c.refStart < 0 || c.distStart < 0 {
+		return c, badRequest("--reference-start and --distorted-start must be 0 or more, got %d and %d", c.refStart, c.distStart)
+	}
+	if c.outputFormat != "json" && c.outputFormat != "csv" {
+		return c, badRequest("--output-format %q: want json or csv", c.outputFormat)
+	}
+	if c.http.Redirects.AllowCIDRs, err = fetch.ParseCIDRs(v.httpAllowCIDRs); err != nil {
+		return c, badRequest("--http-allow-cidrs: %v", err)
+	}
+	if c.store.S3Endpoint != "" {
+		if u, err := url.Parse(c.store.S3Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return c, badRequest("--s3-endpoint %q: want an http:// or https:// URL", c.store.S3Endpoint)
+		}
 	}
 	return c, nil
 }

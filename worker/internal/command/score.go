@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/worker/decode"
 	"github.com/vmafx/vmafx/worker/fetch"
 	"github.com/vmafx/vmafx/worker/internal/backend"
 	"github.com/vmafx/vmafx/worker/internal/report"
@@ -32,6 +33,11 @@ type scorer struct {
 	log            klog.Logger
 	start          time.Time
 	prov           report.Provenance
+
+	// What the result says beside the score.
+	scaledFrom string
+	interlaced []string
+	outputErr  error
 }
 
 // newLogger returns a klog text logger on w; quiet discards all but errors'
@@ -68,7 +74,7 @@ func (s *scorer) run(ctx context.Context) (code int) {
 	return s.succeed(res)
 }
 
-// score does the work: backend, model, output, inputs, kernel.
+// score does the work: backend, model, output, inputs, kernel, output.
 func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	cfg := s.cfg
 	b, fellBack := selectBackend(cfg.backend)
@@ -82,28 +88,49 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	}
 	s.prov.Model, s.prov.ModelSHA256 = model.Name, model.SHA256
 
+	http := cfg.http
+	http.UserAgent = "vmafx-worker/" + buildVersion()
+	store := cfg.store
+	store.Limits = http
+	stores := fetch.NewStores(store)
+	defer stores.Close()
+
 	var out *output
 	if cfg.output != "" {
-		if out, err = openOutput(cfg.output); err != nil {
+		if out, err = openOutput(cfg.output, cfg.outputFormat, stores); err != nil {
 			return nil, err
 		}
 		defer out.abort()
 	}
 
-	http := cfg.http
-	http.UserAgent = "vmafx-worker/" + buildVersion()
-	mux := fetch.NewMux(fetch.NewHTTP(http))
-	raw := source.Raw{Width: cfg.raw.width, Height: cfg.raw.height, Format: cfg.raw.pixelFormat}
-	ref, err := source.Open(ctx, mux, cfg.reference, raw)
+	mux := fetch.NewMux(fetch.NewHTTP(http), stores)
+	tools, toolsErr := decode.Find(s.env)
+	opts := source.Options{
+		Raw:   source.Raw{Width: cfg.raw.width, Height: cfg.raw.height, Format: cfg.raw.pixelFormat},
+		Tools: tools, ToolsErr: toolsErr, Deinterlace: cfg.deinterlace, Spool: cfg.spool,
+	}
+	ref, err := source.Open(ctx, mux, cfg.reference, opts)
 	if err != nil {
 		return nil, fmt.Errorf("reference: %w", err)
 	}
 	defer ref.Close()
-	dist, err := source.Open(ctx, mux, cfg.distorted, raw)
+	// The distorted video is scaled to the reference's size.
+	ri := ref.Info()
+	opts.Width, opts.Height = ri.Width, ri.Height
+	dist, err := source.Open(ctx, mux, cfg.distorted, opts)
 	if err != nil {
 		return nil, fmt.Errorf("distorted: %w", err)
 	}
 	defer dist.Close()
+	s.scaledFrom = dist.ScaledFrom
+	for _, in := range []struct {
+		name string
+		in   *source.Input
+	}{{"reference", ref}, {"distorted", dist}} {
+		if in.in.Interlaced {
+			s.interlaced = append(s.interlaced, in.name)
+		}
+	}
 
 	threads := cfg.threads
 	if threads == 0 {
@@ -114,38 +141,103 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		"referenceFormat", ref.String(), "distortedFormat", dist.String(), "model", model.Name, "modelSHA256", model.SHA256,
 		"backend", b.Name(), "requestedBackend", cfg.backend, "device", s.env(vmafxv1.EnvDevice),
 		"threads", threads, "start", cfg.start, "count", cfg.count, "subsample", cfg.subsample,
+		"align", cfg.align, "referenceStart", cfg.refStart, "distortedStart", cfg.distStart,
 		"kernel", vmaf.Version)
+	if dist.ScaledFrom != "" {
+		s.log.Info("Scaling the distorted video to the reference's size (bicubic)", "from", dist.ScaledFrom, "to", fmt.Sprintf("%dx%d", ri.Width, ri.Height))
+	}
+	if len(s.interlaced) > 0 {
+		s.log.Info("Interlaced input", "inputs", s.interlaced, "deinterlace", cfg.deinterlace,
+			"note", "without --deinterlace, interlaced frames are scored as stored (both fields woven)")
+	}
+	if err := s.checkAlignment(ref, dist); err != nil {
+		return nil, err
+	}
 
-	counted := &countingSource{FrameSource: dist}
+	refCount, distCount := &counted{FrameSource: ref}, &counted{FrameSource: dist}
+	var refSrc, distSrc vmaf.FrameSource = refCount, distCount
+	if cfg.align {
+		if cfg.refStart > 0 {
+			refSrc = &skipped{FrameSource: refSrc, n: cfg.refStart, flag: "--reference-start"}
+		}
+		if cfg.distStart > 0 {
+			distSrc = &skipped{FrameSource: distSrc, n: cfg.distStart, flag: "--distorted-start"}
+		}
+		refSrc, distSrc = pairShortest(refSrc, distSrc)
+	}
+	counter := &countingSource{FrameSource: distSrc}
 	if s.tty {
 		total := dist.Frames
+		if total >= 0 && cfg.align {
+			total -= cfg.distStart
+		}
 		if cfg.count > 0 {
 			total = cfg.start + cfg.count
 			if dist.Frames >= 0 {
 				total = min(total, dist.Frames)
 			}
 		}
-		stop := showProgress(s.stderr, counted, total)
+		stop := showProgress(s.stderr, counter, total)
 		defer stop() // also on a panic, so the terminal line is cleaned up
 	}
-	res, err := b.Score(ctx, ref, counted, vmaf.Options{
+	res, err := b.Score(ctx, refSrc, counter, vmaf.Options{
 		LoadedModel: model, Threads: threads, Start: cfg.start, Count: cfg.count, Subsample: cfg.subsample,
 	})
+	if errors.Is(err, vmaf.ErrFrameCountMismatch) && !cfg.align {
+		err = countMismatch(err, refCount, distCount, ref, dist)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if out != nil {
-		if err := out.commit(res); err != nil {
-			return nil, err
+		// The score is made: a failure to write the frames is reported
+		// beside it, never instead of it.
+		if err := out.commit(ctx, res); err != nil {
+			s.outputErr = err
+			s.log.Error(err, "Per-frame scores not written; the score is kept", "output", out.name)
+		} else {
+			s.log.Info("Wrote per-frame scores", "output", out.name, "format", cfg.outputFormat)
 		}
-		s.log.Info("Wrote per-frame scores", "output", cfg.output)
 	}
 	return res, nil
+}
+
+// checkAlignment fails, before scoring, inputs whose frame rates differ or
+// whose exact frame counts differ over the frames to score, unless the run
+// aligns them.
+func (s *scorer) checkAlignment(ref, dist *source.Input) error {
+	cfg := s.cfg
+	if cfg.align {
+		if ref.Rate.Known() && dist.Rate.Known() && !ref.Rate.Equal(dist.Rate) {
+			s.log.Info("Frame rates differ; frames are paired by index as asked", "reference", ref.Rate.String(), "distorted", dist.Rate.String())
+		}
+		return nil
+	}
+	if ref.Rate.Known() && dist.Rate.Known() && !ref.Rate.Equal(dist.Rate) {
+		return fmt.Errorf("%w: reference %s fps, distorted %s fps (give an alignment to pair their frames by index)",
+			source.ErrRateMismatch, ref.Rate, dist.Rate)
+	}
+	if !ref.FramesExact || !dist.FramesExact || ref.Frames < 0 || dist.Frames < 0 {
+		return nil
+	}
+	r, d := ref.Frames, dist.Frames
+	if cfg.count > 0 {
+		r, d = min(r, cfg.start+cfg.count), min(d, cfg.start+cfg.count)
+	}
+	if r != d {
+		return fmt.Errorf("%w: reference has %d frames, distorted %d (give an alignment to score the frames they share)",
+			vmaf.ErrFrameCountMismatch, ref.Frames, dist.Frames)
+	}
+	return nil
 }
 
 // succeed reports res and returns exit code 0.
 func (s *scorer) succeed(res *vmaf.Result) int {
 	r := report.Success(res, s.prov, time.Since(s.start))
+	r.DistortedScaledFrom, r.Interlaced, r.Deinterlaced = s.scaledFrom, s.interlaced, s.cfg.deinterlace && len(s.interlaced) > 0
+	if s.outputErr != nil {
+		r.OutputError = oneLine(s.outputErr.Error(), maxOutputError)
+	}
 	s.log.Info("Scored", "score", r.Score, "harmonicMean", r.HarmonicMean, "min", r.Min, "max", r.Max,
 		"frames", r.Frames, "fps", r.FPS, "wallSeconds", r.WallSeconds, "backend", r.Backend)
 	s.emit(r)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/worker/decode"
 	"github.com/vmafx/vmafx/worker/fetch"
 	"github.com/vmafx/vmafx/worker/internal/source"
 	"github.com/vmafx/vmafx/worker/vmaf"
@@ -41,6 +42,10 @@ var ErrBadRequest = errors.New("bad request")
 var badInput = []error{
 	ErrBadRequest,
 	source.ErrNoGeometry,
+	source.ErrRateMismatch,
+	source.ErrSpoolLimit,
+	decode.ErrNoFFmpeg,
+	decode.ErrUndecodable,
 	vmaf.ErrTruncated,
 	vmaf.ErrUnknownPixelFormat,
 	vmaf.ErrBadHeader,
@@ -60,6 +65,9 @@ func Classify(err error) (reason string, code int) {
 		return "", ExitOK
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return vmafxv1.ReasonInternal, ExitInternal
+	case errors.Is(err, fetch.ErrRedirectRefused):
+		// The input's URL leads where the worker may not go: no retry helps.
+		return vmafxv1.ReasonBadInput, ExitBadInput
 	case errors.As(err, &fe):
 		return vmafxv1.ReasonFetchFailed, ExitFetchFailed
 	case errors.Is(err, vmaf.ErrUnknownModel), errors.Is(err, vmaf.ErrBadModel):

@@ -8,104 +8,299 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"path"
-	"strings"
+	"strconv"
 
+	"github.com/vmafx/vmafx/worker/decode"
 	"github.com/vmafx/vmafx/worker/fetch"
 	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
-// ErrNoGeometry reports a raw YUV input without a width and height.
-var ErrNoGeometry = errors.New("raw YUV input needs a width and height")
+// Sentinel errors. Test them with errors.Is.
+var (
+	// ErrNoGeometry reports a raw YUV input without a width and height.
+	ErrNoGeometry = errors.New("raw YUV input needs a width and height")
+	// ErrRateMismatch reports inputs of different frame rates, which the
+	// caller refuses unless it aligns them.
+	ErrRateMismatch = errors.New("frame rate mismatch")
+)
 
 // Kinds of input.
 const (
-	KindY4M = "y4m"
-	KindRaw = "raw"
+	KindY4M     = "y4m"
+	KindRaw     = "raw"
+	KindEncoded = "encoded"
 )
 
-// y4mMagic starts every YUV4MPEG2 stream.
-var y4mMagic = []byte("YUV4MPEG2 ")
-
 // bufferSize is the read buffer: the kernel's readers reuse a bufio.Reader of
-// at least 64 KiB instead of adding their own.
+// at least 64 KiB instead of adding their own. It is also what is sniffed.
 const bufferSize = 1 << 16
 
-// Raw is the geometry of raw YUV inputs. Y4M inputs carry their own.
+// probeBytes is how much of a streamed encoded input ffprobe sees: enough for
+// the stream headers and the first frames of any common container at
+// broadcast bit rates, and bounded, as it is held in memory until ffmpeg
+// has read it.
+const probeBytes = 8 << 20
+
+// Raw is the geometry of raw YUV inputs. Y4M and encoded inputs carry their own.
 type Raw struct {
 	Width, Height int
 	Format        vmaf.PixelFormat
 }
 
+// Options say how to open an input.
+type Options struct {
+	// Raw is the geometry of a raw YUV input.
+	Raw Raw
+	// Tools are ffmpeg and ffprobe; nil when they are missing, and then
+	// ToolsErr says why and encoded inputs fail with it.
+	Tools    *decode.Tools
+	ToolsErr error
+	// Width and Height, when set, are the size the frames must have: an
+	// input of another size is scaled to it by ffmpeg (bicubic), or fails
+	// with vmaf.ErrSizeMismatch without ffmpeg. Set for the distorted input,
+	// to the reference's size.
+	Width, Height int
+	// Deinterlace has ffmpeg deinterlace frames marked interlaced (bwdif).
+	Deinterlace bool
+	// Spool is where inputs that need seeking are copied first.
+	Spool Spool
+}
+
 // Input is an opened video.
 type Input struct {
 	vmaf.FrameSource
-	// Kind is KindY4M or KindRaw.
+	// Kind is KindY4M, KindRaw or KindEncoded.
 	Kind string
-	// Frames is the number of frames estimated from the input's size, or -1
-	// when the size is unknown.
-	Frames int
+	// Frames is the number of frames, or -1 when unknown. It is exact when
+	// FramesExact is set (raw and Y4M inputs of a known size), else what a
+	// container declares, which edit lists or damage can contradict.
+	Frames      int
+	FramesExact bool
+	// Rate is the frame rate; zero when unknown (raw YUV).
+	Rate decode.Rate
+	// Interlaced is set when the input says its frames are interlaced.
+	Interlaced bool
+	// ScaledFrom is the input's own size, e.g. "1280x720", when its frames
+	// are scaled to Options.Width x Height; else "".
+	ScaledFrom string
+	// Spooled is set when the input was copied to a local file first.
+	Spooled bool
+	// Desc describes the input for logs, e.g. "h264 1920x1080 yuv420p 25 fps in mov,mp4,...".
+	Desc string
 
-	obj *fetch.Object
+	closers []func() error
 }
 
-// Close releases the input.
-func (in *Input) Close() error { return in.obj.Close() }
+// Close releases the input: stops ffmpeg, closes the fetch, removes a spool file.
+func (in *Input) Close() error {
+	var errs []error
+	for i := len(in.closers) - 1; i >= 0; i-- {
+		errs = append(errs, in.closers[i]())
+	}
+	in.closers = nil
+	return errors.Join(errs...)
+}
 
-// Open fetches u with f and opens it as Y4M or, failing the extension and
-// the magic, as raw YUV with geometry raw.
-func Open(ctx context.Context, f fetch.Fetcher, u *url.URL, raw Raw) (*Input, error) {
-	obj, err := f.Open(ctx, u)
+func (in *Input) onClose(f func() error) { in.closers = append(in.closers, f) }
+
+// Open fetches u with f and opens it as Y4M, encoded video or raw YUV, as its
+// content says.
+func Open(ctx context.Context, f fetch.Fetcher, u *url.URL, o Options) (*Input, error) {
+	fctx, cancel := context.WithCancel(ctx)
+	obj, err := f.Open(fctx, u)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
-	in, err := open(obj, u, raw)
-	if err != nil {
-		obj.Close()
+	in := &Input{Frames: -1}
+	in.onClose(func() error { cancel(); return obj.Close() })
+	if err := open(ctx, in, obj, cancel, u, o); err != nil {
+		in.Close()
 		return nil, err
 	}
 	return in, nil
 }
 
-func open(obj *fetch.Object, u *url.URL, raw Raw) (*Input, error) {
+func open(ctx context.Context, in *Input, obj *fetch.Object, stop func(), u *url.URL, o Options) error {
 	br := bufio.NewReaderSize(obj, bufferSize)
 	// A short input is not an error here: the readers report it.
-	magic, err := br.Peek(len(y4mMagic))
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+	head, err := br.Peek(bufferSize)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return err
 	}
-	in := &Input{obj: obj, Frames: -1}
-	if strings.EqualFold(path.Ext(u.Path), ".y4m") || bytes.Equal(magic, y4mMagic) {
-		// The header line, for the size estimate; Peek stops at the end of input.
-		head, _ := br.Peek(min(br.Size(), 4096))
-		y, err := vmaf.OpenY4M(br)
-		if err != nil {
-			return nil, err
+	switch container := decode.Sniff(head); {
+	case container == decode.ContainerY4M:
+		return openY4M(ctx, in, br, obj.Size, head, stop, o)
+	case container != decode.ContainerUnknown:
+		return openEncoded(ctx, in, br, obj, u, container, stop, o)
+	case o.Raw.Width > 0 && o.Raw.Height > 0:
+		return openRaw(ctx, in, br, obj.Size, stop, o)
+	case o.Tools == nil:
+		return ErrNoGeometry
+	}
+	// No signature and no geometry: an encoded format only ffprobe knows
+	// (a raw H.264 stream, say), or raw video given without its geometry.
+	err = openEncoded(ctx, in, br, obj, u, decode.ContainerUnknown, stop, o)
+	if errors.Is(err, decode.ErrUndecodable) {
+		return fmt.Errorf("%w (and ffprobe does not recognise it as a video)", ErrNoGeometry)
+	}
+	return err
+}
+
+// openY4M reads a Y4M input in Go, or through ffmpeg when it must be scaled.
+func openY4M(ctx context.Context, in *Input, br *bufio.Reader, size int64, head []byte, stop func(), o Options) error {
+	in.Kind = KindY4M
+	i := bytes.IndexByte(head, '\n')
+	if i >= 0 {
+		// A header that does not parse is reported by OpenY4M below.
+		if h, err := vmaf.ParseY4MHeader(head[:i]); err == nil {
+			in.Rate = decode.Rate{Num: h.FrameRateNum, Den: h.FrameRateDen}
+			in.Interlaced = h.Interlace == 't' || h.Interlace == 'b' || h.Interlace == 'm'
+			if size >= 0 {
+				// Each frame is "FRAME\n" and its samples; frame parameters are
+				// rare. A partial last frame leaves the count to the reader,
+				// which reports the truncation.
+				fb := int64(h.Format.FrameBytes(h.Width, h.Height) + len("FRAME\n"))
+				in.Frames = int((size - int64(i+1)) / fb)
+				in.FramesExact = (size-int64(i+1))%fb == 0
+			}
+			if scale(o, h.Width, h.Height) {
+				vi := vmaf.VideoInfo{Width: h.Width, Height: h.Height, Format: h.Format}
+				return pipe(ctx, in, decode.Input{Stream: br, Stop: stop, Index: -1, Y4M: true}, vi, o)
+			}
 		}
-		in.FrameSource, in.Kind = y, KindY4M
-		if i := bytes.IndexByte(head, '\n'); i >= 0 && obj.Size >= 0 {
-			vi := y.Info()
-			// Each frame is "FRAME\n" and its samples; frame parameters are rare.
-			in.Frames = int((obj.Size - int64(i+1)) / int64(vi.Format.FrameBytes(vi.Width, vi.Height)+len("FRAME\n")))
-		}
-		return in, nil
 	}
-	if raw.Width <= 0 || raw.Height <= 0 {
-		return nil, ErrNoGeometry
-	}
-	r, err := vmaf.OpenRaw(br, raw.Width, raw.Height, raw.Format)
+	y, err := vmaf.OpenY4M(br)
 	if err != nil {
+		return err
+	}
+	in.FrameSource = y
+	in.Desc = describe(KindY4M, y.Info())
+	return nil
+}
+
+// openRaw reads raw YUV of the given geometry in Go, or through ffmpeg when
+// it must be scaled.
+func openRaw(ctx context.Context, in *Input, br *bufio.Reader, size int64, stop func(), o Options) error {
+	in.Kind = KindRaw
+	vi := vmaf.VideoInfo{Width: o.Raw.Width, Height: o.Raw.Height, Format: o.Raw.Format}
+	if size >= 0 && vi.Format.Valid() {
+		fb := int64(vi.Format.FrameBytes(vi.Width, vi.Height))
+		in.Frames, in.FramesExact = int(size/fb), size%fb == 0
+	}
+	if scale(o, vi.Width, vi.Height) && vi.Format.Valid() {
+		return pipe(ctx, in, decode.Input{Stream: br, Stop: stop, Index: -1, Raw: &vi}, vi, o)
+	}
+	r, err := vmaf.OpenRaw(br, vi.Width, vi.Height, vi.Format)
+	if err != nil {
+		return err
+	}
+	in.FrameSource = r
+	in.Desc = describe(KindRaw, vi)
+	return nil
+}
+
+// pipe scales a Y4M or raw input through ffmpeg.
+func pipe(ctx context.Context, in *Input, di decode.Input, vi vmaf.VideoInfo, o Options) error {
+	if o.Tools == nil {
+		return fmt.Errorf("%w: %dx%d, reference %dx%d; scaling needs ffmpeg: %v", vmaf.ErrSizeMismatch,
+			vi.Width, vi.Height, o.Width, o.Height, o.ToolsErr)
+	}
+	in.ScaledFrom = size(vi.Width, vi.Height)
+	d, err := o.Tools.Start(ctx, di, decode.Options{Format: vi.Format, Width: o.Width, Height: o.Height, Deinterlace: o.Deinterlace})
+	if err != nil {
+		return err
+	}
+	in.onClose(d.Close)
+	in.FrameSource = d
+	in.Desc = describe(in.Kind, vi) + " scaled to " + size(o.Width, o.Height)
+	return nil
+}
+
+// openEncoded probes and decodes an encoded input with ffmpeg.
+func openEncoded(ctx context.Context, in *Input, br *bufio.Reader, obj *fetch.Object, u *url.URL, container string, stop func(), o Options) error {
+	if o.Tools == nil {
+		return o.ToolsErr
+	}
+	in.Kind = KindEncoded
+	var (
+		di   = decode.Input{Stop: stop}
+		info *decode.Info
+		err  error
+	)
+	switch {
+	case u.Scheme == "file" && obj.Size >= 0:
+		// A regular local file: ffmpeg reads it itself, with seeks.
+		di.Path = u.Path
+	case container == decode.ContainerMP4 && decode.NeedsSeek(head(br)):
+		if di.Path, err = o.Spool.Copy(ctx, br, obj.Size); err != nil {
+			return err
+		}
+		path := di.Path
+		in.onClose(func() error { return removeSpool(path) })
+		in.Spooled = true
+	default:
+		h, err := readHead(br)
+		if err != nil {
+			return err
+		}
+		if info, err = o.Tools.Probe(ctx, "", h); err != nil {
+			return err
+		}
+		di.Stream = io.MultiReader(bytes.NewReader(h), br)
+	}
+	if info == nil {
+		if info, err = o.Tools.Probe(ctx, di.Path, nil); err != nil {
+			return err
+		}
+	}
+	di.Index = info.Stream
+	in.Frames, in.Rate, in.Interlaced = info.Frames, info.Rate, info.Interlaced
+	in.Desc = info.String() + " in " + info.Container
+	if in.Spooled {
+		in.Desc += " (spooled)"
+	}
+	do := decode.Options{Format: info.Format, Deinterlace: o.Deinterlace}
+	if scale(o, info.Width, info.Height) {
+		in.ScaledFrom = size(info.Width, info.Height)
+		do.Width, do.Height = o.Width, o.Height
+		in.Desc += " scaled to " + size(o.Width, o.Height)
+	}
+	d, err := o.Tools.Start(ctx, di, do)
+	if err != nil {
+		return err
+	}
+	in.onClose(d.Close)
+	in.FrameSource = d
+	return nil
+}
+
+// head returns what br has buffered, at most bufferSize bytes.
+func head(br *bufio.Reader) []byte {
+	h, _ := br.Peek(br.Buffered())
+	return h
+}
+
+// readHead reads the first probeBytes of br (fewer at the end of input).
+func readHead(br *bufio.Reader) ([]byte, error) {
+	h := make([]byte, probeBytes)
+	n, err := io.ReadFull(br, h)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, err
 	}
-	in.FrameSource, in.Kind = r, KindRaw
-	if obj.Size >= 0 {
-		in.Frames = int(obj.Size / int64(raw.Format.FrameBytes(raw.Width, raw.Height)))
-	}
-	return in, nil
+	return h[:n], nil
+}
+
+// scale reports whether frames of w x h must be scaled to the size o asks for.
+func scale(o Options, w, h int) bool {
+	return o.Width > 0 && o.Height > 0 && (w != o.Width || h != o.Height)
+}
+
+func size(w, h int) string { return strconv.Itoa(w) + "x" + strconv.Itoa(h) }
+
+func describe(kind string, vi vmaf.VideoInfo) string {
+	return fmt.Sprintf("%s %dx%d %v", kind, vi.Width, vi.Height, vi.Format)
 }
 
 // String describes the input for logs, e.g. "y4m 1920x1080 yuv420p".
-func (in *Input) String() string {
-	vi := in.Info()
-	return fmt.Sprintf("%s %dx%d %v", in.Kind, vi.Width, vi.Height, vi.Format)
-}
+func (in *Input) String() string { return in.Desc }

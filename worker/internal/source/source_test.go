@@ -34,13 +34,14 @@ func TestOpen(t *testing.T) {
 		wantFrames int
 		wantErr    error
 	}{
-		{name: "y4m by extension", file: "a.y4m", data: y4m, wantKind: KindY4M, wantFrames: 3},
-		{name: "y4m extension in capitals", file: "a.Y4M", data: y4m, wantKind: KindY4M, wantFrames: 3},
-		{name: "y4m by magic", file: "a.bin", data: y4m, raw: geometry, wantKind: KindY4M, wantFrames: 3},
+		{name: "y4m", file: "a.y4m", data: y4m, wantKind: KindY4M, wantFrames: 3},
+		{name: "y4m whatever its name", file: "a.bin", data: y4m, raw: geometry, wantKind: KindY4M, wantFrames: 3},
+		{name: "raw named .y4m", file: "a.y4m", data: raw, raw: geometry, wantKind: KindRaw, wantFrames: 4},
 		{name: "raw", file: "a.yuv", data: raw, raw: geometry, wantKind: KindRaw, wantFrames: 4},
 		{name: "raw without geometry", file: "a.yuv", data: raw, wantErr: ErrNoGeometry},
 		{name: "empty raw", file: "a.yuv", data: nil, raw: geometry, wantKind: KindRaw, wantFrames: 0},
-		{name: "empty y4m", file: "a.y4m", data: nil, wantErr: vmaf.ErrBadHeader},
+		{name: "empty, named .y4m", file: "a.y4m", data: nil, wantErr: ErrNoGeometry},
+		{name: "y4m with a bad header", file: "a.y4m", data: []byte("YUV4MPEG2 W36 Hx\n"), wantErr: vmaf.ErrBadHeader},
 		{name: "y4m with a bad colour space", file: "a.y4m", data: []byte("YUV4MPEG2 W36 H34 C411\n"), wantErr: vmaf.ErrUnknownPixelFormat},
 		{name: "missing file", file: "", wantErr: fetch.ErrNotFound},
 	}
@@ -58,7 +59,7 @@ func TestOpen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := Open(context.Background(), fetch.File{}, u, tc.raw)
+			in, err := Open(context.Background(), fetch.File{}, u, Options{Raw: tc.raw})
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tc.wantErr)
