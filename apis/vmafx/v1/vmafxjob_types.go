@@ -213,6 +213,12 @@ type VmafxJobSpec struct {
 	// +optional
 	Features []Feature `json:"features,omitempty"`
 
+	// deinterlace, for inputs whose frames are marked interlaced, deinterlaces them (ffmpeg
+	// bwdif, one frame per frame) before scoring. Without it interlaced frames are scored
+	// as stored, both fields woven, and the worker's log says so.
+	// +optional
+	Deinterlace bool `json:"deinterlace,omitempty"`
+
 	// alignment pairs frames of inputs that start at different frames or differ in length
 	// or frame rate. Without it such inputs fail the job with a reason naming both values.
 	// +optional

@@ -568,3 +568,33 @@ func TestReportCrash(t *testing.T) {
 		t.Errorf("stdout %q, want the termination message %q", stdout.String(), msg)
 	}
 }
+
+// TestScoreFeatures asks for PSNR and SSIM beside VMAF: the result carries their pooled
+// means under libvmaf's names, equal to libvmaf's within 1e-4, and the VMAF score is the
+// one scored without them; an unknown feature is a bad request.
+func TestScoreFeatures(t *testing.T) {
+	want := readLibvmafJSON(t, filepath.Join(testdata, "ref_extra/p02_extra.json"))
+	plain := runWorker(t, context.Background(), nil, rawArgs(refClip, distClip)...)
+	r := runWorker(t, context.Background(), nil, rawArgs(refClip, distClip, "--features", "psnr,ssim")...)
+	if r.code != 0 || plain.code != 0 {
+		t.Fatalf("exit %d / %d, stderr:\n%s", r.code, plain.code, r.stderr)
+	}
+	got, base := r.result(t), plain.result(t)
+	if got.Score != base.Score {
+		t.Errorf("VMAF %v with features, %v without", got.Score, base.Score)
+	}
+	names := []string{"psnr_y", "psnr_cb", "psnr_cr", "float_ssim"}
+	if len(got.Features) != len(names) {
+		t.Errorf("features %v, want exactly %v", got.Features, names)
+	}
+	for _, name := range names {
+		v, ok := got.Features[name]
+		if w := want.Pooled[name].Mean; !ok || math.Abs(v-w) > 1e-4 {
+			t.Errorf("%s = %v (present %v), want libvmaf's %v", name, v, ok, w)
+		}
+	}
+	bad := runWorker(t, context.Background(), nil, rawArgs(refClip, distClip, "--features", "psnr,vif")...)
+	if res := bad.result(t); bad.code != 2 || res.Error == nil || res.Error.Reason != vmafxv1.ReasonBadInput || !strings.Contains(res.Error.Message, "vif") {
+		t.Errorf("unknown feature: exit %d, result %+v; want BadInput naming it", bad.code, res.Error)
+	}
+}

@@ -41,6 +41,7 @@ type scoreConfig struct {
 	align               bool
 	refStart, distStart int
 	deinterlace         bool
+	features            []vmaf.Feature
 
 	spool source.Spool
 	// store configures the object storage fetchers and outputs.
@@ -81,6 +82,7 @@ type scoreValues struct {
 	model, output        string
 	threads, subsample   int
 	frames, backend      string
+	features             string
 	terminationLog       string
 	httpTimeout          time.Duration
 	httpRetries          int
@@ -120,6 +122,7 @@ func newScoreFlags() (*flag.FlagSet, *scoreValues) {
 	num(&v.threads, "threads", 0, "frames scored in parallel; 0 means one per available CPU")
 	str(&v.frames, "frames", "", "score only frames `START:COUNT` (START skipped; COUNT 0 or empty means to the end)")
 	num(&v.subsample, "subsample", 1, "score every `N`th frame")
+	str(&v.features, "features", "", "extra metrics computed beside VMAF in the same pass, comma-separated: psnr, ssim, ms_ssim, cambi")
 	boolean(&v.align, "align", "pair frames by index after --reference-start and --distorted-start, stopping at the shorter input: inputs of different frame counts or rates are accepted")
 	num(&v.refStart, "reference-start", 0, "skip the reference's first `N` frames (implies --align)")
 	num(&v.distStart, "distorted-start", 0, "skip the distorted's first `N` frames (implies --align)")
@@ -212,6 +215,7 @@ func parseScoreFlags(fs *flag.FlagSet, v *scoreValues, args []string, env func(s
 		http: fetch.HTTPOptions{Timeout: v.httpTimeout, Attempts: v.httpRetries + 1, MaxBytes: int64(v.maxInputSize)},
 	}
 	// From here on, errors return c: it knows where to report them.
+	var err error
 	if c.http.MaxBytes == 0 {
 		c.http.MaxBytes = -1 // no limit
 	}
@@ -220,6 +224,9 @@ func parseScoreFlags(fs *flag.FlagSet, v *scoreValues, args []string, env func(s
 	}
 	if c.spool.Limit == 0 {
 		c.spool.Limit = -1 // no spooling
+	}
+	if c.features, err = vmaf.ParseFeatures(v.features); err != nil {
+		return c, badRequest("--features: %v", err)
 	}
 	c.http.Redirects = fetch.RedirectPolicy{AllowPrivate: v.httpAllowPrivate, AllowDowngrade: v.httpAllowDowngrade}
 	switch {
@@ -230,7 +237,6 @@ func parseScoreFlags(fs *flag.FlagSet, v *scoreValues, args []string, env func(s
 	case v.reference == "" || v.distorted == "":
 		return c, badRequest("--reference and --distorted are required")
 	}
-	var err error
 	if c.reference, err = fetch.ParseURI(v.reference); err != nil {
 		return c, badRequest("--reference: %v", err)
 	}

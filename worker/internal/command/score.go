@@ -182,6 +182,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	}
 	res, err := b.Score(ctx, refSrc, counter, vmaf.Options{
 		LoadedModel: model, Threads: threads, Start: cfg.start, Count: cfg.count, Subsample: cfg.subsample,
+		Features: cfg.features,
 	})
 	if errors.Is(err, vmaf.ErrFrameCountMismatch) && !cfg.align {
 		err = countMismatch(err, refCount, distCount, ref, dist)

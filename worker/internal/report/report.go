@@ -109,6 +109,16 @@ func Success(res *vmaf.Result, p Provenance, wall time.Duration) *vmafxv1.Worker
 	r.Score, r.HarmonicMean, r.Min, r.Max = s.Mean, s.HarmonicMean, s.Min, s.Max
 	r.Frames = len(res.Frames)
 	r.FPS = round3(res.FPS)
+	// The extra metrics' pooled means, by libvmaf's names; a value that is not a finite
+	// number is left out rather than breaking the JSON of the whole result.
+	for _, name := range res.ExtraMetrics() {
+		if v := res.Pooled[name].Mean; !math.IsNaN(v) && !math.IsInf(v, 0) {
+			if r.Features == nil {
+				r.Features = map[string]float64{}
+			}
+			r.Features[name] = v
+		}
+	}
 	return r
 }
 

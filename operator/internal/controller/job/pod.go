@@ -153,8 +153,11 @@ func workerArgs(job *vmafxv1.VmafxJob) []string {
 		}
 		args = append(args, "--features", strings.Join(names, ","))
 	}
+	if s.Deinterlace {
+		args = append(args, "--deinterlace")
+	}
 	if a := s.Alignment; a != nil {
-		args = append(args, "--reference-start", strconv.Itoa(int(a.ReferenceStart)),
+		args = append(args, "--align", "--reference-start", strconv.Itoa(int(a.ReferenceStart)),
 			"--distorted-start", strconv.Itoa(int(a.DistortedStart)), "--frames", ":"+strconv.Itoa(int(a.Frames)))
 	}
 	if s.Credentials != nil {

@@ -36,7 +36,7 @@ func TestBuildPodObjectStore(t *testing.T) {
 		"--reference s3://media/ref.mp4", "--distorted s3://media/dist.mp4",
 		"--credentials-dir " + vmafxv1.CredentialsMountPath,
 		"--s3-endpoint http://versitygw:7070", "--s3-region us-east-1", "--s3-path-style",
-		"--features psnr,cambi", "--reference-start 0 --distorted-start 2 --frames :100",
+		"--features psnr,cambi", "--align --reference-start 0 --distorted-start 2 --frames :100",
 		"--output s3://media/out.csv --output-format csv",
 	} {
 		if !strings.Contains(args, want) {
