@@ -53,6 +53,9 @@ var badInput = []error{
 	vmaf.ErrSizeMismatch,
 	vmaf.ErrNoFrames,
 	vmaf.ErrTooSmall,
+	vmaf.ErrTooLarge,
+	vmaf.ErrUnknownFeature,
+	vmaf.ErrNoChroma,
 }
 
 // Classify returns the reason and exit code for err (nil is success).
