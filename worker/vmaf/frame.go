@@ -65,12 +65,18 @@ func newPlaneReader(r io.Reader, info VideoInfo) (*planeReader, error) {
 	if info.Width <= 0 || info.Height <= 0 || info.Width > maxDimension || info.Height > maxDimension {
 		return nil, fmt.Errorf("%w: invalid size %dx%d", ErrBadHeader, info.Width, info.Height)
 	}
-	return &planeReader{r: r, info: info, buf: make([]byte, info.Format.FrameBytes(info.Width, info.Height))}, nil
+	// The frame buffer is allocated by the first read, not here: a caller can check the
+	// memory the geometry needs (MemoryEstimate) before a corrupt 32-byte header that
+	// claims 16384x16384 costs gigabytes.
+	return &planeReader{r: r, info: info}, nil
 }
 
 // readFrame reads one frame's bytes. A clean end of input before the first
 // byte is io.EOF; a partial frame is ErrTruncated.
 func (p *planeReader) readFrame(f *Frame) error {
+	if p.buf == nil {
+		p.buf = make([]byte, p.info.Format.FrameBytes(p.info.Width, p.info.Height))
+	}
 	n, err := io.ReadFull(p.r, p.buf)
 	switch {
 	case err == nil:

@@ -13,6 +13,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -596,5 +598,40 @@ func TestScoreFeatures(t *testing.T) {
 	bad := runWorker(t, context.Background(), nil, rawArgs(refClip, distClip, "--features", "psnr,vif")...)
 	if res := bad.result(t); bad.code != 2 || res.Error == nil || res.Error.Reason != vmafxv1.ReasonBadInput || !strings.Contains(res.Error.Message, "vif") {
 		t.Errorf("unknown feature: exit %d, result %+v; want BadInput naming it", bad.code, res.Error)
+	}
+}
+
+// TestMemoryLimit: a Y4M header of 32 bytes that claims 16384x16384 4:4:4 12-bit frames
+// fails at once under a 1 GiB limit, with the estimate in the message, without
+// allocating the gigabytes one such frame takes; under a limit that holds fewer threads
+// than asked for, the worker scores with fewer and says so.
+func TestMemoryLimit(t *testing.T) {
+	t.Cleanup(func() { debug.SetMemoryLimit(math.MaxInt64) })
+	dir := t.TempDir()
+	huge := filepath.Join(dir, "huge.y4m")
+	if err := os.WriteFile(huge, []byte("YUV4MPEG2 W16384 H16384 C444p12\nFRAME\n\x00\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r := runWorker(t, context.Background(), map[string]string{"VMAFX_MEMORY_LIMIT": "1073741824"}, "score", "--reference", huge, "--distorted", huge)
+	runtime.ReadMemStats(&after)
+	res := r.result(t)
+	if r.code != 2 || res.Error == nil || res.Error.Reason != vmafxv1.ReasonBadInput ||
+		!strings.Contains(res.Error.Message, "needs about") || !strings.Contains(res.Error.Message, "1024 MiB") {
+		t.Errorf("exit %d, error %+v; want BadInput with the estimate and the 1024 MiB limit", r.code, res.Error)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256<<20 {
+		t.Errorf("refusing the geometry allocated %d MiB", alloc>>20)
+	}
+
+	ref, dist := writeY4MPair(t, dir)
+	// 176x144 needs the runtime's 48 MiB and about 0.7 MiB per thread: 52 MiB holds a few.
+	r = runWorker(t, context.Background(), map[string]string{"VMAFX_MEMORY_LIMIT": strconv.Itoa(62 << 20)}, "score", "--threads", "64", "--reference", ref, "--distorted", dist)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "Fewer threads than CPUs") {
+		t.Errorf("64 threads under a 62 MiB limit: the log does not say that fewer ran:\n%s", r.stderr)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/vmafx/vmafx/worker/decode"
 	"github.com/vmafx/vmafx/worker/fetch"
 	"github.com/vmafx/vmafx/worker/internal/backend"
+	"github.com/vmafx/vmafx/worker/internal/memlimit"
 	"github.com/vmafx/vmafx/worker/internal/report"
 	"github.com/vmafx/vmafx/worker/internal/source"
 	"github.com/vmafx/vmafx/worker/vmaf"
@@ -132,9 +133,9 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		}
 	}
 
-	threads := cfg.threads
-	if threads == 0 {
-		threads = runtime.GOMAXPROCS(0)
+	threads, err := s.threads(ri, []*source.Input{ref, dist})
+	if err != nil {
+		return nil, err
 	}
 	s.log.Info("Scoring",
 		"reference", fetch.Redact(cfg.reference), "distorted", fetch.Redact(cfg.distorted),
@@ -274,3 +275,53 @@ func (s *scorer) emit(r *vmafxv1.WorkerResult) {
 		s.stdout.Write(line)
 	}
 }
+
+// The share of the memory limit the worker plans to use: the rest is headroom for what
+// the estimate leaves out (goroutine stacks, the HTTP client, the result).
+const memoryBudgetPercent = 85
+
+// decoderBytes is what one ffmpeg child decoding frames of info holds, in the same
+// container: its reference frame pool (up to 16 frames of H.264/HEVC) and its own code.
+func decoderBytes(info vmaf.VideoInfo) int64 {
+	return 64<<20 + 16*int64(info.Format.FrameBytes(info.Width, info.Height))
+}
+
+// threads picks how many frames to score in parallel: --threads, else one per CPU
+// (GOMAXPROCS follows the container's CPU limit), and no more than the container's memory
+// limit holds by the kernel's estimate. It also sets the Go memory limit (GOMEMLIMIT) below
+// the container's, unless GOMEMLIMIT is set, so the collector works before the kernel's
+// OOM killer would. Geometry that does not fit even one thread fails now, with the
+// estimate, instead of being OOM-killed later.
+func (s *scorer) threads(info vmaf.VideoInfo, inputs []*source.Input) (int, error) {
+	threads := s.cfg.threads
+	if threads == 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	limit := memlimit.Detect(s.env)
+	if limit <= 0 {
+		return threads, nil
+	}
+	if s.env("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limit * 9 / 10)
+	}
+	budget := limit * memoryBudgetPercent / 100
+	for _, in := range inputs {
+		if in.Kind == source.KindEncoded {
+			budget -= decoderBytes(info)
+		}
+	}
+	fit := vmaf.ThreadsWithin(info, threads, s.cfg.features, budget)
+	if fit == 0 {
+		return 0, fmt.Errorf("%w: scoring %dx%d %v needs about %s with one thread (and %s for the decoders), more than %d%% of the container's memory limit of %s: raise the worker's memory limit (the operator's VMAFX_OPERATOR_WORKER_MEMORY_LIMIT)",
+			vmaf.ErrMemoryLimit, info.Width, info.Height, info.Format, mebibytes(vmaf.MemoryEstimate(info, 1, s.cfg.features)),
+			mebibytes(limit*memoryBudgetPercent/100-budget), memoryBudgetPercent, mebibytes(limit))
+	}
+	if fit < threads {
+		s.log.Info("Fewer threads than CPUs: the memory limit holds no more", "threads", fit, "wanted", threads,
+			"memoryLimit", mebibytes(limit), "estimatePerRun", mebibytes(vmaf.MemoryEstimate(info, fit, s.cfg.features)))
+	}
+	return fit, nil
+}
+
+func mebibytes(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }
+

@@ -56,6 +56,7 @@ var badInput = []error{
 	vmaf.ErrTooLarge,
 	vmaf.ErrUnknownFeature,
 	vmaf.ErrNoChroma,
+	vmaf.ErrMemoryLimit,
 }
 
 // Classify returns the reason and exit code for err (nil is success).

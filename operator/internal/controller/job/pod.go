@@ -24,6 +24,9 @@ const (
 	scratchPath     = "/tmp"
 	workerUID       = 65532 // the "nonroot" user of distroless-style images
 	terminationPath = "/dev/termination-log"
+	// workerMemoryLimitEnv is the worker's memlimit.EnvLimit (the operator does not import
+	// the worker: components stay apart).
+	workerMemoryLimitEnv = "VMAFX_MEMORY_LIMIT"
 )
 
 // PodName is the name of the worker Pod for attempt n of job.
@@ -85,6 +88,10 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 				Image:                    w.Image,
 				ImagePullPolicy:          w.PullPolicy,
 				Args:                     workerArgs(job),
+				// The worker sizes its threads and Go's memory limit to the container's.
+				Env: []corev1.EnvVar{{Name: workerMemoryLimitEnv, ValueFrom: &corev1.EnvVarSource{
+					ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: containerName, Resource: "limits.memory"},
+				}}},
 				Resources:                resources,
 				TerminationMessagePath:   terminationPath,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

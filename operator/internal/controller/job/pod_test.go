@@ -47,8 +47,16 @@ func TestBuildPodObjectStore(t *testing.T) {
 		t.Errorf("args %q carry a geometry the job did not set", args)
 	}
 	c := pod.Spec.Containers[0]
-	if len(c.Env) != 0 || len(c.EnvFrom) != 0 {
-		t.Errorf("credentials must not travel as environment: env %v, envFrom %v", c.Env, c.EnvFrom)
+	if len(c.EnvFrom) != 0 {
+		t.Errorf("credentials must not travel as environment: envFrom %v", c.EnvFrom)
+	}
+	for _, e := range c.Env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			t.Errorf("credentials must not travel as environment: %s from Secret %s", e.Name, e.ValueFrom.SecretKeyRef.Name)
+		}
+		if e.Name == workerMemoryLimitEnv && (e.ValueFrom == nil || e.ValueFrom.ResourceFieldRef == nil || e.ValueFrom.ResourceFieldRef.Resource != "limits.memory") {
+			t.Errorf("%s = %+v, want the container's limits.memory", e.Name, e.ValueFrom)
+		}
 	}
 	i := slices.IndexFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Secret != nil })
 	if i < 0 || pod.Spec.Volumes[i].Secret.SecretName != "media-bucket" || *pod.Spec.Volumes[i].Secret.DefaultMode != 0o440 {
