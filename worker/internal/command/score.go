@@ -324,4 +324,3 @@ func (s *scorer) threads(info vmaf.VideoInfo, inputs []*source.Input) (int, erro
 }
 
 func mebibytes(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }
-

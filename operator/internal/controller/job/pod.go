@@ -84,10 +84,10 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{{
-				Name:                     containerName,
-				Image:                    w.Image,
-				ImagePullPolicy:          w.PullPolicy,
-				Args:                     workerArgs(job),
+				Name:            containerName,
+				Image:           w.Image,
+				ImagePullPolicy: w.PullPolicy,
+				Args:            workerArgs(job),
 				// The worker sizes its threads and Go's memory limit to the container's.
 				Env: []corev1.EnvVar{{Name: workerMemoryLimitEnv, ValueFrom: &corev1.EnvVarSource{
 					ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: containerName, Resource: "limits.memory"},
