@@ -259,5 +259,14 @@ func (d *Decoder) Close() error {
 	return nil
 }
 
+// MaxRSS is ffmpeg's peak resident memory in bytes, once it has exited
+// (after Close); 0 before, or where the system does not say.
+func (d *Decoder) MaxRSS() int64 {
+	if d.cmd.ProcessState == nil {
+		return 0
+	}
+	return maxRSS(d.cmd.ProcessState)
+}
+
 // PID is ffmpeg's process ID.
 func (d *Decoder) PID() int { return d.cmd.Process.Pid }

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -9,4 +10,12 @@ import (
 // killing it itself (a crash, SIGKILL from the kubelet).
 func setProcAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// maxRSS is the peak resident memory of an exited process, in bytes.
+func maxRSS(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	return 0
 }

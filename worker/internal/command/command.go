@@ -24,10 +24,14 @@ Usage:
   vmafx-worker score [flags] REFERENCE DISTORTED
   vmafx-worker version
 
-Inputs are file:// URIs, bare paths or http(s):// URLs; .y4m files (or any
-input starting with the YUV4MPEG2 magic) carry their geometry, anything else is
-raw planar YUV and needs --width and --height. "vmafx-worker score -h" lists
-the flags; each has an environment twin, e.g. --threads and VMAFX_THREADS.
+Inputs are file:// URIs, bare paths, http(s):// URLs or object storage URIs
+(s3://bucket/key, gs://bucket/object, azure://container/blob). The content
+decides the format, never the name: a YUV4MPEG2 stream carries its geometry,
+an encoded video (MP4, MOV, Matroska, WebM, MPEG-TS...; H.264, HEVC, AV1, VP9,
+FFV1...) is decoded by ffmpeg (on PATH or at VMAFX_FFMPEG), and anything else
+is raw planar YUV and needs --width and --height. A distorted video of another
+size is scaled to the reference's. "vmafx-worker score -h" lists the flags;
+each has an environment twin, e.g. --threads and VMAFX_THREADS.
 
 Exit codes: 0 success, 1 internal error, 2 bad input, 3 fetch failed,
 4 unknown or corrupt model.

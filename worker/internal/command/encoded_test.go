@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/csv"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -218,5 +220,27 @@ func TestScoreOutputFailureKeepsTheScore(t *testing.T) {
 	}
 	if strings.Contains(r.termination+r.stderr, testSecret) || strings.Contains(got.OutputError, "versionId") {
 		t.Errorf("a secret leaked:\n%s\n%s", r.termination, r.stderr)
+	}
+}
+
+// Encoded inputs over HTTP stream into ffmpeg (an MP4 with its index last is spooled)
+// and score as the same files do from disk.
+func TestScoreEncodedOverHTTP(t *testing.T) {
+	fftest.Tools(t)
+	srv := httptest.NewServer(http.FileServer(http.Dir(fftest.Dir())))
+	defer srv.Close()
+	spool := t.TempDir()
+	for _, dist := range []string{"dist_h264_moovend.mp4", "dist_vp9.webm"} {
+		r := runWorker(t, context.Background(), nil, "score", "--reference", srv.URL+"/ref_ffv1.mkv", "--distorted", srv.URL+"/"+dist, "--spool-dir", spool)
+		local := runWorker(t, context.Background(), nil, "score", "--reference", encoded("ref_ffv1.mkv"), "--distorted", encoded(dist))
+		if r.code != 0 || local.code != 0 {
+			t.Fatalf("%s: exit %d over HTTP, %d from disk; stderr:\n%s", dist, r.code, local.code, r.stderr)
+		}
+		if got, want := r.result(t), local.result(t); got.Score != want.Score || got.Frames != want.Frames {
+			t.Errorf("%s: over HTTP %v (%d frames), from disk %v (%d frames)", dist, got.Score, got.Frames, want.Score, want.Frames)
+		}
+		if entries, _ := os.ReadDir(spool); len(entries) != 0 {
+			t.Errorf("%s: %d files left in the spool", dist, len(entries))
+		}
 	}
 }

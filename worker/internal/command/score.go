@@ -281,9 +281,10 @@ func (s *scorer) emit(r *vmafxv1.WorkerResult) {
 const memoryBudgetPercent = 85
 
 // decoderBytes is what one ffmpeg child decoding frames of info holds, in the same
-// container: its reference frame pool (up to 16 frames of H.264/HEVC) and its own code.
+// container: its code and libraries, and its frame pools (references, threads' frames).
+// Measured at 1080p H.264 (docs/benchmarks.md): about 175 MiB each at peak RSS.
 func decoderBytes(info vmaf.VideoInfo) int64 {
-	return 64<<20 + 16*int64(info.Format.FrameBytes(info.Width, info.Height))
+	return 96<<20 + 24*int64(info.Format.FrameBytes(info.Width, info.Height))
 }
 
 // threads picks how many frames to score in parallel: --threads, else one per CPU

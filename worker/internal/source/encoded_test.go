@@ -240,3 +240,40 @@ func TestScaleRawAndY4M(t *testing.T) {
 		t.Errorf("without ffmpeg: %v, want ErrSizeMismatch naming both sizes", err)
 	}
 }
+
+// --deinterlace reaches interlaced Y4M inputs too: through ffmpeg.
+func TestDeinterlaceY4M(t *testing.T) {
+	tools := fftest.Tools(t)
+	data, err := os.ReadFile(fftest.Clip("p01_ref.yuv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := vmaf.YUV420P.FrameBytes(176, 144)
+	y4m := []byte("YUV4MPEG2 W176 H144 F25:1 It C420jpeg\n")
+	for i := 0; i+fb <= len(data); i += fb {
+		y4m = append(append(y4m, "FRAME\n"...), data[i:i+fb]...)
+	}
+	path := filepath.Join(t.TempDir(), "interlaced.y4m")
+	if err := os.WriteFile(path, y4m, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, deint := range []bool{false, true} {
+		in, err := Open(context.Background(), fetch.File{}, uri(path, false), Options{Tools: tools, Deinterlace: deint})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, viaFFmpeg := in.FrameSource.(*decode.Decoder)
+		if !in.Interlaced || viaFFmpeg != deint {
+			t.Errorf("deinterlace %v: interlaced %v, through ffmpeg %v", deint, in.Interlaced, viaFFmpeg)
+		}
+		var f vmaf.Frame
+		n := 0
+		for in.ReadFrame(&f) == nil {
+			n++
+		}
+		if n != 24 {
+			t.Errorf("deinterlace %v: %d frames, want 24", deint, n)
+		}
+		in.Close()
+	}
+}

@@ -147,7 +147,8 @@ func open(ctx context.Context, in *Input, obj *fetch.Object, stop func(), u *url
 	return err
 }
 
-// openY4M reads a Y4M input in Go, or through ffmpeg when it must be scaled.
+// openY4M reads a Y4M input in Go, or through ffmpeg when it must be scaled
+// or deinterlaced.
 func openY4M(ctx context.Context, in *Input, br *bufio.Reader, size int64, head []byte, stop func(), o Options) error {
 	in.Kind = KindY4M
 	i := bytes.IndexByte(head, '\n')
@@ -164,7 +165,7 @@ func openY4M(ctx context.Context, in *Input, br *bufio.Reader, size int64, head 
 				in.Frames = int((size - int64(i+1)) / fb)
 				in.FramesExact = (size-int64(i+1))%fb == 0
 			}
-			if scale(o, h.Width, h.Height) {
+			if scale(o, h.Width, h.Height) || o.Deinterlace && in.Interlaced {
 				vi := vmaf.VideoInfo{Width: h.Width, Height: h.Height, Format: h.Format}
 				return pipe(ctx, in, decode.Input{Stream: br, Stop: stop, Index: -1, Y4M: true}, vi, o)
 			}
@@ -200,20 +201,28 @@ func openRaw(ctx context.Context, in *Input, br *bufio.Reader, size int64, stop 
 	return nil
 }
 
-// pipe scales a Y4M or raw input through ffmpeg.
+// pipe scales (or deinterlaces) a Y4M or raw input through ffmpeg.
 func pipe(ctx context.Context, in *Input, di decode.Input, vi vmaf.VideoInfo, o Options) error {
-	if o.Tools == nil {
-		return fmt.Errorf("%w: %dx%d, reference %dx%d; scaling needs ffmpeg: %v", vmaf.ErrSizeMismatch,
-			vi.Width, vi.Height, o.Width, o.Height, o.ToolsErr)
+	do := decode.Options{Format: vi.Format, Deinterlace: o.Deinterlace}
+	in.Desc = describe(in.Kind, vi)
+	if scale(o, vi.Width, vi.Height) {
+		if o.Tools == nil {
+			return fmt.Errorf("%w: %dx%d, reference %dx%d; scaling needs ffmpeg: %v", vmaf.ErrSizeMismatch,
+				vi.Width, vi.Height, o.Width, o.Height, o.ToolsErr)
+		}
+		in.ScaledFrom = size(vi.Width, vi.Height)
+		do.Width, do.Height = o.Width, o.Height
+		in.Desc += " scaled to " + size(o.Width, o.Height)
 	}
-	in.ScaledFrom = size(vi.Width, vi.Height)
-	d, err := o.Tools.Start(ctx, di, decode.Options{Format: vi.Format, Width: o.Width, Height: o.Height, Deinterlace: o.Deinterlace})
+	if o.Tools == nil {
+		return fmt.Errorf("deinterlacing needs ffmpeg: %w", o.ToolsErr)
+	}
+	d, err := o.Tools.Start(ctx, di, do)
 	if err != nil {
 		return err
 	}
 	in.onClose(d.Close)
 	in.FrameSource = d
-	in.Desc = describe(in.Kind, vi) + " scaled to " + size(o.Width, o.Height)
 	return nil
 }
 
