@@ -1,7 +1,6 @@
 package job
 
 import (
-	"fmt"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,11 +22,6 @@ const (
 	terminationPath = "/dev/termination-log"
 )
 
-// PodName is the name of the worker Pod for attempt n of job.
-func PodName(job *vmafxv1.VmafxJob, n int32) string {
-	return fmt.Sprintf("%s-%d", job.Name, n)
-}
-
 // buildPod returns the worker Pod for attempt n of job.
 func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod {
 	spec := job.Spec
@@ -46,12 +40,14 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 	resources.Limits[vmafxv1.ResourceSlot] = resource.MustParse("1")
 	resources.Requests[vmafxv1.ResourceSlot] = resource.MustParse("1")
 
+	name := PodName(job, n)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      PodName(job, n),
-			Namespace: job.Namespace,
+			Name:       name,
+			Namespace:  job.Namespace,
+			Finalizers: []string{vmafxv1.FinalizerResult},
 			Labels: map[string]string{
-				vmafxv1.LabelJob:               job.Name,
+				vmafxv1.LabelJob:               vmafxv1.JobLabelValue(job.Name),
 				vmafxv1.LabelAttempt:           strconv.Itoa(int(n)),
 				"app.kubernetes.io/name":       "vmafx-worker",
 				"app.kubernetes.io/managed-by": "vmafx-operator",
@@ -59,11 +55,13 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 			Annotations: map[string]string{
 				vmafxv1.AnnotationBackend:  string(backend),
 				vmafxv1.AnnotationPriority: strconv.Itoa(int(spec.Priority)),
+				vmafxv1.AnnotationJobName:  job.Name,
 			},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, vmafxv1.GroupVersion.WithKind("VmafxJob"))},
 		},
 		Spec: corev1.PodSpec{
 			SchedulerName:                 vmafxv1.SchedulerName,
+			Hostname:                      hostname(name),
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			ActiveDeadlineSeconds:         spec.ActiveDeadlineSeconds,
 			AutomountServiceAccountToken:  ptr.To(false),
@@ -98,7 +96,7 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 		},
 	}
 	if spec.Volume != nil {
-		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: dataVolumeName, VolumeSource: spec.Volume.VolumeSource()})
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: dataVolumeName, VolumeSource: readOnlySource(spec.Volume)})
 		c := &pod.Spec.Containers[0]
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataVolumeName, MountPath: vmafxv1.DataMountPath, ReadOnly: true})
 	}
