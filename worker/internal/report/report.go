@@ -60,6 +60,9 @@ func Classify(err error) (reason string, code int) {
 		return "", ExitOK
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return vmafxv1.ReasonInternal, ExitInternal
+	case errors.Is(err, fetch.ErrNotFound):
+		// The request names a video that is not there: retrying cannot help.
+		return vmafxv1.ReasonBadInput, ExitBadInput
 	case errors.As(err, &fe):
 		return vmafxv1.ReasonFetchFailed, ExitFetchFailed
 	case errors.Is(err, vmaf.ErrUnknownModel), errors.Is(err, vmaf.ErrBadModel):
