@@ -84,12 +84,14 @@ func TestNoMassMoveWhenMostNodesLookStale(t *testing.T) {
 		return slices.ContainsFunc(list.Items, func(e eventsv1.Event) bool { return e.Reason == "MassStaleness" }), nil
 	})
 	for _, name := range names {
+		waitForNode(t, nodes[name], "Ready=False (stale is still reported)", func(n *vmafxv1.VmafxNode) bool {
+			c := meta.FindStatusCondition(n.Status.Conditions, vmafxv1.NodeReady)
+			return c != nil && c.Status == metav1.ConditionFalse
+		})
+	}
+	for _, name := range names {
 		if deleting(t, ns, "on-"+name+"-1") {
 			t.Errorf("worker on %s deleted while all nodes looked stale at once", name)
-		}
-		c := meta.FindStatusCondition(getNode(t, nodes[name]).Status.Conditions, vmafxv1.NodeReady)
-		if c == nil || c.Status != metav1.ConditionFalse {
-			t.Errorf("%s: Ready %+v; want False (stale is still reported)", name, c)
 		}
 	}
 	// n1 and n2 come back; n3 alone is stale, which is the node's doing.

@@ -270,7 +270,11 @@ func (r *Reconciler) moveJobs(ctx context.Context, node *vmafxv1.VmafxNode, pods
 	return 0, errors.Join(errs...)
 }
 
-// countStale counts the VmafxNodes of namespace that look stale now.
+// countStale counts the VmafxNodes of namespace that look stale now or are about to:
+// quiet for half the staleness window. Nodes beat out of step with each other, so when
+// the operator stops seeing heartbeats (a watch that stalls) they go stale one after
+// another over a heartbeat period; counting the ones on their way there too sees the
+// whole outage at the first node, before any job moves.
 func (r *Reconciler) countStale(ctx context.Context, namespace string, connectedSince, now time.Time) (stale, total int, err error) {
 	var nodes vmafxv1.VmafxNodeList
 	if err := r.Client.List(ctx, &nodes, client.InNamespace(namespace)); err != nil {
@@ -278,7 +282,7 @@ func (r *Reconciler) countStale(ctx context.Context, namespace string, connected
 	}
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
-		if v := assess(n.KubernetesNodeName(), r.seen.observe(n, now), connectedSince, now, r.StaleAfter); !v.healthy {
+		if v := assess(n.KubernetesNodeName(), r.seen.observe(n, now), connectedSince, now, r.StaleAfter); !v.healthy || v.quietFor >= r.StaleAfter/2 {
 			stale++
 		}
 	}
