@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/config"
 	jobctl "github.com/vmafx/vmafx/operator/internal/controller/job"
 	"github.com/vmafx/vmafx/operator/internal/metrics"
 	"github.com/vmafx/vmafx/test/integration/testenv"
@@ -84,7 +85,7 @@ func TestNoExtraAttemptFromAStaleCache(t *testing.T) {
 	r := &jobctl.Reconciler{
 		Client: staleCache{Client: testenv.Client(), stale: running}, APIReader: testenv.Client(),
 		Recorder: events.NewFakeRecorder(100), Clock: clock.RealClock{}, Metrics: metrics.NewJobs(),
-		RetryBackoff: 200 * time.Millisecond, MaxRetryBackoff: time.Second, PodStartTimeout: time.Minute,
+		Worker: config.WorkerConfig{Image: "vmafx-worker:test"}, RetryBackoff: 200 * time.Millisecond, MaxRetryBackoff: time.Second, PodStartTimeout: time.Minute,
 		TerminatingTimeout: time.Minute, TTLAfterFinished: -1,
 	}
 	for range 3 {
