@@ -174,4 +174,3 @@ func redirector(t *testing.T) string {
 	})
 	return "http://" + ln.Addr().String()
 }
-
