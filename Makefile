@@ -157,6 +157,13 @@ e2e: helm versitygw cluster-up images deploy ## End-to-end scenarios (test/e2e) 
 	  $(GO) test -count=1 -timeout=30m -v ./test/e2e/... \
 	  || { $(VMAFX_CLUSTER) collect $(CLUSTER_FLAGS); exit 1; }
 
+.PHONY: chaos
+chaos: helm cluster-up images deploy ## Chaos scenarios (test/e2e, TestChaos*): operator kills, API server outage, lost Pods, kubelet restart, stale heartbeat, bad inputs; about 20 minutes.
+	VMAFX_E2E=1 VMAFX_CHAOS=1 KUBECONFIG=$(CURDIR)/.cluster/kubeconfig VMAFX_KUBECTL=$(KUBECTL) VMAFX_HELM=$(HELM) \
+	  VMAFX_CLUSTER=$(CURDIR)/$(VMAFX_CLUSTER) VMAFX_CLUSTER_FLAGS="$(CLUSTER_FLAGS)" \
+	  $(GO) test -count=1 -timeout=60m -v -run '^TestChaos' ./test/e2e/scenarios/ \
+	  || { $(VMAFX_CLUSTER) collect $(CLUSTER_FLAGS); exit 1; }
+
 .PHONY: demo
 demo: ## Build what is missing, start the local cluster, deploy, score a clip pair, show `kubectl get vmjob`.
 	@echo "==> [1/5] building the cluster's binaries from module sources (cached in $(TOOLS_BIN); the first time takes about 12 minutes on 2 cores)"

@@ -37,6 +37,8 @@ var scheme = func() *runtime.Scheme {
 
 // knownKinds are the kinds the chart may render. A new kind is a decision, and lands here.
 var knownKinds = map[string]bool{
+	// The worker Pods' egress policy, in the namespaces where jobs run.
+	"NetworkPolicy":                    true,
 	"ServiceAccount":                   true,
 	"ConfigMap":                        true,
 	"Service":                          true,
@@ -227,7 +229,7 @@ func TestRender(t *testing.T) {
 					t.Errorf("%s rendered twice", id(o))
 				}
 				seen[id(o)] = true
-				if ns := o.GetNamespace(); ns != "" && ns != vmafxv1.SystemNamespace && ns != "kube-system" {
+				if ns := o.GetNamespace(); ns != "" && ns != vmafxv1.SystemNamespace && ns != "kube-system" && o.GetKind() != "NetworkPolicy" {
 					t.Errorf("%s: in namespace %s", id(o), ns)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	kubeschedulerconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -360,6 +361,80 @@ func TestSettings(t *testing.T) {
 	}
 }
 
+// TestReliabilitySettings checks that the operator's volume allowlist, deadlines and
+// time to live reach its environment, and that it reads VmafxNodes of its own namespace.
+func TestReliabilitySettings(t *testing.T) {
+	op := func(values map[string]any) corev1.Container {
+		res := mustRender(t, map[string]any{"operator": values})
+		return podTemplates(t, res.Objects)["Deployment vmafx-system/vmafx-operator"].Spec.Containers[0]
+	}
+	env := envOf(op(map[string]any{}))
+	for k, want := range map[string]string{
+		"VMAFX_OPERATOR_PENDING_DEADLINE": "0", "VMAFX_OPERATOR_POD_START_TIMEOUT": "10m", "VMAFX_OPERATOR_TERMINATING_TIMEOUT": "2m",
+		"VMAFX_OPERATOR_TTL_AFTER_FINISHED": "168h", "VMAFX_OPERATOR_UNHEALTHY_THRESHOLD": "0.55",
+	} {
+		if env[k] != want {
+			t.Errorf("default %s = %q, want %q", k, env[k], want)
+		}
+	}
+	for _, k := range []string{"VMAFX_OPERATOR_ALLOWED_HOST_PATHS", "VMAFX_OPERATOR_ALLOWED_NFS_SERVERS"} {
+		if v, ok := env[k]; ok {
+			t.Errorf("%s = %q by default; want it unset (nothing allowed)", k, v)
+		}
+	}
+	c := op(map[string]any{"allowedHostPaths": []any{"/srv/clips", "/mnt/media"}, "allowedNFSServers": []any{"nas.local"},
+		"pendingDeadline": "15m", "ttlAfterFinished": "never", "unhealthyThreshold": 0.7})
+	env = envOf(c)
+	for k, want := range map[string]string{
+		"VMAFX_OPERATOR_ALLOWED_HOST_PATHS": "/srv/clips,/mnt/media", "VMAFX_OPERATOR_ALLOWED_NFS_SERVERS": "nas.local",
+		"VMAFX_OPERATOR_PENDING_DEADLINE": "15m", "VMAFX_OPERATOR_TTL_AFTER_FINISHED": "never", "VMAFX_OPERATOR_UNHEALTHY_THRESHOLD": "0.7",
+	} {
+		if env[k] != want {
+			t.Errorf("%s = %q, want %q", k, env[k], want)
+		}
+	}
+	found := false
+	for _, e := range c.Env {
+		found = found || (e.Name == "VMAFX_OPERATOR_NAMESPACE" && e.ValueFrom != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace")
+	}
+	if !found {
+		t.Error("VMAFX_OPERATOR_NAMESPACE is not the operator Pod's namespace")
+	}
+	for _, bad := range []map[string]any{{"allowedHostPaths": []any{"srv/clips"}}, {"ttlAfterFinished": "forever"}, {"unhealthyThreshold": 2}} {
+		if _, err := renderValues(t, map[string]any{"operator": bad}); err == nil {
+			t.Errorf("operator values %v accepted", bad)
+		}
+	}
+}
+
+// TestWorkerNetworkPolicy checks the worker Pods' egress policy: one per namespace named,
+// selecting worker Pods, denying all egress but DNS and the rules given.
+func TestWorkerNetworkPolicy(t *testing.T) {
+	rule := map[string]any{"to": []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.20.0.0/16"}}},
+		"ports": []any{map[string]any{"port": 443, "protocol": "TCP"}}}
+	res := mustRender(t, map[string]any{"worker": map[string]any{"networkPolicy": map[string]any{
+		"namespaces": []any{"scoring", "default"}, "egress": []any{rule}}}})
+	policies := ofKind(res.Objects, "NetworkPolicy")
+	if len(policies) != 2 {
+		t.Fatalf("%d NetworkPolicies, want one in each of scoring and default", len(policies))
+	}
+	for _, o := range policies {
+		np := decode(t, o).(*networkingv1.NetworkPolicy)
+		if np.Spec.PodSelector.MatchLabels["app.kubernetes.io/name"] != "vmafx-worker" || len(np.Spec.PolicyTypes) != 1 ||
+			np.Spec.PolicyTypes[0] != networkingv1.PolicyTypeEgress {
+			t.Errorf("%s: selector %v, policy types %v", id(o), np.Spec.PodSelector.MatchLabels, np.Spec.PolicyTypes)
+		}
+		if len(np.Spec.Egress) != 2 || len(np.Spec.Egress[0].To) != 0 || np.Spec.Egress[0].Ports[0].Port.IntValue() != 53 ||
+			np.Spec.Egress[1].To[0].IPBlock.CIDR != "10.20.0.0/16" {
+			t.Errorf("%s: egress %+v; want DNS, then the given rule", id(o), np.Spec.Egress)
+		}
+	}
+	off := mustRender(t, map[string]any{"worker": map[string]any{"networkPolicy": map[string]any{"enabled": false}}})
+	if n := len(ofKind(off.Objects, "NetworkPolicy")); n != 0 {
+		t.Errorf("%d NetworkPolicies with worker.networkPolicy.enabled false", n)
+	}
+}
+
 // TestNotes checks that NOTES.txt tells how to submit a first VmafxJob, for the vendor's
 // backend, and where to look; the integration test has the API server accept that job.
 func TestNotes(t *testing.T) {
@@ -406,7 +481,8 @@ func TestLocalValues(t *testing.T) {
 		}
 	}
 	op := podTemplates(t, res.Objects)["Deployment vmafx-system/vmafx-operator"].Spec.Containers[0]
-	if env := envOf(op); env["VMAFX_OPERATOR_WORKER_IMAGE"] != "vmafx.local/vmafx-worker:dev" || env["VMAFX_OPERATOR_WORKER_PULL_POLICY"] != "Never" {
+	if env := envOf(op); env["VMAFX_OPERATOR_WORKER_IMAGE"] != "vmafx.local/vmafx-worker:dev" || env["VMAFX_OPERATOR_WORKER_PULL_POLICY"] != "Never" ||
+		env["VMAFX_OPERATOR_ALLOWED_HOST_PATHS"] != "/" {
 		t.Errorf("operator worker image settings: %v", env)
 	}
 }

@@ -1,5 +1,13 @@
 package v1
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
 // Names shared by the components. Each is spelled here once; the components import it.
 const (
 	// ResourceSlot is the extended resource that the device plugin advertises and that
@@ -12,7 +20,9 @@ const (
 	// SystemNamespace is where the operator, scheduler and device plugin run.
 	SystemNamespace = "vmafx-system"
 
-	// LabelJob on a worker Pod names the VmafxJob it scores.
+	// LabelJob on a worker Pod names the VmafxJob it scores: the job's name, or for a name
+	// that is no valid label value (longer than 63 characters) JobLabelValue's short form.
+	// Select a job's Pods with JobLabelValue(name); AnnotationJobName has the full name.
 	LabelJob = "vmafx.dev/job"
 	// LabelAttempt on a worker Pod is the job attempt it runs (1, 2, ...).
 	LabelAttempt = "vmafx.dev/attempt"
@@ -27,6 +37,13 @@ const (
 	AnnotationScoringStrategy = "vmafx.dev/scoring-strategy"
 	// AnnotationPriority on a worker Pod copies its job's spec.priority.
 	AnnotationPriority = "vmafx.dev/priority"
+	// AnnotationJobName on a worker Pod is the full name of its VmafxJob.
+	AnnotationJobName = "vmafx.dev/job-name"
+
+	// FinalizerResult on a worker Pod keeps the Pod, and the result in its termination
+	// message, until the operator has recorded the attempt's outcome in the job's status
+	// (as the Job controller's batch.kubernetes.io/job-tracking finalizer does).
+	FinalizerResult = "vmafx.dev/result"
 
 	// EnvBackend is set by the device plugin's Allocate to the backend the slot offers
 	// (cuda, hip, sycl, cpu); the worker reads it.
@@ -51,3 +68,16 @@ const (
 // BuiltinModels are the models every worker carries. The worker's kernel embeds them
 // (worker/vmaf) and the operator checks model names against this list.
 var BuiltinModels = []string{"vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_v0.6.1phone", "vmaf_v0.6.1negphone"}
+
+// JobLabelValue is the vmafx.dev/job label value of the worker Pods of the VmafxJob called
+// name: the name itself when it is a valid label value (63 characters at most), else its
+// first 52 characters and 10 hex digits of its SHA-256, which stays unique in practice and
+// valid (a job name is a DNS subdomain: lower-case alphanumerics, '-' and '.').
+func JobLabelValue(name string) string {
+	if len(validation.IsValidLabelValue(name)) == 0 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	prefix := strings.TrimRight(name[:min(len(name), 52)], "-.")
+	return prefix + "-" + hex.EncodeToString(sum[:])[:10]
+}

@@ -225,12 +225,16 @@ type VmafxJobSpec struct {
 	Alignment *Alignment `json:"alignment,omitempty"`
 
 	// volume, when set, is mounted read-only into the worker at /data, so that
-	// file:///data/... URIs resolve. Set exactly one of its fields.
+	// file:///data/... URIs resolve. Set exactly one of its fields. persistentVolumeClaim
+	// and csi are always allowed (and attached read-only); hostPath and nfs only where the
+	// operator's configuration allows that path or server (see docs/operator.md).
 	// +optional
 	Volume *JobVolume `json:"volume,omitempty"`
 
 	// backoffLimit is how many failed attempts are retried before the job fails (0 to 10).
-	// A Pod lost with its node does not count.
+	// A lost Pod (deleted, evicted, preempted, refused by the kubelet, or gone with its
+	// node) does not count; a deterministic failure (BadInput, BadModel, UnparsableResult)
+	// fails the job at once.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10
 	// +kubebuilder:default=2
@@ -241,6 +245,23 @@ type VmafxJobSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// pendingDeadlineSeconds bounds, in seconds, how long an attempt may wait for its worker
+	// Pod to be created and placed on a node (a ResourceQuota that is used up, no node that
+	// fits the backend, no fresh heartbeat). When it passes, the job fails with the reason
+	// it was waiting for. Unset: the operator's default (VMAFX_OPERATOR_PENDING_DEADLINE,
+	// none unless the operator sets one); 0: wait for ever.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	PendingDeadlineSeconds *int64 `json:"pendingDeadlineSeconds,omitempty"`
+
+	// ttlSecondsAfterFinished is how long, in seconds, a job is kept once it Succeeded or
+	// Failed; then the operator deletes it and its worker Pods. Unset: the operator's
+	// default (VMAFX_OPERATOR_TTL_AFTER_FINISHED, 7 days unless the operator sets another);
+	// 0: delete as soon as it finishes.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
 // JobVolume is the storage holding a job's videos. It is a subset of the Kubernetes
@@ -298,6 +319,9 @@ const (
 	// JobOutputWritten is True once spec.output holds the per-frame scores, False with the
 	// reason when the worker scored but could not write them. Absent without spec.output.
 	JobOutputWritten = "OutputWritten"
+	// JobPodRefused is True while the API server refuses to create the current attempt's
+	// Pod; its reason and message are the API server's (e.g. a used-up ResourceQuota).
+	JobPodRefused = "PodRefused"
 )
 
 // JobResult is the pooled outcome of a successful job. Scores are decimal strings with
@@ -362,6 +386,11 @@ type VmafxJobStatus struct {
 	// failedAttempts is the number of attempts that failed (lost Pods excluded).
 	// +optional
 	FailedAttempts int32 `json:"failedAttempts,omitempty"`
+	// lostAttempts is the number of attempts whose Pod was lost: deleted, evicted,
+	// preempted, refused by the kubelet, or gone with its node. They are retried at once
+	// and do not count against spec.backoffLimit.
+	// +optional
+	LostAttempts int32 `json:"lostAttempts,omitempty"`
 	// startTime is when the first worker started running.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
@@ -371,7 +400,7 @@ type VmafxJobStatus struct {
 	// message says, for people, why the job is in its phase.
 	// +optional
 	Message string `json:"message,omitempty"`
-	// conditions: Scheduled, Running, Complete, Failed, OutputWritten.
+	// conditions: Scheduled, Running, Complete, Failed, PodRefused, OutputWritten.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -6,13 +6,17 @@ import (
 
 // VmafxNodeSpec describes a Kubernetes Node that offers scoring slots. The device plugin
 // on that node creates it from what it discovers.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.nodeName) == has(oldSelf.nodeName)",message="nodeName is immutable: it cannot be added or removed once the VmafxNode exists",fieldPath=".nodeName"
 type VmafxNodeSpec struct {
-	// nodeName is the Kubernetes Node this object describes.
+	// nodeName is the Kubernetes Node this object describes. Unset: the VmafxNode's own
+	// name (metadata.name), which is how the device plugin names the VmafxNode it creates.
+	// VMAFX reads VmafxNodes only in its own namespace (vmafx-system).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="nodeName is immutable"
-	// +required
-	NodeName string `json:"nodeName"`
+	// +optional
+	NodeName string `json:"nodeName,omitempty"`
 
 	// gpuVendor is the kind of device the node's slots run on: nvidia, amd, intel or cpu.
 	// +required
@@ -23,9 +27,23 @@ type VmafxNodeSpec struct {
 	// +optional
 	Capacity int32 `json:"capacity,omitempty"`
 
-	// image is the worker image the node's device plugin was deployed with, for reference.
+	// image is the worker image the node is provisioned for: the device plugin sets it to
+	// the worker image it was deployed with (VMAFX_WORKER_IMAGE). It is informational: worker
+	// Pods always run the operator's worker image (VMAFX_OPERATOR_WORKER_IMAGE), and the
+	// operator reports on the VmafxNode's WorkerImage condition whether the two agree, so a
+	// node left on another release during an upgrade shows.
+	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Image string `json:"image,omitempty"`
+}
+
+// KubernetesNodeName returns the Kubernetes Node that n describes: spec.nodeName, or the
+// VmafxNode's own name when spec.nodeName is unset.
+func (n *VmafxNode) KubernetesNodeName() string {
+	if n.Spec.NodeName != "" {
+		return n.Spec.NodeName
+	}
+	return n.Name
 }
 
 // SlotCounts counts a node's scoring slots by state.
@@ -63,15 +81,21 @@ type VmafxNodeStatus struct {
 	// slots counts the node's scoring slots by state.
 	// +optional
 	Slots *SlotCounts `json:"slots,omitempty"`
-	// conditions: Ready.
+	// conditions: Ready, WorkerImage.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// NodeReady is the VmafxNode condition that is True while its heartbeat is fresh.
-const NodeReady = "Ready"
+// Condition types of a VmafxNode.
+const (
+	// NodeReady is True while the node's heartbeat is fresh.
+	NodeReady = "Ready"
+	// NodeWorkerImage is True when spec.image names the image worker Pods run, False when
+	// it names another; it is absent when spec.image is empty.
+	NodeWorkerImage = "WorkerImage"
+)
 
 // VmafxNode is a node that offers VMAF scoring slots, kept alive by its device plugin's
 // heartbeat. vmafx-scheduler places worker Pods only on healthy VmafxNodes.

@@ -36,7 +36,10 @@ func run(ctx context.Context, lookup config.Lookup, stderr io.Writer) int {
 	log := logger.WithName("setup")
 	log.Info("Starting vmafx-operator", "metricsAddr", cfg.MetricsAddr, "healthProbeAddr", cfg.HealthProbeAddr,
 		"leaderElection", cfg.LeaderElection, "workerImage", cfg.Worker.Image, "nodeStaleAfter", cfg.NodeStaleAfter,
-		"maxConcurrentReconciles", cfg.MaxConcurrentReconciles, "kubeAPIQPS", cfg.KubeAPIQPS, "kubeAPIBurst", cfg.KubeAPIBurst)
+		"maxConcurrentReconciles", cfg.MaxConcurrentReconciles, "kubeAPIQPS", cfg.KubeAPIQPS, "kubeAPIBurst", cfg.KubeAPIBurst,
+		"namespace", cfg.Namespace, "allowedHostPaths", cfg.Volumes.HostPaths, "allowedNFSServers", cfg.Volumes.NFSServers,
+		"pendingDeadline", cfg.PendingDeadline, "podStartTimeout", cfg.PodStartTimeout, "terminatingTimeout", cfg.TerminatingTimeout,
+		"ttlAfterFinished", cfg.TTLAfterFinished)
 	restConfig, err := ctrl.GetConfig()
 	if err != nil {
 		log.Error(err, "No Kubernetes API configuration")

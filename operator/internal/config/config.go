@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +43,26 @@ type Config struct {
 
 	// Worker is how worker Pods are built.
 	Worker WorkerConfig
+	// Volumes says which node-level volumes a job may mount.
+	Volumes VolumePolicy
+
+	// Namespace is the operator's own namespace: the only one whose VmafxNodes count.
+	Namespace string
+	// UnhealthyThreshold is the share of VmafxNodes (when more than two) that may look stale
+	// at once before the operator stops moving jobs: so many at once points at the control
+	// plane or the operator's view of it, not at the nodes.
+	UnhealthyThreshold float64
+
+	// PendingDeadline is the default of spec.pendingDeadlineSeconds; 0: none.
+	PendingDeadline time.Duration
+	// PodStartTimeout bounds how long a worker Pod bound to a node may take to start its
+	// container (image pull, volume mount, Secret lookup) before the attempt fails.
+	PodStartTimeout time.Duration
+	// TerminatingTimeout bounds how long a deleted worker Pod may stay Terminating (a node
+	// that went away with it) before the attempt counts as lost and the Pod is force-deleted.
+	TerminatingTimeout time.Duration
+	// TTLAfterFinished is the default of spec.ttlSecondsAfterFinished; negative: never.
+	TTLAfterFinished time.Duration
 
 	// MaxConcurrentReconciles is the number of jobs reconciled in parallel.
 	MaxConcurrentReconciles int
@@ -57,6 +78,18 @@ type WorkerConfig struct {
 	Resources  corev1.ResourceRequirements
 	// ServiceAccount runs worker Pods; its token is never mounted.
 	ServiceAccount string
+}
+
+// VolumePolicy says which node-level volume sources a VmafxJob may mount. A job's volume
+// becomes a worker Pod's volume, created with the operator's permissions, so a hostPath or
+// an NFS export is the operator's to allow, not the job author's. PVCs (bound by the
+// cluster's own storage rules) and CSI volumes are always allowed, read-only.
+type VolumePolicy struct {
+	// HostPaths are the absolute path prefixes a hostPath volume may name (a path matches
+	// a prefix when it is the prefix or lies below it).
+	HostPaths []string
+	// NFSServers are the NFS servers an nfs volume may name; "*" allows any.
+	NFSServers []string
 }
 
 // Lookup returns an environment variable and whether it is set.
@@ -86,6 +119,14 @@ const (
 	EnvMaxConcurrentReconciles = "VMAFX_OPERATOR_MAX_CONCURRENT_RECONCILES"
 	EnvKubeAPIQPS              = "VMAFX_OPERATOR_KUBE_API_QPS"
 	EnvKubeAPIBurst            = "VMAFX_OPERATOR_KUBE_API_BURST"
+	EnvAllowedHostPaths        = "VMAFX_OPERATOR_ALLOWED_HOST_PATHS"
+	EnvAllowedNFSServers       = "VMAFX_OPERATOR_ALLOWED_NFS_SERVERS"
+	EnvNamespace               = "VMAFX_OPERATOR_NAMESPACE"
+	EnvUnhealthyThreshold      = "VMAFX_OPERATOR_UNHEALTHY_THRESHOLD"
+	EnvPendingDeadline         = "VMAFX_OPERATOR_PENDING_DEADLINE"
+	EnvPodStartTimeout         = "VMAFX_OPERATOR_POD_START_TIMEOUT"
+	EnvTerminatingTimeout      = "VMAFX_OPERATOR_TERMINATING_TIMEOUT"
+	EnvTTLAfterFinished        = "VMAFX_OPERATOR_TTL_AFTER_FINISHED"
 )
 
 // Defaults. The heartbeat period of the device plugin is 10 s, so 60 s of staleness
@@ -112,6 +153,18 @@ const (
 	// the operator's share of the server.
 	DefaultKubeAPIQPS   = 500
 	DefaultKubeAPIBurst = 1000
+	// DefaultNamespace is where the operator runs unless told otherwise.
+	DefaultNamespace = "vmafx-system"
+	// DefaultUnhealthyThreshold is the node lifecycle controller's unhealthy-zone threshold
+	// (kube-controller-manager --unhealthy-zone-threshold).
+	DefaultUnhealthyThreshold = 0.55
+	// DefaultPodStartTimeout leaves a multi-gigabyte GPU image time to be pulled.
+	DefaultPodStartTimeout = 10 * time.Minute
+	// DefaultTerminatingTimeout is long after the worker's 10 s grace period: a kubelet
+	// that is alive confirms a deletion within seconds.
+	DefaultTerminatingTimeout = 2 * time.Minute
+	// DefaultTTLAfterFinished keeps a week of results.
+	DefaultTTLAfterFinished = 7 * 24 * time.Hour
 )
 
 // Load reads the configuration through lookup (os.LookupEnv in the binary). All invalid
@@ -146,6 +199,16 @@ func Load(lookup Lookup) (*Config, error) {
 				},
 			},
 		},
+		Volumes: VolumePolicy{
+			HostPaths:  p.absPaths(EnvAllowedHostPaths),
+			NFSServers: p.list(EnvAllowedNFSServers),
+		},
+		Namespace:               p.str(EnvNamespace, DefaultNamespace),
+		UnhealthyThreshold:      p.fraction(EnvUnhealthyThreshold, DefaultUnhealthyThreshold),
+		PendingDeadline:         p.durationOrZero(EnvPendingDeadline, 0),
+		PodStartTimeout:         p.duration(EnvPodStartTimeout, DefaultPodStartTimeout),
+		TerminatingTimeout:      p.duration(EnvTerminatingTimeout, DefaultTerminatingTimeout),
+		TTLAfterFinished:        p.ttl(EnvTTLAfterFinished, DefaultTTLAfterFinished),
 		MaxConcurrentReconciles: p.integer(EnvMaxConcurrentReconciles, DefaultMaxConcurrentReconciles, 1, 1000),
 		KubeAPIQPS:              float32(p.integer(EnvKubeAPIQPS, DefaultKubeAPIQPS, 1, 100000)),
 		KubeAPIBurst:            p.integer(EnvKubeAPIBurst, DefaultKubeAPIBurst, 1, 100000),
@@ -166,6 +229,9 @@ func Load(lookup Lookup) (*Config, error) {
 	}
 	if c.Worker.Image == "" {
 		p.fail("%s must not be empty", EnvWorkerImage)
+	}
+	if c.Namespace == "" {
+		p.fail("%s must not be empty", EnvNamespace)
 	}
 	if err := errors.Join(p.errs...); err != nil {
 		return nil, fmt.Errorf("invalid operator configuration: %w", err)
@@ -238,6 +304,74 @@ func (p *parser) duration(name string, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+// durationOrZero is duration that also accepts 0 (off).
+func (p *parser) durationOrZero(name string, def time.Duration) time.Duration {
+	v, ok := p.lookup(name)
+	if !ok {
+		return def
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d < 0 {
+		p.fail("%s=%q: must be 0 (off) or a positive duration such as 30s or 2m", name, v)
+		return def
+	}
+	return d
+}
+
+// ttl is durationOrZero that also accepts "never" (returned as -1).
+func (p *parser) ttl(name string, def time.Duration) time.Duration {
+	v, ok := p.lookup(name)
+	switch {
+	case !ok:
+		return def
+	case strings.TrimSpace(v) == "never":
+		return -1
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d < 0 {
+		p.fail("%s=%q: must be never, 0 (at once) or a positive duration such as 24h", name, v)
+		return def
+	}
+	return d
+}
+
+func (p *parser) fraction(name string, def float64) float64 {
+	v, ok := p.lookup(name)
+	if !ok {
+		return def
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || f <= 0 || f > 1 {
+		p.fail("%s=%q: must be a number above 0 and at most 1, such as 0.55", name, v)
+		return def
+	}
+	return f
+}
+
+// list reads a comma-separated list; empty items are dropped.
+func (p *parser) list(name string) []string {
+	var out []string
+	for _, item := range strings.Split(p.str(name, ""), ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// absPaths reads a comma-separated list of absolute paths, cleaned.
+func (p *parser) absPaths(name string) []string {
+	var out []string
+	for _, item := range p.list(name) {
+		if !path.IsAbs(item) {
+			p.fail("%s: %q is not an absolute path", name, item)
+			continue
+		}
+		out = append(out, path.Clean(item))
+	}
+	return out
 }
 
 // addr accepts host:port, :port, or "0" (disabled) where allowed.

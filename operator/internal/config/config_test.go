@@ -56,6 +56,13 @@ func TestLoadRefusesInvalid(t *testing.T) {
 		EnvMaxConcurrentReconciles:             {EnvMaxConcurrentReconciles, "0"},
 		"VMAFX_OPERATOR_WORKER_MEMORY_REQUEST": {EnvWorkerMemoryRequest, "4Gi", EnvWorkerMemoryLimit, "1Gi"},
 		EnvMaxRetryBackoff:                     {EnvRetryBackoff, "10m", EnvMaxRetryBackoff, "1m"},
+		EnvAllowedHostPaths:                    {EnvAllowedHostPaths, "/srv/clips,data/clips"},
+		EnvNamespace:                           {EnvNamespace, " "},
+		EnvUnhealthyThreshold:                  {EnvUnhealthyThreshold, "1.5"},
+		EnvPendingDeadline:                     {EnvPendingDeadline, "-1m"},
+		EnvPodStartTimeout:                     {EnvPodStartTimeout, "0"},
+		EnvTerminatingTimeout:                  {EnvTerminatingTimeout, "soon"},
+		EnvTTLAfterFinished:                    {EnvTTLAfterFinished, "forever"},
 	}
 	for name, kv := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -74,5 +81,29 @@ func TestLoadReportsEveryInvalidVariable(t *testing.T) {
 	_, err := Load(env(EnvLogLevel, "loud", EnvKubeAPIQPS, "fast"))
 	if err == nil || !strings.Contains(err.Error(), EnvLogLevel) || !strings.Contains(err.Error(), EnvKubeAPIQPS) {
 		t.Errorf("want both variables named, got %v", err)
+	}
+}
+
+func TestLoadReliabilitySettings(t *testing.T) {
+	c, err := Load(env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{c.Namespace, c.UnhealthyThreshold, c.PendingDeadline, c.PodStartTimeout, c.TerminatingTimeout,
+		c.TTLAfterFinished, len(c.Volumes.HostPaths), len(c.Volumes.NFSServers)}
+	want := []any{"vmafx-system", 0.55, time.Duration(0), 10 * time.Minute, 2 * time.Minute, 7 * 24 * time.Hour, 0, 0}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+
+	c, err = Load(env(EnvAllowedHostPaths, " /srv/clips/ , /var/lib/vmafx/../vmafx/x,", EnvAllowedNFSServers, "nas.local, 10.0.0.5",
+		EnvNamespace, "scoring", EnvPendingDeadline, "0", EnvTTLAfterFinished, "never"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = []any{c.Volumes.HostPaths, c.Volumes.NFSServers, c.Namespace, c.PendingDeadline, c.TTLAfterFinished}
+	want = []any{[]string{"/srv/clips", "/var/lib/vmafx/x"}, []string{"nas.local", "10.0.0.5"}, "scoring", time.Duration(0), time.Duration(-1)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("overrides (-want +got):\n%s", diff)
 	}
 }

@@ -13,12 +13,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/utils/ptr"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
+	jobctl "github.com/vmafx/vmafx/operator/internal/controller/job"
 	"github.com/vmafx/vmafx/operator/internal/manager"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
@@ -32,6 +33,8 @@ func operatorEnv(overrides ...string) map[string]string {
 		config.EnvRetryBackoff:    "200ms",
 		config.EnvNodeStaleAfter:  "3s",
 		config.EnvWorkerImage:     "vmafx-worker:test",
+		// Jobs stay until the test ends, for it to read.
+		config.EnvTTLAfterFinished: "never",
 	}
 	for i := 0; i+1 < len(overrides); i += 2 {
 		env[overrides[i]] = overrides[i+1]
@@ -50,11 +53,17 @@ type runningOperator struct {
 // startOperator starts an operator with env and stops it when the test ends.
 func startOperator(t testing.TB, env map[string]string) *runningOperator {
 	t.Helper()
+	return startOperatorWith(t, testenv.Config(), env)
+}
+
+// startOperatorWith is startOperator talking to the API server through restConfig.
+func startOperatorWith(t testing.TB, restConfig *rest.Config, env map[string]string) *runningOperator {
+	t.Helper()
 	cfg, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := manager.New(testenv.Config(), cfg, manager.Options{SkipNameValidation: true})
+	mgr, err := manager.New(restConfig, cfg, manager.Options{SkipNameValidation: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,14 +81,12 @@ func (op *runningOperator) stop() {
 	})
 }
 
+// newJob returns a job with every field at its default but the two inputs; mutate sets
+// what a test is about.
 func newJob(ns, name string, mutate ...func(*vmafxv1.VmafxJobSpec)) *vmafxv1.VmafxJob {
 	j := &vmafxv1.VmafxJob{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: vmafxv1.VmafxJobSpec{
-			Reference: "file:///data/ref.yuv", Distorted: "file:///data/dist.yuv",
-			Width: ptr.To[int32](176), Height: ptr.To[int32](144), Backend: vmafxv1.BackendCPU,
-			Volume: &vmafxv1.JobVolume{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/vmafx/clips"}},
-		},
+		Spec:       vmafxv1.VmafxJobSpec{Reference: "https://media.example.com/ref.y4m", Distorted: "https://media.example.com/dist.y4m"},
 	}
 	for _, m := range mutate {
 		m(&j.Spec)
@@ -144,7 +151,7 @@ func waitForPod(t *testing.T, ns, name string) *corev1.Pod {
 func workerPods(t *testing.T, ns, job string) []corev1.Pod {
 	t.Helper()
 	var pods corev1.PodList
-	if err := testenv.Client().List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{vmafxv1.LabelJob: job}); err != nil {
+	if err := testenv.Client().List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{vmafxv1.LabelJob: vmafxv1.JobLabelValue(job)}); err != nil {
 		t.Fatal(err)
 	}
 	return pods.Items
@@ -227,15 +234,34 @@ func kubeletSetStatus(t *testing.T, pod *corev1.Pod, mutate func(*corev1.PodStat
 	t.Fatalf("writing status of %s: conflicts", pod.Name)
 }
 
-// kubeletFinalizeDeletion plays the kubelet confirming that a deleted Pod's containers
-// are gone, which is what removes a bound Pod from the API server.
-func kubeletFinalizeDeletion(t *testing.T, ns, name string) {
+// kubeletStopDeleted plays what the kubelet does with a running Pod that was deleted: it
+// stops the worker with SIGTERM (the worker reports that scoring was cancelled and exits
+// 1) and marks the Pod Failed, before it confirms the deletion (kubeletConfirmDeletion).
+// Tests that skip this step cannot see how a deletion looks to the operator.
+func kubeletStopDeleted(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	kubeletFinish(t, pod, 1, errorMessage(vmafxv1.ReasonInternal, "scoring cancelled (context canceled)"))
+}
+
+// kubeletConfirmDeletion plays the kubelet confirming that a deleted Pod's containers
+// are gone (a delete with grace period 0), which removes the Pod from the API server once
+// it has no finalizers left.
+func kubeletConfirmDeletion(t *testing.T, ns, name string) {
 	t.Helper()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	err := testenv.Client().Delete(context.Background(), pod, client.GracePeriodSeconds(0))
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
+}
+
+// waitForPodGone waits until the Pod is removed from the API server.
+func waitForPodGone(t *testing.T, ns, name string) {
+	t.Helper()
+	eventually(t, 20*time.Second, "pod "+name+" gone", func() (bool, error) {
+		err := testenv.Client().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &corev1.Pod{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
 }
 
 // deviceHeartbeat plays the device plugin writing its node's heartbeat.
@@ -299,4 +325,21 @@ func (op *runningOperator) elected() bool {
 	default:
 		return false
 	}
+}
+
+func finished(j *vmafxv1.VmafxJob) bool {
+	return j.Status.Phase == vmafxv1.JobSucceeded || j.Status.Phase == vmafxv1.JobFailed
+}
+
+// podName is the name of attempt n's worker Pod of the job called name.
+func podName(name string, n int32) string {
+	return jobctl.PodName(&vmafxv1.VmafxJob{ObjectMeta: metav1.ObjectMeta{Name: name}}, n)
+}
+
+// bindAndRun plays vmafx-scheduler and the kubelet starting attempt n of a job.
+func bindAndRun(t *testing.T, ns, job string, n int32, node string) *corev1.Pod {
+	t.Helper()
+	pod := waitForPod(t, ns, podName(job, n))
+	kubeletBind(t, pod, node, true)
+	return pod
 }

@@ -29,7 +29,11 @@ func condition(j *vmafxv1.VmafxJob, typ string) string {
 func TestJobHappyPath(t *testing.T) {
 	ns := testenv.CreateNamespace(t)
 	startOperator(t, operatorEnv())
-	create(t, newJob(ns, "happy", func(s *vmafxv1.VmafxJobSpec) { s.ActiveDeadlineSeconds = ptr.To[int64](600) }))
+	create(t, newJob(ns, "happy", func(s *vmafxv1.VmafxJobSpec) {
+		s.ActiveDeadlineSeconds = ptr.To[int64](600)
+		s.Reference, s.Distorted, s.Width, s.Height = "file:///data/ref.yuv", "file:///data/dist.yuv", ptr.To[int32](176), ptr.To[int32](144)
+		s.Volume = &vmafxv1.JobVolume{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "clips"}}
+	}))
 
 	pod := waitForPod(t, ns, "happy-1")
 	t.Run("worker Pod", func(t *testing.T) {
@@ -51,13 +55,18 @@ func TestJobHappyPath(t *testing.T) {
 			"owner":          pod.OwnerReferences[0].Kind + "/" + pod.OwnerReferences[0].Name,
 			"data mount":     c.VolumeMounts[1].MountPath + " ro=" + map[bool]string{true: "true", false: "false"}[c.VolumeMounts[1].ReadOnly],
 			"args":           strings.Join(c.Args, " "),
+			"claim ro":       pod.Spec.Volumes[1].PersistentVolumeClaim.ReadOnly,
+			"finalizers":     pod.Finalizers,
+			"job name":       pod.Annotations[vmafxv1.AnnotationJobName],
+			"hostname":       pod.Spec.Hostname,
 		}
 		want := map[string]any{
 			"scheduler": "vmafx-scheduler", "slot limit": "1", "job label": "happy", "attempt label": "1",
-			"backend": "cpu", "restart": "Never", "deadline": int64(600), "termination": "FallbackToLogsOnError",
+			"backend": "auto", "restart": "Never", "deadline": int64(600), "termination": "FallbackToLogsOnError",
 			"token": false, "non-root": true, "read-only root": true, "caps dropped": []corev1.Capability{"ALL"},
 			"image": "vmafx-worker:test", "owner": "VmafxJob/happy", "data mount": "/data ro=true",
-			"args": "score --reference file:///data/ref.yuv --distorted file:///data/dist.yuv --width 176 --height 144 --pixel-format yuv420p --model vmaf_v0.6.1",
+			"args":     "score --reference file:///data/ref.yuv --distorted file:///data/dist.yuv --width 176 --height 144 --pixel-format yuv420p --model vmaf_v0.6.1",
+			"claim ro": true, "finalizers": []string{vmafxv1.FinalizerResult}, "job name": "happy", "hostname": "happy-1",
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("worker Pod (-want +got):\n%s", diff)
@@ -137,12 +146,12 @@ func TestJobFailsWhenTheBackoffLimitIsReached(t *testing.T) {
 	for _, name := range []string{"broken-1", "broken-2"} {
 		pod := waitForPod(t, ns, name)
 		kubeletBind(t, pod, "node-a", true)
-		kubeletFinish(t, pod, 2, errorMessage(vmafxv1.ReasonBadInput, "distorted: truncated frame 7 (expected 38016 bytes, got 1200)"))
+		kubeletFinish(t, pod, 3, errorMessage(vmafxv1.ReasonFetchFailed, "GET https://media.example.com/dist.y4m: 503 Service Unavailable"))
 	}
 	j := waitForJob(t, ns, "broken", "Failed", func(j *vmafxv1.VmafxJob) bool { return j.Status.Phase == vmafxv1.JobFailed })
 	c := meta.FindStatusCondition(j.Status.Conditions, vmafxv1.JobFailedCondition)
-	if c == nil || c.Reason != vmafxv1.ReasonBadInput || !strings.Contains(c.Message, "truncated frame 7") {
-		t.Errorf("Failed condition %+v; want the worker's reason BadInput and message", c)
+	if c == nil || c.Reason != vmafxv1.ReasonFetchFailed || !strings.Contains(c.Message, "503 Service Unavailable") {
+		t.Errorf("Failed condition %+v; want the worker's reason FetchFailed and message", c)
 	}
 	if j.Status.Score != "" || j.Status.Result != nil || j.Status.FailedAttempts != 2 || j.Status.CompletionTime == nil {
 		t.Errorf("failed job status: %+v", j.Status)
@@ -156,7 +165,7 @@ func TestJobFailsWhenTheBackoffLimitIsReached(t *testing.T) {
 func TestJobNeverRecordsAnUnparsableResult(t *testing.T) {
 	ns := testenv.CreateNamespace(t)
 	startOperator(t, operatorEnv())
-	create(t, newJob(ns, "garbled", func(s *vmafxv1.VmafxJobSpec) { s.BackoffLimit = ptr.To[int32](0) }))
+	create(t, newJob(ns, "garbled"))
 	pod := waitForPod(t, ns, "garbled-1")
 	kubeletBind(t, pod, "node-a", true)
 	kubeletFinish(t, pod, 0, "VMAF score: 97.2\n")
@@ -166,6 +175,9 @@ func TestJobNeverRecordsAnUnparsableResult(t *testing.T) {
 	}
 	if !strings.Contains(j.Status.Message, "not a worker result") {
 		t.Errorf("message %q does not name the problem", j.Status.Message)
+	}
+	if j.Status.Attempts != 1 {
+		t.Errorf("%d attempts; an unparsable result is not retried (the same worker writes the same)", j.Status.Attempts)
 	}
 }
 

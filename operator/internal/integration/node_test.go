@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 
@@ -39,7 +40,7 @@ func waitForNode(t *testing.T, n *vmafxv1.VmafxNode, what string, cond func(*vma
 // return. The operator never writes lastHeartbeat.
 func TestStaleNodeMovesItsJobsOnce(t *testing.T) {
 	ns := testenv.CreateNamespace(t)
-	startOperator(t, operatorEnv()) // stale after 3s
+	startOperator(t, operatorEnv(config.EnvNamespace, ns)) // stale after 3s; VmafxNodes of ns count
 	node := &vmafxv1.VmafxNode{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gpu-1"},
 		Spec:       vmafxv1.VmafxNodeSpec{NodeName: "gpu-1", GPUVendor: vmafxv1.VendorNVIDIA, Capacity: 4},
@@ -68,11 +69,13 @@ func TestStaleNodeMovesItsJobsOnce(t *testing.T) {
 		p := waitForPod(t, ns, "moved-1")
 		return p.DeletionTimestamp != nil, nil
 	})
-	kubeletFinalizeDeletion(t, ns, "moved-1")
+	kubeletStopDeleted(t, pod)
+	kubeletConfirmDeletion(t, ns, "moved-1")
 	waitForPod(t, ns, "moved-2")
+	waitForPodGone(t, ns, "moved-1")
 	j := waitForJob(t, ns, "moved", "attempt 2", func(j *vmafxv1.VmafxJob) bool { return j.Status.Attempts == 2 })
-	if j.Status.FailedAttempts != 0 {
-		t.Errorf("moving off a stale node used the failure budget: failedAttempts %d", j.Status.FailedAttempts)
+	if j.Status.FailedAttempts != 0 || j.Status.LostAttempts != 1 {
+		t.Errorf("moving off a stale node: failedAttempts %d, lostAttempts %d; want 0 and 1", j.Status.FailedAttempts, j.Status.LostAttempts)
 	}
 
 	// Heartbeats return: the node recovers and the new attempt can land anywhere.

@@ -78,6 +78,10 @@ func New(restConfig *rest.Config, cfg *config.Config, opts Options) (ctrl.Manage
 		Controller:                    ctrlconfig.Controller{SkipNameValidation: &opts.SkipNameValidation},
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}: {Label: labels.NewSelector().Add(*workerPods)},
+			// Only the operator's own namespace holds VmafxNodes that count: one elsewhere,
+			// which anyone with rights in some namespace could write, must not make the
+			// operator move another node's workers.
+			&vmafxv1.VmafxNode{}: {Namespaces: map[string]cache.Config{cfg.Namespace: {}}},
 		}},
 	})
 	if err != nil {
@@ -104,7 +108,7 @@ func setupIndexes(mgr ctrl.Manager) error {
 		return fmt.Errorf("indexing Pods by node: %w", err)
 	}
 	if err := idx.IndexField(ctx, &vmafxv1.VmafxNode{}, node.IndexVmafxNodeName, func(o client.Object) []string {
-		return []string{o.(*vmafxv1.VmafxNode).Spec.NodeName}
+		return []string{o.(*vmafxv1.VmafxNode).KubernetesNodeName()}
 	}); err != nil {
 		return fmt.Errorf("indexing VmafxNodes by node name: %w", err)
 	}
@@ -118,13 +122,19 @@ func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock) err
 	recorder := mgr.GetEventRecorder(Name)
 	if err := (&job.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Metrics: jobMetrics,
-		Worker: cfg.Worker, RetryBackoff: cfg.RetryBackoff, MaxRetryBackoff: cfg.MaxRetryBackoff,
-		MaxConcurrentReconciles: cfg.MaxConcurrentReconciles,
+		Worker: cfg.Worker, Volumes: cfg.Volumes, RetryBackoff: cfg.RetryBackoff, MaxRetryBackoff: cfg.MaxRetryBackoff,
+		PendingDeadline: cfg.PendingDeadline, PodStartTimeout: cfg.PodStartTimeout, TerminatingTimeout: cfg.TerminatingTimeout,
+		TTLAfterFinished: cfg.TTLAfterFinished, MaxConcurrentReconciles: cfg.MaxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the VmafxJob reconciler: %w", err)
 	}
+	contact := &node.Connectivity{Reader: mgr.GetAPIReader(), Namespace: cfg.Namespace, Clock: clk, Interval: node.ProbeInterval(cfg.NodeStaleAfter)}
+	if err := mgr.Add(contact); err != nil {
+		return err
+	}
 	if err := (&node.Reconciler{
-		Client: mgr.GetClient(), Recorder: recorder, Clock: clk, StaleAfter: cfg.NodeStaleAfter,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, StaleAfter: cfg.NodeStaleAfter,
+		UnhealthyThreshold: cfg.UnhealthyThreshold, Contact: contact, WorkerImage: cfg.Worker.Image,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the VmafxNode reconciler: %w", err)
 	}

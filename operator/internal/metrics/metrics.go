@@ -58,7 +58,8 @@ type phaseCollector struct {
 }
 
 // NewPhaseCollector returns a collector of jobs by phase read through reader (the
-// manager's cached client).
+// manager's cached client), without deep copies: the objects it sees are the cache's
+// own, and it must never change them.
 func NewPhaseCollector(reader client.Reader) prometheus.Collector {
 	return &phaseCollector{reader: reader, desc: prometheus.NewDesc("vmafx_jobs", "VmafxJobs by phase.", []string{"phase"}, nil)}
 }
@@ -67,7 +68,9 @@ func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	var jobs vmafxv1.VmafxJobList
-	if err := c.reader.List(context.Background(), &jobs); err != nil {
+	// Read the cache's own objects: the collector only counts phases, and a deep copy of
+	// every job on every scrape would cost as much as the cache itself.
+	if err := c.reader.List(context.Background(), &jobs, client.UnsafeDisableDeepCopy); err != nil {
 		ch <- prometheus.NewInvalidMetric(c.desc, err)
 		return
 	}

@@ -30,8 +30,9 @@ const (
 )
 
 // backendFits[b][v] says whether a node of vendor v can run backend b: a backend with a
-// vendor of its own (cuda, hip, sycl, cpu) needs that vendor; vulkan and auto run on any GPU.
-// The mapping itself is the API's (Backend.Vendor).
+// vendor of its own (cuda, hip, sycl, cpu) needs that vendor; vulkan runs on any GPU; auto
+// runs anywhere, CPU last: the vendor part of the score ranks a cpu node below every GPU
+// vendor (see vendorScores). The mapping itself is the API's (Backend.Vendor).
 var backendFits [numBackends][numVendors]bool
 
 // mismatchReasons[b][v] is the Filter reason for a node of vendor v and a Pod wanting backend
@@ -46,6 +47,8 @@ func init() {
 			case pinned:
 				backendFits[b][v] = vendor == want
 				mismatchReasons[b][v] = fmt.Sprintf("node(s) offer %s but the job needs %s", vendor, backend)
+			case backend == vmafxv1.BackendAuto:
+				backendFits[b][v] = true
 			default:
 				backendFits[b][v] = vendor != vmafxv1.VendorCPU
 				mismatchReasons[b][v] = fmt.Sprintf("node(s) offer %s but the job needs a GPU (%s)", vendor, backend)

@@ -149,8 +149,9 @@ func TestFilter(t *testing.T) {
 			wantCode: fwk.Success,
 		},
 		"auto on a cpu node": {
+			// auto means any GPU, else the CPU: a cluster without GPUs runs the default job.
 			backend: "auto", vmafxNodes: []*vmafxv1.VmafxNode{vmafxNode("n1", vmafxv1.VendorCPU, fresh)}, slots: 4,
-			wantCode: fwk.UnschedulableAndUnresolvable, wantReason: "node(s) offer cpu but the job needs a GPU (auto)",
+			wantCode: fwk.Success,
 		},
 		"malformed vendor": {
 			backend: "auto", vmafxNodes: []*vmafxv1.VmafxNode{vmafxNode("n1", "matrox", fresh)}, slots: 4,

@@ -71,7 +71,7 @@ func (tt *testTable) put(vn *vmafxv1.VmafxNode) {
 	if err := tt.indexer.Update(vn); err != nil {
 		panic(err)
 	}
-	tt.refresh(tt.logger, vn.Spec.NodeName)
+	tt.refresh(tt.logger, vn.KubernetesNodeName())
 }
 
 // remove deletes a VmafxNode, as an informer event would.
@@ -79,7 +79,7 @@ func (tt *testTable) remove(vn *vmafxv1.VmafxNode) {
 	if err := tt.indexer.Delete(vn); err != nil {
 		panic(err)
 	}
-	tt.refresh(tt.logger, vn.Spec.NodeName)
+	tt.refresh(tt.logger, vn.KubernetesNodeName())
 }
 
 // node builds a Node with slots allocatable vmafx.dev/slot, and its NodeInfo with pods

@@ -84,7 +84,7 @@ type eventFacts struct {
 func vmafxNodeFactsOf(obj any) (*eventFacts, error) {
 	switch o := obj.(type) {
 	case *vmafxv1.VmafxNode:
-		f := &eventFacts{namespace: o.Namespace, nodeName: o.Spec.NodeName}
+		f := &eventFacts{namespace: o.Namespace, nodeName: o.KubernetesNodeName()}
 		f.present, f.vendor = true, lookupVendor(o.Spec.GPUVendor)
 		if hb := o.Status.LastHeartbeat; hb != nil {
 			f.heartbeat = hb.UnixNano()
@@ -94,6 +94,9 @@ func vmafxNodeFactsOf(obj any) (*eventFacts, error) {
 		f := &eventFacts{namespace: o.GetNamespace()}
 		f.present = true
 		f.nodeName, _, _ = unstructured.NestedString(o.Object, "spec", "nodeName")
+		if f.nodeName == "" {
+			f.nodeName = o.GetName() // spec.nodeName defaults to the VmafxNode's name
+		}
 		vendor, _, _ := unstructured.NestedString(o.Object, "spec", "gpuVendor")
 		f.vendor = lookupVendor(vmafxv1.GPUVendor(vendor))
 		if hb, found, _ := unstructured.NestedString(o.Object, "status", "lastHeartbeat"); found && hb != "" {

@@ -70,7 +70,8 @@ func TestVmafxNodeHint(t *testing.T) {
 		"vendor changed to fit":             {pod: workerPod("hip"), old: nv(0), new: vmafxNode("n1", vmafxv1.VendorAMD, t0), want: fwk.Queue},
 		"vendor changed away":               {pod: workerPod("cuda"), old: nv(0), new: vmafxNode("n1", vmafxv1.VendorAMD, t0), want: fwk.QueueSkip},
 		"any GPU for auto":                  {pod: workerPod("auto"), new: vmafxNode("n1", vmafxv1.VendorIntel, t0), want: fwk.Queue},
-		"cpu node for auto":                 {pod: workerPod("auto"), new: vmafxNode("n1", vmafxv1.VendorCPU, t0), want: fwk.QueueSkip},
+		"cpu node for auto":                 {pod: workerPod("auto"), new: vmafxNode("n1", vmafxv1.VendorCPU, t0), want: fwk.Queue},
+		"cpu node for vulkan":               {pod: workerPod("vulkan"), new: vmafxNode("n1", vmafxv1.VendorCPU, t0), want: fwk.QueueSkip},
 		"outside the system namespace":      {pod: workerPod("cuda"), new: otherNS, want: fwk.QueueSkip},
 		"not a worker pod":                  {pod: workerPod(""), new: nv(0), want: fwk.QueueSkip},
 	}

@@ -24,7 +24,8 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
-// byNodeName indexes VmafxNodes by spec.nodeName, the Kubernetes Node they describe.
+// byNodeName indexes VmafxNodes by the Kubernetes Node they describe: spec.nodeName, or
+// the VmafxNode's own name when that is unset.
 const byNodeName = "spec.nodeName"
 
 // maxClockSkew is how far in the future a heartbeat may lie before the scheduler calls the
@@ -133,7 +134,7 @@ func indexByNodeName(obj any) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("indexing by %s: want *VmafxNode, got %T", byNodeName, obj)
 	}
-	return []string{vn.Spec.NodeName}, nil
+	return []string{vn.KubernetesNodeName()}, nil
 }
 
 // newNodeTable builds the VmafxNode informer from the scheduler's client config and
@@ -183,7 +184,7 @@ func nodeNameOf(obj any) string {
 		obj = tomb.Obj
 	}
 	if vn, ok := obj.(*vmafxv1.VmafxNode); ok {
-		return vn.Spec.NodeName
+		return vn.KubernetesNodeName()
 	}
 	return ""
 }

@@ -47,6 +47,25 @@ func TestNodeTableClockSkew(t *testing.T) {
 	}
 }
 
+// TestNodeTableNodeNameDefault: a VmafxNode without spec.nodeName (as the operator
+// README's node.yaml writes it) describes the Kubernetes Node of its own name.
+func TestNodeTableNodeNameDefault(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	vn := vmafxNode("gpu-node-0", vmafxv1.VendorNVIDIA, t0)
+	vn.Spec.NodeName = ""
+	tt := newTestTable(t, clk, time.Minute, vn)
+	if f := tt.get("gpu-node-0"); !f.present || f.vendor != lookupVendor(vmafxv1.VendorNVIDIA) || f.heartbeat != t0.UnixNano() {
+		t.Errorf("node gpu-node-0: %+v; want the facts of the VmafxNode named after it", f)
+	}
+	if f := tt.get(""); f.present {
+		t.Errorf("the empty node name has facts: %+v", f)
+	}
+	ev, err := vmafxNodeFactsOf(asEvent(t, vn))
+	if err != nil || ev.nodeName != "gpu-node-0" {
+		t.Errorf("event facts %+v (%v); want node gpu-node-0", ev, err)
+	}
+}
+
 func TestNodeTableConflictsAndDeletes(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
 	first := vmafxNode("n1", vmafxv1.VendorNVIDIA, t0)

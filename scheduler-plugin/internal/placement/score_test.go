@@ -119,6 +119,13 @@ func TestScore(t *testing.T) {
 			nodes: []fwk.NodeInfo{nodeInfo("a", 4, 0), nodeInfo("b", 4, 0), nodeInfo("c", 4, 0)},
 			want:  map[string]int64{"a": 100, "b": 66, "c": 33},
 		},
+		"cpu last for auto": {
+			// Equal load and freshness: every GPU vendor before the cpu node.
+			args: defaultArgs(), pod: workerPod("auto"),
+			vmafxNodes: []*vmafxv1.VmafxNode{vmafxNode("intel", vmafxv1.VendorIntel, fresh), vmafxNode("cpu", vmafxv1.VendorCPU, fresh)},
+			nodes:      []fwk.NodeInfo{nodeInfo("intel", 4, 1), nodeInfo("cpu", 4, 1)},
+			want:       map[string]int64{"intel": 58, "cpu": 50},
+		},
 		"vendor preference as configured, unlisted last": {
 			args: args(func(a *config.VmafxPlacementArgs) {
 				a.Weights = config.ScoreWeights{Vendor: 1}

@@ -6,12 +6,14 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
 
 // Restart stops one component by its recorded PID and starts it again with the same
-// configuration, then waits until it is ready (for the kubelet, until the node is Ready
-// again). The end-to-end scenarios restart the kubelet this way.
-func Restart(ctx context.Context, cfg Config, name string, out io.Writer) error {
+// configuration, downFor later, then waits until it is ready (for the kubelet, until the
+// node is Ready again). The end-to-end scenarios restart the kubelet this way, and keep
+// the API server down for a while.
+func Restart(ctx context.Context, cfg Config, name string, downFor time.Duration, out io.Writer) error {
 	r, err := newRun(cfg, out)
 	if err != nil {
 		return err
@@ -41,6 +43,14 @@ func Restart(ctx context.Context, cfg Config, name string, out io.Writer) error 
 		}
 		if err := r.stop(ctx, c); err != nil {
 			return err
+		}
+		if downFor > 0 {
+			r.logf("%s stays down for %s", name, downFor)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(downFor):
+			}
 		}
 		if _, err := r.ensure(ctx, c); err != nil {
 			return err

@@ -108,7 +108,7 @@ func allocatableSlots(ctx context.Context) (int64, error) {
 // workerPod returns the job's current worker Pod.
 func workerPod(ctx context.Context, ns, job string) (*corev1.Pod, error) {
 	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{vmafxv1.LabelJob: job}); err != nil {
+	if err := c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{vmafxv1.LabelJob: vmafxv1.JobLabelValue(job)}); err != nil {
 		return nil, err
 	}
 	if len(pods.Items) == 0 {

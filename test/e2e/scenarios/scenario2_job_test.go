@@ -43,8 +43,8 @@ func testdata() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..", "worker", "vmaf", "testdata")
 }
 
-// newJob returns a VmafxJob that scores pair with model vmaf_v0.6.1 on the CPU, its
-// clips mounted from the work tree.
+// newJob returns a VmafxJob that scores pair, its clips mounted from the work tree, with
+// every other field at its default (model vmaf_v0.6.1, backend auto: the CPU here).
 func newJob(ns, name string, pair clipPair) *vmafxv1.VmafxJob {
 	return &vmafxv1.VmafxJob{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -54,8 +54,6 @@ func newJob(ns, name string, pair clipPair) *vmafxv1.VmafxJob {
 			Width:       ptr.To(pair.width),
 			Height:      ptr.To(pair.height),
 			PixelFormat: pair.format,
-			Model:       "vmaf_v0.6.1",
-			Backend:     vmafxv1.BackendCPU,
 			Volume: &vmafxv1.JobVolume{HostPath: &corev1.HostPathVolumeSource{
 				Path: filepath.Join(testdata(), "clips"),
 				Type: ptr.To(corev1.HostPathDirectory),

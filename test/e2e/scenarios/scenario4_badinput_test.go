@@ -9,22 +9,20 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
 // TestBadInput is scenario 4: a job whose distorted clip is truncated fails with the
-// worker's reason once its retries are spent, each attempt a fresh Pod that ran once
-// (no crash loop); and an invalid job is refused by `kubectl apply`, naming the field.
+// worker's reason after one attempt (a deterministic failure is not retried), its Pod run
+// once (no crash loop); and an invalid job is refused by `kubectl apply`, naming the field.
 func TestBadInput(t *testing.T) {
 	t.Run("truncated clip", func(t *testing.T) {
 		ns := createNamespace(t)
 		dir := truncatedPair(t, p01)
 		job := newJob(ns, "truncated", p01)
 		job.Spec.Volume.HostPath.Path = dir
-		job.Spec.BackoffLimit = ptr.To[int32](1)
 		if err := c.Create(t.Context(), job); err != nil {
 			t.Fatal(err)
 		}
@@ -36,8 +34,8 @@ func TestBadInput(t *testing.T) {
 		if !strings.Contains(strings.ToLower(job.Status.Message), "truncated") {
 			t.Errorf("status.message %q does not give the worker's reason (truncated)", job.Status.Message)
 		}
-		if job.Status.Attempts != 2 || job.Status.FailedAttempts != 2 {
-			t.Errorf("attempts %d, failed %d; want 2 and 2 (backoffLimit 1)", job.Status.Attempts, job.Status.FailedAttempts)
+		if job.Status.Attempts != 1 || job.Status.FailedAttempts != 1 {
+			t.Errorf("attempts %d, failed %d; want 1 and 1 (BadInput is not retried)", job.Status.Attempts, job.Status.FailedAttempts)
 		}
 		var pods corev1.PodList
 		if err := c.List(t.Context(), &pods, client.InNamespace(ns), client.MatchingLabels{vmafxv1.LabelJob: job.Name}); err != nil {

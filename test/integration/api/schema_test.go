@@ -42,7 +42,7 @@ func TestStatusRoundTrip(t *testing.T) {
 		Result: &vmafxv1.JobResult{Mean: "93.123456", HarmonicMean: "93.000001", Min: "90.5", Max: "97.25",
 			Frames: 24, FPS: "31.4", Backend: "cpu", Model: "vmaf_v0.6.1@sha256:abc",
 			Features: map[string]string{"psnr_y": "34.500000"}, DistortedScaledFrom: "1280x720"},
-		Node: "node-a", PodName: "round-trip-1", Attempts: 2, FailedAttempts: 1,
+		Node: "node-a", PodName: "round-trip-1", Attempts: 3, FailedAttempts: 1, LostAttempts: 1,
 		StartTime: &stamp, CompletionTime: &stamp, Message: "scored 24 frames",
 		Conditions: []metav1.Condition{condition(vmafxv1.JobComplete)},
 	}

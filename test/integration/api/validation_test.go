@@ -1,12 +1,15 @@
 package api
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
@@ -96,7 +99,6 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		{"volume with no source", job(func(s *vmafxv1.VmafxJobSpec) { s.Volume = &vmafxv1.JobVolume{} }), "spec.volume"},
 		{"node vendor misspelt", node(func(s *vmafxv1.VmafxNodeSpec) { s.GPUVendor = "nvdia" }), "spec.gpuVendor"},
 		{"node negative capacity", node(func(s *vmafxv1.VmafxNodeSpec) { s.Capacity = -1 }), "spec.capacity"},
-		{"node without nodeName", node(func(s *vmafxv1.VmafxNodeSpec) { s.NodeName = "" }), "spec.nodeName"},
 		{"training interval not a duration", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.Checkpoint.Interval = "5 minutes" }), "spec.checkpoint.interval"},
 		{"training interval below 1s", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.Checkpoint.Interval = "500ms" }), "spec.checkpoint.interval"},
 		{"training minSamples below 1", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.Checkpoint.MinSamples = -3 }), "spec.checkpoint.minSamples"},
@@ -126,6 +128,12 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		}, "spec"},
 		{"node moved to another Kubernetes node", validNode(ns, "moved"), func(o client.Object) {
 			o.(*vmafxv1.VmafxNode).Spec.NodeName = "elsewhere"
+		}, "spec.nodeName"},
+		{"nodeName added after creation", defaultedNode(ns, "added"), func(o client.Object) {
+			o.(*vmafxv1.VmafxNode).Spec.NodeName = "elsewhere"
+		}, "spec.nodeName"},
+		{"nodeName removed after creation", validNode(ns, "removed"), func(o client.Object) {
+			o.(*vmafxv1.VmafxNode).Spec.NodeName = ""
 		}, "spec.nodeName"},
 	}
 	for _, tc := range updates {
@@ -162,6 +170,40 @@ func requireInvalidOn(t *testing.T, err error, field string) {
 		}
 	}
 	t.Errorf("refused on %v; want a cause on %s (message: %s)", fields, field, err)
+}
+
+func defaultedNode(ns, name string) *vmafxv1.VmafxNode {
+	n := validNode(ns, name)
+	n.Spec.NodeName = ""
+	return n
+}
+
+// TestReadmeNodeAccepted applies the original operator README's node.yaml as it is
+// written (no nodeName, a node image), as users coming from that README will.
+func TestReadmeNodeAccepted(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "readme-node.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testenv.Context(t)
+	if err := testenv.Client().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: obj.GetNamespace()}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if err := testenv.Client().Create(ctx, obj); err != nil {
+		t.Fatalf("node.yaml refused: %v", err)
+	}
+	t.Cleanup(func() { _ = testenv.Client().Delete(context.Background(), obj) })
+	got := &vmafxv1.VmafxNode{}
+	if err := testenv.Client().Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.KubernetesNodeName() != "gpu-node-0" || got.Spec.Image != "ghcr.io/vmafx/vmafx-node:latest" {
+		t.Errorf("stored as node %q, image %q", got.KubernetesNodeName(), got.Spec.Image)
+	}
 }
 
 // TestExamplesAccepted applies every documented example, as a user following the docs would.

@@ -2,6 +2,7 @@ package deviceplugin_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -190,6 +191,21 @@ func TestManifestsGrantWhatTheHeartbeatNeeds(t *testing.T) {
 	}
 	if !strings.Contains(liar.log.String(), "may only write the VmafxNode of that node") {
 		t.Error("the refused plugin does not log why")
+	}
+
+	// A VmafxNode written without spec.nodeName (the operator README's node.yaml) is its
+	// node's by name: that node's plugin may keep it.
+	readme := &vmafxv1.VmafxNode{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "node-c"}, Spec: vmafxv1.VmafxNodeSpec{GPUVendor: vmafxv1.VendorNVIDIA, Capacity: 4}}
+	if err := c.Create(ctx, readme); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), readme) })
+	beat := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"status":{"lastHeartbeat":%q}}`, time.Now().UTC().Format(time.RFC3339)))
+	if err := asPlugin(onNode("node-c")).Status().Patch(ctx, readme.DeepCopy(), beat); err != nil {
+		t.Errorf("node-c's plugin writing the heartbeat of VmafxNode node-c (no spec.nodeName): %v", err)
+	}
+	if err := asPlugin(onNode("node-a")).Status().Patch(ctx, readme.DeepCopy(), beat); err == nil {
+		t.Error("node-a's plugin wrote the heartbeat of VmafxNode node-c")
 	}
 
 	// Credentials without a node (not from a Pod's token) write nothing.

@@ -57,6 +57,27 @@ func TestVendorMatching(t *testing.T) {
 	}
 }
 
+// TestAutoRunsOnTheCPUWithoutGPUs: a job that leaves backend at its default (auto) runs
+// on a cluster of CPU nodes only, and prefers a GPU node once there is one.
+func TestAutoRunsOnTheCPUWithoutGPUs(t *testing.T) {
+	cl := newCluster(t)
+	now := time.Now()
+	cpu := cl.node("cpu", 4)
+	cl.vmafxNode(cpu, vmafxv1.VendorCPU, now)
+	startScheduler(t, schedulerConfig(t), "--leader-elect=false")
+
+	cl.workerPod("default", "auto", nil)
+	if got := cl.waitScheduled("default", scheduleTimeout); got != cpu {
+		t.Errorf("auto pod landed on %s, want the cpu node %s", got, cpu)
+	}
+	gpu := cl.node("gpu", 4)
+	cl.vmafxNode(gpu, vmafxv1.VendorIntel, time.Now())
+	cl.workerPod("with-gpu", "auto", nil)
+	if got := cl.waitScheduled("with-gpu", scheduleTimeout); got != gpu {
+		t.Errorf("auto pod landed on %s, want the GPU node %s (cpu last)", got, gpu)
+	}
+}
+
 func TestStaleNodesAvoided(t *testing.T) {
 	cl := newCluster(t)
 	now := time.Now()

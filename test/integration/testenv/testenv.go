@@ -2,7 +2,9 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,7 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,6 +82,10 @@ func run(m *testing.M) int {
 		// kube-apiserver can take tens of seconds to drain on SIGTERM on 2 cores.
 		ControlPlaneStopTimeout: 2 * time.Minute,
 	}
+	// Admission that production clusters (OpenShift, hardened ones) enable and whose
+	// permission checks RBAC alone does not show: setting blockOwnerDeletion on an owner
+	// reference needs the right to update the owner's finalizers.
+	env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
 	var err error
 	cfg, err = env.Start()
 	if err != nil {
@@ -131,4 +139,30 @@ func CreateNamespace(t testing.TB) string {
 		}
 	})
 	return ns.Name
+}
+
+// ApplyFile creates every object of a multi-document YAML file (one that exists already is
+// left as it is), as `kubectl create -f` would.
+func ApplyFile(ctx context.Context, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	for {
+		var obj unstructured.Unstructured
+		if err := dec.Decode(&obj.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		if err := k8sClient.Create(ctx, &obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("%s: creating %s %s: %w", path, obj.GetKind(), obj.GetName(), err)
+		}
+	}
 }

@@ -380,8 +380,8 @@ func TestScoreFailures(t *testing.T) {
 		{"unwritable output", rawArgs(refClip, distClip, "--output", filepath.Join(dir, "missing-dir", "x.json")), nil, 2, vmafxv1.ReasonBadInput, "--output"},
 		{"unknown model", rawArgs(refClip, distClip, "--model", "vmaf_v9"), nil, 4, vmafxv1.ReasonBadModel, "unknown model"},
 		{"corrupt model", rawArgs(refClip, distClip, "--model", corruptModel), nil, 4, vmafxv1.ReasonBadModel, "bad model"},
-		{"missing file", rawArgs(filepath.Join(dir, "nope.yuv"), distClip), nil, 3, vmafxv1.ReasonFetchFailed, "not found"},
-		{"http 404", rawArgs(srv.URL+"/ref.yuv", distClip), nil, 3, vmafxv1.ReasonFetchFailed, "404"},
+		{"missing file", rawArgs(filepath.Join(dir, "nope.yuv"), distClip), nil, 2, vmafxv1.ReasonBadInput, "not found"},
+		{"http 404", rawArgs(srv.URL+"/ref.yuv", distClip), nil, 2, vmafxv1.ReasonBadInput, "404"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

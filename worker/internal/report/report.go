@@ -69,8 +69,9 @@ func Classify(err error) (reason string, code int) {
 		return "", ExitOK
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return vmafxv1.ReasonInternal, ExitInternal
-	case errors.Is(err, fetch.ErrRedirectRefused):
-		// The input's URL leads where the worker may not go: no retry helps.
+	case errors.Is(err, fetch.ErrRedirectRefused), errors.Is(err, fetch.ErrNotFound):
+		// The input's URL leads where the worker may not go, or names a video that is not
+		// there: no retry helps.
 		return vmafxv1.ReasonBadInput, ExitBadInput
 	case errors.As(err, &fe):
 		return vmafxv1.ReasonFetchFailed, ExitFetchFailed

@@ -20,7 +20,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
-	fetchErr := &fetch.Error{URI: "http://h/ref.y4m", Err: fetch.ErrNotFound}
+	fetchErr := &fetch.Error{URI: "http://h/ref.y4m", Err: fetch.ErrTimeout}
 	type want struct {
 		Reason string
 		Code   int
@@ -42,6 +42,7 @@ func TestClassify(t *testing.T) {
 		{"bad flag", fmt.Errorf("%w: --threads -1", ErrBadRequest), want{vmafxv1.ReasonBadInput, 2}},
 		{"fetch", fetchErr, want{vmafxv1.ReasonFetchFailed, 3}},
 		{"fetch while reading frames", fmt.Errorf("reference: %w", fetchErr), want{vmafxv1.ReasonFetchFailed, 3}},
+		{"input not found", &fetch.Error{URI: "file:///data/missing.y4m", Err: fetch.ErrNotFound}, want{vmafxv1.ReasonBadInput, 2}},
 		{"s3", &fetch.Error{URI: "s3://b/k", Err: fetch.ErrUnsupportedScheme}, want{vmafxv1.ReasonFetchFailed, 3}},
 		{"unknown model", fmt.Errorf("%w: \"x\"", vmaf.ErrUnknownModel), want{vmafxv1.ReasonBadModel, 4}},
 		{"corrupt model", fmt.Errorf("%w: unexpected end of JSON input", vmaf.ErrBadModel), want{vmafxv1.ReasonBadModel, 4}},

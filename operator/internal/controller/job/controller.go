@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -24,24 +25,40 @@ import (
 	"github.com/vmafx/vmafx/operator/internal/metrics"
 )
 
-// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// Worker Pods name their job as owner with blockOwnerDeletion, which the API server's
+// OwnerReferencesPermissionEnforcement admission plugin allows only to those who may
+// update the owner's finalizers.
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconciler reconciles VmafxJobs.
 type Reconciler struct {
 	Client client.Client
-	// APIReader reads around the cache, to tell a Pod that is gone from one the cache
-	// has not seen yet.
+	// APIReader reads around the cache: to tell a Pod that is gone from one the cache has
+	// not seen yet, and to check a job on the API server before starting another attempt.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	Metrics   *metrics.Jobs
 
-	Worker          config.WorkerConfig
+	Worker  config.WorkerConfig
+	Volumes config.VolumePolicy
+	// RetryBackoff is the wait before the attempt after the first failure; it doubles for
+	// each further failure up to MaxRetryBackoff.
 	RetryBackoff    time.Duration
 	MaxRetryBackoff time.Duration
+	// PendingDeadline is the default of spec.pendingDeadlineSeconds; 0: none.
+	PendingDeadline time.Duration
+	// PodStartTimeout bounds the time from a Pod's binding to its container's start.
+	PodStartTimeout time.Duration
+	// TerminatingTimeout bounds how long a deleted Pod may stay Terminating after its
+	// grace period before the attempt counts as lost and the Pod is force-deleted.
+	TerminatingTimeout time.Duration
+	// TTLAfterFinished is the default of spec.ttlSecondsAfterFinished; negative: never.
+	TTLAfterFinished time.Duration
 	// MaxConcurrentReconciles is the number of jobs reconciled in parallel.
 	MaxConcurrentReconciles int
 }
@@ -63,6 +80,9 @@ type scope struct {
 	now  time.Time
 	// events to emit once the status that explains them is written.
 	events []event
+	// forceDelete is a Pod to remove without waiting for its kubelet, once the status that
+	// counts its attempt as lost is written and its finalizer released.
+	forceDelete *corev1.Pod
 }
 
 type event struct {
@@ -77,19 +97,34 @@ func (s *scope) emit(warning bool, reason, action, note string, pod *corev1.Pod)
 }
 
 // Reconcile moves one job forward by one step and records what it saw.
+//
+// An attempt's outcome is recorded in the job's status before anything follows from it:
+// the worker Pod's finalizer is released, and the next attempt created, only in view of
+// a status that the API server has stored. So a Pod's result cannot be lost with the Pod,
+// and a status write that fails leaves nothing behind that a later reconcile would count
+// twice.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	job := &vmafxv1.VmafxJob{}
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.releaseOrphans(ctx, req.NamespacedName)
+		}
+		return ctrl.Result{}, err
 	}
 	logger := klog.FromContext(ctx).WithValues("vmafxJob", klog.KObj(job))
 	ctx = klog.NewContext(ctx, logger)
-	if isFinished(job) {
-		return ctrl.Result{}, nil
-	}
 	pods, err := r.listPods(ctx, job)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if job.DeletionTimestamp != nil {
+		// The job is going, and its Pods with it: nothing waits for their results.
+		return ctrl.Result{}, r.release(ctx, pods...)
+	}
+	if isFinished(job) {
+		err := r.release(ctx, pods...)
+		result, ttlErr := r.expire(ctx, job, pods)
+		return result, errors.Join(err, ttlErr)
 	}
 	before := job.DeepCopy()
 	s := &scope{job: job, pods: pods, now: r.Clock.Now()}
@@ -100,25 +135,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if job.Status.Phase == "" {
 		job.Status.Phase = vmafxv1.JobPending
 	}
-	if equality.Semantic.DeepEqual(before.Status, job.Status) {
-		r.flushEvents(s)
-		return result, err
-	}
 	// Events tell what this reconcile did (a Pod created, a Pod found lost), which stays
 	// true even when the status write below fails, and a later reconcile would not see it
 	// again: emit them either way.
 	r.flushEvents(s)
-	// The resourceVersion in the patch makes a write computed from stale data fail with
-	// a conflict; the reconcile then runs again on fresh data.
-	patchErr := r.Client.Status().Patch(ctx, job, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	if apierrors.IsConflict(patchErr) {
-		logger.V(4).Info("Status changed underneath; retrying")
-		return ctrl.Result{Requeue: true}, err
-	}
-	if patchErr == nil {
+	if !equality.Semantic.DeepEqual(before.Status, job.Status) {
+		// The resourceVersion in the patch makes a write computed from stale data fail with
+		// a conflict; the reconcile then runs again on fresh data.
+		patchErr := r.Client.Status().Patch(ctx, job, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(patchErr) {
+			logger.V(4).Info("Status changed underneath; retrying")
+			return ctrl.Result{Requeue: true}, err
+		}
+		if patchErr != nil {
+			return result, errors.Join(err, patchErr)
+		}
 		r.observeMetrics(before, job)
 	}
-	return result, errors.Join(err, patchErr)
+	// From here on the status is stored as computed: release what it accounts for.
+	if relErr := r.releaseRecorded(ctx, s); relErr != nil {
+		return result, errors.Join(err, relErr)
+	}
+	if p := s.forceDelete; p != nil {
+		if delErr := r.Client.Delete(ctx, p, client.GracePeriodSeconds(0), client.Preconditions{UID: &p.UID}); delErr != nil && !apierrors.IsNotFound(delErr) && !apierrors.IsConflict(delErr) {
+			err = errors.Join(err, fmt.Errorf("force-deleting worker Pod %s: %w", p.Name, delErr))
+		}
+	}
+	return result, err
 }
 
 func isFinished(job *vmafxv1.VmafxJob) bool {
@@ -128,7 +171,7 @@ func isFinished(job *vmafxv1.VmafxJob) bool {
 // listPods returns the job's Pods from the cache, ordered by attempt.
 func (r *Reconciler) listPods(ctx context.Context, job *vmafxv1.VmafxJob) ([]*corev1.Pod, error) {
 	var list corev1.PodList
-	if err := r.Client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{vmafxv1.LabelJob: job.Name}); err != nil {
+	if err := r.Client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{vmafxv1.LabelJob: vmafxv1.JobLabelValue(job.Name)}); err != nil {
 		return nil, fmt.Errorf("listing the Pods of job %s: %w", job.Name, err)
 	}
 	pods := make([]*corev1.Pod, 0, len(list.Items))
@@ -159,6 +202,12 @@ func currentAttempt(s *scope) int32 {
 	return n
 }
 
+// recordedUpTo is the last attempt whose outcome the job's status accounts for. Attempts
+// run one after another, and each ends failed or lost (a success ends the job).
+func recordedUpTo(job *vmafxv1.VmafxJob) int32 {
+	return job.Status.FailedAttempts + job.Status.LostAttempts
+}
+
 func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, error) {
 	n := currentAttempt(s)
 	s.job.Status.Attempts = n
@@ -169,44 +218,13 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if pod == nil {
-		s.emit(true, ReasonPodLost, "Retry", fmt.Sprintf("worker Pod %s disappeared; starting a new attempt", PodName(s.job, n)), nil)
-		return r.retryLost(ctx, s, n, "worker Pod "+PodName(s.job, n)+" was deleted")
+	if pod != nil {
+		s.job.Status.PodName = pod.Name
 	}
-	s.job.Status.PodName = pod.Name
-	o := observe(pod)
-	recorded := s.job.Status.FailedAttempts
-	s.job.Status.FailedAttempts = failures(s, pod, o)
-	if o.node != "" {
-		s.job.Status.Node = o.node
+	if recordedUpTo(s.job) >= n {
+		return r.afterAttempt(ctx, s, n, pod)
 	}
-	if o.started != nil && s.job.Status.StartTime == nil {
-		s.job.Status.StartTime = timePtr(*o.started)
-	}
-	switch o.state {
-	case podPending:
-		setPending(s.job, o)
-		return ctrl.Result{}, nil
-	case podRunning:
-		setRunning(s.job, o)
-		return ctrl.Result{}, nil
-	case podSucceeded:
-		setSucceeded(s.job, o, s.now)
-		s.emit(false, ReasonSucceeded, "Score", s.job.Status.Message, pod)
-		if o.result.OutputError != "" {
-			s.emit(true, ReasonOutputFailed, "WriteOutput", "the score is kept, but the per-frame output was not written: "+oneLine(o.result.OutputError), pod)
-		}
-		return ctrl.Result{}, nil
-	case podTerminating:
-		setWaitingForDeletion(s.job, o)
-		// The Pod's deletion completes through the kubelet; its removal triggers the
-		// next reconcile. The requeue is a safety net for a kubelet that never answers.
-		return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
-	case podLost:
-		s.emit(true, ReasonPodLost, "Retry", o.message+"; starting a new attempt", pod)
-		return r.retryLost(ctx, s, n, o.message)
-	}
-	return r.handleFailure(ctx, s, n, pod, o, s.job.Status.FailedAttempts > recorded)
+	return r.followAttempt(ctx, s, n, pod)
 }
 
 // attemptPod returns attempt n's Pod, or nil when it no longer exists. A Pod missing
@@ -230,61 +248,239 @@ func (r *Reconciler) attemptPod(ctx context.Context, s *scope, n int32) (*corev1
 	if !metav1IsControlledBy(pod, s.job) {
 		return nil, fmt.Errorf("pod %s exists but is not owned by job %s; delete it or rename the job", name, s.job.Name)
 	}
+	s.pods = append(s.pods, pod)
 	return pod, nil
 }
 
-// failures counts the failed attempts among the job's Pods and the current one; lost
-// Pods do not count. Status is not trusted alone: the write that recorded a failure may
-// have been lost while the Pod that failed is still there.
-func failures(s *scope, current *corev1.Pod, o observation) int32 {
-	var n int32
-	listed := false
-	for _, p := range s.pods {
-		listed = listed || p.Name == current.Name
-		if observe(p).state == podFailed {
-			n++
+// followAttempt follows attempt n, whose outcome is not recorded yet, through its Pod.
+func (r *Reconciler) followAttempt(ctx context.Context, s *scope, n int32, pod *corev1.Pod) (ctrl.Result, error) {
+	if pod == nil {
+		// Only a Pod without the result finalizer (from an older operator, or one whose
+		// finalizer was removed by hand) can vanish before its outcome is recorded.
+		why := fmt.Sprintf("worker Pod %s was deleted", PodName(s.job, n))
+		s.emit(true, ReasonPodLost, "Retry", why+"; starting a new attempt", nil)
+		return r.recordLost(s, n, why)
+	}
+	o := observe(pod)
+	if o.node != "" {
+		s.job.Status.Node = o.node
+	}
+	if o.started != nil && s.job.Status.StartTime == nil {
+		s.job.Status.StartTime = timePtr(*o.started)
+	}
+	switch o.state {
+	case podPending:
+		return r.pendingAttempt(ctx, s, n, pod, o)
+	case podRunning:
+		setRunning(s.job, o)
+		return ctrl.Result{}, nil
+	case podSucceeded:
+		setSucceeded(s.job, o, s.now)
+		s.emit(false, ReasonSucceeded, "Score", s.job.Status.Message, pod)
+		if o.result.OutputError != "" {
+			s.emit(true, ReasonOutputFailed, "WriteOutput", "the score is kept, but the per-frame output was not written: "+oneLine(o.result.OutputError), pod)
 		}
+		return ctrl.Result{}, nil
+	case podTerminating:
+		return r.terminatingAttempt(s, n, pod, o)
+	case podLost:
+		s.emit(true, ReasonPodLost, "Retry", o.message+"; starting a new attempt", pod)
+		return r.recordLost(s, n, o.message)
 	}
-	if !listed && o.state == podFailed {
-		n++ // the current Pod came from the API reader, not the cache
-	}
-	return max(n, s.job.Status.FailedAttempts)
+	return r.recordFailure(s, n, pod, o)
 }
 
-// handleFailure fails the job once the failures exceed spec.backoffLimit, and otherwise
-// starts the next attempt after the backoff. firstSeen is true on the reconcile that first
-// records this failure, which is the one that tells people about it.
-func (r *Reconciler) handleFailure(ctx context.Context, s *scope, n int32, pod *corev1.Pod, o observation, firstSeen bool) (ctrl.Result, error) {
-	failed := s.job.Status.FailedAttempts
+// pendingAttempt waits for a Pod that has not started, within the pending deadline (not
+// placed yet) or the start timeout (placed, its container not started).
+func (r *Reconciler) pendingAttempt(ctx context.Context, s *scope, n int32, pod *corev1.Pod, o observation) (ctrl.Result, error) {
+	if o.bound {
+		left := o.since.Add(r.PodStartTimeout).Sub(s.now)
+		if left > 0 {
+			setPending(s.job, o)
+			return ctrl.Result{RequeueAfter: left + recheckMargin}, nil
+		}
+		reason := o.reason
+		if reason == ReasonScheduled {
+			reason = ReasonStartTimeout
+		}
+		o.state, o.reason, o.ended = podFailed, reason,
+			s.now
+		o.message = oneLine(fmt.Sprintf("worker Pod %s did not start within %s of being bound to node %s: %s", pod.Name, r.PodStartTimeout, o.node, o.message))
+		if err := r.deletePod(ctx, pod); err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.recordFailure(s, n, pod, o)
+	}
+	var requeue time.Duration
+	if d := r.pendingDeadline(s.job); d > 0 {
+		left := o.since.Add(d).Sub(s.now)
+		if left <= 0 {
+			if err := r.deletePod(ctx, pod); err != nil {
+				return ctrl.Result{}, err
+			}
+			msg := oneLine(fmt.Sprintf("worker Pod %s was not placed on a node within the pending deadline (%s): %s", pod.Name, d, o.message))
+			setFailed(s.job, ReasonPendingDeadline, msg, s.now)
+			s.emit(true, ReasonPendingDeadline, "Fail", msg, pod)
+			return ctrl.Result{}, nil
+		}
+		requeue = left + recheckMargin
+	}
+	if o.reason == ReasonWaitingForScheduler && s.now.Sub(o.since) >= schedulerSilence {
+		// No word from the scheduler at all: it is not running, or not as vmafx-scheduler.
+		o.message = fmt.Sprintf("worker Pod %s has waited %s for %s, which has not looked at it: check that the vmafx-scheduler Deployment in %s runs",
+			pod.Name, s.now.Sub(o.since).Round(time.Second), vmafxv1.SchedulerName, vmafxv1.SystemNamespace)
+	} else if o.reason == ReasonWaitingForScheduler && (requeue == 0 || requeue > schedulerSilence) {
+		requeue = o.since.Add(schedulerSilence).Sub(s.now) + recheckMargin
+	}
+	setPending(s.job, o)
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// schedulerSilence is how long a Pod may wait without any word from vmafx-scheduler
+// before the job says so: the scheduler answers within seconds, placed or not.
+const schedulerSilence = time.Minute
+
+// recheckMargin lands a deadline's requeue just after it, so the reconcile that runs then
+// sees it passed rather than a few microseconds short of it.
+const recheckMargin = 50 * time.Millisecond
+
+func (r *Reconciler) pendingDeadline(job *vmafxv1.VmafxJob) time.Duration {
+	if d := job.Spec.PendingDeadlineSeconds; d != nil {
+		return time.Duration(*d) * time.Second
+	}
+	return r.PendingDeadline
+}
+
+// terminatingAttempt waits for a deleted Pod to go. A kubelet that is alive confirms
+// within the grace period; past TerminatingTimeout after it the node is taken for gone:
+// the attempt counts as lost and the Pod is force-deleted, as the Pod garbage collector
+// does for Pods of deleted nodes.
+func (r *Reconciler) terminatingAttempt(s *scope, n int32, pod *corev1.Pod, o observation) (ctrl.Result, error) {
+	if left := o.since.Add(r.TerminatingTimeout).Sub(s.now); left > 0 {
+		setWaitingForDeletion(s.job, o)
+		return ctrl.Result{RequeueAfter: left + recheckMargin}, nil
+	}
+	why := fmt.Sprintf("worker Pod %s stayed Terminating %s past its grace period: its node %s does not answer", pod.Name, r.TerminatingTimeout, pod.Spec.NodeName)
+	s.emit(true, ReasonPodLost, "Retry", why+"; force-deleting it and starting a new attempt", pod)
+	s.forceDelete = pod
+	return r.recordLost(s, n, why)
+}
+
+// recordLost records attempt n as lost. Lost attempts do not use the backoff budget,
+// but a job that keeps losing its Pods fails after maxLostAttempts.
+func (r *Reconciler) recordLost(s *scope, n int32, why string) (ctrl.Result, error) {
+	st := &s.job.Status
+	st.LostAttempts = max(n-st.FailedAttempts, 0)
+	if st.LostAttempts > maxLostAttempts {
+		setFailed(s.job, ReasonTooManyLost, fmt.Sprintf("%d worker Pods were lost (the last: %s); giving up", st.LostAttempts, why), s.now)
+		return ctrl.Result{}, nil
+	}
+	setLost(s.job, n, why)
+	return ctrl.Result{Requeue: true}, nil
+}
+
+// recordFailure records attempt n as failed, and fails the job when the failure is
+// deterministic (the same input would fail the same way) or the backoff limit is spent.
+func (r *Reconciler) recordFailure(s *scope, n int32, pod *corev1.Pod, o observation) (ctrl.Result, error) {
+	st := &s.job.Status
+	st.FailedAttempts++
+	st.LostAttempts = max(n-st.FailedAttempts, 0)
 	limit := backoffLimit(s.job)
-	if failed > limit {
+	switch {
+	case permanentReasons[o.reason]:
+		setFailed(s.job, o.reason, fmt.Sprintf("attempt %d failed (%s): %s; not retried, as the same input fails the same way", n, o.reason, o.message), s.now)
+		s.emit(true, ReasonNotRetried, "Fail", s.job.Status.Message, pod)
+		return ctrl.Result{}, nil
+	case st.FailedAttempts > limit:
 		setFailed(s.job, o.reason, fmt.Sprintf("attempt %d failed (%s): %s; backoffLimit %d reached", n, o.reason, o.message, limit), s.now)
 		s.emit(true, ReasonBackoffLimit, "Fail", s.job.Status.Message, pod)
 		return ctrl.Result{}, nil
 	}
-	wait := r.backoff(failed)
-	ended := o.ended
-	if ended.IsZero() {
-		ended = s.now
-	}
-	retryAt := ended.Add(wait)
+	retryAt := r.retryAt(st.FailedAttempts, o, s.now)
 	setRetrying(s.job, o, n, retryAt)
-	if firstSeen {
-		s.emit(true, ReasonAttemptFailed, "Retry", fmt.Sprintf("attempt %d failed (%s): %s; retrying in %s", n, o.reason, o.message, retryAt.Sub(s.now).Round(time.Second)), pod)
-	}
-	if remaining := retryAt.Sub(s.now); remaining > 0 {
-		return ctrl.Result{RequeueAfter: remaining}, nil
-	}
-	return r.startAttempt(ctx, s, n+1, "retry")
+	s.emit(true, ReasonAttemptFailed, "Retry", fmt.Sprintf("attempt %d failed (%s): %s; retrying in %s", n, o.reason, o.message, max(retryAt.Sub(s.now), 0).Round(time.Second)), pod)
+	return ctrl.Result{RequeueAfter: max(retryAt.Sub(s.now), 0) + recheckMargin}, nil
 }
 
-func (r *Reconciler) retryLost(ctx context.Context, s *scope, n int32, why string) (ctrl.Result, error) {
-	lost := n - s.job.Status.FailedAttempts
-	if lost > maxLostAttempts {
-		setFailed(s.job, ReasonTooManyLost, fmt.Sprintf("%d worker Pods were lost (the last: %s); giving up", lost, why), s.now)
-		return ctrl.Result{}, nil
+// permanentReasons are the failures that no retry can change: the videos or the request
+// are unusable, the model is unknown, the result cannot be read.
+var permanentReasons = map[string]bool{
+	vmafxv1.ReasonBadInput: true,
+	vmafxv1.ReasonBadModel: true,
+	ReasonUnparsableResult: true,
+}
+
+func (r *Reconciler) retryAt(failed int32, o observation, now time.Time) time.Time {
+	ended := o.ended
+	if ended.IsZero() {
+		ended = now
 	}
-	return r.startAttempt(ctx, s, n+1, "lost")
+	return ended.Add(r.backoff(failed))
+}
+
+// afterAttempt starts the attempt after n, whose outcome is recorded, once its Pod is
+// gone or finished and, after a failure, the backoff has passed.
+func (r *Reconciler) afterAttempt(ctx context.Context, s *scope, n int32, pod *corev1.Pod) (ctrl.Result, error) {
+	failed := meta.FindStatusCondition(s.job.Status.Conditions, vmafxv1.JobRunningCondition)
+	afterFailure := failed != nil && failed.Reason == ReasonAttemptFailed
+	if pod != nil {
+		o := observe(pod)
+		switch o.state {
+		case podPending, podRunning:
+			// The operator ended the attempt (its Pod did not start in time): the Pod goes
+			// before the next one comes, so that a job never has two live Pods.
+			if err := r.deletePod(ctx, pod); err != nil {
+				return ctrl.Result{}, err
+			}
+			o.message = fmt.Sprintf("worker Pod %s is being deleted", pod.Name)
+			setWaitingForDeletion(s.job, o)
+			return ctrl.Result{RequeueAfter: r.TerminatingTimeout}, nil
+		case podTerminating:
+			if left := o.since.Add(r.TerminatingTimeout).Sub(s.now); left > 0 {
+				setWaitingForDeletion(s.job, o)
+				return ctrl.Result{RequeueAfter: left + recheckMargin}, nil
+			}
+			s.forceDelete = pod
+			return ctrl.Result{Requeue: true}, nil
+		}
+		if afterFailure {
+			if left := r.retryAt(s.job.Status.FailedAttempts, o, s.now).Sub(s.now); left > 0 {
+				return ctrl.Result{RequeueAfter: left + recheckMargin}, nil
+			}
+		}
+	}
+	// The cache may lag the API server: a job that succeeded, or moved on to another
+	// attempt, could look here as if it still waited for one. Ask the API server.
+	fresh := &vmafxv1.VmafxJob{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.job), fresh); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if fresh.ResourceVersion != s.job.ResourceVersion {
+		klog.FromContext(ctx).V(4).Info("The cached job is behind the API server; waiting for it", "cached", s.job.ResourceVersion, "current", fresh.ResourceVersion)
+		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
+	}
+	kind := "lost"
+	if afterFailure {
+		kind = "retry"
+	}
+	return r.startAttempt(ctx, s, n+1, kind)
+}
+
+// cacheLagRetry is how soon a reconcile that found the cache behind runs again; the
+// watch event that brings the cache up to date usually triggers one sooner.
+const cacheLagRetry = 200 * time.Millisecond
+
+// deletePod deletes a worker Pod that should not run on; its finalizer keeps it until
+// the attempt's outcome is recorded.
+func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
+	if pod.DeletionTimestamp != nil {
+		return nil
+	}
+	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting worker Pod %s: %w", pod.Name, err)
+	}
+	return nil
 }
 
 // backoff is the wait before the attempt after the failed-th failure: RetryBackoff,
@@ -306,21 +502,65 @@ func backoffLimit(job *vmafxv1.VmafxJob) int32 {
 
 // startAttempt creates attempt n's Pod. AlreadyExists means an earlier reconcile made it.
 func (r *Reconciler) startAttempt(ctx context.Context, s *scope, n int32, kind string) (ctrl.Result, error) {
+	if err := checkVolume(s.job.Spec.Volume, r.Volumes); err != nil {
+		msg := oneLine(err.Error())
+		setFailed(s.job, ReasonVolumeNotAllowed, msg, s.now)
+		s.emit(true, ReasonVolumeNotAllowed, "Fail", msg, nil)
+		return ctrl.Result{}, nil
+	}
 	pod := buildPod(s.job, n, r.Worker)
 	err := r.Client.Create(ctx, pod)
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		klog.FromContext(ctx).V(2).Info("Worker Pod already exists", "pod", klog.KObj(pod))
 	case err != nil:
-		return ctrl.Result{}, fmt.Errorf("creating worker Pod %s: %w", pod.Name, err)
+		return r.refused(s, pod, err)
 	default:
 		r.Metrics.Attempts.WithLabelValues(kind).Inc()
 		s.emit(false, ReasonPodCreated, "Create", fmt.Sprintf("created worker Pod %s (attempt %d)", pod.Name, n), pod)
 	}
+	clearRefused(s.job, pod.Name)
 	s.job.Status.Attempts = n
 	s.job.Status.PodName = pod.Name
 	setPending(s.job, observation{reason: ReasonWaitingForScheduler, message: fmt.Sprintf("worker Pod %s is waiting for %s", pod.Name, vmafxv1.SchedulerName)})
 	return ctrl.Result{}, nil
+}
+
+// refused records that the API server refused to create an attempt's Pod: in the
+// PodRefused condition and a Warning event, both with the API server's reason and words.
+// A refusal that stands (the Pod is invalid, or forbidden by policy) fails the job; one
+// that can pass (a used-up quota) is retried with a growing wait, within the pending
+// deadline.
+func (r *Reconciler) refused(s *scope, pod *corev1.Pod, err error) (ctrl.Result, error) {
+	kind, reason := classifyRefusal(err, s.now.Sub(s.job.CreationTimestamp.Time))
+	switch kind {
+	case refusalNamespaceGone:
+		return ctrl.Result{}, nil // the job goes with its namespace
+	case refusalError:
+		// Not a refusal but a failed request (timeout, server error): retried with the
+		// controller's backoff, and shown until it passes.
+		setCondition(s.job, vmafxv1.JobPodRefused, true, reason, oneLine(fmt.Sprintf("creating worker Pod %s: %v", pod.Name, err)))
+		return ctrl.Result{}, fmt.Errorf("creating worker Pod %s: %w", pod.Name, err)
+	}
+	msg := oneLine(fmt.Sprintf("the API server refused worker Pod %s: %s", pod.Name, apiMessage(err)))
+	setCondition(s.job, vmafxv1.JobPodRefused, true, reason, msg)
+	s.emit(true, ReasonFailedCreate, "Create", msg, nil)
+	if kind == refusalPermanent {
+		setFailed(s.job, ReasonPodRefused, msg+"; it would be refused again: fix the cause and create the job anew", s.now)
+		return ctrl.Result{}, nil
+	}
+	since := s.now
+	if c := meta.FindStatusCondition(s.job.Status.Conditions, vmafxv1.JobPodRefused); c != nil && !c.LastTransitionTime.IsZero() {
+		since = c.LastTransitionTime.Time
+	}
+	if d := r.pendingDeadline(s.job); d > 0 && s.now.Sub(since) >= d {
+		setFailed(s.job, ReasonPendingDeadline, msg+fmt.Sprintf("; still refused after the pending deadline (%s)", d), s.now)
+		s.emit(true, ReasonPendingDeadline, "Fail", s.job.Status.Message, nil)
+		return ctrl.Result{}, nil
+	}
+	wait := min(max(s.now.Sub(since), r.RetryBackoff), r.MaxRetryBackoff)
+	setPending(s.job, observation{reason: reason, message: msg + fmt.Sprintf("; retrying in %s", wait.Round(time.Second))})
+	return ctrl.Result{RequeueAfter: wait}, nil
 }
 
 func (r *Reconciler) flushEvents(s *scope) {

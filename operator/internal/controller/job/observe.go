@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,10 @@ type observation struct {
 	started *time.Time
 	ended   time.Time
 	result  *vmafxv1.WorkerResult
+	// bound says a pending Pod is on a node; since is when a pending Pod was created (not
+	// bound) or bound, and when a terminating Pod's grace period ends.
+	bound bool
+	since time.Time
 }
 
 // maxMessage bounds messages copied from Pods into status and events.
@@ -52,9 +57,17 @@ func observe(pod *corev1.Pod) observation {
 	if term != nil {
 		o.ended = term.FinishedAt.Time
 	}
+	if pod.DeletionTimestamp != nil && pod.Spec.NodeName == "" && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+		// Never placed, so nothing runs and no kubelet will report: gone already.
+		o.state, o.reason = podLost, ReasonPodLost
+		o.message = fmt.Sprintf("worker Pod %s was deleted before it was placed on a node", pod.Name)
+		o.ended = pod.DeletionTimestamp.Time
+		return o
+	}
 	if pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
 		o.state, o.reason = podTerminating, ReasonPodTerminating
 		o.message = fmt.Sprintf("worker Pod %s is being deleted", pod.Name)
+		o.since = pod.DeletionTimestamp.Time
 		return o
 	}
 	switch pod.Status.Phase {
@@ -74,24 +87,98 @@ func observe(pod *corev1.Pod) observation {
 		}
 	case corev1.PodFailed:
 		o.state = podFailed
-		if pod.Status.Reason == "Evicted" || pod.Status.Reason == "Preempting" || isDisrupted(pod) {
-			o.state = podLost
-			o.reason = ReasonPodLost
-			o.message = oneLine(fmt.Sprintf("worker Pod %s was evicted: %s", pod.Name, pod.Status.Message))
-			return o
+		if why, lost := lostPod(pod, term); lost {
+			o.state, o.reason, o.message = podLost, ReasonPodLost, why
+			break
 		}
 		o.reason, o.message = failureReason(pod, term)
 	case corev1.PodRunning:
 		o.state, o.reason = podRunning, ReasonStarted
 		o.message = fmt.Sprintf("worker Pod %s is scoring on node %s", pod.Name, pod.Spec.NodeName)
 	default:
-		o.state = podPending
-		o.reason, o.message = scheduling(pod)
+		pending(pod, &o)
 	}
-	if o.ended.IsZero() && (o.state == podFailed || o.state == podSucceeded) {
+	if o.ended.IsZero() && (o.state == podFailed || o.state == podSucceeded || o.state == podLost) {
 		o.ended = lastTransition(pod)
 	}
 	return o
+}
+
+// lostReasons are the Pod-level reasons with which the kubelet fails a Pod through no
+// fault of the job: it evicted or preempted it, refused it at admission (a device the
+// device plugin could not hand out, a node that changed under it), or shut down.
+var lostReasons = map[string]bool{
+	"Evicted":                  true,
+	"Preempting":               true,
+	"UnexpectedAdmissionError": true,
+	"NodeAffinity":             true,
+	"NodeLost":                 true,
+	"Terminated":               true, // graceful node shutdown
+	"Shutdown":                 true,
+	"NodeShutdown":             true,
+}
+
+// lostPod says whether a Failed Pod was lost rather than failed, and how. A Pod is lost
+// when the kubelet refused or evicted it, when something disrupted it (preemption, the
+// Eviction API, a taint, the Pod garbage collector), or when it was deleted while the
+// worker ran: the kubelet then stops the container and marks the Pod Failed before it
+// goes away (the worker reports "scoring cancelled"). A worker that had already failed
+// before the deletion was asked for failed on its own.
+func lostPod(pod *corev1.Pod, term *corev1.ContainerStateTerminated) (string, bool) {
+	if r := pod.Status.Reason; lostReasons[r] || strings.HasPrefix(r, "OutOf") {
+		return oneLine(fmt.Sprintf("the kubelet on node %s refused or evicted worker Pod %s (%s): %s", pod.Spec.NodeName, pod.Name, r, pod.Status.Message)), true
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			return oneLine(fmt.Sprintf("worker Pod %s was disrupted (%s): %s", pod.Name, c.Reason, c.Message)), true
+		}
+	}
+	if pod.DeletionTimestamp != nil && (term == nil || !term.FinishedAt.Time.Before(deletionRequested(pod))) {
+		return fmt.Sprintf("worker Pod %s was deleted while it ran", pod.Name), true
+	}
+	return "", false
+}
+
+// deletionRequested is when the deletion of pod was asked for: its deletionTimestamp is
+// that moment plus the grace period.
+func deletionRequested(pod *corev1.Pod) time.Time {
+	t := pod.DeletionTimestamp.Time
+	if g := pod.DeletionGracePeriodSeconds; g != nil {
+		t = t.Add(-time.Duration(*g) * time.Second)
+	}
+	return t
+}
+
+// pending explains a Pod that has not started: waiting for the scheduler (in its own
+// words), or bound and waiting for the kubelet to start the container (with the kubelet's
+// reason, such as ImagePullBackOff or CreateContainerConfigError, once it gives one).
+func pending(pod *corev1.Pod, o *observation) {
+	o.state = podPending
+	o.since = pod.CreationTimestamp.Time
+	if pod.Spec.NodeName == "" {
+		o.reason, o.message = scheduling(pod)
+		return
+	}
+	o.bound = true
+	o.reason, o.message = ReasonScheduled, fmt.Sprintf("worker Pod %s is bound to node %s", pod.Name, pod.Spec.NodeName)
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			o.since = c.LastTransitionTime.Time
+		}
+	}
+	for _, cs := range slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses) {
+		w := cs.State.Waiting
+		if w == nil || w.Reason == "" || w.Reason == "ContainerCreating" || w.Reason == "PodInitializing" {
+			continue
+		}
+		msg := w.Message
+		if msg == "" {
+			msg = w.Reason
+		}
+		o.reason = w.Reason
+		o.message = oneLine(fmt.Sprintf("worker Pod %s on node %s cannot start: %s", pod.Name, pod.Spec.NodeName, msg))
+		return
+	}
 }
 
 // failureReason explains a Failed Pod: the kubelet's Pod-level reason when it ended the
@@ -140,15 +227,6 @@ func scheduling(pod *corev1.Pod) (string, string) {
 		return ReasonScheduled, fmt.Sprintf("worker Pod %s is bound to node %s", pod.Name, pod.Spec.NodeName)
 	}
 	return ReasonWaitingForScheduler, fmt.Sprintf("worker Pod %s is waiting for %s", pod.Name, vmafxv1.SchedulerName)
-}
-
-func isDisrupted(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 func workerTermination(pod *corev1.Pod) *corev1.ContainerStateTerminated {

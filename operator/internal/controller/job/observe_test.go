@@ -27,6 +27,21 @@ func result(r vmafxv1.WorkerResult) string {
 	return string(b)
 }
 
+// deleted marks pod deleted with the 10 s grace period of worker Pods, its deletion asked
+// for at the worker's exit plus offset (negative: while the worker ran).
+func deleted(pod *corev1.Pod, offset time.Duration) *corev1.Pod {
+	exit := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range pod.Status.ContainerStatuses {
+		if t := pod.Status.ContainerStatuses[i].State.Terminated; t != nil {
+			t.FinishedAt = metav1.NewTime(exit)
+		}
+	}
+	grace := int64(10)
+	at := metav1.NewTime(exit.Add(offset + 10*time.Second))
+	pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &at, &grace
+	return pod
+}
+
 func TestObserve(t *testing.T) {
 	good := result(vmafxv1.WorkerResult{Score: 90, Min: 80, Max: 95, Frames: 3, Backend: "cpu", Model: "vmaf_v0.6.1"})
 	now := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -54,7 +69,28 @@ func TestObserve(t *testing.T) {
 			return p
 		}(), podFailed, "DeadlineExceeded"},
 		{"evicted", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}}, podLost, ReasonPodLost},
-		{"being deleted", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}, podTerminating, ReasonPodTerminating},
+		{"refused at admission by the kubelet", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "UnexpectedAdmissionError",
+			Message: "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices vmafx.dev/slot"}}, podLost, ReasonPodLost},
+		{"out of slots at admission", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfvmafx.dev/slot"}}, podLost, ReasonPodLost},
+		{"node shutdown", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Terminated"}}, podLost, ReasonPodLost},
+		{"preempted", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget,
+			Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler"}}}}, podLost, ReasonPodLost},
+		// The kubelet's handling of a deleted Pod: it stops the worker (which reports its
+		// cancellation) and marks the Pod Failed before the Pod goes away.
+		{"deleted while it ran, then failed by the kubelet", deleted(terminated(corev1.PodFailed, 1,
+			result(vmafxv1.WorkerResult{Error: &vmafxv1.WorkerError{Reason: "Internal", Message: "scoring cancelled (context canceled)"}})), -2*time.Second), podLost, ReasonPodLost},
+		{"deleted, failed without a container state", deleted(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed}}, 0), podLost, ReasonPodLost},
+		{"failed on its own before it was deleted", deleted(terminated(corev1.PodFailed, 2,
+			result(vmafxv1.WorkerResult{Error: &vmafxv1.WorkerError{Reason: "BadInput", Message: "truncated"}})), time.Minute), podFailed, "BadInput"},
+		{"deleted after it succeeded", deleted(terminated(corev1.PodSucceeded, 0, good), 0), podSucceeded, ""},
+		{"bound, image pull backing off", &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{
+			ContainerStatuses: []corev1.ContainerStatus{{Name: containerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+				Reason: "ImagePullBackOff", Message: `Back-off pulling image "vmafx-worker:nope"`}}}}}}, podPending, "ImagePullBackOff"},
+		{"bound, container being created", &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{
+			ContainerStatuses: []corev1.ContainerStatus{{Name: containerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+				Reason: "ContainerCreating"}}}}}}, podPending, ReasonScheduled},
+		{"deleted before it was placed", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}}, podLost, ReasonPodLost},
+		{"being deleted", &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n1"}, ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}, podTerminating, ReasonPodTerminating},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

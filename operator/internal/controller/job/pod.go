@@ -1,7 +1,6 @@
 package job
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -29,11 +28,6 @@ const (
 	workerMemoryLimitEnv = "VMAFX_MEMORY_LIMIT"
 )
 
-// PodName is the name of the worker Pod for attempt n of job.
-func PodName(job *vmafxv1.VmafxJob, n int32) string {
-	return fmt.Sprintf("%s-%d", job.Name, n)
-}
-
 // buildPod returns the worker Pod for attempt n of job.
 func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod {
 	spec := job.Spec
@@ -52,12 +46,14 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 	resources.Limits[vmafxv1.ResourceSlot] = resource.MustParse("1")
 	resources.Requests[vmafxv1.ResourceSlot] = resource.MustParse("1")
 
+	name := PodName(job, n)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      PodName(job, n),
-			Namespace: job.Namespace,
+			Name:       name,
+			Namespace:  job.Namespace,
+			Finalizers: []string{vmafxv1.FinalizerResult},
 			Labels: map[string]string{
-				vmafxv1.LabelJob:               job.Name,
+				vmafxv1.LabelJob:               vmafxv1.JobLabelValue(job.Name),
 				vmafxv1.LabelAttempt:           strconv.Itoa(int(n)),
 				"app.kubernetes.io/name":       "vmafx-worker",
 				"app.kubernetes.io/managed-by": "vmafx-operator",
@@ -65,11 +61,13 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 			Annotations: map[string]string{
 				vmafxv1.AnnotationBackend:  string(backend),
 				vmafxv1.AnnotationPriority: strconv.Itoa(int(spec.Priority)),
+				vmafxv1.AnnotationJobName:  job.Name,
 			},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, vmafxv1.GroupVersion.WithKind("VmafxJob"))},
 		},
 		Spec: corev1.PodSpec{
 			SchedulerName:                 vmafxv1.SchedulerName,
+			Hostname:                      hostname(name),
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			ActiveDeadlineSeconds:         spec.ActiveDeadlineSeconds,
 			AutomountServiceAccountToken:  ptr.To(false),
@@ -113,7 +111,7 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: path, ReadOnly: readOnly})
 	}
 	if spec.Volume != nil {
-		addVolume(dataVolumeName, spec.Volume.VolumeSource(), vmafxv1.DataMountPath, true)
+		addVolume(dataVolumeName, readOnlySource(spec.Volume), vmafxv1.DataMountPath, true)
 	}
 	if spec.OutputVolume != nil {
 		pvc := spec.OutputVolume.PersistentVolumeClaim

@@ -18,6 +18,24 @@ const (
 	ReasonPodTerminating      = "PodTerminating"
 	ReasonOutputWritten       = "OutputWritten"
 	ReasonOutputFailed        = "OutputFailed"
+	// ReasonNotRetried: a deterministic failure (bad input, bad model, unreadable result).
+	ReasonNotRetried = "NotRetried"
+	// ReasonFailedCreate: the API server refused a worker Pod (event reason, as the
+	// ReplicaSet and Job controllers use it).
+	ReasonFailedCreate = "FailedCreate"
+	// ReasonPodRefused: a refusal that stands failed the job.
+	ReasonPodRefused = "PodRefused"
+	// ReasonExceededQuota: a ResourceQuota of the namespace is used up.
+	ReasonExceededQuota = "ExceededQuota"
+	// ReasonServiceAccountNotFound: the worker service account does not exist.
+	ReasonServiceAccountNotFound = "ServiceAccountNotFound"
+	// ReasonPendingDeadline: spec.pendingDeadlineSeconds passed.
+	ReasonPendingDeadline = "PendingDeadlineExceeded"
+	// ReasonStartTimeout: a bound Pod's container did not start in time.
+	ReasonStartTimeout = "PodStartTimeout"
+	// ReasonVolumeNotAllowed: spec.volume names a host path or NFS server the operator's
+	// configuration does not allow.
+	ReasonVolumeNotAllowed = "VolumeNotAllowed"
 )
 
 // maxLostAttempts bounds the attempts a job may lose (Pods deleted, evicted, or moved

@@ -23,13 +23,37 @@ func setCondition(job *vmafxv1.VmafxJob, typ string, status bool, reason, messag
 	})
 }
 
-// setPending: the attempt's Pod waits to be placed or to start. The Scheduled condition
-// carries the scheduler's reason, so an unschedulable job explains itself.
+// setPending: the attempt's Pod waits to be created, placed or started. The Scheduled
+// condition carries the scheduler's reason, so an unschedulable job explains itself; once
+// the Pod is bound, the Running condition carries the kubelet's reason for not starting
+// it yet (ImagePullBackOff, CreateContainerConfigError, ...).
 func setPending(job *vmafxv1.VmafxJob, o observation) {
 	job.Status.Phase = vmafxv1.JobPending
 	job.Status.Message = o.message
-	setCondition(job, vmafxv1.JobScheduled, o.reason == ReasonScheduled, o.reason, o.message)
+	if o.bound {
+		setCondition(job, vmafxv1.JobScheduled, true, ReasonScheduled, fmt.Sprintf("worker Pod %s is bound to node %s", job.Status.PodName, o.node))
+		if o.reason != ReasonScheduled {
+			setCondition(job, vmafxv1.JobRunningCondition, false, o.reason, o.message)
+			return
+		}
+	} else {
+		setCondition(job, vmafxv1.JobScheduled, false, o.reason, o.message)
+	}
 	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonNotStarted, "the worker has not started")
+}
+
+// setLost: attempt n's Pod was lost; the next attempt starts at once.
+func setLost(job *vmafxv1.VmafxJob, n int32, why string) {
+	job.Status.Phase = vmafxv1.JobPending
+	job.Status.Message = fmt.Sprintf("attempt %d lost: %s; starting a new attempt", n, why)
+	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonPodLost, job.Status.Message)
+}
+
+// clearRefused turns PodRefused off once a Pod was created, if it was ever on.
+func clearRefused(job *vmafxv1.VmafxJob, pod string) {
+	if meta.FindStatusCondition(job.Status.Conditions, vmafxv1.JobPodRefused) != nil {
+		setCondition(job, vmafxv1.JobPodRefused, false, ReasonPodCreated, fmt.Sprintf("worker Pod %s was created", pod))
+	}
 }
 
 func setRunning(job *vmafxv1.VmafxJob, o observation) {

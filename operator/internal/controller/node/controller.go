@@ -32,7 +32,8 @@ import (
 const (
 	// IndexPodNode indexes worker Pods by spec.nodeName.
 	IndexPodNode = "spec.nodeName"
-	// IndexVmafxNodeName indexes VmafxNodes by spec.nodeName.
+	// IndexVmafxNodeName indexes VmafxNodes by the Kubernetes Node they describe
+	// (VmafxNode.KubernetesNodeName).
 	IndexVmafxNodeName = "spec.nodeName"
 )
 
@@ -40,12 +41,32 @@ const (
 // that runs then sees the node as stale rather than a few microseconds short of it.
 const recheckMargin = 50 * time.Millisecond
 
-// Reconciler reconciles VmafxNodes.
+// minStaleForHold is how many nodes must look stale at once, besides their share, before
+// the operator suspects itself rather than the nodes: as the node lifecycle controller's
+// partial disruption, "more than two".
+const minStaleForHold = 3
+
+// Reconciler reconciles the VmafxNodes of the operator's namespace (the manager's cache
+// holds no others).
 type Reconciler struct {
-	Client     client.Client
-	Recorder   events.EventRecorder
-	Clock      clock.PassiveClock
+	Client client.Client
+	// APIReader reads around the cache: a node's heartbeat is read from the API server
+	// once more before any of its workers is deleted.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
+	// StaleAfter is how long a node may go without a new heartbeat.
 	StaleAfter time.Duration
+	// UnhealthyThreshold is the share of stale nodes at which jobs stay where they are.
+	UnhealthyThreshold float64
+	// Contact says since when the operator can see the API server.
+	Contact interface {
+		Since() (time.Time, bool)
+	}
+	// WorkerImage is the image worker Pods run, compared with spec.image.
+	WorkerImage string
+
+	seen sightings
 }
 
 // SetupWithManager registers the reconciler. It must see status-only updates (every
@@ -80,31 +101,36 @@ func (r *Reconciler) nodesOfPod(ctx context.Context, obj client.Object) []reconc
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	node := &vmafxv1.VmafxNode{}
 	if err := r.Client.Get(ctx, req.NamespacedName, node); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.seen.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	logger := klog.FromContext(ctx).WithValues("vmafxNode", klog.KObj(node))
 	ctx = klog.NewContext(ctx, logger)
+	now := r.Clock.Now()
+	connectedSince, connected := r.Contact.Since()
+	if !connected {
+		// Nothing the cache says about heartbeats can be trusted now, nor acted on.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 
 	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.MatchingFields{IndexPodNode: node.Spec.NodeName}, client.HasLabels{vmafxv1.LabelJob}); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing worker Pods on node %s: %w", node.Spec.NodeName, err)
+	if err := r.Client.List(ctx, &pods, client.MatchingFields{IndexPodNode: node.KubernetesNodeName()}, client.HasLabels{vmafxv1.LabelJob}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing worker Pods on node %s: %w", node.KubernetesNodeName(), err)
 	}
 	before := node.DeepCopy()
-	v := assess(node, r.Clock.Now(), r.StaleAfter)
-	node.Status.Healthy = v.healthy
+	v := assess(node.KubernetesNodeName(), r.seen.observe(node, now), connectedSince, now, r.StaleAfter)
 	node.Status.Jobs = countRunning(pods.Items)
-	status := metav1.ConditionFalse
-	if v.healthy {
-		status = metav1.ConditionTrue
-	}
-	meta.SetStatusCondition(&node.Status.Conditions, metav1.Condition{
-		Type: vmafxv1.NodeReady, Status: status, Reason: v.reason, Message: v.message, ObservedGeneration: node.Generation,
-	})
+	r.setWorkerImage(node)
 
 	var moveErr error
-	if !v.healthy {
-		moveErr = r.moveJobs(ctx, node, pods.Items, v)
-	} else if before.Status.LastHeartbeat != nil && !before.Status.Healthy && hasReadyCondition(before) {
+	var requeue time.Duration
+	if !v.healthy && v.quietFor >= r.StaleAfter && hasLivePods(pods.Items) {
+		requeue, moveErr = r.moveJobs(ctx, node, pods.Items, &v, connectedSince, now)
+	}
+	setReady(node, v)
+	if v.healthy && before.Status.LastHeartbeat != nil && !before.Status.Healthy && hasReadyCondition(before) {
 		r.Recorder.Eventf(node, nil, corev1.EventTypeNormal, ReasonNodeRecovered, "Recover", "heartbeat fresh again: %s", v.message)
 	}
 	if moveErr == nil {
@@ -119,10 +145,44 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := errors.Join(moveErr, patchErr); err != nil {
 		return ctrl.Result{}, err
 	}
-	if v.healthy {
+	switch {
+	case requeue > 0:
+		return ctrl.Result{RequeueAfter: requeue}, nil
+	case v.healthy:
 		return ctrl.Result{RequeueAfter: v.staleIn + recheckMargin}, nil
+	case v.quietFor < r.StaleAfter:
+		// Unhealthy (no heartbeat yet, or stale when the operator started) but not quiet
+		// for long enough yet to move jobs: look again when it is.
+		return ctrl.Result{RequeueAfter: r.StaleAfter - v.quietFor + recheckMargin}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+func setReady(node *vmafxv1.VmafxNode, v verdict) {
+	node.Status.Healthy = v.healthy
+	status := metav1.ConditionFalse
+	if v.healthy {
+		status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&node.Status.Conditions, metav1.Condition{
+		Type: vmafxv1.NodeReady, Status: status, Reason: v.reason, Message: v.message, ObservedGeneration: node.Generation,
+	})
+}
+
+// setWorkerImage reports whether spec.image names the image worker Pods run.
+func (r *Reconciler) setWorkerImage(node *vmafxv1.VmafxNode) {
+	img := node.Spec.Image
+	if img == "" || r.WorkerImage == "" {
+		meta.RemoveStatusCondition(&node.Status.Conditions, vmafxv1.NodeWorkerImage)
+		return
+	}
+	c := metav1.Condition{Type: vmafxv1.NodeWorkerImage, Status: metav1.ConditionTrue, Reason: ReasonImageMatches,
+		Message: fmt.Sprintf("worker Pods run %s, as spec.image says", r.WorkerImage), ObservedGeneration: node.Generation}
+	if img != r.WorkerImage {
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonImageDiffers
+		c.Message = fmt.Sprintf("worker Pods run %s (the operator's VMAFX_OPERATOR_WORKER_IMAGE), not %s (spec.image)", r.WorkerImage, img)
+	}
+	meta.SetStatusCondition(&node.Status.Conditions, c)
 }
 
 func hasReadyCondition(node *vmafxv1.VmafxNode) bool {
@@ -139,15 +199,51 @@ func countRunning(pods []corev1.Pod) int32 {
 	return n
 }
 
-// moveJobs deletes the live worker Pods bound to an unhealthy node; each job's
-// reconciler then starts a new attempt, which vmafx-scheduler keeps off this node. A Pod
-// already being deleted is left alone, so each Pod is moved once.
-func (r *Reconciler) moveJobs(ctx context.Context, node *vmafxv1.VmafxNode, pods []corev1.Pod, v verdict) error {
+func isLive(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
+}
+
+func hasLivePods(pods []corev1.Pod) bool {
+	for i := range pods {
+		if isLive(&pods[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// moveJobs deletes the live worker Pods bound to a stale node; each job's reconciler then
+// counts the attempt as lost and starts a new one, which vmafx-scheduler keeps off this
+// node. A Pod already being deleted is left alone, so each Pod is moved once. Before any
+// Pod goes, two checks guard against a view of the cluster that is wrong rather than a
+// node that is gone: the node's heartbeat is read again from the API server (the cache may
+// be behind), and nothing moves while most nodes look stale at once. It returns when to
+// look again if it held back.
+func (r *Reconciler) moveJobs(ctx context.Context, node *vmafxv1.VmafxNode, pods []corev1.Pod, v *verdict, connectedSince, now time.Time) (time.Duration, error) {
+	current := &vmafxv1.VmafxNode{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(node), current); err != nil {
+		return 0, client.IgnoreNotFound(err)
+	}
+	if !heartbeatOf(current).Equal(heartbeatOf(node)) {
+		// A newer heartbeat than the cache has: the node is alive. The watch brings it.
+		klog.FromContext(ctx).V(2).Info("A newer heartbeat is on the API server; not moving jobs", "heartbeat", heartbeatOf(current))
+		*v = assess(node.KubernetesNodeName(), r.seen.observe(current, now), connectedSince, now, r.StaleAfter)
+		return time.Second, nil
+	}
+	if stale, total, err := r.countStale(ctx, node.Namespace, connectedSince, now); err != nil {
+		return 0, err
+	} else if stale >= minStaleForHold && float64(stale) >= r.UnhealthyThreshold*float64(total) {
+		v.message += fmt.Sprintf("; its jobs are not moved: %d of %d VmafxNodes look stale at once (threshold %.2f), which points at the control plane or the network rather than the nodes",
+			stale, total, r.UnhealthyThreshold)
+		r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, ReasonMassStaleness, "Hold", "%s", v.message)
+		return r.StaleAfter / 2, nil
+	}
+
 	var errs []error
 	moved := 0
 	for i := range pods {
 		pod := &pods[i]
-		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		if !isLive(pod) {
 			continue
 		}
 		err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
@@ -155,19 +251,47 @@ func (r *Reconciler) moveJobs(ctx context.Context, node *vmafxv1.VmafxNode, pods
 			continue
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("deleting worker Pod %s on stale node %s: %w", pod.Name, node.Spec.NodeName, err))
+			errs = append(errs, fmt.Errorf("deleting worker Pod %s on stale node %s: %w", pod.Name, node.KubernetesNodeName(), err))
 			continue
 		}
 		moved++
 		klog.FromContext(ctx).Info("Moving job off unhealthy node", "pod", klog.KObj(pod), "reason", v.reason)
-		job := &vmafxv1.VmafxJob{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: pod.Labels[vmafxv1.LabelJob]}, job); err == nil {
-			r.Recorder.Eventf(job, pod, corev1.EventTypeWarning, ReasonNodeStale, "Move",
-				"node %s is unhealthy (%s); worker Pod %s deleted, a new attempt will be placed elsewhere", node.Spec.NodeName, v.message, pod.Name)
+		if owner := metav1.GetControllerOf(pod); owner != nil && owner.Kind == "VmafxJob" {
+			job := &vmafxv1.VmafxJob{}
+			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: owner.Name}, job); err == nil {
+				r.Recorder.Eventf(job, pod, corev1.EventTypeWarning, ReasonNodeStale, "Move",
+					"node %s is unhealthy (%s); worker Pod %s deleted, a new attempt will be placed elsewhere", node.KubernetesNodeName(), v.message, pod.Name)
+			}
 		}
 	}
 	if moved > 0 {
 		r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, ReasonNodeStale, "Move", "%s; moved %d job(s) off the node", v.message, moved)
 	}
-	return errors.Join(errs...)
+	return 0, errors.Join(errs...)
+}
+
+// countStale counts the VmafxNodes of namespace that look stale now or are about to:
+// quiet for half the staleness window. Nodes beat out of step with each other, so when
+// the operator stops seeing heartbeats (a watch that stalls) they go stale one after
+// another over a heartbeat period; counting the ones on their way there too sees the
+// whole outage at the first node, before any job moves.
+func (r *Reconciler) countStale(ctx context.Context, namespace string, connectedSince, now time.Time) (stale, total int, err error) {
+	var nodes vmafxv1.VmafxNodeList
+	if err := r.Client.List(ctx, &nodes, client.InNamespace(namespace)); err != nil {
+		return 0, 0, fmt.Errorf("listing VmafxNodes: %w", err)
+	}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		if v := assess(n.KubernetesNodeName(), r.seen.observe(n, now), connectedSince, now, r.StaleAfter); !v.healthy || v.quietFor >= r.StaleAfter/2 {
+			stale++
+		}
+	}
+	return stale, len(nodes.Items), nil
+}
+
+func heartbeatOf(node *vmafxv1.VmafxNode) time.Time {
+	if hb := node.Status.LastHeartbeat; hb != nil {
+		return hb.Time
+	}
+	return time.Time{}
 }

@@ -12,32 +12,74 @@ import (
 
 func TestAssess(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	at := func(ago time.Duration) *vmafxv1.VmafxNode {
-		n := &vmafxv1.VmafxNode{Spec: vmafxv1.VmafxNodeSpec{NodeName: "n1"}}
-		ts := metav1.NewTime(now.Add(-ago))
-		n.Status.LastHeartbeat = &ts
-		return n
+	long := now.Add(-time.Hour) // connected for an hour
+	seen := func(stamp, seenAgo time.Duration) sighting {
+		return sighting{value: now.Add(-stamp), seenAt: now.Add(-seenAgo)}
 	}
 	cases := []struct {
-		name string
-		node *vmafxv1.VmafxNode
-		want verdict
+		name      string
+		seen      sighting
+		connected time.Time
+		want      verdict
 	}{
-		{"no heartbeat", &vmafxv1.VmafxNode{Spec: vmafxv1.VmafxNodeSpec{NodeName: "n1"}},
-			verdict{reason: ReasonNoHeartbeat, message: "the device plugin on node n1 has not reported a heartbeat"}},
-		{"fresh", at(10 * time.Second), verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "last heartbeat 10s ago", staleIn: 50 * time.Second}},
-		{"just under the threshold", at(59*time.Second + 999*time.Millisecond),
-			verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "last heartbeat 1m0s ago", staleIn: time.Millisecond}},
-		{"exactly at the threshold", at(60 * time.Second), verdict{reason: ReasonHeartbeatStale, message: "last heartbeat 1m0s ago, stale after 1m0s"}},
-		{"stale", at(94 * time.Second), verdict{reason: ReasonHeartbeatStale, message: "last heartbeat 1m34s ago, stale after 1m0s"}},
-		{"from the future", at(-30 * time.Second), verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "last heartbeat 0s ago", staleIn: 60 * time.Second}},
+		{"no heartbeat", sighting{seenAt: now.Add(-10 * time.Second)}, long,
+			verdict{reason: ReasonNoHeartbeat, message: "the device plugin on node n1 has not reported a heartbeat", quietFor: 10 * time.Second}},
+		{"fresh", seen(10*time.Second, 10*time.Second), long,
+			verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "last heartbeat seen 10s ago", staleIn: 50 * time.Second, quietFor: 10 * time.Second}},
+		{"just under the threshold", seen(time.Minute, 59*time.Second+999*time.Millisecond), long,
+			verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "last heartbeat seen 1m0s ago", staleIn: time.Millisecond, quietFor: 59*time.Second + 999*time.Millisecond}},
+		{"exactly at the threshold", seen(time.Minute, time.Minute), long,
+			verdict{reason: ReasonHeartbeatStale, message: "no new heartbeat for 1m0s (the last stamped 2026-11-22T11:59:00Z), stale after 1m0s", quietFor: time.Minute}},
+		// The age counts from when the operator saw the heartbeat change, not from its stamp:
+		// a stamp written by a clock that runs slow is fresh when it arrives...
+		{"old stamp, just seen", seen(94*time.Second, 2*time.Second), long,
+			verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "last heartbeat seen 2s ago", staleIn: 58 * time.Second, quietFor: 2 * time.Second}},
+		// ...and one from a clock that runs fast goes stale when no other follows it.
+		{"from the future, unchanged for the window", sighting{value: now.Add(time.Hour), seenAt: now.Add(-61 * time.Second)}, long,
+			verdict{reason: ReasonHeartbeatStale, quietFor: 61 * time.Second,
+				message: "no new heartbeat for 1m1s (the last stamped 2026-11-22T13:00:00Z), stale after 1m0s; the heartbeat is stamped 1h0m0s ahead of the operator's clock: check the node's clock"}},
+		// Silence while the operator had no contact with the API server does not count.
+		{"quiet, but contact only since 20s", seen(5*time.Minute, 5*time.Minute), now.Add(-20 * time.Second),
+			verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "last heartbeat seen 20s ago", staleIn: 40 * time.Second, quietFor: 20 * time.Second}},
+		{"already stale when the operator started", sighting{value: now.Add(-time.Hour), seenAt: now.Add(-5 * time.Second), staleAtStart: true}, now.Add(-5 * time.Second),
+			verdict{reason: ReasonHeartbeatStale, message: "no new heartbeat since the one stamped 2026-11-22T11:00:00Z, stale after 1m0s", quietFor: 5 * time.Second}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := assess(tc.node, now, 60*time.Second)
+			got := assess("n1", tc.seen, tc.connected, now, 60*time.Second)
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(verdict{})); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestSightingsMeasureFromTheChange(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	node := &vmafxv1.VmafxNode{ObjectMeta: metav1.ObjectMeta{Namespace: "vmafx-system", Name: "n1"}}
+	beat := func(at time.Time) { ts := metav1.NewTime(at); node.Status.LastHeartbeat = &ts }
+	var s sightings
+
+	beat(t0.Add(-time.Hour)) // an old stamp, as relisted after an outage
+	if got := s.observe(node, t0); !got.seenAt.Equal(t0) || got.staleAtStart {
+		t.Fatalf("first sighting %+v; want seen at %v", got, t0)
+	}
+	if got := s.observe(node, t0.Add(30*time.Second)); !got.seenAt.Equal(t0) {
+		t.Errorf("the same heartbeat again moved its sighting to %v", got.seenAt)
+	}
+	beat(t0.Add(-time.Hour + 10*time.Second))
+	if got := s.observe(node, t0.Add(40*time.Second)); !got.seenAt.Equal(t0.Add(40 * time.Second)) {
+		t.Errorf("a new heartbeat was seen at %v; want %v", got.seenAt, t0.Add(40*time.Second))
+	}
+
+	// A node that the status already called stale for this very heartbeat stays stale
+	// when a restarted operator first looks.
+	other := node.DeepCopy()
+	other.Name = "n2"
+	other.Status.Healthy = false
+	other.Status.Conditions = []metav1.Condition{{Type: vmafxv1.NodeReady, Status: metav1.ConditionFalse, Reason: ReasonHeartbeatStale,
+		LastTransitionTime: metav1.NewTime(t0.Add(-time.Hour + time.Minute))}}
+	if got := s.observe(other, t0); !got.staleAtStart {
+		t.Errorf("first sighting of a node judged stale: %+v; want staleAtStart", got)
 	}
 }

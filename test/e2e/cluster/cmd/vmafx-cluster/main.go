@@ -29,6 +29,7 @@ const usage = `usage: vmafx-cluster <up|down|status|images|image BINARY NAME|wai
   wait-deployed  wait until the vmafx-system Deployments and DaemonSets rolled out
   collect        gather every log and the cluster's state into .cluster/artifacts/<time>
   restart C      stop component C (e.g. kubelet) by its PID and start it again
+                 (-down-for: after that long)
   demo           apply the demo VmafxJob (a clip pair of the repository), wait, show it
 
 flags:
@@ -59,8 +60,9 @@ func main() {
 	}
 	fs := flagSet()
 	cfg := cluster.Config{}
-	var timeout time.Duration
+	var timeout, downFor time.Duration
 	bindFlags(fs, &cfg, &timeout)
+	fs.DurationVar(&downFor, "down-for", 0, "restart: how long the component stays stopped")
 	if err := fs.Parse(args); err != nil {
 		os.Exit(2)
 	}
@@ -86,7 +88,7 @@ func main() {
 	case "demo":
 		err = cluster.Demo(ctx, cfg, os.Stdout)
 	case "restart":
-		err = cluster.Restart(ctx, cfg, component, os.Stdout)
+		err = cluster.Restart(ctx, cfg, component, downFor, os.Stdout)
 	default:
 		fmt.Fprintf(os.Stderr, "unknown command %q\n%s", verb, usage)
 		os.Exit(2)
