@@ -23,6 +23,9 @@ const (
 	scratchPath     = "/tmp"
 	workerUID       = 65532 // the "nonroot" user of distroless-style images
 	terminationPath = "/dev/termination-log"
+	// scratchSizeLimit bounds the scratch emptyDir: the worker's default spool limit
+	// (20 GiB) and room for the rest.
+	scratchSizeLimit = "21Gi"
 	// workerMemoryLimitEnv is the worker's memlimit.EnvLimit (the operator does not import
 	// the worker: components stay apart).
 	workerMemoryLimitEnv = "VMAFX_MEMORY_LIMIT"
@@ -102,7 +105,12 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 				VolumeMounts: []corev1.VolumeMount{{Name: scratchVolume, MountPath: scratchPath}},
 			}},
 			// Downloaded inputs land in the scratch volume, as the root filesystem is read-only.
-			Volumes: []corev1.Volume{{Name: scratchVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			// Encoded inputs that must be seeked (an MP4 with its index at the end) are spooled
+			// there, up to the worker's --spool-limit of 20 GiB; the size limit keeps a
+			// runaway writer from filling the node (the kubelet evicts the Pod instead).
+			Volumes: []corev1.Volume{{Name: scratchVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+				SizeLimit: ptr.To(resource.MustParse(scratchSizeLimit)),
+			}}}},
 		},
 	}
 	addVolume := func(name string, src corev1.VolumeSource, path string, readOnly bool) {
