@@ -155,7 +155,9 @@ func TestPodThatNeverStartsIsBounded(t *testing.T) {
 		p := waitForPod(t, ns, "unpulled-1")
 		return p.DeletionTimestamp != nil, nil
 	})
-	j = getJob(t, ns, "unpulled")
+	// The operator deletes the Pod, then records the failure in the same reconcile's
+	// status write: wait for that write rather than racing it.
+	j = waitForJob(t, ns, "unpulled", "the failed attempt recorded", func(j *vmafxv1.VmafxJob) bool { return j.Status.FailedAttempts > 0 })
 	if j.Status.FailedAttempts != 1 {
 		t.Errorf("failedAttempts %d; want 1 (%s)", j.Status.FailedAttempts, j.Status.Message)
 	}
