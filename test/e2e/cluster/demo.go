@@ -15,7 +15,8 @@ import (
 
 // demoJob is the VmafxJob `make demo` applies: the worker's first test clip pair (24
 // frames of 176x144, libx264 CRF 18; libvmaf scores it 98.653389), mounted from this work
-// tree through a hostPath volume (the node is this machine).
+// tree through a hostPath volume (the node is this machine, and the local overlay allows
+// every host path), with backend at its default (auto: the node's CPU slots).
 const demoJob = `apiVersion: vmafx.dev/v1
 kind: VmafxJob
 metadata:
@@ -28,7 +29,6 @@ spec:
   height: 144
   pixelFormat: yuv420p
   model: vmaf_v0.6.1
-  backend: cpu
   volume:
     hostPath:
       path: {{.Clips}}

@@ -115,7 +115,7 @@ func TestHelm(t *testing.T) {
 			"deployment/"+operatorName, "deployment/"+schedulerName, "daemonset/"+devicePluginName)
 		kubectl(t, "wait", "--namespace", vmafxv1.SystemNamespace, "--for=delete", "pod",
 			"--selector=app.kubernetes.io/part-of=vmafx", "--timeout=2m")
-		for _, k := range []string{"operator", "scheduler", "device-plugin", "rbac"} {
+		for _, k := range []string{"operator", "scheduler", "device-plugin", "rbac", "worker-network-policy"} {
 			kubectl(t, "delete", "--kustomize", filepath.Join(repoRoot(), "manifests", k), "--ignore-not-found")
 		}
 		waitNoComponentPods(t)
@@ -388,6 +388,7 @@ func leftovers(ctx context.Context) ([]string, error) {
 		{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding"},
 		{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"},
 		{Group: "batch", Version: "v1", Kind: "Job"},
+		{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"},
 	}
 	var left []string
 	for _, gvk := range kinds {
