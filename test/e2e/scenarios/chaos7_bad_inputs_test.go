@@ -66,7 +66,8 @@ func TestChaos7BadInputs(t *testing.T) {
 
 	t.Run("host path outside the allowlist", func(t *testing.T) {
 		// The local cluster allows every host path; narrow it to the clips for this case.
-		setOperatorEnv(t, "VMAFX_OPERATOR_ALLOWED_HOST_PATHS", filepath.Join(testdata(), "clips"))
+		restore := setOperatorEnv(t, "VMAFX_OPERATOR_ALLOWED_HOST_PATHS", filepath.Join(testdata(), "clips"))
+		defer restore()
 		outside := newJob(ns, "outside", p01)
 		outside.Spec.Volume.HostPath.Path = "/etc"
 		if err := c.Create(t.Context(), outside); err != nil {
