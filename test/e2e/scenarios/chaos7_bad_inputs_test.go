@@ -107,18 +107,11 @@ func requireFailedOnce(t *testing.T, job *vmafxv1.VmafxJob, want ...string) {
 	}
 }
 
-// corruptY4M makes a folder with a reference Y4M and a distorted one whose header is
-// garbage, readable by the worker, removed at the end.
+// corruptY4M makes a folder (see hostDir) with a reference Y4M and a distorted one whose
+// header is garbage.
 func corruptY4M(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "vmafx-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := hostDir(t)
 	raw, err := os.ReadFile(filepath.Join(testdata(), "clips", p01.name+"_ref.yuv"))
 	if err != nil {
 		t.Fatal(err)

@@ -56,14 +56,7 @@ const headFrames = 2
 
 func newGatedClip(t *testing.T, pair clipPair) *gatedClip {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "vmafx-e2e-gated-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := hostDir(t)
 	src := filepath.Join(testdata(), "clips")
 	data, err := os.ReadFile(filepath.Join(src, pair.name+"_ref.yuv"))
 	if err != nil {
