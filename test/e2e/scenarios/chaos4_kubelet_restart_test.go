@@ -17,9 +17,11 @@ import (
 func TestChaos4KubeletRestart(t *testing.T) {
 	requireChaos(t)
 	ns := createNamespace(t)
-	clip := newGatedClip(t, p01)
+	var clips []*gatedClip
 	var jobs []*vmafxv1.VmafxJob
 	for i := range 3 {
+		clip := newGatedClip(t, p01)
+		clips = append(clips, clip)
 		job := clip.job(ns, fmt.Sprintf("through-restart-%d", i))
 		if err := c.Create(t.Context(), job); err != nil {
 			t.Fatal(err)
@@ -47,7 +49,9 @@ func TestChaos4KubeletRestart(t *testing.T) {
 		}
 		return nil
 	})
-	clip.release()
+	for _, clip := range clips {
+		clip.release()
+	}
 	for _, j := range jobs {
 		done := waitJobDone(t, client.ObjectKeyFromObject(j), 5*time.Minute)
 		requireScore(t, done, p01)

@@ -66,7 +66,8 @@ func TestChaos7BadInputs(t *testing.T) {
 
 	t.Run("host path outside the allowlist", func(t *testing.T) {
 		// The local cluster allows every host path; narrow it to the clips for this case.
-		setOperatorEnv(t, "VMAFX_OPERATOR_ALLOWED_HOST_PATHS", filepath.Join(testdata(), "clips"))
+		restore := setOperatorEnv(t, "VMAFX_OPERATOR_ALLOWED_HOST_PATHS", filepath.Join(testdata(), "clips"))
+		defer restore()
 		outside := newJob(ns, "outside", p01)
 		outside.Spec.Volume.HostPath.Path = "/etc"
 		if err := c.Create(t.Context(), outside); err != nil {
@@ -106,18 +107,11 @@ func requireFailedOnce(t *testing.T, job *vmafxv1.VmafxJob, want ...string) {
 	}
 }
 
-// corruptY4M makes a folder with a reference Y4M and a distorted one whose header is
-// garbage, readable by the worker, removed at the end.
+// corruptY4M makes a folder (see hostDir) with a reference Y4M and a distorted one whose
+// header is garbage.
 func corruptY4M(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "vmafx-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := hostDir(t)
 	raw, err := os.ReadFile(filepath.Join(testdata(), "clips", p01.name+"_ref.yuv"))
 	if err != nil {
 		t.Fatal(err)

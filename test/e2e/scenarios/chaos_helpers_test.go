@@ -37,19 +37,18 @@ func requireChaos(t *testing.T) {
 	}
 }
 
-// gatedClip is a clip pair whose distorted clip the worker reads through a named pipe:
-// each reader that opens it gets the first frames at once and the rest only after
-// release, so a job can be kept running as long as a scenario needs, without a clip big
-// enough to take minutes. The reference is a plain copy. Every reader that opens the pipe
-// (a later attempt) gets the whole clip again; a reader that goes away before release
-// (its Pod deleted) is noticed and the next one starts afresh.
+// gatedClip is a clip pair for one job whose distorted clip the worker reads through a
+// named pipe: a reader gets the first frames at once and the rest only after release, so a
+// job can be kept running as long as a scenario needs, without a clip big enough to take
+// minutes. The reference is a plain copy. A reader that goes away before it has the whole
+// clip (its Pod deleted) is noticed, and the next one (the next attempt) starts afresh;
+// once a reader has had the whole clip, the pipe serves no more, since a new writer could
+// not tell a next reader from the last one still draining the pipe.
 type gatedClip struct {
 	dir      string
 	pair     clipPair
 	released chan struct{}
 	once     sync.Once
-	mu       sync.Mutex
-	readers  int
 }
 
 // headFrames are given at once, so that the worker is past its start and scoring.
@@ -57,14 +56,7 @@ const headFrames = 2
 
 func newGatedClip(t *testing.T, pair clipPair) *gatedClip {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "vmafx-e2e-gated-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := hostDir(t)
 	src := filepath.Join(testdata(), "clips")
 	data, err := os.ReadFile(filepath.Join(src, pair.name+"_ref.yuv"))
 	if err != nil {
@@ -118,13 +110,14 @@ func (g *gatedClip) serve(ctx context.Context, t *testing.T, fifo string, data [
 			}
 			continue
 		}
-		g.mu.Lock()
-		g.readers++
-		g.mu.Unlock()
-		if err := g.session(ctx, f, data, frame); err != nil && ctx.Err() == nil {
+		err = g.session(ctx, f, data, frame)
+		f.Close()
+		if err == nil {
+			return // the reader has the whole clip, and EOF with this close
+		}
+		if ctx.Err() == nil {
 			t.Logf("gated clip: a reader went away: %v", err)
 		}
-		f.Close()
 	}
 }
 
@@ -163,13 +156,6 @@ func hungUp(f *os.File) bool {
 		}
 	})
 	return revents&(unix.POLLERR|unix.POLLHUP) != 0
-}
-
-// readerCount is how many readers have opened the pipe so far (one per attempt).
-func (g *gatedClip) readerCount() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.readers
 }
 
 // waitPhase waits until the job's phase is one of phases and returns it.
@@ -287,40 +273,51 @@ func setOperatorEnv(t *testing.T, name, value string) (restore func()) {
 	if err := set(t.Context(), v); err != nil {
 		t.Fatal(err)
 	}
-	waitOperatorRolledOut(t)
+	if err := waitOperatorRolledOut(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	restored := false
 	restore = func() {
 		if restored {
 			return
 		}
 		restored = true
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		// Not the test's context: this also runs at cleanup, when that one is done.
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
 		if err := set(ctx, old); err != nil {
 			t.Errorf("restoring the operator's %s: %v", name, err)
 			return
 		}
-		waitOperatorRolledOut(t)
+		if err := waitOperatorRolledOut(ctx); err != nil {
+			t.Errorf("restoring the operator's %s: %v", name, err)
+		}
 	}
 	t.Cleanup(restore)
 	return restore
 }
 
-// waitOperatorRolledOut waits until the operator Deployment's current template runs and
-// is ready, and no Pod of an older one is left.
-func waitOperatorRolledOut(t *testing.T) {
-	t.Helper()
-	eventually(t, 3*time.Minute, "operator rolled out", func(ctx context.Context) error {
+// waitOperatorRolledOut waits, within 3 minutes, until the operator Deployment's current
+// template runs and is ready, and no Pod of an older one is left.
+func waitOperatorRolledOut(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	for {
 		var dep appsv1.Deployment
-		if err := c.Get(ctx, operatorKey, &dep); err != nil {
-			return err
-		}
-		st := dep.Status
-		want := *dep.Spec.Replicas
-		if st.ObservedGeneration < dep.Generation || st.UpdatedReplicas != want || st.ReadyReplicas != want || st.Replicas != want {
-			return fmt.Errorf("generation %d/%d, updated %d, ready %d, total %d; want %d", st.ObservedGeneration, dep.Generation,
+		err := c.Get(ctx, operatorKey, &dep)
+		if err == nil {
+			st := dep.Status
+			want := *dep.Spec.Replicas
+			if st.ObservedGeneration >= dep.Generation && st.UpdatedReplicas == want && st.ReadyReplicas == want && st.Replicas == want {
+				return nil
+			}
+			err = fmt.Errorf("generation %d/%d, updated %d, ready %d, total %d; want %d", st.ObservedGeneration, dep.Generation,
 				st.UpdatedReplicas, st.ReadyReplicas, st.Replicas, want)
 		}
-		return nil
-	})
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("operator not rolled out: %w", err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }

@@ -81,18 +81,11 @@ spec:
 	})
 }
 
-// truncatedPair makes a folder holding pair's reference and its distorted clip cut off in
-// the middle of a frame, readable by the worker (uid 65532), and removes it at the end.
+// truncatedPair makes a folder (see hostDir) holding pair's reference and its distorted
+// clip cut off in the middle of a frame.
 func truncatedPair(t *testing.T, pair clipPair) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "vmafx-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := hostDir(t)
 	src := filepath.Join(testdata(), "clips")
 	copyN := func(name string, n int64) {
 		in, err := os.Open(filepath.Join(src, name))
@@ -116,5 +109,20 @@ func truncatedPair(t *testing.T, pair clipPair) string {
 	frame := int64(pair.width) * int64(pair.height) * 3 / 2 // yuv420p, 8 bit
 	copyN(pair.name+"_ref.yuv", -1)
 	copyN(pair.name+"_dist.yuv", 10*frame+frame/2) // ten and a half frames
+	return dir
+}
+
+// hostDir makes a folder for clips that worker Pods read through a hostPath volume
+// (readable by the worker's uid 65532), removed when the test ends.
+func hostDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "vmafx-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	return dir
 }
