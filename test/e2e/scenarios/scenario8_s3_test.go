@@ -154,7 +154,10 @@ func deployVersitygw(t *testing.T) string {
 	if bin == "" {
 		t.Fatalf("%s is not set: `make e2e` builds versitygw and sets it", envVersitygw)
 	}
-	cluster := exec.CommandContext(t.Context(), os.Getenv(envCluster), append([]string{"image", bin, "versitygw"}, strings.Fields(os.Getenv(envClusterFlags))...)...)
+	// The archive goes to a temporary folder, not the harness's default under the
+	// current directory (this package's, in a test).
+	args := append([]string{"image", bin, "versitygw"}, strings.Fields(os.Getenv(envClusterFlags))...)
+	cluster := exec.CommandContext(t.Context(), os.Getenv(envCluster), append(args, "-out", t.TempDir())...)
 	if out, err := cluster.CombinedOutput(); err != nil {
 		t.Fatalf("importing the versitygw image: %v\n%s", err, out)
 	}
