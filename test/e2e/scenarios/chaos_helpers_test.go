@@ -26,7 +26,8 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
-// envChaos, set by `make chaos`, runs the chaos scenarios; `make e2e` leaves them out.
+// envChaos, set by `make chaos`, runs the long chaos scenarios (1, 2, 4, 5); `make e2e`
+// leaves them out and runs the quick ones (3, 6, 7).
 const envChaos = "VMAFX_CHAOS"
 
 // requireChaos skips a chaos scenario outside `make chaos`.
