@@ -50,6 +50,10 @@ const (
 	EnvBackend = "VMAFX_BACKEND"
 	// EnvDevice is set by Allocate to the device behind the slot (e.g. nvidia-0, cpu).
 	EnvDevice = "VMAFX_DEVICE"
+	// EnvMemoryLimit is set by the operator on worker Pods to the container's memory limit
+	// in bytes (limits.memory, through the downward API); the worker sizes its threads and
+	// Go's memory limit to it.
+	EnvMemoryLimit = "VMAFX_MEMORY_LIMIT"
 	// EnvSlots is set by Allocate to the comma-separated slot IDs given to the container.
 	EnvSlots = "VMAFX_SLOTS"
 

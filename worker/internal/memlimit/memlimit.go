@@ -6,11 +6,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
 // EnvLimit is the memory limit in bytes. The operator sets it on worker Pods from the
 // container's limits.memory through the downward API; it wins over the cgroup files.
-const EnvLimit = "VMAFX_MEMORY_LIMIT"
+const EnvLimit = vmafxv1.EnvMemoryLimit
 
 // unlimited: cgroup v1 reports "no limit" as a page-rounded 2^63-1.
 const unlimited = 1 << 60

@@ -203,19 +203,24 @@ func openRaw(ctx context.Context, in *Input, br *bufio.Reader, size int64, stop 
 
 // pipe scales (or deinterlaces) a Y4M or raw input through ffmpeg.
 func pipe(ctx context.Context, in *Input, di decode.Input, vi vmaf.VideoInfo, o Options) error {
-	do := decode.Options{Format: vi.Format, Deinterlace: o.Deinterlace}
 	in.Desc = describe(in.Kind, vi)
-	if scale(o, vi.Width, vi.Height) {
-		if o.Tools == nil {
+	if o.Tools == nil {
+		if scale(o, vi.Width, vi.Height) {
 			return fmt.Errorf("%w: %dx%d, reference %dx%d; scaling needs ffmpeg: %v", vmaf.ErrSizeMismatch,
 				vi.Width, vi.Height, o.Width, o.Height, o.ToolsErr)
 		}
-		in.ScaledFrom = size(vi.Width, vi.Height)
+		return fmt.Errorf("deinterlacing needs ffmpeg: %w", o.ToolsErr)
+	}
+	return startDecoder(ctx, in, di, decode.Options{Format: vi.Format, Deinterlace: o.Deinterlace}, vi.Width, vi.Height, o)
+}
+
+// startDecoder starts ffmpeg on di, scaling frames of w x h to the reference's size when
+// they differ, and makes it the input's frame source.
+func startDecoder(ctx context.Context, in *Input, di decode.Input, do decode.Options, w, h int, o Options) error {
+	if scale(o, w, h) {
+		in.ScaledFrom = size(w, h)
 		do.Width, do.Height = o.Width, o.Height
 		in.Desc += " scaled to " + size(o.Width, o.Height)
-	}
-	if o.Tools == nil {
-		return fmt.Errorf("deinterlacing needs ffmpeg: %w", o.ToolsErr)
 	}
 	d, err := o.Tools.Start(ctx, di, do)
 	if err != nil {
@@ -269,19 +274,7 @@ func openEncoded(ctx context.Context, in *Input, br *bufio.Reader, obj *fetch.Ob
 	if in.Spooled {
 		in.Desc += " (spooled)"
 	}
-	do := decode.Options{Format: info.Format, Deinterlace: o.Deinterlace}
-	if scale(o, info.Width, info.Height) {
-		in.ScaledFrom = size(info.Width, info.Height)
-		do.Width, do.Height = o.Width, o.Height
-		in.Desc += " scaled to " + size(o.Width, o.Height)
-	}
-	d, err := o.Tools.Start(ctx, di, do)
-	if err != nil {
-		return err
-	}
-	in.onClose(d.Close)
-	in.FrameSource = d
-	return nil
+	return startDecoder(ctx, in, di, decode.Options{Format: info.Format, Deinterlace: o.Deinterlace}, info.Width, info.Height, o)
 }
 
 // head returns what br has buffered, at most bufferSize bytes.

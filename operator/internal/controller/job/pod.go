@@ -26,9 +26,6 @@ const (
 	// scratchSizeLimit bounds the scratch emptyDir: the worker's default spool limit
 	// (20 GiB) and room for the rest.
 	scratchSizeLimit = "21Gi"
-	// workerMemoryLimitEnv is the worker's memlimit.EnvLimit (the operator does not import
-	// the worker: components stay apart).
-	workerMemoryLimitEnv = "VMAFX_MEMORY_LIMIT"
 )
 
 // buildPod returns the worker Pod for attempt n of job.
@@ -90,7 +87,7 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 				ImagePullPolicy: w.PullPolicy,
 				Args:            workerArgs(job),
 				// The worker sizes its threads and Go's memory limit to the container's.
-				Env: []corev1.EnvVar{{Name: workerMemoryLimitEnv, ValueFrom: &corev1.EnvVarSource{
+				Env: []corev1.EnvVar{{Name: vmafxv1.EnvMemoryLimit, ValueFrom: &corev1.EnvVarSource{
 					ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: containerName, Resource: "limits.memory"},
 				}}},
 				Resources:                resources,

@@ -54,7 +54,7 @@ func TestBuildPodObjectStore(t *testing.T) {
 		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
 			t.Errorf("credentials must not travel as environment: %s from Secret %s", e.Name, e.ValueFrom.SecretKeyRef.Name)
 		}
-		if e.Name == workerMemoryLimitEnv && (e.ValueFrom == nil || e.ValueFrom.ResourceFieldRef == nil || e.ValueFrom.ResourceFieldRef.Resource != "limits.memory") {
+		if e.Name == vmafxv1.EnvMemoryLimit && (e.ValueFrom == nil || e.ValueFrom.ResourceFieldRef == nil || e.ValueFrom.ResourceFieldRef.Resource != "limits.memory") {
 			t.Errorf("%s = %+v, want the container's limits.memory", e.Name, e.ValueFrom)
 		}
 	}
