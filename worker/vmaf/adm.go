@@ -73,19 +73,17 @@ type admState struct {
 	stride int // (w+1)/2, libvmaf's buf_stride
 	egl    float64
 
-	ref, dis       admBands
-	refIn, disIn   []int32 // band a of the previous scale
-	rh, rv, rd     []int32 // decouple_r
-	ah, av, ad     []int32 // decouple_a
-	csfAh, csfAv   []int32
-	csfAd          []int32
-	csfFh, csfFv   []int32
-	csfFd          []int32
-	tmpLo, tmpHi   []int32
-	tmpLo2, tmpHi2 []int32
-	indY, indX     [4][]int
-	rfactor        [4][3]float32
-	numLimit       float64
+	ref, dis     admBands
+	rh, rv, rd   []int32 // decouple_r
+	ah, av, ad   []int32 // decouple_a
+	csfAh, csfAv []int32
+	csfAd        []int32
+	csfFh, csfFv []int32
+	csfFd        []int32
+	tmpLo, tmpHi []int32
+	indY, indX   [4][]int
+	rfactor      [4][3]float32
+	numLimit     float64
 }
 
 // admDLMWeight weighs DLM (adm2) against AIM in adm3 (adm_dlm_weight).

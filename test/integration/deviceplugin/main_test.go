@@ -116,7 +116,7 @@ func buildPlugin() (string, func(), error) {
 	cmd.Dir = testenv.RepoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		cleanup()
-		return "", nil, fmt.Errorf("%v: %s", err, out)
+		return "", nil, fmt.Errorf("%w: %s", err, out)
 	}
 	return bin, cleanup, nil
 }

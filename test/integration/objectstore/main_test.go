@@ -69,7 +69,7 @@ func buildWorker(dir string) (string, error) {
 	cmd.Dir = testenv.RepoRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%v: %s", err, out)
+		return "", fmt.Errorf("%w: %s", err, out)
 	}
 	return bin, nil
 }

@@ -56,7 +56,7 @@ func startServer(bin, root string) (*server, error) {
 		if err := s.cmd.Start(); err != nil {
 			return nil, err
 		}
-		go func() { s.cmd.Wait(); close(s.done) }()
+		go func() { _ = s.cmd.Wait(); close(s.done) }()
 		if lastErr = s.waitHealthy(30 * time.Second); lastErr == nil {
 			return s, nil
 		}
@@ -212,7 +212,7 @@ func (p *cutProxy) forward(c net.Conn) {
 		return
 	}
 	defer up.Close()
-	go func() { io.Copy(up, c); up.Close() }()
+	go func() { _, _ = io.Copy(up, c); up.Close() }()
 	var n int64
 	buf := make([]byte, 16<<10)
 	for {
@@ -225,7 +225,7 @@ func (p *cutProxy) forward(c net.Conn) {
 			if n > p.cutAfter && p.cut.CompareAndSwap(false, true) {
 				// Reset, not a clean close: the client sees a broken body.
 				if tc, ok := c.(*net.TCPConn); ok {
-					tc.SetLinger(0)
+					_ = tc.SetLinger(0)
 				}
 				return
 			}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,7 +28,10 @@ import (
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "vmafx-scheduler")
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("building vmafx-scheduler needs the go command on PATH: %v", err)
+	}
 	cmd := exec.Command(goTool, "build", "-o", bin, "./scheduler-plugin/cmd/vmafx-scheduler")
 	cmd.Dir = testenv.RepoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -81,10 +83,12 @@ func startReplica(t *testing.T, bin, cfgPath, kubeconfig string) *replica {
 	t.Cleanup(func() {
 		if r.cmd.ProcessState == nil {
 			_ = r.cmd.Process.Kill()
-			<-r.done
+			if err := <-r.done; err != nil {
+				t.Logf("vmafx-scheduler exited: %v", err)
+			}
 		}
 		if t.Failed() {
-			logFile.Seek(0, io.SeekStart)
+			_, _ = logFile.Seek(0, io.SeekStart)
 			out, _ := io.ReadAll(logFile)
 			t.Logf("vmafx-scheduler (port %d) log:\n%s", r.port, tail(string(out), 60))
 		}

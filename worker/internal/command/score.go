@@ -272,7 +272,7 @@ func (s *scorer) emit(r *vmafxv1.WorkerResult) {
 		}
 	}
 	if !s.cfg.desk {
-		s.stdout.Write(line)
+		_, _ = s.stdout.Write(line) // the termination message above is the record
 	}
 }
 
