@@ -39,6 +39,7 @@ generate: ## Generate deepcopy code, CRDs (manifests/crd) and RBAC (manifests/rb
 	hack/generate-kustomization.sh manifests/crd "make generate (controller-gen crd)"
 	hack/generate-rbac.sh
 	hack/generate-helm.sh
+	$(GO) run ./hack/apiref manifests/crd docs/api-reference.md
 
 .PHONY: verify
 verify: ## Fail when generated files are stale or the code is not gofmt/vet clean.

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -44,7 +44,7 @@ func startServer(bin, root string) (*server, error) {
 	var lastErr error
 	// A free port can be taken between choosing it and the server binding it: try again.
 	for range 3 {
-		addr, err := freePort()
+		addr, err := testutil.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
@@ -63,15 +63,6 @@ func startServer(bin, root string) (*server, error) {
 		s.stop()
 	}
 	return nil, lastErr
-}
-
-func freePort() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // waitHealthy polls /healthz until it answers 200, the process exits, or the time is up.
@@ -155,18 +146,6 @@ func (s *server) get(t *testing.T, bucket, key string) []byte {
 		t.Fatal(err)
 	}
 	return data
-}
-
-// credentialsDir writes the keys as a mounted Secret would: one file per key.
-func credentialsDir(t *testing.T, keys map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for k, v := range keys {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o400); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }
 
 // cutProxy forwards TCP connections to target and cuts the first connection that has

@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,32 +24,6 @@ import (
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 
-// buildBinary builds the vmafx-scheduler command once per test binary run.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "vmafx-scheduler")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("building vmafx-scheduler needs the go command on PATH: %v", err)
-	}
-	cmd := exec.Command(goTool, "build", "-o", bin, "./scheduler-plugin/cmd/vmafx-scheduler")
-	cmd.Dir = testenv.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building vmafx-scheduler: %v\n%s", err, out)
-	}
-	return bin
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // replica is one vmafx-scheduler process.
 type replica struct {
 	cmd  *exec.Cmd
@@ -59,7 +33,7 @@ type replica struct {
 
 func startReplica(t *testing.T, bin, cfgPath, kubeconfig string) *replica {
 	t.Helper()
-	r := &replica{port: freePort(t), done: make(chan error, 1)}
+	r := &replica{port: testutil.FreePort(t), done: make(chan error, 1)}
 	r.cmd = exec.Command(bin,
 		"--config="+cfgPath,
 		"--bind-address=127.0.0.1",
@@ -163,7 +137,7 @@ func (cl *cluster) leaseHolder() string {
 // endpoints. One replica leads and places Pods; the other waits; on SIGTERM the leader
 // exits cleanly and releases the lease, and the other takes over and places Pods.
 func TestBinary(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testutil.Build(t, "./scheduler-plugin/cmd/vmafx-scheduler")
 	cl := newCluster(t)
 	n := cl.node("n", 8)
 	cl.vmafxNode(n, vmafxv1.VendorNVIDIA, time.Now())
