@@ -38,6 +38,9 @@ type Options struct {
 	// (see Feature and ParseFeature); order and repeats do not matter. They
 	// never change the VMAF scores.
 	Features []Feature
+	// Offload, if not nil, computes the features it offers on another
+	// device (see Offload); the rest run on the CPU.
+	Offload Offload
 }
 
 // slot carries one frame pair through the pipeline. Slots are recycled: a
@@ -50,6 +53,7 @@ type slot struct {
 	full      bool // compute VIF and ADM (subsampling)
 	score     FrameScore
 	sad       uint64
+	err       error // an Offload failure
 }
 
 // worker holds one goroutine's scratch buffers, reused for every frame.
@@ -57,7 +61,8 @@ type worker struct {
 	vif   *vifState
 	adm   *admState
 	row   []int64
-	extra *extraState // nil without extra features
+	extra *extraState   // nil without extra features
+	off   OffloadWorker // nil without Offload
 }
 
 // Score computes VMAF between a reference and a distorted source, frame by
@@ -92,8 +97,10 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	sub := max(opts.Subsample, 1)
 	start := time.Now()
 
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	p := &pipeline{
-		ctx: ctx, ref: ref, dist: dist, model: model, opts: opts, sub: sub,
+		ctx: ctx, cancel: cancel, ref: ref, dist: dist, model: model, opts: opts, sub: sub,
 		w: ri.Width, h: ri.Height, bpc: ri.Format.BitDepth(), extra: extra,
 	}
 	frames, sads, err := p.run(threads)
@@ -128,6 +135,7 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 
 type pipeline struct {
 	ctx       context.Context
+	cancel    context.CancelFunc // stops reading after an Offload failure
 	ref, dist FrameSource
 	model     *Model
 	opts      Options
@@ -162,8 +170,17 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 				row:   make([]int64, p.w),
 				extra: p.extra.newState(p.w, p.h, p.bpc),
 			}
+			var offErr error
+			if p.opts.Offload != nil {
+				if wk.off, offErr = p.opts.Offload.NewWorker(p.w, p.h, p.bpc); offErr == nil {
+					defer wk.off.Close()
+				}
+			}
 			for s := range jobs {
-				wk.process(s, p.w, p.h, p.bpc)
+				s.err = offErr
+				if offErr == nil {
+					s.err = wk.process(s, p.w, p.h, p.bpc)
+				}
 				results <- s
 			}
 		}()
@@ -179,7 +196,12 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 	var prev *slot
 	var frames []FrameScore
 	var sads []float64
+	var offErr error
 	for s := range results {
+		if s.err != nil && offErr == nil {
+			offErr = s.err
+			p.cancel()
+		}
 		ring[s.idx%nSlots] = s
 		for ring[next%nSlots] != nil && ring[next%nSlots].idx == next {
 			cur := ring[next%nSlots]
@@ -194,6 +216,9 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			prev = cur
 			next++
 		}
+	}
+	if offErr != nil {
+		return nil, nil, offErr
 	}
 	if p.readErr != nil {
 		return nil, nil, p.readErr
@@ -269,8 +294,8 @@ func (p *pipeline) readPair(r, d *Frame) error {
 	}
 }
 
-// process computes one slot's features.
-func (wk *worker) process(s *slot, w, h, bpc int) {
+// process computes one slot's features; it fails only when the Offload does.
+func (wk *worker) process(s *slot, w, h, bpc int) error {
 	if s.full {
 		v := wk.vif.compute(s.ref.Y, s.dist.Y, bpc)
 		for i := range v {
@@ -286,7 +311,15 @@ func (wk *worker) process(s *slot, w, h, bpc int) {
 		}
 	}
 	s.sad = 0
-	if s.prev != nil {
+	switch {
+	case s.prev == nil:
+	case wk.off != nil:
+		var err error
+		if s.sad, err = wk.off.MotionSAD(s.prev.ref.Y, s.ref.Y); err != nil {
+			return err
+		}
+	default:
 		s.sad = motionSAD(s.prev.ref.Y, s.ref.Y, w, h, bpc, wk.row)
 	}
+	return nil
 }

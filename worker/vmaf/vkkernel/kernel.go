@@ -1,0 +1,226 @@
+package vkkernel
+
+import (
+	_ "embed"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/vmafx/vmafx/worker/internal/vulkan"
+	"github.com/vmafx/vmafx/worker/vmaf"
+)
+
+var (
+	//go:embed shaders/motion_blur.spv
+	motionBlurSPV []byte
+	//go:embed shaders/motion_sad.spv
+	motionSADSPV []byte
+)
+
+// Features lists the features this package computes on the device, by the
+// names of the result's deviceFeatures; the others run on the CPU.
+var Features = []string{"motion"}
+
+// CPUFeatures lists the VMAF features that still run on the CPU.
+var CPUFeatures = []string{"vif", "adm"}
+
+// maxWorkers bounds the goroutines one Kernel serves: descriptor pools are
+// sized for it.
+const maxWorkers = 64
+
+// Kernel offloads features to one Vulkan device. It is safe for concurrent
+// use; each scoring goroutine takes its own worker (NewWorker).
+type Kernel struct {
+	dev *vulkan.Device
+
+	mu        sync.Mutex
+	blur, sad *vulkan.Pipeline
+	workers   int
+	closed    bool
+}
+
+var _ vmaf.Offload = (*Kernel)(nil)
+
+// Open opens the device cfg names (the first usable one by default) and
+// builds the pipelines. Errors wrap vulkan.ErrUnavailable when the machine
+// has no usable device.
+func Open(cfg vulkan.Config) (*Kernel, error) {
+	dev, err := vulkan.Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	k := &Kernel{dev: dev}
+	if k.blur, err = dev.NewPipeline(motionBlurSPV, 3, 12, maxWorkers); err == nil {
+		k.sad, err = dev.NewPipeline(motionSADSPV, 2, 8, maxWorkers)
+	}
+	if err != nil {
+		k.Close()
+		return nil, fmt.Errorf("vulkan kernel pipelines on %s: %w", dev.Info.Name, err)
+	}
+	return k, nil
+}
+
+// Info describes the device.
+func (k *Kernel) Info() vulkan.Info { return k.dev.Info }
+
+// Close frees the pipelines and the device; workers must be closed first.
+func (k *Kernel) Close() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return
+	}
+	k.closed = true
+	if k.blur != nil {
+		k.blur.Close()
+	}
+	if k.sad != nil {
+		k.sad.Close()
+	}
+	k.dev.Close()
+}
+
+// NewWorker allocates one goroutine's buffers for w x h frames.
+func (k *Kernel) NewWorker(w, h, bpc int) (vmaf.OffloadWorker, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.workers >= maxWorkers {
+		return nil, fmt.Errorf("vulkan kernel: more than %d workers", maxWorkers)
+	}
+	k.workers++
+	wk, err := newWorker(k, w, h, bpc)
+	if err != nil {
+		k.workers--
+		return nil, err
+	}
+	return wk, nil
+}
+
+// worker is one goroutine's device state.
+type worker struct {
+	k         *Kernel
+	w, h, bpc int
+	plane     int64 // bytes of one luma plane (16-bit samples)
+
+	stream  *vulkan.Stream
+	staging *vulkan.Buffer // prev | cur planes, host-visible
+	prev    *vulkan.Buffer // device-local planes
+	cur     *vulkan.Buffer
+	blurred *vulkan.Buffer // int32 per pixel
+	rowSAD  *vulkan.Buffer // uint32 per row, device-local
+	back    *vulkan.Buffer // rowSAD readback, host-visible
+	bufs    []*vulkan.Buffer
+
+	blurSet, sadSet *vulkan.DescriptorSet
+	blurPush        []byte
+	sadPush         []byte
+}
+
+func newWorker(k *Kernel, w, h, bpc int) (*worker, error) {
+	wk := &worker{k: k, w: w, h: h, bpc: bpc, plane: int64(w * h * 2)}
+	d := k.dev
+	var err error
+	buf := func(size int64, mem vulkan.Memory) *vulkan.Buffer {
+		if err != nil {
+			return nil
+		}
+		var b *vulkan.Buffer
+		if b, err = d.NewBuffer(size, mem); err == nil {
+			wk.bufs = append(wk.bufs, b)
+		}
+		return b
+	}
+	wk.staging = buf(2*wk.plane, vulkan.Host)
+	wk.prev = buf(wk.plane, vulkan.DeviceLocal)
+	wk.cur = buf(wk.plane, vulkan.DeviceLocal)
+	wk.blurred = buf(int64(w*h*4), vulkan.DeviceLocal)
+	wk.rowSAD = buf(int64(h*4), vulkan.DeviceLocal)
+	wk.back = buf(int64(h*4), vulkan.Host)
+	if err == nil {
+		wk.blurSet, err = k.blur.Bind(wk.prev, wk.cur, wk.blurred)
+	}
+	if err == nil {
+		wk.sadSet, err = k.sad.Bind(wk.blurred, wk.rowSAD)
+	}
+	if err == nil {
+		wk.stream, err = d.NewStream()
+	}
+	if err != nil {
+		wk.Close()
+		return nil, fmt.Errorf("vulkan kernel worker (%dx%d): %w", w, h, err)
+	}
+	wk.blurPush = push(int32(w), int32(h), int32(bpc))
+	wk.sadPush = push(int32(w), int32(h))
+	return wk, nil
+}
+
+func push(v ...int32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+	}
+	return b
+}
+
+// samples returns the bytes of a plane of 16-bit samples (little-endian
+// hosts, as every platform the worker ships for).
+func samples(p []uint16) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(&p[0])), 2*len(p))
+}
+
+// MotionSAD uploads the two planes and runs the motion kernels.
+func (wk *worker) MotionSAD(prev, cur []uint16) (uint64, error) {
+	n := wk.w * wk.h
+	if len(prev) < n || len(cur) < n {
+		return 0, fmt.Errorf("vulkan motion: planes of %d and %d samples, want %d", len(prev), len(cur), n)
+	}
+	st := wk.staging.Bytes()
+	copy(st, samples(prev[:n]))
+	copy(st[wk.plane:], samples(cur[:n]))
+	s := wk.stream
+	if err := s.Begin(); err != nil {
+		return 0, err
+	}
+	s.Copy(wk.prev, 0, wk.staging, 0, wk.plane)
+	s.Copy(wk.cur, 0, wk.staging, wk.plane, wk.plane)
+	s.Barrier()
+	s.Dispatch(wk.k.blur, wk.blurSet, wk.blurPush, (wk.w+63)/64, (wk.h+3)/4, 1)
+	s.Barrier()
+	s.Dispatch(wk.k.sad, wk.sadSet, wk.sadPush, wk.h, 1, 1)
+	s.Barrier()
+	s.Copy(wk.back, 0, wk.rowSAD, 0, int64(wk.h*4))
+	s.Barrier()
+	if err := s.Submit(); err != nil {
+		return 0, fmt.Errorf("vulkan motion: %w", err)
+	}
+	if err := s.Wait(); err != nil {
+		return 0, fmt.Errorf("vulkan motion: %w", err)
+	}
+	var sad uint64
+	for _, r := range wk.back.Uint32s()[:wk.h] {
+		sad += uint64(r)
+	}
+	return sad, nil
+}
+
+// Close frees the worker's device state.
+func (wk *worker) Close() {
+	if wk.stream != nil {
+		wk.stream.Close()
+		wk.stream = nil
+	}
+	for _, b := range wk.bufs {
+		b.Close()
+	}
+	wk.bufs = nil
+	for _, set := range []*vulkan.DescriptorSet{wk.blurSet, wk.sadSet} {
+		if set != nil {
+			set.Close()
+		}
+	}
+	wk.blurSet, wk.sadSet = nil, nil
+	wk.k.mu.Lock()
+	wk.k.workers--
+	wk.k.mu.Unlock()
+}
