@@ -468,7 +468,7 @@ func TestCommands(t *testing.T) {
 		wantCode int
 		stdout   string // a substring of stdout
 	}{
-		{[]string{"version"}, 0, "kernel " + vmaf.Version + "\nbackends cpu\nmodels vmaf_v0.6.1 "},
+		{[]string{"version"}, 0, "kernel " + vmaf.Version + "\nbackends cpu vulkan\nmodels vmaf_v0.6.1 "},
 		{[]string{"help"}, 0, "Usage:"},
 		{[]string{"score", "-h"}, 0, "-pixel-format format"},
 		{[]string{"score", "-h"}, 0, "(env VMAFX_PIXEL_FORMAT)"},
@@ -633,5 +633,38 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "Fewer threads than CPUs") {
 		t.Errorf("64 threads under a 62 MiB limit: the log does not say that fewer ran:\n%s", r.stderr)
+	}
+}
+
+// TestScoreVulkan runs the Pod form on the Vulkan backend (lavapipe in CI):
+// the result names the backend, the device and what ran where, and the
+// score is the CPU kernel's to the last bit.
+func TestScoreVulkan(t *testing.T) {
+	if _, reason := backend.Select("vulkan"); reason != "" {
+		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" {
+			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %s", reason)
+		}
+		t.Fatal(reason)
+	}
+	scoreWith := func(b string) *vmafxv1.WorkerResult {
+		r := runWorker(t, context.Background(), map[string]string{vmafxv1.EnvBackend: b}, rawArgs(refClip, distClip)...)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d, stderr:\n%s", b, r.code, r.stderr)
+		}
+		return r.result(t)
+	}
+	gpu, cpu := scoreWith("vulkan"), scoreWith("cpu")
+	if gpu.Backend != "vulkan" || gpu.Device == nil || gpu.Device.Name == "" || !strings.HasPrefix(gpu.Device.API, "Vulkan 1.") {
+		t.Fatalf("result backend %q, device %+v: want vulkan and its device", gpu.Backend, gpu.Device)
+	}
+	if diff := cmp.Diff([]string{"vif", "adm"}, gpu.Device.HostFeatures); diff != "" {
+		t.Errorf("host features (-want +got):\n%s", diff)
+	}
+	if cpu.Device != nil {
+		t.Errorf("cpu result has a device: %+v", cpu.Device)
+	}
+	if gpu.Score != cpu.Score || gpu.HarmonicMean != cpu.HarmonicMean || gpu.Min != cpu.Min || gpu.Max != cpu.Max {
+		t.Errorf("vulkan score %v (hm %v, min %v, max %v), cpu %v (hm %v, min %v, max %v): want identical",
+			gpu.Score, gpu.HarmonicMean, gpu.Min, gpu.Max, cpu.Score, cpu.HarmonicMean, cpu.Min, cpu.Max)
 	}
 }

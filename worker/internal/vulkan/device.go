@@ -38,6 +38,10 @@ type Config struct {
 	// loader's order) or name prefix it is; otherwise the first usable
 	// device is taken, discrete GPUs before integrated ones before the rest.
 	Device string
+	// GPUOnly refuses devices that are CPU implementations (lavapipe,
+	// SwiftShader): on those the CPU kernel is faster, so only an explicit
+	// request for the vulkan backend uses them.
+	GPUOnly bool
 }
 
 // Device is an open logical device with one compute queue. Its methods may
@@ -103,7 +107,7 @@ func Open(cfg Config) (*Device, error) {
 		d.destroyInstance()
 		return nil, err
 	}
-	c, err := choose(cands, cfg.Device)
+	c, err := choose(cands, cfg.Device, cfg.GPUOnly)
 	if err != nil {
 		d.destroyInstance()
 		return nil, err
@@ -223,7 +227,7 @@ func typeName(t uint32) string {
 		return "discrete"
 	case 3:
 		return "virtual"
-	case 4:
+	case physicalDeviceCPU:
 		return "cpu"
 	}
 	return "other"
@@ -244,8 +248,9 @@ func rank(t uint32) int {
 }
 
 // choose picks the device to open. want, when set, is an index or a name
-// prefix. The error names why each device was refused.
-func choose(cands []candidate, want string) (candidate, error) {
+// prefix; gpuOnly refuses CPU implementations. The error names why each
+// device was refused.
+func choose(cands []candidate, want string, gpuOnly bool) (candidate, error) {
 	var usable []candidate
 	var refused []string
 	for _, c := range cands {
@@ -257,6 +262,8 @@ func choose(cands []candidate, want string) (candidate, error) {
 			refused = append(refused, fmt.Sprintf("%s has no compute queue", c.info.Name))
 		case !c.int64:
 			refused = append(refused, fmt.Sprintf("%s lacks shaderInt64 (64-bit integers in shaders), which the integer kernels need", c.info.Name))
+		case gpuOnly && c.deviceType == physicalDeviceCPU:
+			refused = append(refused, fmt.Sprintf("%s is a CPU implementation, not a GPU", c.info.Name))
 		default:
 			usable = append(usable, c)
 		}

@@ -65,6 +65,7 @@ const (
 
 	physicalDeviceDiscrete   = 2
 	physicalDeviceIntegrated = 1
+	physicalDeviceCPU        = 4
 )
 
 // Indexes of VkBool32 members of VkPhysicalDeviceFeatures.

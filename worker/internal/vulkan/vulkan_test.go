@@ -169,7 +169,7 @@ func TestOpenNoDevice(t *testing.T) {
 // does not have (one without shaderInt64, one without a compute queue).
 func TestChoose(t *testing.T) {
 	gpu := candidate{index: 0, info: Info{Name: "GPU A"}, deviceType: physicalDeviceDiscrete, int64: true}
-	cpu := candidate{index: 1, info: Info{Name: "llvmpipe"}, deviceType: 4, int64: true}
+	cpu := candidate{index: 1, info: Info{Name: "llvmpipe"}, deviceType: physicalDeviceCPU, int64: true}
 	no64 := candidate{index: 2, info: Info{Name: "Old GPU"}, deviceType: physicalDeviceDiscrete}
 	noq := candidate{index: 3, info: Info{Name: "Display only"}, deviceType: physicalDeviceIntegrated, int64: true, computeQueue: -1}
 	tests := []struct {
@@ -185,11 +185,13 @@ func TestChoose(t *testing.T) {
 		{name: "no int64", cands: []candidate{no64}, wantErr: "Old GPU lacks shaderInt64"},
 		{name: "no compute queue", cands: []candidate{noq}, wantErr: "Display only has no compute queue"},
 		{name: "none", wantErr: "no Vulkan device"},
+		{name: "gpu only", cands: []candidate{cpu, gpu}, want: "GPU A"},
+		{name: "gpu only, cpu device", cands: []candidate{cpu}, wantErr: "llvmpipe is a CPU implementation"},
 	}
 	wants := map[string]string{"by index": "1", "by name": "GPU"}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := choose(tc.cands, wants[tc.name])
+			c, err := choose(tc.cands, wants[tc.name], strings.HasPrefix(tc.name, "gpu only"))
 			if tc.wantErr != "" {
 				if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("choose = %v, want ErrUnavailable with %q", err, tc.wantErr)

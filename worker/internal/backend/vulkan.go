@@ -1,0 +1,48 @@
+package backend
+
+import (
+	"context"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/worker/internal/vulkan"
+	"github.com/vmafx/vmafx/worker/vmaf"
+	"github.com/vmafx/vmafx/worker/vmaf/vkkernel"
+)
+
+// Vulkan runs the features vkkernel has ported on a Vulkan device and the
+// others on the CPU, in the same pass; Device says which ran where.
+type Vulkan struct {
+	k *vkkernel.Kernel
+}
+
+// OpenVulkan opens the first usable Vulkan device; gpuOnly refuses CPU
+// implementations. The error wraps vulkan.ErrUnavailable and names what is
+// missing (the loader, a device, 64-bit shader integers).
+func OpenVulkan(gpuOnly bool) (*Vulkan, error) {
+	k, err := vkkernel.Open(vulkan.Config{GPUOnly: gpuOnly})
+	if err != nil {
+		return nil, err
+	}
+	return &Vulkan{k: k}, nil
+}
+
+// Name returns "vulkan".
+func (*Vulkan) Name() string { return string(vmafxv1.BackendVulkan) }
+
+// Score calls vmaf.Score with the device computing what it can.
+func (v *Vulkan) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vmaf.Options) (*vmaf.Result, error) {
+	opts.Offload = v.k
+	return vmaf.Score(ctx, ref, dist, opts)
+}
+
+// Device describes the Vulkan device and the features it computes.
+func (v *Vulkan) Device() *vmafxv1.WorkerDevice {
+	info := v.k.Info()
+	return &vmafxv1.WorkerDevice{
+		Name: info.Name, Driver: info.Driver, API: "Vulkan " + info.APIVersion,
+		Features: vkkernel.Features, HostFeatures: vkkernel.CPUFeatures,
+	}
+}
+
+// Close frees the device.
+func (v *Vulkan) Close() { v.k.Close() }
