@@ -16,5 +16,8 @@ done
 find worker -name '*.comp' -type f | sort | while IFS= read -r src; do
   # Vulkan 1.1 SPIR-V (1.3) runs on every driver the worker targets; no debug info, so
   # the output depends only on the source and the compiler.
-  glslangValidator -V --target-env vulkan1.1 --quiet -o "${src%.comp}.spv" "$src" >/dev/null
+  if ! out=$(glslangValidator -V --target-env vulkan1.1 -o "${src%.comp}.spv" "$src" 2>&1); then
+    echo "$out" >&2
+    exit 1
+  fi
 done

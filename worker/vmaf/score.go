@@ -172,7 +172,9 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			}
 			var offErr error
 			if p.opts.Offload != nil {
-				if wk.off, offErr = p.opts.Offload.NewWorker(p.w, p.h, p.bpc); offErr == nil {
+				if wk.off, offErr = p.opts.Offload.NewWorker(OffloadConfig{
+					Width: p.w, Height: p.h, BitDepth: p.bpc, VIFEnhnGainLimit: p.model.vifEGL,
+				}); offErr == nil {
 					defer wk.off.Close()
 				}
 			}
@@ -294,10 +296,31 @@ func (p *pipeline) readPair(r, d *Frame) error {
 	}
 }
 
+// computeVIF computes VIF on the Offload when it offers it, else on the CPU.
+func (wk *worker) computeVIF(ref, dis []uint16, bpc int) ([4]vifScaleScore, error) {
+	if wk.off != nil {
+		sums, ok, err := wk.off.VIF(ref, dis)
+		if err != nil {
+			return [4]vifScaleScore{}, err
+		}
+		if ok {
+			var v [4]vifScaleScore
+			for i, a := range sums {
+				v[i] = vifAcc{numLog: a.NumLog, denLog: a.DenLog, numNonLog: a.NumNonLog, denNonLog: a.DenNonLog}.score()
+			}
+			return v, nil
+		}
+	}
+	return wk.vif.compute(ref, dis, bpc), nil
+}
+
 // process computes one slot's features; it fails only when the Offload does.
 func (wk *worker) process(s *slot, w, h, bpc int) error {
 	if s.full {
-		v := wk.vif.compute(s.ref.Y, s.dist.Y, bpc)
+		v, err := wk.computeVIF(s.ref.Y, s.dist.Y, bpc)
+		if err != nil {
+			return err
+		}
 		for i := range v {
 			s.score.VIF[i] = v[i].score()
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,8 +80,11 @@ func TestVulkan(t *testing.T) {
 	if b.Name() != "vulkan" || d == nil || d.Name == "" || d.Driver == "" || !strings.HasPrefix(d.API, "Vulkan 1.") {
 		t.Fatalf("backend %q, device %+v: want vulkan with a device name, driver and API version", b.Name(), d)
 	}
-	if diff := cmp.Diff([]string{"motion"}, d.Features); diff != "" {
-		t.Errorf("device features (-want +got):\n%s", diff)
+	// Every feature runs somewhere, once; motion always on the device.
+	all := append(append([]string{}, d.Features...), d.HostFeatures...)
+	slices.Sort(all)
+	if diff := cmp.Diff([]string{"adm", "motion", "vif"}, all); diff != "" || !slices.Contains(d.Features, "motion") {
+		t.Errorf("device features %v, host features %v: want motion on the device and each feature once", d.Features, d.HostFeatures)
 	}
 	open := func() vmaf.FrameSource {
 		f, err := os.Open("../../vmaf/testdata/clips/p02_ref.yuv")

@@ -38,9 +38,10 @@ func (v *Vulkan) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vma
 // Device describes the Vulkan device and the features it computes.
 func (v *Vulkan) Device() *vmafxv1.WorkerDevice {
 	info := v.k.Info()
+	device, host := v.k.Features()
 	return &vmafxv1.WorkerDevice{
 		Name: info.Name, Driver: info.Driver, API: "Vulkan " + info.APIVersion,
-		Features: vkkernel.Features, HostFeatures: vkkernel.CPUFeatures,
+		Features: device, HostFeatures: host,
 	}
 }
 

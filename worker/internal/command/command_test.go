@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -657,8 +658,9 @@ func TestScoreVulkan(t *testing.T) {
 	if gpu.Backend != "vulkan" || gpu.Device == nil || gpu.Device.Name == "" || !strings.HasPrefix(gpu.Device.API, "Vulkan 1.") {
 		t.Fatalf("result backend %q, device %+v: want vulkan and its device", gpu.Backend, gpu.Device)
 	}
-	if diff := cmp.Diff([]string{"vif", "adm"}, gpu.Device.HostFeatures); diff != "" {
-		t.Errorf("host features (-want +got):\n%s", diff)
+	if !slices.Contains(gpu.Device.Features, "motion") || !slices.Contains(gpu.Device.HostFeatures, "adm") {
+		t.Errorf("device features %v, host features %v: want motion on the device, adm on the host (not ported yet)",
+			gpu.Device.Features, gpu.Device.HostFeatures)
 	}
 	if cpu.Device != nil {
 		t.Errorf("cpu result has a device: %+v", cpu.Device)

@@ -18,13 +18,6 @@ var (
 	motionSADSPV []byte
 )
 
-// Features lists the features this package computes on the device, by the
-// names of the result's deviceFeatures; the others run on the CPU.
-var Features = []string{"motion"}
-
-// CPUFeatures lists the VMAF features that still run on the CPU.
-var CPUFeatures = []string{"vif", "adm"}
-
 // maxWorkers bounds the goroutines one Kernel serves: descriptor pools are
 // sized for it.
 const maxWorkers = 64
@@ -36,6 +29,7 @@ type Kernel struct {
 
 	mu        sync.Mutex
 	blur, sad *vulkan.Pipeline
+	vif       *vifPipelines // nil without shaderFloat64
 	workers   int
 	closed    bool
 }
@@ -54,11 +48,26 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 	if k.blur, err = dev.NewPipeline(motionBlurSPV, 3, 12, maxWorkers); err == nil {
 		k.sad, err = dev.NewPipeline(motionSADSPV, 2, 8, maxWorkers)
 	}
+	if err == nil && dev.Info.Float64 {
+		k.vif, err = newVIFPipelines(dev)
+	}
 	if err != nil {
 		k.Close()
 		return nil, fmt.Errorf("vulkan kernel pipelines on %s: %w", dev.Info.Name, err)
 	}
 	return k, nil
+}
+
+// Features says which VMAF features run on the device and which stay on
+// the CPU. VIF needs shaderFloat64 (see shaders/vif_stat_h.comp).
+func (k *Kernel) Features() (device, host []string) {
+	device, host = []string{"motion"}, []string{"adm"}
+	if k.vif != nil {
+		device = append(device, "vif")
+	} else {
+		host = append([]string{"vif"}, host...)
+	}
+	return device, host
 }
 
 // Info describes the device.
@@ -78,20 +87,23 @@ func (k *Kernel) Close() {
 	if k.sad != nil {
 		k.sad.Close()
 	}
+	if k.vif != nil {
+		k.vif.close()
+	}
 	k.dev.Close()
 }
 
-// NewWorker allocates one goroutine's buffers for w x h frames.
-func (k *Kernel) NewWorker(w, h, bpc int) (vmaf.OffloadWorker, error) {
+// NewWorker allocates one goroutine's buffers for cfg's frames.
+func (k *Kernel) NewWorker(cfg vmaf.OffloadConfig) (vmaf.OffloadWorker, error) {
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	if k.workers >= maxWorkers {
+		k.mu.Unlock()
 		return nil, fmt.Errorf("vulkan kernel: more than %d workers", maxWorkers)
 	}
 	k.workers++
-	wk, err := newWorker(k, w, h, bpc)
+	k.mu.Unlock()
+	wk, err := newWorker(k, cfg) // on failure its Close gives the count back
 	if err != nil {
-		k.workers--
 		return nil, err
 	}
 	return wk, nil
@@ -110,41 +122,33 @@ type worker struct {
 	blurred *vulkan.Buffer // int32 per pixel
 	rowSAD  *vulkan.Buffer // uint32 per row, device-local
 	back    *vulkan.Buffer // rowSAD readback, host-visible
-	bufs    []*vulkan.Buffer
+	mem     allocs
 
 	blurSet, sadSet *vulkan.DescriptorSet
 	blurPush        []byte
 	sadPush         []byte
+
+	vif *vifWorker // nil when VIF stays on the CPU
 }
 
-func newWorker(k *Kernel, w, h, bpc int) (*worker, error) {
-	wk := &worker{k: k, w: w, h: h, bpc: bpc, plane: int64(w * h * 2)}
-	d := k.dev
-	var err error
-	buf := func(size int64, mem vulkan.Memory) *vulkan.Buffer {
-		if err != nil {
-			return nil
-		}
-		var b *vulkan.Buffer
-		if b, err = d.NewBuffer(size, mem); err == nil {
-			wk.bufs = append(wk.bufs, b)
-		}
-		return b
-	}
-	wk.staging = buf(2*wk.plane, vulkan.Host)
-	wk.prev = buf(wk.plane, vulkan.DeviceLocal)
-	wk.cur = buf(wk.plane, vulkan.DeviceLocal)
-	wk.blurred = buf(int64(w*h*4), vulkan.DeviceLocal)
-	wk.rowSAD = buf(int64(h*4), vulkan.DeviceLocal)
-	wk.back = buf(int64(h*4), vulkan.Host)
+func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
+	w, h, bpc := cfg.Width, cfg.Height, cfg.BitDepth
+	wk := &worker{k: k, w: w, h: h, bpc: bpc, plane: int64(w * h * 2), mem: allocs{dev: k.dev}}
+	a := &wk.mem
+	wk.staging = a.buffer(2*wk.plane, vulkan.Host)
+	wk.prev = a.buffer(wk.plane, vulkan.DeviceLocal)
+	wk.cur = a.buffer(wk.plane, vulkan.DeviceLocal)
+	wk.blurred = a.buffer(int64(w*h*4), vulkan.DeviceLocal)
+	wk.rowSAD = a.buffer(int64(h*4), vulkan.DeviceLocal)
+	wk.back = a.buffer(int64(h*4), vulkan.Host)
+	wk.blurSet = a.bind(k.blur, wk.prev, wk.cur, wk.blurred)
+	wk.sadSet = a.bind(k.sad, wk.blurred, wk.rowSAD)
+	err := a.err
 	if err == nil {
-		wk.blurSet, err = k.blur.Bind(wk.prev, wk.cur, wk.blurred)
+		wk.stream, err = k.dev.NewStream()
 	}
-	if err == nil {
-		wk.sadSet, err = k.sad.Bind(wk.blurred, wk.rowSAD)
-	}
-	if err == nil {
-		wk.stream, err = d.NewStream()
+	if err == nil && k.vif != nil {
+		wk.vif, err = newVIFWorker(k, cfg)
 	}
 	if err != nil {
 		wk.Close()
@@ -204,22 +208,27 @@ func (wk *worker) MotionSAD(prev, cur []uint16) (uint64, error) {
 	return sad, nil
 }
 
+// VIF computes the four scales' sums on the device; ok is false when the
+// device leaves VIF to the CPU (no shaderFloat64).
+func (wk *worker) VIF(ref, dis []uint16) (sums [4]vmaf.VIFSums, ok bool, err error) {
+	if wk.vif == nil {
+		return sums, false, nil
+	}
+	sums, err = wk.vif.run(ref, dis)
+	return sums, err == nil, err
+}
+
 // Close frees the worker's device state.
 func (wk *worker) Close() {
+	if wk.vif != nil {
+		wk.vif.close()
+		wk.vif = nil
+	}
 	if wk.stream != nil {
 		wk.stream.Close()
 		wk.stream = nil
 	}
-	for _, b := range wk.bufs {
-		b.Close()
-	}
-	wk.bufs = nil
-	for _, set := range []*vulkan.DescriptorSet{wk.blurSet, wk.sadSet} {
-		if set != nil {
-			set.Close()
-		}
-	}
-	wk.blurSet, wk.sadSet = nil, nil
+	wk.mem.close()
 	wk.k.mu.Lock()
 	wk.k.workers--
 	wk.k.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,13 +85,22 @@ func openClip(t testing.TB, name string, p pair) *vmaf.RawReader {
 // TestScoreMatchesCPU scores every testdata pair with the device computing
 // what it offloads and compares every per-frame feature and score, and the
 // pooled scores, with the CPU kernel's: they must be identical, not close.
+// One pair is scored with a "neg" model too (enhancement gain limit 1).
 func TestScoreMatchesCPU(t *testing.T) {
 	k := openOrSkip(t)
-	for _, p := range loadPairs(t) {
+	if device, _ := k.Features(); k.Info().Float64 && !slices.Contains(device, "vif") {
+		t.Errorf("device features %v on a device with shaderFloat64, want vif among them", device)
+	}
+	pairs := loadPairs(t)
+	for i, p := range append(pairs, pairs[0]) {
+		model := "vmaf_v0.6.1"
+		if i == len(pairs) {
+			model, p.name = "vmaf_v0.6.1neg", p.name+"_neg"
+		}
 		t.Run(p.name, func(t *testing.T) {
 			score := func(off vmaf.Offload) *vmaf.Result {
 				res, err := vmaf.Score(context.Background(), openClip(t, p.ref, p), openClip(t, p.dist, p),
-					vmaf.Options{Threads: 2, Offload: off})
+					vmaf.Options{Threads: 2, Offload: off, Model: model})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -117,33 +127,17 @@ func TestMotionSAD(t *testing.T) {
 	for _, bpc := range []int{8, 10, 12, 16} {
 		for _, sz := range sizes {
 			w, h := sz[0], sz[1]
-			wk, err := k.NewWorker(w, h, bpc)
+			wk, err := k.NewWorker(vmaf.OffloadConfig{Width: w, Height: h, BitDepth: bpc, VIFEnhnGainLimit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
-			maxv := 1<<bpc - 1
-			for round, pattern := range []string{"noise", "steps", "flat"} {
-				prev, cur := make([]uint16, w*h), make([]uint16, w*h)
-				for i := range prev {
-					switch pattern {
-					case "noise":
-						prev[i], cur[i] = uint16(rng.IntN(maxv+1)), uint16(rng.IntN(maxv+1))
-					case "steps":
-						if (i/w+i%w/3)%2 == 0 {
-							prev[i] = uint16(maxv)
-						} else {
-							cur[i] = uint16(maxv)
-						}
-					case "flat":
-						prev[i], cur[i] = 7, 7
-					}
-				}
-				got, err := wk.MotionSAD(prev, cur)
+			for name, p := range stressPlanes(rng, w, h, bpc) {
+				got, err := wk.MotionSAD(p[0], p[1])
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := vmaf.MotionSAD(prev, cur, w, h, bpc); got != want {
-					t.Errorf("%dx%d %d-bit %s (round %d): SAD %d, CPU %d", w, h, bpc, pattern, round, got, want)
+				if want := vmaf.MotionSAD(p[0], p[1], w, h, bpc); got != want {
+					t.Errorf("%dx%d %d-bit %s: SAD %d, CPU %d", w, h, bpc, name, got, want)
 				}
 			}
 			wk.Close()
@@ -151,10 +145,71 @@ func TestMotionSAD(t *testing.T) {
 	}
 }
 
+// stressPlanes returns pairs of planes that stress the arithmetic: noise,
+// full-scale steps (the largest filtered values and variances), a flat pair
+// and a pair that differs by a small gain, for the given bit depth.
+func stressPlanes(rng *rand.Rand, w, h, bpc int) map[string][2][]uint16 {
+	maxv := 1<<bpc - 1
+	out := map[string][2][]uint16{}
+	for _, pattern := range []string{"noise", "steps", "flat", "gain"} {
+		a, b := make([]uint16, w*h), make([]uint16, w*h)
+		for i := range a {
+			switch pattern {
+			case "noise":
+				a[i], b[i] = uint16(rng.IntN(maxv+1)), uint16(rng.IntN(maxv+1))
+			case "steps":
+				if (i/w+i%w/3)%2 == 0 {
+					a[i] = uint16(maxv)
+				} else {
+					b[i] = uint16(maxv)
+				}
+			case "flat":
+				a[i], b[i] = 7, 7
+			case "gain":
+				a[i] = uint16(rng.IntN(maxv + 1))
+				b[i] = uint16(min(int(a[i])*9/8+rng.IntN(3), maxv))
+			}
+		}
+		out[pattern] = [2][]uint16{a, b}
+	}
+	return out
+}
+
+// TestVIFStatistic compares the device's scale-0 VIF sums with the CPU
+// kernel's on stress planes, for every bit depth and both gain limits.
+func TestVIFStatistic(t *testing.T) {
+	k := openOrSkip(t)
+	if k.vif == nil {
+		t.Skipf("%s lacks shaderFloat64: VIF runs on the CPU", k.Info().Name)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, bpc := range []int{8, 10, 12} {
+		for _, sz := range [][2]int{{33, 33}, {177, 145}, {320, 240}} {
+			w, h := sz[0], sz[1]
+			for _, egl := range []float64{100, 1} {
+				wk, err := k.NewWorker(vmaf.OffloadConfig{Width: w, Height: h, BitDepth: bpc, VIFEnhnGainLimit: egl})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for name, p := range stressPlanes(rng, w, h, bpc) {
+					got, ok, err := wk.VIF(p[0], p[1])
+					if err != nil || !ok {
+						t.Fatalf("VIF: %v, ok %v", err, ok)
+					}
+					if want := vmaf.VIFStatistic(p[0], p[1], w, h, 0, bpc, egl); got[0] != want {
+						t.Errorf("%dx%d %d-bit egl %v %s: scale 0 sums %+v, CPU %+v", w, h, bpc, egl, name, got[0], want)
+					}
+				}
+				wk.Close()
+			}
+		}
+	}
+}
+
 // failing is an Offload whose workers fail, as a lost device does.
 type failing struct{ err error }
 
-func (f failing) NewWorker(w, h, bpc int) (vmaf.OffloadWorker, error) { return nil, f.err }
+func (f failing) NewWorker(vmaf.OffloadConfig) (vmaf.OffloadWorker, error) { return nil, f.err }
 
 // TestScoreOffloadError checks that a failing device fails the score with
 // its error rather than scoring anything on the CPU behind its back.
@@ -165,5 +220,18 @@ func TestScoreOffloadError(t *testing.T) {
 		vmaf.Options{Threads: 2, Offload: failing{want}})
 	if !errors.Is(err, want) {
 		t.Errorf("Score = %v, want %v", err, want)
+	}
+}
+
+// TestNewWorkerTooLarge asks for buffers beyond the device's limits: the
+// worker fails cleanly and its slot is given back.
+func TestNewWorkerTooLarge(t *testing.T) {
+	k := openOrSkip(t)
+	_, err := k.NewWorker(vmaf.OffloadConfig{Width: 1 << 20, Height: 1 << 20, BitDepth: 8, VIFEnhnGainLimit: 100})
+	if err == nil {
+		t.Fatal("NewWorker of 2^40 pixels succeeded")
+	}
+	if k.workers != 0 {
+		t.Errorf("%d workers counted after the failure, want 0", k.workers)
 	}
 }

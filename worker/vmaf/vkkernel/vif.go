@@ -1,0 +1,273 @@
+package vkkernel
+
+import (
+	_ "embed"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/vmafx/vmafx/worker/internal/vulkan"
+	"github.com/vmafx/vmafx/worker/vmaf"
+)
+
+var (
+	//go:embed shaders/vif_subsample_v.spv
+	vifSubVSPV []byte
+	//go:embed shaders/vif_subsample_h.spv
+	vifSubHSPV []byte
+	//go:embed shaders/vif_stat_v.spv
+	vifStatVSPV []byte
+	//go:embed shaders/vif_stat_h.spv
+	vifStatHSPV []byte
+)
+
+// vifPushSize is the push constant block of vif_common.glsl: eight 32-bit
+// words and two 64-bit ones.
+const vifPushSize = 48
+
+// vifEps is vif.go's epsilon, 65536 * 1.0e-10, rounded once to a double as
+// Go rounds the constant; the shader receives its bits so that no GLSL
+// literal parsing can change it.
+const vifEps = 65536 * 1.0e-10
+
+// vifPipelines are the VIF passes and the log2 table they share.
+type vifPipelines struct {
+	subV, subH, statV, statH *vulkan.Pipeline
+	log2                     *vulkan.Buffer
+}
+
+func newVIFPipelines(dev *vulkan.Device) (*vifPipelines, error) {
+	p := &vifPipelines{}
+	var err error
+	mk := func(spv []byte, bindings, sets int) *vulkan.Pipeline {
+		if err != nil {
+			return nil
+		}
+		var pl *vulkan.Pipeline
+		pl, err = dev.NewPipeline(spv, bindings, vifPushSize, sets)
+		return pl
+	}
+	p.subV = mk(vifSubVSPV, 4, 3*maxWorkers)
+	p.subH = mk(vifSubHSPV, 4, 3*maxWorkers)
+	p.statV = mk(vifStatVSPV, 7, 4*maxWorkers)
+	p.statH = mk(vifStatHSPV, 7, 4*maxWorkers)
+	if err == nil {
+		err = p.uploadLog2(dev)
+	}
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// uploadLog2 puts the CPU kernel's log2 table, one entry per 32-bit word,
+// into a device buffer that every worker binds.
+func (p *vifPipelines) uploadLog2(dev *vulkan.Device) error {
+	t := vmaf.VIFLog2Table()
+	size := int64(4 * len(t))
+	stage, err := dev.NewBuffer(size, vulkan.Host)
+	if err != nil {
+		return err
+	}
+	defer stage.Close()
+	for i, v := range t {
+		stage.Uint32s()[i] = uint32(v)
+	}
+	if p.log2, err = dev.NewBuffer(size, vulkan.DeviceLocal); err != nil {
+		return err
+	}
+	s, err := dev.NewStream()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.Begin(); err != nil {
+		return err
+	}
+	s.Copy(p.log2, 0, stage, 0, size)
+	s.Barrier()
+	if err := s.Submit(); err != nil {
+		return err
+	}
+	return s.Wait()
+}
+
+func (p *vifPipelines) close() {
+	for _, pl := range []*vulkan.Pipeline{p.subV, p.subH, p.statV, p.statH} {
+		if pl != nil {
+			pl.Close()
+		}
+	}
+	if p.log2 != nil {
+		p.log2.Close()
+	}
+}
+
+// vifScale is one scale's geometry and descriptor sets.
+type vifScale struct {
+	w, h          int
+	subV, subH    *vulkan.DescriptorSet // scales 1..3: made from the previous scale
+	statV, statH  *vulkan.DescriptorSet
+	subPush, push []byte
+	rows          *vulkan.Buffer // 4 int64 per row
+	rowsOff       int64          // where the rows land in the readback buffer
+}
+
+// vifWorker is one goroutine's VIF buffers: the uploaded planes (packed
+// 16-bit), the images of scales 1..3 (32-bit samples), the subsampling's
+// vertical pass, the statistic's five vertical planes, and the per-row sums
+// of every scale with their readback.
+type vifWorker struct {
+	k       *Kernel
+	w, h    int
+	plane   int64
+	stream  *vulkan.Stream
+	staging *vulkan.Buffer
+	back    *vulkan.Buffer
+	mem     allocs
+	scales  [4]vifScale
+	ref0    *vulkan.Buffer
+	dis0    *vulkan.Buffer
+}
+
+func newVIFWorker(k *Kernel, cfg vmaf.OffloadConfig) (*vifWorker, error) {
+	w, h, bpc := cfg.Width, cfg.Height, cfg.BitDepth
+	vw := &vifWorker{k: k, w: w, h: h, plane: int64(w * h * 2), mem: allocs{dev: k.dev}}
+	p := k.vif
+	a := &vw.mem
+	buf, bind := a.buffer, a.bind
+	vw.staging = buf(2*vw.plane, vulkan.Host)
+	vw.ref0, vw.dis0 = buf(vw.plane, vulkan.DeviceLocal), buf(vw.plane, vulkan.DeviceLocal)
+	tmpR, tmpD := buf(int64(w*(h/2)*4), vulkan.DeviceLocal), buf(int64(w*(h/2)*4), vulkan.DeviceLocal)
+	var vert []*vulkan.Buffer // the statistic's five vertical planes
+	for range 5 {
+		vert = append(vert, buf(int64(w*h*4), vulkan.DeviceLocal))
+	}
+	ref, dis := vw.ref0, vw.dis0
+	sw, sh := w, h
+	var back int64
+	egl, eps := math.Float64bits(cfg.VIFEnhnGainLimit), math.Float64bits(vifEps)
+	for sc := range 4 {
+		s := &vw.scales[sc]
+		if sc > 0 {
+			// The subsampling reads the previous scale (sw x sh) with this scale's filter.
+			shift, round := uint32(16), uint32(32768)
+			if sc == 1 {
+				shift, round = uint32(bpc), uint32(1)<<(bpc-1)
+			}
+			packed := int32(0)
+			if sc == 1 {
+				packed = 1
+			}
+			s.subPush = vifPush(sw, sh, sc, packed, shift, round, 0, 0, 0, 0)
+			nr, nd := buf(int64((sw/2)*(sh/2)*4), vulkan.DeviceLocal), buf(int64((sw/2)*(sh/2)*4), vulkan.DeviceLocal)
+			s.subV = bind(p.subV, ref, dis, tmpR, tmpD)
+			s.subH = bind(p.subH, tmpR, tmpD, nr, nd)
+			ref, dis = nr, nd
+			sw, sh = sw/2, sh/2
+		}
+		s.w, s.h = sw, sh
+		shiftMu, roundMu := uint32(16), uint32(32768)
+		shiftSq, roundSq := uint32(16), uint32(32768)
+		packed := int32(0)
+		if sc == 0 {
+			packed = 1
+			shiftMu, roundMu = uint32(bpc), uint32(1)<<(bpc-1)
+			shiftSq, roundSq = uint32(2*(bpc-8)), 0
+			if bpc > 8 {
+				roundSq = uint32(1) << (shiftSq - 1)
+			}
+		}
+		s.push = vifPush(sw, sh, sc, packed, shiftMu, roundMu, shiftSq, roundSq, egl, eps)
+		s.rows = buf(int64(sh*32), vulkan.DeviceLocal)
+		s.rowsOff = back
+		back += int64(sh * 32)
+		s.statV = bind(p.statV, append([]*vulkan.Buffer{ref, dis}, vert...)...)
+		s.statH = bind(p.statH, append(vert[:5:5], p.log2, s.rows)...)
+	}
+	vw.back = buf(back, vulkan.Host)
+	err := a.err
+	if err == nil {
+		vw.stream, err = k.dev.NewStream()
+	}
+	if err != nil {
+		vw.close()
+		return nil, err
+	}
+	return vw, nil
+}
+
+func vifPush(w, h, scale int, packed int32, shiftA, roundA, shiftB, roundB uint32, egl, eps uint64) []byte {
+	b := make([]byte, vifPushSize)
+	le := binary.LittleEndian
+	for i, v := range []uint32{uint32(w), uint32(h), uint32(scale), uint32(packed), shiftA, roundA, shiftB, roundB} {
+		le.PutUint32(b[4*i:], v)
+	}
+	le.PutUint64(b[32:], egl)
+	le.PutUint64(b[40:], eps)
+	return b
+}
+
+// run uploads a frame pair and computes the four scales' sums.
+func (vw *vifWorker) run(ref, dis []uint16) ([4]vmaf.VIFSums, error) {
+	var out [4]vmaf.VIFSums
+	n := vw.w * vw.h
+	if len(ref) < n || len(dis) < n {
+		return out, fmt.Errorf("vulkan vif: planes of %d and %d samples, want %d", len(ref), len(dis), n)
+	}
+	st := vw.staging.Bytes()
+	copy(st, samples(ref[:n]))
+	copy(st[vw.plane:], samples(dis[:n]))
+	s := vw.stream
+	p := vw.k.vif
+	if err := s.Begin(); err != nil {
+		return out, err
+	}
+	s.Copy(vw.ref0, 0, vw.staging, 0, vw.plane)
+	s.Copy(vw.dis0, 0, vw.staging, vw.plane, vw.plane)
+	s.Barrier()
+	pw, ph := vw.w, vw.h
+	for sc := range vw.scales {
+		c := &vw.scales[sc]
+		if sc > 0 {
+			s.Dispatch(p.subV, c.subV, c.subPush, (pw+63)/64, (ph/2+3)/4, 1)
+			s.Barrier()
+			s.Dispatch(p.subH, c.subH, c.subPush, (pw/2+63)/64, (ph/2+3)/4, 1)
+			s.Barrier()
+		}
+		s.Dispatch(p.statV, c.statV, c.push, (c.w+63)/64, (c.h+3)/4, 1)
+		s.Barrier()
+		s.Dispatch(p.statH, c.statH, c.push, c.h, 1, 1)
+		s.Barrier()
+		s.Copy(vw.back, c.rowsOff, c.rows, 0, int64(c.h*32))
+		pw, ph = c.w, c.h
+	}
+	s.Barrier()
+	if err := s.Submit(); err != nil {
+		return out, fmt.Errorf("vulkan vif: %w", err)
+	}
+	if err := s.Wait(); err != nil {
+		return out, fmt.Errorf("vulkan vif: %w", err)
+	}
+	b := vw.back.Bytes()
+	for sc := range vw.scales {
+		c := &vw.scales[sc]
+		for i := range c.h {
+			r := b[c.rowsOff+int64(i*32):]
+			out[sc].NumLog += int64(binary.LittleEndian.Uint64(r))
+			out[sc].DenLog += int64(binary.LittleEndian.Uint64(r[8:]))
+			out[sc].NumNonLog += int64(binary.LittleEndian.Uint64(r[16:]))
+			out[sc].DenNonLog += int64(binary.LittleEndian.Uint64(r[24:]))
+		}
+	}
+	return out, nil
+}
+
+func (vw *vifWorker) close() {
+	if vw.stream != nil {
+		vw.stream.Close()
+	}
+	vw.mem.close()
+	vw.stream = nil
+}
