@@ -22,8 +22,18 @@ var (
 )
 
 // vifPushSize is the push constant block of vif_common.glsl: eight 32-bit
-// words and two 64-bit ones.
-const vifPushSize = 48
+// words, two 64-bit ones and the 17 filter taps (within the 128 bytes every
+// device offers).
+const vifPushSize = 48 + 4*17
+
+// vifFilters are worker/vmaf's VIF filters, per scale (vif.go, vifFilters;
+// libvmaf integer_vif.h), pushed to the shaders with each dispatch.
+var vifFilters = [4][]uint32{
+	{489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784, 7455, 6547, 5274, 3896, 2640, 1640, 935, 489},
+	{1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244},
+	{3571, 16004, 26386, 16004, 3571},
+	{10904, 43728, 10904},
+}
 
 // vifEps is vif.go's epsilon, 65536 * 1.0e-10, rounded once to a double as
 // Go rounds the constant; the shader receives its bits so that no GLSL
@@ -206,6 +216,9 @@ func vifPush(w, h, scale int, packed int32, shiftA, roundA, shiftB, roundB uint3
 	}
 	le.PutUint64(b[32:], egl)
 	le.PutUint64(b[40:], eps)
+	for i, f := range vifFilters[scale] {
+		le.PutUint32(b[48+4*i:], f)
+	}
 	return b
 }
 

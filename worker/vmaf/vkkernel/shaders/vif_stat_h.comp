@@ -71,7 +71,7 @@ void main() {
         uint64_t m1 = 0, m2 = 0, sxx = 0, syy = 0, sxy = 0;
         for (int k = 0; k < fw; k++) {
             int p = base + mirror(j - hw + k, w);
-            uint64_t f = vifTap(scale, k);
+            uint64_t f = vifTap(k);
             m1 += f * uint64_t(vmu1[p]);
             m2 += f * uint64_t(vmu2[p]);
             sxx += f * uint64_t(vxx[p]);

@@ -30,7 +30,7 @@ void main() {
     uint64_t mu1 = 0, mu2 = 0, xx = 0, yy = 0, xy = 0;
     for (int k = 0; k < fw; k++) {
         int idx = mirror(i - hw + k, h) * w + j;
-        uint64_t f = vifTap(scale, k);
+        uint64_t f = vifTap(k);
         uint64_t a = uint64_t(PIXEL(ref, idx));
         uint64_t b = uint64_t(PIXEL(dis, idx));
         mu1 += f * a;

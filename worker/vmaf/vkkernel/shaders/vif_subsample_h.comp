@@ -25,7 +25,7 @@ void main() {
     uint64_t r = 0, d = 0;
     for (int k = 0; k < fw; k++) {
         int idx = oi * w + mirror(2 * oj - hw + k, w);
-        uint64_t f = vifTap(scale, k);
+        uint64_t f = vifTap(k);
         r += f * uint64_t(tmpRef[idx]);
         d += f * uint64_t(tmpDis[idx]);
     }

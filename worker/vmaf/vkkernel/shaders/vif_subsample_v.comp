@@ -26,7 +26,7 @@ void main() {
     uint64_t r = 0, d = 0;
     for (int k = 0; k < fw; k++) {
         int idx = mirror(i - hw + k, h) * w + j;
-        uint64_t f = vifTap(scale, k);
+        uint64_t f = vifTap(k);
         r += f * uint64_t(PIXEL(ref, idx));
         d += f * uint64_t(PIXEL(dis, idx));
     }
