@@ -17,6 +17,80 @@ type OffloadConfig struct {
 	// VIFEnhnGainLimit is the model's VIF enhancement gain limit (100, or
 	// 1 for the "neg" models).
 	VIFEnhnGainLimit float64
+	// ADMEnhnGainLimit is the model's ADM enhancement gain limit.
+	ADMEnhnGainLimit float64
+}
+
+// ADMRows are the integer results of ADM's per-row sums, per scale: for
+// each band row i (of the scale's band, scored rows only) and band t (h, v,
+// d), at index 3*i+t, the row's sum of cubed CSF-weighted reference
+// coefficients (Den; libvmaf adm_csf_den) and of the masked contrast of the
+// restored (Num, the DLM) and additive (AIM) parts (adm_cm). The CPU kernel
+// rounds and adds the rows and derives the scores from them.
+type ADMRows struct {
+	Den      [4][]uint64
+	Num, AIM [4][]int64
+}
+
+// ADMRegion returns the band area of a w x h band that ADM scores (rows
+// top..bottom-1, columns left..right-1), and the larger area the
+// decoupling and CSF stages cover (the scored area grown by the 3x3 mask).
+func ADMRegion(w, h int) (score, decouple [4]int) {
+	t, b, l, r := admScoreRegion(w, h)
+	dt, db, dl, dr := admDecoupleRegion(w, h)
+	return [4]int{t, b, l, r}, [4]int{dt, db, dl, dr}
+}
+
+// ADMShifts returns the roundings of ADM's row sums at a scale's band size
+// w x h: the denominator's (scales 1..3; scale 0 has none per coefficient)
+// and the contrast measure's.
+func ADMShifts(w, h, scale int) (den ADMDenShifts, cm ADMCMShifts) {
+	if scale > 0 {
+		den = admDenSShifts(w, h, scale)
+	}
+	return den, admCMShifts(w, h, scale)
+}
+
+// ADMIRF returns a scale's CSF weights in Q32 (scales 1..3), for the
+// h, v and d bands.
+func ADMIRF(scale int) [3]int64 { return admIRF(admRFactors(scale)) }
+
+// ADMCos1DegSq is the decoupling's angle threshold, cos(1 degree)^2 as
+// float32, widened.
+func ADMCos1DegSq() float64 { return float64(admCos1DegSq) }
+
+// fromRows derives the ADM features from an Offload's rows, rounding and
+// adding them as the CPU kernel's own loops do.
+func (s *admState) fromRows(r *ADMRows) admScore {
+	var ns, ds, as [4]float32
+	w, h := s.w, s.h
+	for scale := range 4 {
+		w, h = (w+1)/2, (h+1)/2
+		top, bottom, _, _ := admScoreRegion(w, h)
+		var den [3]uint64
+		var num, aim [3]int64
+		dsh, dadd := admDen0Shift(w, h)
+		if scale > 0 {
+			p := admDenSShifts(w, h, scale)
+			dsh, dadd = int(p.ShiftAccum), p.AddAccum
+		}
+		cm := admCMShifts(w, h, scale)
+		for i := top; i < bottom; i++ {
+			for t := range 3 {
+				den[t] += (r.Den[scale][3*i+t] + dadd) >> uint(dsh)
+				num[t] += (r.Num[scale][3*i+t] + cm.AddInner) >> cm.ShiftInner
+				aim[t] += (r.AIM[scale][3*i+t] + cm.AddInner) >> cm.ShiftInner
+			}
+		}
+		if scale == 0 {
+			ds[scale] = admDen0Float(den, w, h, s.rfactor[0])
+		} else {
+			ds[scale] = admDenSFloat(den, w, h, scale, s.rfactor[scale])
+		}
+		ns[scale] = admCMFloat(num, w, h, scale, true)
+		as[scale] = admCMFloat(aim, w, h, scale, false)
+	}
+	return s.combine(ns, ds, as)
 }
 
 // OffloadWorker computes features for one scoring goroutine.
@@ -26,6 +100,9 @@ type OffloadWorker interface {
 	// VIF returns the four scales' integer sums of a frame pair's luma
 	// planes, or ok false when this worker leaves VIF to the CPU.
 	VIF(ref, dis []uint16) (sums [4]VIFSums, ok bool, err error)
+	// ADM returns the rows of a frame pair's ADM sums, or ok false when
+	// this worker leaves ADM to the CPU. The rows stay the worker's.
+	ADM(ref, dis []uint16) (rows *ADMRows, ok bool, err error)
 	// Close frees the worker's device state.
 	Close()
 }

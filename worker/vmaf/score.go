@@ -173,7 +173,8 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			var offErr error
 			if p.opts.Offload != nil {
 				if wk.off, offErr = p.opts.Offload.NewWorker(OffloadConfig{
-					Width: p.w, Height: p.h, BitDepth: p.bpc, VIFEnhnGainLimit: p.model.vifEGL,
+					Width: p.w, Height: p.h, BitDepth: p.bpc,
+					VIFEnhnGainLimit: p.model.vifEGL, ADMEnhnGainLimit: p.model.admEGL,
 				}); offErr == nil {
 					defer wk.off.Close()
 				}
@@ -314,6 +315,20 @@ func (wk *worker) computeVIF(ref, dis []uint16, bpc int) ([4]vifScaleScore, erro
 	return wk.vif.compute(ref, dis, bpc), nil
 }
 
+// computeADM computes ADM on the Offload when it offers it, else on the CPU.
+func (wk *worker) computeADM(ref, dis []uint16, bpc int) (admScore, error) {
+	if wk.off != nil {
+		rows, ok, err := wk.off.ADM(ref, dis)
+		if err != nil {
+			return admScore{}, err
+		}
+		if ok {
+			return wk.adm.fromRows(rows), nil
+		}
+	}
+	return wk.adm.compute(ref, dis, bpc), nil
+}
+
 // process computes one slot's features; it fails only when the Offload does.
 func (wk *worker) process(s *slot, w, h, bpc int) error {
 	if s.full {
@@ -324,7 +339,10 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 		for i := range v {
 			s.score.VIF[i] = v[i].score()
 		}
-		a := wk.adm.compute(s.ref.Y, s.dist.Y, bpc)
+		a, err := wk.computeADM(s.ref.Y, s.dist.Y, bpc)
+		if err != nil {
+			return err
+		}
 		s.score.ADM2, s.score.AIM, s.score.ADM3 = a.adm2, a.aim, a.adm3
 		for i := range 4 {
 			s.score.ADMScale[i] = a.scale(i)

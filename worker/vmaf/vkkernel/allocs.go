@@ -55,3 +55,34 @@ func (a *allocs) close() {
 	}
 	a.sets, a.bufs = nil, nil
 }
+
+// pipelines builds compute pipelines with one push constant size until the
+// first failure, and keeps that error.
+type pipelines struct {
+	dev      *vulkan.Device
+	pushSize int
+	err      error
+}
+
+// build makes a pipeline with bindings storage buffers and room for sets
+// descriptor sets per worker.
+func (p *pipelines) build(spv []byte, bindings, sets int) *vulkan.Pipeline {
+	if p.err != nil {
+		return nil
+	}
+	pl, err := p.dev.NewPipeline(spv, bindings, p.pushSize, sets*maxWorkers)
+	if err != nil {
+		p.err = err
+		return nil
+	}
+	return pl
+}
+
+// closePipelines closes the pipelines that were built.
+func closePipelines(ps ...*vulkan.Pipeline) {
+	for _, p := range ps {
+		if p != nil {
+			p.Close()
+		}
+	}
+}

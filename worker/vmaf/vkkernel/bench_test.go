@@ -1,6 +1,7 @@
 package vkkernel
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -16,17 +17,18 @@ type planeSource struct {
 	w, h   int
 	planes [][]uint16
 	n, pos int
+	format vmaf.PixelFormat // YUV420P when unset
 }
 
 func (s *planeSource) Info() vmaf.VideoInfo {
-	return vmaf.VideoInfo{Width: s.w, Height: s.h, Format: vmaf.YUV420P}
+	return vmaf.VideoInfo{Width: s.w, Height: s.h, Format: cmp.Or(s.format, vmaf.YUV420P)}
 }
 
 func (s *planeSource) ReadFrame(f *vmaf.Frame) error {
 	if s.pos >= s.n {
 		return io.EOF
 	}
-	f.Width, f.Height, f.BitDepth = s.w, s.h, 8
+	f.Width, f.Height, f.BitDepth = s.w, s.h, s.Info().Format.BitDepth()
 	f.Y = append(f.Y[:0], s.planes[s.pos%len(s.planes)]...)
 	s.pos++
 	return nil

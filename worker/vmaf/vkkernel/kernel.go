@@ -30,6 +30,7 @@ type Kernel struct {
 	mu        sync.Mutex
 	blur, sad *vulkan.Pipeline
 	vif       *vifPipelines // nil without shaderFloat64
+	adm       *admPipelines // nil without shaderFloat64
 	workers   int
 	closed    bool
 }
@@ -51,6 +52,9 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 	if err == nil && dev.Info.Float64 {
 		k.vif, err = newVIFPipelines(dev)
 	}
+	if err == nil && dev.Info.Float64 {
+		k.adm, err = newADMPipelines(dev)
+	}
 	if err != nil {
 		k.Close()
 		return nil, fmt.Errorf("vulkan kernel pipelines on %s: %w", dev.Info.Name, err)
@@ -59,13 +63,19 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 }
 
 // Features says which VMAF features run on the device and which stay on
-// the CPU. VIF needs shaderFloat64 (see shaders/vif_stat_h.comp).
+// the CPU. VIF and ADM need shaderFloat64 (see shaders/vif_stat_h.comp and
+// shaders/adm_decouple.comp).
 func (k *Kernel) Features() (device, host []string) {
-	device, host = []string{"motion"}, []string{"adm"}
+	device = []string{"motion"}
 	if k.vif != nil {
 		device = append(device, "vif")
 	} else {
-		host = append([]string{"vif"}, host...)
+		host = append(host, "vif")
+	}
+	if k.adm != nil {
+		device = append(device, "adm")
+	} else {
+		host = append(host, "adm")
 	}
 	return device, host
 }
@@ -89,6 +99,9 @@ func (k *Kernel) Close() {
 	}
 	if k.vif != nil {
 		k.vif.close()
+	}
+	if k.adm != nil {
+		k.adm.close()
 	}
 	k.dev.Close()
 }
@@ -129,6 +142,7 @@ type worker struct {
 	sadPush         []byte
 
 	vif *vifWorker // nil when VIF stays on the CPU
+	adm *admWorker // nil when ADM stays on the CPU
 }
 
 func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
@@ -149,6 +163,9 @@ func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 	}
 	if err == nil && k.vif != nil {
 		wk.vif, err = newVIFWorker(k, cfg)
+	}
+	if err == nil && k.adm != nil {
+		wk.adm, err = newADMWorker(k, cfg)
 	}
 	if err != nil {
 		wk.Close()
@@ -173,32 +190,46 @@ func samples(p []uint16) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&p[0])), 2*len(p))
 }
 
+// beginPair checks that a and b hold n samples, writes them into staging
+// (two planes of plane bytes) and begins a submission that copies them to
+// dstA and dstB.
+func beginPair(s *vulkan.Stream, staging, dstA, dstB *vulkan.Buffer, plane int64, a, b []uint16, n int) error {
+	if len(a) < n || len(b) < n {
+		return fmt.Errorf("planes of %d and %d samples, want %d", len(a), len(b), n)
+	}
+	st := staging.Bytes()
+	copy(st, samples(a[:n]))
+	copy(st[plane:], samples(b[:n]))
+	if err := s.Begin(); err != nil {
+		return err
+	}
+	s.Copy(dstA, 0, staging, 0, plane)
+	s.Copy(dstB, 0, staging, plane, plane)
+	s.Barrier()
+	return nil
+}
+
+// submitWait submits what s recorded, after a final barrier, and waits.
+func submitWait(s *vulkan.Stream) error {
+	s.Barrier()
+	if err := s.Submit(); err != nil {
+		return err
+	}
+	return s.Wait()
+}
+
 // MotionSAD uploads the two planes and runs the motion kernels.
 func (wk *worker) MotionSAD(prev, cur []uint16) (uint64, error) {
-	n := wk.w * wk.h
-	if len(prev) < n || len(cur) < n {
-		return 0, fmt.Errorf("vulkan motion: planes of %d and %d samples, want %d", len(prev), len(cur), n)
-	}
-	st := wk.staging.Bytes()
-	copy(st, samples(prev[:n]))
-	copy(st[wk.plane:], samples(cur[:n]))
 	s := wk.stream
-	if err := s.Begin(); err != nil {
-		return 0, err
+	if err := beginPair(s, wk.staging, wk.prev, wk.cur, wk.plane, prev, cur, wk.w*wk.h); err != nil {
+		return 0, fmt.Errorf("vulkan motion: %w", err)
 	}
-	s.Copy(wk.prev, 0, wk.staging, 0, wk.plane)
-	s.Copy(wk.cur, 0, wk.staging, wk.plane, wk.plane)
-	s.Barrier()
 	s.Dispatch(wk.k.blur, wk.blurSet, wk.blurPush, (wk.w+63)/64, (wk.h+3)/4, 1)
 	s.Barrier()
 	s.Dispatch(wk.k.sad, wk.sadSet, wk.sadPush, wk.h, 1, 1)
 	s.Barrier()
 	s.Copy(wk.back, 0, wk.rowSAD, 0, int64(wk.h*4))
-	s.Barrier()
-	if err := s.Submit(); err != nil {
-		return 0, fmt.Errorf("vulkan motion: %w", err)
-	}
-	if err := s.Wait(); err != nil {
+	if err := submitWait(s); err != nil {
 		return 0, fmt.Errorf("vulkan motion: %w", err)
 	}
 	var sad uint64
@@ -218,11 +249,25 @@ func (wk *worker) VIF(ref, dis []uint16) (sums [4]vmaf.VIFSums, ok bool, err err
 	return sums, err == nil, err
 }
 
+// ADM computes the rows of the ADM sums on the device; ok is false when
+// the device leaves ADM to the CPU (no shaderFloat64).
+func (wk *worker) ADM(ref, dis []uint16) (rows *vmaf.ADMRows, ok bool, err error) {
+	if wk.adm == nil {
+		return nil, false, nil
+	}
+	rows, err = wk.adm.run(ref, dis)
+	return rows, err == nil, err
+}
+
 // Close frees the worker's device state.
 func (wk *worker) Close() {
 	if wk.vif != nil {
 		wk.vif.close()
 		wk.vif = nil
+	}
+	if wk.adm != nil {
+		wk.adm.close()
+		wk.adm = nil
 	}
 	if wk.stream != nil {
 		wk.stream.Close()

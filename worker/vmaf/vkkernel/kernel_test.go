@@ -88,8 +88,8 @@ func openClip(t testing.TB, name string, p pair) *vmaf.RawReader {
 // One pair is scored with a "neg" model too (enhancement gain limit 1).
 func TestScoreMatchesCPU(t *testing.T) {
 	k := openOrSkip(t)
-	if device, _ := k.Features(); k.Info().Float64 && !slices.Contains(device, "vif") {
-		t.Errorf("device features %v on a device with shaderFloat64, want vif among them", device)
+	if device, _ := k.Features(); k.Info().Float64 && !slices.Equal(device, []string{"motion", "vif", "adm"}) {
+		t.Errorf("device features %v on a device with shaderFloat64, want motion, vif and adm", device)
 	}
 	pairs := loadPairs(t)
 	for i, p := range append(pairs, pairs[0]) {
@@ -201,6 +201,37 @@ func TestVIFStatistic(t *testing.T) {
 					}
 				}
 				wk.Close()
+			}
+		}
+	}
+}
+
+// TestScoreStressMatchesCPU scores the stress planes, one pattern a frame,
+// at every bit depth and at sizes down to the smallest ADM takes, on both
+// backends: every feature of every frame must be identical.
+func TestScoreStressMatchesCPU(t *testing.T) {
+	k := openOrSkip(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	formats := map[int]vmaf.PixelFormat{8: vmaf.YUV420P, 10: vmaf.YUV420P10LE, 12: vmaf.YUV420P12LE}
+	for _, bpc := range []int{8, 10, 12} {
+		for _, sz := range [][2]int{{33, 33}, {177, 145}, {321, 240}} {
+			w, h := sz[0], sz[1]
+			var refP, disP [][]uint16
+			for _, name := range []string{"noise", "steps", "gain", "flat"} {
+				p := stressPlanes(rng, w, h, bpc)[name]
+				refP, disP = append(refP, p[0]), append(disP, p[1])
+			}
+			score := func(off vmaf.Offload) *vmaf.Result {
+				ref := &planeSource{w: w, h: h, planes: refP, n: len(refP), format: formats[bpc]}
+				dis := &planeSource{w: w, h: h, planes: disP, n: len(disP), format: formats[bpc]}
+				res, err := vmaf.Score(context.Background(), ref, dis, vmaf.Options{Threads: 2, Offload: off})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			if diff := cmp.Diff(score(nil).Frames, score(k).Frames); diff != "" {
+				t.Errorf("%dx%d %d-bit (-cpu +vulkan):\n%s", w, h, bpc, diff)
 			}
 		}
 	}

@@ -47,20 +47,12 @@ type vifPipelines struct {
 }
 
 func newVIFPipelines(dev *vulkan.Device) (*vifPipelines, error) {
-	p := &vifPipelines{}
-	var err error
-	mk := func(spv []byte, bindings, sets int) *vulkan.Pipeline {
-		if err != nil {
-			return nil
-		}
-		var pl *vulkan.Pipeline
-		pl, err = dev.NewPipeline(spv, bindings, vifPushSize, sets)
-		return pl
+	b := &pipelines{dev: dev, pushSize: vifPushSize}
+	p := &vifPipelines{
+		subV: b.build(vifSubVSPV, 4, 3), subH: b.build(vifSubHSPV, 4, 3),
+		statV: b.build(vifStatVSPV, 7, 4), statH: b.build(vifStatHSPV, 7, 4),
 	}
-	p.subV = mk(vifSubVSPV, 4, 3*maxWorkers)
-	p.subH = mk(vifSubHSPV, 4, 3*maxWorkers)
-	p.statV = mk(vifStatVSPV, 7, 4*maxWorkers)
-	p.statH = mk(vifStatHSPV, 7, 4*maxWorkers)
+	err := b.err
 	if err == nil {
 		err = p.uploadLog2(dev)
 	}
@@ -104,11 +96,7 @@ func (p *vifPipelines) uploadLog2(dev *vulkan.Device) error {
 }
 
 func (p *vifPipelines) close() {
-	for _, pl := range []*vulkan.Pipeline{p.subV, p.subH, p.statV, p.statH} {
-		if pl != nil {
-			pl.Close()
-		}
-	}
+	closePipelines(p.subV, p.subH, p.statV, p.statH)
 	if p.log2 != nil {
 		p.log2.Close()
 	}
@@ -225,21 +213,11 @@ func vifPush(w, h, scale int, packed int32, shiftA, roundA, shiftB, roundB uint3
 // run uploads a frame pair and computes the four scales' sums.
 func (vw *vifWorker) run(ref, dis []uint16) ([4]vmaf.VIFSums, error) {
 	var out [4]vmaf.VIFSums
-	n := vw.w * vw.h
-	if len(ref) < n || len(dis) < n {
-		return out, fmt.Errorf("vulkan vif: planes of %d and %d samples, want %d", len(ref), len(dis), n)
-	}
-	st := vw.staging.Bytes()
-	copy(st, samples(ref[:n]))
-	copy(st[vw.plane:], samples(dis[:n]))
 	s := vw.stream
 	p := vw.k.vif
-	if err := s.Begin(); err != nil {
-		return out, err
+	if err := beginPair(s, vw.staging, vw.ref0, vw.dis0, vw.plane, ref, dis, vw.w*vw.h); err != nil {
+		return out, fmt.Errorf("vulkan vif: %w", err)
 	}
-	s.Copy(vw.ref0, 0, vw.staging, 0, vw.plane)
-	s.Copy(vw.dis0, 0, vw.staging, vw.plane, vw.plane)
-	s.Barrier()
 	pw, ph := vw.w, vw.h
 	for sc := range vw.scales {
 		c := &vw.scales[sc]
@@ -256,11 +234,7 @@ func (vw *vifWorker) run(ref, dis []uint16) ([4]vmaf.VIFSums, error) {
 		s.Copy(vw.back, c.rowsOff, c.rows, 0, int64(c.h*32))
 		pw, ph = c.w, c.h
 	}
-	s.Barrier()
-	if err := s.Submit(); err != nil {
-		return out, fmt.Errorf("vulkan vif: %w", err)
-	}
-	if err := s.Wait(); err != nil {
+	if err := submitWait(s); err != nil {
 		return out, fmt.Errorf("vulkan vif: %w", err)
 	}
 	b := vw.back.Bytes()
