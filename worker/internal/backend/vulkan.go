@@ -9,8 +9,9 @@ import (
 	"github.com/vmafx/vmafx/worker/vmaf/vkkernel"
 )
 
-// Vulkan runs the features vkkernel has ported on a Vulkan device and the
-// others on the CPU, in the same pass; Device says which ran where.
+// Vulkan runs the kernel's features on a Vulkan device (those the device
+// can run: VIF and ADM need shaderFloat64) and the rest on the CPU, in the
+// same pass; Device says which ran where.
 type Vulkan struct {
 	k *vkkernel.Kernel
 }
