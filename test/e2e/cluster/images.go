@@ -117,7 +117,8 @@ func (s imageSpec) exists(repo string) bool {
 	return false
 }
 
-// buildImage builds the binary static (no cgo, so the image needs no libc) and packs it.
+// buildImage builds the binary without cgo and packs it. Most binaries are then static;
+// the worker loads the Vulkan loader through the C library, which its runtime layer holds.
 func (r *run) buildImage(ctx context.Context, s imageSpec) (builtImage, error) {
 	binDir := filepath.Join(r.cfg.ImagesDir, "bin")
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
