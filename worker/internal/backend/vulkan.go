@@ -30,9 +30,12 @@ func OpenVulkan(gpuOnly bool) (*Vulkan, error) {
 // Name returns "vulkan".
 func (*Vulkan) Name() string { return string(vmafxv1.BackendVulkan) }
 
-// Score calls vmaf.Score with the device computing what it can.
+// Score calls vmaf.Score with the device computing what it can, on no more
+// threads than the device's memory holds workers for.
 func (v *Vulkan) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vmaf.Options) (*vmaf.Result, error) {
 	opts.Offload = v.k
+	info := ref.Info()
+	opts.Threads = v.k.Workers(opts.Threads, info.Width, info.Height)
 	return vmaf.Score(ctx, ref, dist, opts)
 }
 

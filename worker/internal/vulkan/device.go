@@ -28,6 +28,8 @@ type Info struct {
 	MaxStorageBufferRange uint32
 	// MaxWorkGroupCount is the largest dispatch in each dimension.
 	MaxWorkGroupCount [3]uint32
+	// Memory is the size of the largest device-local memory heap, in bytes.
+	Memory uint64
 }
 
 // Config chooses the loader and the device.
@@ -297,6 +299,11 @@ func (d *Device) createDevice(c candidate) error {
 
 	getMem := d.lib.instanceProc(d.instance, "vkGetPhysicalDeviceMemoryProperties")
 	callVoid(getMem, d.physical, uintptr(unsafe.Pointer(&d.memProps)))
+	for _, h := range d.memProps.memoryHeaps[:min(d.memProps.memoryHeapCount, 16)] {
+		if h.flags&memoryHeapDeviceLocal != 0 {
+			d.Info.Memory = max(d.Info.Memory, h.size)
+		}
+	}
 
 	prio := []float32{1}
 	qci := &deviceQueueCreateInfo{sType: stDeviceQueueCreateInfo, queueFamilyIndex: d.family, queueCount: 1, pQueuePriorities: ptr(prio)}

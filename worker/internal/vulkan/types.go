@@ -39,6 +39,8 @@ const (
 	memoryHostCoherent = 0x4
 	memoryHostCached   = 0x8
 
+	memoryHeapDeviceLocal = 0x1
+
 	bufferTransferSrc = 0x1
 	bufferTransferDst = 0x2
 	bufferStorage     = 0x20

@@ -35,6 +35,9 @@ func TestOpenInfo(t *testing.T) {
 	if d.Info.Name == "" || d.Info.Driver == "" || !strings.HasPrefix(d.Info.APIVersion, "1.") {
 		t.Errorf("Info = %+v, want a name, a driver and an API version 1.x", d.Info)
 	}
+	if d.Info.Memory == 0 {
+		t.Errorf("Memory = 0, want the device-local heap's size")
+	}
 	if d.Info.MaxWorkGroupCount[0] < 65535 {
 		t.Errorf("MaxWorkGroupCount = %v, Vulkan guarantees 65535", d.Info.MaxWorkGroupCount)
 	}

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -21,6 +22,22 @@ var (
 // maxWorkers bounds the goroutines one Kernel serves: descriptor pools are
 // sized for it.
 const maxWorkers = 64
+
+// workerBytesPerPixel is what one worker allocates on the device per luma
+// pixel, all features together (docs/worker.md: 12 host-visible, 77
+// device-local), rounded up.
+const workerBytesPerPixel = 90
+
+// Workers returns how many workers (scoring goroutines) of w x h frames
+// the device holds: at most want (GOMAXPROCS when want <= 0), at most half
+// the device's memory, at most maxWorkers, at least one.
+func (k *Kernel) Workers(want, w, h int) int {
+	if want <= 0 {
+		want = runtime.GOMAXPROCS(0)
+	}
+	fit := int(k.dev.Info.Memory / 2 / uint64(max(w*h*workerBytesPerPixel, 1)))
+	return max(min(want, fit, maxWorkers), 1)
+}
 
 // Kernel offloads features to one Vulkan device. It is safe for concurrent
 // use; each scoring goroutine takes its own worker (NewWorker).
