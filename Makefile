@@ -33,13 +33,14 @@ GOLANGCI_LINT         := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
 ##@ Development
 .PHONY: generate
-generate: ## Generate deepcopy code, CRDs (manifests/crd) and RBAC (manifests/rbac) from the markers.
+generate: ## Generate deepcopy code, CRDs (manifests/crd), RBAC (manifests/rbac) and docs/api-reference.md from the markers; SPIR-V from the shaders.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./scheduler-plugin/apis/...
 	$(CONTROLLER_GEN) crd paths=./apis/... output:crd:artifacts:config=manifests/crd
 	hack/generate-kustomization.sh manifests/crd "make generate (controller-gen crd)"
 	hack/generate-rbac.sh
 	hack/generate-helm.sh
 	$(GO) run ./hack/apiref manifests/crd docs/api-reference.md
+	hack/generate-spirv.sh
 
 .PHONY: verify
 verify: ## Fail when generated files are stale or the code is not gofmt/vet clean.
@@ -63,7 +64,7 @@ build: ## Build every binary into bin/.
 ##@ Tests
 .PHONY: test
 test: test-bins versitygw ## Unit and integration tests (builds kube-apiserver, etcd and versitygw on first use; needs ffmpeg).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_REQUIRE_INTEGRATION=1 VMAFX_REQUIRE_FFMPEG=1 \
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_REQUIRE_INTEGRATION=1 VMAFX_REQUIRE_FFMPEG=1 VMAFX_REQUIRE_VULKAN=1 \
 	  $(GO) test -count=1 $(GO_PACKAGES)
 
 .PHONY: test-unit
