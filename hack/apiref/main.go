@@ -225,7 +225,9 @@ func validations(rules apiextensionsv1.ValidationRules) string {
 	return strings.Join(parts, "; ")
 }
 
-func num(f float64) string { return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%f", f), "0"), ".") }
+func num(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%f", f), "0"), ".")
+}
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 

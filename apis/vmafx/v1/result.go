@@ -90,6 +90,10 @@ const (
 	ReasonFetchFailed = "FetchFailed" // exit 3: an input could not be fetched
 	ReasonBadModel    = "BadModel"    // exit 4: the model is unknown or corrupt
 	ReasonInternal    = "Internal"    // exit 1: anything else
+	// ReasonBackendUnavailable (exit 5): the slot's GPU cannot run the worker's kernels
+	// (no Vulkan loader or driver in the container, no shaderInt64); retried, as another
+	// node may be configured right.
+	ReasonBackendUnavailable = "BackendUnavailable"
 )
 
 // ParseWorkerResult decodes a termination message. It fails, with a reason for people,

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
@@ -48,39 +49,44 @@ var openVulkan = func(gpuOnly bool) (Backend, error) {
 	return v, nil
 }
 
-// Select returns the backend to run for requested, the value of
-// VMAFX_BACKEND, and closes nothing: the caller closes what it gets.
+// ErrUnavailable marks a GPU slot whose device cannot run this worker's kernels: the
+// attempt fails with reason BackendUnavailable rather than scoring on the CPU, which
+// would hide a misconfigured node and hold a GPU slot for a CPU's speed.
+var ErrUnavailable = errors.New("backend unavailable")
+
+// Select returns the backend to run for requested, the value of VMAFX_BACKEND that the
+// device plugin gives the slot; the caller closes what it gets.
 //
 //   - cpu (or nothing) runs the CPU kernel;
 //   - vulkan runs the Vulkan kernels on the first usable device, a CPU
 //     implementation such as lavapipe included;
 //   - cuda, hip and sycl have no vendor kernels in this build: their GPU
 //     runs the Vulkan kernels, as does auto, on a GPU only (on lavapipe the
-//     CPU kernel is faster).
+//     CPU kernel is faster); auto without one runs on the CPU.
 //
-// When what was asked for cannot run, Select returns the CPU backend and a
-// one-line reason naming what is missing; the reason is empty when the
-// worker runs what was asked (auto falls back silently: any backend fits).
-func Select(requested string) (Backend, string) {
+// A GPU backend whose device cannot run the Vulkan kernels is an error wrapping
+// ErrUnavailable that names what is missing. A backend this build does not know runs on
+// the CPU, with a one-line reason; the reason is empty when the worker runs what was asked.
+func Select(requested string) (Backend, string, error) {
 	switch b := vmafxv1.Backend(requested); b {
 	case "", vmafxv1.BackendCPU:
-		return CPU{}, ""
+		return CPU{}, "", nil
 	case vmafxv1.BackendAuto:
 		if gpu, err := openVulkan(true); err == nil {
-			return gpu, ""
+			return gpu, "", nil
 		}
-		return CPU{}, ""
+		return CPU{}, "", nil
 	case vmafxv1.BackendVulkan, vmafxv1.BackendCUDA, vmafxv1.BackendHIP, vmafxv1.BackendSYCL:
 		gpu, err := openVulkan(b != vmafxv1.BackendVulkan)
 		if err == nil {
-			return gpu, ""
+			return gpu, "", nil
 		}
 		if b == vmafxv1.BackendVulkan {
-			return CPU{}, fmt.Sprintf("backend vulkan is not usable (%v); running on cpu", err)
+			return nil, "", fmt.Errorf("%w: backend vulkan is not usable on this node: %w", ErrUnavailable, err)
 		}
-		return CPU{}, fmt.Sprintf("backend %s has no vendor kernel in this worker and its GPU cannot run the Vulkan kernels (%v); running on cpu", requested, err)
+		return nil, "", fmt.Errorf("%w: backend %s has no vendor kernel in this worker and its GPU cannot run the Vulkan kernels: %w", ErrUnavailable, requested, err)
 	}
-	return CPU{}, fmt.Sprintf("backend %s is not built into this worker; running on cpu", requested)
+	return CPU{}, fmt.Sprintf("backend %s is not built into this worker; running on cpu", requested), nil
 }
 
 // Names lists the backends this build can run.

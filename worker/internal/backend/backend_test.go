@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -29,6 +30,7 @@ func TestSelect(t *testing.T) {
 		gpu, cpuDevice bool
 		want           string
 		reason         string // a substring of the fallback reason; "" for none
+		err            string // a substring of the error; "" for none
 	}{
 		{requested: "", gpu: true, want: "cpu"},
 		{requested: "cpu", gpu: true, want: "cpu"},
@@ -37,12 +39,12 @@ func TestSelect(t *testing.T) {
 		{requested: "auto", gpu: true, want: "vulkan"},
 		{requested: "vulkan", gpu: true, want: "vulkan"},
 		{requested: "vulkan", cpuDevice: true, want: "vulkan"},
-		{requested: "vulkan", want: "cpu", reason: "backend vulkan is not usable (vulkan unavailable: no Vulkan device)"},
+		{requested: "vulkan", err: "backend unavailable: backend vulkan is not usable on this node: vulkan unavailable: no Vulkan device"},
 		{requested: "cuda", gpu: true, want: "vulkan"},
 		{requested: "hip", gpu: true, want: "vulkan"},
 		{requested: "sycl", gpu: true, want: "vulkan"},
-		{requested: "cuda", cpuDevice: true, want: "cpu", reason: "backend cuda has no vendor kernel"},
-		{requested: "hip", want: "cpu", reason: "no Vulkan device"},
+		{requested: "cuda", cpuDevice: true, err: "backend cuda has no vendor kernel"},
+		{requested: "hip", err: "no Vulkan device"},
 		{requested: "tpu", gpu: true, want: "cpu", reason: "backend tpu is not built into this worker"},
 	}
 	defer func(orig func(bool) (Backend, error)) { openVulkan = orig }(openVulkan)
@@ -54,7 +56,16 @@ func TestSelect(t *testing.T) {
 				}
 				return nil, noDevice
 			}
-			b, reason := Select(tc.requested)
+			b, reason, err := Select(tc.requested)
+			if tc.err != "" {
+				if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want ErrUnavailable containing %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 			if diff := cmp.Diff(tc.want, b.Name()); diff != "" {
 				t.Errorf("backend (-want +got):\n%s", diff)
 			}
@@ -68,12 +79,12 @@ func TestSelect(t *testing.T) {
 // TestVulkan selects the real Vulkan backend (lavapipe in CI) and scores a
 // clip with it: the result names the device and the features it computed.
 func TestVulkan(t *testing.T) {
-	b, reason := Select("vulkan")
-	if reason != "" {
+	b, _, err := Select("vulkan")
+	if err != nil {
 		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" {
-			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %s", reason)
+			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
 		}
-		t.Fatal(reason)
+		t.Fatal(err)
 	}
 	defer b.Close()
 	d := b.Device()

@@ -78,7 +78,11 @@ func (s *scorer) run(ctx context.Context) (code int) {
 // score does the work: backend, model, output, inputs, kernel, output.
 func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	cfg := s.cfg
-	b, fellBack := selectBackend(cfg.backend)
+	b, fellBack, err := selectBackend(cfg.backend)
+	if err != nil {
+		s.prov.RequestedBackend = cfg.backend
+		return nil, err
+	}
 	defer b.Close()
 	s.prov.Backend, s.prov.RequestedBackend, s.prov.Device = b.Name(), cfg.backend, b.Device()
 	if fellBack != "" {

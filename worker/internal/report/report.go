@@ -13,6 +13,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/worker/decode"
 	"github.com/vmafx/vmafx/worker/fetch"
+	"github.com/vmafx/vmafx/worker/internal/backend"
 	"github.com/vmafx/vmafx/worker/internal/source"
 	"github.com/vmafx/vmafx/worker/vmaf"
 )
@@ -24,6 +25,8 @@ const (
 	ExitBadInput    = 2
 	ExitFetchFailed = 3
 	ExitBadModel    = 4
+	// ExitBackendUnavailable: the slot's GPU cannot run the worker's kernels.
+	ExitBackendUnavailable = 5
 )
 
 // MaxBytes bounds an encoded result: the kubelet keeps at most 4096 bytes of
@@ -77,6 +80,8 @@ func Classify(err error) (reason string, code int) {
 		return vmafxv1.ReasonFetchFailed, ExitFetchFailed
 	case errors.Is(err, vmaf.ErrUnknownModel), errors.Is(err, vmaf.ErrBadModel):
 		return vmafxv1.ReasonBadModel, ExitBadModel
+	case errors.Is(err, backend.ErrUnavailable):
+		return vmafxv1.ReasonBackendUnavailable, ExitBackendUnavailable
 	}
 	for _, target := range badInput {
 		if errors.Is(err, target) {

@@ -129,9 +129,9 @@ func (d *Device) createInstance() error {
 	if err := call(d.lib.createInstance, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(&inst))); err != nil {
 		if errors.Is(err, Result(-9)) || errors.Is(err, Result(-3)) {
 			// The loader answers INCOMPATIBLE_DRIVER when it finds no ICD at all.
-			return fmt.Errorf("%w: no Vulkan device: the loader found no driver (ICD) that can run (%v)", ErrUnavailable, err)
+			return fmt.Errorf("%w: no Vulkan device: the loader found no driver (ICD) that can run (%w)", ErrUnavailable, err)
 		}
-		return fmt.Errorf("%w: vkCreateInstance: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: vkCreateInstance: %w", ErrUnavailable, err)
 	}
 	d.instance = inst
 	return nil
@@ -155,14 +155,14 @@ func (d *Device) candidates() ([]candidate, error) {
 	}
 	var n uint32
 	if err := call(enum, d.instance, uintptr(unsafe.Pointer(&n)), 0); err != nil {
-		return nil, fmt.Errorf("%w: vkEnumeratePhysicalDevices: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: vkEnumeratePhysicalDevices: %w", ErrUnavailable, err)
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("%w: no Vulkan device: the loader's drivers report none", ErrUnavailable)
 	}
 	phys := make([]uintptr, n)
 	if err := call(enum, d.instance, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&phys[0]))); err != nil && !errors.Is(err, Result(5)) {
-		return nil, fmt.Errorf("%w: vkEnumeratePhysicalDevices: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: vkEnumeratePhysicalDevices: %w", ErrUnavailable, err)
 	}
 	var out []candidate
 	for i, p := range phys[:n] {
@@ -316,7 +316,7 @@ func (d *Device) createDevice(c candidate) error {
 	create := d.lib.instanceProc(d.instance, "vkCreateDevice")
 	var dev uintptr
 	if err := call(create, d.physical, uintptr(unsafe.Pointer(dci)), 0, uintptr(unsafe.Pointer(&dev))); err != nil {
-		return fmt.Errorf("%w: vkCreateDevice on %s: %v", ErrUnavailable, c.info.Name, err)
+		return fmt.Errorf("%w: vkCreateDevice on %s: %w", ErrUnavailable, c.info.Name, err)
 	}
 	d.device = dev
 	if err := d.resolve(); err != nil {

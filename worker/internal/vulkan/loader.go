@@ -39,11 +39,10 @@ var resultNames = map[Result]string{
 // library is one dlopen of the loader; dlopen is reference counted by the C
 // library, so loading it once per process is enough.
 type library struct {
-	handle                uintptr
-	getInstanceProcAddr   uintptr
-	enumerateInstanceVer  uintptr
-	createInstance        uintptr
-	enumerateInstanceExts uintptr
+	handle               uintptr
+	getInstanceProcAddr  uintptr
+	enumerateInstanceVer uintptr
+	createInstance       uintptr
 }
 
 var (
@@ -60,11 +59,11 @@ func load(path string) (*library, error) {
 	}
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: no Vulkan loader (%s): %v; install libvulkan1 and a driver (mesa-vulkan-drivers, or the NVIDIA container runtime)", ErrUnavailable, path, err)
+		return nil, fmt.Errorf("%w: no Vulkan loader (%s): %w; install libvulkan1 and a driver (mesa-vulkan-drivers, or the NVIDIA container runtime)", ErrUnavailable, path, err)
 	}
 	gipa, err := purego.Dlsym(h, "vkGetInstanceProcAddr")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s is not a Vulkan loader: %v", ErrUnavailable, path, err)
+		return nil, fmt.Errorf("%w: %s is not a Vulkan loader: %w", ErrUnavailable, path, err)
 	}
 	l := &library{handle: h, getInstanceProcAddr: gipa}
 	l.enumerateInstanceVer = l.instanceProc(0, "vkEnumerateInstanceVersion")

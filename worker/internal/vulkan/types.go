@@ -205,11 +205,11 @@ type memoryAllocateInfo struct {
 }
 
 type descriptorSetLayoutBinding struct {
-	binding            uint32
-	descriptorType     uint32
-	descriptorCount    uint32
-	stageFlags         uint32
-	pImmutableSamplers unsafe.Pointer
+	binding         uint32
+	descriptorType  uint32
+	descriptorCount uint32
+	stageFlags      uint32
+	_               unsafe.Pointer // pImmutableSamplers: none
 }
 
 type descriptorSetLayoutCreateInfo struct {
@@ -222,7 +222,7 @@ type descriptorSetLayoutCreateInfo struct {
 
 type pushConstantRange struct {
 	stageFlags uint32
-	offset     uint32
+	_          uint32 // offset: always 0
 	size       uint32
 }
 
