@@ -39,7 +39,7 @@ func TestVendors(t *testing.T) {
 				h.AddGPU(fakehost.NVIDIA(1))
 			},
 			slots:    8,
-			wantEnv:  map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-0", "VMAFX_SLOTS": "nvidia-0-slot-0"},
+			wantEnv:  map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-0", "VMAFX_SLOTS": "nvidia-0-slot-0", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility,graphics"},
 			wantDevs: []kubecontainer.DeviceInfo{rw("/dev/nvidia0"), rw("/dev/nvidiactl"), rw("/dev/nvidia-uvm"), rw("/dev/nvidia-uvm-tools")},
 		},
 		{
@@ -66,7 +66,7 @@ func TestVendors(t *testing.T) {
 				h.AddGPU(fakehost.NVIDIA(0))
 			},
 			slots:    4,
-			wantEnv:  map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-0", "VMAFX_SLOTS": "nvidia-0-slot-0"},
+			wantEnv:  map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-0", "VMAFX_SLOTS": "nvidia-0-slot-0", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility,graphics"},
 			wantDevs: []kubecontainer.DeviceInfo{rw("/dev/nvidia0"), rw("/dev/nvidiactl"), rw("/dev/nvidia-uvm"), rw("/dev/nvidia-uvm-tools")},
 		},
 		{
