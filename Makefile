@@ -35,6 +35,13 @@ generate: ## Generate deepcopy code, CRDs (manifests/crd) and RBAC (manifests/rb
 	hack/generate-kustomization.sh manifests/crd "make generate (controller-gen crd)"
 	hack/generate-rbac.sh
 	hack/generate-helm.sh
+	$(MAKE) --no-print-directory generate-kernels
+
+# The kernel's vector assembly is written by avo from worker/vmaf/asmgen, its own module
+# (avo stays out of go.mod); verify regenerates it with the rest (zz_generated*).
+.PHONY: generate-kernels
+generate-kernels: ## Regenerate the worker kernel's AVX2 assembly (worker/vmaf/zz_generated_kernels_amd64.*).
+	cd worker/vmaf/asmgen && $(GO) run . -out ../zz_generated_kernels_amd64.s -stubs ../zz_generated_kernels_amd64.go -pkg vmaf
 
 .PHONY: verify
 verify: ## Fail when generated files are stale or the code is not gofmt/vet clean.
@@ -46,6 +53,7 @@ lint: ## gofmt and go vet.
 	@bad=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
 	  if [ -n "$$bad" ]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
 	$(GO) vet $(GO_PACKAGES)
+	cd worker/vmaf/asmgen && $(GO) vet ./...
 
 .PHONY: build
 build: ## Build every binary into bin/.

@@ -38,6 +38,10 @@ type Options struct {
 	// (see Feature and ParseFeature); order and repeats do not matter. They
 	// never change the VMAF scores.
 	Features []Feature
+	// CPU forces a kernel path; CPUAuto (the zero value) reads VMAFX_CPU
+	// and else picks the fastest the processor supports. Every path gives
+	// the same scores.
+	CPU CPU
 }
 
 // slot carries one frame pair through the pipeline. Slots are recycled: a
@@ -85,6 +89,10 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
+	cpu, err := resolveCPU(opts.CPU)
+	if err != nil {
+		return nil, err
+	}
 	threads := opts.Threads
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -94,7 +102,7 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 
 	p := &pipeline{
 		ctx: ctx, ref: ref, dist: dist, model: model, opts: opts, sub: sub,
-		w: ri.Width, h: ri.Height, bpc: ri.Format.BitDepth(), extra: extra,
+		w: ri.Width, h: ri.Height, bpc: ri.Format.BitDepth(), extra: extra, k: kernelsFor(cpu),
 	}
 	frames, sads, err := p.run(threads)
 	if err != nil {
@@ -134,6 +142,7 @@ type pipeline struct {
 	sub       int
 	w, h, bpc int
 	extra     *extraConfig // nil without extra features
+	k         *kernels
 	readErr   error
 }
 
@@ -157,7 +166,7 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 		go func() {
 			defer wg.Done()
 			wk := &worker{
-				vif:   newVIFState(p.w, p.h, p.model.vifEGL),
+				vif:   newVIFState(p.w, p.h, p.model.vifEGL).with(p.k),
 				adm:   newADMState(p.w, p.h, p.model.admEGL),
 				row:   make([]int64, p.w),
 				extra: p.extra.newState(p.w, p.h, p.bpc),

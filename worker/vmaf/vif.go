@@ -90,6 +90,15 @@ type vifState struct {
 	// Vertical sums of the current row and the ring of row products.
 	accP, accQ, accY, accX []uint64
 	ring                   vifRing
+	// sig holds one row's local variances for the vector row kernels.
+	sig vifSigmas
+	k   *kernels
+}
+
+// vifSigmas are one row's sigma1², sigma2² and sigma12 (the local
+// variances and covariance, Q16 as libvmaf's int32s).
+type vifSigmas struct {
+	s1, s2, s12 []int32
 }
 
 func newVIFState(w, h int, egl float64) *vifState {
@@ -107,6 +116,14 @@ func newVIFState(w, h int, egl float64) *vifState {
 	s.xy = make([]uint64, n)
 	s.sub = make([]uint64, n)
 	s.accP, s.accQ, s.accY, s.accX = make([]uint64, w), make([]uint64, w), make([]uint64, w), make([]uint64, w)
+	s.sig = vifSigmas{s1: make([]int32, w), s2: make([]int32, w), s12: make([]int32, w)}
+	s.k = kernelsFor(CPUGeneric)
+	return s
+}
+
+// with sets the kernels of a CPU path.
+func (s *vifState) with(k *kernels) *vifState {
+	s.k = k
 	return s
 }
 
@@ -230,11 +247,12 @@ func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleSc
 		// Vertical pass: centre tap, then folded pairs.
 		c := i % fw
 		f := filt[half]
-		vifTapInit(f, rg.p[c][:w], rg.q[c][:w], rg.y[c][:w], rg.x[c][:w], accP, accQ, accY, accX, packSq)
+		kn := s.k
+		kn.vifTapInit(f, rg.p[c][:w], rg.q[c][:w], rg.y[c][:w], rg.x[c][:w], accP, accQ, accY, accX, packSq)
 		for k := 0; k < half; k++ {
 			a := mirror(i-half+k, h) % fw
 			b := mirror(i+half-k, h) % fw
-			vifTapPair(filt[k], rg.p[a][:w], rg.p[b][:w], rg.q[a][:w], rg.q[b][:w], rg.y[a][:w], rg.y[b][:w],
+			kn.vifTapPair(filt[k], rg.p[a][:w], rg.p[b][:w], rg.q[a][:w], rg.q[b][:w], rg.y[a][:w], rg.y[b][:w],
 				rg.x[a][:w], rg.x[b][:w], accP, accQ, accY, accX, packSq)
 		}
 		// Round the vertical sums into the padded rows.
@@ -256,11 +274,7 @@ func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleSc
 		padRow(xx, w, half)
 		padRow(yy, w, half)
 		padRow(xy, w, half)
-		if fw == 17 {
-			vifRow17(mu, xx, yy, xy, w, t, egl, &acc)
-		} else {
-			vifRow(filt, mu, xx, yy, xy, w, t, egl, &acc)
-		}
+		kn.vifRow(filt, mu, xx, yy, xy, w, t, egl, &acc, &s.sig)
 	}
 	num := float64(acc.numLog)/2048.0 + (float64(acc.denNonLog) - (float64(acc.numNonLog)/16384.0)/65025.0)
 	den := float64(acc.denLog)/2048.0 + float64(acc.denNonLog)
@@ -346,22 +360,28 @@ func vifTapPair(f uint64, pa, pb, qa, qb, ya, yb, xa, xb, accP, accQ, accY, accX
 // vifRow runs the horizontal pass of one row and accumulates the pixel
 // statistics. mu packs mu1 | mu2<<32; all rows are padded by vifMaxPad.
 func vifRow(filt []uint64, mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifAcc) {
-	fw := len(filt)
-	half := fw / 2
 	for j := 0; j < w; j++ {
-		b := vifMaxPad + j - half
-		m, sxx, syy, sxy := mu[b:b+fw], xx[b:b+fw], yy[b:b+fw], xy[b:b+fw]
-		f := filt[half]
-		pm, pxx, pyy, pxy := f*m[half], f*sxx[half], f*syy[half], f*sxy[half]
-		for k := 0; k < half; k++ {
-			f, e := filt[k], fw-1-k
-			pm += f * (m[k] + m[e])
-			pxx += f * (sxx[k] + sxx[e])
-			pyy += f * (syy[k] + syy[e])
-			pxy += f * (sxy[k] + sxy[e])
-		}
+		pm, pxx, pyy, pxy := vifSums(filt, mu, xx, yy, xy, j)
 		vifPixel(pm&0xffffffff, pm>>32, pxx, pyy, pxy, t, egl, acc)
 	}
+}
+
+// vifSums is the horizontal filter of pixel j over the padded rows.
+func vifSums(filt []uint64, mu, xx, yy, xy []uint64, j int) (pm, pxx, pyy, pxy uint64) {
+	fw := len(filt)
+	half := fw / 2
+	b := vifMaxPad + j - half
+	m, sxx, syy, sxy := mu[b:b+fw], xx[b:b+fw], yy[b:b+fw], xy[b:b+fw]
+	f := filt[half]
+	pm, pxx, pyy, pxy = f*m[half], f*sxx[half], f*syy[half], f*sxy[half]
+	for k := 0; k < half; k++ {
+		f, e := filt[k], fw-1-k
+		pm += f * (m[k] + m[e])
+		pxx += f * (sxx[k] + sxx[e])
+		pyy += f * (syy[k] + syy[e])
+		pxy += f * (sxy[k] + sxy[e])
+	}
+	return pm, pxx, pyy, pxy
 }
 
 // vifRow17 is vifRow for the 17-tap filter of scale 0, with fixed-size
@@ -390,12 +410,25 @@ func vifRow17(mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifA
 // vifPixel turns one pixel's filtered sums into its contribution to the
 // numerator and denominator.
 func vifPixel(m1, m2, sxx, syy, sxy uint64, t []uint16, egl float64, acc *vifAcc) {
+	sigma1Sq, sigma2Sq, sigma12 := vifSigma(m1, m2, sxx, syy, sxy)
+	vifPixelSigma(sigma1Sq, sigma2Sq, sigma12, t, egl, acc)
+}
+
+// vifSigma turns one pixel's filtered sums (means, squares and product)
+// into its variances and covariance.
+func vifSigma(m1, m2, sxx, syy, sxy uint64) (sigma1Sq, sigma2Sq, sigma12 int32) {
 	mu1Sq := uint32((m1*m1 + 0x80000000) >> 32)
 	mu2Sq := uint32((m2*m2 + 0x80000000) >> 32)
 	mu1mu2 := uint32((m1*m2 + 0x80000000) >> 32)
-	sigma1Sq := int32(uint32((sxx+32768)>>16) - mu1Sq)
-	sigma2Sq := max(int32(uint32((syy+32768)>>16)-mu2Sq), 0)
-	sigma12 := int32(uint32((sxy+32768)>>16) - mu1mu2)
+	sigma1Sq = int32(uint32((sxx+32768)>>16) - mu1Sq)
+	sigma2Sq = max(int32(uint32((syy+32768)>>16)-mu2Sq), 0)
+	sigma12 = int32(uint32((sxy+32768)>>16) - mu1mu2)
+	return sigma1Sq, sigma2Sq, sigma12
+}
+
+// vifPixelSigma adds one pixel's variances to the numerator and
+// denominator.
+func vifPixelSigma(sigma1Sq, sigma2Sq, sigma12 int32, t []uint16, egl float64, acc *vifAcc) {
 	if sigma1Sq >= vifSigmaNsq {
 		acc.denLog += log2of32(t, uint32(vifSigmaNsq+sigma1Sq)) - 2048*17
 		if sigma12 > 0 && sigma2Sq > 0 {

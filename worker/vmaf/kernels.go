@@ -1,0 +1,61 @@
+package vmaf
+
+// kernels are the inner loops of one CPU path. The generic set is the
+// scalar reference; a vector set replaces loops with assembly that gives
+// the same integers, and falls back to the scalar code for the tail of a
+// row that does not fill a vector.
+type kernels struct {
+	cpu CPU
+	// vifTapInit and vifTapPair run VIF's vertical filter pass (see
+	// vifTapInit and vifTapPair).
+	vifTapInit func(f uint64, p, q, y, x, accP, accQ, accY, accX []uint64, packSq bool)
+	vifTapPair func(f uint64, pa, pb, qa, qb, ya, yb, xa, xb, accP, accQ, accY, accX []uint64, packSq bool)
+	// vifRow runs VIF's horizontal pass and statistic of one row; sig is
+	// scratch of w pixels.
+	vifRow func(filt []uint64, mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifAcc, sig *vifSigmas)
+}
+
+var genericKernels = kernels{
+	cpu:        CPUGeneric,
+	vifTapInit: vifTapInit,
+	vifTapPair: vifTapPair,
+	vifRow:     vifRowGeneric,
+}
+
+// kernelsFor returns the kernel set of a resolved path.
+func kernelsFor(c CPU) *kernels {
+	switch c {
+	case CPUAVX2, CPUAVX512:
+		if k := vectorKernels(c); k != nil {
+			return k
+		}
+	}
+	return &genericKernels
+}
+
+func vifRowGeneric(filt []uint64, mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifAcc, _ *vifSigmas) {
+	if len(filt) == 17 {
+		vifRow17(mu, xx, yy, xy, w, t, egl, acc)
+	} else {
+		vifRow(filt, mu, xx, yy, xy, w, t, egl, acc)
+	}
+}
+
+// vifSigmaRow computes the variances of pixels [j0, j1) of a row into sig:
+// the scalar form of the vector kernels' horizontal pass, used for a row's
+// tail.
+func vifSigmaRow(filt []uint64, mu, xx, yy, xy []uint64, j0, j1 int, sig *vifSigmas) {
+	for j := j0; j < j1; j++ {
+		pm, pxx, pyy, pxy := vifSums(filt, mu, xx, yy, xy, j)
+		sig.s1[j], sig.s2[j], sig.s12[j] = vifSigma(pm&0xffffffff, pm>>32, pxx, pyy, pxy)
+	}
+}
+
+// vifStatRow accumulates the statistic of pixels [j0, j1) from their
+// variances.
+func vifStatRow(sig *vifSigmas, j0, j1 int, t []uint16, egl float64, acc *vifAcc) {
+	s1, s2, s12 := sig.s1[j0:j1], sig.s2[j0:j1], sig.s12[j0:j1]
+	for j := range s1 {
+		vifPixelSigma(s1[j], s2[j], s12[j], t, egl, acc)
+	}
+}

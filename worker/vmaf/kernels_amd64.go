@@ -1,0 +1,108 @@
+package vmaf
+
+// The AVX2 kernels (zz_generated_kernels_amd64.s, written by asmgen) cover
+// the largest multiple of 4 pixels of a row; the scalar code does the rest.
+
+var avx2Kernels = kernels{
+	cpu:        CPUAVX2,
+	vifTapInit: vifTapInitAVX2,
+	vifTapPair: vifTapPairAVX2,
+	vifRow:     vifRowAVX2,
+}
+
+// avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the
+// AVX2 ones (AVX-512 processors have AVX2).
+var avx512Kernels = func() kernels {
+	k := avx2Kernels
+	k.cpu = CPUAVX512
+	return k
+}()
+
+func vectorKernels(c CPU) *kernels {
+	switch c {
+	case CPUAVX2:
+		return &avx2Kernels
+	case CPUAVX512:
+		return &avx512Kernels
+	}
+	return nil
+}
+
+// vecLen is the part of n that the 4-pixel kernels cover.
+func vecLen(n int) int { return n &^ 3 }
+
+// tapInit32 and the other helpers below run one kernel on the vector part
+// of a row: 32 for packed words, 64 for unpacked ones.
+func tapInit32(f uint64, src, dst []uint64, n int) {
+	if n > 0 {
+		vifTapInit32AVX2(f, &src[0], &dst[0], n)
+	}
+}
+
+func tapInit64(f uint64, src, dst []uint64, n int) {
+	if n > 0 {
+		vifTapInit64AVX2(f, &src[0], &dst[0], n)
+	}
+}
+
+func tapPair32(f uint64, a, b, dst []uint64, n int) {
+	if n > 0 {
+		vifTapPair32AVX2(f, &a[0], &b[0], &dst[0], n)
+	}
+}
+
+func tapPair64(f uint64, a, b, dst []uint64, n int) {
+	if n > 0 {
+		vifTapPair64AVX2(f, &a[0], &b[0], &dst[0], n)
+	}
+}
+
+func vifTapInitAVX2(f uint64, p, q, y, x, accP, accQ, accY, accX []uint64, packSq bool) {
+	w := len(accP)
+	n := vecLen(w)
+	p, q, y, x = p[:w], q[:w], y[:w], x[:w]
+	tapInit32(f, p, accP, n)
+	tapInit64(f, x, accX, n)
+	if packSq {
+		tapInit32(f, q, accQ, n)
+	} else {
+		tapInit64(f, q, accQ, n)
+		tapInit64(f, y, accY, n)
+	}
+	if n < w {
+		vifTapInit(f, p[n:], q[n:], y[n:], x[n:], accP[n:], accQ[n:], accY[n:], accX[n:], packSq)
+	}
+}
+
+func vifTapPairAVX2(f uint64, pa, pb, qa, qb, ya, yb, xa, xb, accP, accQ, accY, accX []uint64, packSq bool) {
+	w := len(accP)
+	n := vecLen(w)
+	pa, pb, qa, qb, ya, yb, xa, xb = pa[:w], pb[:w], qa[:w], qb[:w], ya[:w], yb[:w], xa[:w], xb[:w]
+	tapPair32(f, pa, pb, accP, n)
+	tapPair64(f, xa, xb, accX, n)
+	if packSq {
+		tapPair32(f, qa, qb, accQ, n)
+	} else {
+		tapPair64(f, qa, qb, accQ, n)
+		tapPair64(f, ya, yb, accY, n)
+	}
+	if n < w {
+		vifTapPair(f, pa[n:], pb[n:], qa[n:], qb[n:], ya[n:], yb[n:], xa[n:], xb[n:],
+			accP[n:], accQ[n:], accY[n:], accX[n:], packSq)
+	}
+}
+
+func vifRowAVX2(filt []uint64, mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifAcc, sig *vifSigmas) {
+	n := vecLen(w)
+	half := len(filt) / 2
+	if n > 0 {
+		b := vifMaxPad - half
+		// The kernel reads 2*half+n words from b; the rows hold w+2*vifMaxPad.
+		_ = mu[b+2*half+n-1]
+		_, _, _ = xx[b+2*half+n-1], yy[b+2*half+n-1], xy[b+2*half+n-1]
+		_, _, _ = sig.s1[n-1], sig.s2[n-1], sig.s12[n-1]
+		vifSigmaAVX2(&filt[0], half, &mu[b], &xx[b], &yy[b], &xy[b], &sig.s1[0], &sig.s2[0], &sig.s12[0], n)
+	}
+	vifSigmaRow(filt, mu, xx, yy, xy, n, w, sig)
+	vifStatRow(sig, 0, w, t, egl, acc)
+}

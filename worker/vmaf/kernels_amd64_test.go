@@ -1,0 +1,138 @@
+package vmaf
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// The fuzz tests feed each AVX2 kernel random rows within the bounds its
+// callers guarantee and want the scalar kernel's words exactly. Rows are
+// 1..8 words longer than a vector multiple, so the scalar tail runs too.
+
+func needAVX2(t testing.TB) {
+	if !hasAVX2 {
+		t.Skip("this processor has no AVX2")
+	}
+}
+
+// rowLen turns a fuzzed byte into a row length with a tail of 1..8 words
+// past a multiple of 4 (the tail of 4..8 covers a whole extra vector).
+func rowLen(n uint8) int { return int(n%16)*4 + 1 + int(n/16)%8 }
+
+// vifRingRows makes random ring rows of products of samples of bpc bits,
+// as vifRing.fill does.
+func vifRingRows(rng *rand.Rand, w, bpc int, packSq bool) (p, q, y, x []uint64) {
+	p, q, y, x = make([]uint64, w), make([]uint64, w), make([]uint64, w), make([]uint64, w)
+	ref, dis := make([]uint16, w), make([]uint16, w)
+	for j := range ref {
+		ref[j], dis[j] = uint16(rng.IntN(1<<bpc)), uint16(rng.IntN(1<<bpc))
+	}
+	r := vifRing{p: [][]uint64{p}, q: [][]uint64{q}, y: [][]uint64{y}, x: [][]uint64{x}}
+	r.fill(0, ref, dis, packSq)
+	return p, q, y, x
+}
+
+func FuzzVIFTaps(f *testing.F) {
+	for _, s := range []struct {
+		seed   uint64
+		n, bpc uint8
+		tap    uint8
+	}{{1, 0, 8, 0}, {2, 37, 10, 8}, {3, 255, 12, 3}, {4, 130, 16, 16}} {
+		f.Add(s.seed, s.n, s.bpc, s.tap)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, n, bpcIn, tap uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 1))
+		w := rowLen(n)
+		bpc := 8 + int(bpcIn)%9 // 8..16 bits
+		packSq := bpc == 8
+		// Any tap of the 17-tap filter: with the centre, the sums stay
+		// within the filter's total of 2^16, as in the real pass.
+		fv := vifFilters[0][int(tap)%17]
+		pa, qa, ya, xa := vifRingRows(rng, w, bpc, packSq)
+		pb, qb, yb, xb := vifRingRows(rng, w, bpc, packSq)
+		accs := func() [4][]uint64 {
+			return [4][]uint64{make([]uint64, w), make([]uint64, w), make([]uint64, w), make([]uint64, w)}
+		}
+		want, got := accs(), accs()
+		vifTapInit(fv, pa, qa, ya, xa, want[0], want[1], want[2], want[3], packSq)
+		vifTapInitAVX2(fv, pa, qa, ya, xa, got[0], got[1], got[2], got[3], packSq)
+		if !equalRows(want, got) {
+			t.Fatalf("vifTapInitAVX2(w=%d, bpc=%d): %v, want %v", w, bpc, got, want)
+		}
+		vifTapPair(fv, pa, pb, qa, qb, ya, yb, xa, xb, want[0], want[1], want[2], want[3], packSq)
+		vifTapPairAVX2(fv, pa, pb, qa, qb, ya, yb, xa, xb, got[0], got[1], got[2], got[3], packSq)
+		if !equalRows(want, got) {
+			t.Fatalf("vifTapPairAVX2(w=%d, bpc=%d): %v, want %v", w, bpc, got, want)
+		}
+	})
+}
+
+func equalRows(a, b [4][]uint64) bool {
+	for i := range a {
+		if !slices.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func FuzzVIFRow(f *testing.F) {
+	for _, s := range []struct {
+		seed     uint64
+		n, scale uint8
+	}{{1, 0, 0}, {2, 77, 1}, {3, 255, 2}, {4, 200, 3}} {
+		f.Add(s.seed, s.n, s.scale)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, n, scale uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 2))
+		w := rowLen(n)
+		filt := vifFilters[int(scale)%4]
+		// The padded rows the vertical pass writes: means of at most 16
+		// bits packed in two lanes, squares and products below 2^32 (the
+		// bound the vertical pass's rounding keeps). Small
+		// values (flat areas) are as likely as large ones.
+		row := func(pack bool) []uint64 {
+			r := make([]uint64, w+2*vifMaxPad)
+			bitsN := 1 + rng.IntN(32)
+			for i := range r {
+				if pack {
+					r[i] = rng.Uint64N(1<<16) | rng.Uint64N(1<<16)<<32
+				} else {
+					r[i] = rng.Uint64N(1 << bitsN)
+				}
+			}
+			return r
+		}
+		mu, xx, yy, xy := row(true), row(false), row(false), row(false)
+		// Shape some pixels like real statistics: variances from a
+		// mean, so that every branch of the statistic runs.
+		for i := range mu {
+			if rng.IntN(2) == 0 {
+				m1, m2 := mu[i]&0xffff, mu[i]>>32&0xffff
+				xx[i] = min(m1*m1+rng.Uint64N(1<<20), 1<<32-1)
+				yy[i] = min(m2*m2+rng.Uint64N(1<<20), 1<<32-1)
+				xy[i] = min(m1*m2+rng.Uint64N(1<<19), 1<<32-1)
+			}
+		}
+		sig := func() *vifSigmas {
+			return &vifSigmas{s1: make([]int32, w), s2: make([]int32, w), s12: make([]int32, w)}
+		}
+		tab := vifLog2Table()
+		egl := []float64{defaultEnhnGainLimit, 1}[rng.IntN(2)]
+		var want, got vifAcc
+		vifRowGeneric(filt, mu, xx, yy, xy, w, tab, egl, &want, nil)
+		gs := sig()
+		vifRowAVX2(filt, mu, xx, yy, xy, w, tab, egl, &got, gs)
+		if got != want {
+			t.Fatalf("vifRowAVX2(w=%d, taps=%d): %+v, want %+v", w, len(filt), got, want)
+		}
+		ws := sig()
+		vifSigmaRow(filt, mu, xx, yy, xy, 0, w, ws)
+		if !slices.Equal(gs.s1, ws.s1) || !slices.Equal(gs.s2, ws.s2) || !slices.Equal(gs.s12, ws.s12) {
+			t.Fatalf("vifSigmaAVX2(w=%d, taps=%d): %+v, want %+v", w, len(filt), gs, ws)
+		}
+	})
+}
