@@ -136,3 +136,41 @@ func FuzzVIFRow(f *testing.F) {
 		}
 	})
 }
+
+// FuzzVIFStat feeds the statistic kernel any variances (sigma2² is never
+// negative, as vifSigma clamps it), extreme ones included.
+func FuzzVIFStat(f *testing.F) {
+	f.Add(uint64(1), uint8(0), false)
+	f.Add(uint64(2), uint8(200), true)
+	f.Fuzz(func(t *testing.T, seed uint64, n uint8, egl1 bool) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 3))
+		w := rowLen(n)
+		sig := &vifSigmas{s1: make([]int32, w), s2: make([]int32, w), s12: make([]int32, w)}
+		pick := func() int32 {
+			switch rng.IntN(4) {
+			case 0: // anything
+				return int32(rng.Uint32())
+			case 1: // near the noise threshold
+				return int32(vifSigmaNsq - 64 + rng.IntN(128))
+			case 2: // extremes
+				return []int32{0, 1, -1, 1<<31 - 1, -1 << 31, 1<<31 - vifSigmaNsq}[rng.IntN(6)]
+			}
+			return int32(rng.IntN(1 << (1 + rng.IntN(30))))
+		}
+		for j := range w {
+			sig.s1[j], sig.s2[j], sig.s12[j] = pick(), max(pick(), 0), pick()
+		}
+		egl := defaultEnhnGainLimit
+		if egl1 {
+			egl = 1
+		}
+		tab := vifLog2Table()
+		var want, got vifAcc
+		vifStatRow(sig, 0, w, tab, egl, &want)
+		vifStatRowAVX2(sig, w, tab, egl, &got)
+		if got != want {
+			t.Fatalf("vifStatAVX2(w=%d): %+v, want %+v", w, got, want)
+		}
+	})
+}

@@ -37,7 +37,9 @@ var (
 // rounded.
 func vifLog2Table() []uint16 {
 	log2Once.Do(func() {
-		t := make([]uint16, 65536)
+		// Two words of padding past the end: the vector kernels gather
+		// 32 bits at a 16-bit entry.
+		t := make([]uint16, 65536, 65538)
 		for i := 32767; i < 65536; i++ {
 			l := float32(math.Log2(float64(i)))
 			t[i] = uint16(math.Round(float64(l * 2048)))
@@ -92,6 +94,7 @@ type vifState struct {
 	ring                   vifRing
 	// sig holds one row's local variances for the vector row kernels.
 	sig vifSigmas
+	acc vifAcc
 	k   *kernels
 }
 
@@ -236,7 +239,10 @@ func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleSc
 	rg := &s.ring
 	t := s.log2
 	egl := s.egl
-	var acc vifAcc
+	// The sums live in the state: a local would escape through the
+	// kernel's function value and cost an allocation per scale.
+	acc := &s.acc
+	*acc = vifAcc{}
 	mu, xx, yy, xy := s.mu[:w+2*vifMaxPad], s.xx[:w+2*vifMaxPad], s.yy[:w+2*vifMaxPad], s.xy[:w+2*vifMaxPad]
 	accP, accQ, accY, accX := s.accP[:w], s.accQ[:w], s.accY[:w], s.accX[:w]
 	filled := 0
@@ -274,7 +280,7 @@ func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleSc
 		padRow(xx, w, half)
 		padRow(yy, w, half)
 		padRow(xy, w, half)
-		kn.vifRow(filt, mu, xx, yy, xy, w, t, egl, &acc, &s.sig)
+		kn.vifRow(filt, mu, xx, yy, xy, w, t, egl, acc, &s.sig)
 	}
 	num := float64(acc.numLog)/2048.0 + (float64(acc.denNonLog) - (float64(acc.numNonLog)/16384.0)/65025.0)
 	den := float64(acc.denLog)/2048.0 + float64(acc.denNonLog)

@@ -5,16 +5,31 @@
 package vmaf
 
 // vifTapInit32AVX2 sets dst[i] = f*src[i] for i < n (a multiple of 4).
+//
+//go:noescape
 func vifTapInit32AVX2(f uint64, src *uint64, dst *uint64, n int)
 
 // vifTapInit64AVX2 sets dst[i] = f*src[i] for i < n (a multiple of 4).
+//
+//go:noescape
 func vifTapInit64AVX2(f uint64, src *uint64, dst *uint64, n int)
 
 // vifTapPair32AVX2 adds f*(a[i]+b[i]) to dst[i] for i < n (a multiple of 4).
+//
+//go:noescape
 func vifTapPair32AVX2(f uint64, a *uint64, b *uint64, dst *uint64, n int)
 
 // vifTapPair64AVX2 adds f*(a[i]+b[i]) to dst[i] for i < n (a multiple of 4).
+//
+//go:noescape
 func vifTapPair64AVX2(f uint64, a *uint64, b *uint64, dst *uint64, n int)
 
 // vifSigmaAVX2 computes the variances of n pixels (a multiple of 4); the row buffers start at the filter window of pixel 0.
+//
+//go:noescape
 func vifSigmaAVX2(filt *uint64, half int, mu *uint64, xx *uint64, yy *uint64, xy *uint64, s1 *int32, s2 *int32, s12 *int32, n int)
+
+// vifStatAVX2 sums the VIF statistic of n pixels (a multiple of 4) into out: numLog, denLog + 2048*17 per log pixel, numNonLog, log pixel count. tab is the log2 table with 2 words of padding.
+//
+//go:noescape
+func vifStatAVX2(s1 *int32, s2 *int32, s12 *int32, tab *uint16, egl float64, out *[4]int64, n int)

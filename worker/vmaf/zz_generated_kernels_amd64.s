@@ -201,3 +201,185 @@ stat:
 done:
 	VZEROUPPER
 	RET
+
+// func vifStatAVX2(s1 *int32, s2 *int32, s12 *int32, tab *uint16, egl float64, out *[4]int64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·vifStatAVX2(SB), NOSPLIT, $0-56
+	MOVQ  s1+0(FP), AX
+	MOVQ  s2+8(FP), CX
+	MOVQ  s12+16(FP), DX
+	MOVQ  tab+24(FP), BX
+	MOVQ  out+40(FP), SI
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	MOVQ  n+48(FP), DI
+	XORQ  R8, R8
+
+loop:
+	CMPQ         R8, DI
+	JAE          done
+	VMOVDQU      (AX)(R8*4), X4
+	VMOVDQU      (CX)(R8*4), X5
+	VMOVDQU      (DX)(R8*4), X6
+	VPBROADCASTD vifc131071<>+0(SB), Y7
+	VPCMPGTD     X7, X4, X7
+	VPMOVSXDQ    X7, Y8
+	VPSUBQ       Y8, Y3, Y3
+	VPMOVZXDQ    X5, Y9
+	VPANDN       Y9, Y8, Y9
+	VPADDQ       Y9, Y2, Y2
+	VPBROADCASTD vifc131072<>+0(SB), Y9
+	VPADDD       X9, X4, X9
+	VPBROADCASTD vifcsign<>+0(SB), Y10
+	VPXOR        X10, X9, X10
+	VCVTDQ2PD    X10, Y10
+	VPBROADCASTQ vifc2p31<>+0(SB), Y11
+	VADDPD       Y11, Y10, Y10
+	VPSRLQ       $0x34, Y10, Y10
+	VPBROADCASTQ vifc1038<>+0(SB), Y11
+	VPSUBQ       Y11, Y10, Y10
+	VMOVDQA      Y10, Y11
+	VPSHUFD      $0x08, Y11, Y11
+	VPERMQ       $0x08, Y11, Y11
+	VPSRLVD      X11, X9, X9
+	VPCMPEQD     X11, X11, X11
+	VPXOR        Y12, Y12, Y12
+	VPGATHERDD   X11, (BX)(X9*2), X12
+	VPBROADCASTD vifclow16<>+0(SB), Y9
+	VPAND        X9, X12, X12
+	VPSHUFD      $0x08, Y10, Y10
+	VPERMQ       $0x08, Y10, Y10
+	VPSLLD       $0x0b, X10, X10
+	VPADDD       X10, X12, X12
+	VPMOVSXDQ    X12, Y9
+	VPAND        Y8, Y9, Y9
+	VPADDQ       Y9, Y1, Y1
+	VPXOR        Y10, Y10, Y10
+	VPCMPGTD     X10, X6, X8
+	VPCMPGTD     X10, X5, X9
+	VPAND        X9, X8, X8
+	VPAND        X7, X8, X8
+	VPMOVSXDQ    X8, Y7
+	VCVTDQ2PD    X4, Y4
+	VCVTDQ2PD    X5, Y5
+	VCVTDQ2PD    X6, Y8
+	VPBROADCASTQ vifceps<>+0(SB), Y6
+	VADDPD       Y6, Y4, Y6
+	VDIVPD       Y6, Y8, Y6
+	VMULPD       Y8, Y6, Y9
+	VSUBPD       Y9, Y5, Y9
+	VCVTTPD2DQY  Y9, X5
+	VPMAXSD      X10, X5, X5
+	VPBROADCASTD vifc131072<>+0(SB), Y8
+	VPADDD       X8, X5, X5
+	VPMOVZXDQ    X5, Y5
+	VPBROADCASTQ egl+32(FP), Y8
+	VMINPD       Y8, Y6, Y6
+	VMULPD       Y6, Y6, Y6
+	VMULPD       Y4, Y6, Y6
+	VROUNDPD     $0x03, Y6, Y6
+	VPBROADCASTQ vifcmagic<>+0(SB), Y4
+	VADDPD       Y4, Y6, Y6
+	VPSUBQ       Y4, Y6, Y6
+	VPADDQ       Y5, Y6, Y6
+	VPBROADCASTQ vifc2p17<>+0(SB), Y4
+	VPANDN       Y4, Y7, Y4
+	VPAND        Y7, Y6, Y6
+	VPOR         Y4, Y6, Y6
+	VPAND        Y7, Y5, Y5
+	VPOR         Y4, Y5, Y5
+	VPBROADCASTQ vifcmagic<>+0(SB), Y8
+	VPOR         Y8, Y6, Y4
+	VSUBPD       Y8, Y4, Y4
+	VPSRLQ       $0x34, Y4, Y4
+	VPBROADCASTQ vifc1038<>+0(SB), Y8
+	VPSUBQ       Y8, Y4, Y4
+	VPSRLVQ      Y4, Y6, Y6
+	VPSHUFD      $0x08, Y6, Y6
+	VPERMQ       $0x08, Y6, Y6
+	VPCMPEQD     X8, X8, X8
+	VPXOR        Y9, Y9, Y9
+	VPGATHERDD   X8, (BX)(X6*2), X9
+	VPBROADCASTD vifclow16<>+0(SB), Y6
+	VPAND        X6, X9, X9
+	VPSHUFD      $0x08, Y4, Y4
+	VPERMQ       $0x08, Y4, Y4
+	VPSLLD       $0x0b, X4, X4
+	VPADDD       X4, X9, X9
+	VPBROADCASTQ vifcmagic<>+0(SB), Y6
+	VPOR         Y6, Y5, Y4
+	VSUBPD       Y6, Y4, Y4
+	VPSRLQ       $0x34, Y4, Y4
+	VPBROADCASTQ vifc1038<>+0(SB), Y6
+	VPSUBQ       Y6, Y4, Y4
+	VPSRLVQ      Y4, Y5, Y5
+	VPSHUFD      $0x08, Y5, Y5
+	VPERMQ       $0x08, Y5, Y5
+	VPCMPEQD     X6, X6, X6
+	VPXOR        Y8, Y8, Y8
+	VPGATHERDD   X6, (BX)(X5*2), X8
+	VPBROADCASTD vifclow16<>+0(SB), Y5
+	VPAND        X5, X8, X8
+	VPSHUFD      $0x08, Y4, Y4
+	VPERMQ       $0x08, Y4, Y4
+	VPSLLD       $0x0b, X4, X4
+	VPADDD       X4, X8, X8
+	VPSUBD       X8, X9, X9
+	VPMOVSXDQ    X9, Y9
+	VPAND        Y7, Y9, Y9
+	VPADDQ       Y9, Y0, Y0
+	ADDQ         $0x04, R8
+	JMP          loop
+
+done:
+	VEXTRACTI128 $0x01, Y0, X4
+	VPADDQ       X4, X0, X4
+	VPSHUFD      $0x4e, X4, X0
+	VPADDQ       X0, X4, X4
+	MOVQ         X4, (SI)
+	VEXTRACTI128 $0x01, Y1, X0
+	VPADDQ       X0, X1, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	MOVQ         X0, 8(SI)
+	VEXTRACTI128 $0x01, Y2, X0
+	VPADDQ       X0, X2, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	MOVQ         X0, 16(SI)
+	VEXTRACTI128 $0x01, Y3, X0
+	VPADDQ       X0, X3, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	MOVQ         X0, 24(SI)
+	VZEROUPPER
+	RET
+
+DATA vifc131071<>+0(SB)/4, $0x0001ffff
+GLOBL vifc131071<>(SB), RODATA|NOPTR, $4
+
+DATA vifc131072<>+0(SB)/4, $0x00020000
+GLOBL vifc131072<>(SB), RODATA|NOPTR, $4
+
+DATA vifcsign<>+0(SB)/4, $0x80000000
+GLOBL vifcsign<>(SB), RODATA|NOPTR, $4
+
+DATA vifclow16<>+0(SB)/4, $0x0000ffff
+GLOBL vifclow16<>(SB), RODATA|NOPTR, $4
+
+DATA vifc2p31<>+0(SB)/8, $0x41e0000000000000
+GLOBL vifc2p31<>(SB), RODATA|NOPTR, $8
+
+DATA vifcmagic<>+0(SB)/8, $0x4330000000000000
+GLOBL vifcmagic<>(SB), RODATA|NOPTR, $8
+
+DATA vifceps<>+0(SB)/8, $0x3edb7cdfd9d7bdbb
+GLOBL vifceps<>(SB), RODATA|NOPTR, $8
+
+DATA vifc2p17<>+0(SB)/8, $0x0000000000020000
+GLOBL vifc2p17<>(SB), RODATA|NOPTR, $8
+
+DATA vifc1038<>+0(SB)/8, $0x000000000000040e
+GLOBL vifc1038<>(SB), RODATA|NOPTR, $8

@@ -26,6 +26,7 @@ func main() {
 	tapPair("vifTapPair32AVX2", true)
 	tapPair("vifTapPair64AVX2", false)
 	vifSigma()
+	vifStat()
 	Generate()
 }
 
@@ -57,7 +58,10 @@ func broadcastTap(m Mem) VecVirtual {
 
 // rowLoop runs body for i = 0, 4, 8, ... below the argument n, then
 // returns from the function.
-func rowLoop(body func(i Register)) {
+func rowLoop(body func(i Register)) { rowLoopThen(body, func() {}) }
+
+// rowLoopThen is rowLoop with an epilogue before the return.
+func rowLoopThen(body func(i Register), after func()) {
 	n := Load(Param("n"), GP64())
 	i := GP64()
 	XORQ(i, i)
@@ -68,6 +72,7 @@ func rowLoop(body func(i Register)) {
 	ADDQ(Imm(4), i)
 	JMP(LabelRef("loop"))
 	Label("done")
+	after()
 	VZEROUPPER()
 	RET()
 }
@@ -75,6 +80,7 @@ func rowLoop(body func(i Register)) {
 // tapInit: dst[i] = f * src[i] for i < n.
 func tapInit(name string, lanes32 bool) {
 	TEXT(name, NOSPLIT, "func(f uint64, src, dst *uint64, n int)")
+	Pragma("noescape")
 	Doc(name + " sets dst[i] = f*src[i] for i < n (a multiple of 4).")
 	f := broadcastTap(paramAddr("f"))
 	src := Load(Param("src"), GP64())
@@ -92,6 +98,7 @@ func tapInit(name string, lanes32 bool) {
 // the scalar product of the sum modulo 2^64.
 func tapPair(name string, lanes32 bool) {
 	TEXT(name, NOSPLIT, "func(f uint64, a, b, dst *uint64, n int)")
+	Pragma("noescape")
 	Doc(name + " adds f*(a[i]+b[i]) to dst[i] for i < n (a multiple of 4).")
 	f := broadcastTap(paramAddr("f"))
 	a := Load(Param("a"), GP64())
@@ -121,6 +128,7 @@ func tapPair(name string, lanes32 bool) {
 // element j, then the variances (vifSigma in vif.go) into s1, s2, s12.
 func vifSigma() {
 	TEXT("vifSigmaAVX2", NOSPLIT, "func(filt *uint64, half int, mu, xx, yy, xy *uint64, s1, s2, s12 *int32, n int)")
+	Pragma("noescape")
 	Doc("vifSigmaAVX2 computes the variances of n pixels (a multiple of 4); the row buffers start at the filter window of pixel 0.")
 	filt := Load(Param("filt"), GP64())
 	half := Load(Param("half"), GP64())
@@ -222,4 +230,181 @@ func vifSigma() {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// vifStat is VIF's per-pixel statistic (vifPixelSigma in vif.go) over n
+// pixels' variances: out receives the sums of the log numerator terms, of
+// log2of32(sigma_nsq+sigma1²) (without the -2048*17, which the caller
+// subtracts per log pixel), of the non-log sigma2², and the count of log
+// pixels. The double arithmetic is the scalar code's, operation for
+// operation (IEEE division, multiplication and truncation are exact in
+// every lane), and VCVTTPD2DQ is the CVTTSD2SL Go compiles int32(float64)
+// to, so out-of-range values convert alike too.
+func vifStat() {
+	TEXT("vifStatAVX2", NOSPLIT, "func(s1, s2, s12 *int32, tab *uint16, egl float64, out *[4]int64, n int)")
+	Pragma("noescape")
+	Doc("vifStatAVX2 sums the VIF statistic of n pixels (a multiple of 4) into out: numLog, denLog + 2048*17 per log pixel, numNonLog, log pixel count. tab is the log2 table with 2 words of padding.")
+	s1p := Load(Param("s1"), GP64())
+	s2p := Load(Param("s2"), GP64())
+	s12p := Load(Param("s12"), GP64())
+	tab := Load(Param("tab"), GP64())
+	out := Load(Param("out"), GP64())
+
+	d := func(name string, v uint32) Mem { return ConstData(name, U32(v)) }
+	q := func(name string, v uint64) Mem { return ConstData(name, U64(v)) }
+	c131071 := d("vifc131071", 131071)
+	c131072 := d("vifc131072", 131072)
+	cSign := d("vifcsign", 0x80000000)
+	cLow16 := d("vifclow16", 0xffff)
+	c2p31 := q("vifc2p31", 0x41e0000000000000)   // 2^31 as a double
+	cMagic := q("vifcmagic", 0x4330000000000000) // 2^52 as a double
+	cEps := q("vifceps", 0x3edb7cdfd9d7bdbb)     // 65536 * 1.0e-10
+	c2p17 := q("vifc2p17", 1<<17)
+	c1038 := q("vifc1038", 1023+15) // exponent bias + 15: k = exponent - 1038
+
+	accNum, accDen, accNon, accCnt := YMM(), YMM(), YMM(), YMM()
+	for _, a := range []VecVirtual{accNum, accDen, accNon, accCnt} {
+		VPXOR(a, a, a)
+	}
+	bcastD := func(m Mem) VecVirtual {
+		r := YMM()
+		VPBROADCASTD(m, r)
+		return r
+	}
+	bcastQ := func(m Mem) VecVirtual {
+		r := YMM()
+		VPBROADCASTQ(m, r)
+		return r
+	}
+	// pack32 moves the low halves of four 64-bit lanes into an XMM.
+	pack32 := func(y VecVirtual) VecVirtual {
+		VPSHUFD(Imm(0x08), y, y)
+		VPERMQ(Imm(0x08), y, y)
+		return y
+	}
+	// log2Lookup is log2of32/log2of64 from x's exact double xf and
+	// x>>k's source: t[x>>k] + 2048*k with k = floor(log2 x) - 15, in
+	// dwords. shift does x >> k given k in 64-bit lanes and returns the
+	// four indices as dwords.
+	log2Lookup := func(xf VecVirtual, shift func(k VecVirtual) VecVirtual) VecVirtual {
+		k := YMM()
+		VPSRLQ(Imm(52), xf, k)
+		VPSUBQ(bcastQ(c1038), k, k)
+		idx := shift(k)
+		mask, v := YMM(), YMM()
+		VPCMPEQD(mask.AsX(), mask.AsX(), mask.AsX())
+		VPXOR(v, v, v)
+		VPGATHERDD(mask.AsX(), Mem{Base: tab, Index: idx.AsX(), Scale: 2}, v.AsX())
+		VPAND(bcastD(cLow16).AsX(), v.AsX(), v.AsX())
+		k = pack32(k)
+		VPSLLD(Imm(11), k.AsX(), k.AsX())
+		VPADDD(k.AsX(), v.AsX(), v.AsX())
+		return v
+	}
+	log2of32 := func(x VecVirtual) VecVirtual { // x: 4 uint32 in an XMM
+		xf, t := YMM(), YMM()
+		VPXOR(bcastD(cSign).AsX(), x.AsX(), t.AsX())
+		VCVTDQ2PD(t.AsX(), xf)
+		VADDPD(bcastQ(c2p31), xf, xf)
+		return log2Lookup(xf, func(k VecVirtual) VecVirtual {
+			k32, idx := YMM(), YMM()
+			VMOVDQA(k, k32)
+			pack32(k32)
+			VPSRLVD(k32.AsX(), x.AsX(), idx.AsX())
+			return idx
+		})
+	}
+	log2of64 := func(x VecVirtual) VecVirtual { // x: 4 uint64 below 2^52
+		xf := YMM()
+		magic := bcastQ(cMagic)
+		VPOR(magic, x, xf)
+		VSUBPD(magic, xf, xf)
+		return log2Lookup(xf, func(k VecVirtual) VecVirtual {
+			idx := YMM()
+			VPSRLVQ(k, x, idx)
+			return pack32(idx)
+		})
+	}
+
+	rowLoopThen(func(i Register) {
+		s1, s2, s12 := YMM(), YMM(), YMM()
+		VMOVDQU(Mem{Base: s1p, Index: i, Scale: 4}, s1.AsX())
+		VMOVDQU(Mem{Base: s2p, Index: i, Scale: 4}, s2.AsX())
+		VMOVDQU(Mem{Base: s12p, Index: i, Scale: 4}, s12.AsX())
+		// Log pixels: sigma1² >= sigma_nsq.
+		mlog, mlog64 := YMM(), YMM()
+		VPCMPGTD(bcastD(c131071).AsX(), s1.AsX(), mlog.AsX())
+		VPMOVSXDQ(mlog.AsX(), mlog64)
+		VPSUBQ(mlog64, accCnt, accCnt)
+		// Non-log pixels: sum sigma2².
+		t := YMM()
+		VPMOVZXDQ(s2.AsX(), t)
+		VPANDN(t, mlog64, t)
+		VPADDQ(t, accNon, accNon)
+		// Denominator: log2of32(sigma_nsq + sigma1²).
+		x := YMM()
+		VPADDD(bcastD(c131072).AsX(), s1.AsX(), x.AsX())
+		lg := log2of32(x)
+		VPMOVSXDQ(lg.AsX(), t)
+		VPAND(mlog64, t, t)
+		VPADDQ(t, accDen, accDen)
+		// Numerator: log pixels with sigma12 > 0 and sigma2² > 0.
+		m, zero := YMM(), YMM()
+		VPXOR(zero, zero, zero)
+		VPCMPGTD(zero.AsX(), s12.AsX(), m.AsX())
+		VPCMPGTD(zero.AsX(), s2.AsX(), t.AsX())
+		VPAND(t.AsX(), m.AsX(), m.AsX())
+		VPAND(mlog.AsX(), m.AsX(), m.AsX())
+		m64 := YMM()
+		VPMOVSXDQ(m.AsX(), m64)
+		s1d, s2d, s12d := YMM(), YMM(), YMM()
+		VCVTDQ2PD(s1.AsX(), s1d)
+		VCVTDQ2PD(s2.AsX(), s2d)
+		VCVTDQ2PD(s12.AsX(), s12d)
+		// g = sigma12 / (sigma1² + eps); sv² = int32(sigma2² - g*sigma12).
+		g := YMM()
+		VADDPD(bcastQ(cEps), s1d, g)
+		VDIVPD(g, s12d, g)
+		VMULPD(s12d, g, t)
+		VSUBPD(t, s2d, t)
+		sv := YMM()
+		VCVTTPD2DQY(t, sv.AsX())
+		VPMAXSD(zero.AsX(), sv.AsX(), sv.AsX())
+		// numer1 = sv² + sigma_nsq; g limited to egl.
+		VPADDD(bcastD(c131072).AsX(), sv.AsX(), sv.AsX())
+		n1 := YMM()
+		VPMOVZXDQ(sv.AsX(), n1)
+		eglv := bcastQ(paramAddr("egl"))
+		VMINPD(eglv, g, g)
+		// numer1Tmp = int64(g*g*sigma1²) + numer1, exact below 2^52.
+		VMULPD(g, g, g)
+		VMULPD(s1d, g, g)
+		VROUNDPD(Imm(3), g, g)
+		magic := bcastQ(cMagic)
+		VADDPD(magic, g, g)
+		VPSUBQ(magic, g, g)
+		VPADDQ(n1, g, g)
+		// Pixels without a numerator term get a harmless 2^17 in both.
+		safe := bcastQ(c2p17)
+		VPANDN(safe, m64, safe)
+		VPAND(m64, g, g)
+		VPOR(safe, g, g)
+		VPAND(m64, n1, n1)
+		VPOR(safe, n1, n1)
+		a := log2of64(g)
+		b := log2of64(n1)
+		VPSUBD(b.AsX(), a.AsX(), a.AsX())
+		VPMOVSXDQ(a.AsX(), t)
+		VPAND(m64, t, t)
+		VPADDQ(t, accNum, accNum)
+	}, func() {
+		for k, a := range []VecVirtual{accNum, accDen, accNon, accCnt} {
+			hi, lo := XMM(), XMM()
+			VEXTRACTI128(Imm(1), a, hi)
+			VPADDQ(hi, a.AsX(), hi)
+			VPSHUFD(Imm(0x4e), hi, lo)
+			VPADDQ(lo, hi, hi)
+			MOVQ(hi, Mem{Base: out, Disp: 8 * k})
+		}
+	})
 }
