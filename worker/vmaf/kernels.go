@@ -13,6 +13,10 @@ type kernels struct {
 	// vifRow runs VIF's horizontal pass and statistic of one row; sig is
 	// scratch of w pixels.
 	vifRow func(filt []uint64, mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifAcc, sig *vifSigmas)
+	// vifSubInit and vifSubPair run the vertical pass of VIF's
+	// subsampling (see vifSubInit and vifSubPair).
+	vifSubInit func(f uint64, rc, dc []uint16, acc []uint64)
+	vifSubPair func(f uint64, ra, rb, da, db []uint16, acc []uint64)
 }
 
 var genericKernels = kernels{
@@ -20,6 +24,8 @@ var genericKernels = kernels{
 	vifTapInit: vifTapInit,
 	vifTapPair: vifTapPair,
 	vifRow:     vifRowGeneric,
+	vifSubInit: vifSubInit,
+	vifSubPair: vifSubPair,
 }
 
 // kernelsFor returns the kernel set of a resolved path.

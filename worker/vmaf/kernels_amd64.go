@@ -8,6 +8,8 @@ var avx2Kernels = kernels{
 	vifTapInit: vifTapInitAVX2,
 	vifTapPair: vifTapPairAVX2,
 	vifRow:     vifRowAVX2,
+	vifSubInit: vifSubInitAVX2,
+	vifSubPair: vifSubPairAVX2,
 }
 
 // avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the
@@ -123,4 +125,24 @@ func vifStatRowAVX2(sig *vifSigmas, w int, t []uint16, egl float64, acc *vifAcc)
 		acc.denNonLog += int64(n) - logPixels
 	}
 	vifStatRow(sig, n, w, t, egl, acc)
+}
+
+func vifSubInitAVX2(f uint64, rc, dc []uint16, acc []uint64) {
+	w := len(acc)
+	n := vecLen(w)
+	rc, dc = rc[:w], dc[:w]
+	if n > 0 {
+		vifSubTapInitAVX2(f, &rc[0], &dc[0], &acc[0], n)
+	}
+	vifSubInit(f, rc[n:], dc[n:], acc[n:])
+}
+
+func vifSubPairAVX2(f uint64, ra, rb, da, db []uint16, acc []uint64) {
+	w := len(acc)
+	n := vecLen(w)
+	ra, rb, da, db = ra[:w], rb[:w], da[:w], db[:w]
+	if n > 0 {
+		vifSubTapPairAVX2(f, &ra[0], &rb[0], &da[0], &db[0], &acc[0], n)
+	}
+	vifSubPair(f, ra[n:], rb[n:], da[n:], db[n:], acc[n:])
 }

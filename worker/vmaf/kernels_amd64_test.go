@@ -174,3 +174,37 @@ func FuzzVIFStat(f *testing.F) {
 		}
 	})
 }
+
+// FuzzVIFSubTaps checks the subsampling pass's vertical kernels on samples
+// of up to 16 bits and any tap of the filters of scales 1 to 3.
+func FuzzVIFSubTaps(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(8), uint8(0))
+	f.Add(uint64(2), uint8(99), uint8(16), uint8(7))
+	f.Fuzz(func(t *testing.T, seed uint64, n, bpcIn, tap uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 4))
+		w := rowLen(n)
+		bpc := 8 + int(bpcIn)%9
+		filt := vifFilters[1+int(tap)%3]
+		fv := filt[int(tap/3)%len(filt)]
+		row := func() []uint16 {
+			r := make([]uint16, w)
+			for j := range r {
+				r[j] = uint16(rng.IntN(1 << bpc))
+			}
+			return r
+		}
+		ra, rb, da, db := row(), row(), row(), row()
+		want, got := make([]uint64, w), make([]uint64, w)
+		vifSubInit(fv, ra, da, want)
+		vifSubInitAVX2(fv, ra, da, got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("vifSubTapInitAVX2(w=%d): %v, want %v", w, got, want)
+		}
+		vifSubPair(fv, ra, rb, da, db, want)
+		vifSubPairAVX2(fv, ra, rb, da, db, got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("vifSubTapPairAVX2(w=%d): %v, want %v", w, got, want)
+		}
+	})
+}

@@ -176,18 +176,10 @@ func (s *vifState) subsample(ref, dis []uint16, w, h, scale, bpc int) {
 	for oi := 0; oi < oh; oi++ {
 		i := 2 * oi
 		c := i * w
-		f := filt[half]
-		rc, dc := ref[c:c+w], dis[c:c+w]
-		for j := range acc {
-			acc[j] = f * (uint64(rc[j]) | uint64(dc[j])<<32)
-		}
+		s.k.vifSubInit(filt[half], ref[c:c+w], dis[c:c+w], acc)
 		for k := 0; k < half; k++ {
 			a, b := mirror(i-half+k, h)*w, mirror(i+half-k, h)*w
-			ra, rb, da, db := ref[a:a+w], ref[b:b+w], dis[a:a+w], dis[b:b+w]
-			f := filt[k]
-			for j := range acc {
-				acc[j] += f * (uint64(ra[j]) + uint64(rb[j]) | (uint64(da[j])+uint64(db[j]))<<32)
-			}
+			s.k.vifSubPair(filt[k], ref[a:a+w], ref[b:b+w], dis[a:a+w], dis[b:b+w], acc)
 		}
 		for j, v := range acc {
 			tmp[vifMaxPad+j] = (v&0xffffffff+roundV)>>shiftV | ((v>>32)+roundV)>>shiftV<<32
@@ -205,6 +197,23 @@ func (s *vifState) subsample(ref, dis []uint16, w, h, scale, bpc int) {
 			rowR[oj] = uint16((v&0xffffffff + 32768) >> 16)
 			rowD[oj] = uint16(((v >> 32) + 32768) >> 16)
 		}
+	}
+}
+
+// vifSubInit starts subsample's vertical sums with the centre row.
+func vifSubInit(f uint64, rc, dc []uint16, acc []uint64) {
+	rc, dc = rc[:len(acc)], dc[:len(acc)]
+	for j := range acc {
+		acc[j] = f * (uint64(rc[j]) | uint64(dc[j])<<32)
+	}
+}
+
+// vifSubPair adds a pair of symmetric rows to subsample's vertical sums.
+func vifSubPair(f uint64, ra, rb, da, db []uint16, acc []uint64) {
+	n := len(acc)
+	ra, rb, da, db = ra[:n], rb[:n], da[:n], db[:n]
+	for j := range acc {
+		acc[j] += f * (uint64(ra[j]) + uint64(rb[j]) | (uint64(da[j])+uint64(db[j]))<<32)
 	}
 }
 

@@ -33,3 +33,13 @@ func vifSigmaAVX2(filt *uint64, half int, mu *uint64, xx *uint64, yy *uint64, xy
 //
 //go:noescape
 func vifStatAVX2(s1 *int32, s2 *int32, s12 *int32, tab *uint16, egl float64, out *[4]int64, n int)
+
+// vifSubTapInitAVX2 sets acc[i] = f*(ref[i] | dis[i]<<32) for i < n (a multiple of 4).
+//
+//go:noescape
+func vifSubTapInitAVX2(f uint64, ref *uint16, dis *uint16, acc *uint64, n int)
+
+// vifSubTapPairAVX2 adds f*((ra[i]+rb[i]) | (da[i]+db[i])<<32) to acc[i] for i < n (a multiple of 4).
+//
+//go:noescape
+func vifSubTapPairAVX2(f uint64, ra *uint16, rb *uint16, da *uint16, db *uint16, acc *uint64, n int)

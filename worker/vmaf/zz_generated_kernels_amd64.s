@@ -383,3 +383,64 @@ GLOBL vifc2p17<>(SB), RODATA|NOPTR, $8
 
 DATA vifc1038<>+0(SB)/8, $0x000000000000040e
 GLOBL vifc1038<>(SB), RODATA|NOPTR, $8
+
+// func vifSubTapInitAVX2(f uint64, ref *uint16, dis *uint16, acc *uint64, n int)
+// Requires: AVX, AVX2
+TEXT ·vifSubTapInitAVX2(SB), NOSPLIT, $0-40
+	VPBROADCASTD f+0(FP), Y0
+	MOVQ         ref+8(FP), AX
+	MOVQ         dis+16(FP), CX
+	MOVQ         acc+24(FP), DX
+	MOVQ         n+32(FP), BX
+	XORQ         SI, SI
+
+loop:
+	CMPQ        SI, BX
+	JAE         done
+	VPMOVZXWD   (AX)(SI*2), X1
+	VPMOVZXWD   (CX)(SI*2), X2
+	VPUNPCKLDQ  X2, X1, X3
+	VPUNPCKHDQ  X2, X1, X1
+	VINSERTI128 $0x01, X1, Y3, Y3
+	VPMULLD     Y0, Y3, Y3
+	VMOVDQU     Y3, (DX)(SI*8)
+	ADDQ        $0x04, SI
+	JMP         loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func vifSubTapPairAVX2(f uint64, ra *uint16, rb *uint16, da *uint16, db *uint16, acc *uint64, n int)
+// Requires: AVX, AVX2
+TEXT ·vifSubTapPairAVX2(SB), NOSPLIT, $0-56
+	VPBROADCASTD f+0(FP), Y0
+	MOVQ         ra+8(FP), AX
+	MOVQ         rb+16(FP), CX
+	MOVQ         da+24(FP), DX
+	MOVQ         db+32(FP), BX
+	MOVQ         acc+40(FP), SI
+	MOVQ         n+48(FP), DI
+	XORQ         R8, R8
+
+loop:
+	CMPQ        R8, DI
+	JAE         done
+	VPMOVZXWD   (AX)(R8*2), X1
+	VPMOVZXWD   (DX)(R8*2), X2
+	VPMOVZXWD   (CX)(R8*2), X3
+	VPADDD      X3, X1, X1
+	VPMOVZXWD   (BX)(R8*2), X3
+	VPADDD      X3, X2, X2
+	VPUNPCKLDQ  X2, X1, X3
+	VPUNPCKHDQ  X2, X1, X1
+	VINSERTI128 $0x01, X1, Y3, Y3
+	VPMULLD     Y0, Y3, Y3
+	VPADDD      (SI)(R8*8), Y3, Y3
+	VMOVDQU     Y3, (SI)(R8*8)
+	ADDQ        $0x04, R8
+	JMP         loop
+
+done:
+	VZEROUPPER
+	RET

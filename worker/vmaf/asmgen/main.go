@@ -27,6 +27,8 @@ func main() {
 	tapPair("vifTapPair64AVX2", false)
 	vifSigma()
 	vifStat()
+	subTapInit()
+	subTapPair()
 	Generate()
 }
 
@@ -406,5 +408,63 @@ func vifStat() {
 			VPADDQ(lo, hi, hi)
 			MOVQ(hi, Mem{Base: out, Disp: 8 * k})
 		}
+	})
+}
+
+// loadPacked loads 4 reference and 4 distorted 16-bit samples (each the sum
+// of two rows when b is set) as the packed words ref | dis<<32.
+func loadPacked(ra, rb, da, db Register, i Register) VecVirtual {
+	r, d := YMM(), YMM()
+	VPMOVZXWD(Mem{Base: ra, Index: i, Scale: 2}, r.AsX())
+	VPMOVZXWD(Mem{Base: da, Index: i, Scale: 2}, d.AsX())
+	if rb != nil {
+		t := YMM()
+		VPMOVZXWD(Mem{Base: rb, Index: i, Scale: 2}, t.AsX())
+		VPADDD(t.AsX(), r.AsX(), r.AsX())
+		VPMOVZXWD(Mem{Base: db, Index: i, Scale: 2}, t.AsX())
+		VPADDD(t.AsX(), d.AsX(), d.AsX())
+	}
+	// Interleave to r0 d0 r1 d1 | r2 d2 r3 d3.
+	lo, hi := YMM(), YMM()
+	VPUNPCKLDQ(d.AsX(), r.AsX(), lo.AsX())
+	VPUNPCKHDQ(d.AsX(), r.AsX(), hi.AsX())
+	VINSERTI128(Imm(1), hi.AsX(), lo, lo)
+	return lo
+}
+
+// subTapInit is the centre tap of VIF's subsampling filter (vifState.subsample):
+// acc[i] = f * (ref[i] | dis[i]<<32).
+func subTapInit() {
+	TEXT("vifSubTapInitAVX2", NOSPLIT, "func(f uint64, ref, dis *uint16, acc *uint64, n int)")
+	Pragma("noescape")
+	Doc("vifSubTapInitAVX2 sets acc[i] = f*(ref[i] | dis[i]<<32) for i < n (a multiple of 4).")
+	f := broadcastTap(paramAddr("f"))
+	ref := Load(Param("ref"), GP64())
+	dis := Load(Param("dis"), GP64())
+	acc := Load(Param("acc"), GP64())
+	rowLoop(func(i Register) {
+		x := loadPacked(ref, nil, dis, nil, i)
+		VPMULLD(f, x, x)
+		VMOVDQU(x, Mem{Base: acc, Index: i, Scale: 8})
+	})
+}
+
+// subTapPair adds a symmetric pair of rows to the subsampling sums:
+// acc[i] += f * ((ra[i]+rb[i]) | (da[i]+db[i])<<32).
+func subTapPair() {
+	TEXT("vifSubTapPairAVX2", NOSPLIT, "func(f uint64, ra, rb, da, db *uint16, acc *uint64, n int)")
+	Pragma("noescape")
+	Doc("vifSubTapPairAVX2 adds f*((ra[i]+rb[i]) | (da[i]+db[i])<<32) to acc[i] for i < n (a multiple of 4).")
+	f := broadcastTap(paramAddr("f"))
+	ra := Load(Param("ra"), GP64())
+	rb := Load(Param("rb"), GP64())
+	da := Load(Param("da"), GP64())
+	db := Load(Param("db"), GP64())
+	acc := Load(Param("acc"), GP64())
+	rowLoop(func(i Register) {
+		x := loadPacked(ra, rb, da, db, i)
+		VPMULLD(f, x, x)
+		VPADDD(Mem{Base: acc, Index: i, Scale: 8}, x, x)
+		VMOVDQU(x, Mem{Base: acc, Index: i, Scale: 8})
 	})
 }
