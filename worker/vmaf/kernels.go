@@ -17,6 +17,27 @@ type kernels struct {
 	// subsampling (see vifSubInit and vifSubPair).
 	vifSubInit func(f uint64, rc, dc []uint16, acc []uint64)
 	vifSubPair func(f uint64, ra, rb, da, db []uint16, acc []uint64)
+	// motionSAD is motionSAD; m is scratch for the vector kernels.
+	motionSAD func(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64
+}
+
+// motionRows is the vector motion kernel's scratch: the difference rows of
+// the filter window, each computed once per frame, and the vertically
+// filtered row.
+type motionRows struct {
+	diff [5][]int32
+	tag  [5]int // the input row each diff row holds
+	vrow []int32
+}
+
+func (m *motionRows) ensure(w int) {
+	if len(m.vrow) >= w {
+		return
+	}
+	for k := range m.diff {
+		m.diff[k] = make([]int32, w)
+	}
+	m.vrow = make([]int32, w)
 }
 
 var genericKernels = kernels{
@@ -26,6 +47,9 @@ var genericKernels = kernels{
 	vifRow:     vifRowGeneric,
 	vifSubInit: vifSubInit,
 	vifSubPair: vifSubPair,
+	motionSAD: func(prev, cur []uint16, w, h, bpc int, row []int64, _ *motionRows) uint64 {
+		return motionSAD(prev, cur, w, h, bpc, row)
+	},
 }
 
 // kernelsFor returns the kernel set of a resolved path.

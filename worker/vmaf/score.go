@@ -61,6 +61,7 @@ type worker struct {
 	vif   *vifState
 	adm   *admState
 	row   []int64
+	mot   motionRows
 	extra *extraState // nil without extra features
 }
 
@@ -296,6 +297,7 @@ func (wk *worker) process(s *slot, w, h, bpc int) {
 	}
 	s.sad = 0
 	if s.prev != nil {
-		s.sad = motionSAD(s.prev.ref.Y, s.ref.Y, w, h, bpc, wk.row)
+		// The worker's kernels are its VIF state's.
+		s.sad = wk.vif.k.motionSAD(s.prev.ref.Y, s.ref.Y, w, h, bpc, wk.row, &wk.mot)
 	}
 }

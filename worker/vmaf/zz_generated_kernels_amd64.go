@@ -43,3 +43,18 @@ func vifSubTapInitAVX2(f uint64, ref *uint16, dis *uint16, acc *uint64, n int)
 //
 //go:noescape
 func vifSubTapPairAVX2(f uint64, ra *uint16, rb *uint16, da *uint16, db *uint16, acc *uint64, n int)
+
+// motionDiffAVX2 sets out[i] = prev[i]-cur[i] for i < n (a multiple of 4).
+//
+//go:noescape
+func motionDiffAVX2(prev *uint16, cur *uint16, out *int32, n int)
+
+// motionVAVX2 filters five difference rows vertically into out for i < n (a multiple of 4); samples of at most 12 bits.
+//
+//go:noescape
+func motionVAVX2(d0 *int32, d1 *int32, d2 *int32, d3 *int32, d4 *int32, out *int32, shift uint64, n int)
+
+// motionHAVX2 returns the absolute blurred values' sum of n pixels (a multiple of 4) whose 5-tap windows start at row.
+//
+//go:noescape
+func motionHAVX2(row *int32, n int) uint64

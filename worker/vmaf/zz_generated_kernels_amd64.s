@@ -444,3 +444,134 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func motionDiffAVX2(prev *uint16, cur *uint16, out *int32, n int)
+// Requires: AVX
+TEXT ·motionDiffAVX2(SB), NOSPLIT, $0-32
+	MOVQ prev+0(FP), AX
+	MOVQ cur+8(FP), CX
+	MOVQ out+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+
+loop:
+	CMPQ      SI, BX
+	JAE       done
+	VPMOVZXWD (AX)(SI*2), X0
+	VPMOVZXWD (CX)(SI*2), X1
+	VPSUBD    X1, X0, X0
+	VMOVDQU   X0, (DX)(SI*4)
+	ADDQ      $0x04, SI
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func motionVAVX2(d0 *int32, d1 *int32, d2 *int32, d3 *int32, d4 *int32, out *int32, shift uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·motionVAVX2(SB), NOSPLIT, $0-64
+	MOVQ         d0+0(FP), AX
+	MOVQ         d1+8(FP), CX
+	MOVQ         d2+16(FP), DX
+	MOVQ         d3+24(FP), BX
+	MOVQ         d4+32(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         shift+48(FP), X0
+	VPCMPEQD     Y1, Y1, Y1
+	VPSRLD       $0x1f, Y1, Y1
+	VPSLLD       X0, Y1, Y1
+	VPSRLD       $0x01, Y1, Y1
+	VPBROADCASTD motionf0<>+0(SB), Y2
+	VPBROADCASTD motionf1<>+0(SB), Y3
+	VPBROADCASTD motionf2<>+0(SB), Y4
+	MOVQ         n+56(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ    R9, R8
+	JAE     done
+	VMOVDQU (AX)(R9*4), X5
+	VPADDD  (SI)(R9*4), X5, X5
+	VPMULLD X2, X5, X6
+	VMOVDQU (CX)(R9*4), X5
+	VPADDD  (BX)(R9*4), X5, X5
+	VPMULLD X3, X5, X5
+	VPADDD  X5, X6, X6
+	VPMULLD (DX)(R9*4), X4, X5
+	VPADDD  X5, X6, X6
+	VPADDD  X1, X6, X6
+	VPSRAD  X0, X6, X6
+	VMOVDQU X6, (DI)(R9*4)
+	ADDQ    $0x04, R9
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA motionf0<>+0(SB)/4, $0x00000df3
+GLOBL motionf0<>(SB), RODATA|NOPTR, $4
+
+DATA motionf1<>+0(SB)/4, $0x00003e84
+GLOBL motionf1<>(SB), RODATA|NOPTR, $4
+
+DATA motionf2<>+0(SB)/4, $0x00006712
+GLOBL motionf2<>(SB), RODATA|NOPTR, $4
+
+// func motionHAVX2(row *int32, n int) uint64
+// Requires: AVX, AVX2, SSE2
+TEXT ·motionHAVX2(SB), NOSPLIT, $0-24
+	MOVQ         row+0(FP), AX
+	VPBROADCASTD motionf0<>+0(SB), Y0
+	VPBROADCASTD motionf1<>+0(SB), Y1
+	VPBROADCASTD motionf2<>+0(SB), Y2
+	VPXOR        Y3, Y3, Y3
+	VPBROADCASTQ motionbias<>+0(SB), Y4
+	VPBROADCASTQ motionunbias<>+0(SB), Y5
+	VPBROADCASTQ motionlow<>+0(SB), Y6
+	MOVQ         n+8(FP), CX
+	XORQ         DX, DX
+
+loop:
+	CMPQ      DX, CX
+	JAE       done
+	VPMOVSXDQ (AX)(DX*4), Y7
+	VPMOVSXDQ 16(AX)(DX*4), Y8
+	VPADDQ    Y8, Y7, Y7
+	VPMULDQ   Y0, Y7, Y7
+	VPMOVSXDQ 4(AX)(DX*4), Y8
+	VPMOVSXDQ 12(AX)(DX*4), Y9
+	VPADDQ    Y9, Y8, Y8
+	VPMULDQ   Y1, Y8, Y8
+	VPADDQ    Y8, Y7, Y7
+	VPMOVSXDQ 8(AX)(DX*4), Y8
+	VPMULDQ   Y2, Y8, Y8
+	VPADDQ    Y8, Y7, Y7
+	VPADDQ    Y4, Y7, Y7
+	VPSRLQ    $0x10, Y7, Y7
+	VPSUBQ    Y5, Y7, Y7
+	VPABSD    Y7, Y7
+	VPAND     Y6, Y7, Y7
+	VPADDQ    Y7, Y3, Y3
+	ADDQ      $0x04, DX
+	JMP       loop
+
+done:
+	VEXTRACTI128 $0x01, Y3, X0
+	VPADDQ       X0, X3, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	MOVQ         X0, AX
+	MOVQ         AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+DATA motionbias<>+0(SB)/8, $0x0000010000008000
+GLOBL motionbias<>(SB), RODATA|NOPTR, $8
+
+DATA motionunbias<>+0(SB)/8, $0x0000000001000000
+GLOBL motionunbias<>(SB), RODATA|NOPTR, $8
+
+DATA motionlow<>+0(SB)/8, $0x00000000ffffffff
+GLOBL motionlow<>(SB), RODATA|NOPTR, $8

@@ -14,6 +14,8 @@
 package main
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -29,6 +31,9 @@ func main() {
 	vifStat()
 	subTapInit()
 	subTapPair()
+	motionDiff()
+	motionV()
+	motionH()
 	Generate()
 }
 
@@ -466,5 +471,134 @@ func subTapPair() {
 		VPMULLD(f, x, x)
 		VPADDD(Mem{Base: acc, Index: i, Scale: 8}, x, x)
 		VMOVDQU(x, Mem{Base: acc, Index: i, Scale: 8})
+	})
+}
+
+// motionDiff: out[i] = prev[i] - cur[i] as int32, the difference the motion
+// filter blurs.
+func motionDiff() {
+	TEXT("motionDiffAVX2", NOSPLIT, "func(prev, cur *uint16, out *int32, n int)")
+	Pragma("noescape")
+	Doc("motionDiffAVX2 sets out[i] = prev[i]-cur[i] for i < n (a multiple of 4).")
+	prev := Load(Param("prev"), GP64())
+	cur := Load(Param("cur"), GP64())
+	out := Load(Param("out"), GP64())
+	rowLoop(func(i Register) {
+		p, c := YMM(), YMM()
+		VPMOVZXWD(Mem{Base: prev, Index: i, Scale: 2}, p.AsX())
+		VPMOVZXWD(Mem{Base: cur, Index: i, Scale: 2}, c.AsX())
+		VPSUBD(c.AsX(), p.AsX(), p.AsX())
+		VMOVDQU(p.AsX(), Mem{Base: out, Index: i, Scale: 4})
+	})
+}
+
+// motionTaps are libvmaf's 5-tap motion filter's distinct taps.
+var motionTaps = [3]uint32{3571, 16004, 26386}
+
+// motionTapData holds the taps once in read-only data.
+var motionTapData = map[int]Mem{}
+
+// broadcastMotionTaps loads the three taps into every dword of three registers.
+func broadcastMotionTaps() [3]VecVirtual {
+	var f [3]VecVirtual
+	for k, v := range motionTaps {
+		m, ok := motionTapData[k]
+		if !ok {
+			m = ConstData(fmt.Sprintf("motionf%d", k), U32(v))
+			motionTapData[k] = m
+		}
+		f[k] = YMM()
+		VPBROADCASTD(m, f[k])
+	}
+	return f
+}
+
+// motionV is the motion filter's vertical pass over five difference rows:
+// out = (f0*(d0+d4) + f1*(d1+d3) + f2*d2 + 2^(shift-1)) >> shift, in int32
+// lanes, exact for differences of up to 12 bits (the sums stay below 2^28).
+func motionV() {
+	TEXT("motionVAVX2", NOSPLIT, "func(d0, d1, d2, d3, d4, out *int32, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("motionVAVX2 filters five difference rows vertically into out for i < n (a multiple of 4); samples of at most 12 bits.")
+	var d [5]Register
+	for k := range d {
+		d[k] = Load(Param(fmt.Sprintf("d%d", k)), GP64())
+	}
+	out := Load(Param("out"), GP64())
+	shift, round := XMM(), YMM()
+	MOVQ(paramAddr("shift"), shift)
+	// round = 1 << (shift-1) = (1 << shift) >> 1 in every dword.
+	VPCMPEQD(round, round, round)
+	VPSRLD(Imm(31), round, round)
+	VPSLLD(shift, round, round)
+	VPSRLD(Imm(1), round, round)
+	f := broadcastMotionTaps()
+	rowLoop(func(i Register) {
+		a, b, acc := YMM(), YMM(), YMM()
+		VMOVDQU(Mem{Base: d[0], Index: i, Scale: 4}, a.AsX())
+		VPADDD(Mem{Base: d[4], Index: i, Scale: 4}, a.AsX(), a.AsX())
+		VPMULLD(f[0].AsX(), a.AsX(), acc.AsX())
+		VMOVDQU(Mem{Base: d[1], Index: i, Scale: 4}, b.AsX())
+		VPADDD(Mem{Base: d[3], Index: i, Scale: 4}, b.AsX(), b.AsX())
+		VPMULLD(f[1].AsX(), b.AsX(), b.AsX())
+		VPADDD(b.AsX(), acc.AsX(), acc.AsX())
+		VPMULLD(Mem{Base: d[2], Index: i, Scale: 4}, f[2].AsX(), b.AsX())
+		VPADDD(b.AsX(), acc.AsX(), acc.AsX())
+		VPADDD(round.AsX(), acc.AsX(), acc.AsX())
+		VPSRAD(shift, acc.AsX(), acc.AsX())
+		VMOVDQU(acc.AsX(), Mem{Base: out, Index: i, Scale: 4})
+	})
+}
+
+// motionH is the horizontal pass and the sum of absolute values of pixels
+// 2..n+1 of a vertically filtered row (row[0] is the window start of the
+// first): sum |(f0*(r[j-2]+r[j+2]) + f1*(r[j-1]+r[j+1]) + f2*r[j] + 2^15) >> 16|,
+// in 64-bit lanes, as the sums may pass 2^31.
+func motionH() {
+	TEXT("motionHAVX2", NOSPLIT, "func(row *int32, n int) uint64")
+	Pragma("noescape")
+	Doc("motionHAVX2 returns the absolute blurred values' sum of n pixels (a multiple of 4) whose 5-tap windows start at row.")
+	row := Load(Param("row"), GP64())
+	f := broadcastMotionTaps()
+	sum := YMM()
+	VPXOR(sum, sum, sum)
+	// The arithmetic shift of 64-bit lanes, which AVX2 lacks, as a logical
+	// one of a biased value: (acc + 2^15 + 2^40) >> 16 - 2^24.
+	bias, unbias, low := YMM(), YMM(), YMM()
+	VPBROADCASTQ(ConstData("motionbias", U64(1<<40+1<<15)), bias)
+	VPBROADCASTQ(ConstData("motionunbias", U64(1<<24)), unbias)
+	VPBROADCASTQ(ConstData("motionlow", U64(0xffffffff)), low)
+	rowLoopThen(func(i Register) {
+		at := func(k int) VecVirtual {
+			v := YMM()
+			VPMOVSXDQ(Mem{Base: row, Index: i, Scale: 4, Disp: 4 * k}, v)
+			return v
+		}
+		acc, t := YMM(), YMM()
+		a := at(0)
+		VPADDQ(at(4), a, a)
+		VPMULDQ(f[0], a, acc)
+		b := at(1)
+		VPADDQ(at(3), b, b)
+		VPMULDQ(f[1], b, t)
+		VPADDQ(t, acc, acc)
+		VPMULDQ(f[2], at(2), t)
+		VPADDQ(t, acc, acc)
+		VPADDQ(bias, acc, acc)
+		VPSRLQ(Imm(16), acc, acc)
+		VPSUBQ(unbias, acc, acc)
+		VPABSD(acc, acc)
+		VPAND(low, acc, acc)
+		VPADDQ(acc, sum, sum)
+	}, func() {
+		hi := XMM()
+		VEXTRACTI128(Imm(1), sum, hi)
+		VPADDQ(hi, sum.AsX(), hi)
+		lo := XMM()
+		VPSHUFD(Imm(0x4e), hi, lo)
+		VPADDQ(lo, hi, hi)
+		r := GP64()
+		MOVQ(hi, r)
+		Store(r, ReturnIndex(0))
 	})
 }
