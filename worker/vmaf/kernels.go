@@ -19,6 +19,9 @@ type kernels struct {
 	vifSubPair func(f uint64, ra, rb, da, db []uint16, acc []uint64)
 	// motionSAD is motionSAD; m is scratch for the vector kernels.
 	motionSAD func(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64
+	// admDWT0V and admDWT0H run the two passes of ADM's first DWT level.
+	admDWT0V func(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP int32)
+	admDWT0H func(t, lo, hi []int32, ind *[4][]int)
 }
 
 // motionRows is the vector motion kernel's scratch: the difference rows of
@@ -50,6 +53,8 @@ var genericKernels = kernels{
 	motionSAD: func(prev, cur []uint16, w, h, bpc int, row []int64, _ *motionRows) uint64 {
 		return motionSAD(prev, cur, w, h, bpc, row)
 	},
+	admDWT0V: admDWT0V,
+	admDWT0H: admDWT0H,
 }
 
 // kernelsFor returns the kernel set of a resolved path.

@@ -11,6 +11,8 @@ var avx2Kernels = kernels{
 	vifSubInit: vifSubInitAVX2,
 	vifSubPair: vifSubPairAVX2,
 	motionSAD:  motionSADAVX2,
+	admDWT0V:   dwt0VAVX2,
+	admDWT0H:   dwt0HAVX2,
 }
 
 // avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the
@@ -216,4 +218,37 @@ func motionHPixel(v []int32, j, w int) uint32 {
 		r = -r
 	}
 	return uint32(r)
+}
+
+// dwt0VAVX2 is admDWT0V with 8 samples per step; the kernel's int32
+// arithmetic wraps as the scalar code's does.
+func dwt0VAVX2(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP int32) {
+	w := len(tlo)
+	n := w &^ 7
+	r0, r1, r2, r3, thi = r0[:w], r1[:w], r2[:w], r3[:w], thi[:w]
+	if n > 0 {
+		admDWT0VAVX2(&r0[0], &r1[0], &r2[0], &r3[0], &tlo[0], &thi[0], uint64(uint32(addVP-dwtLoSum*addVP)), uint64(uint32(addVP)), uint64(shiftVP), n)
+	}
+	admDWT0V(r0[n:], r1[n:], r2[n:], r3[n:], tlo[n:], thi[n:], shiftVP, addVP)
+}
+
+// dwt0HAVX2 is admDWT0H with the interior outputs in groups of 4: a group
+// from output g reads t[2g-1] to t[2g+8], so groups start at 1 while
+// 2g+8 < len(t); output 0 (whose window reflects) and the rest take the
+// scalar code.
+func dwt0HAVX2(t, lo, hi []int32, ind *[4][]int) {
+	w, wh := len(t), len(lo)
+	m := 0
+	if g := (w - 9) / 2; w >= 11 {
+		m = min(((g-1)/4+1)*4, wh-1) &^ 3
+	}
+	admDWT0HAt(t, lo, hi, ind, 0)
+	if m > 0 {
+		_ = t[2*m+2] // the last group's last read
+		_, _ = lo[m], hi[m]
+		admDWT0HAVX2(&t[1], &lo[1], &hi[1], m)
+	}
+	for j := 1 + m; j < wh; j++ {
+		admDWT0HAt(t, lo, hi, ind, j)
+	}
 }

@@ -63,7 +63,7 @@ func TestWorkerNoAllocs(t *testing.T) {
 			t.Logf("this processor has no %v; not checked", c)
 			continue
 		}
-		wk := &worker{vif: newVIFState(w, h, defaultEnhnGainLimit).with(kernelsFor(c)), adm: newADMState(w, h, defaultEnhnGainLimit), row: make([]int64, w)}
+		wk := &worker{vif: newVIFState(w, h, defaultEnhnGainLimit).with(kernelsFor(c)), adm: newADMState(w, h, defaultEnhnGainLimit).with(kernelsFor(c)), row: make([]int64, w)}
 		if n := testing.AllocsPerRun(5, func() { wk.process(s, w, h, 8) }); n != 0 {
 			t.Fatalf("process on the %v path allocates %v times per frame", c, n)
 		}

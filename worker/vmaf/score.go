@@ -168,7 +168,7 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			defer wg.Done()
 			wk := &worker{
 				vif:   newVIFState(p.w, p.h, p.model.vifEGL).with(p.k),
-				adm:   newADMState(p.w, p.h, p.model.admEGL),
+				adm:   newADMState(p.w, p.h, p.model.admEGL).with(p.k),
 				row:   make([]int64, p.w),
 				extra: p.extra.newState(p.w, p.h, p.bpc),
 			}

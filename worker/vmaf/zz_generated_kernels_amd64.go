@@ -58,3 +58,13 @@ func motionVAVX2(d0 *int32, d1 *int32, d2 *int32, d3 *int32, d4 *int32, out *int
 //
 //go:noescape
 func motionHAVX2(row *int32, n int) uint64
+
+// admDWT0VAVX2 runs the vertical DWT of n samples (a multiple of 8) of four rows into lo and hi.
+//
+//go:noescape
+func admDWT0VAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int32, hi *int32, loAdd uint64, hiAdd uint64, shift uint64, n int)
+
+// admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 4) from t into lo and hi.
+//
+//go:noescape
+func admDWT0HAVX2(t *int32, lo *int32, hi *int32, n int)

@@ -575,3 +575,163 @@ GLOBL motionunbias<>(SB), RODATA|NOPTR, $8
 
 DATA motionlow<>+0(SB)/8, $0x00000000ffffffff
 GLOBL motionlow<>(SB), RODATA|NOPTR, $8
+
+// func admDWT0VAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int32, hi *int32, loAdd uint64, hiAdd uint64, shift uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·admDWT0VAVX2(SB), NOSPLIT, $0-80
+	MOVQ         r0+0(FP), AX
+	MOVQ         r1+8(FP), CX
+	MOVQ         r2+16(FP), DX
+	MOVQ         r3+24(FP), BX
+	MOVQ         lo+32(FP), SI
+	MOVQ         hi+40(FP), DI
+	VPBROADCASTD loAdd+48(FP), Y0
+	VPBROADCASTD hiAdd+56(FP), Y1
+	MOVQ         shift+64(FP), X2
+	MOVQ         n+72(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ         R9, R8
+	JAE          done
+	VMOVDQA      Y0, Y3
+	VMOVDQA      Y1, Y4
+	VPMOVZXWD    (AX)(R9*2), Y5
+	VPBROADCASTD dwt0lo<>+0(SB), Y6
+	VPMULLD      Y5, Y6, Y6
+	VPADDD       Y6, Y3, Y3
+	VPBROADCASTD dwt0hi<>+0(SB), Y6
+	VPMULLD      Y5, Y6, Y6
+	VPADDD       Y6, Y4, Y4
+	VPMOVZXWD    (CX)(R9*2), Y5
+	VPBROADCASTD dwt0lo<>+4(SB), Y6
+	VPMULLD      Y5, Y6, Y6
+	VPADDD       Y6, Y3, Y3
+	VPBROADCASTD dwt0hi<>+4(SB), Y6
+	VPMULLD      Y5, Y6, Y6
+	VPADDD       Y6, Y4, Y4
+	VPMOVZXWD    (DX)(R9*2), Y5
+	VPBROADCASTD dwt0lo<>+8(SB), Y6
+	VPMULLD      Y5, Y6, Y6
+	VPADDD       Y6, Y3, Y3
+	VPBROADCASTD dwt0hi<>+8(SB), Y6
+	VPMULLD      Y5, Y6, Y6
+	VPADDD       Y6, Y4, Y4
+	VPMOVZXWD    (BX)(R9*2), Y5
+	VPBROADCASTD dwt0lo<>+12(SB), Y6
+	VPMULLD      Y5, Y6, Y6
+	VPADDD       Y6, Y3, Y3
+	VPBROADCASTD dwt0hi<>+12(SB), Y6
+	VPMULLD      Y5, Y6, Y6
+	VPADDD       Y6, Y4, Y4
+	VPSRAD       X2, Y3, Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPSRAD       $0x10, Y3, Y3
+	VMOVDQU      Y3, (SI)(R9*4)
+	VPSRAD       X2, Y4, Y4
+	VPSLLD       $0x10, Y4, Y4
+	VPSRAD       $0x10, Y4, Y4
+	VMOVDQU      Y4, (DI)(R9*4)
+	ADDQ         $0x08, R9
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA dwt0lo<>+0(SB)/4, $0x00003dd2
+DATA dwt0lo<>+4(SB)/4, $0x00006b13
+DATA dwt0lo<>+8(SB)/4, $0x00001cb1
+DATA dwt0lo<>+12(SB)/4, $0xffffef70
+GLOBL dwt0lo<>(SB), RODATA|NOPTR, $16
+
+DATA dwt0hi<>+0(SB)/4, $0xffffef70
+DATA dwt0hi<>+4(SB)/4, $0xffffe34f
+DATA dwt0hi<>+8(SB)/4, $0x00006b13
+DATA dwt0hi<>+12(SB)/4, $0xffffc22e
+GLOBL dwt0hi<>(SB), RODATA|NOPTR, $16
+
+// func admDWT0HAVX2(t *int32, lo *int32, hi *int32, n int)
+// Requires: AVX, AVX2
+TEXT ·admDWT0HAVX2(SB), NOSPLIT, $0-32
+	MOVQ         t+0(FP), AX
+	MOVQ         lo+8(FP), CX
+	MOVQ         hi+16(FP), DX
+	VMOVDQU      dwt0perm<>+0(SB), Y0
+	VPBROADCASTD dwt0round<>+0(SB), Y1
+	MOVQ         n+24(FP), BX
+	XORQ         SI, SI
+
+loop:
+	CMPQ         SI, BX
+	JAE          done
+	VPERMD       (AX), Y0, Y2
+	VPERMD       8(AX), Y0, Y3
+	VEXTRACTI128 $0x01, Y2, X4
+	VEXTRACTI128 $0x01, Y3, X5
+	VMOVDQA      X1, X6
+	VPBROADCASTD dwt0hlo<>+0(SB), X7
+	VPMULLD      X2, X7, X7
+	VPADDD       X7, X6, X6
+	VPBROADCASTD dwt0hlo<>+4(SB), X7
+	VPMULLD      X4, X7, X7
+	VPADDD       X7, X6, X6
+	VPBROADCASTD dwt0hlo<>+8(SB), X7
+	VPMULLD      X3, X7, X7
+	VPADDD       X7, X6, X6
+	VPBROADCASTD dwt0hlo<>+12(SB), X7
+	VPMULLD      X5, X7, X7
+	VPADDD       X7, X6, X6
+	VPSRAD       $0x10, X6, X6
+	VPSLLD       $0x10, X6, X6
+	VPSRAD       $0x10, X6, X6
+	VMOVDQU      X6, (CX)(SI*4)
+	VMOVDQA      X1, X6
+	VPBROADCASTD dwt0hhi<>+0(SB), X7
+	VPMULLD      X2, X7, X7
+	VPADDD       X7, X6, X6
+	VPBROADCASTD dwt0hhi<>+4(SB), X7
+	VPMULLD      X4, X7, X7
+	VPADDD       X7, X6, X6
+	VPBROADCASTD dwt0hhi<>+8(SB), X7
+	VPMULLD      X3, X7, X7
+	VPADDD       X7, X6, X6
+	VPBROADCASTD dwt0hhi<>+12(SB), X7
+	VPMULLD      X5, X7, X7
+	VPADDD       X7, X6, X6
+	VPSRAD       $0x10, X6, X6
+	VPSLLD       $0x10, X6, X6
+	VPSRAD       $0x10, X6, X6
+	VMOVDQU      X6, (DX)(SI*4)
+	ADDQ         $0x20, AX
+	ADDQ         $0x04, SI
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA dwt0perm<>+0(SB)/4, $0x00000000
+DATA dwt0perm<>+4(SB)/4, $0x00000002
+DATA dwt0perm<>+8(SB)/4, $0x00000004
+DATA dwt0perm<>+12(SB)/4, $0x00000006
+DATA dwt0perm<>+16(SB)/4, $0x00000001
+DATA dwt0perm<>+20(SB)/4, $0x00000003
+DATA dwt0perm<>+24(SB)/4, $0x00000005
+DATA dwt0perm<>+28(SB)/4, $0x00000007
+GLOBL dwt0perm<>(SB), RODATA|NOPTR, $32
+
+DATA dwt0round<>+0(SB)/4, $0x00008000
+GLOBL dwt0round<>(SB), RODATA|NOPTR, $4
+
+DATA dwt0hlo<>+0(SB)/4, $0x00003dd2
+DATA dwt0hlo<>+4(SB)/4, $0x00006b13
+DATA dwt0hlo<>+8(SB)/4, $0x00001cb1
+DATA dwt0hlo<>+12(SB)/4, $0xffffef70
+GLOBL dwt0hlo<>(SB), RODATA|NOPTR, $16
+
+DATA dwt0hhi<>+0(SB)/4, $0xffffef70
+DATA dwt0hhi<>+4(SB)/4, $0xffffe34f
+DATA dwt0hhi<>+8(SB)/4, $0x00006b13
+DATA dwt0hhi<>+12(SB)/4, $0xffffc22e
+GLOBL dwt0hhi<>(SB), RODATA|NOPTR, $16

@@ -34,6 +34,8 @@ func main() {
 	motionDiff()
 	motionV()
 	motionH()
+	dwt0V()
+	dwt0H()
 	Generate()
 }
 
@@ -600,5 +602,123 @@ func motionH() {
 		r := GP64()
 		MOVQ(hi, r)
 		Store(r, ReturnIndex(0))
+	})
+}
+
+// dwtLo and dwtHi are ADM's Daubechies filter taps in Q15 (adm.go).
+var (
+	dwtLo = [4]int32{15826, 27411, 7345, -4240}
+	dwtHi = [4]int32{-4240, -7345, 27411, -15826}
+)
+
+// dwordTable puts int32s in read-only data.
+func dwordTable(name string, v []int32) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for k, x := range v {
+		DATA(4*k, U32(uint32(x)))
+	}
+	return m
+}
+
+// narrow16 is int32(int16(x)) in every dword.
+func narrow16(x VecVirtual) {
+	VPSLLD(Imm(16), x, x)
+	VPSRAD(Imm(16), x, x)
+}
+
+// dwt0V is the vertical pass of ADM's first DWT level (admState.dwt0):
+// lo = (sum dwtLo[k]*r_k + loAdd) >> shift and hi likewise, in int32 lanes
+// with Go's wrapping, narrowed to int16, 8 samples at a time.
+func dwt0V() {
+	TEXT("admDWT0VAVX2", NOSPLIT, "func(r0, r1, r2, r3 *uint16, lo, hi *int32, loAdd, hiAdd uint64, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("admDWT0VAVX2 runs the vertical DWT of n samples (a multiple of 8) of four rows into lo and hi.")
+	var r [4]Register
+	for k := range r {
+		r[k] = Load(Param(fmt.Sprintf("r%d", k)), GP64())
+	}
+	lo := Load(Param("lo"), GP64())
+	hi := Load(Param("hi"), GP64())
+	loAdd, hiAdd, shift := YMM(), YMM(), XMM()
+	VPBROADCASTD(paramAddr("loAdd"), loAdd)
+	VPBROADCASTD(paramAddr("hiAdd"), hiAdd)
+	MOVQ(paramAddr("shift"), shift)
+	loTab := dwordTable("dwt0lo", dwtLo[:])
+	hiTab := dwordTable("dwt0hi", dwtHi[:])
+	n := Load(Param("n"), GP64())
+	i := GP64()
+	XORQ(i, i)
+	Label("loop")
+	CMPQ(i, n)
+	JAE(LabelRef("done"))
+	accLo, accHi := YMM(), YMM()
+	VMOVDQA(loAdd, accLo)
+	VMOVDQA(hiAdd, accHi)
+	for k := range r {
+		u, c := YMM(), YMM()
+		VPMOVZXWD(Mem{Base: r[k], Index: i, Scale: 2}, u)
+		VPBROADCASTD(loTab.Offset(4*k), c)
+		VPMULLD(u, c, c)
+		VPADDD(c, accLo, accLo)
+		VPBROADCASTD(hiTab.Offset(4*k), c)
+		VPMULLD(u, c, c)
+		VPADDD(c, accHi, accHi)
+	}
+	for _, p := range []struct {
+		acc VecVirtual
+		out Register
+	}{{accLo, lo}, {accHi, hi}} {
+		VPSRAD(shift, p.acc, p.acc)
+		narrow16(p.acc)
+		VMOVDQU(p.acc, Mem{Base: p.out, Index: i, Scale: 4})
+	}
+	ADDQ(Imm(8), i)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// dwt0H is the horizontal pass of ADM's first DWT level for interior
+// outputs: out j takes t[2j-1..2j+2]; t points at t[2j-1] of the first.
+// lo = (sum dwtLo[k]*s_k + 2^15) >> 16 narrowed to int16, hi likewise.
+func dwt0H() {
+	TEXT("admDWT0HAVX2", NOSPLIT, "func(t *int32, lo, hi *int32, n int)")
+	Pragma("noescape")
+	Doc("admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 4) from t into lo and hi.")
+	t := Load(Param("t"), GP64())
+	lo := Load(Param("lo"), GP64())
+	hi := Load(Param("hi"), GP64())
+	perm, round := YMM(), YMM()
+	VMOVDQU(dwordTable("dwt0perm", []int32{0, 2, 4, 6, 1, 3, 5, 7}), perm)
+	VPBROADCASTD(ConstData("dwt0round", U32(32768)), round)
+	loTab := dwordTable("dwt0hlo", dwtLo[:])
+	hiTab := dwordTable("dwt0hhi", dwtHi[:])
+	rowLoop(func(i Register) {
+		// Offsets 0 and 2 from t[2j-1], split into even and odd dwords:
+		// the four taps' samples of four outputs.
+		a, b := YMM(), YMM()
+		VPERMD(Mem{Base: t}, perm, a)
+		VPERMD(Mem{Base: t, Disp: 8}, perm, b)
+		var sv [4]VecVirtual
+		sv[0], sv[1], sv[2], sv[3] = a, XMM(), b, XMM()
+		VEXTRACTI128(Imm(1), a, sv[1].AsX())
+		VEXTRACTI128(Imm(1), b, sv[3].AsX())
+		for _, p := range []struct {
+			tab Mem
+			out Register
+		}{{loTab, lo}, {hiTab, hi}} {
+			acc, c := XMM(), XMM()
+			VMOVDQA(round.AsX(), acc)
+			for k := range sv {
+				VPBROADCASTD(p.tab.Offset(4*k), c)
+				VPMULLD(sv[k].AsX(), c, c)
+				VPADDD(c, acc, acc)
+			}
+			VPSRAD(Imm(16), acc, acc)
+			narrow16(acc)
+			VMOVDQU(acc, Mem{Base: p.out, Index: i, Scale: 4})
+		}
+		ADDQ(Imm(32), t)
 	})
 }
