@@ -249,7 +249,7 @@ func FuzzADMDWT0(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed uint64, n, bpcIn uint8) {
 		needAVX2(t)
 		rng := rand.New(rand.NewPCG(seed, 6))
-		w := 8*int(n%16) + 1 + int(n/16)%8
+		w := 33 + 8*int(n%16) + int(n/16)%8 // ADM needs 33
 		bpc := 8 + int(bpcIn)%9
 		var r [4][]uint16
 		for k := range r {
