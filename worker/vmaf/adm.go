@@ -86,6 +86,7 @@ type admState struct {
 	indY, indX     [4][]int
 	rfactor        [4][3]float32
 	numLimit       float64
+	cmRow          admCMRow
 	k              *kernels
 }
 

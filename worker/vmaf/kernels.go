@@ -22,6 +22,8 @@ type kernels struct {
 	// admDWT0V and admDWT0H run the two passes of ADM's first DWT level.
 	admDWT0V func(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP int32)
 	admDWT0H func(t, lo, hi []int32, ind *[4][]int)
+	// admCM0Row is one row of ADM's scale-0 contrast measure (cm0).
+	admCM0Row func(r *admCMRow, up, i, down int) (inH, inV, inD int64)
 }
 
 // motionRows is the vector motion kernel's scratch: the difference rows of
@@ -55,6 +57,9 @@ var genericKernels = kernels{
 	},
 	admDWT0V: admDWT0V,
 	admDWT0H: admDWT0H,
+	admCM0Row: func(r *admCMRow, up, i, down int) (int64, int64, int64) {
+		return admCM0Row(r, up, i, down, r.left, r.right)
+	},
 }
 
 // kernelsFor returns the kernel set of a resolved path.

@@ -13,6 +13,7 @@ var avx2Kernels = kernels{
 	motionSAD:  motionSADAVX2,
 	admDWT0V:   dwt0VAVX2,
 	admDWT0H:   dwt0HAVX2,
+	admCM0Row:  admCM0RowAVX2,
 }
 
 // avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the
@@ -251,4 +252,33 @@ func dwt0HAVX2(t, lo, hi []int32, ind *[4][]int) {
 	for j := 1 + m; j < wh; j++ {
 		admDWT0HAt(t, lo, hi, ind, j)
 	}
+}
+
+// admCM0RowAVX2 is admCM0Row with 4 columns a step; columns whose 3x3
+// window reaches past the band's edge (none at libvmaf's borders) and the
+// rest of the row take the scalar code.
+func admCM0RowAVX2(r *admCMRow, up, i, down int) (inH, inV, inD int64) {
+	j0, j1 := r.left, r.right
+	if j0 < 1 || j1 > r.w-1 || j1 <= j0 {
+		return admCM0Row(r, up, i, down, j0, j1)
+	}
+	n := vecLen(j1 - j0)
+	if n > 0 {
+		rc := i*r.stride + j0
+		_ = r.src[0][rc+n-1]
+		_, _, _ = r.src[1][rc+n-1], r.src[2][rc+n-1], r.ca[0][rc+n-1]
+		_, _ = r.ca[1][rc+n-1], r.ca[2][rc+n-1]
+		for _, f := range r.fl {
+			_, _ = f[up*r.stride+j0-1], f[up*r.stride+j0+n]
+			_, _ = f[rc-1], f[rc+n]
+			_, _ = f[down*r.stride+j0-1], f[down*r.stride+j0+n]
+		}
+		cub := [4]uint64{uint64(r.addHCub) + 1<<62, uint64(r.addDCub) + 1<<62, uint64(r.shiftHCub), uint64(r.shiftDCub)}
+		var out [3]int64
+		admCM0AVX2(&r.fl[0][rc], &r.fl[1][rc], &r.fl[2][rc], &r.ca[0][rc], &r.ca[1][rc], &r.ca[2][rc],
+			&r.src[0][rc], &r.src[1][rc], &r.src[2][rc], 4*(up-i)*r.stride, 4*(down-i)*r.stride, &cub, &out, n)
+		inH, inV, inD = out[0], out[1], out[2]
+	}
+	h, v, d := admCM0Row(r, up, i, down, j0+n, j1)
+	return inH + h, inV + v, inD + d
 }

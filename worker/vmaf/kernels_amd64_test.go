@@ -1,6 +1,7 @@
 package vmaf
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -278,6 +279,49 @@ func FuzzADMDWT0(f *testing.F) {
 		dwt0HAVX2(want[0], gotH[0], gotH[1], &ind)
 		if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
 			t.Fatalf("admDWT0HAVX2(w=%d): %v, want %v", w, gotH, wantH)
+		}
+	})
+}
+
+// FuzzADMCM0 compares one row of the scale-0 contrast measure with the
+// scalar row on random int16 bands (scale 0 stores int16), extremes
+// included, with the row above and below in either order (reflected rows).
+func FuzzADMCM0(f *testing.F) {
+	f.Add(uint64(1), uint8(0), false)
+	f.Add(uint64(2), uint8(200), true)
+	f.Fuzz(func(t *testing.T, seed uint64, n uint8, flip bool) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 7))
+		w := 33 + int(n%64)
+		band := func() []int32 {
+			b := make([]int32, 3*w)
+			for k := range b {
+				switch rng.IntN(8) {
+				case 0:
+					b[k] = []int32{-32768, 32767, 0, -1}[rng.IntN(4)]
+				default:
+					b[k] = int32(int16(rng.Uint32() >> (16 + rng.IntN(16))))
+				}
+			}
+			return b
+		}
+		var r admCMRow
+		r.stride, r.w = w, w
+		r.left, r.right = 1+rng.IntN(4), w-1-rng.IntN(4)
+		for k := range 3 {
+			r.src[k], r.ca[k], r.fl[k] = band(), band(), band()
+		}
+		r.shiftHCub = uint32(math.Ceil(math.Log2(float64(w)) - 4))
+		r.shiftDCub = uint32(math.Ceil(math.Log2(float64(w)) - 3))
+		r.addHCub, r.addDCub = int64(1)<<(r.shiftHCub-1), int64(1)<<(r.shiftDCub-1)
+		up, down := 0, 2
+		if flip {
+			up, down = 2, 0
+		}
+		h0, v0, d0 := admCM0Row(&r, up, 1, down, r.left, r.right)
+		h1, v1, d1 := admCM0RowAVX2(&r, up, 1, down)
+		if h0 != h1 || v0 != v1 || d0 != d1 {
+			t.Fatalf("admCM0AVX2(w=%d): %d %d %d, want %d %d %d", w, h1, v1, d1, h0, v0, d0)
 		}
 	})
 }

@@ -735,3 +735,202 @@ DATA dwt0hhi<>+4(SB)/4, $0xffffe34f
 DATA dwt0hhi<>+8(SB)/4, $0x00006b13
 DATA dwt0hhi<>+12(SB)/4, $0xffffc22e
 GLOBL dwt0hhi<>(SB), RODATA|NOPTR, $16
+
+// func admCM0AVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[4]uint64, out *[3]int64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·admCM0AVX2(SB), NOSPLIT, $0-112
+	MOVQ     fh+0(FP), AX
+	MOVQ     fv+8(FP), CX
+	MOVQ     fd+16(FP), DX
+	MOVQ     ch+24(FP), BX
+	MOVQ     cv+32(FP), SI
+	MOVQ     cd+40(FP), DI
+	MOVQ     sh+48(FP), R8
+	MOVQ     sv+56(FP), R9
+	MOVQ     sd+64(FP), R10
+	MOVQ     up+72(FP), R11
+	MOVQ     down+80(FP), R12
+	MOVQ     cub+88(FP), R13
+	MOVQ     n+104(FP), R14
+	VPXOR    Y0, Y0, Y0
+	VPXOR    Y1, Y1, Y1
+	VPXOR    Y2, Y2, Y2
+	MOVQ     16(R13), X3
+	MOVQ     24(R13), X4
+	VPCMPEQQ Y5, Y5, Y5
+	VPSRLQ   $0x3f, Y5, Y5
+	VPSLLQ   $0x3e, Y5, Y5
+	VPSRLQ   X4, Y5, Y6
+	VPSRLQ   X3, Y5, Y5
+
+pixels:
+	TESTQ        R14, R14
+	JZ           done
+	VPXOR        X7, X7, X7
+	VPXOR        X9, X9, X9
+	VPADDD       -4(AX)(R11*1), X7, X7
+	VPADDD       (AX)(R11*1), X7, X7
+	VPADDD       4(AX)(R11*1), X7, X7
+	VPADDD       -4(AX), X7, X7
+	VPADDD       4(AX), X7, X7
+	VPADDD       -4(AX)(R12*1), X7, X7
+	VPADDD       (AX)(R12*1), X7, X7
+	VPADDD       4(AX)(R12*1), X7, X7
+	VPABSD       (BX), X8
+	VPBROADCASTD cmc8738<>+0(SB), X10
+	VPMULLD      X10, X8, X8
+	VPBROADCASTD cmc2048<>+0(SB), X10
+	VPADDD       X10, X8, X8
+	VPSRAD       $0x0c, X8, X8
+	VPSLLD       $0x10, X8, X8
+	VPSRAD       $0x10, X8, X8
+	VPADDD       X8, X7, X7
+	VPADDD       -4(CX)(R11*1), X7, X7
+	VPADDD       (CX)(R11*1), X7, X7
+	VPADDD       4(CX)(R11*1), X7, X7
+	VPADDD       -4(CX), X7, X7
+	VPADDD       4(CX), X7, X7
+	VPADDD       -4(CX)(R12*1), X7, X7
+	VPADDD       (CX)(R12*1), X7, X7
+	VPADDD       4(CX)(R12*1), X7, X7
+	VPABSD       (SI), X8
+	VPBROADCASTD cmc8738<>+0(SB), X10
+	VPMULLD      X10, X8, X8
+	VPBROADCASTD cmc2048<>+0(SB), X10
+	VPADDD       X10, X8, X8
+	VPSRAD       $0x0c, X8, X8
+	VPSLLD       $0x10, X8, X8
+	VPSRAD       $0x10, X8, X8
+	VPADDD       X8, X7, X7
+	VPADDD       -4(DX)(R11*1), X7, X7
+	VPADDD       (DX)(R11*1), X7, X7
+	VPADDD       4(DX)(R11*1), X7, X7
+	VPADDD       -4(DX), X7, X7
+	VPADDD       4(DX), X7, X7
+	VPADDD       -4(DX)(R12*1), X7, X7
+	VPADDD       (DX)(R12*1), X7, X7
+	VPADDD       4(DX)(R12*1), X7, X7
+	VPABSD       (DI), X8
+	VPBROADCASTD cmc8738<>+0(SB), X10
+	VPMULLD      X10, X8, X8
+	VPBROADCASTD cmc2048<>+0(SB), X10
+	VPADDD       X10, X8, X8
+	VPSRAD       $0x0c, X8, X8
+	VPSLLD       $0x10, X8, X8
+	VPSRAD       $0x10, X8, X8
+	VPADDD       X8, X7, X7
+	VPBROADCASTD cmrfh<>+0(SB), X8
+	VPMULLD      (R8), X8, X8
+	VPABSD       X8, X8
+	VPSLLD       $0x0a, X7, X10
+	VPSUBD       X10, X8, X8
+	VPMAXSD      X9, X8, X8
+	VPMOVZXDQ    X8, Y10
+	VPMULUDQ     Y10, Y10, Y11
+	VPBROADCASTQ cmsq28<>+0(SB), Y8
+	VPADDQ       Y8, Y11, Y11
+	VPSRLQ       $0x1d, Y11, Y11
+	VPSHUFD      $0x08, Y11, Y11
+	VPERMQ       $0x08, Y11, Y11
+	VPMOVSXDQ    X11, Y11
+	VPMULDQ      Y10, Y11, Y11
+	VPBROADCASTQ (R13), Y8
+	VPADDQ       Y8, Y11, Y11
+	VPSRLQ       X3, Y11, Y11
+	VPSUBQ       Y5, Y11, Y11
+	VPADDQ       Y11, Y0, Y0
+	VPBROADCASTD cmrfv<>+0(SB), X8
+	VPMULLD      (R9), X8, X8
+	VPABSD       X8, X8
+	VPSLLD       $0x0a, X7, X10
+	VPSUBD       X10, X8, X8
+	VPMAXSD      X9, X8, X8
+	VPMOVZXDQ    X8, Y10
+	VPMULUDQ     Y10, Y10, Y11
+	VPBROADCASTQ cmsq28b<>+0(SB), Y8
+	VPADDQ       Y8, Y11, Y11
+	VPSRLQ       $0x1d, Y11, Y11
+	VPSHUFD      $0x08, Y11, Y11
+	VPERMQ       $0x08, Y11, Y11
+	VPMOVSXDQ    X11, Y11
+	VPMULDQ      Y10, Y11, Y11
+	VPBROADCASTQ (R13), Y8
+	VPADDQ       Y8, Y11, Y11
+	VPSRLQ       X3, Y11, Y11
+	VPSUBQ       Y5, Y11, Y11
+	VPADDQ       Y11, Y1, Y1
+	VPBROADCASTD cmrfd<>+0(SB), X8
+	VPMULLD      (R10), X8, X8
+	VPABSD       X8, X8
+	VPSLLD       $0x0c, X7, X7
+	VPSUBD       X7, X8, X8
+	VPMAXSD      X9, X8, X8
+	VPMOVZXDQ    X8, Y7
+	VPMULUDQ     Y7, Y7, Y9
+	VPBROADCASTQ cmsq29<>+0(SB), Y8
+	VPADDQ       Y8, Y9, Y9
+	VPSRLQ       $0x1e, Y9, Y9
+	VPSHUFD      $0x08, Y9, Y9
+	VPERMQ       $0x08, Y9, Y9
+	VPMOVSXDQ    X9, Y9
+	VPMULDQ      Y7, Y9, Y9
+	VPBROADCASTQ 8(R13), Y8
+	VPADDQ       Y8, Y9, Y9
+	VPSRLQ       X4, Y9, Y9
+	VPSUBQ       Y6, Y9, Y9
+	VPADDQ       Y9, Y2, Y2
+	ADDQ         $0x10, AX
+	ADDQ         $0x10, CX
+	ADDQ         $0x10, DX
+	ADDQ         $0x10, BX
+	ADDQ         $0x10, SI
+	ADDQ         $0x10, DI
+	ADDQ         $0x10, R8
+	ADDQ         $0x10, R9
+	ADDQ         $0x10, R10
+	SUBQ         $0x04, R14
+	JMP          pixels
+
+done:
+	MOVQ         out+96(FP), AX
+	VEXTRACTI128 $0x01, Y0, X3
+	VPADDQ       X3, X0, X3
+	VPSHUFD      $0x4e, X3, X0
+	VPADDQ       X0, X3, X3
+	MOVQ         X3, (AX)
+	VEXTRACTI128 $0x01, Y1, X0
+	VPADDQ       X0, X1, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	MOVQ         X0, 8(AX)
+	VEXTRACTI128 $0x01, Y2, X0
+	VPADDQ       X0, X2, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	MOVQ         X0, 16(AX)
+	VZEROUPPER
+	RET
+
+DATA cmc8738<>+0(SB)/4, $0x00002222
+GLOBL cmc8738<>(SB), RODATA|NOPTR, $4
+
+DATA cmc2048<>+0(SB)/4, $0x00000800
+GLOBL cmc2048<>(SB), RODATA|NOPTR, $4
+
+DATA cmrfh<>+0(SB)/4, $0x00008e65
+GLOBL cmrfh<>(SB), RODATA|NOPTR, $4
+
+DATA cmrfv<>+0(SB)/4, $0x00008e65
+GLOBL cmrfv<>(SB), RODATA|NOPTR, $4
+
+DATA cmrfd<>+0(SB)/4, $0x0000c109
+GLOBL cmrfd<>(SB), RODATA|NOPTR, $4
+
+DATA cmsq28<>+0(SB)/8, $0x0000000010000000
+GLOBL cmsq28<>(SB), RODATA|NOPTR, $8
+
+DATA cmsq28b<>+0(SB)/8, $0x0000000010000000
+GLOBL cmsq28b<>(SB), RODATA|NOPTR, $8
+
+DATA cmsq29<>+0(SB)/8, $0x0000000020000000
+GLOBL cmsq29<>(SB), RODATA|NOPTR, $8

@@ -36,6 +36,7 @@ func main() {
 	motionH()
 	dwt0V()
 	dwt0H()
+	admCM0()
 	Generate()
 }
 
@@ -406,16 +407,7 @@ func vifStat() {
 		VPMOVSXDQ(a.AsX(), t)
 		VPAND(m64, t, t)
 		VPADDQ(t, accNum, accNum)
-	}, func() {
-		for k, a := range []VecVirtual{accNum, accDen, accNon, accCnt} {
-			hi, lo := XMM(), XMM()
-			VEXTRACTI128(Imm(1), a, hi)
-			VPADDQ(hi, a.AsX(), hi)
-			VPSHUFD(Imm(0x4e), hi, lo)
-			VPADDQ(lo, hi, hi)
-			MOVQ(hi, Mem{Base: out, Disp: 8 * k})
-		}
-	})
+	}, func() { storeSums([]VecVirtual{accNum, accDen, accNon, accCnt}, out) })
 }
 
 // loadPacked loads 4 reference and 4 distorted 16-bit samples (each the sum
@@ -721,4 +713,131 @@ func dwt0H() {
 		}
 		ADDQ(Imm(32), t)
 	})
+}
+
+// admCM0 is one row of ADM's scale-0 contrast measure (admState.cm0) over
+// interior columns: the 3x3 masking threshold from the three bands' CSF
+// filter inputs f (with the centre from the CSF-weighted bands c), then
+// max(|src*rfactor| - thr, 0) cubed with libvmaf's two rounding shifts,
+// summed per band. The cube's arithmetic shift of a possibly negative
+// 64-bit value is a logical shift of the value biased by 2^62 (the product
+// of two values below 2^31 in magnitude), minus the shifted bias.
+func admCM0() {
+	TEXT("admCM0AVX2", NOSPLIT, "func(fh, fv, fd, ch, cv, cd, sh, sv, sd *int32, up, down int, cub *[4]uint64, out *[3]int64, n int)")
+	Pragma("noescape")
+	Doc("admCM0AVX2 sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, and the H and D cube shifts.")
+	names := []string{"fh", "fv", "fd", "ch", "cv", "cd", "sh", "sv", "sd"}
+	var p [9]Register
+	for k, nm := range names {
+		p[k] = Load(Param(nm), GP64())
+	}
+	up := Load(Param("up"), GP64())
+	down := Load(Param("down"), GP64())
+	cub := Load(Param("cub"), GP64())
+	n := Load(Param("n"), GP64())
+	acc := [3]VecVirtual{YMM(), YMM(), YMM()}
+	for _, a := range acc {
+		VPXOR(a, a, a)
+	}
+	d := func(name string, v uint32) Mem { return ConstData(name, U32(v)) }
+	q := func(name string, v uint64) Mem { return ConstData(name, U64(v)) }
+	c8738, c2048 := d("cmc8738", 8738), d("cmc2048", 2048)
+	rf := [3]Mem{d("cmrfh", 36453), d("cmrfv", 36453), d("cmrfd", 49417)}
+	addSq := [3]Mem{q("cmsq28", 1<<28), q("cmsq28b", 1<<28), q("cmsq29", 1<<29)}
+	shSq := [3]uint64{29, 29, 30}
+	thrShift := [3]uint64{10, 10, 12}
+	// Cube shift counts: H and V share one.
+	shH, shD := XMM(), XMM()
+	MOVQ(Mem{Base: cub, Disp: 16}, shH)
+	MOVQ(Mem{Base: cub, Disp: 24}, shD)
+	// The biased shift's correction, 2^62 >> shift.
+	unH, unD := YMM(), YMM()
+	VPCMPEQQ(unH, unH, unH)
+	VPSRLQ(Imm(63), unH, unH)
+	VPSLLQ(Imm(62), unH, unH)
+	VPSRLQ(shD, unH, unD)
+	VPSRLQ(shH, unH, unH)
+
+	Label("pixels")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	thr, t, zero := XMM(), XMM(), XMM()
+	VPXOR(thr, thr, thr)
+	VPXOR(zero, zero, zero)
+	for b := 0; b < 3; b++ {
+		f := p[b]
+		for _, off := range []Register{up, nil, down} {
+			for _, dj := range []int{-4, 0, 4} {
+				if off == nil && dj == 0 {
+					continue // the centre comes from c
+				}
+				m := Mem{Base: f, Disp: dj}
+				if off != nil {
+					m = Mem{Base: f, Index: off, Scale: 1, Disp: dj}
+				}
+				VPADDD(m, thr, thr)
+			}
+		}
+		// centre = int16((8738*|c| + 2048) >> 12)
+		c := XMM()
+		VPABSD(Mem{Base: p[3+b]}, t)
+		VPBROADCASTD(c8738, c)
+		VPMULLD(c, t, t)
+		VPBROADCASTD(c2048, c)
+		VPADDD(c, t, t)
+		VPSRAD(Imm(12), t, t)
+		narrow16(t)
+		VPADDD(t, thr, thr)
+	}
+	for b := 0; b < 3; b++ {
+		x, c, th := XMM(), XMM(), XMM()
+		VPBROADCASTD(rf[b], c)
+		VPMULLD(Mem{Base: p[6+b]}, c, x)
+		VPABSD(x, x)
+		VPSLLD(Imm(thrShift[b]), thr, th)
+		VPSUBD(th, x, x)
+		VPMAXSD(zero, x, x)
+		x64, sq := YMM(), YMM()
+		VPMOVZXDQ(x, x64)
+		VPMULUDQ(x64, x64, sq)
+		VPBROADCASTQ(addSq[b], c.AsY())
+		VPADDQ(c.AsY(), sq, sq)
+		VPSRLQ(Imm(shSq[b]), sq, sq)
+		VPSHUFD(Imm(0x08), sq, sq)
+		VPERMQ(Imm(0x08), sq, sq)
+		VPMOVSXDQ(sq.AsX(), sq)
+		VPMULDQ(x64, sq, sq)
+		sh, un, add := shH, unH, Mem{Base: cub}
+		if b == 2 {
+			sh, un, add = shD, unD, Mem{Base: cub, Disp: 8}
+		}
+		VPBROADCASTQ(add, c.AsY())
+		VPADDQ(c.AsY(), sq, sq)
+		VPSRLQ(sh, sq, sq)
+		VPSUBQ(un, sq, sq)
+		VPADDQ(sq, acc[b], acc[b])
+	}
+	for _, r := range p {
+		ADDQ(Imm(16), r)
+	}
+	SUBQ(Imm(4), n)
+	JMP(LabelRef("pixels"))
+
+	Label("done")
+	storeSums(acc[:], Load(Param("out"), GP64()))
+	VZEROUPPER()
+	RET()
+}
+
+// storeSums writes the sum of each register's four 64-bit lanes to
+// consecutive words at out.
+func storeSums(accs []VecVirtual, out Register) {
+	for k, a := range accs {
+		hi, lo := XMM(), XMM()
+		VEXTRACTI128(Imm(1), a, hi)
+		VPADDQ(hi, a.AsX(), hi)
+		VPSHUFD(Imm(0x4e), hi, lo)
+		VPADDQ(lo, hi, hi)
+		MOVQ(hi, Mem{Base: out, Disp: 8 * k})
+	}
 }
