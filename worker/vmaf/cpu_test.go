@@ -23,6 +23,12 @@ func TestParseCPU(t *testing.T) {
 			t.Errorf("ParseCPU(%q) = %v, %v; want %v", c.in, got, err, c.want)
 		}
 	}
+	// Each supported path gets its own kernels (the generic ones elsewhere).
+	for _, c := range []CPU{CPUGeneric, CPUAVX2, CPUAVX512} {
+		if k := kernelsFor(c); c.Supported() && k.cpu != c {
+			t.Errorf("kernelsFor(%v) gives the %v kernels", c, k.cpu)
+		}
+	}
 	for _, in := range []string{"AVX2", "sse4", "avx-512", " generic"} {
 		_, err := ParseCPU(in)
 		if !errors.Is(err, ErrUnsupportedCPU) || !strings.Contains(err.Error(), "want generic, avx2 or avx512") {

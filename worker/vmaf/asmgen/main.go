@@ -1,9 +1,10 @@
-// Command asmgen writes the vector kernels of package vmaf with avo:
+// Command asmgen writes the vector kernels of package vmaf with avo
+// (`make generate-kernels`, part of `make generate`):
 //
 //	go run . -out ../zz_generated_kernels_amd64.s -stubs ../zz_generated_kernels_amd64.go -pkg vmaf
 //
-// Each kernel covers a multiple of 4 pixels (one YMM register of 64-bit
-// lanes); its Go caller in kernels_amd64.go runs the scalar code on the
+// Each kernel covers a multiple of 4 pixels (8 for the DWT's vertical
+// pass); its Go caller in kernels_amd64.go runs the scalar code on the
 // rest of the row, and the tests compare every kernel with that scalar code.
 //
 // Bit-exactness rests on the bounds the scalar code documents: a packed
