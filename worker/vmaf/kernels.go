@@ -13,6 +13,8 @@ type kernels struct {
 	// vifRow runs VIF's horizontal pass and statistic of one row; sig is
 	// scratch of w pixels.
 	vifRow func(filt []uint64, mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifAcc, sig *vifSigmas)
+	// vifRound rounds the vertical sums into the horizontal pass's rows.
+	vifRound func(accP, accQ, accY, accX, mu, xx, yy, xy []uint64, r vifRounding)
 	// vifSubInit and vifSubPair run the vertical pass of VIF's
 	// subsampling (see vifSubInit and vifSubPair).
 	vifSubInit func(f uint64, rc, dc []uint16, acc []uint64)
@@ -50,6 +52,7 @@ var genericKernels = kernels{
 	vifTapInit: vifTapInit,
 	vifTapPair: vifTapPair,
 	vifRow:     vifRowGeneric,
+	vifRound:   vifRoundRow,
 	vifSubInit: vifSubInit,
 	vifSubPair: vifSubPair,
 	motionSAD: func(prev, cur []uint16, w, h, bpc int, row []int64, _ *motionRows) uint64 {

@@ -8,6 +8,7 @@ var avx2Kernels = kernels{
 	vifTapInit: vifTapInitAVX2,
 	vifTapPair: vifTapPairAVX2,
 	vifRow:     vifRowAVX2,
+	vifRound:   vifRoundAVX2,
 	vifSubInit: vifSubInitAVX2,
 	vifSubPair: vifSubPairAVX2,
 	motionSAD:  motionSADAVX2,
@@ -281,4 +282,24 @@ func admCM0RowAVX2(r *admCMRow, up, i, down int) (inH, inV, inD int64) {
 	}
 	h, v, d := admCM0Row(r, up, i, down, j0+n, j1)
 	return inH + h, inV + v, inD + d
+}
+
+// vifRoundAVX2 is vifRoundRow; the means' 32-bit lanes are exact up to
+// 15-bit samples, so deeper ones take the scalar code.
+func vifRoundAVX2(accP, accQ, accY, accX, mu, xx, yy, xy []uint64, r vifRounding) {
+	w := len(accP)
+	n := vecLen(w)
+	if r.bpc > 15 {
+		n = 0
+	}
+	accQ, accY, accX, mu, xx, yy, xy = accQ[:w], accY[:w], accX[:w], mu[:w], xx[:w], yy[:w], xy[:w]
+	if n > 0 {
+		kern := vifRoundWideAVX2
+		if r.packSq {
+			kern = vifRoundPackedAVX2
+		}
+		kern(&accP[0], &accQ[0], &accY[0], &accX[0], &mu[0], &xx[0], &yy[0], &xy[0],
+			r.roundMu, uint64(r.shiftMu), r.roundSq, uint64(r.shiftSq), n)
+	}
+	vifRoundRow(accP[n:], accQ[n:], accY[n:], accX[n:], mu[n:], xx[n:], yy[n:], xy[n:], r)
 }

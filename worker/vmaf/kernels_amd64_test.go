@@ -325,3 +325,52 @@ func FuzzADMCM0(f *testing.F) {
 		}
 	})
 }
+
+// FuzzVIFRound compares the rounding of the vertical sums with the scalar
+// rounding, at each scale's shifts for 8 to 15-bit samples, with sums up to
+// the filter's total times the largest sample.
+func FuzzVIFRound(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(8), uint8(0))
+	f.Add(uint64(2), uint8(99), uint8(15), uint8(2))
+	f.Fuzz(func(t *testing.T, seed uint64, n, bpcIn, scale uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 8))
+		w := rowLen(n)
+		bpc := 8 + int(bpcIn)%8
+		r := vifRounding{roundMu: 32768, shiftMu: 16, roundSq: 32768, shiftSq: 16, bpc: bpc}
+		if scale%4 == 0 {
+			r.shiftMu, r.roundMu = uint(bpc), uint64(1)<<uint(bpc-1)
+			r.shiftSq, r.roundSq = uint(2*(bpc-8)), 0
+			if bpc > 8 {
+				r.roundSq = uint64(1) << (r.shiftSq - 1)
+			}
+			r.packSq = bpc == 8
+		}
+		maxMean := uint64(1)<<16*(uint64(1)<<bpc-1) + 1
+		maxSq := maxMean * (uint64(1)<<bpc - 1)
+		acc := func(lim uint64, packed bool) []uint64 {
+			a := make([]uint64, w)
+			for j := range a {
+				a[j] = rng.Uint64N(lim)
+				if packed {
+					a[j] |= rng.Uint64N(lim) << 32
+				}
+			}
+			return a
+		}
+		accP, accX := acc(maxMean, true), acc(maxSq, false)
+		accQ, accY := acc(maxSq, false), acc(maxSq, false)
+		if r.packSq {
+			accQ = acc(maxSq, true)
+		}
+		rows := func() [4][]uint64 {
+			return [4][]uint64{make([]uint64, w), make([]uint64, w), make([]uint64, w), make([]uint64, w)}
+		}
+		want, got := rows(), rows()
+		vifRoundRow(accP, accQ, accY, accX, want[0], want[1], want[2], want[3], r)
+		vifRoundAVX2(accP, accQ, accY, accX, got[0], got[1], got[2], got[3], r)
+		if !equalRows(want, got) {
+			t.Fatalf("vifRoundAVX2(w=%d, %+v): %v, want %v", w, r, got, want)
+		}
+	})
+}

@@ -271,20 +271,9 @@ func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleSc
 				rg.x[a][:w], rg.x[b][:w], accP, accQ, accY, accX, packSq)
 		}
 		// Round the vertical sums into the padded rows.
-		for j := range accP {
-			p := vifMaxPad + j
-			m := accP[j]
-			mu[p] = (m&0xffffffff+roundMu)>>shiftMu | ((m>>32)+roundMu)>>shiftMu<<32
-			if packSq {
-				q := accQ[j]
-				xx[p] = q & 0xffffffff
-				yy[p] = q >> 32
-			} else {
-				xx[p] = (accQ[j] + roundSq) >> shiftSq
-				yy[p] = (accY[j] + roundSq) >> shiftSq
-			}
-			xy[p] = (accX[j] + roundSq) >> shiftSq
-		}
+		pd := vifMaxPad
+		kn.vifRound(accP, accQ, accY, accX, mu[pd:pd+w], xx[pd:pd+w], yy[pd:pd+w], xy[pd:pd+w],
+			vifRounding{roundMu, shiftMu, roundSq, shiftSq, packSq, bpc})
 		padRow(mu, w, half)
 		padRow(xx, w, half)
 		padRow(yy, w, half)
@@ -294,6 +283,36 @@ func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleSc
 	num := float64(acc.numLog)/2048.0 + (float64(acc.denNonLog) - (float64(acc.numNonLog)/16384.0)/65025.0)
 	den := float64(acc.denLog)/2048.0 + float64(acc.denNonLog)
 	return vifScaleScore{num: float32(num), den: float32(den)}
+}
+
+// vifRounding is how statistic rounds its vertical sums.
+type vifRounding struct {
+	roundMu uint64
+	shiftMu uint
+	roundSq uint64
+	shiftSq uint
+	packSq  bool
+	bpc     int
+}
+
+// vifRoundRow rounds the vertical sums into the rows the horizontal pass
+// reads: mu packs the two rounded means, xx, yy and xy the rounded squares
+// and product.
+func vifRoundRow(accP, accQ, accY, accX, mu, xx, yy, xy []uint64, r vifRounding) {
+	n := len(accP)
+	accQ, accY, accX, mu, xx, yy, xy = accQ[:n], accY[:n], accX[:n], mu[:n], xx[:n], yy[:n], xy[:n]
+	for j, m := range accP {
+		mu[j] = (m&0xffffffff+r.roundMu)>>r.shiftMu | ((m>>32)+r.roundMu)>>r.shiftMu<<32
+		if r.packSq {
+			q := accQ[j]
+			xx[j] = q & 0xffffffff
+			yy[j] = q >> 32
+		} else {
+			xx[j] = (accQ[j] + r.roundSq) >> r.shiftSq
+			yy[j] = (accY[j] + r.roundSq) >> r.shiftSq
+		}
+		xy[j] = (accX[j] + r.roundSq) >> r.shiftSq
+	}
 }
 
 // vifAcc accumulates one scale's log and non-log terms.

@@ -73,3 +73,13 @@ func admDWT0HAVX2(t *int32, lo *int32, hi *int32, n int)
 //
 //go:noescape
 func admCM0AVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[4]uint64, out *[3]int64, n int)
+
+// vifRoundPackedAVX2 rounds n vertical sums (a multiple of 4) into the rows mu, xx, yy and xy.
+//
+//go:noescape
+func vifRoundPackedAVX2(accP *uint64, accQ *uint64, accY *uint64, accX *uint64, mu *uint64, xx *uint64, yy *uint64, xy *uint64, roundMu uint64, shiftMu uint64, roundSq uint64, shiftSq uint64, n int)
+
+// vifRoundWideAVX2 rounds n vertical sums (a multiple of 4) into the rows mu, xx, yy and xy.
+//
+//go:noescape
+func vifRoundWideAVX2(accP *uint64, accQ *uint64, accY *uint64, accX *uint64, mu *uint64, xx *uint64, yy *uint64, xy *uint64, roundMu uint64, shiftMu uint64, roundSq uint64, shiftSq uint64, n int)

@@ -934,3 +934,83 @@ GLOBL cmsq28b<>(SB), RODATA|NOPTR, $8
 
 DATA cmsq29<>+0(SB)/8, $0x0000000020000000
 GLOBL cmsq29<>(SB), RODATA|NOPTR, $8
+
+// func vifRoundPackedAVX2(accP *uint64, accQ *uint64, accY *uint64, accX *uint64, mu *uint64, xx *uint64, yy *uint64, xy *uint64, roundMu uint64, shiftMu uint64, roundSq uint64, shiftSq uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·vifRoundPackedAVX2(SB), NOSPLIT, $0-104
+	MOVQ         accP+0(FP), AX
+	MOVQ         accQ+8(FP), CX
+	MOVQ         accY+16(FP), DX
+	MOVQ         accX+24(FP), DX
+	MOVQ         mu+32(FP), BX
+	MOVQ         xx+40(FP), SI
+	MOVQ         yy+48(FP), DI
+	MOVQ         xy+56(FP), R8
+	VPBROADCASTD roundMu+64(FP), Y0
+	MOVQ         shiftMu+72(FP), X1
+	VPBROADCASTQ roundSq+80(FP), Y2
+	MOVQ         shiftSq+88(FP), X3
+	MOVQ         n+96(FP), R9
+	XORQ         R10, R10
+
+loop:
+	CMPQ     R10, R9
+	JAE      done
+	VPADDD   (AX)(R10*8), Y0, Y4
+	VPSRLD   X1, Y4, Y4
+	VMOVDQU  Y4, (BX)(R10*8)
+	VMOVDQU  (CX)(R10*8), Y4
+	VPXOR    Y5, Y5, Y5
+	VPBLENDD $0xaa, Y5, Y4, Y5
+	VMOVDQU  Y5, (SI)(R10*8)
+	VPSRLQ   $0x20, Y4, Y4
+	VMOVDQU  Y4, (DI)(R10*8)
+	VPADDQ   (DX)(R10*8), Y2, Y4
+	VPSRLQ   X3, Y4, Y4
+	VMOVDQU  Y4, (R8)(R10*8)
+	ADDQ     $0x04, R10
+	JMP      loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func vifRoundWideAVX2(accP *uint64, accQ *uint64, accY *uint64, accX *uint64, mu *uint64, xx *uint64, yy *uint64, xy *uint64, roundMu uint64, shiftMu uint64, roundSq uint64, shiftSq uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·vifRoundWideAVX2(SB), NOSPLIT, $0-104
+	MOVQ         accP+0(FP), AX
+	MOVQ         accQ+8(FP), CX
+	MOVQ         accY+16(FP), DX
+	MOVQ         accX+24(FP), BX
+	MOVQ         mu+32(FP), SI
+	MOVQ         xx+40(FP), DI
+	MOVQ         yy+48(FP), R8
+	MOVQ         xy+56(FP), R9
+	VPBROADCASTD roundMu+64(FP), Y0
+	MOVQ         shiftMu+72(FP), X1
+	VPBROADCASTQ roundSq+80(FP), Y2
+	MOVQ         shiftSq+88(FP), X3
+	MOVQ         n+96(FP), R10
+	XORQ         R11, R11
+
+loop:
+	CMPQ    R11, R10
+	JAE     done
+	VPADDD  (AX)(R11*8), Y0, Y4
+	VPSRLD  X1, Y4, Y4
+	VMOVDQU Y4, (SI)(R11*8)
+	VPADDQ  (CX)(R11*8), Y2, Y4
+	VPSRLQ  X3, Y4, Y4
+	VMOVDQU Y4, (DI)(R11*8)
+	VPADDQ  (DX)(R11*8), Y2, Y4
+	VPSRLQ  X3, Y4, Y4
+	VMOVDQU Y4, (R8)(R11*8)
+	VPADDQ  (BX)(R11*8), Y2, Y4
+	VPSRLQ  X3, Y4, Y4
+	VMOVDQU Y4, (R9)(R11*8)
+	ADDQ    $0x04, R11
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET

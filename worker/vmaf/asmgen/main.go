@@ -38,6 +38,8 @@ func main() {
 	dwt0V()
 	dwt0H()
 	admCM0()
+	vifRound("vifRoundPackedAVX2", true)
+	vifRound("vifRoundWideAVX2", false)
 	Generate()
 }
 
@@ -841,4 +843,50 @@ func storeSums(accs []VecVirtual, out Register) {
 		VPADDQ(lo, hi, hi)
 		MOVQ(hi, Mem{Base: out, Disp: 8 * k})
 	}
+}
+
+// vifRound rounds VIF's vertical sums into the padded rows the horizontal
+// pass reads (vifRoundRow in vif.go): mu's two 32-bit lanes each
+// (v + roundMu) >> shiftMu, exact while the sums stay below 2^32 - roundMu
+// (samples of at most 15 bits); xy (and xx, yy when the squares are wide)
+// (v + roundSq) >> shiftSq in 64 bits; packed squares split into xx and yy.
+func vifRound(name string, packed bool) {
+	TEXT(name, NOSPLIT, "func(accP, accQ, accY, accX, mu, xx, yy, xy *uint64, roundMu, shiftMu, roundSq, shiftSq uint64, n int)")
+	Pragma("noescape")
+	Doc(name + " rounds n vertical sums (a multiple of 4) into the rows mu, xx, yy and xy.")
+	var p [8]Register
+	for k, nm := range []string{"accP", "accQ", "accY", "accX", "mu", "xx", "yy", "xy"} {
+		p[k] = Load(Param(nm), GP64())
+	}
+	rMu, sMu, rSq, sSq := YMM(), XMM(), YMM(), XMM()
+	VPBROADCASTD(paramAddr("roundMu"), rMu)
+	MOVQ(paramAddr("shiftMu"), sMu)
+	VPBROADCASTQ(paramAddr("roundSq"), rSq)
+	MOVQ(paramAddr("shiftSq"), sSq)
+	rowLoop(func(i Register) {
+		at := func(r Register) Mem { return Mem{Base: r, Index: i, Scale: 8} }
+		m := YMM()
+		VPADDD(at(p[0]), rMu, m)
+		VPSRLD(sMu, m, m)
+		VMOVDQU(m, at(p[4]))
+		wide := func(src, dst Register) {
+			v := YMM()
+			VPADDQ(at(src), rSq, v)
+			VPSRLQ(sSq, v, v)
+			VMOVDQU(v, at(dst))
+		}
+		if packed {
+			q, lo := YMM(), YMM()
+			VMOVDQU(at(p[1]), q)
+			VPXOR(lo, lo, lo)
+			VPBLENDD(Imm(0xaa), lo, q, lo) // the low lanes, zero-extended
+			VMOVDQU(lo, at(p[5]))
+			VPSRLQ(Imm(32), q, q)
+			VMOVDQU(q, at(p[6]))
+		} else {
+			wide(p[1], p[5])
+			wide(p[2], p[6])
+		}
+		wide(p[3], p[7])
+	})
 }
