@@ -131,12 +131,19 @@ func (s *admState) csf0(w, h int, src [3][]int32) {
 	for t := 0; t < 3; t++ {
 		for i := top; i < bottom; i++ {
 			row := i * s.stride
-			for j := left; j < right; j++ {
-				v := int32(int16((irf[t]*src[t][row+j] + adds[t]) >> shifts[t]))
-				dstA[t][row+j] = v
-				dstF[t][row+j] = int32(int16((4369*abs32(v) + 2048) >> 12))
-			}
+			s.k.admCSF0(src[t][row+left:row+right], dstA[t][row+left:row+right], dstF[t][row+left:row+right],
+				irf[t], adds[t], shifts[t])
 		}
+	}
+}
+
+// admCSF0Row is csf0 of one band's row segment.
+func admCSF0Row(src, dstA, dstF []int32, irf, add int32, shift uint) {
+	dstA, dstF = dstA[:len(src)], dstF[:len(src)]
+	for j, x := range src {
+		v := int32(int16((irf*x + add) >> shift))
+		dstA[j] = v
+		dstF[j] = int32(int16((4369*abs32(v) + 2048) >> 12))
 	}
 }
 

@@ -26,6 +26,8 @@ type kernels struct {
 	admDWT0H func(t, lo, hi []int32, ind *[4][]int)
 	// admCM0Row is one row of ADM's scale-0 contrast measure (cm0).
 	admCM0Row func(r *admCMRow, up, i, down int) (inH, inV, inD int64)
+	// admCSF0 is scale 0's CSF of one band's row segment (csf0).
+	admCSF0 func(src, dstA, dstF []int32, irf, add int32, shift uint)
 }
 
 // motionRows is the vector motion kernel's scratch: the difference rows of
@@ -63,6 +65,7 @@ var genericKernels = kernels{
 	admCM0Row: func(r *admCMRow, up, i, down int) (int64, int64, int64) {
 		return admCM0Row(r, up, i, down, r.left, r.right)
 	},
+	admCSF0: admCSF0Row,
 }
 
 // kernelsFor returns the kernel set of a resolved path.

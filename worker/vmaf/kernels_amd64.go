@@ -15,6 +15,7 @@ var avx2Kernels = kernels{
 	admDWT0V:   dwt0VAVX2,
 	admDWT0H:   dwt0HAVX2,
 	admCM0Row:  admCM0RowAVX2,
+	admCSF0:    admCSF0AVX2Row,
 }
 
 // avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the
@@ -302,4 +303,15 @@ func vifRoundAVX2(accP, accQ, accY, accX, mu, xx, yy, xy []uint64, r vifRounding
 			r.roundMu, uint64(r.shiftMu), r.roundSq, uint64(r.shiftSq), n)
 	}
 	vifRoundRow(accP[n:], accQ[n:], accY[n:], accX[n:], mu[n:], xx[n:], yy[n:], xy[n:], r)
+}
+
+// admCSF0AVX2Row is admCSF0Row with 8 coefficients a step.
+func admCSF0AVX2Row(src, dstA, dstF []int32, irf, add int32, shift uint) {
+	w := len(src)
+	n := w &^ 7
+	dstA, dstF = dstA[:w], dstF[:w]
+	if n > 0 {
+		admCSF0AVX2(&src[0], &dstA[0], &dstF[0], uint64(uint32(irf)), uint64(uint32(add)), uint64(shift), n)
+	}
+	admCSF0Row(src[n:], dstA[n:], dstF[n:], irf, add, shift)
 }

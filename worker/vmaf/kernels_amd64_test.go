@@ -374,3 +374,29 @@ func FuzzVIFRound(f *testing.F) {
 		}
 	})
 }
+
+// FuzzADMCSF0 compares scale 0's CSF with the scalar one on any int32
+// coefficients (both wrap alike) with each band's weight and rounding.
+func FuzzADMCSF0(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(0))
+	f.Add(uint64(2), uint8(77), uint8(2))
+	f.Fuzz(func(t *testing.T, seed uint64, n, band uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 9))
+		w := rowLen(n) + 4
+		irf := [3]int32{36453, 36453, 49417}[band%3]
+		add := [3]int32{16384, 16384, 65535}[band%3]
+		shift := [3]uint{15, 15, 17}[band%3]
+		src := make([]int32, w)
+		for j := range src {
+			src[j] = int32(rng.Uint32()) >> rng.IntN(32)
+		}
+		want := [2][]int32{make([]int32, w), make([]int32, w)}
+		got := [2][]int32{make([]int32, w), make([]int32, w)}
+		admCSF0Row(src, want[0], want[1], irf, add, shift)
+		admCSF0AVX2Row(src, got[0], got[1], irf, add, shift)
+		if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
+			t.Fatalf("admCSF0AVX2(w=%d): %v, want %v", w, got, want)
+		}
+	})
+}

@@ -83,3 +83,8 @@ func vifRoundPackedAVX2(accP *uint64, accQ *uint64, accY *uint64, accX *uint64, 
 //
 //go:noescape
 func vifRoundWideAVX2(accP *uint64, accQ *uint64, accY *uint64, accX *uint64, mu *uint64, xx *uint64, yy *uint64, xy *uint64, roundMu uint64, shiftMu uint64, roundSq uint64, shiftSq uint64, n int)
+
+// admCSF0AVX2 weighs n coefficients (a multiple of 8) of src into dstA and their masking inputs into dstF.
+//
+//go:noescape
+func admCSF0AVX2(src *int32, dstA *int32, dstF *int32, irf uint64, add uint64, shift uint64, n int)

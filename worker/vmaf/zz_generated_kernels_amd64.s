@@ -1014,3 +1014,46 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func admCSF0AVX2(src *int32, dstA *int32, dstF *int32, irf uint64, add uint64, shift uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·admCSF0AVX2(SB), NOSPLIT, $0-56
+	MOVQ         src+0(FP), AX
+	MOVQ         dstA+8(FP), CX
+	MOVQ         dstF+16(FP), DX
+	VPBROADCASTD irf+24(FP), Y0
+	VPBROADCASTD add+32(FP), Y1
+	MOVQ         shift+40(FP), X2
+	VPBROADCASTD csfc4369<>+0(SB), Y3
+	VPBROADCASTD csfc2048<>+0(SB), Y4
+	MOVQ         n+48(FP), BX
+	XORQ         SI, SI
+
+loop:
+	CMPQ    SI, BX
+	JAE     done
+	VPMULLD (AX)(SI*4), Y0, Y5
+	VPADDD  Y1, Y5, Y5
+	VPSRAD  X2, Y5, Y5
+	VPSLLD  $0x10, Y5, Y5
+	VPSRAD  $0x10, Y5, Y5
+	VMOVDQU Y5, (CX)(SI*4)
+	VPABSD  Y5, Y5
+	VPMULLD Y3, Y5, Y5
+	VPADDD  Y4, Y5, Y5
+	VPSRAD  $0x0c, Y5, Y5
+	VPSLLD  $0x10, Y5, Y5
+	VPSRAD  $0x10, Y5, Y5
+	VMOVDQU Y5, (DX)(SI*4)
+	ADDQ    $0x08, SI
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA csfc4369<>+0(SB)/4, $0x00001111
+GLOBL csfc4369<>(SB), RODATA|NOPTR, $4
+
+DATA csfc2048<>+0(SB)/4, $0x00000800
+GLOBL csfc2048<>(SB), RODATA|NOPTR, $4

@@ -40,6 +40,7 @@ func main() {
 	admCM0()
 	vifRound("vifRoundPackedAVX2", true)
 	vifRound("vifRoundWideAVX2", false)
+	admCSF0()
 	Generate()
 }
 
@@ -889,4 +890,45 @@ func vifRound(name string, packed bool) {
 		}
 		wide(p[3], p[7])
 	})
+}
+
+// admCSF0 is scale 0's CSF of one band (admState.csf0): a =
+// int16((irf*src + add) >> shift) and the masking input f = int16((4369*|a| +
+// 2048) >> 12), in int32 lanes with Go's wrapping, 8 coefficients a step.
+func admCSF0() {
+	TEXT("admCSF0AVX2", NOSPLIT, "func(src, dstA, dstF *int32, irf, add, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("admCSF0AVX2 weighs n coefficients (a multiple of 8) of src into dstA and their masking inputs into dstF.")
+	src := Load(Param("src"), GP64())
+	dstA := Load(Param("dstA"), GP64())
+	dstF := Load(Param("dstF"), GP64())
+	irf, add, shift, c4369, c2048 := YMM(), YMM(), XMM(), YMM(), YMM()
+	VPBROADCASTD(paramAddr("irf"), irf)
+	VPBROADCASTD(paramAddr("add"), add)
+	MOVQ(paramAddr("shift"), shift)
+	VPBROADCASTD(ConstData("csfc4369", U32(4369)), c4369)
+	VPBROADCASTD(ConstData("csfc2048", U32(2048)), c2048)
+	n := Load(Param("n"), GP64())
+	i := GP64()
+	XORQ(i, i)
+	Label("loop")
+	CMPQ(i, n)
+	JAE(LabelRef("done"))
+	a, f := YMM(), YMM()
+	VPMULLD(Mem{Base: src, Index: i, Scale: 4}, irf, a)
+	VPADDD(add, a, a)
+	VPSRAD(shift, a, a)
+	narrow16(a)
+	VMOVDQU(a, Mem{Base: dstA, Index: i, Scale: 4})
+	VPABSD(a, f)
+	VPMULLD(c4369, f, f)
+	VPADDD(c2048, f, f)
+	VPSRAD(Imm(12), f, f)
+	narrow16(f)
+	VMOVDQU(f, Mem{Base: dstF, Index: i, Scale: 4})
+	ADDQ(Imm(8), i)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
 }
