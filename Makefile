@@ -29,7 +29,7 @@ help: ## List the targets.
 
 ##@ Development
 .PHONY: generate
-generate: ## Generate deepcopy code, CRDs (manifests/crd) and RBAC (manifests/rbac) from the markers.
+generate: ## Generate deepcopy code, CRDs (manifests/crd) and RBAC (manifests/rbac) from the markers, and the kernel's assembly.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./scheduler-plugin/apis/...
 	$(CONTROLLER_GEN) crd paths=./apis/... output:crd:artifacts:config=manifests/crd
 	hack/generate-kustomization.sh manifests/crd "make generate (controller-gen crd)"
