@@ -72,10 +72,13 @@ func broadcastTap(m Mem) VecVirtual {
 
 // rowLoop runs body for i = 0, 4, 8, ... below the argument n, then
 // returns from the function.
-func rowLoop(body func(i Register)) { rowLoopThen(body, func() {}) }
+func rowLoop(body func(i Register)) { rowLoopStep(4, body, func() {}) }
 
 // rowLoopThen is rowLoop with an epilogue before the return.
-func rowLoopThen(body func(i Register), after func()) {
+func rowLoopThen(body func(i Register), after func()) { rowLoopStep(4, body, after) }
+
+// rowLoopStep is rowLoopThen with i advancing by step.
+func rowLoopStep(step int, body func(i Register), after func()) {
 	n := Load(Param("n"), GP64())
 	i := GP64()
 	XORQ(i, i)
@@ -83,7 +86,7 @@ func rowLoopThen(body func(i Register), after func()) {
 	CMPQ(i, n)
 	JAE(LabelRef("done"))
 	body(i)
-	ADDQ(Imm(4), i)
+	ADDQ(Imm(uint64(step)), i)
 	JMP(LabelRef("loop"))
 	Label("done")
 	after()
@@ -641,38 +644,29 @@ func dwt0V() {
 	MOVQ(paramAddr("shift"), shift)
 	loTab := dwordTable("dwt0lo", dwtLo[:])
 	hiTab := dwordTable("dwt0hi", dwtHi[:])
-	n := Load(Param("n"), GP64())
-	i := GP64()
-	XORQ(i, i)
-	Label("loop")
-	CMPQ(i, n)
-	JAE(LabelRef("done"))
-	accLo, accHi := YMM(), YMM()
-	VMOVDQA(loAdd, accLo)
-	VMOVDQA(hiAdd, accHi)
-	for k := range r {
-		u, c := YMM(), YMM()
-		VPMOVZXWD(Mem{Base: r[k], Index: i, Scale: 2}, u)
-		VPBROADCASTD(loTab.Offset(4*k), c)
-		VPMULLD(u, c, c)
-		VPADDD(c, accLo, accLo)
-		VPBROADCASTD(hiTab.Offset(4*k), c)
-		VPMULLD(u, c, c)
-		VPADDD(c, accHi, accHi)
-	}
-	for _, p := range []struct {
-		acc VecVirtual
-		out Register
-	}{{accLo, lo}, {accHi, hi}} {
-		VPSRAD(shift, p.acc, p.acc)
-		narrow16(p.acc)
-		VMOVDQU(p.acc, Mem{Base: p.out, Index: i, Scale: 4})
-	}
-	ADDQ(Imm(8), i)
-	JMP(LabelRef("loop"))
-	Label("done")
-	VZEROUPPER()
-	RET()
+	rowLoopStep(8, func(i Register) {
+		accLo, accHi := YMM(), YMM()
+		VMOVDQA(loAdd, accLo)
+		VMOVDQA(hiAdd, accHi)
+		for k := range r {
+			u, c := YMM(), YMM()
+			VPMOVZXWD(Mem{Base: r[k], Index: i, Scale: 2}, u)
+			VPBROADCASTD(loTab.Offset(4*k), c)
+			VPMULLD(u, c, c)
+			VPADDD(c, accLo, accLo)
+			VPBROADCASTD(hiTab.Offset(4*k), c)
+			VPMULLD(u, c, c)
+			VPADDD(c, accHi, accHi)
+		}
+		for _, p := range []struct {
+			acc VecVirtual
+			out Register
+		}{{accLo, lo}, {accHi, hi}} {
+			VPSRAD(shift, p.acc, p.acc)
+			narrow16(p.acc)
+			VMOVDQU(p.acc, Mem{Base: p.out, Index: i, Scale: 4})
+		}
+	}, func() {})
 }
 
 // dwt0H is the horizontal pass of ADM's first DWT level for interior
@@ -908,27 +902,18 @@ func admCSF0() {
 	MOVQ(paramAddr("shift"), shift)
 	VPBROADCASTD(ConstData("csfc4369", U32(4369)), c4369)
 	VPBROADCASTD(ConstData("csfc2048", U32(2048)), c2048)
-	n := Load(Param("n"), GP64())
-	i := GP64()
-	XORQ(i, i)
-	Label("loop")
-	CMPQ(i, n)
-	JAE(LabelRef("done"))
-	a, f := YMM(), YMM()
-	VPMULLD(Mem{Base: src, Index: i, Scale: 4}, irf, a)
-	VPADDD(add, a, a)
-	VPSRAD(shift, a, a)
-	narrow16(a)
-	VMOVDQU(a, Mem{Base: dstA, Index: i, Scale: 4})
-	VPABSD(a, f)
-	VPMULLD(c4369, f, f)
-	VPADDD(c2048, f, f)
-	VPSRAD(Imm(12), f, f)
-	narrow16(f)
-	VMOVDQU(f, Mem{Base: dstF, Index: i, Scale: 4})
-	ADDQ(Imm(8), i)
-	JMP(LabelRef("loop"))
-	Label("done")
-	VZEROUPPER()
-	RET()
+	rowLoopStep(8, func(i Register) {
+		a, f := YMM(), YMM()
+		VPMULLD(Mem{Base: src, Index: i, Scale: 4}, irf, a)
+		VPADDD(add, a, a)
+		VPSRAD(shift, a, a)
+		narrow16(a)
+		VMOVDQU(a, Mem{Base: dstA, Index: i, Scale: 4})
+		VPABSD(a, f)
+		VPMULLD(c4369, f, f)
+		VPADDD(c2048, f, f)
+		VPSRAD(Imm(12), f, f)
+		narrow16(f)
+		VMOVDQU(f, Mem{Base: dstF, Index: i, Scale: 4})
+	}, func() {})
 }
