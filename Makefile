@@ -33,7 +33,7 @@ GOLANGCI_LINT         := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
 ##@ Development
 .PHONY: generate
-generate: ## Generate deepcopy code, CRDs (manifests/crd), RBAC (manifests/rbac) and docs/api-reference.md from the markers; SPIR-V from the shaders.
+generate: ## Generate deepcopy code, CRDs (manifests/crd), RBAC (manifests/rbac) and docs/api-reference.md from the markers; SPIR-V from the shaders; the kernel's assembly.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./scheduler-plugin/apis/...
 	$(CONTROLLER_GEN) crd paths=./apis/... output:crd:artifacts:config=manifests/crd
 	hack/generate-kustomization.sh manifests/crd "make generate (controller-gen crd)"
@@ -41,6 +41,13 @@ generate: ## Generate deepcopy code, CRDs (manifests/crd), RBAC (manifests/rbac)
 	hack/generate-helm.sh
 	$(GO) run ./hack/apiref manifests/crd docs/api-reference.md
 	hack/generate-spirv.sh
+	$(MAKE) --no-print-directory generate-kernels
+
+# The kernel's vector assembly is written by avo from worker/vmaf/asmgen, its own module
+# (avo stays out of go.mod); verify regenerates it with the rest (zz_generated*).
+.PHONY: generate-kernels
+generate-kernels: ## Regenerate the worker kernel's AVX2 assembly (worker/vmaf/zz_generated_kernels_amd64.*).
+	cd worker/vmaf/asmgen && $(GO) run . -out ../zz_generated_kernels_amd64.s -stubs ../zz_generated_kernels_amd64.go -pkg vmaf
 
 .PHONY: verify
 verify: ## Fail when generated files are stale or the code is not gofmt/vet clean.
@@ -53,6 +60,7 @@ lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint (.golangci.yml; the li
 	  if [ -n "$$bad" ]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
 	$(GO) vet $(GO_PACKAGES)
 	$(GOLANGCI_LINT) run $(GO_PACKAGES)
+	cd worker/vmaf/asmgen && $(GO) vet ./...
 
 .PHONY: build
 build: ## Build every binary into bin/.

@@ -84,6 +84,8 @@ type admState struct {
 	indY, indX   [4][]int
 	rfactor      [4][3]float32
 	numLimit     float64
+	cmRow        admCMRow
+	k            *kernels
 }
 
 // admDLMWeight weighs DLM (adm2) against AIM in adm3 (adm_dlm_weight).
@@ -116,6 +118,13 @@ func newADMState(w, h int, egl float64) *admState {
 		s.rfactor[sc] = admRFactors(sc)
 	}
 	s.numLimit = 1e-10 * float64(w*h) / (1920.0 * 1080.0)
+	s.k = kernelsFor(CPUGeneric)
+	return s
+}
+
+// with sets the kernels of a CPU path.
+func (s *admState) with(k *kernels) *admState {
+	s.k = k
 	return s
 }
 
@@ -225,25 +234,39 @@ func (s *admState) dwt0(src []uint16, dst *admBands, w, h, bpc int) {
 		r1 := src[s.indY[1][i]*w:][:w]
 		r2 := src[s.indY[2][i]*w:][:w]
 		r3 := src[s.indY[3][i]*w:][:w]
-		for j := range tlo {
-			u0, u1, u2, u3 := int32(r0[j]), int32(r1[j]), int32(r2[j]), int32(r3[j])
-			lo := dwtLo[0]*u0 + dwtLo[1]*u1 + dwtLo[2]*u2 + dwtLo[3]*u3 - dwtLoSum*addVP
-			hi := dwtHi[0]*u0 + dwtHi[1]*u1 + dwtHi[2]*u2 + dwtHi[3]*u3
-			tlo[j] = int32(int16((lo + addVP) >> shiftVP))
-			thi[j] = int32(int16((hi + addVP) >> shiftVP))
-		}
+		s.k.admDWT0V(r0, r1, r2, r3, tlo, thi, shiftVP, addVP)
 		row := i * bw
-		da, dv, dh, dd := dst.a[row:row+wh], dst.v[row:row+wh], dst.h[row:row+wh], dst.d[row:row+wh]
-		for j := range da {
-			j0, j1, j2, j3 := s.indX[0][j], s.indX[1][j], s.indX[2][j], s.indX[3][j]
-			s0, s1, s2, s3 := tlo[j0], tlo[j1], tlo[j2], tlo[j3]
-			da[j] = int32(int16((dwtLo[0]*s0 + dwtLo[1]*s1 + dwtLo[2]*s2 + dwtLo[3]*s3 + 32768) >> 16))
-			dv[j] = int32(int16((dwtHi[0]*s0 + dwtHi[1]*s1 + dwtHi[2]*s2 + dwtHi[3]*s3 + 32768) >> 16))
-			s0, s1, s2, s3 = thi[j0], thi[j1], thi[j2], thi[j3]
-			dh[j] = int32(int16((dwtLo[0]*s0 + dwtLo[1]*s1 + dwtLo[2]*s2 + dwtLo[3]*s3 + 32768) >> 16))
-			dd[j] = int32(int16((dwtHi[0]*s0 + dwtHi[1]*s1 + dwtHi[2]*s2 + dwtHi[3]*s3 + 32768) >> 16))
-		}
+		s.k.admDWT0H(tlo, dst.a[row:row+wh], dst.v[row:row+wh], &s.indX)
+		s.k.admDWT0H(thi, dst.h[row:row+wh], dst.d[row:row+wh], &s.indX)
 	}
+}
+
+// admDWT0V is dwt0's vertical pass of one output row from four input rows.
+func admDWT0V(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP int32) {
+	n := len(tlo)
+	r0, r1, r2, r3, thi = r0[:n], r1[:n], r2[:n], r3[:n], thi[:n]
+	for j := range tlo {
+		u0, u1, u2, u3 := int32(r0[j]), int32(r1[j]), int32(r2[j]), int32(r3[j])
+		lo := dwtLo[0]*u0 + dwtLo[1]*u1 + dwtLo[2]*u2 + dwtLo[3]*u3 - dwtLoSum*addVP
+		hi := dwtHi[0]*u0 + dwtHi[1]*u1 + dwtHi[2]*u2 + dwtHi[3]*u3
+		tlo[j] = int32(int16((lo + addVP) >> shiftVP))
+		thi[j] = int32(int16((hi + addVP) >> shiftVP))
+	}
+}
+
+// admDWT0H is dwt0's horizontal pass of one vertically filtered row t into
+// its low (lo) and high (hi) halves; ind holds the source columns.
+func admDWT0H(t, lo, hi []int32, ind *[4][]int) {
+	for j := range lo {
+		admDWT0HAt(t, lo, hi, ind, j)
+	}
+}
+
+// admDWT0HAt is admDWT0H of output j.
+func admDWT0HAt(t, lo, hi []int32, ind *[4][]int, j int) {
+	s0, s1, s2, s3 := t[ind[0][j]], t[ind[1][j]], t[ind[2][j]], t[ind[3][j]]
+	lo[j] = int32(int16((dwtLo[0]*s0 + dwtLo[1]*s1 + dwtLo[2]*s2 + dwtLo[3]*s3 + 32768) >> 16))
+	hi[j] = int32(int16((dwtHi[0]*s0 + dwtHi[1]*s1 + dwtHi[2]*s2 + dwtHi[3]*s3 + 32768) >> 16))
 }
 
 // Rounding of the DWT of scales 1..3 (adm_dwt2_s123_combined), indexed by

@@ -131,12 +131,19 @@ func (s *admState) csf0(w, h int, src [3][]int32) {
 	for t := 0; t < 3; t++ {
 		for i := top; i < bottom; i++ {
 			row := i * s.stride
-			for j := left; j < right; j++ {
-				v := int32(int16((irf[t]*src[t][row+j] + adds[t]) >> shifts[t]))
-				dstA[t][row+j] = v
-				dstF[t][row+j] = int32(int16((4369*abs32(v) + 2048) >> 12))
-			}
+			s.k.admCSF0(src[t][row+left:row+right], dstA[t][row+left:row+right], dstF[t][row+left:row+right],
+				irf[t], adds[t], shifts[t])
 		}
+	}
+}
+
+// admCSF0Row is csf0 of one band's row segment.
+func admCSF0Row(src, dstA, dstF []int32, irf, add int32, shift uint) {
+	dstA, dstF = dstA[:len(src)], dstF[:len(src)]
+	for j, x := range src {
+		v := int32(int16((irf*x + add) >> shift))
+		dstA[j] = v
+		dstF[j] = int32(int16((4369*abs32(v) + 2048) >> 12))
 	}
 }
 
@@ -300,29 +307,18 @@ func (s *admState) cm0(w, h int, src [3][]int32, noise bool) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
 	p := admCMShifts(w, h, 0)
 	shiftHCub, addHCub, shiftDCub, addDCub, shiftInner, addInner := p.ShiftCub, p.AddCub, p.ShiftDCub, p.AddDCub, p.ShiftInner, p.AddInner
-	stride := s.stride
-	fl := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
-	ca := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
+	// In the state: a local would escape through the kernel's function
+	// value.
+	r := &s.cmRow
+	*r = admCMRow{
+		stride: s.stride, w: w, left: left, right: right, src: src,
+		fl: [3][]int32{s.csfFh, s.csfFv, s.csfFd}, ca: [3][]int32{s.csfAh, s.csfAv, s.csfAd},
+		addHCub: addHCub, addDCub: addDCub, shiftHCub: shiftHCub, shiftDCub: shiftDCub,
+	}
 	var accH, accV, accD int64
 	for i := top; i < bottom; i++ {
 		up, down := admNeighbors(i, h)
-		ru, rc, rd := up*stride, i*stride, down*stride
-		var inH, inV, inD int64
-		for j := left; j < right; j++ {
-			lj, rj := admNeighbors(j, w)
-			var thr int32
-			for t := 0; t < 3; t++ {
-				f := fl[t]
-				center := int32(int16((8738*abs32(ca[t][rc+j]) + 2048) >> 12))
-				thr += f[ru+lj] + f[ru+j] + f[ru+rj] + f[rc+lj] + center + f[rc+rj] + f[rd+lj] + f[rd+j] + f[rd+rj]
-			}
-			xh := src[0][rc+j] * 36453
-			xv := src[1][rc+j] * 36453
-			xd := src[2][rc+j] * 49417
-			inH += admCubeAccum(xh, thr<<10, 1<<28, 29, addHCub, shiftHCub)
-			inV += admCubeAccum(xv, thr<<10, 1<<28, 29, addHCub, shiftHCub)
-			inD += admCubeAccum(xd, thr<<12, 1<<29, 30, addDCub, shiftDCub)
-		}
+		inH, inV, inD := s.k.admCM0Row(r, up, i, down)
 		accH += (inH + addInner) >> shiftInner
 		accV += (inV + addInner) >> shiftInner
 		accD += (inD + addInner) >> shiftInner
@@ -371,6 +367,37 @@ func admCMFloat(acc [3]int64, w, h, scale int, noise bool) float32 {
 		fD = float32(acc[2]) / finalShift
 	}
 	return admCubeRoots(fH, fV, fD, (bottom-top)*(right-left), noise)
+}
+
+// admCMRow is what cm0's rows share: the bands, the scored columns and the
+// cube's rounding.
+type admCMRow struct {
+	stride, w, left, right int
+	src, fl, ca            [3][]int32
+	addHCub, addDCub       int64
+	shiftHCub, shiftDCub   uint32
+}
+
+// admCM0Row sums the cubed masked contrast of columns [j0, j1) of row i,
+// per band.
+func admCM0Row(r *admCMRow, up, i, down, j0, j1 int) (inH, inV, inD int64) {
+	ru, rc, rd := up*r.stride, i*r.stride, down*r.stride
+	for j := j0; j < j1; j++ {
+		lj, rj := admNeighbors(j, r.w)
+		var thr int32
+		for t := 0; t < 3; t++ {
+			f := r.fl[t]
+			center := int32(int16((8738*abs32(r.ca[t][rc+j]) + 2048) >> 12))
+			thr += f[ru+lj] + f[ru+j] + f[ru+rj] + f[rc+lj] + center + f[rc+rj] + f[rd+lj] + f[rd+j] + f[rd+rj]
+		}
+		xh := r.src[0][rc+j] * 36453
+		xv := r.src[1][rc+j] * 36453
+		xd := r.src[2][rc+j] * 49417
+		inH += admCubeAccum(xh, thr<<10, 1<<28, 29, r.addHCub, r.shiftHCub)
+		inV += admCubeAccum(xv, thr<<10, 1<<28, 29, r.addHCub, r.shiftHCub)
+		inD += admCubeAccum(xd, thr<<12, 1<<29, 30, r.addDCub, r.shiftDCub)
+	}
+	return inH, inV, inD
 }
 
 // admCubeRoots sums the cube roots of the three band energies, each plus the

@@ -97,14 +97,25 @@ func synthPair(w, h, k int) (ref, dist [][]uint16) {
 	return ref, dist
 }
 
+// BenchmarkScore times whole Score calls per frame size, kernel path and
+// thread count: BenchmarkScore/<W>x<H>/cpu=<path>/threads=<N>. Frames are
+// generated in memory; a path this processor lacks is skipped.
 func BenchmarkScore(b *testing.B) {
-	sizes := []struct{ w, h, frames int }{{176, 144, 32}, {1280, 720, 8}, {1920, 1080, 6}}
+	sizes := []struct{ w, h, frames int }{{176, 144, 32}, {1280, 720, 8}, {1920, 1080, 6}, {3840, 2160, 3}}
 	for _, sz := range sizes {
-		refP, distP := synthPair(sz.w, sz.h, 4)
-		for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
-			b.Run(fmt.Sprintf("%dx%d/threads=%d", sz.w, sz.h, threads), func(b *testing.B) {
-				benchScore(b, refP, distP, sz.w, sz.h, sz.frames, Options{Threads: threads})
-			})
+		var refP, distP [][]uint16
+		for _, cpu := range []CPU{CPUGeneric, CPUAVX2, CPUAVX512} {
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%dx%d/cpu=%v/threads=%d", sz.w, sz.h, cpu, threads), func(b *testing.B) {
+					if !cpu.Supported() {
+						b.Skipf("this processor has no %v", cpu)
+					}
+					if refP == nil {
+						refP, distP = synthPair(sz.w, sz.h, 4)
+					}
+					benchScore(b, refP, distP, sz.w, sz.h, sz.frames, Options{Threads: threads, CPU: cpu})
+				})
+			}
 		}
 	}
 }

@@ -56,11 +56,17 @@ func TestY4MEndToEnd(t *testing.T) {
 func TestWorkerNoAllocs(t *testing.T) {
 	const w, h = 96, 64
 	ref, dist := synthPair(w, h, 2)
-	wk := &worker{vif: newVIFState(w, h, defaultEnhnGainLimit), adm: newADMState(w, h, defaultEnhnGainLimit), row: make([]int64, w)}
 	prev := &slot{ref: Frame{Width: w, Height: h, BitDepth: 8, Y: ref[0]}}
 	s := &slot{ref: Frame{Width: w, Height: h, BitDepth: 8, Y: ref[1]}, dist: Frame{Width: w, Height: h, BitDepth: 8, Y: dist[1]}, prev: prev, full: true}
-	if n := testing.AllocsPerRun(5, func() { _ = wk.process(s, w, h, 8) }); n != 0 {
-		t.Fatalf("process allocates %v times per frame", n)
+	for _, c := range []CPU{CPUGeneric, CPUAVX2, CPUAVX512} {
+		if !c.Supported() {
+			t.Logf("this processor has no %v; not checked", c)
+			continue
+		}
+		wk := &worker{vif: newVIFState(w, h, defaultEnhnGainLimit).with(kernelsFor(c)), adm: newADMState(w, h, defaultEnhnGainLimit).with(kernelsFor(c)), row: make([]int64, w)}
+		if n := testing.AllocsPerRun(5, func() { _ = wk.process(s, w, h, 8) }); n != 0 {
+			t.Fatalf("process on the %v path allocates %v times per frame", c, n)
+		}
 	}
 	// The same with every extra feature, at a size all of them accept.
 	const ew, eh = 232, 184

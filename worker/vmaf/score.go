@@ -41,6 +41,10 @@ type Options struct {
 	// Offload, if not nil, computes the features it offers on another
 	// device (see Offload); the rest run on the CPU.
 	Offload Offload
+	// CPU forces a kernel path; CPUAuto (the zero value) reads VMAFX_CPU
+	// and else picks the fastest the processor supports. Every path gives
+	// the same scores.
+	CPU CPU
 }
 
 // slot carries one frame pair through the pipeline. Slots are recycled: a
@@ -61,6 +65,7 @@ type worker struct {
 	vif   *vifState
 	adm   *admState
 	row   []int64
+	mot   motionRows
 	extra *extraState   // nil without extra features
 	off   OffloadWorker // nil without Offload
 }
@@ -90,6 +95,10 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
+	cpu, err := resolveCPU(opts.CPU)
+	if err != nil {
+		return nil, err
+	}
 	threads := opts.Threads
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -101,7 +110,7 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	defer cancel()
 	p := &pipeline{
 		ctx: ctx, cancel: cancel, ref: ref, dist: dist, model: model, opts: opts, sub: sub,
-		w: ri.Width, h: ri.Height, bpc: ri.Format.BitDepth(), extra: extra,
+		w: ri.Width, h: ri.Height, bpc: ri.Format.BitDepth(), extra: extra, k: kernelsFor(cpu),
 	}
 	frames, sads, err := p.run(threads)
 	if err != nil {
@@ -142,6 +151,7 @@ type pipeline struct {
 	sub       int
 	w, h, bpc int
 	extra     *extraConfig // nil without extra features
+	k         *kernels
 	readErr   error
 }
 
@@ -165,8 +175,8 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 		go func() {
 			defer wg.Done()
 			wk := &worker{
-				vif:   newVIFState(p.w, p.h, p.model.vifEGL),
-				adm:   newADMState(p.w, p.h, p.model.admEGL),
+				vif:   newVIFState(p.w, p.h, p.model.vifEGL).with(p.k),
+				adm:   newADMState(p.w, p.h, p.model.admEGL).with(p.k),
 				row:   make([]int64, p.w),
 				extra: p.extra.newState(p.w, p.h, p.bpc),
 			}
@@ -360,7 +370,8 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 			return err
 		}
 	default:
-		s.sad = motionSAD(s.prev.ref.Y, s.ref.Y, w, h, bpc, wk.row)
+		// The worker's kernels are its VIF state's.
+		s.sad = wk.vif.k.motionSAD(s.prev.ref.Y, s.ref.Y, w, h, bpc, wk.row, &wk.mot)
 	}
 	return nil
 }

@@ -37,7 +37,9 @@ var (
 // rounded.
 func vifLog2Table() []uint16 {
 	log2Once.Do(func() {
-		t := make([]uint16, 65536)
+		// Two words of padding past the end: the vector kernels gather
+		// 32 bits at a 16-bit entry.
+		t := make([]uint16, 65536, 65538)
 		for i := 32767; i < 65536; i++ {
 			l := float32(math.Log2(float64(i)))
 			t[i] = uint16(math.Round(float64(l * 2048)))
@@ -91,6 +93,16 @@ type vifState struct {
 	accP, accQ, accY, accX []uint64
 	ring                   vifRing
 	lastAcc                vifAcc // the last statistic's sums (VIFStatistic)
+	// sig holds one row's local variances for the vector row kernels.
+	sig vifSigmas
+	acc vifAcc
+	k   *kernels
+}
+
+// vifSigmas are one row's sigma1², sigma2² and sigma12 (the local
+// variances and covariance, Q16 as libvmaf's int32s).
+type vifSigmas struct {
+	s1, s2, s12 []int32
 }
 
 func newVIFState(w, h int, egl float64) *vifState {
@@ -108,6 +120,14 @@ func newVIFState(w, h int, egl float64) *vifState {
 	s.xy = make([]uint64, n)
 	s.sub = make([]uint64, n)
 	s.accP, s.accQ, s.accY, s.accX = make([]uint64, w), make([]uint64, w), make([]uint64, w), make([]uint64, w)
+	s.sig = vifSigmas{s1: make([]int32, w), s2: make([]int32, w), s12: make([]int32, w)}
+	s.k = kernelsFor(CPUGeneric)
+	return s
+}
+
+// with sets the kernels of a CPU path.
+func (s *vifState) with(k *kernels) *vifState {
+	s.k = k
 	return s
 }
 
@@ -157,18 +177,10 @@ func (s *vifState) subsample(ref, dis []uint16, w, h, scale, bpc int) {
 	for oi := 0; oi < oh; oi++ {
 		i := 2 * oi
 		c := i * w
-		f := filt[half]
-		rc, dc := ref[c:c+w], dis[c:c+w]
-		for j := range acc {
-			acc[j] = f * (uint64(rc[j]) | uint64(dc[j])<<32)
-		}
+		s.k.vifSubInit(filt[half], ref[c:c+w], dis[c:c+w], acc)
 		for k := 0; k < half; k++ {
 			a, b := mirror(i-half+k, h)*w, mirror(i+half-k, h)*w
-			ra, rb, da, db := ref[a:a+w], ref[b:b+w], dis[a:a+w], dis[b:b+w]
-			f := filt[k]
-			for j := range acc {
-				acc[j] += f * (uint64(ra[j]) + uint64(rb[j]) | (uint64(da[j])+uint64(db[j]))<<32)
-			}
+			s.k.vifSubPair(filt[k], ref[a:a+w], ref[b:b+w], dis[a:a+w], dis[b:b+w], acc)
 		}
 		for j, v := range acc {
 			tmp[vifMaxPad+j] = (v&0xffffffff+roundV)>>shiftV | ((v>>32)+roundV)>>shiftV<<32
@@ -186,6 +198,23 @@ func (s *vifState) subsample(ref, dis []uint16, w, h, scale, bpc int) {
 			rowR[oj] = uint16((v&0xffffffff + 32768) >> 16)
 			rowD[oj] = uint16(((v >> 32) + 32768) >> 16)
 		}
+	}
+}
+
+// vifSubInit starts subsample's vertical sums with the centre row.
+func vifSubInit(f uint64, rc, dc []uint16, acc []uint64) {
+	rc, dc = rc[:len(acc)], dc[:len(acc)]
+	for j := range acc {
+		acc[j] = f * (uint64(rc[j]) | uint64(dc[j])<<32)
+	}
+}
+
+// vifSubPair adds a pair of symmetric rows to subsample's vertical sums.
+func vifSubPair(f uint64, ra, rb, da, db []uint16, acc []uint64) {
+	n := len(acc)
+	ra, rb, da, db = ra[:n], rb[:n], da[:n], db[:n]
+	for j := range acc {
+		acc[j] += f * (uint64(ra[j]) + uint64(rb[j]) | (uint64(da[j])+uint64(db[j]))<<32)
 	}
 }
 
@@ -220,7 +249,10 @@ func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleSc
 	rg := &s.ring
 	t := s.log2
 	egl := s.egl
-	var acc vifAcc
+	// The sums live in the state: a local would escape through the
+	// kernel's function value and cost an allocation per scale.
+	acc := &s.acc
+	*acc = vifAcc{}
 	mu, xx, yy, xy := s.mu[:w+2*vifMaxPad], s.xx[:w+2*vifMaxPad], s.yy[:w+2*vifMaxPad], s.xy[:w+2*vifMaxPad]
 	accP, accQ, accY, accX := s.accP[:w], s.accQ[:w], s.accY[:w], s.accX[:w]
 	filled := 0
@@ -231,40 +263,56 @@ func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleSc
 		// Vertical pass: centre tap, then folded pairs.
 		c := i % fw
 		f := filt[half]
-		vifTapInit(f, rg.p[c][:w], rg.q[c][:w], rg.y[c][:w], rg.x[c][:w], accP, accQ, accY, accX, packSq)
+		kn := s.k
+		kn.vifTapInit(f, rg.p[c][:w], rg.q[c][:w], rg.y[c][:w], rg.x[c][:w], accP, accQ, accY, accX, packSq)
 		for k := 0; k < half; k++ {
 			a := mirror(i-half+k, h) % fw
 			b := mirror(i+half-k, h) % fw
-			vifTapPair(filt[k], rg.p[a][:w], rg.p[b][:w], rg.q[a][:w], rg.q[b][:w], rg.y[a][:w], rg.y[b][:w],
+			kn.vifTapPair(filt[k], rg.p[a][:w], rg.p[b][:w], rg.q[a][:w], rg.q[b][:w], rg.y[a][:w], rg.y[b][:w],
 				rg.x[a][:w], rg.x[b][:w], accP, accQ, accY, accX, packSq)
 		}
 		// Round the vertical sums into the padded rows.
-		for j := range accP {
-			p := vifMaxPad + j
-			m := accP[j]
-			mu[p] = (m&0xffffffff+roundMu)>>shiftMu | ((m>>32)+roundMu)>>shiftMu<<32
-			if packSq {
-				q := accQ[j]
-				xx[p] = q & 0xffffffff
-				yy[p] = q >> 32
-			} else {
-				xx[p] = (accQ[j] + roundSq) >> shiftSq
-				yy[p] = (accY[j] + roundSq) >> shiftSq
-			}
-			xy[p] = (accX[j] + roundSq) >> shiftSq
-		}
+		pd := vifMaxPad
+		kn.vifRound(accP, accQ, accY, accX, mu[pd:pd+w], xx[pd:pd+w], yy[pd:pd+w], xy[pd:pd+w],
+			vifRounding{roundMu, shiftMu, roundSq, shiftSq, packSq, bpc})
 		padRow(mu, w, half)
 		padRow(xx, w, half)
 		padRow(yy, w, half)
 		padRow(xy, w, half)
-		if fw == 17 {
-			vifRow17(mu, xx, yy, xy, w, t, egl, &acc)
-		} else {
-			vifRow(filt, mu, xx, yy, xy, w, t, egl, &acc)
-		}
+		kn.vifRow(filt, mu, xx, yy, xy, w, t, egl, acc, &s.sig)
 	}
-	s.lastAcc = acc
+	s.lastAcc = *acc
 	return acc.score()
+}
+
+// vifRounding is how statistic rounds its vertical sums.
+type vifRounding struct {
+	roundMu uint64
+	shiftMu uint
+	roundSq uint64
+	shiftSq uint
+	packSq  bool
+	bpc     int
+}
+
+// vifRoundRow rounds the vertical sums into the rows the horizontal pass
+// reads: mu packs the two rounded means, xx, yy and xy the rounded squares
+// and product.
+func vifRoundRow(accP, accQ, accY, accX, mu, xx, yy, xy []uint64, r vifRounding) {
+	n := len(accP)
+	accQ, accY, accX, mu, xx, yy, xy = accQ[:n], accY[:n], accX[:n], mu[:n], xx[:n], yy[:n], xy[:n]
+	for j, m := range accP {
+		mu[j] = (m&0xffffffff+r.roundMu)>>r.shiftMu | ((m>>32)+r.roundMu)>>r.shiftMu<<32
+		if r.packSq {
+			q := accQ[j]
+			xx[j] = q & 0xffffffff
+			yy[j] = q >> 32
+		} else {
+			xx[j] = (accQ[j] + r.roundSq) >> r.shiftSq
+			yy[j] = (accY[j] + r.roundSq) >> r.shiftSq
+		}
+		xy[j] = (accX[j] + r.roundSq) >> r.shiftSq
+	}
 }
 
 // vifAcc accumulates one scale's log and non-log terms.
@@ -346,22 +394,28 @@ func vifTapPair(f uint64, pa, pb, qa, qb, ya, yb, xa, xb, accP, accQ, accY, accX
 // vifRow runs the horizontal pass of one row and accumulates the pixel
 // statistics. mu packs mu1 | mu2<<32; all rows are padded by vifMaxPad.
 func vifRow(filt []uint64, mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifAcc) {
-	fw := len(filt)
-	half := fw / 2
 	for j := 0; j < w; j++ {
-		b := vifMaxPad + j - half
-		m, sxx, syy, sxy := mu[b:b+fw], xx[b:b+fw], yy[b:b+fw], xy[b:b+fw]
-		f := filt[half]
-		pm, pxx, pyy, pxy := f*m[half], f*sxx[half], f*syy[half], f*sxy[half]
-		for k := 0; k < half; k++ {
-			f, e := filt[k], fw-1-k
-			pm += f * (m[k] + m[e])
-			pxx += f * (sxx[k] + sxx[e])
-			pyy += f * (syy[k] + syy[e])
-			pxy += f * (sxy[k] + sxy[e])
-		}
+		pm, pxx, pyy, pxy := vifSums(filt, mu, xx, yy, xy, j)
 		vifPixel(pm&0xffffffff, pm>>32, pxx, pyy, pxy, t, egl, acc)
 	}
+}
+
+// vifSums is the horizontal filter of pixel j over the padded rows.
+func vifSums(filt []uint64, mu, xx, yy, xy []uint64, j int) (pm, pxx, pyy, pxy uint64) {
+	fw := len(filt)
+	half := fw / 2
+	b := vifMaxPad + j - half
+	m, sxx, syy, sxy := mu[b:b+fw], xx[b:b+fw], yy[b:b+fw], xy[b:b+fw]
+	f := filt[half]
+	pm, pxx, pyy, pxy = f*m[half], f*sxx[half], f*syy[half], f*sxy[half]
+	for k := 0; k < half; k++ {
+		f, e := filt[k], fw-1-k
+		pm += f * (m[k] + m[e])
+		pxx += f * (sxx[k] + sxx[e])
+		pyy += f * (syy[k] + syy[e])
+		pxy += f * (sxy[k] + sxy[e])
+	}
+	return pm, pxx, pyy, pxy
 }
 
 // vifRow17 is vifRow for the 17-tap filter of scale 0, with fixed-size
@@ -390,12 +444,25 @@ func vifRow17(mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifA
 // vifPixel turns one pixel's filtered sums into its contribution to the
 // numerator and denominator.
 func vifPixel(m1, m2, sxx, syy, sxy uint64, t []uint16, egl float64, acc *vifAcc) {
+	sigma1Sq, sigma2Sq, sigma12 := vifSigma(m1, m2, sxx, syy, sxy)
+	vifPixelSigma(sigma1Sq, sigma2Sq, sigma12, t, egl, acc)
+}
+
+// vifSigma turns one pixel's filtered sums (means, squares and product)
+// into its variances and covariance.
+func vifSigma(m1, m2, sxx, syy, sxy uint64) (sigma1Sq, sigma2Sq, sigma12 int32) {
 	mu1Sq := uint32((m1*m1 + 0x80000000) >> 32)
 	mu2Sq := uint32((m2*m2 + 0x80000000) >> 32)
 	mu1mu2 := uint32((m1*m2 + 0x80000000) >> 32)
-	sigma1Sq := int32(uint32((sxx+32768)>>16) - mu1Sq)
-	sigma2Sq := max(int32(uint32((syy+32768)>>16)-mu2Sq), 0)
-	sigma12 := int32(uint32((sxy+32768)>>16) - mu1mu2)
+	sigma1Sq = int32(uint32((sxx+32768)>>16) - mu1Sq)
+	sigma2Sq = max(int32(uint32((syy+32768)>>16)-mu2Sq), 0)
+	sigma12 = int32(uint32((sxy+32768)>>16) - mu1mu2)
+	return sigma1Sq, sigma2Sq, sigma12
+}
+
+// vifPixelSigma adds one pixel's variances to the numerator and
+// denominator.
+func vifPixelSigma(sigma1Sq, sigma2Sq, sigma12 int32, t []uint16, egl float64, acc *vifAcc) {
 	if sigma1Sq >= vifSigmaNsq {
 		acc.denLog += log2of32(t, uint32(vifSigmaNsq+sigma1Sq)) - 2048*17
 		if sigma12 > 0 && sigma2Sq > 0 {

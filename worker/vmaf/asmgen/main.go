@@ -1,0 +1,919 @@
+// Command asmgen writes the vector kernels of package vmaf with avo
+// (`make generate-kernels`, part of `make generate`):
+//
+//	go run . -out ../zz_generated_kernels_amd64.s -stubs ../zz_generated_kernels_amd64.go -pkg vmaf
+//
+// Each kernel covers a multiple of 4 pixels (8 for the DWT's vertical
+// pass); its Go caller in kernels_amd64.go runs the scalar code on the
+// rest of the row, and the tests compare every kernel with that scalar code.
+//
+// Bit-exactness rests on the bounds the scalar code documents: a packed
+// word (reference | distorted<<32) never carries from its low half, so
+// 32-bit lane arithmetic (VPMULLD, VPADDD) gives the same bits as the scalar
+// 64-bit arithmetic; and every unpacked operand of a 64-bit product is below
+// 2^32, so VPMULUDQ (32x32->64) gives the full product.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func main() {
+	ConstraintExpr("amd64")
+	tapInit("vifTapInit32AVX2", true)
+	tapInit("vifTapInit64AVX2", false)
+	tapPair("vifTapPair32AVX2", true)
+	tapPair("vifTapPair64AVX2", false)
+	vifSigma()
+	vifStat()
+	subTapInit()
+	subTapPair()
+	motionDiff()
+	motionV()
+	motionH()
+	dwt0V()
+	dwt0H()
+	admCM0()
+	vifRound("vifRoundPackedAVX2", true)
+	vifRound("vifRoundWideAVX2", false)
+	admCSF0()
+	Generate()
+}
+
+// mul multiplies by the broadcast tap f: in 32-bit lanes for packed words,
+// else 32x32->64.
+func mul(lanes32 bool, f, x, dst VecVirtual) {
+	if lanes32 {
+		VPMULLD(f, x, dst)
+	} else {
+		VPMULUDQ(f, x, dst)
+	}
+}
+
+// paramAddr is the stack address of a scalar argument.
+func paramAddr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+// broadcastTap loads a tap (at most 16 bits) into every 32-bit lane.
+func broadcastTap(m Mem) VecVirtual {
+	f := YMM()
+	VPBROADCASTD(m, f)
+	return f
+}
+
+// rowLoop runs body for i = 0, 4, 8, ... below the argument n, then
+// returns from the function.
+func rowLoop(body func(i Register)) { rowLoopStep(4, body, func() {}) }
+
+// rowLoopThen is rowLoop with an epilogue before the return.
+func rowLoopThen(body func(i Register), after func()) { rowLoopStep(4, body, after) }
+
+// rowLoopStep is rowLoopThen with i advancing by step.
+func rowLoopStep(step int, body func(i Register), after func()) {
+	n := Load(Param("n"), GP64())
+	i := GP64()
+	XORQ(i, i)
+	Label("loop")
+	CMPQ(i, n)
+	JAE(LabelRef("done"))
+	body(i)
+	ADDQ(Imm(uint64(step)), i)
+	JMP(LabelRef("loop"))
+	Label("done")
+	after()
+	VZEROUPPER()
+	RET()
+}
+
+// tapInit: dst[i] = f * src[i] for i < n.
+func tapInit(name string, lanes32 bool) {
+	TEXT(name, NOSPLIT, "func(f uint64, src, dst *uint64, n int)")
+	Pragma("noescape")
+	Doc(name + " sets dst[i] = f*src[i] for i < n (a multiple of 4).")
+	f := broadcastTap(paramAddr("f"))
+	src := Load(Param("src"), GP64())
+	dst := Load(Param("dst"), GP64())
+	rowLoop(func(i Register) {
+		x := YMM()
+		VMOVDQU(Mem{Base: src, Index: i, Scale: 8}, x)
+		mul(lanes32, f, x, x)
+		VMOVDQU(x, Mem{Base: dst, Index: i, Scale: 8})
+	})
+}
+
+// tapPair: dst[i] += f * (a[i] + b[i]) for i < n. Unpacked words are
+// multiplied one by one, as their sum may pass 2^32: the products' sum is
+// the scalar product of the sum modulo 2^64.
+func tapPair(name string, lanes32 bool) {
+	TEXT(name, NOSPLIT, "func(f uint64, a, b, dst *uint64, n int)")
+	Pragma("noescape")
+	Doc(name + " adds f*(a[i]+b[i]) to dst[i] for i < n (a multiple of 4).")
+	f := broadcastTap(paramAddr("f"))
+	a := Load(Param("a"), GP64())
+	b := Load(Param("b"), GP64())
+	dst := Load(Param("dst"), GP64())
+	rowLoop(func(i Register) {
+		x, y, acc := YMM(), YMM(), YMM()
+		VMOVDQU(Mem{Base: a, Index: i, Scale: 8}, x)
+		VMOVDQU(Mem{Base: b, Index: i, Scale: 8}, y)
+		VMOVDQU(Mem{Base: dst, Index: i, Scale: 8}, acc)
+		if lanes32 {
+			VPADDD(x, y, x)
+			VPMULLD(f, x, x)
+			VPADDD(x, acc, acc)
+		} else {
+			VPMULUDQ(f, x, x)
+			VPMULUDQ(f, y, y)
+			VPADDQ(x, acc, acc)
+			VPADDQ(y, acc, acc)
+		}
+		VMOVDQU(acc, Mem{Base: dst, Index: i, Scale: 8})
+	})
+}
+
+// vifSigma is VIF's horizontal pass: for each pixel j < n, the symmetric
+// filter of 2*half+1 taps over mu (packed means), xx, yy and xy from
+// element j, then the variances (vifSigma in vif.go) into s1, s2, s12.
+func vifSigma() {
+	TEXT("vifSigmaAVX2", NOSPLIT, "func(filt *uint64, half int, mu, xx, yy, xy *uint64, s1, s2, s12 *int32, n int)")
+	Pragma("noescape")
+	Doc("vifSigmaAVX2 computes the variances of n pixels (a multiple of 4); the row buffers start at the filter window of pixel 0.")
+	filt := Load(Param("filt"), GP64())
+	half := Load(Param("half"), GP64())
+	mu := Load(Param("mu"), GP64())
+	xx := Load(Param("xx"), GP64())
+	yy := Load(Param("yy"), GP64())
+	xy := Load(Param("xy"), GP64())
+	s1 := Load(Param("s1"), GP64())
+	s2 := Load(Param("s2"), GP64())
+	s12 := Load(Param("s12"), GP64())
+	n := Load(Param("n"), GP64())
+
+	// Constants: 2^31 and 2^15 in each 64-bit lane, and zero.
+	bias31, bias15, zero := YMM(), YMM(), YMM()
+	VPCMPEQQ(bias31, bias31, bias31)
+	VPSLLQ(Imm(63), bias31, bias31)
+	VPSRLQ(Imm(48), bias31, bias15)
+	VPSRLQ(Imm(32), bias31, bias31)
+	VPXOR(zero, zero, zero)
+
+	Label("pixels")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+
+	// Centre tap.
+	pm, pxx, pyy, pxy := YMM(), YMM(), YMM(), YMM()
+	f := broadcastTap(Mem{Base: filt, Index: half, Scale: 8})
+	VPMULLD(Mem{Base: mu, Index: half, Scale: 8}, f, pm)
+	VPMULUDQ(Mem{Base: xx, Index: half, Scale: 8}, f, pxx)
+	VPMULUDQ(Mem{Base: yy, Index: half, Scale: 8}, f, pyy)
+	VPMULUDQ(Mem{Base: xy, Index: half, Scale: 8}, f, pxy)
+
+	// Folded pairs: taps k and 2*half-k.
+	k, e := GP64(), GP64()
+	XORQ(k, k)
+	MOVQ(half, e)
+	SHLQ(Imm(1), e)
+	Label("taps")
+	CMPQ(k, half)
+	JAE(LabelRef("stat"))
+	f = broadcastTap(Mem{Base: filt, Index: k, Scale: 8})
+	x, y := YMM(), YMM()
+	VMOVDQU(Mem{Base: mu, Index: k, Scale: 8}, x)
+	VPADDD(Mem{Base: mu, Index: e, Scale: 8}, x, x)
+	VPMULLD(f, x, x)
+	VPADDD(x, pm, pm)
+	for _, p := range []struct {
+		src Register
+		acc VecVirtual
+	}{{xx, pxx}, {yy, pyy}, {xy, pxy}} {
+		VPMULUDQ(Mem{Base: p.src, Index: k, Scale: 8}, f, x)
+		VPMULUDQ(Mem{Base: p.src, Index: e, Scale: 8}, f, y)
+		VPADDQ(x, p.acc, p.acc)
+		VPADDQ(y, p.acc, p.acc)
+	}
+	INCQ(k)
+	DECQ(e)
+	JMP(LabelRef("taps"))
+
+	Label("stat")
+	// mu1² , mu2², mu1*mu2, each (a*b + 2^31) >> 32.
+	m2, m1sq, m2sq, m12 := YMM(), YMM(), YMM(), YMM()
+	VPSRLQ(Imm(32), pm, m2)
+	VPMULUDQ(pm, pm, m1sq)
+	VPMULUDQ(m2, m2, m2sq)
+	VPMULUDQ(m2, pm, m12)
+	for _, v := range []VecVirtual{m1sq, m2sq, m12} {
+		VPADDQ(bias31, v, v)
+		VPSRLQ(Imm(32), v, v)
+	}
+	// sigma = uint32((sum + 2^15) >> 16) - square, then the low halves
+	// of the four lanes packed into one XMM.
+	for _, p := range []struct {
+		sum, sq VecVirtual
+		out     Register
+		clamp   bool
+	}{{pxx, m1sq, s1, false}, {pyy, m2sq, s2, true}, {pxy, m12, s12, false}} {
+		VPADDQ(bias15, p.sum, p.sum)
+		VPSRLQ(Imm(16), p.sum, p.sum)
+		VPSUBQ(p.sq, p.sum, p.sum)
+		VPSHUFD(Imm(0x08), p.sum, p.sum)
+		VPERMQ(Imm(0x08), p.sum, p.sum)
+		if p.clamp {
+			VPMAXSD(zero.AsX(), p.sum.AsX(), p.sum.AsX())
+		}
+		VMOVDQU(p.sum.AsX(), Mem{Base: p.out})
+	}
+
+	ADDQ(Imm(32), mu)
+	ADDQ(Imm(32), xx)
+	ADDQ(Imm(32), yy)
+	ADDQ(Imm(32), xy)
+	ADDQ(Imm(16), s1)
+	ADDQ(Imm(16), s2)
+	ADDQ(Imm(16), s12)
+	SUBQ(Imm(4), n)
+	JMP(LabelRef("pixels"))
+
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// vifStat is VIF's per-pixel statistic (vifPixelSigma in vif.go) over n
+// pixels' variances: out receives the sums of the log numerator terms, of
+// log2of32(sigma_nsq+sigma1²) (without the -2048*17, which the caller
+// subtracts per log pixel), of the non-log sigma2², and the count of log
+// pixels. The double arithmetic is the scalar code's, operation for
+// operation (IEEE division, multiplication and truncation are exact in
+// every lane), and VCVTTPD2DQ is the CVTTSD2SL Go compiles int32(float64)
+// to, so out-of-range values convert alike too.
+func vifStat() {
+	TEXT("vifStatAVX2", NOSPLIT, "func(s1, s2, s12 *int32, tab *uint16, egl float64, out *[4]int64, n int)")
+	Pragma("noescape")
+	Doc("vifStatAVX2 sums the VIF statistic of n pixels (a multiple of 4) into out: numLog, denLog + 2048*17 per log pixel, numNonLog, log pixel count. tab is the log2 table with 2 words of padding.")
+	s1p := Load(Param("s1"), GP64())
+	s2p := Load(Param("s2"), GP64())
+	s12p := Load(Param("s12"), GP64())
+	tab := Load(Param("tab"), GP64())
+	out := Load(Param("out"), GP64())
+
+	d := func(name string, v uint32) Mem { return ConstData(name, U32(v)) }
+	q := func(name string, v uint64) Mem { return ConstData(name, U64(v)) }
+	c131071 := d("vifc131071", 131071)
+	c131072 := d("vifc131072", 131072)
+	cSign := d("vifcsign", 0x80000000)
+	cLow16 := d("vifclow16", 0xffff)
+	c2p31 := q("vifc2p31", 0x41e0000000000000)   // 2^31 as a double
+	cMagic := q("vifcmagic", 0x4330000000000000) // 2^52 as a double
+	cEps := q("vifceps", 0x3edb7cdfd9d7bdbb)     // 65536 * 1.0e-10
+	c2p17 := q("vifc2p17", 1<<17)
+	c1038 := q("vifc1038", 1023+15) // exponent bias + 15: k = exponent - 1038
+
+	accNum, accDen, accNon, accCnt := YMM(), YMM(), YMM(), YMM()
+	for _, a := range []VecVirtual{accNum, accDen, accNon, accCnt} {
+		VPXOR(a, a, a)
+	}
+	bcastD := func(m Mem) VecVirtual {
+		r := YMM()
+		VPBROADCASTD(m, r)
+		return r
+	}
+	bcastQ := func(m Mem) VecVirtual {
+		r := YMM()
+		VPBROADCASTQ(m, r)
+		return r
+	}
+	// pack32 moves the low halves of four 64-bit lanes into an XMM.
+	pack32 := func(y VecVirtual) VecVirtual {
+		VPSHUFD(Imm(0x08), y, y)
+		VPERMQ(Imm(0x08), y, y)
+		return y
+	}
+	// log2Lookup is log2of32/log2of64 from x's exact double xf and
+	// x>>k's source: t[x>>k] + 2048*k with k = floor(log2 x) - 15, in
+	// dwords. shift does x >> k given k in 64-bit lanes and returns the
+	// four indices as dwords.
+	log2Lookup := func(xf VecVirtual, shift func(k VecVirtual) VecVirtual) VecVirtual {
+		k := YMM()
+		VPSRLQ(Imm(52), xf, k)
+		VPSUBQ(bcastQ(c1038), k, k)
+		idx := shift(k)
+		mask, v := YMM(), YMM()
+		VPCMPEQD(mask.AsX(), mask.AsX(), mask.AsX())
+		VPXOR(v, v, v)
+		VPGATHERDD(mask.AsX(), Mem{Base: tab, Index: idx.AsX(), Scale: 2}, v.AsX())
+		VPAND(bcastD(cLow16).AsX(), v.AsX(), v.AsX())
+		k = pack32(k)
+		VPSLLD(Imm(11), k.AsX(), k.AsX())
+		VPADDD(k.AsX(), v.AsX(), v.AsX())
+		return v
+	}
+	log2of32 := func(x VecVirtual) VecVirtual { // x: 4 uint32 in an XMM
+		xf, t := YMM(), YMM()
+		VPXOR(bcastD(cSign).AsX(), x.AsX(), t.AsX())
+		VCVTDQ2PD(t.AsX(), xf)
+		VADDPD(bcastQ(c2p31), xf, xf)
+		return log2Lookup(xf, func(k VecVirtual) VecVirtual {
+			k32, idx := YMM(), YMM()
+			VMOVDQA(k, k32)
+			pack32(k32)
+			VPSRLVD(k32.AsX(), x.AsX(), idx.AsX())
+			return idx
+		})
+	}
+	log2of64 := func(x VecVirtual) VecVirtual { // x: 4 uint64 below 2^52
+		xf := YMM()
+		magic := bcastQ(cMagic)
+		VPOR(magic, x, xf)
+		VSUBPD(magic, xf, xf)
+		return log2Lookup(xf, func(k VecVirtual) VecVirtual {
+			idx := YMM()
+			VPSRLVQ(k, x, idx)
+			return pack32(idx)
+		})
+	}
+
+	rowLoopThen(func(i Register) {
+		s1, s2, s12 := YMM(), YMM(), YMM()
+		VMOVDQU(Mem{Base: s1p, Index: i, Scale: 4}, s1.AsX())
+		VMOVDQU(Mem{Base: s2p, Index: i, Scale: 4}, s2.AsX())
+		VMOVDQU(Mem{Base: s12p, Index: i, Scale: 4}, s12.AsX())
+		// Log pixels: sigma1² >= sigma_nsq.
+		mlog, mlog64 := YMM(), YMM()
+		VPCMPGTD(bcastD(c131071).AsX(), s1.AsX(), mlog.AsX())
+		VPMOVSXDQ(mlog.AsX(), mlog64)
+		VPSUBQ(mlog64, accCnt, accCnt)
+		// Non-log pixels: sum sigma2².
+		t := YMM()
+		VPMOVZXDQ(s2.AsX(), t)
+		VPANDN(t, mlog64, t)
+		VPADDQ(t, accNon, accNon)
+		// Denominator: log2of32(sigma_nsq + sigma1²).
+		x := YMM()
+		VPADDD(bcastD(c131072).AsX(), s1.AsX(), x.AsX())
+		lg := log2of32(x)
+		VPMOVSXDQ(lg.AsX(), t)
+		VPAND(mlog64, t, t)
+		VPADDQ(t, accDen, accDen)
+		// Numerator: log pixels with sigma12 > 0 and sigma2² > 0.
+		m, zero := YMM(), YMM()
+		VPXOR(zero, zero, zero)
+		VPCMPGTD(zero.AsX(), s12.AsX(), m.AsX())
+		VPCMPGTD(zero.AsX(), s2.AsX(), t.AsX())
+		VPAND(t.AsX(), m.AsX(), m.AsX())
+		VPAND(mlog.AsX(), m.AsX(), m.AsX())
+		m64 := YMM()
+		VPMOVSXDQ(m.AsX(), m64)
+		s1d, s2d, s12d := YMM(), YMM(), YMM()
+		VCVTDQ2PD(s1.AsX(), s1d)
+		VCVTDQ2PD(s2.AsX(), s2d)
+		VCVTDQ2PD(s12.AsX(), s12d)
+		// g = sigma12 / (sigma1² + eps); sv² = int32(sigma2² - g*sigma12).
+		g := YMM()
+		VADDPD(bcastQ(cEps), s1d, g)
+		VDIVPD(g, s12d, g)
+		VMULPD(s12d, g, t)
+		VSUBPD(t, s2d, t)
+		sv := YMM()
+		VCVTTPD2DQY(t, sv.AsX())
+		VPMAXSD(zero.AsX(), sv.AsX(), sv.AsX())
+		// numer1 = sv² + sigma_nsq; g limited to egl.
+		VPADDD(bcastD(c131072).AsX(), sv.AsX(), sv.AsX())
+		n1 := YMM()
+		VPMOVZXDQ(sv.AsX(), n1)
+		eglv := bcastQ(paramAddr("egl"))
+		VMINPD(eglv, g, g)
+		// numer1Tmp = int64(g*g*sigma1²) + numer1, exact below 2^52.
+		VMULPD(g, g, g)
+		VMULPD(s1d, g, g)
+		VROUNDPD(Imm(3), g, g)
+		magic := bcastQ(cMagic)
+		VADDPD(magic, g, g)
+		VPSUBQ(magic, g, g)
+		VPADDQ(n1, g, g)
+		// Pixels without a numerator term get a harmless 2^17 in both.
+		safe := bcastQ(c2p17)
+		VPANDN(safe, m64, safe)
+		VPAND(m64, g, g)
+		VPOR(safe, g, g)
+		VPAND(m64, n1, n1)
+		VPOR(safe, n1, n1)
+		a := log2of64(g)
+		b := log2of64(n1)
+		VPSUBD(b.AsX(), a.AsX(), a.AsX())
+		VPMOVSXDQ(a.AsX(), t)
+		VPAND(m64, t, t)
+		VPADDQ(t, accNum, accNum)
+	}, func() { storeSums([]VecVirtual{accNum, accDen, accNon, accCnt}, out) })
+}
+
+// loadPacked loads 4 reference and 4 distorted 16-bit samples (each the sum
+// of two rows when b is set) as the packed words ref | dis<<32.
+func loadPacked(ra, rb, da, db Register, i Register) VecVirtual {
+	r, d := YMM(), YMM()
+	VPMOVZXWD(Mem{Base: ra, Index: i, Scale: 2}, r.AsX())
+	VPMOVZXWD(Mem{Base: da, Index: i, Scale: 2}, d.AsX())
+	if rb != nil {
+		t := YMM()
+		VPMOVZXWD(Mem{Base: rb, Index: i, Scale: 2}, t.AsX())
+		VPADDD(t.AsX(), r.AsX(), r.AsX())
+		VPMOVZXWD(Mem{Base: db, Index: i, Scale: 2}, t.AsX())
+		VPADDD(t.AsX(), d.AsX(), d.AsX())
+	}
+	// Interleave to r0 d0 r1 d1 | r2 d2 r3 d3.
+	lo, hi := YMM(), YMM()
+	VPUNPCKLDQ(d.AsX(), r.AsX(), lo.AsX())
+	VPUNPCKHDQ(d.AsX(), r.AsX(), hi.AsX())
+	VINSERTI128(Imm(1), hi.AsX(), lo, lo)
+	return lo
+}
+
+// subTapInit is the centre tap of VIF's subsampling filter (vifState.subsample):
+// acc[i] = f * (ref[i] | dis[i]<<32).
+func subTapInit() {
+	TEXT("vifSubTapInitAVX2", NOSPLIT, "func(f uint64, ref, dis *uint16, acc *uint64, n int)")
+	Pragma("noescape")
+	Doc("vifSubTapInitAVX2 sets acc[i] = f*(ref[i] | dis[i]<<32) for i < n (a multiple of 4).")
+	f := broadcastTap(paramAddr("f"))
+	ref := Load(Param("ref"), GP64())
+	dis := Load(Param("dis"), GP64())
+	acc := Load(Param("acc"), GP64())
+	rowLoop(func(i Register) {
+		x := loadPacked(ref, nil, dis, nil, i)
+		VPMULLD(f, x, x)
+		VMOVDQU(x, Mem{Base: acc, Index: i, Scale: 8})
+	})
+}
+
+// subTapPair adds a symmetric pair of rows to the subsampling sums:
+// acc[i] += f * ((ra[i]+rb[i]) | (da[i]+db[i])<<32).
+func subTapPair() {
+	TEXT("vifSubTapPairAVX2", NOSPLIT, "func(f uint64, ra, rb, da, db *uint16, acc *uint64, n int)")
+	Pragma("noescape")
+	Doc("vifSubTapPairAVX2 adds f*((ra[i]+rb[i]) | (da[i]+db[i])<<32) to acc[i] for i < n (a multiple of 4).")
+	f := broadcastTap(paramAddr("f"))
+	ra := Load(Param("ra"), GP64())
+	rb := Load(Param("rb"), GP64())
+	da := Load(Param("da"), GP64())
+	db := Load(Param("db"), GP64())
+	acc := Load(Param("acc"), GP64())
+	rowLoop(func(i Register) {
+		x := loadPacked(ra, rb, da, db, i)
+		VPMULLD(f, x, x)
+		VPADDD(Mem{Base: acc, Index: i, Scale: 8}, x, x)
+		VMOVDQU(x, Mem{Base: acc, Index: i, Scale: 8})
+	})
+}
+
+// motionDiff: out[i] = prev[i] - cur[i] as int32, the difference the motion
+// filter blurs.
+func motionDiff() {
+	TEXT("motionDiffAVX2", NOSPLIT, "func(prev, cur *uint16, out *int32, n int)")
+	Pragma("noescape")
+	Doc("motionDiffAVX2 sets out[i] = prev[i]-cur[i] for i < n (a multiple of 4).")
+	prev := Load(Param("prev"), GP64())
+	cur := Load(Param("cur"), GP64())
+	out := Load(Param("out"), GP64())
+	rowLoop(func(i Register) {
+		p, c := YMM(), YMM()
+		VPMOVZXWD(Mem{Base: prev, Index: i, Scale: 2}, p.AsX())
+		VPMOVZXWD(Mem{Base: cur, Index: i, Scale: 2}, c.AsX())
+		VPSUBD(c.AsX(), p.AsX(), p.AsX())
+		VMOVDQU(p.AsX(), Mem{Base: out, Index: i, Scale: 4})
+	})
+}
+
+// motionTaps are libvmaf's 5-tap motion filter's distinct taps.
+var motionTaps = [3]uint32{3571, 16004, 26386}
+
+// motionTapData holds the taps once in read-only data.
+var motionTapData = map[int]Mem{}
+
+// broadcastMotionTaps loads the three taps into every dword of three registers.
+func broadcastMotionTaps() [3]VecVirtual {
+	var f [3]VecVirtual
+	for k, v := range motionTaps {
+		m, ok := motionTapData[k]
+		if !ok {
+			m = ConstData(fmt.Sprintf("motionf%d", k), U32(v))
+			motionTapData[k] = m
+		}
+		f[k] = YMM()
+		VPBROADCASTD(m, f[k])
+	}
+	return f
+}
+
+// motionV is the motion filter's vertical pass over five difference rows:
+// out = (f0*(d0+d4) + f1*(d1+d3) + f2*d2 + 2^(shift-1)) >> shift, in int32
+// lanes, exact for differences of up to 12 bits (the sums stay below 2^28).
+func motionV() {
+	TEXT("motionVAVX2", NOSPLIT, "func(d0, d1, d2, d3, d4, out *int32, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("motionVAVX2 filters five difference rows vertically into out for i < n (a multiple of 4); samples of at most 12 bits.")
+	var d [5]Register
+	for k := range d {
+		d[k] = Load(Param(fmt.Sprintf("d%d", k)), GP64())
+	}
+	out := Load(Param("out"), GP64())
+	shift, round := XMM(), YMM()
+	MOVQ(paramAddr("shift"), shift)
+	// round = 1 << (shift-1) = (1 << shift) >> 1 in every dword.
+	VPCMPEQD(round, round, round)
+	VPSRLD(Imm(31), round, round)
+	VPSLLD(shift, round, round)
+	VPSRLD(Imm(1), round, round)
+	f := broadcastMotionTaps()
+	rowLoop(func(i Register) {
+		a, b, acc := YMM(), YMM(), YMM()
+		VMOVDQU(Mem{Base: d[0], Index: i, Scale: 4}, a.AsX())
+		VPADDD(Mem{Base: d[4], Index: i, Scale: 4}, a.AsX(), a.AsX())
+		VPMULLD(f[0].AsX(), a.AsX(), acc.AsX())
+		VMOVDQU(Mem{Base: d[1], Index: i, Scale: 4}, b.AsX())
+		VPADDD(Mem{Base: d[3], Index: i, Scale: 4}, b.AsX(), b.AsX())
+		VPMULLD(f[1].AsX(), b.AsX(), b.AsX())
+		VPADDD(b.AsX(), acc.AsX(), acc.AsX())
+		VPMULLD(Mem{Base: d[2], Index: i, Scale: 4}, f[2].AsX(), b.AsX())
+		VPADDD(b.AsX(), acc.AsX(), acc.AsX())
+		VPADDD(round.AsX(), acc.AsX(), acc.AsX())
+		VPSRAD(shift, acc.AsX(), acc.AsX())
+		VMOVDQU(acc.AsX(), Mem{Base: out, Index: i, Scale: 4})
+	})
+}
+
+// motionH is the horizontal pass and the sum of absolute values of pixels
+// 2..n+1 of a vertically filtered row (row[0] is the window start of the
+// first): sum |(f0*(r[j-2]+r[j+2]) + f1*(r[j-1]+r[j+1]) + f2*r[j] + 2^15) >> 16|,
+// in 64-bit lanes, as the sums may pass 2^31.
+func motionH() {
+	TEXT("motionHAVX2", NOSPLIT, "func(row *int32, n int) uint64")
+	Pragma("noescape")
+	Doc("motionHAVX2 returns the absolute blurred values' sum of n pixels (a multiple of 4) whose 5-tap windows start at row.")
+	row := Load(Param("row"), GP64())
+	f := broadcastMotionTaps()
+	sum := YMM()
+	VPXOR(sum, sum, sum)
+	// The arithmetic shift of 64-bit lanes, which AVX2 lacks, as a logical
+	// one of a biased value: (acc + 2^15 + 2^40) >> 16 - 2^24.
+	bias, unbias, low := YMM(), YMM(), YMM()
+	VPBROADCASTQ(ConstData("motionbias", U64(1<<40+1<<15)), bias)
+	VPBROADCASTQ(ConstData("motionunbias", U64(1<<24)), unbias)
+	VPBROADCASTQ(ConstData("motionlow", U64(0xffffffff)), low)
+	rowLoopThen(func(i Register) {
+		at := func(k int) VecVirtual {
+			v := YMM()
+			VPMOVSXDQ(Mem{Base: row, Index: i, Scale: 4, Disp: 4 * k}, v)
+			return v
+		}
+		acc, t := YMM(), YMM()
+		a := at(0)
+		VPADDQ(at(4), a, a)
+		VPMULDQ(f[0], a, acc)
+		b := at(1)
+		VPADDQ(at(3), b, b)
+		VPMULDQ(f[1], b, t)
+		VPADDQ(t, acc, acc)
+		VPMULDQ(f[2], at(2), t)
+		VPADDQ(t, acc, acc)
+		VPADDQ(bias, acc, acc)
+		VPSRLQ(Imm(16), acc, acc)
+		VPSUBQ(unbias, acc, acc)
+		VPABSD(acc, acc)
+		VPAND(low, acc, acc)
+		VPADDQ(acc, sum, sum)
+	}, func() {
+		hi := XMM()
+		VEXTRACTI128(Imm(1), sum, hi)
+		VPADDQ(hi, sum.AsX(), hi)
+		lo := XMM()
+		VPSHUFD(Imm(0x4e), hi, lo)
+		VPADDQ(lo, hi, hi)
+		r := GP64()
+		MOVQ(hi, r)
+		Store(r, ReturnIndex(0))
+	})
+}
+
+// dwtLo and dwtHi are ADM's Daubechies filter taps in Q15 (adm.go).
+var (
+	dwtLo = [4]int32{15826, 27411, 7345, -4240}
+	dwtHi = [4]int32{-4240, -7345, 27411, -15826}
+)
+
+// dwordTable puts int32s in read-only data.
+func dwordTable(name string, v []int32) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for k, x := range v {
+		DATA(4*k, U32(uint32(x)))
+	}
+	return m
+}
+
+// narrow16 is int32(int16(x)) in every dword.
+func narrow16(x VecVirtual) {
+	VPSLLD(Imm(16), x, x)
+	VPSRAD(Imm(16), x, x)
+}
+
+// dwt0V is the vertical pass of ADM's first DWT level (admState.dwt0):
+// lo = (sum dwtLo[k]*r_k + loAdd) >> shift and hi likewise, in int32 lanes
+// with Go's wrapping, narrowed to int16, 8 samples at a time.
+func dwt0V() {
+	TEXT("admDWT0VAVX2", NOSPLIT, "func(r0, r1, r2, r3 *uint16, lo, hi *int32, loAdd, hiAdd uint64, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("admDWT0VAVX2 runs the vertical DWT of n samples (a multiple of 8) of four rows into lo and hi.")
+	var r [4]Register
+	for k := range r {
+		r[k] = Load(Param(fmt.Sprintf("r%d", k)), GP64())
+	}
+	lo := Load(Param("lo"), GP64())
+	hi := Load(Param("hi"), GP64())
+	loAdd, hiAdd, shift := YMM(), YMM(), XMM()
+	VPBROADCASTD(paramAddr("loAdd"), loAdd)
+	VPBROADCASTD(paramAddr("hiAdd"), hiAdd)
+	MOVQ(paramAddr("shift"), shift)
+	loTab := dwordTable("dwt0lo", dwtLo[:])
+	hiTab := dwordTable("dwt0hi", dwtHi[:])
+	rowLoopStep(8, func(i Register) {
+		accLo, accHi := YMM(), YMM()
+		VMOVDQA(loAdd, accLo)
+		VMOVDQA(hiAdd, accHi)
+		for k := range r {
+			u, c := YMM(), YMM()
+			VPMOVZXWD(Mem{Base: r[k], Index: i, Scale: 2}, u)
+			VPBROADCASTD(loTab.Offset(4*k), c)
+			VPMULLD(u, c, c)
+			VPADDD(c, accLo, accLo)
+			VPBROADCASTD(hiTab.Offset(4*k), c)
+			VPMULLD(u, c, c)
+			VPADDD(c, accHi, accHi)
+		}
+		for _, p := range []struct {
+			acc VecVirtual
+			out Register
+		}{{accLo, lo}, {accHi, hi}} {
+			VPSRAD(shift, p.acc, p.acc)
+			narrow16(p.acc)
+			VMOVDQU(p.acc, Mem{Base: p.out, Index: i, Scale: 4})
+		}
+	}, func() {})
+}
+
+// dwt0H is the horizontal pass of ADM's first DWT level for interior
+// outputs: out j takes t[2j-1..2j+2]; t points at t[2j-1] of the first.
+// lo = (sum dwtLo[k]*s_k + 2^15) >> 16 narrowed to int16, hi likewise.
+func dwt0H() {
+	TEXT("admDWT0HAVX2", NOSPLIT, "func(t *int32, lo, hi *int32, n int)")
+	Pragma("noescape")
+	Doc("admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 4) from t into lo and hi.")
+	t := Load(Param("t"), GP64())
+	lo := Load(Param("lo"), GP64())
+	hi := Load(Param("hi"), GP64())
+	perm, round := YMM(), YMM()
+	VMOVDQU(dwordTable("dwt0perm", []int32{0, 2, 4, 6, 1, 3, 5, 7}), perm)
+	VPBROADCASTD(ConstData("dwt0round", U32(32768)), round)
+	loTab := dwordTable("dwt0hlo", dwtLo[:])
+	hiTab := dwordTable("dwt0hhi", dwtHi[:])
+	rowLoop(func(i Register) {
+		// Offsets 0 and 2 from t[2j-1], split into even and odd dwords:
+		// the four taps' samples of four outputs.
+		a, b := YMM(), YMM()
+		VPERMD(Mem{Base: t}, perm, a)
+		VPERMD(Mem{Base: t, Disp: 8}, perm, b)
+		var sv [4]VecVirtual
+		sv[0], sv[1], sv[2], sv[3] = a, XMM(), b, XMM()
+		VEXTRACTI128(Imm(1), a, sv[1].AsX())
+		VEXTRACTI128(Imm(1), b, sv[3].AsX())
+		for _, p := range []struct {
+			tab Mem
+			out Register
+		}{{loTab, lo}, {hiTab, hi}} {
+			acc, c := XMM(), XMM()
+			VMOVDQA(round.AsX(), acc)
+			for k := range sv {
+				VPBROADCASTD(p.tab.Offset(4*k), c)
+				VPMULLD(sv[k].AsX(), c, c)
+				VPADDD(c, acc, acc)
+			}
+			VPSRAD(Imm(16), acc, acc)
+			narrow16(acc)
+			VMOVDQU(acc, Mem{Base: p.out, Index: i, Scale: 4})
+		}
+		ADDQ(Imm(32), t)
+	})
+}
+
+// admCM0 is one row of ADM's scale-0 contrast measure (admState.cm0) over
+// interior columns: the 3x3 masking threshold from the three bands' CSF
+// filter inputs f (with the centre from the CSF-weighted bands c), then
+// max(|src*rfactor| - thr, 0) cubed with libvmaf's two rounding shifts,
+// summed per band. The cube's arithmetic shift of a possibly negative
+// 64-bit value is a logical shift of the value biased by 2^62 (the product
+// of two values below 2^31 in magnitude), minus the shifted bias.
+func admCM0() {
+	TEXT("admCM0AVX2", NOSPLIT, "func(fh, fv, fd, ch, cv, cd, sh, sv, sd *int32, up, down int, cub *[4]uint64, out *[3]int64, n int)")
+	Pragma("noescape")
+	Doc("admCM0AVX2 sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, and the H and D cube shifts.")
+	names := []string{"fh", "fv", "fd", "ch", "cv", "cd", "sh", "sv", "sd"}
+	var p [9]Register
+	for k, nm := range names {
+		p[k] = Load(Param(nm), GP64())
+	}
+	up := Load(Param("up"), GP64())
+	down := Load(Param("down"), GP64())
+	cub := Load(Param("cub"), GP64())
+	n := Load(Param("n"), GP64())
+	acc := [3]VecVirtual{YMM(), YMM(), YMM()}
+	for _, a := range acc {
+		VPXOR(a, a, a)
+	}
+	d := func(name string, v uint32) Mem { return ConstData(name, U32(v)) }
+	q := func(name string, v uint64) Mem { return ConstData(name, U64(v)) }
+	c8738, c2048 := d("cmc8738", 8738), d("cmc2048", 2048)
+	rf := [3]Mem{d("cmrfh", 36453), d("cmrfv", 36453), d("cmrfd", 49417)}
+	addSq := [3]Mem{q("cmsq28", 1<<28), q("cmsq28b", 1<<28), q("cmsq29", 1<<29)}
+	shSq := [3]uint64{29, 29, 30}
+	thrShift := [3]uint64{10, 10, 12}
+	// Cube shift counts: H and V share one.
+	shH, shD := XMM(), XMM()
+	MOVQ(Mem{Base: cub, Disp: 16}, shH)
+	MOVQ(Mem{Base: cub, Disp: 24}, shD)
+	// The biased shift's correction, 2^62 >> shift.
+	unH, unD := YMM(), YMM()
+	VPCMPEQQ(unH, unH, unH)
+	VPSRLQ(Imm(63), unH, unH)
+	VPSLLQ(Imm(62), unH, unH)
+	VPSRLQ(shD, unH, unD)
+	VPSRLQ(shH, unH, unH)
+
+	Label("pixels")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	thr, t, zero := XMM(), XMM(), XMM()
+	VPXOR(thr, thr, thr)
+	VPXOR(zero, zero, zero)
+	for b := 0; b < 3; b++ {
+		f := p[b]
+		for _, off := range []Register{up, nil, down} {
+			for _, dj := range []int{-4, 0, 4} {
+				if off == nil && dj == 0 {
+					continue // the centre comes from c
+				}
+				m := Mem{Base: f, Disp: dj}
+				if off != nil {
+					m = Mem{Base: f, Index: off, Scale: 1, Disp: dj}
+				}
+				VPADDD(m, thr, thr)
+			}
+		}
+		// centre = int16((8738*|c| + 2048) >> 12)
+		c := XMM()
+		VPABSD(Mem{Base: p[3+b]}, t)
+		VPBROADCASTD(c8738, c)
+		VPMULLD(c, t, t)
+		VPBROADCASTD(c2048, c)
+		VPADDD(c, t, t)
+		VPSRAD(Imm(12), t, t)
+		narrow16(t)
+		VPADDD(t, thr, thr)
+	}
+	for b := 0; b < 3; b++ {
+		x, c, th := XMM(), XMM(), XMM()
+		VPBROADCASTD(rf[b], c)
+		VPMULLD(Mem{Base: p[6+b]}, c, x)
+		VPABSD(x, x)
+		VPSLLD(Imm(thrShift[b]), thr, th)
+		VPSUBD(th, x, x)
+		VPMAXSD(zero, x, x)
+		x64, sq := YMM(), YMM()
+		VPMOVZXDQ(x, x64)
+		VPMULUDQ(x64, x64, sq)
+		VPBROADCASTQ(addSq[b], c.AsY())
+		VPADDQ(c.AsY(), sq, sq)
+		VPSRLQ(Imm(shSq[b]), sq, sq)
+		VPSHUFD(Imm(0x08), sq, sq)
+		VPERMQ(Imm(0x08), sq, sq)
+		VPMOVSXDQ(sq.AsX(), sq)
+		VPMULDQ(x64, sq, sq)
+		sh, un, add := shH, unH, Mem{Base: cub}
+		if b == 2 {
+			sh, un, add = shD, unD, Mem{Base: cub, Disp: 8}
+		}
+		VPBROADCASTQ(add, c.AsY())
+		VPADDQ(c.AsY(), sq, sq)
+		VPSRLQ(sh, sq, sq)
+		VPSUBQ(un, sq, sq)
+		VPADDQ(sq, acc[b], acc[b])
+	}
+	for _, r := range p {
+		ADDQ(Imm(16), r)
+	}
+	SUBQ(Imm(4), n)
+	JMP(LabelRef("pixels"))
+
+	Label("done")
+	storeSums(acc[:], Load(Param("out"), GP64()))
+	VZEROUPPER()
+	RET()
+}
+
+// storeSums writes the sum of each register's four 64-bit lanes to
+// consecutive words at out.
+func storeSums(accs []VecVirtual, out Register) {
+	for k, a := range accs {
+		hi, lo := XMM(), XMM()
+		VEXTRACTI128(Imm(1), a, hi)
+		VPADDQ(hi, a.AsX(), hi)
+		VPSHUFD(Imm(0x4e), hi, lo)
+		VPADDQ(lo, hi, hi)
+		MOVQ(hi, Mem{Base: out, Disp: 8 * k})
+	}
+}
+
+// vifRound rounds VIF's vertical sums into the padded rows the horizontal
+// pass reads (vifRoundRow in vif.go): mu's two 32-bit lanes each
+// (v + roundMu) >> shiftMu, exact while the sums stay below 2^32 - roundMu
+// (samples of at most 15 bits); xy (and xx, yy when the squares are wide)
+// (v + roundSq) >> shiftSq in 64 bits; packed squares split into xx and yy.
+func vifRound(name string, packed bool) {
+	TEXT(name, NOSPLIT, "func(accP, accQ, accY, accX, mu, xx, yy, xy *uint64, roundMu, shiftMu, roundSq, shiftSq uint64, n int)")
+	Pragma("noescape")
+	Doc(name + " rounds n vertical sums (a multiple of 4) into the rows mu, xx, yy and xy.")
+	var p [8]Register
+	for k, nm := range []string{"accP", "accQ", "accY", "accX", "mu", "xx", "yy", "xy"} {
+		p[k] = Load(Param(nm), GP64())
+	}
+	rMu, sMu, rSq, sSq := YMM(), XMM(), YMM(), XMM()
+	VPBROADCASTD(paramAddr("roundMu"), rMu)
+	MOVQ(paramAddr("shiftMu"), sMu)
+	VPBROADCASTQ(paramAddr("roundSq"), rSq)
+	MOVQ(paramAddr("shiftSq"), sSq)
+	rowLoop(func(i Register) {
+		at := func(r Register) Mem { return Mem{Base: r, Index: i, Scale: 8} }
+		m := YMM()
+		VPADDD(at(p[0]), rMu, m)
+		VPSRLD(sMu, m, m)
+		VMOVDQU(m, at(p[4]))
+		wide := func(src, dst Register) {
+			v := YMM()
+			VPADDQ(at(src), rSq, v)
+			VPSRLQ(sSq, v, v)
+			VMOVDQU(v, at(dst))
+		}
+		if packed {
+			q, lo := YMM(), YMM()
+			VMOVDQU(at(p[1]), q)
+			VPXOR(lo, lo, lo)
+			VPBLENDD(Imm(0xaa), lo, q, lo) // the low lanes, zero-extended
+			VMOVDQU(lo, at(p[5]))
+			VPSRLQ(Imm(32), q, q)
+			VMOVDQU(q, at(p[6]))
+		} else {
+			wide(p[1], p[5])
+			wide(p[2], p[6])
+		}
+		wide(p[3], p[7])
+	})
+}
+
+// admCSF0 is scale 0's CSF of one band (admState.csf0): a =
+// int16((irf*src + add) >> shift) and the masking input f = int16((4369*|a| +
+// 2048) >> 12), in int32 lanes with Go's wrapping, 8 coefficients a step.
+func admCSF0() {
+	TEXT("admCSF0AVX2", NOSPLIT, "func(src, dstA, dstF *int32, irf, add, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("admCSF0AVX2 weighs n coefficients (a multiple of 8) of src into dstA and their masking inputs into dstF.")
+	src := Load(Param("src"), GP64())
+	dstA := Load(Param("dstA"), GP64())
+	dstF := Load(Param("dstF"), GP64())
+	irf, add, shift, c4369, c2048 := YMM(), YMM(), XMM(), YMM(), YMM()
+	VPBROADCASTD(paramAddr("irf"), irf)
+	VPBROADCASTD(paramAddr("add"), add)
+	MOVQ(paramAddr("shift"), shift)
+	VPBROADCASTD(ConstData("csfc4369", U32(4369)), c4369)
+	VPBROADCASTD(ConstData("csfc2048", U32(2048)), c2048)
+	rowLoopStep(8, func(i Register) {
+		a, f := YMM(), YMM()
+		VPMULLD(Mem{Base: src, Index: i, Scale: 4}, irf, a)
+		VPADDD(add, a, a)
+		VPSRAD(shift, a, a)
+		narrow16(a)
+		VMOVDQU(a, Mem{Base: dstA, Index: i, Scale: 4})
+		VPABSD(a, f)
+		VPMULLD(c4369, f, f)
+		VPADDD(c2048, f, f)
+		VPSRAD(Imm(12), f, f)
+		narrow16(f)
+		VMOVDQU(f, Mem{Base: dstF, Index: i, Scale: 4})
+	}, func() {})
+}

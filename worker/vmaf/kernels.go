@@ -1,0 +1,107 @@
+package vmaf
+
+// kernels are the inner loops of one CPU path. The generic set is the
+// scalar reference; a vector set replaces loops with assembly that gives
+// the same integers, and falls back to the scalar code for the tail of a
+// row that does not fill a vector.
+type kernels struct {
+	cpu CPU
+	// vifTapInit and vifTapPair run VIF's vertical filter pass (see
+	// vifTapInit and vifTapPair).
+	vifTapInit func(f uint64, p, q, y, x, accP, accQ, accY, accX []uint64, packSq bool)
+	vifTapPair func(f uint64, pa, pb, qa, qb, ya, yb, xa, xb, accP, accQ, accY, accX []uint64, packSq bool)
+	// vifRow runs VIF's horizontal pass and statistic of one row; sig is
+	// scratch of w pixels.
+	vifRow func(filt []uint64, mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifAcc, sig *vifSigmas)
+	// vifRound rounds the vertical sums into the horizontal pass's rows.
+	vifRound func(accP, accQ, accY, accX, mu, xx, yy, xy []uint64, r vifRounding)
+	// vifSubInit and vifSubPair run the vertical pass of VIF's
+	// subsampling (see vifSubInit and vifSubPair).
+	vifSubInit func(f uint64, rc, dc []uint16, acc []uint64)
+	vifSubPair func(f uint64, ra, rb, da, db []uint16, acc []uint64)
+	// motionSAD is motionSAD; m is scratch for the vector kernels.
+	motionSAD func(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64
+	// admDWT0V and admDWT0H run the two passes of ADM's first DWT level.
+	admDWT0V func(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP int32)
+	admDWT0H func(t, lo, hi []int32, ind *[4][]int)
+	// admCM0Row is one row of ADM's scale-0 contrast measure (cm0).
+	admCM0Row func(r *admCMRow, up, i, down int) (inH, inV, inD int64)
+	// admCSF0 is scale 0's CSF of one band's row segment (csf0).
+	admCSF0 func(src, dstA, dstF []int32, irf, add int32, shift uint)
+}
+
+// motionRows is the vector motion kernel's scratch: the difference rows of
+// the filter window, each computed once per frame, and the vertically
+// filtered row.
+type motionRows struct {
+	diff [5][]int32
+	tag  [5]int // the input row each diff row holds
+	vrow []int32
+}
+
+func (m *motionRows) ensure(w int) {
+	if len(m.vrow) >= w {
+		return
+	}
+	for k := range m.diff {
+		m.diff[k] = make([]int32, w)
+	}
+	m.vrow = make([]int32, w)
+}
+
+var genericKernels = kernels{
+	cpu:        CPUGeneric,
+	vifTapInit: vifTapInit,
+	vifTapPair: vifTapPair,
+	vifRow:     vifRowGeneric,
+	vifRound:   vifRoundRow,
+	vifSubInit: vifSubInit,
+	vifSubPair: vifSubPair,
+	motionSAD: func(prev, cur []uint16, w, h, bpc int, row []int64, _ *motionRows) uint64 {
+		return motionSAD(prev, cur, w, h, bpc, row)
+	},
+	admDWT0V: admDWT0V,
+	admDWT0H: admDWT0H,
+	admCM0Row: func(r *admCMRow, up, i, down int) (int64, int64, int64) {
+		return admCM0Row(r, up, i, down, r.left, r.right)
+	},
+	admCSF0: admCSF0Row,
+}
+
+// kernelsFor returns the kernel set of a resolved path.
+func kernelsFor(c CPU) *kernels {
+	switch c {
+	case CPUAVX2, CPUAVX512:
+		if k := vectorKernels(c); k != nil {
+			return k
+		}
+	}
+	return &genericKernels
+}
+
+func vifRowGeneric(filt []uint64, mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifAcc, _ *vifSigmas) {
+	if len(filt) == 17 {
+		vifRow17(mu, xx, yy, xy, w, t, egl, acc)
+	} else {
+		vifRow(filt, mu, xx, yy, xy, w, t, egl, acc)
+	}
+}
+
+// vifSigmaRow computes the variances of pixels [j0, j1) of a row into sig:
+// the scalar form of the vector kernels' horizontal pass, used for a row's
+// tail.
+func vifSigmaRow(filt []uint64, mu, xx, yy, xy []uint64, j0, j1 int, sig *vifSigmas) {
+	for j := j0; j < j1; j++ {
+		pm, pxx, pyy, pxy := vifSums(filt, mu, xx, yy, xy, j)
+		sig.s1[j], sig.s2[j], sig.s12[j] = vifSigma(pm&0xffffffff, pm>>32, pxx, pyy, pxy)
+	}
+}
+
+// vifStatRow accumulates the statistic of pixels [j0, j1) from their
+// variances.
+func vifStatRow(sig *vifSigmas, j0, j1 int, t []uint16, egl float64, acc *vifAcc) {
+	s1, s2, s12 := sig.s1[j0:j1], sig.s2[j0:j1], sig.s12[j0:j1]
+	for j := range s1 {
+		vifPixelSigma(s1[j], s2[j], s12[j], t, egl, acc)
+	}
+}

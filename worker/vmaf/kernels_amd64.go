@@ -1,0 +1,317 @@
+package vmaf
+
+// The AVX2 kernels (zz_generated_kernels_amd64.s, written by asmgen) cover
+// the largest multiple of 4 pixels of a row; the scalar code does the rest.
+
+var avx2Kernels = kernels{
+	cpu:        CPUAVX2,
+	vifTapInit: vifTapInitAVX2,
+	vifTapPair: vifTapPairAVX2,
+	vifRow:     vifRowAVX2,
+	vifRound:   vifRoundAVX2,
+	vifSubInit: vifSubInitAVX2,
+	vifSubPair: vifSubPairAVX2,
+	motionSAD:  motionSADAVX2,
+	admDWT0V:   dwt0VAVX2,
+	admDWT0H:   dwt0HAVX2,
+	admCM0Row:  admCM0RowAVX2,
+	admCSF0:    admCSF0AVX2Row,
+}
+
+// avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the
+// AVX2 ones (AVX-512 processors have AVX2).
+var avx512Kernels = func() kernels {
+	k := avx2Kernels
+	k.cpu = CPUAVX512
+	return k
+}()
+
+func vectorKernels(c CPU) *kernels {
+	switch c {
+	case CPUAVX2:
+		return &avx2Kernels
+	case CPUAVX512:
+		return &avx512Kernels
+	}
+	return nil
+}
+
+// vecLen is the part of n that the 4-pixel kernels cover.
+func vecLen(n int) int { return n &^ 3 }
+
+// tapInit32 and the other helpers below run one kernel on the vector part
+// of a row: 32 for packed words, 64 for unpacked ones.
+func tapInit32(f uint64, src, dst []uint64, n int) {
+	if n > 0 {
+		vifTapInit32AVX2(f, &src[0], &dst[0], n)
+	}
+}
+
+func tapInit64(f uint64, src, dst []uint64, n int) {
+	if n > 0 {
+		vifTapInit64AVX2(f, &src[0], &dst[0], n)
+	}
+}
+
+func tapPair32(f uint64, a, b, dst []uint64, n int) {
+	if n > 0 {
+		vifTapPair32AVX2(f, &a[0], &b[0], &dst[0], n)
+	}
+}
+
+func tapPair64(f uint64, a, b, dst []uint64, n int) {
+	if n > 0 {
+		vifTapPair64AVX2(f, &a[0], &b[0], &dst[0], n)
+	}
+}
+
+func vifTapInitAVX2(f uint64, p, q, y, x, accP, accQ, accY, accX []uint64, packSq bool) {
+	w := len(accP)
+	n := vecLen(w)
+	p, q, y, x = p[:w], q[:w], y[:w], x[:w]
+	tapInit32(f, p, accP, n)
+	tapInit64(f, x, accX, n)
+	if packSq {
+		tapInit32(f, q, accQ, n)
+	} else {
+		tapInit64(f, q, accQ, n)
+		tapInit64(f, y, accY, n)
+	}
+	if n < w {
+		vifTapInit(f, p[n:], q[n:], y[n:], x[n:], accP[n:], accQ[n:], accY[n:], accX[n:], packSq)
+	}
+}
+
+func vifTapPairAVX2(f uint64, pa, pb, qa, qb, ya, yb, xa, xb, accP, accQ, accY, accX []uint64, packSq bool) {
+	w := len(accP)
+	n := vecLen(w)
+	pa, pb, qa, qb, ya, yb, xa, xb = pa[:w], pb[:w], qa[:w], qb[:w], ya[:w], yb[:w], xa[:w], xb[:w]
+	tapPair32(f, pa, pb, accP, n)
+	tapPair64(f, xa, xb, accX, n)
+	if packSq {
+		tapPair32(f, qa, qb, accQ, n)
+	} else {
+		tapPair64(f, qa, qb, accQ, n)
+		tapPair64(f, ya, yb, accY, n)
+	}
+	if n < w {
+		vifTapPair(f, pa[n:], pb[n:], qa[n:], qb[n:], ya[n:], yb[n:], xa[n:], xb[n:],
+			accP[n:], accQ[n:], accY[n:], accX[n:], packSq)
+	}
+}
+
+func vifRowAVX2(filt []uint64, mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifAcc, sig *vifSigmas) {
+	n := vecLen(w)
+	half := len(filt) / 2
+	if n > 0 {
+		b := vifMaxPad - half
+		// The kernel reads 2*half+n words from b; the rows hold w+2*vifMaxPad.
+		_ = mu[b+2*half+n-1]
+		_, _, _ = xx[b+2*half+n-1], yy[b+2*half+n-1], xy[b+2*half+n-1]
+		_, _, _ = sig.s1[n-1], sig.s2[n-1], sig.s12[n-1]
+		vifSigmaAVX2(&filt[0], half, &mu[b], &xx[b], &yy[b], &xy[b], &sig.s1[0], &sig.s2[0], &sig.s12[0], n)
+	}
+	vifSigmaRow(filt, mu, xx, yy, xy, n, w, sig)
+	vifStatRowAVX2(sig, w, t, egl, acc)
+}
+
+// vifStatRowAVX2 is vifStatRow over a whole row of w pixels.
+func vifStatRowAVX2(sig *vifSigmas, w int, t []uint16, egl float64, acc *vifAcc) {
+	n := vecLen(w)
+	if n > 0 {
+		_, _, _ = sig.s1[n-1], sig.s2[n-1], sig.s12[n-1]
+		// The kernel reads up to 2 words past the table's 65536 entries.
+		_ = t[:65538]
+		var out [4]int64
+		vifStatAVX2(&sig.s1[0], &sig.s2[0], &sig.s12[0], &t[0], egl, &out, n)
+		logPixels := out[3]
+		acc.numLog += out[0]
+		acc.denLog += out[1] - 2048*17*logPixels
+		acc.numNonLog += out[2]
+		acc.denNonLog += int64(n) - logPixels
+	}
+	vifStatRow(sig, n, w, t, egl, acc)
+}
+
+func vifSubInitAVX2(f uint64, rc, dc []uint16, acc []uint64) {
+	w := len(acc)
+	n := vecLen(w)
+	rc, dc = rc[:w], dc[:w]
+	if n > 0 {
+		vifSubTapInitAVX2(f, &rc[0], &dc[0], &acc[0], n)
+	}
+	vifSubInit(f, rc[n:], dc[n:], acc[n:])
+}
+
+func vifSubPairAVX2(f uint64, ra, rb, da, db []uint16, acc []uint64) {
+	w := len(acc)
+	n := vecLen(w)
+	ra, rb, da, db = ra[:w], rb[:w], da[:w], db[:w]
+	if n > 0 {
+		vifSubTapPairAVX2(f, &ra[0], &rb[0], &da[0], &db[0], &acc[0], n)
+	}
+	vifSubPair(f, ra[n:], rb[n:], da[n:], db[n:], acc[n:])
+}
+
+// motionSADAVX2 is motionSAD with the difference, both filter passes and
+// the sum in AVX2. Its int32 vertical pass is exact up to 12-bit samples;
+// deeper ones take the scalar code.
+func motionSADAVX2(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64 {
+	if bpc > 12 || w < 8 {
+		return motionSAD(prev, cur, w, h, bpc, row)
+	}
+	m.ensure(w)
+	for k := range m.tag {
+		m.tag[k] = -1
+	}
+	n := vecLen(w)
+	hn := vecLen(w - 4)
+	roundY := int32(1) << uint(bpc-1)
+	f0, f1, f2 := int32(motionFilter[0]), int32(motionFilter[1]), int32(motionFilter[2])
+	v := m.vrow[:w]
+	var sad uint64
+	for i := 0; i < h; i++ {
+		var d [5][]int32
+		for k := range d {
+			r := mirror(i-2+k, h)
+			slot := r % 5
+			if m.tag[slot] != r {
+				p, c, out := prev[r*w:r*w+w], cur[r*w:r*w+w], m.diff[slot][:w]
+				if n > 0 {
+					motionDiffAVX2(&p[0], &c[0], &out[0], n)
+				}
+				for j := n; j < w; j++ {
+					out[j] = int32(p[j]) - int32(c[j])
+				}
+				m.tag[slot] = r
+			}
+			d[k] = m.diff[slot][:w]
+		}
+		if n > 0 {
+			motionVAVX2(&d[0][0], &d[1][0], &d[2][0], &d[3][0], &d[4][0], &v[0], uint64(bpc), n)
+		}
+		for j := n; j < w; j++ {
+			v[j] = (f0*(d[0][j]+d[4][j]) + f1*(d[1][j]+d[3][j]) + f2*d[2][j] + roundY) >> uint(bpc)
+		}
+		// Pixels 2..hn+1 in the kernel; the mirrored edges and the rest
+		// in the scalar formula. The row's sum wraps at 32 bits as the
+		// scalar one does.
+		var rowSAD uint32
+		if hn > 0 {
+			rowSAD = uint32(motionHAVX2(&v[0], hn))
+		}
+		for j := 0; j < 2; j++ {
+			rowSAD += motionHPixel(v, j, w)
+		}
+		for j := 2 + hn; j < w; j++ {
+			rowSAD += motionHPixel(v, j, w)
+		}
+		sad += uint64(rowSAD)
+	}
+	return sad
+}
+
+// motionHPixel is the scalar horizontal pass of one pixel, absolute.
+func motionHPixel(v []int32, j, w int) uint32 {
+	f0, f1, f2 := motionFilter[0], motionFilter[1], motionFilter[2]
+	at := func(k int) int64 { return int64(v[mirror(k, w)]) }
+	acc := f0*(at(j-2)+at(j+2)) + f1*(at(j-1)+at(j+1)) + f2*at(j)
+	r := (acc + 32768) >> 16
+	if r < 0 {
+		r = -r
+	}
+	return uint32(r)
+}
+
+// dwt0VAVX2 is admDWT0V with 8 samples per step; the kernel's int32
+// arithmetic wraps as the scalar code's does.
+func dwt0VAVX2(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP int32) {
+	w := len(tlo)
+	n := w &^ 7
+	r0, r1, r2, r3, thi = r0[:w], r1[:w], r2[:w], r3[:w], thi[:w]
+	if n > 0 {
+		admDWT0VAVX2(&r0[0], &r1[0], &r2[0], &r3[0], &tlo[0], &thi[0], uint64(uint32(addVP-dwtLoSum*addVP)), uint64(uint32(addVP)), uint64(shiftVP), n)
+	}
+	admDWT0V(r0[n:], r1[n:], r2[n:], r3[n:], tlo[n:], thi[n:], shiftVP, addVP)
+}
+
+// dwt0HAVX2 is admDWT0H with the interior outputs in groups of 4: a group
+// from output g reads t[2g-1] to t[2g+8], so groups start at 1 while
+// 2g+8 < len(t); output 0 (whose window reflects) and the rest take the
+// scalar code.
+func dwt0HAVX2(t, lo, hi []int32, ind *[4][]int) {
+	w, wh := len(t), len(lo)
+	m := 0
+	if g := (w - 9) / 2; w >= 11 {
+		m = min(((g-1)/4+1)*4, wh-1) &^ 3
+	}
+	admDWT0HAt(t, lo, hi, ind, 0)
+	if m > 0 {
+		_ = t[2*m+2] // the last group's last read
+		_, _ = lo[m], hi[m]
+		admDWT0HAVX2(&t[1], &lo[1], &hi[1], m)
+	}
+	for j := 1 + m; j < wh; j++ {
+		admDWT0HAt(t, lo, hi, ind, j)
+	}
+}
+
+// admCM0RowAVX2 is admCM0Row with 4 columns a step; columns whose 3x3
+// window reaches past the band's edge (none at libvmaf's borders) and the
+// rest of the row take the scalar code.
+func admCM0RowAVX2(r *admCMRow, up, i, down int) (inH, inV, inD int64) {
+	j0, j1 := r.left, r.right
+	if j0 < 1 || j1 > r.w-1 || j1 <= j0 {
+		return admCM0Row(r, up, i, down, j0, j1)
+	}
+	n := vecLen(j1 - j0)
+	if n > 0 {
+		rc := i*r.stride + j0
+		_ = r.src[0][rc+n-1]
+		_, _, _ = r.src[1][rc+n-1], r.src[2][rc+n-1], r.ca[0][rc+n-1]
+		_, _ = r.ca[1][rc+n-1], r.ca[2][rc+n-1]
+		for _, f := range r.fl {
+			_, _ = f[up*r.stride+j0-1], f[up*r.stride+j0+n]
+			_, _ = f[rc-1], f[rc+n]
+			_, _ = f[down*r.stride+j0-1], f[down*r.stride+j0+n]
+		}
+		cub := [4]uint64{uint64(r.addHCub) + 1<<62, uint64(r.addDCub) + 1<<62, uint64(r.shiftHCub), uint64(r.shiftDCub)}
+		var out [3]int64
+		admCM0AVX2(&r.fl[0][rc], &r.fl[1][rc], &r.fl[2][rc], &r.ca[0][rc], &r.ca[1][rc], &r.ca[2][rc],
+			&r.src[0][rc], &r.src[1][rc], &r.src[2][rc], 4*(up-i)*r.stride, 4*(down-i)*r.stride, &cub, &out, n)
+		inH, inV, inD = out[0], out[1], out[2]
+	}
+	h, v, d := admCM0Row(r, up, i, down, j0+n, j1)
+	return inH + h, inV + v, inD + d
+}
+
+// vifRoundAVX2 is vifRoundRow; the means' 32-bit lanes are exact up to
+// 15-bit samples, so deeper ones take the scalar code.
+func vifRoundAVX2(accP, accQ, accY, accX, mu, xx, yy, xy []uint64, r vifRounding) {
+	w := len(accP)
+	n := vecLen(w)
+	if r.bpc > 15 {
+		n = 0
+	}
+	accQ, accY, accX, mu, xx, yy, xy = accQ[:w], accY[:w], accX[:w], mu[:w], xx[:w], yy[:w], xy[:w]
+	if n > 0 {
+		kern := vifRoundWideAVX2
+		if r.packSq {
+			kern = vifRoundPackedAVX2
+		}
+		kern(&accP[0], &accQ[0], &accY[0], &accX[0], &mu[0], &xx[0], &yy[0], &xy[0],
+			r.roundMu, uint64(r.shiftMu), r.roundSq, uint64(r.shiftSq), n)
+	}
+	vifRoundRow(accP[n:], accQ[n:], accY[n:], accX[n:], mu[n:], xx[n:], yy[n:], xy[n:], r)
+}
+
+// admCSF0AVX2Row is admCSF0Row with 8 coefficients a step.
+func admCSF0AVX2Row(src, dstA, dstF []int32, irf, add int32, shift uint) {
+	w := len(src)
+	n := w &^ 7
+	dstA, dstF = dstA[:w], dstF[:w]
+	if n > 0 {
+		admCSF0AVX2(&src[0], &dstA[0], &dstF[0], uint64(uint32(irf)), uint64(uint32(add)), uint64(shift), n)
+	}
+	admCSF0Row(src[n:], dstA[n:], dstF[n:], irf, add, shift)
+}

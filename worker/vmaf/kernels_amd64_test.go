@@ -1,0 +1,402 @@
+package vmaf
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// The fuzz tests feed each AVX2 kernel random rows within the bounds its
+// callers guarantee and want the scalar kernel's words exactly. Rows are
+// 1..8 words longer than a vector multiple, so the scalar tail runs too.
+
+func needAVX2(t testing.TB) {
+	if !hasAVX2 {
+		t.Skip("this processor has no AVX2")
+	}
+}
+
+// rowLen turns a fuzzed byte into a row length with a tail of 1..8 words
+// past a multiple of 4 (the tail of 4..8 covers a whole extra vector).
+func rowLen(n uint8) int { return int(n%16)*4 + 1 + int(n/16)%8 }
+
+// vifRingRows makes random ring rows of products of samples of bpc bits,
+// as vifRing.fill does.
+func vifRingRows(rng *rand.Rand, w, bpc int, packSq bool) (p, q, y, x []uint64) {
+	p, q, y, x = make([]uint64, w), make([]uint64, w), make([]uint64, w), make([]uint64, w)
+	ref, dis := make([]uint16, w), make([]uint16, w)
+	for j := range ref {
+		ref[j], dis[j] = uint16(rng.IntN(1<<bpc)), uint16(rng.IntN(1<<bpc))
+	}
+	r := vifRing{p: [][]uint64{p}, q: [][]uint64{q}, y: [][]uint64{y}, x: [][]uint64{x}}
+	r.fill(0, ref, dis, packSq)
+	return p, q, y, x
+}
+
+func FuzzVIFTaps(f *testing.F) {
+	for _, s := range []struct {
+		seed   uint64
+		n, bpc uint8
+		tap    uint8
+	}{{1, 0, 8, 0}, {2, 37, 10, 8}, {3, 255, 12, 3}, {4, 130, 16, 16}} {
+		f.Add(s.seed, s.n, s.bpc, s.tap)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, n, bpcIn, tap uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 1))
+		w := rowLen(n)
+		bpc := 8 + int(bpcIn)%9 // 8..16 bits
+		packSq := bpc == 8
+		// Any tap of the 17-tap filter: with the centre, the sums stay
+		// within the filter's total of 2^16, as in the real pass.
+		fv := vifFilters[0][int(tap)%17]
+		pa, qa, ya, xa := vifRingRows(rng, w, bpc, packSq)
+		pb, qb, yb, xb := vifRingRows(rng, w, bpc, packSq)
+		accs := func() [4][]uint64 {
+			return [4][]uint64{make([]uint64, w), make([]uint64, w), make([]uint64, w), make([]uint64, w)}
+		}
+		want, got := accs(), accs()
+		vifTapInit(fv, pa, qa, ya, xa, want[0], want[1], want[2], want[3], packSq)
+		vifTapInitAVX2(fv, pa, qa, ya, xa, got[0], got[1], got[2], got[3], packSq)
+		if !equalRows(want, got) {
+			t.Fatalf("vifTapInitAVX2(w=%d, bpc=%d): %v, want %v", w, bpc, got, want)
+		}
+		vifTapPair(fv, pa, pb, qa, qb, ya, yb, xa, xb, want[0], want[1], want[2], want[3], packSq)
+		vifTapPairAVX2(fv, pa, pb, qa, qb, ya, yb, xa, xb, got[0], got[1], got[2], got[3], packSq)
+		if !equalRows(want, got) {
+			t.Fatalf("vifTapPairAVX2(w=%d, bpc=%d): %v, want %v", w, bpc, got, want)
+		}
+	})
+}
+
+func equalRows(a, b [4][]uint64) bool {
+	for i := range a {
+		if !slices.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func FuzzVIFRow(f *testing.F) {
+	for _, s := range []struct {
+		seed     uint64
+		n, scale uint8
+	}{{1, 0, 0}, {2, 77, 1}, {3, 255, 2}, {4, 200, 3}} {
+		f.Add(s.seed, s.n, s.scale)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, n, scale uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 2))
+		w := rowLen(n)
+		filt := vifFilters[int(scale)%4]
+		// The padded rows the vertical pass writes: means of at most 16
+		// bits packed in two lanes, squares and products below 2^32 (the
+		// bound the vertical pass's rounding keeps). Small
+		// values (flat areas) are as likely as large ones.
+		row := func(pack bool) []uint64 {
+			r := make([]uint64, w+2*vifMaxPad)
+			bitsN := 1 + rng.IntN(32)
+			for i := range r {
+				if pack {
+					r[i] = rng.Uint64N(1<<16) | rng.Uint64N(1<<16)<<32
+				} else {
+					r[i] = rng.Uint64N(1 << bitsN)
+				}
+			}
+			return r
+		}
+		mu, xx, yy, xy := row(true), row(false), row(false), row(false)
+		// Shape some pixels like real statistics: variances from a
+		// mean, so that every branch of the statistic runs.
+		for i := range mu {
+			if rng.IntN(2) == 0 {
+				m1, m2 := mu[i]&0xffff, mu[i]>>32&0xffff
+				xx[i] = min(m1*m1+rng.Uint64N(1<<20), 1<<32-1)
+				yy[i] = min(m2*m2+rng.Uint64N(1<<20), 1<<32-1)
+				xy[i] = min(m1*m2+rng.Uint64N(1<<19), 1<<32-1)
+			}
+		}
+		sig := func() *vifSigmas {
+			return &vifSigmas{s1: make([]int32, w), s2: make([]int32, w), s12: make([]int32, w)}
+		}
+		tab := vifLog2Table()
+		egl := []float64{defaultEnhnGainLimit, 1}[rng.IntN(2)]
+		var want, got vifAcc
+		vifRowGeneric(filt, mu, xx, yy, xy, w, tab, egl, &want, nil)
+		gs := sig()
+		vifRowAVX2(filt, mu, xx, yy, xy, w, tab, egl, &got, gs)
+		if got != want {
+			t.Fatalf("vifRowAVX2(w=%d, taps=%d): %+v, want %+v", w, len(filt), got, want)
+		}
+		ws := sig()
+		vifSigmaRow(filt, mu, xx, yy, xy, 0, w, ws)
+		if !slices.Equal(gs.s1, ws.s1) || !slices.Equal(gs.s2, ws.s2) || !slices.Equal(gs.s12, ws.s12) {
+			t.Fatalf("vifSigmaAVX2(w=%d, taps=%d): %+v, want %+v", w, len(filt), gs, ws)
+		}
+	})
+}
+
+// FuzzVIFStat feeds the statistic kernel any variances (sigma2² is never
+// negative, as vifSigma clamps it), extreme ones included.
+func FuzzVIFStat(f *testing.F) {
+	f.Add(uint64(1), uint8(0), false)
+	f.Add(uint64(2), uint8(200), true)
+	f.Fuzz(func(t *testing.T, seed uint64, n uint8, egl1 bool) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 3))
+		w := rowLen(n)
+		sig := &vifSigmas{s1: make([]int32, w), s2: make([]int32, w), s12: make([]int32, w)}
+		pick := func() int32 {
+			switch rng.IntN(4) {
+			case 0: // anything
+				return int32(rng.Uint32())
+			case 1: // near the noise threshold
+				return int32(vifSigmaNsq - 64 + rng.IntN(128))
+			case 2: // extremes
+				return []int32{0, 1, -1, 1<<31 - 1, -1 << 31, 1<<31 - vifSigmaNsq}[rng.IntN(6)]
+			}
+			return int32(rng.IntN(1 << (1 + rng.IntN(30))))
+		}
+		for j := range w {
+			sig.s1[j], sig.s2[j], sig.s12[j] = pick(), max(pick(), 0), pick()
+		}
+		egl := defaultEnhnGainLimit
+		if egl1 {
+			egl = 1
+		}
+		tab := vifLog2Table()
+		var want, got vifAcc
+		vifStatRow(sig, 0, w, tab, egl, &want)
+		vifStatRowAVX2(sig, w, tab, egl, &got)
+		if got != want {
+			t.Fatalf("vifStatAVX2(w=%d): %+v, want %+v", w, got, want)
+		}
+	})
+}
+
+// FuzzVIFSubTaps checks the subsampling pass's vertical kernels on samples
+// of up to 16 bits and any tap of the filters of scales 1 to 3.
+func FuzzVIFSubTaps(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(8), uint8(0))
+	f.Add(uint64(2), uint8(99), uint8(16), uint8(7))
+	f.Fuzz(func(t *testing.T, seed uint64, n, bpcIn, tap uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 4))
+		w := rowLen(n)
+		bpc := 8 + int(bpcIn)%9
+		// The centre tap starts the sums and one other pair adds to them:
+		// within the filter's total of 2^16, as in the real pass.
+		filt := vifFilters[1+int(tap)%3]
+		fc, fv := filt[len(filt)/2], filt[int(tap/3)%(len(filt)/2)]
+		row := func() []uint16 {
+			r := make([]uint16, w)
+			for j := range r {
+				r[j] = uint16(rng.IntN(1 << bpc))
+			}
+			return r
+		}
+		ra, rb, da, db := row(), row(), row(), row()
+		want, got := make([]uint64, w), make([]uint64, w)
+		vifSubInit(fc, ra, da, want)
+		vifSubInitAVX2(fc, ra, da, got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("vifSubTapInitAVX2(w=%d): %v, want %v", w, got, want)
+		}
+		vifSubPair(fv, ra, rb, da, db, want)
+		vifSubPairAVX2(fv, ra, rb, da, db, got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("vifSubTapPairAVX2(w=%d): %v, want %v", w, got, want)
+		}
+	})
+}
+
+// FuzzMotionSAD compares the vector motion SAD with the scalar one on
+// random planes of 8 to 12 bits, smooth or noisy, of odd and even sizes.
+func FuzzMotionSAD(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(0), uint8(8))
+	f.Add(uint64(2), uint8(77), uint8(9), uint8(12))
+	f.Fuzz(func(t *testing.T, seed uint64, wIn, hIn, bpcIn uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 5))
+		w, h := 8+int(wIn)%64, 3+int(hIn)%20
+		bpc := 8 + int(bpcIn)%5
+		maxV := 1<<bpc - 1
+		prev, cur := make([]uint16, w*h), make([]uint16, w*h)
+		noisy := rng.IntN(2) == 0
+		for i := range prev {
+			prev[i] = uint16(rng.IntN(maxV + 1))
+			cur[i] = prev[i]
+			if noisy || rng.IntN(8) == 0 {
+				cur[i] = uint16(rng.IntN(maxV + 1))
+			}
+		}
+		row := make([]int64, w)
+		var m motionRows
+		want := motionSAD(prev, cur, w, h, bpc, row)
+		if got := motionSADAVX2(prev, cur, w, h, bpc, row, &m); got != want {
+			t.Fatalf("motionSADAVX2(%dx%d, %d-bit) = %d, want %d", w, h, bpc, got, want)
+		}
+	})
+}
+
+// FuzzADMDWT0 compares both passes of ADM's first DWT level with the
+// scalar ones, on samples of 8 to 16 bits and rows of 1 to 8 samples past
+// a vector multiple.
+func FuzzADMDWT0(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(8))
+	f.Add(uint64(2), uint8(140), uint8(16))
+	f.Fuzz(func(t *testing.T, seed uint64, n, bpcIn uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 6))
+		w := 33 + 8*int(n%16) + int(n/16)%8 // ADM needs 33
+		bpc := 8 + int(bpcIn)%9
+		var r [4][]uint16
+		for k := range r {
+			r[k] = make([]uint16, w)
+			for j := range r[k] {
+				r[k][j] = uint16(rng.IntN(1 << bpc))
+			}
+		}
+		addVP := int32(1) << uint(bpc-1)
+		rows := func() [2][]int32 { return [2][]int32{make([]int32, w), make([]int32, w)} }
+		want, got := rows(), rows()
+		admDWT0V(r[0], r[1], r[2], r[3], want[0], want[1], uint(bpc), addVP)
+		dwt0VAVX2(r[0], r[1], r[2], r[3], got[0], got[1], uint(bpc), addVP)
+		if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
+			t.Fatalf("admDWT0VAVX2(w=%d, %d-bit): %v, want %v", w, bpc, got, want)
+		}
+		var ind [4][]int
+		for k := range ind {
+			ind[k] = make([]int, (w+1)/2)
+		}
+		dwtIndices(&ind, w)
+		wh := (w + 1) / 2
+		outs := func() [2][]int32 { return [2][]int32{make([]int32, wh), make([]int32, wh)} }
+		wantH, gotH := outs(), outs()
+		admDWT0H(want[0], wantH[0], wantH[1], &ind)
+		dwt0HAVX2(want[0], gotH[0], gotH[1], &ind)
+		if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
+			t.Fatalf("admDWT0HAVX2(w=%d): %v, want %v", w, gotH, wantH)
+		}
+	})
+}
+
+// FuzzADMCM0 compares one row of the scale-0 contrast measure with the
+// scalar row on random int16 bands (scale 0 stores int16), extremes
+// included, with the row above and below in either order (reflected rows).
+func FuzzADMCM0(f *testing.F) {
+	f.Add(uint64(1), uint8(0), false)
+	f.Add(uint64(2), uint8(200), true)
+	f.Fuzz(func(t *testing.T, seed uint64, n uint8, flip bool) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 7))
+		w := 33 + int(n%64)
+		band := func() []int32 {
+			b := make([]int32, 3*w)
+			for k := range b {
+				switch rng.IntN(8) {
+				case 0:
+					b[k] = []int32{-32768, 32767, 0, -1}[rng.IntN(4)]
+				default:
+					b[k] = int32(int16(rng.Uint32() >> (16 + rng.IntN(16))))
+				}
+			}
+			return b
+		}
+		var r admCMRow
+		r.stride, r.w = w, w
+		r.left, r.right = 1+rng.IntN(4), w-1-rng.IntN(4)
+		for k := range 3 {
+			r.src[k], r.ca[k], r.fl[k] = band(), band(), band()
+		}
+		r.shiftHCub = uint32(math.Ceil(math.Log2(float64(w)) - 4))
+		r.shiftDCub = uint32(math.Ceil(math.Log2(float64(w)) - 3))
+		r.addHCub, r.addDCub = int64(1)<<(r.shiftHCub-1), int64(1)<<(r.shiftDCub-1)
+		up, down := 0, 2
+		if flip {
+			up, down = 2, 0
+		}
+		h0, v0, d0 := admCM0Row(&r, up, 1, down, r.left, r.right)
+		h1, v1, d1 := admCM0RowAVX2(&r, up, 1, down)
+		if h0 != h1 || v0 != v1 || d0 != d1 {
+			t.Fatalf("admCM0AVX2(w=%d): %d %d %d, want %d %d %d", w, h1, v1, d1, h0, v0, d0)
+		}
+	})
+}
+
+// FuzzVIFRound compares the rounding of the vertical sums with the scalar
+// rounding, at each scale's shifts for 8 to 15-bit samples, with sums up to
+// the filter's total times the largest sample.
+func FuzzVIFRound(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(8), uint8(0))
+	f.Add(uint64(2), uint8(99), uint8(15), uint8(2))
+	f.Fuzz(func(t *testing.T, seed uint64, n, bpcIn, scale uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 8))
+		w := rowLen(n)
+		bpc := 8 + int(bpcIn)%8
+		r := vifRounding{roundMu: 32768, shiftMu: 16, roundSq: 32768, shiftSq: 16, bpc: bpc}
+		if scale%4 == 0 {
+			r.shiftMu, r.roundMu = uint(bpc), uint64(1)<<uint(bpc-1)
+			r.shiftSq, r.roundSq = uint(2*(bpc-8)), 0
+			if bpc > 8 {
+				r.roundSq = uint64(1) << (r.shiftSq - 1)
+			}
+			r.packSq = bpc == 8
+		}
+		maxMean := uint64(1)<<16*(uint64(1)<<bpc-1) + 1
+		maxSq := maxMean * (uint64(1)<<bpc - 1)
+		acc := func(lim uint64, packed bool) []uint64 {
+			a := make([]uint64, w)
+			for j := range a {
+				a[j] = rng.Uint64N(lim)
+				if packed {
+					a[j] |= rng.Uint64N(lim) << 32
+				}
+			}
+			return a
+		}
+		accP, accX := acc(maxMean, true), acc(maxSq, false)
+		accQ, accY := acc(maxSq, false), acc(maxSq, false)
+		if r.packSq {
+			accQ = acc(maxSq, true)
+		}
+		rows := func() [4][]uint64 {
+			return [4][]uint64{make([]uint64, w), make([]uint64, w), make([]uint64, w), make([]uint64, w)}
+		}
+		want, got := rows(), rows()
+		vifRoundRow(accP, accQ, accY, accX, want[0], want[1], want[2], want[3], r)
+		vifRoundAVX2(accP, accQ, accY, accX, got[0], got[1], got[2], got[3], r)
+		if !equalRows(want, got) {
+			t.Fatalf("vifRoundAVX2(w=%d, %+v): %v, want %v", w, r, got, want)
+		}
+	})
+}
+
+// FuzzADMCSF0 compares scale 0's CSF with the scalar one on any int32
+// coefficients (both wrap alike) with each band's weight and rounding.
+func FuzzADMCSF0(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(0))
+	f.Add(uint64(2), uint8(77), uint8(2))
+	f.Fuzz(func(t *testing.T, seed uint64, n, band uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 9))
+		w := rowLen(n) + 4
+		irf := [3]int32{36453, 36453, 49417}[band%3]
+		add := [3]int32{16384, 16384, 65535}[band%3]
+		shift := [3]uint{15, 15, 17}[band%3]
+		src := make([]int32, w)
+		for j := range src {
+			src[j] = int32(rng.Uint32()) >> rng.IntN(32)
+		}
+		want := [2][]int32{make([]int32, w), make([]int32, w)}
+		got := [2][]int32{make([]int32, w), make([]int32, w)}
+		admCSF0Row(src, want[0], want[1], irf, add, shift)
+		admCSF0AVX2Row(src, got[0], got[1], irf, add, shift)
+		if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
+			t.Fatalf("admCSF0AVX2(w=%d): %v, want %v", w, got, want)
+		}
+	})
+}
