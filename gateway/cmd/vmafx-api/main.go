@@ -1,0 +1,78 @@
+// Command vmafx-api is the HTTP scoring API: it creates and reads VmafxJobs for callers
+// who present a Kubernetes bearer token (docs/gateway.md).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/gateway/internal/config"
+	"github.com/vmafx/vmafx/gateway/internal/httpapi"
+	"github.com/vmafx/vmafx/gateway/internal/jobs"
+	"github.com/vmafx/vmafx/gateway/internal/serve"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	fs := flag.NewFlagSet("vmafx-api", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	cfg, resolve := config.Bind(fs, "VMAFX_API_", os.LookupEnv)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if err := resolve(); err != nil {
+		fmt.Fprintf(os.Stderr, "vmafx-api: %v\n", err)
+		return 2
+	}
+	defer klog.Flush()
+	logger := klog.Background().WithName("vmafx-api")
+	logger.Info("Effective configuration", cfg.KeysAndValues()...)
+
+	restCfg, err := cfg.RESTConfig()
+	if err != nil {
+		logger.Error(err, "Loading the API server's configuration")
+		return 1
+	}
+	c, reviewer, err := config.Clients(restCfg, cfg.Audiences)
+	if err != nil {
+		logger.Error(err, "Creating API clients")
+		return 1
+	}
+	reg := serve.NewRegistry()
+	api := httpapi.New(jobs.New(c, reviewer), httpapi.NewMetrics(reg))
+	door, probe, err := serve.Listen(cfg.Serve)
+	if err != nil {
+		logger.Error(err, "Listening")
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	ctx = klog.NewContext(ctx, logger)
+	if err := serve.Serve(ctx, cfg.Serve, door, probe, api.Handler(), reg, ready(c)); err != nil {
+		logger.Error(err, "Server failed")
+		return 1
+	}
+	return 0
+}
+
+// ready is true while the API server answers a VmafxJob list for the system namespace
+// with the door's own credentials (one item: a cheap request).
+func ready(c client.Client) func(context.Context) error {
+	return func(ctx context.Context) error {
+		return c.List(ctx, &vmafxv1.VmafxJobList{}, client.InNamespace(vmafxv1.SystemNamespace), client.Limit(1))
+	}
+}
