@@ -11,9 +11,7 @@ import (
 	"syscall"
 
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/config"
 	"github.com/vmafx/vmafx/gateway/internal/httpapi"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
@@ -42,18 +40,14 @@ func run() int {
 	logger := klog.Background().WithName("vmafx-api")
 	logger.Info("Effective configuration", cfg.KeysAndValues()...)
 
-	restCfg, err := cfg.RESTConfig()
-	if err != nil {
-		logger.Error(err, "Loading the API server's configuration")
-		return 1
-	}
-	c, reviewer, err := config.Clients(restCfg, cfg.Audiences)
+	c, reviewer, err := cfg.Connect()
 	if err != nil {
 		logger.Error(err, "Creating API clients")
 		return 1
 	}
 	reg := serve.NewRegistry()
-	api := httpapi.New(jobs.New(c, reviewer), httpapi.NewMetrics(reg))
+	store := jobs.New(c, reviewer)
+	api := httpapi.New(store, httpapi.NewMetrics(reg))
 	door, probe, err := serve.Listen(cfg.Serve)
 	if err != nil {
 		logger.Error(err, "Listening")
@@ -62,17 +56,9 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	ctx = klog.NewContext(ctx, logger)
-	if err := serve.Serve(ctx, cfg.Serve, door, probe, api.Handler(), reg, ready(c)); err != nil {
+	if err := serve.Serve(ctx, cfg.Serve, door, probe, api.Handler(), reg, store.Ready); err != nil {
 		logger.Error(err, "Server failed")
 		return 1
 	}
 	return 0
-}
-
-// ready is true while the API server answers a VmafxJob list for the system namespace
-// with the door's own credentials (one item: a cheap request).
-func ready(c client.Client) func(context.Context) error {
-	return func(ctx context.Context) error {
-		return c.List(ctx, &vmafxv1.VmafxJobList{}, client.InNamespace(vmafxv1.SystemNamespace), client.Limit(1))
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -106,13 +107,40 @@ func (c *Config) RESTConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
+// Namespace is the kubeconfig context's namespace ("default" when it names none, or
+// in-cluster).
+func (c *Config) Namespace() string {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if c.Kubeconfig != "" {
+		rules.ExplicitPath = c.Kubeconfig
+	}
+	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: c.Context}).Namespace()
+	if err != nil || ns == "" {
+		return "default"
+	}
+	return ns
+}
+
 // Scheme knows the vmafx.dev/v1 kinds.
 func Scheme() *k8sruntime.Scheme {
 	s := k8sruntime.NewScheme()
 	if err := vmafxv1.AddToScheme(s); err != nil {
 		panic(err)
 	}
+	// The MCP server reads the VmafxJob CRD for its tools' input schemas.
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
 	return s
+}
+
+// Connect returns the door's clients for the configured API server.
+func (c *Config) Connect() (client.WithWatch, *access.Reviewer, error) {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading the API server's configuration: %w", err)
+	}
+	return Clients(cfg, c.Audiences)
 }
 
 // Clients returns the door's client for VmafxJobs and the access reviewer.

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/gateway/internal/access"
 	"github.com/vmafx/vmafx/gateway/internal/config"
 	"github.com/vmafx/vmafx/gateway/internal/httpapi"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
@@ -36,11 +37,26 @@ type door struct {
 // newStore returns a Store that acts as the door's ServiceAccount would: here the admin.
 func newStore(t testing.TB) *jobs.Store {
 	t.Helper()
-	c, reviewer, err := config.Clients(testenv.Config(), nil)
+	return jobs.New(doorClient(t), reviewer(t))
+}
+
+// doorClient is the client a door builds (config.Clients), with the admin's credentials.
+func doorClient(t testing.TB) client.WithWatch {
+	t.Helper()
+	c, _, err := config.Clients(testenv.Config(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return jobs.New(c, reviewer)
+	return c
+}
+
+func reviewer(t testing.TB) *access.Reviewer {
+	t.Helper()
+	_, r, err := config.Clients(testenv.Config(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func (d *door) stop(t testing.TB) {

@@ -40,6 +40,12 @@ func New(c client.WithWatch, checker access.Checker) *Store {
 	return &Store{client: c, checker: checker}
 }
 
+// Ready returns nil while the API server answers the door's own VmafxJob list (of the
+// system namespace, one item: a cheap request).
+func (s *Store) Ready(ctx context.Context) error {
+	return s.client.List(ctx, &vmafxv1.VmafxJobList{}, client.InNamespace(vmafxv1.SystemNamespace), client.Limit(1))
+}
+
 // Checker returns the Store's authenticator and authorizer.
 func (s *Store) Checker() access.Checker { return s.checker }
 
