@@ -98,6 +98,23 @@ $(VERSITYGW):
 	@echo "building versitygw $(VERSITYGW_VERSION) from module sources (about 4 minutes the first time)"
 	cd hack/tools/versitygw && CGO_ENABLED=0 $(GO) build -trimpath -o $@ github.com/versity/versitygw/cmd/versitygw
 
+# The Prometheus Pushgateway that the chart's batch Jobs push their result metrics to:
+# built from module sources like versitygw and cached by version; the e2e packs it into
+# the image vmafx.local/pushgateway:dev.
+PUSHGATEWAY_VERSION := $(call module_version,github.com/prometheus/pushgateway,hack/tools/pushgateway/go.mod)
+PUSHGATEWAY         := $(TOOLS_BIN)/pushgateway-$(PUSHGATEWAY_VERSION)
+
+.PHONY: pushgateway
+pushgateway: $(PUSHGATEWAY) ## Build the Prometheus Pushgateway from module sources, cached by version.
+	@echo "VMAFX_PUSHGATEWAY=$(PUSHGATEWAY)"
+
+$(PUSHGATEWAY):
+	@mkdir -p $(@D)
+	@echo "building pushgateway $(PUSHGATEWAY_VERSION) from module sources (about 1 minute the first time)"
+	cd hack/tools/pushgateway && CGO_ENABLED=0 $(GO) build -trimpath \
+	  -ldflags "-X github.com/prometheus/common/version.Version=$(PUSHGATEWAY_VERSION:v%=%)" \
+	  -o $@ github.com/prometheus/pushgateway
+
 ##@ Local cluster (test/e2e; docs/local-cluster.md)
 # A real single-node cluster on this machine, every part built from module sources and
 # cached by version next to kube-apiserver and etcd. State lives in .cluster/ (git-ignored).

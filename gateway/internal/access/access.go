@@ -20,6 +20,10 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
+// The door asks the API server who a token belongs to and what that user may do.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 // The resources the front doors act on.
 const (
 	ResourceJobs      = "vmafxjobs"

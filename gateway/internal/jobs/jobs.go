@@ -18,6 +18,11 @@ import (
 	"github.com/vmafx/vmafx/gateway/internal/access"
 )
 
+// The door acts on jobs in every namespace, each action allowed by the caller's own
+// SubjectAccessReview first; it reads trainings for the model list.
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxmodeltrainings,verbs=list
+
 // DefaultGenerateName prefixes the names the API server generates for jobs submitted
 // without a name.
 const DefaultGenerateName = "vmafx-"

@@ -14,6 +14,9 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
+// The tools' input schemas come from the installed VmafxJob CRD.
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=vmafxjobs.vmafx.dev
+
 // crdName is the VmafxJob CRD.
 const crdName = "vmafxjobs." + "vmafx.dev"
 
