@@ -259,6 +259,9 @@ func TestRender(t *testing.T) {
 			if c.Has("mcp") {
 				want = append(want, "StatefulSet vmafx-system/vmafx-mcp")
 			}
+			if c.Pushgateway {
+				want = append(want, "Deployment vmafx-system/vmafx-pushgateway")
+			}
 			if c.Has("job") {
 				job := ofKind(res.Objects, "Job")
 				if len(job) != 1 {

@@ -20,6 +20,8 @@ type Case struct {
 	// Batch adds the job workload.
 	Batch    bool
 	Operator bool
+	// Pushgateway installs the Pushgateway subchart, which the batch Job pushes to.
+	Pushgateway bool
 }
 
 // workloads are the case's workloads with their defaults.
@@ -43,7 +45,11 @@ func (c Case) Name() string {
 	if !c.Operator {
 		operator = "no-operator"
 	}
-	return fmt.Sprintf("%s/%s/%s", c.Vendor, strings.Join(c.workloads(), "+"), operator)
+	name := fmt.Sprintf("%s/%s/%s", c.Vendor, strings.Join(c.workloads(), "+"), operator)
+	if c.Pushgateway {
+		name += "/pushgateway"
+	}
+	return name
 }
 
 // Values are the case's values, as --set would give them. The batch Job scores a clip
@@ -58,6 +64,9 @@ func (c Case) Values() map[string]any {
 		"operator": map[string]any{"enabled": c.Operator},
 		"workload": workloads,
 	}
+	if c.Pushgateway {
+		values["pushgateway"] = map[string]any{"enabled": true}
+	}
 	if c.Has("job") {
 		values["batch"] = map[string]any{
 			"reference": "file://" + vmafxv1.DataMountPath + "/ref.y4m",
@@ -70,8 +79,9 @@ func (c Case) Values() map[string]any {
 	return values
 }
 
-// Cases are every vendor with every non-empty set of workloads (the operator on), and
-// the platform alone and with the batch Job with the operator off.
+// Cases are every vendor with every non-empty set of workloads (the operator on), the
+// platform alone and with the batch Job with the operator off, and the batch Job with
+// the Pushgateway.
 func Cases() []Case {
 	var cases []Case
 	for _, vendor := range append(append([]vmafxv1.GPUVendor{}, vmafxv1.GPUVendors...), vmafxv1.VendorCPU) {
@@ -86,7 +96,8 @@ func Cases() []Case {
 		}
 		cases = append(cases,
 			Case{Vendor: vendor, Workloads: []string{"platform"}, Operator: false},
-			Case{Vendor: vendor, Workloads: []string{"platform", "job"}, Operator: false})
+			Case{Vendor: vendor, Workloads: []string{"platform", "job"}, Operator: false},
+			Case{Vendor: vendor, Workloads: []string{"job"}, Operator: true, Pushgateway: true})
 	}
 	return cases
 }

@@ -65,9 +65,10 @@ func TestCases(t *testing.T) {
 	for _, c := range Cases() {
 		names[c.Name()] = true
 	}
-	// Four vendors, 15 sets of workloads with the operator, two without.
-	if len(names) != 4*17 {
-		t.Errorf("%d distinct cases, want 68: %v", len(names), names)
+	// Four vendors, 15 sets of workloads with the operator, two without, one with the
+	// Pushgateway.
+	if len(names) != 4*18 {
+		t.Errorf("%d distinct cases, want 72: %v", len(names), names)
 	}
 }
 
@@ -97,6 +98,9 @@ func TestLintAndTemplate(t *testing.T) {
 				if got := strings.Contains(all, obj); got != tc.Has(w) {
 					t.Errorf("workload %s on: %v, but %s rendered: %v", w, tc.Has(w), obj, got)
 				}
+			}
+			if got := strings.Contains(all, "Deployment/vmafx-pushgateway"); got != tc.Pushgateway {
+				t.Errorf("pushgateway on: %v, but rendered: %v", tc.Pushgateway, got)
 			}
 		})
 	}
