@@ -168,8 +168,8 @@ deploy: $(KUBECTL) ## Apply manifests/overlays/local to the local cluster and wa
 	$(VMAFX_CLUSTER) wait-deployed $(CLUSTER_FLAGS)
 
 .PHONY: e2e
-e2e: helm versitygw cluster-up images deploy ## End-to-end scenarios (test/e2e) on the local cluster; logs go to .cluster/artifacts on failure.
-	VMAFX_E2E=1 KUBECONFIG=$(CURDIR)/.cluster/kubeconfig VMAFX_KUBECTL=$(KUBECTL) VMAFX_HELM=$(HELM) VMAFX_VERSITYGW=$(VERSITYGW) \
+e2e: helm versitygw pushgateway cluster-up images deploy ## End-to-end scenarios (test/e2e) on the local cluster; logs go to .cluster/artifacts on failure.
+	VMAFX_E2E=1 KUBECONFIG=$(CURDIR)/.cluster/kubeconfig VMAFX_KUBECTL=$(KUBECTL) VMAFX_HELM=$(HELM) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_PUSHGATEWAY=$(PUSHGATEWAY) \
 	  VMAFX_CLUSTER=$(CURDIR)/$(VMAFX_CLUSTER) VMAFX_CLUSTER_FLAGS="$(CLUSTER_FLAGS)" \
 	  $(GO) test -count=1 -timeout=30m -v ./test/e2e/... \
 	  || { $(VMAFX_CLUSTER) collect $(CLUSTER_FLAGS); exit 1; }
