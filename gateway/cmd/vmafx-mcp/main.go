@@ -86,6 +86,7 @@ func run() int {
 	store := jobs.New(c, reviewer)
 	server := mcpserver.New(store, spec, opts)
 	reg := serve.NewRegistry()
+	mcpserver.NewMetrics(reg).Instrument(server)
 	door, probe, err := serve.Listen(cfg.Serve)
 	if err != nil {
 		logger.Error(err, "Listening")

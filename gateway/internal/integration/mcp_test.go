@@ -34,9 +34,11 @@ func startMCP(t *testing.T, defaultNamespace string) *door {
 		t.Fatal(err)
 	}
 	server := mcpserver.New(store, spec, mcpserver.Options{Namespace: defaultNamespace})
+	reg := serve.NewRegistry()
+	mcpserver.NewMetrics(reg).Instrument(server)
 	d := &door{url: "http://" + ln.Addr().String(), probeURL: "http://" + probe.Addr().String(), store: store, cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		d.done <- serve.Serve(ctx, opts, ln, probe, mcpserver.HTTPHandler(server, store.Checker()), serve.NewRegistry(), nil)
+		d.done <- serve.Serve(ctx, opts, ln, probe, mcpserver.HTTPHandler(server, store.Checker()), reg, nil)
 	}()
 	t.Cleanup(func() { d.stop(t) })
 	waitServing(t, d.probeURL+"/healthz")
@@ -220,5 +222,9 @@ func TestMCPRefusesUnauthorized(t *testing.T) {
 	}
 	if n := countJobs(t, ns); n != 0 {
 		t.Errorf("%d jobs were created", n)
+	}
+	_, metrics := do(t, http.MethodGet, d.probeURL+"/metrics", "", "")
+	if want := `vmafx_mcp_requests_total{method="tools/call",outcome="tool_error",tool="score"} 1`; !strings.Contains(metrics, want) {
+		t.Errorf("/metrics lacks %s", want)
 	}
 }
