@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -315,14 +316,6 @@ func (s *Store) Models(ctx context.Context, u access.User, ns string) ([]Model, 
 		}
 		out = append(out, Model{Name: t.Name, Source: "trained", Training: t.Name, Version: t.Status.ModelVersion, Registry: t.Spec.OutputRegistry})
 	}
-	slices.SortStableFunc(out[len(vmafxv1.BuiltinModels):], func(a, b Model) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out[len(vmafxv1.BuiltinModels):], func(a, b Model) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
