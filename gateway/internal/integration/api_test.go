@@ -9,10 +9,13 @@ import (
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/httpapi"
+	"github.com/vmafx/vmafx/gateway/internal/jobs"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 
@@ -328,5 +331,54 @@ func TestAPIModelsMetricsAndShutdown(t *testing.T) {
 	}
 	if el := time.Since(start); el > 10*time.Second {
 		t.Errorf("shutdown took %s", el)
+	}
+}
+
+// TestAPIModelsListsTrainedOnesToThoseWhoMayReadTrainings: a training with a version is a
+// model for callers who may list vmafxmodeltrainings, and invisible to the others.
+func TestAPIModelsListsTrainedOnesToThoseWhoMayReadTrainings(t *testing.T) {
+	ns := testenv.CreateNamespace(t)
+	d := startAPI(t)
+	ctx := context.Background()
+	tr := &vmafxv1.VmafxModelTraining{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "refine"},
+		Spec: vmafxv1.VmafxModelTrainingSpec{BaseModel: vmafxv1.DefaultModel, OutputRegistry: "s3://models/refine"}}
+	if err := testenv.Client().Create(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	tr.Status.ModelVersion = "v3"
+	if err := testenv.Client().Status().Update(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	untrained := &vmafxv1.VmafxModelTraining{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fresh"},
+		Spec: vmafxv1.VmafxModelTrainingSpec{BaseModel: vmafxv1.DefaultModel}}
+	if err := testenv.Client().Create(ctx, untrained); err != nil {
+		t.Fatal(err)
+	}
+	plain := tokenFor(t, ns, "plain", "get")
+	trainer := tokenFor(t, ns, "trainer", "get")
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "trainings"}, Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{vmafxv1.GroupVersion.Group}, Resources: []string{"vmafxmodeltrainings"}, Verbs: []string{"list"}}}}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "trainings"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "trainings"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "trainer", Namespace: ns}}}
+	for _, o := range []client.Object{role, rb} {
+		if err := testenv.Client().Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	models := func(token string) []jobs.Model {
+		code, body := do(t, http.MethodGet, d.url+"/v1/namespaces/"+ns+"/models", token, "")
+		if code != http.StatusOK {
+			t.Fatalf("models: %d %s", code, body)
+		}
+		return decode[httpapi.ModelList](t, body).Items
+	}
+	if got := models(plain); len(got) != len(vmafxv1.BuiltinModels) {
+		t.Errorf("without list on trainings: %+v, want the built-in models only", got)
+	}
+	got := models(trainer)
+	want := jobs.Model{Name: "refine", Source: "trained", Training: "refine", Version: "v3", Registry: "s3://models/refine"}
+	if len(got) != len(vmafxv1.BuiltinModels)+1 || got[len(got)-1] != want {
+		t.Errorf("with list on trainings: %+v, want the built-in models and %+v", got, want)
 	}
 }
