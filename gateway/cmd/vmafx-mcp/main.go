@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -38,7 +39,7 @@ func run() int {
 	namespace := ""
 	fs.StringVar(&namespace, "namespace", os.Getenv("VMAFX_MCP_NAMESPACE"), "namespace of calls that name none; default: the kubeconfig context's (env VMAFX_MCP_NAMESPACE)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
-		if err == flag.ErrHelp {
+		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2

@@ -127,7 +127,7 @@ func HTTPHandler(s *mcp.Server, checker access.Checker) http.Handler {
 		u, err := checker.Authenticate(ctx, token)
 		if err != nil {
 			if errors.Is(err, access.ErrUnauthenticated) {
-				return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+				return nil, fmt.Errorf("%w: %w", auth.ErrInvalidToken, err)
 			}
 			return nil, err
 		}
