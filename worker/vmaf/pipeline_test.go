@@ -89,13 +89,17 @@ func TestWorkerNoAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw.ReadFrame(&f)
-	if n := testing.AllocsPerRun(5, func() { raw.ReadFrame(&f) }); n != 0 {
+	if err := raw.ReadFrame(&f); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(5, func() { _ = raw.ReadFrame(&f) }); n != 0 {
 		t.Fatalf("RawReader.ReadFrame allocates %v times per frame", n)
 	}
 	f.Chroma = true
-	raw.ReadFrame(&f)
-	if n := testing.AllocsPerRun(5, func() { raw.ReadFrame(&f) }); n != 0 || len(f.U) == 0 {
+	if err := raw.ReadFrame(&f); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(5, func() { _ = raw.ReadFrame(&f) }); n != 0 || len(f.U) == 0 {
 		t.Fatalf("RawReader.ReadFrame with chroma allocates %v times per frame", n)
 	}
 }

@@ -45,12 +45,14 @@ const doorsRelease = "vmafx-doors"
 //  4. a token whose ServiceAccount may not create vmafxjobs is refused by both doors;
 //  5. the batch Job pushes its result, which the Pushgateway's /metrics shows.
 //
-// It needs nothing from the other scenarios and uninstalls its release when it ends.
+// It starts from the baseline, needs nothing from the other scenarios and uninstalls its
+// release when it ends.
 func TestFrontDoors(t *testing.T) {
 	helmBin, pushBin := os.Getenv(envHelm), os.Getenv(envPushgateway)
 	if helmBin == "" || pushBin == "" {
 		t.Skipf("%s or %s is not set (`make e2e` builds helm and the Pushgateway and sets them)", envHelm, envPushgateway)
 	}
+	requireBaseline(t)
 	h := &helmCLI{bin: helmBin, home: t.TempDir()}
 	ns := createNamespace(t)
 	chart := filepath.Join(repoRoot(), "manifests", "helm", "vmafx")

@@ -14,6 +14,11 @@ type Backend interface {
 	Name() string
 	// Score scores dist against ref, as vmaf.Score does.
 	Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vmaf.Options) (*vmaf.Result, error)
+	// Device describes the accelerator that scores and what it computes;
+	// nil for the CPU.
+	Device() *vmafxv1.WorkerDevice
+	// Close frees the backend's device.
+	Close()
 }
 
 // CPU runs the Go kernel on the CPU, with opts.Threads goroutines.
@@ -27,52 +32,58 @@ func (CPU) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vmaf.Opti
 	return vmaf.Score(ctx, ref, dist, opts)
 }
 
-// probe returns a usable backend, or an error saying why there is none.
-type probe func() (Backend, error)
+// Device returns nil: the CPU is not an accelerator.
+func (CPU) Device() *vmafxv1.WorkerDevice { return nil }
 
-// gpuBackends lists the GPU backends this build knows, in the order "auto"
-// and "vulkan" try them. It is empty until a GPU backend exists.
-var gpuBackends = []struct {
-	name  vmafxv1.Backend
-	probe probe
-}{}
+// Close does nothing.
+func (CPU) Close() {}
+
+// openVulkan opens the Vulkan backend; gpuOnly refuses CPU implementations
+// of Vulkan (lavapipe). Tests replace it.
+var openVulkan = func(gpuOnly bool) (Backend, error) {
+	v, err := OpenVulkan(gpuOnly)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
 
 // Select returns the backend to run for requested, the value of
-// VMAFX_BACKEND. When requested is a GPU backend this build lacks or cannot
-// use, it returns the CPU backend and a one-line reason; the reason is empty
-// when the worker runs what was asked (or nothing in particular was asked).
+// VMAFX_BACKEND, and closes nothing: the caller closes what it gets.
+//
+//   - cpu (or nothing) runs the CPU kernel;
+//   - vulkan runs the Vulkan kernels on the first usable device, a CPU
+//     implementation such as lavapipe included;
+//   - cuda, hip and sycl have no vendor kernels in this build: their GPU
+//     runs the Vulkan kernels, as does auto, on a GPU only (on lavapipe the
+//     CPU kernel is faster).
+//
+// When what was asked for cannot run, Select returns the CPU backend and a
+// one-line reason naming what is missing; the reason is empty when the
+// worker runs what was asked (auto falls back silently: any backend fits).
 func Select(requested string) (Backend, string) {
-	switch vmafxv1.Backend(requested) {
+	switch b := vmafxv1.Backend(requested); b {
 	case "", vmafxv1.BackendCPU:
 		return CPU{}, ""
-	case vmafxv1.BackendAuto, vmafxv1.BackendVulkan:
-		for _, g := range gpuBackends {
-			if b, err := g.probe(); err == nil {
-				return b, ""
-			}
+	case vmafxv1.BackendAuto:
+		if gpu, err := openVulkan(true); err == nil {
+			return gpu, ""
 		}
-		if requested == string(vmafxv1.BackendAuto) {
-			return CPU{}, ""
+		return CPU{}, ""
+	case vmafxv1.BackendVulkan, vmafxv1.BackendCUDA, vmafxv1.BackendHIP, vmafxv1.BackendSYCL:
+		gpu, err := openVulkan(b != vmafxv1.BackendVulkan)
+		if err == nil {
+			return gpu, ""
 		}
-	}
-	for _, g := range gpuBackends {
-		if string(g.name) != requested {
-			continue
+		if b == vmafxv1.BackendVulkan {
+			return CPU{}, fmt.Sprintf("backend vulkan is not usable (%v); running on cpu", err)
 		}
-		b, err := g.probe()
-		if err != nil {
-			return CPU{}, fmt.Sprintf("backend %s is not usable (%v); running on cpu", requested, err)
-		}
-		return b, ""
+		return CPU{}, fmt.Sprintf("backend %s has no vendor kernel in this worker and its GPU cannot run the Vulkan kernels (%v); running on cpu", requested, err)
 	}
 	return CPU{}, fmt.Sprintf("backend %s is not built into this worker; running on cpu", requested)
 }
 
 // Names lists the backends this build can run.
 func Names() []string {
-	names := []string{string(vmafxv1.BackendCPU)}
-	for _, g := range gpuBackends {
-		names = append(names, string(g.name))
-	}
-	return names
+	return []string{string(vmafxv1.BackendCPU), string(vmafxv1.BackendVulkan)}
 }

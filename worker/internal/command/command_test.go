@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -172,7 +173,10 @@ func TestScorePodForm(t *testing.T) {
 		Frames                                                                int
 		Error                                                                 *vmafxv1.WorkerError
 	}
-	wantProv := provenance{vmafxv1.ResultVersion, "cpu", "cuda", "vmaf_v0.6.1", modelSHA256(t, "vmaf_v0.6.1"), vmaf.Version, frames, nil}
+	// cuda runs on the CPU here, and on the Vulkan backend where a GPU is usable.
+	cuda, _ := backend.Select("cuda")
+	cuda.Close()
+	wantProv := provenance{vmafxv1.ResultVersion, cuda.Name(), "cuda", "vmaf_v0.6.1", modelSHA256(t, "vmaf_v0.6.1"), vmaf.Version, frames, nil}
 	gotProv := provenance{got.Version, got.Backend, got.RequestedBackend, got.Model, got.ModelSHA256, got.KernelVersion, got.Frames, got.Error}
 	if diff := cmp.Diff(wantProv, gotProv); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
@@ -180,7 +184,7 @@ func TestScorePodForm(t *testing.T) {
 	if got.FPS <= 0 || got.WallSeconds <= 0 {
 		t.Errorf("fps %v, wall %v s, want both positive", got.FPS, got.WallSeconds)
 	}
-	if !strings.Contains(r.stderr, `"Scoring"`) || !strings.Contains(r.stderr, `"Requested backend is not available, scoring on the CPU"`) {
+	if !strings.Contains(r.stderr, `"Scoring"`) || (cuda.Name() == "cpu") != strings.Contains(r.stderr, `"Requested backend is not available, scoring on the CPU"`) {
 		t.Errorf("stderr lacks the structured logs:\n%s", r.stderr)
 	}
 
@@ -443,7 +447,7 @@ type panicking struct{ backend.CPU }
 
 func (panicking) Score(context.Context, vmaf.FrameSource, vmaf.FrameSource, vmaf.Options) (*vmaf.Result, error) {
 	var m map[string]int
-	m["boom"]++ // a nil map write panics
+	m["boom"]++ //nolint:staticcheck // the nil map write is the panic under test
 	return nil, nil
 }
 
@@ -469,7 +473,7 @@ func TestCommands(t *testing.T) {
 		wantCode int
 		stdout   string // a substring of stdout
 	}{
-		{[]string{"version"}, 0, "kernel " + vmaf.Version + "\nbackends cpu\nmodels vmaf_v0.6.1 "},
+		{[]string{"version"}, 0, "kernel " + vmaf.Version + "\nbackends cpu vulkan\nmodels vmaf_v0.6.1 "},
 		{[]string{"help"}, 0, "Usage:"},
 		{[]string{"score", "-h"}, 0, "-pixel-format format"},
 		{[]string{"score", "-h"}, 0, "(env VMAFX_PIXEL_FORMAT)"},
@@ -634,5 +638,40 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "Fewer threads than CPUs") {
 		t.Errorf("64 threads under a 62 MiB limit: the log does not say that fewer ran:\n%s", r.stderr)
+	}
+}
+
+// TestScoreVulkan runs the Pod form on the Vulkan backend (lavapipe in CI):
+// the result names the backend, the device and what ran where, and the
+// score is the CPU kernel's to the last bit.
+func TestScoreVulkan(t *testing.T) {
+	if _, reason := backend.Select("vulkan"); reason != "" {
+		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" {
+			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %s", reason)
+		}
+		t.Fatal(reason)
+	}
+	scoreWith := func(b string) *vmafxv1.WorkerResult {
+		r := runWorker(t, context.Background(), map[string]string{vmafxv1.EnvBackend: b}, rawArgs(refClip, distClip)...)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d, stderr:\n%s", b, r.code, r.stderr)
+		}
+		return r.result(t)
+	}
+	gpu, cpu := scoreWith("vulkan"), scoreWith("cpu")
+	if gpu.Backend != "vulkan" || gpu.Device == nil || gpu.Device.Name == "" || !strings.HasPrefix(gpu.Device.API, "Vulkan 1.") {
+		t.Fatalf("result backend %q, device %+v: want vulkan and its device", gpu.Backend, gpu.Device)
+	}
+	// Lavapipe has shaderFloat64: every feature runs on the device.
+	if !slices.Equal(gpu.Device.Features, []string{"motion", "vif", "adm"}) || len(gpu.Device.HostFeatures) != 0 {
+		t.Errorf("device features %v, host features %v: want motion, vif and adm on the device",
+			gpu.Device.Features, gpu.Device.HostFeatures)
+	}
+	if cpu.Device != nil {
+		t.Errorf("cpu result has a device: %+v", cpu.Device)
+	}
+	if gpu.Score != cpu.Score || gpu.HarmonicMean != cpu.HarmonicMean || gpu.Min != cpu.Min || gpu.Max != cpu.Max {
+		t.Errorf("vulkan score %v (hm %v, min %v, max %v), cpu %v (hm %v, min %v, max %v): want identical",
+			gpu.Score, gpu.HarmonicMean, gpu.Min, gpu.Max, cpu.Score, cpu.HarmonicMean, cpu.Min, cpu.Max)
 	}
 }

@@ -90,6 +90,8 @@ func Classify(err error) (reason string, code int) {
 type Provenance struct {
 	// Backend ran; RequestedBackend was asked for (VMAFX_BACKEND).
 	Backend, RequestedBackend string
+	// Device is the accelerator the backend scores on; nil for the CPU.
+	Device *vmafxv1.WorkerDevice
 	// Model is the model's name and ModelSHA256 the checksum of its JSON.
 	Model, ModelSHA256 string
 }
@@ -100,6 +102,7 @@ func (p Provenance) result(wall time.Duration) *vmafxv1.WorkerResult {
 		WallSeconds:      round3(wall.Seconds()),
 		Backend:          p.Backend,
 		RequestedBackend: p.RequestedBackend,
+		Device:           p.Device,
 		Model:            p.Model,
 		ModelSHA256:      p.ModelSHA256,
 		KernelVersion:    vmaf.Version,
@@ -144,9 +147,13 @@ func Encode(r *vmafxv1.WorkerResult) []byte {
 		e := *c.Error
 		c.Error = &e
 	}
+	if c.Device != nil {
+		d := *c.Device
+		c.Device = &d
+	}
 	for _, v := range []float64{c.Score, c.HarmonicMean, c.Min, c.Max, c.FPS, c.WallSeconds} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			c = vmafxv1.WorkerResult{Version: c.Version, Backend: c.Backend, RequestedBackend: c.RequestedBackend,
+			c = vmafxv1.WorkerResult{Version: c.Version, Backend: c.Backend, RequestedBackend: c.RequestedBackend, Device: c.Device,
 				Model: c.Model, ModelSHA256: c.ModelSHA256, KernelVersion: c.KernelVersion,
 				Error: &vmafxv1.WorkerError{Reason: vmafxv1.ReasonInternal, Message: "the score is not a finite number"}}
 			break
@@ -167,6 +174,9 @@ func Encode(r *vmafxv1.WorkerResult) []byte {
 		c.Model, c.ModelSHA256 = oneLine(c.Model, limit), oneLine(c.ModelSHA256, limit)
 		if c.Error != nil {
 			c.Error.Reason, c.Error.Message = oneLine(c.Error.Reason, limit), oneLine(c.Error.Message, limit)
+		}
+		if c.Device != nil {
+			c.Device.Name, c.Device.Driver, c.Device.API = oneLine(c.Device.Name, limit), oneLine(c.Device.Driver, limit), oneLine(c.Device.API, limit)
 		}
 	}
 }
