@@ -113,6 +113,23 @@ $(VERSITYGW):
 	@echo "building versitygw $(VERSITYGW_VERSION) from module sources (about 4 minutes the first time)"
 	cd hack/tools/versitygw && CGO_ENABLED=0 $(GO) build -trimpath -o $@ github.com/versity/versitygw/cmd/versitygw
 
+# The Prometheus Pushgateway that the chart's batch Jobs push their result metrics to:
+# built from module sources like versitygw and cached by version; the e2e packs it into
+# the image vmafx.local/pushgateway:dev.
+PUSHGATEWAY_VERSION := $(call module_version,github.com/prometheus/pushgateway,hack/tools/pushgateway/go.mod)
+PUSHGATEWAY         := $(TOOLS_BIN)/pushgateway-$(PUSHGATEWAY_VERSION)
+
+.PHONY: pushgateway
+pushgateway: $(PUSHGATEWAY) ## Build the Prometheus Pushgateway from module sources, cached by version.
+	@echo "VMAFX_PUSHGATEWAY=$(PUSHGATEWAY)"
+
+$(PUSHGATEWAY):
+	@mkdir -p $(@D)
+	@echo "building pushgateway $(PUSHGATEWAY_VERSION) from module sources (about 1 minute the first time)"
+	cd hack/tools/pushgateway && CGO_ENABLED=0 $(GO) build -trimpath \
+	  -ldflags "-X github.com/prometheus/common/version.Version=$(PUSHGATEWAY_VERSION:v%=%)" \
+	  -o $@ github.com/prometheus/pushgateway
+
 $(GOLANGCI_LINT):
 	@mkdir -p $(@D)
 	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) from module sources (about 2 minutes the first time)"
@@ -171,8 +188,8 @@ deploy: $(KUBECTL) ## Apply manifests/overlays/local to the local cluster and wa
 	$(VMAFX_CLUSTER) wait-deployed $(CLUSTER_FLAGS)
 
 .PHONY: e2e
-e2e: helm versitygw cluster-up images deploy ## End-to-end scenarios (test/e2e) on the local cluster; logs go to .cluster/artifacts on failure.
-	VMAFX_E2E=1 KUBECONFIG=$(CURDIR)/.cluster/kubeconfig VMAFX_KUBECTL=$(KUBECTL) VMAFX_HELM=$(HELM) VMAFX_VERSITYGW=$(VERSITYGW) \
+e2e: helm versitygw pushgateway cluster-up images deploy ## End-to-end scenarios (test/e2e) on the local cluster; logs go to .cluster/artifacts on failure.
+	VMAFX_E2E=1 KUBECONFIG=$(CURDIR)/.cluster/kubeconfig VMAFX_KUBECTL=$(KUBECTL) VMAFX_HELM=$(HELM) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_PUSHGATEWAY=$(PUSHGATEWAY) \
 	  VMAFX_CLUSTER=$(CURDIR)/$(VMAFX_CLUSTER) VMAFX_CLUSTER_FLAGS="$(CLUSTER_FLAGS)" \
 	  $(GO) test -count=1 -timeout=30m -v ./test/e2e/... \
 	  || { $(VMAFX_CLUSTER) collect $(CLUSTER_FLAGS); exit 1; }

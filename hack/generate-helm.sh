@@ -15,7 +15,7 @@ for f in manifests/crd/*.yaml; do
   case "$f" in */kustomization.yaml) continue ;; esac
   cp "$f" "$chart/crds/"
 done
-for f in manifests/rbac/*.yaml; do
+for f in manifests/rbac/*.yaml manifests/rbac/gateway/*.yaml; do
   case "$f" in */kustomization.yaml) continue ;; esac
   cp "$f" "$chart/files/rbac/"
 done

@@ -48,6 +48,7 @@ var knownKinds = map[string]bool{
 	"RoleBinding":                      true,
 	"Deployment":                       true,
 	"DaemonSet":                        true,
+	"StatefulSet":                      true,
 	"Job":                              true,
 	"PodDisruptionBudget":              true,
 	"ValidatingAdmissionPolicy":        true,
@@ -161,6 +162,8 @@ func podTemplates(t testing.TB, objs []*unstructured.Unstructured) map[string]co
 			out[id(o)] = typed.Spec.Template
 		case *appsv1.DaemonSet:
 			out[id(o)] = typed.Spec.Template
+		case *appsv1.StatefulSet:
+			out[id(o)] = typed.Spec.Template
 		case *batchv1.Job:
 			out[id(o)] = typed.Spec.Template
 		}
@@ -243,11 +246,23 @@ func TestRender(t *testing.T) {
 			for name := range podTemplates(t, res.Objects) {
 				workloads = append(workloads, name)
 			}
-			want := []string{"DaemonSet vmafx-system/vmafx-device-plugin", "Deployment vmafx-system/vmafx-scheduler"}
-			if c.Operator {
-				want = append(want, "Deployment vmafx-system/vmafx-operator")
+			var want []string
+			if c.Has("platform") {
+				want = append(want, "DaemonSet vmafx-system/vmafx-device-plugin", "Deployment vmafx-system/vmafx-scheduler")
+				if c.Operator {
+					want = append(want, "Deployment vmafx-system/vmafx-operator")
+				}
 			}
-			if c.Batch {
+			if c.Has("server") {
+				want = append(want, "Deployment vmafx-system/vmafx-api")
+			}
+			if c.Has("mcp") {
+				want = append(want, "StatefulSet vmafx-system/vmafx-mcp")
+			}
+			if c.Pushgateway {
+				want = append(want, "Deployment vmafx-system/vmafx-pushgateway")
+			}
+			if c.Has("job") {
 				job := ofKind(res.Objects, "Job")
 				if len(job) != 1 {
 					t.Fatalf("%d Jobs rendered, want 1", len(job))
@@ -261,8 +276,8 @@ func TestRender(t *testing.T) {
 			}
 			// The operator's roles and bindings come and go with it.
 			for _, kind := range []string{"ClusterRole", "ClusterRoleBinding"} {
-				if got := find(res.Objects, kind, "vmafx-operator-job") != nil; got != c.Operator {
-					t.Errorf("%s vmafx-operator-job rendered: %t, want %t", kind, got, c.Operator)
+				if got, want := find(res.Objects, kind, "vmafx-operator-job") != nil, c.Operator && c.Has("platform"); got != want {
+					t.Errorf("%s vmafx-operator-job rendered: %t, want %t", kind, got, want)
 				}
 			}
 			if !strings.Contains(res.Notes, "vmafx-system") {

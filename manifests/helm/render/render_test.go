@@ -65,8 +65,43 @@ func TestCases(t *testing.T) {
 	for _, c := range Cases() {
 		names[c.Name()] = true
 	}
-	// Four vendors, batch on and off, operator on and off.
-	if len(names) != 16 {
-		t.Errorf("%d distinct cases, want 16: %v", len(names), names)
+	// Four vendors, 15 sets of workloads with the operator, two without, one with the
+	// Pushgateway.
+	if len(names) != 4*18 {
+		t.Errorf("%d distinct cases, want 72: %v", len(names), names)
+	}
+}
+
+// TestLintAndTemplate runs helm lint and helm template on every vendor and workload
+// combination, and checks that each workload's objects render exactly when it is on.
+func TestLintAndTemplate(t *testing.T) {
+	ch, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"platform": "Deployment/vmafx-scheduler", "server": "Deployment/vmafx-api", "mcp": "StatefulSet/vmafx-mcp", "job": "Job/"}
+	for _, tc := range Cases() {
+		t.Run(tc.Name(), func(t *testing.T) {
+			if err := Lint(tc.Values()); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Render(ch, Options{Values: tc.Values()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []string
+			for _, o := range res.Objects {
+				kinds = append(kinds, o.GetKind()+"/"+o.GetName())
+			}
+			all := strings.Join(kinds, " ")
+			for w, obj := range want {
+				if got := strings.Contains(all, obj); got != tc.Has(w) {
+					t.Errorf("workload %s on: %v, but %s rendered: %v", w, tc.Has(w), obj, got)
+				}
+			}
+			if got := strings.Contains(all, "Deployment/vmafx-pushgateway"); got != tc.Pushgateway {
+				t.Errorf("pushgateway on: %v, but rendered: %v", tc.Pushgateway, got)
+			}
+		})
 	}
 }

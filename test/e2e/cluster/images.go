@@ -32,7 +32,8 @@ type imageSpec struct {
 // https:// inputs.
 const hostCABundle = "/etc/ssl/certs/ca-certificates.crt"
 
-// projectImages are the project's four binaries.
+// projectImages are the project's binaries that run in the cluster: the platform's four
+// and the front doors' two.
 func projectImages() []imageSpec {
 	worker := imageSpec{name: "vmafx-worker", pkg: "worker/cmd/vmafx-worker", runtime: workerRuntime}
 	if _, err := os.Stat(hostCABundle); err == nil {
@@ -43,6 +44,8 @@ func projectImages() []imageSpec {
 		{name: "vmafx-scheduler", pkg: "scheduler-plugin/cmd/vmafx-scheduler"},
 		{name: "vmafx-device-plugin", pkg: "device-plugin/cmd/vmafx-device-plugin"},
 		worker,
+		{name: "vmafx-api", pkg: "gateway/cmd/vmafx-api"},
+		{name: "vmafx-mcp", pkg: "gateway/cmd/vmafx-mcp"},
 	}
 }
 

@@ -367,6 +367,7 @@ func TestScoreFailures(t *testing.T) {
 		{"bad output format", rawArgs(refClip, distClip, "--output-format", "xml"), nil, 2, vmafxv1.ReasonBadInput, "want json or csv"},
 		{"negative start", rawArgs(refClip, distClip, "--reference-start", "-1"), nil, 2, vmafxv1.ReasonBadInput, "--reference-start"},
 		{"bad allowed CIDR", rawArgs(refClip, distClip, "--http-allow-cidrs", "10.0.0.0/99"), nil, 2, vmafxv1.ReasonBadInput, "--http-allow-cidrs"},
+		{"bad push gateway", rawArgs(refClip, distClip, "--push-gateway", "pushgateway:9091"), nil, 2, vmafxv1.ReasonBadInput, "--push-gateway"},
 		{"s3 unreachable", rawArgs(refClip, "s3://bucket/dist.yuv", "--credentials-dir", creds, "--s3-endpoint", "http://127.0.0.1:1", "--http-retries", "0"), nil, 3, vmafxv1.ReasonFetchFailed, "fetch s3://bucket/dist.yuv"},
 		{"missing credentials dir", rawArgs(refClip, "s3://bucket/dist.yuv", "--credentials-dir", filepath.Join(dir, "nope")), nil, 2, vmafxv1.ReasonBadInput, "credentials directory"},
 		{"rclone input", rawArgs(refClip, "rclone://remote/dist.yuv"), nil, 3, vmafxv1.ReasonFetchFailed, "unsupported scheme rclone://"},

@@ -56,6 +56,9 @@ type scoreConfig struct {
 
 	verbosity    int
 	verbositySet bool
+
+	// pushGateway, when set, receives the result's metrics under the job label pushJob.
+	pushGateway, pushJob string
 }
 
 type rawFlags struct {
@@ -100,6 +103,7 @@ type scoreValues struct {
 	httpAllowPrivate     bool
 	httpAllowDowngrade   bool
 	httpAllowCIDRs       string
+	pushGateway, pushJob string
 }
 
 func newScoreFlags() (*flag.FlagSet, *scoreValues) {
@@ -141,6 +145,8 @@ func newScoreFlags() (*flag.FlagSet, *scoreValues) {
 	boolean(&v.httpAllowPrivate, "http-allow-private", "follow HTTP redirects to loopback, link-local and private addresses (refused by default)")
 	str(&v.httpAllowCIDRs, "http-allow-cidrs", "", "comma-separated `CIDRs` that HTTP redirects may lead to even though they are private, e.g. 10.1.0.0/16")
 	boolean(&v.httpAllowDowngrade, "http-allow-downgrade", "follow HTTP redirects from https:// to http:// (refused by default)")
+	str(&v.pushGateway, "push-gateway", "", "Prometheus Pushgateway `URL` to push the result's metrics to (vmafx_batch_score, _frames, _fps, _duration_seconds ...); empty: none")
+	str(&v.pushJob, "push-job", "vmafx-worker", "job `label` of the pushed metrics")
 	num(&v.verbosity, "v", 0, "log verbosity")
 	return fs, v
 }
@@ -270,6 +276,15 @@ func parseScoreFlags(fs *flag.FlagSet, v *scoreValues, args []string, env func(s
 	}
 	if c.http.Redirects.AllowCIDRs, err = fetch.ParseCIDRs(v.httpAllowCIDRs); err != nil {
 		return c, badRequest("--http-allow-cidrs: %v", err)
+	}
+	c.pushGateway, c.pushJob = v.pushGateway, v.pushJob
+	if c.pushGateway != "" {
+		if u, err := url.Parse(c.pushGateway); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return c, badRequest("--push-gateway %q: want an http:// or https:// URL", c.pushGateway)
+		}
+		if c.pushJob == "" {
+			return c, badRequest("--push-job must not be empty")
+		}
 	}
 	if c.store.S3Endpoint != "" {
 		if u, err := url.Parse(c.store.S3Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

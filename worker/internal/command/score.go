@@ -17,6 +17,7 @@ import (
 	"github.com/vmafx/vmafx/worker/fetch"
 	"github.com/vmafx/vmafx/worker/internal/backend"
 	"github.com/vmafx/vmafx/worker/internal/memlimit"
+	"github.com/vmafx/vmafx/worker/internal/push"
 	"github.com/vmafx/vmafx/worker/internal/report"
 	"github.com/vmafx/vmafx/worker/internal/source"
 	"github.com/vmafx/vmafx/worker/vmaf"
@@ -248,6 +249,15 @@ func (s *scorer) succeed(res *vmaf.Result) int {
 	s.log.Info("Scored", "score", r.Score, "harmonicMean", r.HarmonicMean, "min", r.Min, "max", r.Max,
 		"frames", r.Frames, "fps", r.FPS, "wallSeconds", r.WallSeconds, "backend", r.Backend)
 	s.emit(r)
+	if s.cfg.pushGateway != "" {
+		// The score is already in the termination message: a gateway that is down costs
+		// the metrics, not the result, so the worker logs it and still succeeds.
+		if err := push.Result(context.Background(), s.cfg.pushGateway, s.cfg.pushJob, r); err != nil {
+			s.log.Error(err, "Cannot push the result's metrics")
+		} else {
+			s.log.V(2).Info("Pushed the result's metrics", "gateway", s.cfg.pushGateway, "job", s.cfg.pushJob)
+		}
+	}
 	if s.cfg.desk {
 		// libvmaf's tools print six decimals.
 		fmt.Fprintf(s.stdout, "VMAF score: %.6f\n", r.Score)

@@ -144,13 +144,14 @@ imagePullSecrets:
 
 {{/*
 vmafx.roleComponent is the component a generated role file (files/rbac/<name>.yaml) belongs
-to, by the role name's prefix: operator, scheduler or devicePlugin. A role of a new
+to, by the role name's prefix: operator, scheduler, devicePlugin or gateway (the front doors). A role of a new
 component renders always rather than silently not at all.
 */}}
 {{- define "vmafx.roleComponent" -}}
 {{- if hasPrefix "vmafx-operator-" . -}}operator
 {{- else if hasPrefix "vmafx-scheduler-" . -}}scheduler
 {{- else if hasPrefix "vmafx-device-plugin" . -}}devicePlugin
+{{- else if hasPrefix "vmafx-gateway-" . -}}gateway
 {{- end -}}
 {{- end }}
 
@@ -159,4 +160,133 @@ component renders always rather than silently not at all.
 {{- if and .Values.monitoring.serviceMonitor.enabled (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor") -}}
 true
 {{- end -}}
+{{- end }}
+
+{{/*
+vmafx.workloads is the list of workloads values.workload turns on, as JSON (read it with
+fromJsonArray): a single name is a list of one; batch.enabled, the older switch of the
+batch Job, adds "job".
+*/}}
+{{- define "vmafx.workloads" -}}
+{{- $w := .Values.workload -}}
+{{- if kindIs "string" $w }}{{ $w = list $w }}{{ end -}}
+{{- if .Values.batch.enabled }}{{ $w = append $w "job" }}{{ end -}}
+{{- toJson $w -}}
+{{- end }}
+
+{{/*
+vmafx.enabled is "true" when the component named by (list $ name) renders: operator,
+scheduler and devicePlugin with the platform workload and their own enabled value; batch
+with the job workload; server and mcp with theirs; gateway (the front doors' shared
+roles) with server or mcp; "" otherwise.
+*/}}
+{{- define "vmafx.enabled" -}}
+{{- $root := index . 0 -}}
+{{- $name := index . 1 -}}
+{{- $w := include "vmafx.workloads" $root | fromJsonArray -}}
+{{- if has $name (list "operator" "scheduler" "devicePlugin") -}}
+{{- if and (has "platform" $w) (index $root.Values $name).enabled }}true{{ end -}}
+{{- else if eq $name "batch" -}}
+{{- if has "job" $w }}true{{ end -}}
+{{- else if eq $name "gateway" -}}
+{{- if or (has "server" $w) (has "mcp" $w) }}true{{ end -}}
+{{- else if has $name $w -}}true
+{{- end -}}
+{{- end }}
+
+{{/*
+vmafx.doorContainer is the container of a front door (server or mcp), called with
+(list $ values binary envPrefix): its image, ports, probes on /healthz and /readyz, TLS
+from a Secret mounted at /etc/vmafx/tls, and the hardened security context.
+*/}}
+{{- define "vmafx.doorContainer" -}}
+{{- $root := index . 0 -}}
+{{- $v := index . 1 -}}
+{{- $binary := index . 2 -}}
+{{- $prefix := index . 3 -}}
+- name: {{ $binary }}
+  image: {{ include "vmafx.image" (list $root $v.image) | quote }}
+  imagePullPolicy: {{ $v.image.pullPolicy }}
+  args:
+    - {{ printf "-v=%s" (include "vmafx.klogVerbosity" $v.logLevel) | quote }}
+  env:
+    - name: {{ $prefix }}ADDR
+      value: {{ printf ":%d" (int $v.port) | quote }}
+    - name: {{ $prefix }}PROBE_ADDR
+      value: {{ printf ":%d" (int $v.probePort) | quote }}
+    - name: {{ $prefix }}SHUTDOWN_TIMEOUT
+      value: {{ printf "%ds" (int $v.shutdownTimeoutSeconds) | quote }}
+    {{- with $v.tokenAudiences }}
+    - name: {{ $prefix }}TOKEN_AUDIENCES
+      value: {{ join "," . | quote }}
+    {{- end }}
+    {{- if $v.tls.secretName }}
+    - name: {{ $prefix }}TLS_CERT_FILE
+      value: /etc/vmafx/tls/tls.crt
+    - name: {{ $prefix }}TLS_KEY_FILE
+      value: /etc/vmafx/tls/tls.key
+    {{- end }}
+    {{- with $v.extraEnv }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  ports:
+    - name: {{ ternary "https" "http" (not (empty $v.tls.secretName)) }}
+      containerPort: {{ $v.port }}
+    - name: probes
+      containerPort: {{ $v.probePort }}
+  livenessProbe:
+    httpGet:
+      path: /healthz
+      port: probes
+    periodSeconds: 10
+  readinessProbe:
+    httpGet:
+      path: /readyz
+      port: probes
+    periodSeconds: 5
+  {{- with $v.resources }}
+  resources:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  securityContext:
+    {{- include "vmafx.containerSecurityContext" $root | nindent 4 }}
+  {{- if $v.tls.secretName }}
+  volumeMounts:
+    - name: tls
+      mountPath: /etc/vmafx/tls
+      readOnly: true
+  {{- end }}
+{{- end }}
+
+{{/* vmafx.doorPod is the Pod spec fields shared by the front doors, called with (list $ values name). */}}
+{{- define "vmafx.doorPod" -}}
+{{- $root := index . 0 -}}
+{{- $v := index . 1 -}}
+{{- $name := index . 2 -}}
+serviceAccountName: {{ $name }}
+# The Endpoints controller takes the Pod out of its Service first; the door then answers
+# its open long polls and finishes in-flight requests within shutdownTimeoutSeconds.
+terminationGracePeriodSeconds: {{ add $v.shutdownTimeoutSeconds 10 }}
+enableServiceLinks: false
+{{- include "vmafx.imagePullSecrets" $root }}
+securityContext:
+  {{- include "vmafx.podSecurityContext" $root | nindent 2 }}
+{{- with $v.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $v.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $v.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- if $v.tls.secretName }}
+volumes:
+  - name: tls
+    secret:
+      secretName: {{ $v.tls.secretName }}
+{{- end }}
 {{- end }}

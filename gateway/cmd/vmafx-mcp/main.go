@@ -1,0 +1,101 @@
+// Command vmafx-mcp is the VMAFX Model Context Protocol server: in the cluster it serves
+// the streamable HTTP transport to clients that present a Kubernetes bearer token; on a
+// workstation, with -transport=stdio, it talks to the API server with the user's
+// kubeconfig (docs/gateway.md).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"k8s.io/klog/v2"
+
+	"github.com/vmafx/vmafx/gateway/internal/access"
+	"github.com/vmafx/vmafx/gateway/internal/config"
+	"github.com/vmafx/vmafx/gateway/internal/jobs"
+	"github.com/vmafx/vmafx/gateway/internal/mcpserver"
+	"github.com/vmafx/vmafx/gateway/internal/serve"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	fs := flag.NewFlagSet("vmafx-mcp", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	cfg, resolve := config.Bind(fs, "VMAFX_MCP_", os.LookupEnv)
+	transport := "http"
+	if v, ok := os.LookupEnv("VMAFX_MCP_TRANSPORT"); ok {
+		transport = v
+	}
+	fs.StringVar(&transport, "transport", transport, "http (streamable HTTP, bearer tokens checked with TokenReview) or stdio (the kubeconfig's identity) (env VMAFX_MCP_TRANSPORT)")
+	namespace := ""
+	fs.StringVar(&namespace, "namespace", os.Getenv("VMAFX_MCP_NAMESPACE"), "namespace of calls that name none; default: the kubeconfig context's (env VMAFX_MCP_NAMESPACE)")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if err := resolve(); err != nil {
+		fmt.Fprintf(os.Stderr, "vmafx-mcp: %v\n", err)
+		return 2
+	}
+	if transport != "http" && transport != "stdio" {
+		fmt.Fprintf(os.Stderr, "vmafx-mcp: transport %q: want http or stdio\n", transport)
+		return 2
+	}
+	if namespace == "" {
+		namespace = cfg.Namespace()
+	}
+	defer klog.Flush()
+	// Logs go to stderr (klog's default): on stdio, stdout carries the protocol alone.
+	logger := klog.Background().WithName("vmafx-mcp")
+	logger.Info("Effective configuration", append(cfg.KeysAndValues(), "transport", transport, "namespace", namespace)...)
+
+	c, reviewer, err := cfg.Connect()
+	if err != nil {
+		logger.Error(err, "Creating API clients")
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	ctx = klog.NewContext(ctx, logger)
+	spec, err := mcpserver.SpecSchema(ctx, c)
+	if err != nil {
+		logger.Error(err, "Building the tools' schemas")
+		return 1
+	}
+	opts := mcpserver.Options{Namespace: namespace, Version: "v1"}
+
+	if transport == "stdio" {
+		// The user's own credentials reach the API server, which authorizes each call.
+		server := mcpserver.New(jobs.New(c, access.Direct{}), spec, opts)
+		if err := server.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+			logger.Error(err, "MCP session failed")
+			return 1
+		}
+		return 0
+	}
+	store := jobs.New(c, reviewer)
+	server := mcpserver.New(store, spec, opts)
+	reg := serve.NewRegistry()
+	mcpserver.NewMetrics(reg).Instrument(server)
+	door, probe, err := serve.Listen(cfg.Serve)
+	if err != nil {
+		logger.Error(err, "Listening")
+		return 1
+	}
+	if err := serve.Serve(ctx, cfg.Serve, door, probe, mcpserver.HTTPHandler(server, reviewer), reg, store.Ready); err != nil {
+		logger.Error(err, "Server failed")
+		return 1
+	}
+	return 0
+}

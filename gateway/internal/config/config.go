@@ -1,0 +1,157 @@
+package config
+
+import (
+	"flag"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/gateway/internal/access"
+	"github.com/vmafx/vmafx/gateway/internal/serve"
+)
+
+// Defaults, each in one place.
+const (
+	// DefaultAddr is the door's listener.
+	DefaultAddr = ":8443"
+	// DefaultProbeAddr serves /healthz, /readyz and /metrics.
+	DefaultProbeAddr = ":8081"
+	// DefaultShutdownTimeout is what a Pod's default 30 s grace period leaves after the
+	// endpoints controller has taken the Pod out of its Service (a few seconds).
+	DefaultShutdownTimeout = 20 * time.Second
+)
+
+// Config is a door's effective configuration.
+type Config struct {
+	Serve serve.Options
+	// Kubeconfig is a kubeconfig file; empty: in-cluster, else the default loading rules.
+	Kubeconfig string
+	// Context is the kubeconfig context; empty: its current one.
+	Context string
+	// Audiences are the token audiences accepted; empty: the API server's.
+	Audiences []string
+}
+
+// Bind registers the flags on fs, reading their defaults from env with prefix (e.g.
+// VMAFX_API_ADDR for -addr).
+func Bind(fs *flag.FlagSet, prefix string, lookup func(string) (string, bool)) (*Config, func() error) {
+	c := &Config{}
+	var audiences string
+	var errs []string
+	str := func(p *string, name, def, usage string) {
+		env := prefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		if v, ok := lookup(env); ok {
+			def = v
+		}
+		fs.StringVar(p, name, def, usage+" (env "+env+")")
+	}
+	str(&c.Serve.Addr, "addr", DefaultAddr, "address to serve on")
+	str(&c.Serve.ProbeAddr, "probe-addr", DefaultProbeAddr, "address of /healthz, /readyz and /metrics")
+	str(&c.Serve.TLSCertFile, "tls-cert-file", "", "TLS certificate (PEM); with -tls-key-file serves HTTPS, else plain HTTP")
+	str(&c.Serve.TLSKeyFile, "tls-key-file", "", "TLS private key (PEM)")
+	str(&c.Kubeconfig, "kubeconfig", "", "kubeconfig file; empty: in-cluster configuration")
+	str(&c.Context, "context", "", "kubeconfig context")
+	str(&audiences, "token-audiences", "", "comma-separated token audiences to accept; empty: the API server's")
+	shutdown := DefaultShutdownTimeout.String()
+	str(&shutdown, "shutdown-timeout", shutdown, "how long in-flight requests may finish after SIGTERM")
+	return c, func() error {
+		d, err := time.ParseDuration(shutdown)
+		if err != nil || d < 0 {
+			errs = append(errs, fmt.Sprintf("shutdown-timeout: %q is not a duration", shutdown))
+		}
+		c.Serve.ShutdownTimeout = d
+		if (c.Serve.TLSCertFile == "") != (c.Serve.TLSKeyFile == "") {
+			errs = append(errs, "set tls-cert-file and tls-key-file together")
+		}
+		for _, a := range strings.Split(audiences, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				c.Audiences = append(c.Audiences, a)
+			}
+		}
+		if len(errs) > 0 {
+			sort.Strings(errs)
+			return fmt.Errorf("%s", strings.Join(errs, "; "))
+		}
+		return nil
+	}
+}
+
+// KeysAndValues is the configuration for one log line.
+func (c *Config) KeysAndValues() []any {
+	return []any{"addr", c.Serve.Addr, "probeAddr", c.Serve.ProbeAddr, "tls", c.Serve.TLSCertFile != "",
+		"kubeconfig", c.Kubeconfig, "context", c.Context, "audiences", c.Audiences, "shutdownTimeout", c.Serve.ShutdownTimeout}
+}
+
+// RESTConfig is the API server's address and the door's own credentials.
+func (c *Config) RESTConfig() (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if c.Kubeconfig != "" {
+		rules.ExplicitPath = c.Kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: c.Context}).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	// Every request costs a TokenReview and a SubjectAccessReview besides its own call
+	// (fewer while they are cached): allow bursts well above client-go's 5 QPS default.
+	cfg.QPS, cfg.Burst = 100, 200
+	return cfg, nil
+}
+
+// Namespace is the kubeconfig context's namespace ("default" when it names none, or
+// in-cluster).
+func (c *Config) Namespace() string {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if c.Kubeconfig != "" {
+		rules.ExplicitPath = c.Kubeconfig
+	}
+	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: c.Context}).Namespace()
+	if err != nil || ns == "" {
+		return "default"
+	}
+	return ns
+}
+
+// Scheme knows the vmafx.dev/v1 kinds.
+func Scheme() *k8sruntime.Scheme {
+	s := k8sruntime.NewScheme()
+	if err := vmafxv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	// The MCP server reads the VmafxJob CRD for its tools' input schemas.
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Connect returns the door's clients for the configured API server.
+func (c *Config) Connect() (client.WithWatch, *access.Reviewer, error) {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading the API server's configuration: %w", err)
+	}
+	return Clients(cfg, c.Audiences)
+}
+
+// Clients returns the door's client for VmafxJobs and the access reviewer.
+func Clients(cfg *rest.Config, audiences []string) (client.WithWatch, *access.Reviewer, error) {
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, access.NewReviewer(cs.AuthenticationV1(), cs.AuthorizationV1(), audiences), nil
+}

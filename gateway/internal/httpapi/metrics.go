@@ -1,0 +1,82 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics counts the API's requests by route and code and times them.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	inFlight *prometheus.GaugeVec
+}
+
+// NewMetrics registers the API's metrics with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmafx_api_requests_total",
+			Help: "HTTP scoring API requests by route (the handler's pattern), method and status code.",
+		}, []string{"route", "method", "code"}),
+		// Buckets from 5 ms (a cached get) to 10 min (the longest wait).
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "vmafx_api_request_duration_seconds",
+			Help:    "HTTP scoring API request latency by route and method; waits and streams last as long as the job takes.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
+		}, []string{"route", "method"}),
+	}
+	m.inFlight = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vmafx_api_requests_in_flight",
+		Help: "HTTP scoring API requests being served, by route: open waits and event streams included.",
+	}, []string{"route"})
+	reg.MustRegister(m.requests, m.latency, m.inFlight)
+	return m
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.code == 0 {
+		s.code = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.code == 0 {
+		s.code = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Flush lets Server-Sent Events through the recorder.
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// instrument records route's requests.
+func (m *Metrics) instrument(route string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		m.inFlight.WithLabelValues(route).Inc()
+		defer m.inFlight.WithLabelValues(route).Dec()
+		rec := &statusRecorder{ResponseWriter: w}
+		h(rec, r)
+		if rec.code == 0 {
+			rec.code = http.StatusOK
+		}
+		m.requests.WithLabelValues(route, r.Method, strconv.Itoa(rec.code)).Inc()
+		m.latency.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
+	}
+}

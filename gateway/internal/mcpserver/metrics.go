@@ -1,0 +1,56 @@
+package mcpserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics counts the MCP requests the server receives, by method, tool and outcome.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+// NewMetrics registers the MCP server's metrics with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmafx_mcp_requests_total",
+			Help: "MCP requests by method (tools/call, resources/read, ...), tool and outcome: ok, tool_error (the API server refused, the tool says why) or error.",
+		}, []string{"method", "tool", "outcome"}),
+		// From 5 ms (a cached get) to 10 min (the longest wait).
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "vmafx_mcp_request_duration_seconds",
+			Help:    "MCP request latency by method and tool; waits last as long as the job takes.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
+		}, []string{"method", "tool"}),
+	}
+	reg.MustRegister(m.requests, m.latency)
+	return m
+}
+
+// Instrument adds m's middleware to s.
+func (m *Metrics) Instrument(s *mcp.Server) {
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			start := time.Now()
+			tool := ""
+			if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil {
+				tool = call.Params.Name
+			}
+			res, err := next(ctx, method, req)
+			outcome := "ok"
+			if err != nil {
+				outcome = "error"
+			} else if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+				outcome = "tool_error"
+			}
+			m.requests.WithLabelValues(method, tool, outcome).Inc()
+			m.latency.WithLabelValues(method, tool).Observe(time.Since(start).Seconds())
+			return res, err
+		}
+	})
+}
