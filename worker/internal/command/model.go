@@ -15,9 +15,6 @@ import (
 	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
-// dockerConfigKey is the key of a kubernetes.io/dockerconfigjson Secret: a job whose
-// credentials Secret has it pulls oci:// models with its logins.
-const dockerConfigKey = ".dockerconfigjson"
 
 // loadModel returns the model cfg names: built in, a file, or a model version pulled from
 // an OCI registry (oci://...), named by its reference. A registry that answers that the
@@ -33,7 +30,7 @@ func loadModel(ctx context.Context, cfg *scoreConfig) (*vmaf.Model, error) {
 	}
 	client := &modelregistry.Client{PlainHTTP: cfg.registryPlainHTTP}
 	if cfg.store.CredentialsDir != "" {
-		path := filepath.Join(cfg.store.CredentialsDir, dockerConfigKey)
+		path := filepath.Join(cfg.store.CredentialsDir, vmafxv1.DockerConfigKey)
 		if _, err := os.Stat(path); err == nil {
 			if client.Credentials, err = modelregistry.LoadDockerConfig(path); err != nil {
 				return nil, fmt.Errorf("%w: %v", vmaf.ErrBadModel, err)
