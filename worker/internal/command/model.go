@@ -15,7 +15,6 @@ import (
 	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
-
 // loadModel returns the model cfg names: built in, a file, or a model version pulled from
 // an OCI registry (oci://...), named by its reference. A registry that answers that the
 // version does not exist, or an artifact that is not a model, is BadModel (no retry

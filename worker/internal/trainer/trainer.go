@@ -448,7 +448,9 @@ func (t *Trainer) maybeCheckpoint(ctx context.Context) {
 	if err != nil {
 		t.metrics.checkpoints.WithLabelValues("failed").Inc()
 		log.Error(err, "Pushing a checkpoint failed; retrying at the next interval")
-		t.update(func(s *vmafxv1.TrainerStatus) { s.PublishReason, s.PublishMessage = vmafxv1.ReasonPushFailed, err.Error() })
+		t.update(func(s *vmafxv1.TrainerStatus) {
+			s.PublishReason, s.PublishMessage = vmafxv1.ReasonPushFailed, err.Error()
+		})
 		return
 	}
 	t.version++
