@@ -104,4 +104,3 @@ func countNodeStaleEvents(t *testing.T, ns string) int {
 	}
 	return n
 }
-

@@ -47,7 +47,10 @@ func (s *scriptedTrainer) follow(_ context.Context, _ *corev1.Pod) (*vmafxv1.Tra
 func TestTrainingRunsATrainer(t *testing.T) {
 	ns := testenv.CreateNamespace(t)
 	script := &scriptedTrainer{}
-	cfg, err := config.Load(func(k string) (string, bool) { v, ok := operatorEnv(config.EnvPlainHTTPRegistries, "10.96.0.50:5000")[k]; return v, ok })
+	cfg, err := config.Load(func(k string) (string, bool) {
+		v, ok := operatorEnv(config.EnvPlainHTTPRegistries, "10.96.0.50:5000")[k]
+		return v, ok
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

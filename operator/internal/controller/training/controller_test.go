@@ -64,7 +64,7 @@ func TestBuildDeployment(t *testing.T) {
 	tr := &vmafxv1.VmafxModelTraining{Spec: vmafxv1.VmafxModelTrainingSpec{
 		BaseModel: "vmaf_v0.6.1", OutputRegistry: "ghcr.io/vmafx/models",
 		RegistryCredentials: &vmafxv1.SecretReference{Name: "regcred"},
-		DataSource: vmafxv1.TrainingDataSource{Credentials: &vmafxv1.Credentials{SecretRef: vmafxv1.SecretReference{Name: "s3"}}, OutputClaim: "outputs"},
+		DataSource:          vmafxv1.TrainingDataSource{Credentials: &vmafxv1.Credentials{SecretRef: vmafxv1.SecretReference{Name: "s3"}}, OutputClaim: "outputs"},
 	}}
 	tr.Namespace, tr.Name = "ns", "run"
 	d := buildDeployment(tr, config.WorkerConfig{Image: "vmafx-worker:dev", TrainerServiceAccount: "vmafx-trainer", PlainHTTPRegistries: []string{"10.0.0.1:5000"}})
