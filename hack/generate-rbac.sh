@@ -11,6 +11,7 @@ roles=(
   "vmafx-operator-manager      ./operator/internal/manager"
   "vmafx-scheduler-placement   ./scheduler-plugin/internal/placement"
   "vmafx-device-plugin         ./device-plugin/internal/heartbeat"
+  "vmafx-trainer               ./worker/internal/trainer"
 )
 mkdir -p manifests/rbac
 for line in "${roles[@]}"; do

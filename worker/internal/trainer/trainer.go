@@ -30,6 +30,12 @@ import (
 	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
+// What a trainer reads: its run, the jobs of the data source's namespaces, and the
+// labels of the nodes that scored them. Bound to the vmafx-trainer ServiceAccount.
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxmodeltrainings,verbs=get
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs,verbs=list
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get
+
 // Config is what a trainer needs besides its run's spec, which it reads from the API.
 type Config struct {
 	// Namespace and Name of the VmafxModelTraining.
