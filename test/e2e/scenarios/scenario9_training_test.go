@@ -257,4 +257,3 @@ func outputClaim(t *testing.T, ns string) string {
 	})
 	return claim
 }
-
