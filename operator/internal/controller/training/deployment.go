@@ -80,7 +80,8 @@ func buildDeployment(tr *vmafxv1.VmafxModelTraining, w config.WorkerConfig) *app
 			Path: "/healthz", Port: intstr.FromInt32(vmafxv1.TrainerPort)}}, PeriodSeconds: 20, FailureThreshold: 3},
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
-			// The held-out samples and the ledger live in memory: about 1 KiB per sample.
+			// The ledger (about 50 bytes per sample) and the held-out samples' features
+			// (about 50 bytes per frame) live in memory.
 			Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
 		},
 		SecurityContext: &corev1.SecurityContext{
