@@ -41,7 +41,9 @@ func setStatus(tr *vmafxv1.VmafxModelTraining, obs observed) {
 			meta.SetStatusCondition(&s.Conditions, pub)
 		}
 	default:
-		if s.Phase == "" || s.Phase == vmafxv1.TrainingStopped {
+		// A trainer that runs but did not answer this once keeps its phase; one that is
+		// not running (yet, or again) is starting.
+		if s.Phase == "" || s.Phase == vmafxv1.TrainingStopped || obs.pod == nil || obs.pod.Status.Phase != corev1.PodRunning {
 			s.Phase = vmafxv1.TrainingInitializing
 		}
 		ready.Reason, ready.Message = vmafxv1.ReasonTrainerStarting, podMessage(obs)
