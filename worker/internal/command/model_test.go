@@ -83,3 +83,19 @@ func TestOCIModel(t *testing.T) {
 		t.Errorf("unreachable registry: exit %d, %+v", gone.code, res.Error)
 	}
 }
+
+// TestBuiltinModelsAreTheAPIs keeps the kernel's embedded models and the API's list (the
+// one the CRD validates spec.model against) the same.
+func TestBuiltinModelsAreTheAPIs(t *testing.T) {
+	if got, want := strings.Join(vmaf.BuiltinModels(), ","), strings.Join(vmafxv1.BuiltinModels, ","); got != want {
+		t.Errorf("the kernel embeds %s; apis/vmafx/v1 lists %s", got, want)
+	}
+	if vmaf.DefaultModel != vmafxv1.DefaultModel {
+		t.Errorf("default model %s in the kernel, %s in the API", vmaf.DefaultModel, vmafxv1.DefaultModel)
+	}
+	for _, m := range vmafxv1.TrainableModels {
+		if _, err := vmaf.BuiltinModelJSON(m); err != nil {
+			t.Errorf("trainable model %s: %v", m, err)
+		}
+	}
+}
