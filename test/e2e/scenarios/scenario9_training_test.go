@@ -38,7 +38,7 @@ var trainingPairs = []clipPair{
 	{name: "p02", width: 176, height: 144, format: "yuv420p"},
 	{name: "p03", width: 320, height: 240, format: "yuv420p"},
 	{name: "p04", width: 320, height: 240, format: "yuv420p"},
-	{name: "p07", width: 176, height: 144, format: "yuv420p"},
+	{name: "p09", width: 177, height: 145, format: "yuv444p"},
 }
 
 // TestTraining is scenario 9, the seeds' e2e case 05: an OCI registry (distribution) runs
