@@ -27,14 +27,20 @@ GO_PACKAGES   := ./...
 help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z0-9_-]+:.*##/ {printf "  %-18s %s\n", $$1, $$2} /^##@/ {printf "\n%s\n", substr($$0, 5)}' $(MAKEFILE_LIST)
 
+# golangci-lint, built from its module sources in its own tool module and cached by version.
+GOLANGCI_LINT_VERSION := $(call module_version,github.com/golangci/golangci-lint/v2,hack/tools/golangci-lint/go.mod)
+GOLANGCI_LINT         := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+
 ##@ Development
 .PHONY: generate
-generate: ## Generate deepcopy code, CRDs (manifests/crd) and RBAC (manifests/rbac) from the markers.
+generate: ## Generate deepcopy code, CRDs (manifests/crd), RBAC (manifests/rbac) and docs/api-reference.md from the markers; SPIR-V from the shaders.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./scheduler-plugin/apis/...
 	$(CONTROLLER_GEN) crd paths=./apis/... output:crd:artifacts:config=manifests/crd
 	hack/generate-kustomization.sh manifests/crd "make generate (controller-gen crd)"
 	hack/generate-rbac.sh
 	hack/generate-helm.sh
+	$(GO) run ./hack/apiref manifests/crd docs/api-reference.md
+	hack/generate-spirv.sh
 
 .PHONY: verify
 verify: ## Fail when generated files are stale or the code is not gofmt/vet clean.
@@ -42,10 +48,11 @@ verify: ## Fail when generated files are stale or the code is not gofmt/vet clea
 	$(MAKE) lint
 
 .PHONY: lint
-lint: ## gofmt and go vet.
+lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint (.golangci.yml; the linter is built from module sources on first use).
 	@bad=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
 	  if [ -n "$$bad" ]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
 	$(GO) vet $(GO_PACKAGES)
+	$(GOLANGCI_LINT) run $(GO_PACKAGES)
 
 .PHONY: build
 build: ## Build every binary into bin/.
@@ -57,7 +64,7 @@ build: ## Build every binary into bin/.
 ##@ Tests
 .PHONY: test
 test: test-bins versitygw ## Unit and integration tests (builds kube-apiserver, etcd and versitygw on first use; needs ffmpeg).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_REQUIRE_INTEGRATION=1 VMAFX_REQUIRE_FFMPEG=1 \
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_REQUIRE_INTEGRATION=1 VMAFX_REQUIRE_FFMPEG=1 VMAFX_REQUIRE_VULKAN=1 \
 	  $(GO) test -count=1 $(GO_PACKAGES)
 
 .PHONY: test-unit
@@ -97,6 +104,11 @@ $(VERSITYGW):
 	@mkdir -p $(@D)
 	@echo "building versitygw $(VERSITYGW_VERSION) from module sources (about 4 minutes the first time)"
 	cd hack/tools/versitygw && CGO_ENABLED=0 $(GO) build -trimpath -o $@ github.com/versity/versitygw/cmd/versitygw
+
+$(GOLANGCI_LINT):
+	@mkdir -p $(@D)
+	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) from module sources (about 2 minutes the first time)"
+	cd hack/tools/golangci-lint && CGO_ENABLED=0 $(GO) build -trimpath -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 # The OCI registry of the training scenario: CNCF Distribution, built from module sources
 # like versitygw and cached by version.

@@ -254,7 +254,7 @@ func (d *Decoder) Close() error {
 	if d.stop != nil {
 		d.stop()
 	}
-	d.wait()
+	_ = d.wait() // Close reports nothing: Next already returned the decode error
 	<-d.feedDone
 	return nil
 }

@@ -140,7 +140,7 @@ func (t *Tools) Probe(ctx context.Context, path string, head []byte) (*Info, err
 	}
 	var j probeJSON
 	if err := json.Unmarshal(stdout.Bytes(), &j); err != nil {
-		return nil, fmt.Errorf("%w: ffprobe's output: %v", ErrUndecodable, err)
+		return nil, fmt.Errorf("%w: ffprobe's output: %w", ErrUndecodable, err)
 	}
 	return j.info()
 }

@@ -50,7 +50,7 @@ func Find(env func(string) string) (*Tools, error) {
 func find(env func(string) string, envName, name, beside string) (string, error) {
 	if p := env(envName); p != "" {
 		if err := executable(p); err != nil {
-			return "", fmt.Errorf("%w: %s=%s: %v", ErrNoFFmpeg, envName, p, err)
+			return "", fmt.Errorf("%w: %s=%s: %w", ErrNoFFmpeg, envName, p, err)
 		}
 		return p, nil
 	}

@@ -100,7 +100,7 @@ func TestFile(t *testing.T) {
 			obj, err := m.Open(context.Background(), u)
 			if tc.wantErr != nil {
 				var fe *Error
-				if !errors.As(err, &fe) || (tc.wantErr != errIsDirectory && !errors.Is(err, tc.wantErr)) {
+				if !errors.As(err, &fe) || (!errors.Is(tc.wantErr, errIsDirectory) && !errors.Is(err, tc.wantErr)) {
 					t.Fatalf("err = %v, want an *Error wrapping %v", err, tc.wantErr)
 				}
 				if !strings.Contains(err.Error(), "file://"+u.Path) {
@@ -338,7 +338,7 @@ func checkError(t *testing.T, err, want error) {
 	if !errors.As(err, &fe) {
 		t.Fatalf("err = %v (%T), want an *Error", err, err)
 	}
-	if want == errStatus || want == errLost {
+	if errors.Is(want, errStatus) || errors.Is(want, errLost) {
 		if !strings.Contains(err.Error(), want.Error()) {
 			t.Fatalf("err = %v, want it to mention %q", err, want)
 		}

@@ -60,8 +60,8 @@ type fileReader struct {
 
 func (r *fileReader) Read(p []byte) (int, error) {
 	n, err := r.f.Read(p)
-	if err != nil && err != io.EOF {
-		err = fail(r.u, fmt.Errorf("read: %v", fileCause(err)))
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = fail(r.u, fmt.Errorf("read: %w", fileCause(err)))
 	}
 	return n, err
 }

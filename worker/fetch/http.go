@@ -297,7 +297,7 @@ func (b *body) follow(rctx context.Context) (*http.Response, error) {
 			return resp, nil
 		}
 		loc, err := resp.Location()
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10)) // drain for connection reuse
 		resp.Body.Close()
 		switch {
 		case err != nil:
@@ -371,7 +371,7 @@ func (b *body) Read(p []byte) (int, error) {
 			b.err = io.EOF
 			return n, io.EOF
 		}
-		stalled := context.Cause(b.rctx) == errStalled
+		stalled := errors.Is(context.Cause(b.rctx), errStalled)
 		b.release()
 		if b.ctx.Err() != nil {
 			b.err = b.ctx.Err()
@@ -431,7 +431,7 @@ func (b *body) Close() error {
 // discard drains a little of an unwanted response, so its connection can be
 // reused, and closes it.
 func discard(resp *http.Response, cancel context.CancelCauseFunc) {
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10)) // drain for connection reuse
 	resp.Body.Close()
 	cancel(nil)
 }

@@ -118,7 +118,7 @@ func (p RedirectPolicy) checkHop(ctx context.Context, from, to *url.URL, home, p
 	}
 	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		return fmt.Errorf("%w: to %s: %v", ErrRedirectRefused, Redact(to), err)
+		return fmt.Errorf("%w: to %s: %w", ErrRedirectRefused, Redact(to), err)
 	}
 	for _, a := range addrs {
 		if err := p.checkAddr(a); err != nil {

@@ -227,7 +227,7 @@ func (s *Stores) openGCS(ctx context.Context, name string) (*blob.Bucket, error)
 	} else {
 		creds, err := gcp.DefaultCredentials(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("no Google credentials: give %s in the credentials or run with workload identity: %v", KeyGCSCredentialsJSON, err)
+			return nil, fmt.Errorf("no Google credentials: give %s in the credentials or run with workload identity: %w", KeyGCSCredentialsJSON, err)
 		}
 		ts = creds.TokenSource
 	}
@@ -276,7 +276,7 @@ func (s *Stores) openAzure(ctx context.Context, name string) (*blob.Bucket, erro
 	default:
 		cred, err := azidentity.NewDefaultAzureCredential(nil)
 		if err != nil {
-			return nil, fmt.Errorf("no Azure credentials: give %s or %s in the credentials, or run with a managed identity: %v", KeyAzureKey, KeyAzureSASToken, err)
+			return nil, fmt.Errorf("no Azure credentials: give %s or %s in the credentials, or run with a managed identity: %w", KeyAzureKey, KeyAzureSASToken, err)
 		}
 		if client, err = container.NewClient(containerURL, cred, opts); err != nil {
 			return nil, err
@@ -465,7 +465,7 @@ func (r *rangeReader) Read(p []byte) (int, error) {
 		if err == nil {
 			return n, nil
 		}
-		stalled := context.Cause(r.rctx) == errStalled
+		stalled := errors.Is(context.Cause(r.rctx), errStalled)
 		r.release()
 		switch {
 		case errors.Is(err, io.EOF) && r.off >= r.size:

@@ -2,8 +2,8 @@ package fetch
 
 import (
 	"context"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,19 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func writeKeys(t *testing.T, keys map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for k, v := range keys {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o400); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 func TestLoadCredentials(t *testing.T) {
-	dir := writeKeys(t, map[string]string{
+	dir := testutil.CredentialsDir(t, map[string]string{
 		KeyAWSAccessKeyID:     "AKID\n",
 		KeyAWSSecretAccessKey: "  s3cr3t-value  \n",
 		KeyGCSCredentialsJSON: "{\"type\": \"service_account\"}\n",
@@ -86,7 +75,7 @@ func TestS3Config(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.opts.CredentialsDir = writeKeys(t, tc.keys)
+			tc.opts.CredentialsDir = testutil.CredentialsDir(t, tc.keys)
 			s := NewStores(tc.opts)
 			var err error
 			if s.creds, err = LoadCredentials(tc.opts.CredentialsDir); err != nil {
@@ -124,7 +113,7 @@ func TestStoreConfigurationErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
-			s := NewStores(StoreOptions{CredentialsDir: writeKeys(t, tc.keys)})
+			s := NewStores(StoreOptions{CredentialsDir: testutil.CredentialsDir(t, tc.keys)})
 			defer s.Close()
 			u, err := url.Parse(tc.uri)
 			if err != nil {

@@ -164,7 +164,7 @@ func (c *Client) Pull(ctx context.Context, ref vmafxv1.OCIModel, withState bool)
 	}
 	var man ocispec.Manifest
 	if err := json.Unmarshal(data, &man); err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", ref, ErrNotModel, err)
+		return nil, fmt.Errorf("%s: %w: %w", ref, ErrNotModel, err)
 	}
 	if man.ArtifactType != ArtifactType {
 		return nil, fmt.Errorf("%s has artifactType %q, want %s: %w", ref, man.ArtifactType, ArtifactType, ErrNotModel)

@@ -26,7 +26,7 @@ import (
 func serve(t *testing.T, user, password string) string {
 	t.Helper()
 	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	var h http.Handler = reg
+	h := reg
 	if user != "" {
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			u, p, ok := r.BasicAuth()

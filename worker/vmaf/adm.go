@@ -73,19 +73,17 @@ type admState struct {
 	stride int // (w+1)/2, libvmaf's buf_stride
 	egl    float64
 
-	ref, dis       admBands
-	refIn, disIn   []int32 // band a of the previous scale
-	rh, rv, rd     []int32 // decouple_r
-	ah, av, ad     []int32 // decouple_a
-	csfAh, csfAv   []int32
-	csfAd          []int32
-	csfFh, csfFv   []int32
-	csfFd          []int32
-	tmpLo, tmpHi   []int32
-	tmpLo2, tmpHi2 []int32
-	indY, indX     [4][]int
-	rfactor        [4][3]float32
-	numLimit       float64
+	ref, dis     admBands
+	rh, rv, rd   []int32 // decouple_r
+	ah, av, ad   []int32 // decouple_a
+	csfAh, csfAv []int32
+	csfAd        []int32
+	csfFh, csfFv []int32
+	csfFd        []int32
+	tmpLo, tmpHi []int32
+	indY, indX   [4][]int
+	rfactor      [4][3]float32
+	numLimit     float64
 }
 
 // admDLMWeight weighs DLM (adm2) against AIM in adm3 (adm_dlm_weight).
@@ -145,9 +143,8 @@ func dwtIndices(ind *[4][]int, n int) {
 // energy of the restored part (DLM, numerator of adm2) and of the additive
 // part (AIM), both over the CSF-weighted reference energy (denominator).
 func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
-	var out admScore
+	var ns, ds, as [4]float32
 	w, h := s.w, s.h
-	var num, den, aim float64
 	for scale := 0; scale < 4; scale++ {
 		dwtIndices(&s.indY, h)
 		dwtIndices(&s.indX, w)
@@ -164,24 +161,33 @@ func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
 		s.decouple(w, h, scale == 0)
 		r := [3][]int32{s.rh, s.rv, s.rd}
 		a := [3][]int32{s.ah, s.av, s.ad}
-		var ns, ds, as float32
 		if scale == 0 {
-			ds = s.csfDen0(w, h)
+			ds[scale] = s.csfDen0(w, h)
 			s.csf0(w, h, a)
-			ns = s.cm0(w, h, r, true)
+			ns[scale] = s.cm0(w, h, r, true)
 			s.csf0(w, h, r)
-			as = s.cm0(w, h, a, false)
+			as[scale] = s.cm0(w, h, a, false)
 		} else {
-			ds = s.csfDenS(w, h, scale)
+			ds[scale] = s.csfDenS(w, h, scale)
 			s.csfS(w, h, scale, a)
-			ns = s.cmS(w, h, scale, r, true)
+			ns[scale] = s.cmS(w, h, scale, r, true)
 			s.csfS(w, h, scale, r)
-			as = s.cmS(w, h, scale, a, false)
+			as[scale] = s.cmS(w, h, scale, a, false)
 		}
-		num += float64(ns)
-		den += float64(ds)
-		aim += float64(as)
-		out.num[scale], out.den[scale] = ns, ds
+	}
+	return s.combine(ns, ds, as)
+}
+
+// combine derives the ADM features from each scale's numerator (DLM),
+// denominator and AIM.
+func (s *admState) combine(ns, ds, as [4]float32) admScore {
+	var out admScore
+	var num, den, aim float64
+	for scale := range 4 {
+		num += float64(ns[scale])
+		den += float64(ds[scale])
+		aim += float64(as[scale])
+		out.num[scale], out.den[scale] = ns[scale], ds[scale]
 	}
 	if num < s.numLimit {
 		num = 0

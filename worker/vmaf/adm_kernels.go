@@ -152,7 +152,7 @@ func (s *admState) csfS(w, h, scale int, src [3][]int32) {
 	dstA := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
 	dstF := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
 	for t := 0; t < 3; t++ {
-		irf := int64(uint32(float64(rf[t]) * (1 << 32)))
+		irf := admIRF(rf)[t]
 		for i := top; i < bottom; i++ {
 			row := i * s.stride
 			for j := left; j < right; j++ {
@@ -176,13 +176,7 @@ func abs32(v int32) int32 {
 // (adm_csf_den_scale).
 func (s *admState) csfDen0(w, h int) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
-	rf := s.rfactor[0]
-	area := (bottom - top) * (right - left)
-	shiftAccum := max(int(math.Ceil(math.Log2(float64(area))-20)), 0)
-	var add uint64
-	if shiftAccum > 0 {
-		add = 1 << uint(shiftAccum-1)
-	}
+	shiftAccum, add := admDen0Shift(w, h)
 	var acc [3]uint64
 	bands := [3][]int32{s.ref.h, s.ref.v, s.ref.d}
 	for t, b := range bands {
@@ -196,6 +190,26 @@ func (s *admState) csfDen0(w, h int) float32 {
 			acc[t] += (inner + add) >> uint(shiftAccum)
 		}
 	}
+	return admDen0Float(acc, w, h, s.rfactor[0])
+}
+
+// admDen0Shift is csfDen0's per-row rounding shift and addend.
+func admDen0Shift(w, h int) (shift int, add uint64) {
+	top, bottom, left, right := admScoreRegion(w, h)
+	area := (bottom - top) * (right - left)
+	shift = max(int(math.Ceil(math.Log2(float64(area))-20)), 0)
+	if shift > 0 {
+		add = 1 << uint(shift-1)
+	}
+	return shift, add
+}
+
+// admDen0Float is csfDen0's float part: the bands' accumulators to the
+// scale's denominator.
+func admDen0Float(acc [3]uint64, w, h int, rf [3]float32) float32 {
+	top, bottom, left, right := admScoreRegion(w, h)
+	area := (bottom - top) * (right - left)
+	shiftAccum, _ := admDen0Shift(w, h)
 	shiftCsf := math.Pow(2, float64(18-shiftAccum))
 	powAdd := powf(float32(area)/32.0, admOneThird)
 	var den float32
@@ -209,14 +223,8 @@ func (s *admState) csfDen0(w, h int) float32 {
 // csfDenS is csfDen0 for scales 1..3 (adm_csf_den_s123).
 func (s *admState) csfDenS(w, h, scale int) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
-	rf := s.rfactor[scale]
-	shiftSq := [3]uint{31, 30, 31}[scale-1]
-	conv := [3]uint32{32, 27, 23}[scale-1]
-	addSq := uint64(1) << shiftSq
-	shiftCub := uint32(math.Ceil(math.Log2(float64(right - left))))
-	addCub := uint64(math.Pow(2, float64(int(shiftCub)-1)))
-	shiftAccum := uint32(math.Ceil(math.Log2(float64(bottom - top))))
-	addAccum := uint64(math.Pow(2, float64(int(shiftAccum)-1)))
+	p := admDenSShifts(w, h, scale)
+	shiftSq, addSq, shiftCub, addCub, shiftAccum, addAccum := p.ShiftSq, p.AddSq, p.ShiftCub, p.AddCub, p.ShiftAccum, p.AddAccum
 	var acc [3]uint64
 	bands := [3][]int32{s.ref.h, s.ref.v, s.ref.d}
 	for t, b := range bands {
@@ -230,7 +238,34 @@ func (s *admState) csfDenS(w, h, scale int) float32 {
 			acc[t] += (inner + addAccum) >> shiftAccum
 		}
 	}
-	shiftCsf := math.Pow(2, float64(conv-shiftAccum-shiftCub))
+	return admDenSFloat(acc, w, h, scale, s.rfactor[scale])
+}
+
+// ADMDenShifts are the roundings of the denominator of ADM scales 1..3
+// (adm_csf_den_s123): per coefficient ((u*u + AddSq) >> ShiftSq) * u,
+// rounded by AddCub, ShiftCub; per row by AddAccum, ShiftAccum.
+type ADMDenShifts struct {
+	ShiftSq, ShiftCub, ShiftAccum uint32
+	AddSq, AddCub, AddAccum       uint64
+}
+
+func admDenSShifts(w, h, scale int) ADMDenShifts {
+	top, bottom, left, right := admScoreRegion(w, h)
+	p := ADMDenShifts{ShiftSq: [3]uint32{31, 30, 31}[scale-1]}
+	p.AddSq = uint64(1) << p.ShiftSq
+	p.ShiftCub = uint32(math.Ceil(math.Log2(float64(right - left))))
+	p.AddCub = uint64(math.Pow(2, float64(int(p.ShiftCub)-1)))
+	p.ShiftAccum = uint32(math.Ceil(math.Log2(float64(bottom - top))))
+	p.AddAccum = uint64(math.Pow(2, float64(int(p.ShiftAccum)-1)))
+	return p
+}
+
+// admDenSFloat is csfDenS's float part.
+func admDenSFloat(acc [3]uint64, w, h, scale int, rf [3]float32) float32 {
+	top, bottom, left, right := admScoreRegion(w, h)
+	p := admDenSShifts(w, h, scale)
+	conv := [3]uint32{32, 27, 23}[scale-1]
+	shiftCsf := math.Pow(2, float64(conv-p.ShiftAccum-p.ShiftCub))
 	area := (bottom - top) * (right - left)
 	powAdd := powf(float32(area)/32.0, admOneThird)
 	var den float32
@@ -263,12 +298,8 @@ func admNeighbors(i, n int) (int, int) {
 // src is the additive part masked by the restored part, without noise floor.
 func (s *admState) cm0(w, h int, src [3][]int32, noise bool) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
-	shiftHCub := uint32(math.Ceil(math.Log2(float64(w)) - 4))
-	addHCub := int64(uint32(math.Pow(2, float64(int(shiftHCub)-1))))
-	shiftDCub := uint32(math.Ceil(math.Log2(float64(w)) - 3))
-	addDCub := int64(uint32(math.Pow(2, float64(int(shiftDCub)-1))))
-	shiftInner := uint32(math.Ceil(math.Log2(float64(h))))
-	addInner := int64(uint32(math.Pow(2, float64(int(shiftInner)-1))))
+	p := admCMShifts(w, h, 0)
+	shiftHCub, addHCub, shiftDCub, addDCub, shiftInner, addInner := p.ShiftCub, p.AddCub, p.ShiftDCub, p.AddDCub, p.ShiftInner, p.AddInner
 	stride := s.stride
 	fl := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
 	ca := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
@@ -296,9 +327,49 @@ func (s *admState) cm0(w, h int, src [3][]int32, noise bool) float32 {
 		accV += (inV + addInner) >> shiftInner
 		accD += (inD + addInner) >> shiftInner
 	}
-	fH := float32(float64(accH) / math.Pow(2, float64(52-shiftHCub-shiftInner)))
-	fV := float32(float64(accV) / math.Pow(2, float64(52-shiftHCub-shiftInner)))
-	fD := float32(float64(accD) / math.Pow(2, float64(57-shiftDCub-shiftInner)))
+	return admCMFloat([3]int64{accH, accV, accD}, w, h, 0, noise)
+}
+
+// ADMCMShifts are the roundings of the contrast measure (adm_cm, i4_adm_cm):
+// each coefficient's cube by AddCub, ShiftCub (scale 0's d band by AddDCub,
+// ShiftDCub), each row's sum by AddInner, ShiftInner.
+type ADMCMShifts struct {
+	ShiftCub, ShiftDCub, ShiftInner uint32
+	AddCub, AddDCub, AddInner       int64
+}
+
+func admCMShifts(w, h, scale int) ADMCMShifts {
+	var p ADMCMShifts
+	if scale == 0 {
+		p.ShiftCub = uint32(math.Ceil(math.Log2(float64(w)) - 4))
+		p.ShiftDCub = uint32(math.Ceil(math.Log2(float64(w)) - 3))
+	} else {
+		p.ShiftCub = uint32(math.Ceil(math.Log2(float64(w))))
+		p.ShiftDCub = p.ShiftCub
+	}
+	p.AddCub = int64(uint32(math.Pow(2, float64(int(p.ShiftCub)-1))))
+	p.AddDCub = int64(uint32(math.Pow(2, float64(int(p.ShiftDCub)-1))))
+	p.ShiftInner = uint32(math.Ceil(math.Log2(float64(h))))
+	p.AddInner = int64(uint32(math.Pow(2, float64(int(p.ShiftInner)-1))))
+	return p
+}
+
+// admCMFloat is the contrast measure's float part: the bands' accumulators
+// (h, v, d) to the sum of their cube roots.
+func admCMFloat(acc [3]int64, w, h, scale int, noise bool) float32 {
+	top, bottom, left, right := admScoreRegion(w, h)
+	p := admCMShifts(w, h, scale)
+	var fH, fV, fD float32
+	if scale == 0 {
+		fH = float32(float64(acc[0]) / math.Pow(2, float64(52-p.ShiftCub-p.ShiftInner)))
+		fV = float32(float64(acc[1]) / math.Pow(2, float64(52-p.ShiftCub-p.ShiftInner)))
+		fD = float32(float64(acc[2]) / math.Pow(2, float64(57-p.ShiftDCub-p.ShiftInner)))
+	} else {
+		finalShift := float32(math.Pow(2, float64([3]uint32{45, 39, 36}[scale-1]-p.ShiftCub-p.ShiftInner)))
+		fH = float32(acc[0]) / finalShift
+		fV = float32(acc[1]) / finalShift
+		fD = float32(acc[2]) / finalShift
+	}
 	return admCubeRoots(fH, fV, fD, (bottom-top)*(right-left), noise)
 }
 
@@ -328,13 +399,9 @@ func admCubeAccum(x, thr int32, addSq int64, shiftSq uint, addCub int64, shiftCu
 // cmS is cm0 for scales 1..3 (i4_adm_cm).
 func (s *admState) cmS(w, h, scale int, src [3][]int32, noise bool) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
-	rf := s.rfactor[scale]
-	irf := [3]int64{int64(uint32(float64(rf[0]) * (1 << 32))), int64(uint32(float64(rf[1]) * (1 << 32))), int64(uint32(float64(rf[2]) * (1 << 32)))}
-	shiftCub := uint32(math.Ceil(math.Log2(float64(w))))
-	addCub := int64(uint32(math.Pow(2, float64(int(shiftCub)-1))))
-	shiftInner := uint32(math.Ceil(math.Log2(float64(h))))
-	addInner := int64(uint32(math.Pow(2, float64(int(shiftInner)-1))))
-	finalShift := float32(math.Pow(2, float64([3]uint32{45, 39, 36}[scale-1]-shiftCub-shiftInner)))
+	irf := admIRF(s.rfactor[scale])
+	p := admCMShifts(w, h, scale)
+	shiftCub, addCub, shiftInner, addInner := p.ShiftCub, p.AddCub, p.ShiftInner, p.AddInner
 	stride := s.stride
 	fl := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
 	ca := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
@@ -362,8 +429,11 @@ func (s *admState) cmS(w, h, scale int, src [3][]int32, noise bool) float32 {
 		accV += (inV + addInner) >> shiftInner
 		accD += (inD + addInner) >> shiftInner
 	}
-	fH := float32(accH) / finalShift
-	fV := float32(accV) / finalShift
-	fD := float32(accD) / finalShift
-	return admCubeRoots(fH, fV, fD, (bottom-top)*(right-left), noise)
+	return admCMFloat([3]int64{accH, accV, accD}, w, h, scale, noise)
+}
+
+// admIRF is a scale's reciprocal quantisation steps in Q32, as i4_adm_csf
+// and i4_adm_cm truncate them.
+func admIRF(rf [3]float32) [3]int64 {
+	return [3]int64{int64(uint32(float64(rf[0]) * (1 << 32))), int64(uint32(float64(rf[1]) * (1 << 32))), int64(uint32(float64(rf[2]) * (1 << 32)))}
 }

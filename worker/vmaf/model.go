@@ -107,7 +107,7 @@ func LoadModel(name string) (*Model, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %q is not a built-in model or a file", ErrUnknownModel, name)
 		}
-		return nil, fmt.Errorf("%w: %v", ErrUnknownModel, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnknownModel, err)
 	}
 	name = strings.TrimSuffix(name[strings.LastIndexAny(name, "/\\")+1:], ".json")
 	return ParseModel(data, name)
@@ -136,7 +136,7 @@ type modelJSON struct {
 func ParseModel(data []byte, name string) (*Model, error) {
 	var mj modelJSON
 	if err := json.Unmarshal(data, &mj); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadModel, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadModel, err)
 	}
 	d := mj.ModelDict
 	bad := func(format string, args ...any) error {
@@ -209,7 +209,7 @@ func ParseModel(data []byte, name string) (*Model, error) {
 	}
 	svm, err := parseSVM(d.Model, n)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadModel, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadModel, err)
 	}
 	m.svm = svm
 	if len(d.ScoreClip) != 0 {
@@ -219,7 +219,7 @@ func ParseModel(data []byte, name string) (*Model, error) {
 		m.clip, m.clipMin, m.clipMax = true, d.ScoreClip[0], d.ScoreClip[1]
 	}
 	if err := m.xform.parse(d.ScoreTransform); err != nil {
-		return nil, fmt.Errorf("%w: score_transform: %v", ErrBadModel, err)
+		return nil, fmt.Errorf("%w: score_transform: %w", ErrBadModel, err)
 	}
 	return m, nil
 }
@@ -237,7 +237,7 @@ func (t *scoreTransform) parse(st map[string]any) error {
 		case "out_gte_in", "out_lte_in":
 			b, err := jsonBool(v)
 			if err != nil {
-				return fmt.Errorf("%s: %v", k, err)
+				return fmt.Errorf("%s: %w", k, err)
 			}
 			if k == "out_gte_in" {
 				t.outGTE = b

@@ -59,7 +59,7 @@ func TestWorkerNoAllocs(t *testing.T) {
 	wk := &worker{vif: newVIFState(w, h, defaultEnhnGainLimit), adm: newADMState(w, h, defaultEnhnGainLimit), row: make([]int64, w)}
 	prev := &slot{ref: Frame{Width: w, Height: h, BitDepth: 8, Y: ref[0]}}
 	s := &slot{ref: Frame{Width: w, Height: h, BitDepth: 8, Y: ref[1]}, dist: Frame{Width: w, Height: h, BitDepth: 8, Y: dist[1]}, prev: prev, full: true}
-	if n := testing.AllocsPerRun(5, func() { wk.process(s, w, h, 8) }); n != 0 {
+	if n := testing.AllocsPerRun(5, func() { _ = wk.process(s, w, h, 8) }); n != 0 {
 		t.Fatalf("process allocates %v times per frame", n)
 	}
 	// The same with every extra feature, at a size all of them accept.
@@ -77,7 +77,7 @@ func TestWorkerNoAllocs(t *testing.T) {
 		return Frame{Width: ew, Height: eh, BitDepth: 8, Y: p, Chroma: true, ChromaWidth: ew / 2, ChromaHeight: eh / 2, U: chroma(p), V: chroma(p)}
 	}
 	es := &slot{ref: frame(eref[1]), dist: frame(edist[1]), prev: &slot{ref: frame(eref[0])}, full: true}
-	if n := testing.AllocsPerRun(3, func() { ewk.process(es, ew, eh, 8) }); n != 0 {
+	if n := testing.AllocsPerRun(3, func() { _ = ewk.process(es, ew, eh, 8) }); n != 0 {
 		t.Fatalf("process with every extra feature allocates %v times per frame", n)
 	}
 	if es.score.MSSSIM == 0 || es.score.PSNRCr == 0 {
@@ -89,13 +89,17 @@ func TestWorkerNoAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw.ReadFrame(&f)
-	if n := testing.AllocsPerRun(5, func() { raw.ReadFrame(&f) }); n != 0 {
+	if err := raw.ReadFrame(&f); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(5, func() { _ = raw.ReadFrame(&f) }); n != 0 {
 		t.Fatalf("RawReader.ReadFrame allocates %v times per frame", n)
 	}
 	f.Chroma = true
-	raw.ReadFrame(&f)
-	if n := testing.AllocsPerRun(5, func() { raw.ReadFrame(&f) }); n != 0 || len(f.U) == 0 {
+	if err := raw.ReadFrame(&f); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(5, func() { _ = raw.ReadFrame(&f) }); n != 0 || len(f.U) == 0 {
 		t.Fatalf("RawReader.ReadFrame with chroma allocates %v times per frame", n)
 	}
 }

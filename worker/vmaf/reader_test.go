@@ -76,12 +76,14 @@ func TestRawReader(t *testing.T) {
 				}
 				diffY(t, f.Y, tc.w, tc.h, luma(n))
 			}
-			if err := r.ReadFrame(&f); err != io.EOF {
+			if err := r.ReadFrame(&f); !errors.Is(err, io.EOF) {
 				t.Fatalf("after last frame: err = %v, want io.EOF", err)
 			}
 			// A frame cut short is ErrTruncated.
 			r, _ = OpenRaw(bytes.NewReader(data[:len(data)-1]), tc.w, tc.h, tc.pf)
-			r.ReadFrame(&f)
+			if err := r.ReadFrame(&f); err != nil {
+				t.Fatalf("first frame of the cut stream: %v", err)
+			}
 			if err := r.ReadFrame(&f); !errors.Is(err, ErrTruncated) {
 				t.Fatalf("truncated frame: err = %v, want ErrTruncated", err)
 			}
@@ -175,7 +177,7 @@ func TestY4MReader(t *testing.T) {
 				}
 				diffY(t, f.Y, tc.w, tc.h, luma(n))
 			}
-			if err := y.ReadFrame(&f); err != io.EOF {
+			if err := y.ReadFrame(&f); !errors.Is(err, io.EOF) {
 				t.Fatalf("after last frame: err = %v, want io.EOF", err)
 			}
 			// Cut inside the last frame's data.
@@ -281,7 +283,7 @@ func FuzzY4MHeader(f *testing.F) {
 		var fr Frame
 		for i := 0; i < 4; i++ {
 			if err := y.ReadFrame(&fr); err != nil {
-				if err != io.EOF && !errors.Is(err, ErrBadHeader) && !errors.Is(err, ErrTruncated) {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, ErrBadHeader) && !errors.Is(err, ErrTruncated) {
 					t.Fatalf("unexpected frame error: %v", err)
 				}
 				return

@@ -38,6 +38,9 @@ type Options struct {
 	// (see Feature and ParseFeature); order and repeats do not matter. They
 	// never change the VMAF scores.
 	Features []Feature
+	// Offload, if not nil, computes the features it offers on another
+	// device (see Offload); the rest run on the CPU.
+	Offload Offload
 }
 
 // slot carries one frame pair through the pipeline. Slots are recycled: a
@@ -50,6 +53,7 @@ type slot struct {
 	full      bool // compute VIF and ADM (subsampling)
 	score     FrameScore
 	sad       uint64
+	err       error // an Offload failure
 }
 
 // worker holds one goroutine's scratch buffers, reused for every frame.
@@ -57,7 +61,8 @@ type worker struct {
 	vif   *vifState
 	adm   *admState
 	row   []int64
-	extra *extraState // nil without extra features
+	extra *extraState   // nil without extra features
+	off   OffloadWorker // nil without Offload
 }
 
 // Score computes VMAF between a reference and a distorted source, frame by
@@ -92,8 +97,10 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	sub := max(opts.Subsample, 1)
 	start := time.Now()
 
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	p := &pipeline{
-		ctx: ctx, ref: ref, dist: dist, model: model, opts: opts, sub: sub,
+		ctx: ctx, cancel: cancel, ref: ref, dist: dist, model: model, opts: opts, sub: sub,
 		w: ri.Width, h: ri.Height, bpc: ri.Format.BitDepth(), extra: extra,
 	}
 	frames, sads, err := p.run(threads)
@@ -128,6 +135,7 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 
 type pipeline struct {
 	ctx       context.Context
+	cancel    context.CancelFunc // stops reading after an Offload failure
 	ref, dist FrameSource
 	model     *Model
 	opts      Options
@@ -162,8 +170,20 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 				row:   make([]int64, p.w),
 				extra: p.extra.newState(p.w, p.h, p.bpc),
 			}
+			var offErr error
+			if p.opts.Offload != nil {
+				if wk.off, offErr = p.opts.Offload.NewWorker(OffloadConfig{
+					Width: p.w, Height: p.h, BitDepth: p.bpc,
+					VIFEnhnGainLimit: p.model.vifEGL, ADMEnhnGainLimit: p.model.admEGL,
+				}); offErr == nil {
+					defer wk.off.Close()
+				}
+			}
 			for s := range jobs {
-				wk.process(s, p.w, p.h, p.bpc)
+				s.err = offErr
+				if offErr == nil {
+					s.err = wk.process(s, p.w, p.h, p.bpc)
+				}
 				results <- s
 			}
 		}()
@@ -179,7 +199,12 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 	var prev *slot
 	var frames []FrameScore
 	var sads []float64
+	var offErr error
 	for s := range results {
+		if s.err != nil && offErr == nil {
+			offErr = s.err
+			p.cancel()
+		}
 		ring[s.idx%nSlots] = s
 		for ring[next%nSlots] != nil && ring[next%nSlots].idx == next {
 			cur := ring[next%nSlots]
@@ -194,6 +219,9 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			prev = cur
 			next++
 		}
+	}
+	if offErr != nil {
+		return nil, nil, offErr
 	}
 	if p.readErr != nil {
 		return nil, nil, p.readErr
@@ -269,14 +297,52 @@ func (p *pipeline) readPair(r, d *Frame) error {
 	}
 }
 
-// process computes one slot's features.
-func (wk *worker) process(s *slot, w, h, bpc int) {
+// computeVIF computes VIF on the Offload when it offers it, else on the CPU.
+func (wk *worker) computeVIF(ref, dis []uint16, bpc int) ([4]vifScaleScore, error) {
+	if wk.off != nil {
+		sums, ok, err := wk.off.VIF(ref, dis)
+		if err != nil {
+			return [4]vifScaleScore{}, err
+		}
+		if ok {
+			var v [4]vifScaleScore
+			for i, a := range sums {
+				v[i] = vifAcc{numLog: a.NumLog, denLog: a.DenLog, numNonLog: a.NumNonLog, denNonLog: a.DenNonLog}.score()
+			}
+			return v, nil
+		}
+	}
+	return wk.vif.compute(ref, dis, bpc), nil
+}
+
+// computeADM computes ADM on the Offload when it offers it, else on the CPU.
+func (wk *worker) computeADM(ref, dis []uint16, bpc int) (admScore, error) {
+	if wk.off != nil {
+		rows, ok, err := wk.off.ADM(ref, dis)
+		if err != nil {
+			return admScore{}, err
+		}
+		if ok {
+			return wk.adm.fromRows(rows), nil
+		}
+	}
+	return wk.adm.compute(ref, dis, bpc), nil
+}
+
+// process computes one slot's features; it fails only when the Offload does.
+func (wk *worker) process(s *slot, w, h, bpc int) error {
 	if s.full {
-		v := wk.vif.compute(s.ref.Y, s.dist.Y, bpc)
+		v, err := wk.computeVIF(s.ref.Y, s.dist.Y, bpc)
+		if err != nil {
+			return err
+		}
 		for i := range v {
 			s.score.VIF[i] = v[i].score()
 		}
-		a := wk.adm.compute(s.ref.Y, s.dist.Y, bpc)
+		a, err := wk.computeADM(s.ref.Y, s.dist.Y, bpc)
+		if err != nil {
+			return err
+		}
 		s.score.ADM2, s.score.AIM, s.score.ADM3 = a.adm2, a.aim, a.adm3
 		for i := range 4 {
 			s.score.ADMScale[i] = a.scale(i)
@@ -286,7 +352,15 @@ func (wk *worker) process(s *slot, w, h, bpc int) {
 		}
 	}
 	s.sad = 0
-	if s.prev != nil {
+	switch {
+	case s.prev == nil:
+	case wk.off != nil:
+		var err error
+		if s.sad, err = wk.off.MotionSAD(s.prev.ref.Y, s.ref.Y); err != nil {
+			return err
+		}
+	default:
 		s.sad = motionSAD(s.prev.ref.Y, s.ref.Y, w, h, bpc, wk.row)
 	}
+	return nil
 }

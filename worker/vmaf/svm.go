@@ -59,7 +59,7 @@ func parseSVM(text string, dim int) (*svmModel, error) {
 			return nil, fmt.Errorf("unknown svm model line %q", truncateForError([]byte(line)))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("svm %s: %v", key, err)
+			return nil, fmt.Errorf("svm %s: %w", key, err)
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -119,7 +119,7 @@ func BuiltinModelJSON(name string) ([]byte, error) {
 func WithSVR(doc []byte, p SVRParams) ([]byte, error) {
 	var top map[string]any
 	if err := json.Unmarshal(doc, &top); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadModel, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadModel, err)
 	}
 	dict, ok := top["model_dict"].(map[string]any)
 	if !ok {

@@ -90,6 +90,7 @@ type vifState struct {
 	// Vertical sums of the current row and the ring of row products.
 	accP, accQ, accY, accX []uint64
 	ring                   vifRing
+	lastAcc                vifAcc // the last statistic's sums (VIFStatistic)
 }
 
 func newVIFState(w, h int, egl float64) *vifState {
@@ -262,9 +263,8 @@ func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleSc
 			vifRow(filt, mu, xx, yy, xy, w, t, egl, &acc)
 		}
 	}
-	num := float64(acc.numLog)/2048.0 + (float64(acc.denNonLog) - (float64(acc.numNonLog)/16384.0)/65025.0)
-	den := float64(acc.denLog)/2048.0 + float64(acc.denNonLog)
-	return vifScaleScore{num: float32(num), den: float32(den)}
+	s.lastAcc = acc
+	return acc.score()
 }
 
 // vifAcc accumulates one scale's log and non-log terms.

@@ -180,7 +180,7 @@ func ParseY4MHeader(line []byte) (Y4MHeader, error) {
 			// The YUV4MPEG2 convention is to ignore unknown tags.
 		}
 		if err != nil {
-			return h, fmt.Errorf("%w: %v", ErrBadHeader, err)
+			return h, fmt.Errorf("%w: %w", ErrBadHeader, err)
 		}
 	}
 	if h.Width == 0 || h.Height == 0 {

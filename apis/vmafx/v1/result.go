@@ -30,6 +30,8 @@ type WorkerResult struct {
 	// (VMAFX_BACKEND). They differ when a GPU backend fell back to the CPU.
 	Backend          string `json:"backend"`
 	RequestedBackend string `json:"requestedBackend,omitempty"`
+	// Device is the accelerator that scored, when a GPU backend ran; nil on the CPU.
+	Device *WorkerDevice `json:"device,omitempty"`
 
 	// Model is the model name; ModelSHA256 the hex SHA-256 of its JSON.
 	Model         string `json:"model"`
@@ -55,6 +57,23 @@ type WorkerResult struct {
 	Error *WorkerError `json:"error,omitempty"`
 }
 
+// WorkerDevice describes the device a GPU backend scored on, and which features it
+// computed there: a backend that has not ported every feature yet says so.
+//
+// +kubebuilder:object:generate=false
+type WorkerDevice struct {
+	// Name is the device's name, e.g. "NVIDIA H100 80GB HBM3".
+	Name string `json:"name"`
+	// Driver is the driver's name and version information.
+	Driver string `json:"driver,omitempty"`
+	// API is the compute API and the version the device supports, e.g. "Vulkan 1.3.230".
+	API string `json:"api,omitempty"`
+	// Features are the VMAF features computed on the device (motion, vif, adm).
+	Features []string `json:"features,omitempty"`
+	// HostFeatures are the VMAF features that still ran on the CPU.
+	HostFeatures []string `json:"hostFeatures,omitempty"`
+}
+
 // WorkerError says why a worker failed.
 //
 // +kubebuilder:object:generate=false
@@ -71,6 +90,10 @@ const (
 	ReasonFetchFailed = "FetchFailed" // exit 3: an input could not be fetched
 	ReasonBadModel    = "BadModel"    // exit 4: the model is unknown or corrupt
 	ReasonInternal    = "Internal"    // exit 1: anything else
+	// ReasonBackendUnavailable (exit 5): the slot's GPU cannot run the worker's kernels
+	// (no Vulkan loader or driver in the container, no shaderInt64); retried, as another
+	// node may be configured right.
+	ReasonBackendUnavailable = "BackendUnavailable"
 )
 
 // ParseWorkerResult decodes a termination message. It fails, with a reason for people,

@@ -67,14 +67,16 @@ type VmafxNodeStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// healthy is true while the heartbeat is fresh (see the Ready condition for why not).
+	// Always written, so `kubectl get vmnode` prints false rather than a blank.
 	// +optional
-	Healthy bool `json:"healthy,omitempty"`
+	Healthy bool `json:"healthy"`
 	// lastHeartbeat is when the node's device plugin last reported. Written only by it.
 	// +optional
 	LastHeartbeat *metav1.Time `json:"lastHeartbeat,omitempty"`
-	// jobs is the number of worker Pods running on the node.
+	// jobs is the number of worker Pods running on the node. Always written, so an idle
+	// node prints JOBS 0 rather than a blank.
 	// +optional
-	Jobs int32 `json:"jobs,omitempty"`
+	Jobs int32 `json:"jobs"`
 	// device describes the node's scoring devices, e.g. "2x nvidia (10de:2684)".
 	// +optional
 	Device string `json:"device,omitempty"`

@@ -35,7 +35,10 @@ func supervised(t *testing.T, dir string) (*server.Server, <-chan error) {
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-done:
+		case err := <-done:
+			if err != nil {
+				t.Logf("supervisor stopped: %v", err)
+			}
 		case <-time.After(10 * time.Second):
 			t.Error("supervisor did not stop within 10 s")
 		}

@@ -57,7 +57,7 @@ func identify(path string) fileID {
 	if !ok {
 		return fileID{}
 	}
-	return fileID{dev: uint64(st.Dev), ino: st.Ino, ctime: st.Ctim.Nano()}
+	return fileID{dev: st.Dev, ino: st.Ino, ctime: st.Ctim.Nano()}
 }
 
 // run starts the server, and restarts it whenever the kubelet re-creates its socket

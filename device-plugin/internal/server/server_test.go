@@ -234,7 +234,7 @@ func TestAllocateOverGRPC(t *testing.T) {
 		t.Fatalf("Allocate: %v", err)
 	}
 	want := &pluginapi.ContainerAllocateResponse{
-		Envs: map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-1", "VMAFX_SLOTS": "nvidia-1-slot-0"},
+		Envs: map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-1", "VMAFX_SLOTS": "nvidia-1-slot-0", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility,graphics"},
 		Devices: []*pluginapi.DeviceSpec{
 			{ContainerPath: "/dev/nvidia1", HostPath: "/dev/nvidia1", Permissions: "rw"},
 			{ContainerPath: "/dev/nvidiactl", HostPath: "/dev/nvidiactl", Permissions: "rw"},

@@ -57,15 +57,13 @@ func (s *Set) containerResponse(ids []string) (*pluginapi.ContainerAllocateRespo
 		// The common case, one or more slots of one device: everything but the slot
 		// list is precomputed.
 		d := s.devices[refs[0].dev]
-		return &pluginapi.ContainerAllocateResponse{
-			Envs: map[string]string{
-				vmafxv1.EnvBackend: d.backend,
-				vmafxv1.EnvDevice:  d.name,
-				vmafxv1.EnvSlots:   s.slotList(ids, refs),
-			},
-			Devices:    d.specs,
-			CdiDevices: d.cdi,
-		}, nil
+		envs := map[string]string{
+			vmafxv1.EnvBackend: d.backend,
+			vmafxv1.EnvDevice:  d.name,
+			vmafxv1.EnvSlots:   s.slotList(ids, refs),
+		}
+		addVendorEnvs(envs, d.backend)
+		return &pluginapi.ContainerAllocateResponse{Envs: envs, Devices: d.specs, CdiDevices: d.cdi}, nil
 	}
 	// Slots on several devices: the union of their nodes (shared ones, like
 	// /dev/nvidiactl or /dev/kfd, once), devices in index order.
@@ -93,7 +91,20 @@ func (s *Set) containerResponse(ids []string) (*pluginapi.ContainerAllocateRespo
 	}
 	r.Envs[vmafxv1.EnvDevice] = strings.Join(names, ",")
 	r.Envs[vmafxv1.EnvSlots] = s.slotList(ids, refs)
+	addVendorEnvs(r.Envs, r.Envs[vmafxv1.EnvBackend])
 	return r, nil
+}
+
+// envNVIDIACapabilities is read by the NVIDIA container runtime: only with the graphics
+// capability does it mount the driver's Vulkan ICD, which the worker's vulkan backend
+// (the one GPU path of cuda slots) needs.
+const envNVIDIACapabilities = "NVIDIA_DRIVER_CAPABILITIES"
+
+// addVendorEnvs adds what a vendor's container runtime needs to give the worker its GPU.
+func addVendorEnvs(envs map[string]string, backend string) {
+	if backend == string(vmafxv1.BackendCUDA) {
+		envs[envNVIDIACapabilities] = "compute,utility,graphics"
+	}
 }
 
 // slotList is VMAFX_SLOTS: the slot IDs in device and slot order, comma-separated.

@@ -90,7 +90,7 @@ func TestAllocate(t *testing.T) {
 			devs: []discovery.Device{nvidia(0, 4), nvidia(1, 4)},
 			ids:  [][]string{{"nvidia-1-slot-2"}},
 			want: []*pluginapi.ContainerAllocateResponse{{
-				Envs:    map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-1", "VMAFX_SLOTS": "nvidia-1-slot-2"},
+				Envs:    map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-1", "VMAFX_SLOTS": "nvidia-1-slot-2", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility,graphics"},
 				Devices: []*pluginapi.DeviceSpec{spec("/dev/nvidia1"), spec("/dev/nvidiactl"), spec("/dev/nvidia-uvm")},
 			}},
 		},
@@ -131,11 +131,11 @@ func TestAllocate(t *testing.T) {
 			ids:  [][]string{{"nvidia-0-slot-0"}, {"nvidia-0-slot-1"}},
 			want: []*pluginapi.ContainerAllocateResponse{
 				{
-					Envs:    map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-0", "VMAFX_SLOTS": "nvidia-0-slot-0"},
+					Envs:    map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-0", "VMAFX_SLOTS": "nvidia-0-slot-0", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility,graphics"},
 					Devices: []*pluginapi.DeviceSpec{spec("/dev/nvidia0"), spec("/dev/nvidiactl"), spec("/dev/nvidia-uvm")},
 				},
 				{
-					Envs:    map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-0", "VMAFX_SLOTS": "nvidia-0-slot-1"},
+					Envs:    map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-0", "VMAFX_SLOTS": "nvidia-0-slot-1", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility,graphics"},
 					Devices: []*pluginapi.DeviceSpec{spec("/dev/nvidia0"), spec("/dev/nvidiactl"), spec("/dev/nvidia-uvm")},
 				},
 			},

@@ -47,6 +47,7 @@ type runningOperator struct {
 	mgr    ctrl.Manager
 	cancel context.CancelFunc
 	done   chan error
+	t      testing.TB
 	once   sync.Once
 }
 
@@ -68,7 +69,7 @@ func startOperatorWith(t testing.TB, restConfig *rest.Config, env map[string]str
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	op := &runningOperator{mgr: mgr, cancel: cancel, done: make(chan error, 1)}
+	op := &runningOperator{mgr: mgr, cancel: cancel, done: make(chan error, 1), t: t}
 	go func() { op.done <- mgr.Start(ctx) }()
 	t.Cleanup(op.stop)
 	return op
@@ -77,7 +78,9 @@ func startOperatorWith(t testing.TB, restConfig *rest.Config, env map[string]str
 func (op *runningOperator) stop() {
 	op.once.Do(func() {
 		op.cancel()
-		<-op.done
+		if err := <-op.done; err != nil {
+			op.t.Logf("operator manager stopped with: %v", err)
+		}
 	})
 }
 

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -92,7 +93,7 @@ func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 func Register(collectors ...prometheus.Collector) {
 	for _, c := range collectors {
 		if err := ctrlmetrics.Registry.Register(c); err != nil {
-			if _, dup := err.(prometheus.AlreadyRegisteredError); !dup {
+			if !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
 				panic(err)
 			}
 		}

@@ -9,5 +9,5 @@ func binPackScore(allocatable, requested int64) int64 {
 	if allocatable <= 0 || requested > allocatable {
 		return 0
 	}
-	return requested * fwk.MaxNodeScore / allocatable
+	return requested * fwk.MaxScore / allocatable
 }

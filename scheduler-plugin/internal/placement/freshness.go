@@ -8,14 +8,14 @@ import fwk "k8s.io/kube-scheduler/framework"
 // at most about 17 points. No heartbeat scores 0.
 func freshnessScore(now, heartbeat, staleAfter int64) int64 {
 	if heartbeat == 0 {
-		return fwk.MinNodeScore
+		return fwk.MinScore
 	}
 	age := now - heartbeat
 	switch {
 	case age <= 0:
-		return fwk.MaxNodeScore
+		return fwk.MaxScore
 	case age >= staleAfter:
-		return fwk.MinNodeScore
+		return fwk.MinScore
 	}
-	return (staleAfter - age) * fwk.MaxNodeScore / staleAfter
+	return (staleAfter - age) * fwk.MaxScore / staleAfter
 }

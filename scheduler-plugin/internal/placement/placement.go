@@ -155,7 +155,7 @@ func newPlacement(args *config.VmafxPlacementArgs, nodes *nodeTable, clk clock.P
 	}
 	n := int64(len(args.VendorPreference))
 	for i, v := range args.VendorPreference {
-		p.vendorScores[lookupVendor(v)] = fwk.MaxNodeScore * (n - int64(i)) / n
+		p.vendorScores[lookupVendor(v)] = fwk.MaxScore * (n - int64(i)) / n
 	}
 	return p
 }
@@ -334,17 +334,17 @@ func getPreScoreState(cs fwk.CycleState) (*preScoreState, error) {
 func (p *Placement) Score(_ context.Context, cs fwk.CycleState, _ *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	s, err := getPreScoreState(cs)
 	if err != nil {
-		return fwk.MinNodeScore, fwk.AsStatus(err)
+		return fwk.MinScore, fwk.AsStatus(err)
 	}
 	if nodeInfo.Node() == nil {
-		return fwk.MinNodeScore, nil
+		return fwk.MinScore, nil
 	}
 	return s.score(p.nodes.lookup(p.index.Load(), nodeInfo), nodeInfo), nil
 }
 
 func (s *preScoreState) score(f nodeFacts, nodeInfo fwk.NodeInfo) int64 {
 	if !f.present || f.conflict {
-		return fwk.MinNodeScore
+		return fwk.MinScore
 	}
 	var total int64
 	if s.weights.Slots > 0 {

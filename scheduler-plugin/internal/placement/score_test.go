@@ -38,8 +38,8 @@ func scoreNodes(t *testing.T, p *Placement, pod *v1.Pod, nodes ...fwk.NodeInfo) 
 	}
 	got := map[string]int64{}
 	for _, ns := range list {
-		if ns.Score < fwk.MinNodeScore || ns.Score > fwk.MaxNodeScore {
-			t.Errorf("normalized score of %s = %d, outside [%d, %d]", ns.Name, ns.Score, fwk.MinNodeScore, fwk.MaxNodeScore)
+		if ns.Score < fwk.MinScore || ns.Score > fwk.MaxScore {
+			t.Errorf("normalized score of %s = %d, outside [%d, %d]", ns.Name, ns.Score, fwk.MinScore, fwk.MaxScore)
 		}
 		got[ns.Name] = ns.Score
 	}

@@ -9,5 +9,5 @@ func spreadScore(allocatable, requested int64) int64 {
 	if allocatable <= 0 || requested > allocatable {
 		return 0
 	}
-	return (allocatable - requested) * fwk.MaxNodeScore / allocatable
+	return (allocatable - requested) * fwk.MaxScore / allocatable
 }

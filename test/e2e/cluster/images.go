@@ -22,9 +22,10 @@ type imageSpec struct {
 	pkg  string // package path relative to the repository root
 	// files are extra files from the host, image path to host path.
 	files map[string]string
-	// runtime finds the programs the binary runs and their libraries (image path to host
-	// path), packed into their own layer; nil when there are none.
-	runtime func() (map[string]string, error)
+	// runtime finds the programs and libraries the binary (at bin on the host) runs or
+	// loads, with their libraries (image path to host path), packed into their own layer;
+	// nil when there are none.
+	runtime func(bin string) (map[string]string, error)
 }
 
 // hostCABundle is Debian's CA bundle (package ca-certificates); the worker fetches
@@ -33,7 +34,7 @@ const hostCABundle = "/etc/ssl/certs/ca-certificates.crt"
 
 // projectImages are the project's four binaries.
 func projectImages() []imageSpec {
-	worker := imageSpec{name: "vmafx-worker", pkg: "worker/cmd/vmafx-worker", runtime: ffmpegRuntime}
+	worker := imageSpec{name: "vmafx-worker", pkg: "worker/cmd/vmafx-worker", runtime: workerRuntime}
 	if _, err := os.Stat(hostCABundle); err == nil {
 		worker.files = map[string]string{hostCABundle: hostCABundle}
 	}
@@ -47,6 +48,31 @@ func projectImages() []imageSpec {
 
 func pauseImageSpec() imageSpec {
 	return imageSpec{name: "pause", pkg: "test/e2e/images/pause"}
+}
+
+// workerRuntime is what the worker runs and loads: ffmpeg (ffmpegRuntime), the Vulkan
+// loader and Mesa's drivers (images.VulkanRuntime), and the C library through which the
+// binary, built without cgo, dlopens the loader (purego makes it dynamically linked).
+func workerRuntime(bin string) (map[string]string, error) {
+	files, err := ffmpegRuntime()
+	if err != nil {
+		return nil, err
+	}
+	vk, err := images.VulkanRuntime()
+	if err != nil {
+		return nil, err
+	}
+	own, err := images.ELFDeps(bin)
+	if err != nil {
+		return nil, err
+	}
+	delete(own, bin) // the binary has its own layer
+	for _, m := range []map[string]string{vk, own} {
+		for k, v := range m {
+			files[k] = v
+		}
+	}
+	return files, nil
 }
 
 // ffmpegRuntime is the worker's decoder: Debian's ffmpeg and ffprobe (package ffmpeg,
@@ -91,7 +117,8 @@ func (s imageSpec) exists(repo string) bool {
 	return false
 }
 
-// buildImage builds the binary static (no cgo, so the image needs no libc) and packs it.
+// buildImage builds the binary without cgo and packs it. Most binaries are then static;
+// the worker loads the Vulkan loader through the C library, which its runtime layer holds.
 func (r *run) buildImage(ctx context.Context, s imageSpec) (builtImage, error) {
 	binDir := filepath.Join(r.cfg.ImagesDir, "bin")
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
@@ -115,7 +142,7 @@ func (r *run) buildImage(ctx context.Context, s imageSpec) (builtImage, error) {
 	spec := images.Spec{Ref: ref, Binary: bin, Files: s.files}
 	if s.runtime != nil {
 		var err error
-		if spec.Runtime, err = s.runtime(); err != nil {
+		if spec.Runtime, err = s.runtime(bin); err != nil {
 			return builtImage{}, fmt.Errorf("image %s: %w", s.name, err)
 		}
 	}

@@ -353,7 +353,7 @@ func (r *run) ensure(ctx context.Context, c component) (started bool, err error)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-	return started, fmt.Errorf("%s not ready after %s: %v; last lines of %s:\n%s", c.name, c.readyTimeout, last, rec.Log, tail(rec.Log, 25))
+	return started, fmt.Errorf("%s not ready after %s: %w; last lines of %s:\n%s", c.name, c.readyTimeout, last, rec.Log, tail(rec.Log, 25))
 }
 
 // ensurePause builds the pause image and imports it, unless containerd has it.
@@ -391,7 +391,7 @@ func (r *run) waitNodeReady(ctx context.Context) error {
 				if c.Status == corev1.ConditionTrue {
 					return nil
 				}
-				return fmt.Errorf("Ready=%s: %s", c.Status, c.Message)
+				return fmt.Errorf("condition Ready=%s: %s", c.Status, c.Message)
 			}
 		}
 		return errors.New("no Ready condition yet")
@@ -429,5 +429,5 @@ func (r *run) poll(ctx context.Context, what string, timeout time.Duration, f fu
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("waiting for %s: %v", what, last)
+	return fmt.Errorf("waiting for %s: %w", what, last)
 }

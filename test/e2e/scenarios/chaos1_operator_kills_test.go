@@ -18,6 +18,7 @@ import (
 // libvmaf's score, on its first and only attempt, with one Pod.
 func TestChaos1OperatorKills(t *testing.T) {
 	requireChaos(t)
+	requireBaseline(t)
 	const jobs, kills = 200, 10
 	ns := createNamespace(t)
 	var created []*vmafxv1.VmafxJob

@@ -20,6 +20,7 @@ import (
 // with no failed or lost attempt.
 func TestChaos2APIServerOutage(t *testing.T) {
 	requireChaos(t)
+	requireBaseline(t)
 	ns := createNamespace(t)
 	clip := newGatedClip(t, p01)
 	job := clip.job(ns, "through-outage")

@@ -16,6 +16,7 @@ import (
 // job with backoffLimit 0. The kubelet stops the worker and marks the Pod Failed before it
 // goes; the attempt is lost, not failed, and the job succeeds on attempt 2.
 func TestChaos3DeletedPod(t *testing.T) {
+	requireBaseline(t)
 	// Quick (under half a minute): it runs in every `make e2e` as well as in `make chaos`.
 	ns := createNamespace(t)
 	clip := newGatedClip(t, p01)

@@ -16,6 +16,7 @@ import (
 // every job finishes without a failed attempt.
 func TestChaos4KubeletRestart(t *testing.T) {
 	requireChaos(t)
+	requireBaseline(t)
 	ns := createNamespace(t)
 	var clips []*gatedClip
 	var jobs []*vmafxv1.VmafxJob

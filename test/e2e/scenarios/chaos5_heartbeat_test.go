@@ -27,6 +27,7 @@ const placedAfterHeartbeat = 2 * time.Second
 // returns a waiting Pod is placed within 2 s; both jobs succeed.
 func TestChaos5HeartbeatStops(t *testing.T) {
 	requireChaos(t)
+	requireBaseline(t)
 	ns := createNamespace(t)
 	clip := newGatedClip(t, p01)
 	moved := clip.job(ns, "moved")

@@ -11,6 +11,7 @@ import (
 // TestChaos6DefaultsAndLongNames is chaos scenario 6: a job that leaves backend out (auto:
 // the node offers only CPU slots) and a job with a 70-character name both succeed.
 func TestChaos6DefaultsAndLongNames(t *testing.T) {
+	requireBaseline(t)
 	// Quick (under half a minute): it runs in every `make e2e` as well as in `make chaos`.
 	ns := createNamespace(t)
 	plain := newJob(ns, "no-backend", p01)

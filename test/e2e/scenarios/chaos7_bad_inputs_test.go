@@ -26,6 +26,7 @@ import (
 // one attempt (none, for the refused volume). The redirect case needs the worker to
 // refuse redirects to loopback addresses.
 func TestChaos7BadInputs(t *testing.T) {
+	requireBaseline(t)
 	// Quick (under half a minute): it runs in every `make e2e` as well as in `make chaos`.
 	ns := createNamespace(t)
 

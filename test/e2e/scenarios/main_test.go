@@ -3,11 +3,11 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -71,23 +71,8 @@ func setup() error {
 }
 
 // eventually calls f until it returns nil or timeout passes, then fails the test with
-// f's last error.
-func eventually(t *testing.T, timeout time.Duration, what string, f func(ctx context.Context) error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	var last error
-	for {
-		if last = f(ctx); last == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: not within %s: %v", what, timeout, last)
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
-}
+// f's last error (the project's one bounded wait, internal/testutil).
+var eventually = testutil.Eventually
 
 // kubectl runs the kubectl built from module sources, as a user would.
 func kubectl(t *testing.T, args ...string) string {

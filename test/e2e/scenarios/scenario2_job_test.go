@@ -102,6 +102,7 @@ func waitJobDone(t *testing.T, key types.NamespacedName, timeout time.Duration) 
 // kubelet gives it a slot from the device plugin, the Pod succeeds, and the job records
 // phase Succeeded, the node, timings and a score equal to libvmaf's for the clip pair.
 func TestJob(t *testing.T) {
+	requireBaseline(t)
 	ns := createNamespace(t)
 	job := newJob(ns, "p01", p01)
 	applied := time.Now()

@@ -32,6 +32,7 @@ const staleWait = 2 * time.Minute
 // allocatable 0) within seconds, so the job stays Pending for want of a slot, which is
 // the reason vmafx-scheduler gives first; restarting the plugin places the job.
 func TestHeartbeat(t *testing.T) {
+	requireBaseline(t)
 	t.Run("heartbeat stops", func(t *testing.T) {
 		ns := createNamespace(t)
 		restore := changeDevicePlugin(t, func(spec *corev1.PodSpec) {

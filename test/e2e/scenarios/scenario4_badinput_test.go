@@ -18,6 +18,7 @@ import (
 // worker's reason after one attempt (a deterministic failure is not retried), its Pod run
 // once (no crash loop); and an invalid job is refused by `kubectl apply`, naming the field.
 func TestBadInput(t *testing.T) {
+	requireBaseline(t)
 	t.Run("truncated clip", func(t *testing.T) {
 		ns := createNamespace(t)
 		dir := truncatedPair(t, p01)

@@ -26,6 +26,7 @@ const (
 // again by the harness); the device plugin registers with the new kubelet, the node's
 // vmafx.dev/slot comes back, and a job submitted afterwards succeeds.
 func TestKubeletRestart(t *testing.T) {
+	requireBaseline(t)
 	harness := os.Getenv(envCluster)
 	if harness == "" {
 		t.Skipf("%s is not set (`make e2e` sets it)", envCluster)

@@ -16,6 +16,7 @@ import (
 // TestManyJobs is scenario 6: more jobs than the node has slots, applied at once, all
 // succeed, and at no moment do more worker Pods run than there are slots.
 func TestManyJobs(t *testing.T) {
+	requireBaseline(t)
 	slots, err := allocatableSlots(t.Context())
 	if err != nil {
 		t.Fatal(err)

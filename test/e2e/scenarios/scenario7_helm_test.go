@@ -79,6 +79,7 @@ var crdNames = []string{"vmafxjobs.vmafx.dev", "vmafxnodes.vmafx.dev", "vmafxmod
 // kustomize deploy back (`kubectl apply -k manifests/overlays/local`, rolled out), so
 // the cluster is left as `make deploy` leaves it.
 func TestHelm(t *testing.T) {
+	requireBaseline(t)
 	bin := os.Getenv(envHelm)
 	if bin == "" {
 		t.Skipf("%s is not set (`make e2e` sets it to the helm that `make helm` builds)", envHelm)

@@ -45,6 +45,7 @@ const (
 // same score as the same files read through file://, write its per-frame output back to
 // the bucket, and show the keys nowhere: not in status, events, the Pod or the logs.
 func TestObjectStorage(t *testing.T) {
+	requireBaseline(t)
 	endpoint := deployVersitygw(t)
 	dir := encodePair(t)
 	upload(t, endpoint, dir, "ref.mkv", "dist.mp4")

@@ -48,6 +48,7 @@ var trainingPairs = []clipPair{
 // same job on vmaf_v0.6.1 keeps libvmaf's score (rolling back is naming the old model).
 // It depends on no other scenario and leaves the cluster as it found it.
 func TestTraining(t *testing.T) {
+	requireBaseline(t)
 	registry := deployRegistry(t)
 	restore := setOperatorEnv(t, "VMAFX_OPERATOR_PLAIN_HTTP_REGISTRIES", registry)
 	defer restore()

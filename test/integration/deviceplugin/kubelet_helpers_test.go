@@ -14,7 +14,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -116,7 +115,7 @@ func workerPod(name string, n int64) *v1.Pod {
 	q := *resource.NewQuantity(n, resource.DecimalSI)
 	res := v1.ResourceList{v1.ResourceName(vmafxv1.ResourceSlot): q}
 	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(uuid.NewUUID())},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: uuid.NewUUID()},
 		Spec: v1.PodSpec{Containers: []v1.Container{{
 			Name: "worker", Image: "vmafx-worker:dev",
 			Resources: v1.ResourceRequirements{Limits: res, Requests: res},

@@ -14,9 +14,9 @@ package deviceplugin_test
 import (
 	"errors"
 	"fmt"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -97,26 +97,17 @@ func reexec() int {
 	return 0
 }
 
-// buildPlugin builds the binary the tests run, with the go command that runs them.
+// buildPlugin builds the binary the tests run into a temporary folder.
 func buildPlugin() (string, func(), error) {
 	dir, err := os.MkdirTemp("", "vmafx-device-plugin-test")
 	if err != nil {
 		return "", nil, err
 	}
 	cleanup := func() { _ = os.RemoveAll(dir) }
-	gobin := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		if gobin, err = exec.LookPath("go"); err != nil {
-			cleanup()
-			return "", nil, err
-		}
-	}
-	bin := filepath.Join(dir, "vmafx-device-plugin")
-	cmd := exec.Command(gobin, "build", "-o", bin, "./device-plugin/cmd/vmafx-device-plugin")
-	cmd.Dir = testenv.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
+	bin, err := testutil.BuildBinary(dir, "./device-plugin/cmd/vmafx-device-plugin")
+	if err != nil {
 		cleanup()
-		return "", nil, fmt.Errorf("%v: %s", err, out)
+		return "", nil, err
 	}
 	return bin, cleanup, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"io"
 	"math/rand/v2"
 	"net/url"
@@ -29,7 +30,7 @@ func stores(t *testing.T, endpoint string, keys map[string]string) *fetch.Stores
 	t.Helper()
 	keys["AWS_ENDPOINT_URL"] = endpoint
 	s := fetch.NewStores(fetch.StoreOptions{
-		CredentialsDir: credentialsDir(t, keys),
+		CredentialsDir: testutil.CredentialsDir(t, keys),
 		Limits:         fetch.HTTPOptions{Timeout: 5 * time.Second, Attempts: 4, Backoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond},
 	})
 	t.Cleanup(func() { s.Close() })

@@ -10,12 +10,10 @@ package objectstore_test
 
 import (
 	"fmt"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 
 const (
@@ -50,7 +48,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	if workerBinary, err = buildWorker(dir); err != nil {
+	if workerBinary, err = testutil.BuildBinary(dir, "./worker/cmd/vmafx-worker", "CGO_ENABLED=0"); err != nil {
 		fmt.Fprintf(os.Stderr, "objectstore: building vmafx-worker: %v\n", err)
 		return 1
 	}
@@ -60,16 +58,4 @@ func run(m *testing.M) int {
 	}
 	defer s3.stop()
 	return m.Run()
-}
-
-// buildWorker builds vmafx-worker into dir, static as in the image.
-func buildWorker(dir string) (string, error) {
-	bin := filepath.Join(dir, "vmafx-worker")
-	cmd := exec.Command("go", "build", "-o", bin, "./worker/cmd/vmafx-worker")
-	cmd.Dir = testenv.RepoRoot()
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%v: %s", err, out)
-	}
-	return bin, nil
 }

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -44,7 +44,7 @@ func startServer(bin, root string) (*server, error) {
 	var lastErr error
 	// A free port can be taken between choosing it and the server binding it: try again.
 	for range 3 {
-		addr, err := freePort()
+		addr, err := testutil.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
@@ -56,22 +56,13 @@ func startServer(bin, root string) (*server, error) {
 		if err := s.cmd.Start(); err != nil {
 			return nil, err
 		}
-		go func() { s.cmd.Wait(); close(s.done) }()
+		go func() { _ = s.cmd.Wait(); close(s.done) }()
 		if lastErr = s.waitHealthy(30 * time.Second); lastErr == nil {
 			return s, nil
 		}
 		s.stop()
 	}
 	return nil, lastErr
-}
-
-func freePort() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // waitHealthy polls /healthz until it answers 200, the process exits, or the time is up.
@@ -157,18 +148,6 @@ func (s *server) get(t *testing.T, bucket, key string) []byte {
 	return data
 }
 
-// credentialsDir writes the keys as a mounted Secret would: one file per key.
-func credentialsDir(t *testing.T, keys map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for k, v := range keys {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o400); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // cutProxy forwards TCP connections to target and cuts the first connection that has
 // carried more than cutAfter bytes from the server: a connection lost mid-transfer.
 type cutProxy struct {
@@ -212,7 +191,7 @@ func (p *cutProxy) forward(c net.Conn) {
 		return
 	}
 	defer up.Close()
-	go func() { io.Copy(up, c); up.Close() }()
+	go func() { _, _ = io.Copy(up, c); up.Close() }()
 	var n int64
 	buf := make([]byte, 16<<10)
 	for {
@@ -225,7 +204,7 @@ func (p *cutProxy) forward(c net.Conn) {
 			if n > p.cutAfter && p.cut.CompareAndSwap(false, true) {
 				// Reset, not a clean close: the client sees a broken body.
 				if tc, ok := c.(*net.TCPConn); ok {
-					tc.SetLinger(0)
+					_ = tc.SetLinger(0)
 				}
 				return
 			}

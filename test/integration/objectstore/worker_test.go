@@ -3,6 +3,8 @@ package objectstore_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +24,7 @@ func runWorker(t *testing.T, args ...string) (*vmafxv1.WorkerResult, int, string
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
@@ -62,7 +64,7 @@ func TestWorkerScoresABucket(t *testing.T) {
 	bucket := s3.bucket(t)
 	s3.put(t, bucket, "ref.mkv", encoded(t, "ref_ffv1.mkv"))
 	s3.put(t, bucket, "dist.mp4", encoded(t, "dist_h264_moovend.mp4"))
-	creds := credentialsDir(t, rootKeys())
+	creds := testutil.CredentialsDir(t, rootKeys())
 
 	got, code, logs := runWorker(t, "--reference", "s3://"+bucket+"/ref.mkv", "--distorted", "s3://"+bucket+"/dist.mp4",
 		"--credentials-dir", creds, "--s3-endpoint", s3.endpoint(), "--spool-dir", t.TempDir(),
@@ -102,7 +104,7 @@ func TestWorkerWrongCredentials(t *testing.T) {
 	keys := rootKeys()
 	keys["AWS_SECRET_ACCESS_KEY"] = secretKey + "-but-wrong"
 	got, code, _ := runWorker(t, "--reference", "s3://"+bucket+"/ref.yuv", "--distorted", "s3://"+bucket+"/ref.yuv",
-		"--width", "64", "--height", "64", "--credentials-dir", credentialsDir(t, keys), "--s3-endpoint", s3.endpoint(), "--s3-path-style")
+		"--width", "64", "--height", "64", "--credentials-dir", testutil.CredentialsDir(t, keys), "--s3-endpoint", s3.endpoint(), "--s3-path-style")
 	if code != 3 || got.Error == nil || got.Error.Reason != vmafxv1.ReasonFetchFailed || !strings.Contains(got.Error.Message, "access denied") {
 		t.Fatalf("exit %d, %+v; want FetchFailed, access denied", code, got.Error)
 	}

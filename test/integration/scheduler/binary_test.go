@@ -4,13 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,29 +24,6 @@ import (
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 
-// buildBinary builds the vmafx-scheduler command once per test binary run.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "vmafx-scheduler")
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	cmd := exec.Command(goTool, "build", "-o", bin, "./scheduler-plugin/cmd/vmafx-scheduler")
-	cmd.Dir = testenv.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building vmafx-scheduler: %v\n%s", err, out)
-	}
-	return bin
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // replica is one vmafx-scheduler process.
 type replica struct {
 	cmd  *exec.Cmd
@@ -57,7 +33,7 @@ type replica struct {
 
 func startReplica(t *testing.T, bin, cfgPath, kubeconfig string) *replica {
 	t.Helper()
-	r := &replica{port: freePort(t), done: make(chan error, 1)}
+	r := &replica{port: testutil.FreePort(t), done: make(chan error, 1)}
 	r.cmd = exec.Command(bin,
 		"--config="+cfgPath,
 		"--bind-address=127.0.0.1",
@@ -81,10 +57,12 @@ func startReplica(t *testing.T, bin, cfgPath, kubeconfig string) *replica {
 	t.Cleanup(func() {
 		if r.cmd.ProcessState == nil {
 			_ = r.cmd.Process.Kill()
-			<-r.done
+			if err := <-r.done; err != nil {
+				t.Logf("vmafx-scheduler exited: %v", err)
+			}
 		}
 		if t.Failed() {
-			logFile.Seek(0, io.SeekStart)
+			_, _ = logFile.Seek(0, io.SeekStart)
 			out, _ := io.ReadAll(logFile)
 			t.Logf("vmafx-scheduler (port %d) log:\n%s", r.port, tail(string(out), 60))
 		}
@@ -159,7 +137,7 @@ func (cl *cluster) leaseHolder() string {
 // endpoints. One replica leads and places Pods; the other waits; on SIGTERM the leader
 // exits cleanly and releases the lease, and the other takes over and places Pods.
 func TestBinary(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testutil.Build(t, "./scheduler-plugin/cmd/vmafx-scheduler")
 	cl := newCluster(t)
 	n := cl.node("n", 8)
 	cl.vmafxNode(n, vmafxv1.VendorNVIDIA, time.Now())

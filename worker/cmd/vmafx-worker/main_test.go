@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -28,17 +29,6 @@ const (
 	libvmafMean  = 18.698871
 )
 
-// build compiles vmafx-worker into a temporary directory, as a user would.
-func build(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "vmafx-worker")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // toY4M writes the raw 4:2:0 clip at from as a Y4M file at to.
 func toY4M(t *testing.T, from, to string) {
 	t.Helper()
@@ -61,7 +51,7 @@ func TestBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := build(t)
+	bin := testutil.Build(t, "./worker/cmd/vmafx-worker")
 
 	t.Run("desk form", func(t *testing.T) {
 		dir := t.TempDir()

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
@@ -14,6 +15,11 @@ type Backend interface {
 	Name() string
 	// Score scores dist against ref, as vmaf.Score does.
 	Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vmaf.Options) (*vmaf.Result, error)
+	// Device describes the accelerator that scores and what it computes;
+	// nil for the CPU.
+	Device() *vmafxv1.WorkerDevice
+	// Close frees the backend's device.
+	Close()
 }
 
 // CPU runs the Go kernel on the CPU, with opts.Threads goroutines.
@@ -27,52 +33,63 @@ func (CPU) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vmaf.Opti
 	return vmaf.Score(ctx, ref, dist, opts)
 }
 
-// probe returns a usable backend, or an error saying why there is none.
-type probe func() (Backend, error)
+// Device returns nil: the CPU is not an accelerator.
+func (CPU) Device() *vmafxv1.WorkerDevice { return nil }
 
-// gpuBackends lists the GPU backends this build knows, in the order "auto"
-// and "vulkan" try them. It is empty until a GPU backend exists.
-var gpuBackends = []struct {
-	name  vmafxv1.Backend
-	probe probe
-}{}
+// Close does nothing.
+func (CPU) Close() {}
 
-// Select returns the backend to run for requested, the value of
-// VMAFX_BACKEND. When requested is a GPU backend this build lacks or cannot
-// use, it returns the CPU backend and a one-line reason; the reason is empty
-// when the worker runs what was asked (or nothing in particular was asked).
-func Select(requested string) (Backend, string) {
-	switch vmafxv1.Backend(requested) {
+// openVulkan opens the Vulkan backend; gpuOnly refuses CPU implementations
+// of Vulkan (lavapipe). Tests replace it.
+var openVulkan = func(gpuOnly bool) (Backend, error) {
+	v, err := OpenVulkan(gpuOnly)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// ErrUnavailable marks a GPU slot whose device cannot run this worker's kernels: the
+// attempt fails with reason BackendUnavailable rather than scoring on the CPU, which
+// would hide a misconfigured node and hold a GPU slot for a CPU's speed.
+var ErrUnavailable = errors.New("backend unavailable")
+
+// Select returns the backend to run for requested, the value of VMAFX_BACKEND that the
+// device plugin gives the slot; the caller closes what it gets.
+//
+//   - cpu (or nothing) runs the CPU kernel;
+//   - vulkan runs the Vulkan kernels on the first usable device, a CPU
+//     implementation such as lavapipe included;
+//   - cuda, hip and sycl have no vendor kernels in this build: their GPU
+//     runs the Vulkan kernels, as does auto, on a GPU only (on lavapipe the
+//     CPU kernel is faster); auto without one runs on the CPU.
+//
+// A GPU backend whose device cannot run the Vulkan kernels is an error wrapping
+// ErrUnavailable that names what is missing. A backend this build does not know runs on
+// the CPU, with a one-line reason; the reason is empty when the worker runs what was asked.
+func Select(requested string) (Backend, string, error) {
+	switch b := vmafxv1.Backend(requested); b {
 	case "", vmafxv1.BackendCPU:
-		return CPU{}, ""
-	case vmafxv1.BackendAuto, vmafxv1.BackendVulkan:
-		for _, g := range gpuBackends {
-			if b, err := g.probe(); err == nil {
-				return b, ""
-			}
+		return CPU{}, "", nil
+	case vmafxv1.BackendAuto:
+		if gpu, err := openVulkan(true); err == nil {
+			return gpu, "", nil
 		}
-		if requested == string(vmafxv1.BackendAuto) {
-			return CPU{}, ""
+		return CPU{}, "", nil
+	case vmafxv1.BackendVulkan, vmafxv1.BackendCUDA, vmafxv1.BackendHIP, vmafxv1.BackendSYCL:
+		gpu, err := openVulkan(b != vmafxv1.BackendVulkan)
+		if err == nil {
+			return gpu, "", nil
 		}
+		if b == vmafxv1.BackendVulkan {
+			return nil, "", fmt.Errorf("%w: backend vulkan is not usable on this node: %w", ErrUnavailable, err)
+		}
+		return nil, "", fmt.Errorf("%w: backend %s has no vendor kernel in this worker and its GPU cannot run the Vulkan kernels: %w", ErrUnavailable, requested, err)
 	}
-	for _, g := range gpuBackends {
-		if string(g.name) != requested {
-			continue
-		}
-		b, err := g.probe()
-		if err != nil {
-			return CPU{}, fmt.Sprintf("backend %s is not usable (%v); running on cpu", requested, err)
-		}
-		return b, ""
-	}
-	return CPU{}, fmt.Sprintf("backend %s is not built into this worker; running on cpu", requested)
+	return CPU{}, fmt.Sprintf("backend %s is not built into this worker; running on cpu", requested), nil
 }
 
 // Names lists the backends this build can run.
 func Names() []string {
-	names := []string{string(vmafxv1.BackendCPU)}
-	for _, g := range gpuBackends {
-		names = append(names, string(g.name))
-	}
-	return names
+	return []string{string(vmafxv1.BackendCPU), string(vmafxv1.BackendVulkan)}
 }

@@ -1,35 +1,123 @@
 package backend
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmafx/vmafx/worker/internal/vulkan"
+	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
+// fakeGPU stands in for the Vulkan backend in the selection table, so that
+// each case can have, or lack, a usable device.
+type fakeGPU struct{ CPU }
+
+func (fakeGPU) Name() string { return "vulkan" }
+
 func TestSelect(t *testing.T) {
+	noDevice := fmt.Errorf("%w: no Vulkan device", vulkan.ErrUnavailable)
 	tests := []struct {
 		requested string
-		want      string
-		fellBack  bool
+		// gpu and cpuDevice say whether a GPU, or only a CPU implementation
+		// of Vulkan (lavapipe), is usable.
+		gpu, cpuDevice bool
+		want           string
+		reason         string // a substring of the fallback reason; "" for none
+		err            string // a substring of the error; "" for none
 	}{
-		{requested: "", want: "cpu"},
-		{requested: "cpu", want: "cpu"},
+		{requested: "", gpu: true, want: "cpu"},
+		{requested: "cpu", gpu: true, want: "cpu"},
 		{requested: "auto", want: "cpu"},
-		{requested: "cuda", want: "cpu", fellBack: true},
-		{requested: "hip", want: "cpu", fellBack: true},
-		{requested: "sycl", want: "cpu", fellBack: true},
-		{requested: "vulkan", want: "cpu", fellBack: true},
-		{requested: "tpu", want: "cpu", fellBack: true},
+		{requested: "auto", cpuDevice: true, want: "cpu"},
+		{requested: "auto", gpu: true, want: "vulkan"},
+		{requested: "vulkan", gpu: true, want: "vulkan"},
+		{requested: "vulkan", cpuDevice: true, want: "vulkan"},
+		{requested: "vulkan", err: "backend unavailable: backend vulkan is not usable on this node: vulkan unavailable: no Vulkan device"},
+		{requested: "cuda", gpu: true, want: "vulkan"},
+		{requested: "hip", gpu: true, want: "vulkan"},
+		{requested: "sycl", gpu: true, want: "vulkan"},
+		{requested: "cuda", cpuDevice: true, err: "backend cuda has no vendor kernel"},
+		{requested: "hip", err: "no Vulkan device"},
+		{requested: "tpu", gpu: true, want: "cpu", reason: "backend tpu is not built into this worker"},
 	}
+	defer func(orig func(bool) (Backend, error)) { openVulkan = orig }(openVulkan)
 	for _, tc := range tests {
-		t.Run(tc.requested, func(t *testing.T) {
-			b, reason := Select(tc.requested)
+		t.Run(fmt.Sprintf("%s gpu=%v lavapipe=%v", tc.requested, tc.gpu, tc.cpuDevice), func(t *testing.T) {
+			openVulkan = func(gpuOnly bool) (Backend, error) {
+				if tc.gpu || (tc.cpuDevice && !gpuOnly) {
+					return fakeGPU{}, nil
+				}
+				return nil, noDevice
+			}
+			b, reason, err := Select(tc.requested)
+			if tc.err != "" {
+				if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want ErrUnavailable containing %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 			if diff := cmp.Diff(tc.want, b.Name()); diff != "" {
 				t.Errorf("backend (-want +got):\n%s", diff)
 			}
-			if got := reason != ""; got != tc.fellBack {
-				t.Errorf("reason = %q, want a reason: %v", reason, tc.fellBack)
+			if (reason == "") != (tc.reason == "") || !strings.Contains(reason, tc.reason) {
+				t.Errorf("reason = %q, want one containing %q", reason, tc.reason)
 			}
 		})
+	}
+}
+
+// TestVulkan selects the real Vulkan backend (lavapipe in CI) and scores a
+// clip with it: the result names the device and the features it computed.
+func TestVulkan(t *testing.T) {
+	b, _, err := Select("vulkan")
+	if err != nil {
+		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" {
+			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
+		}
+		t.Fatal(err)
+	}
+	defer b.Close()
+	d := b.Device()
+	if b.Name() != "vulkan" || d == nil || d.Name == "" || d.Driver == "" || !strings.HasPrefix(d.API, "Vulkan 1.") {
+		t.Fatalf("backend %q, device %+v: want vulkan with a device name, driver and API version", b.Name(), d)
+	}
+	// Every feature runs somewhere, once; motion always on the device.
+	all := append(append([]string{}, d.Features...), d.HostFeatures...)
+	slices.Sort(all)
+	if diff := cmp.Diff([]string{"adm", "motion", "vif"}, all); diff != "" || !slices.Contains(d.Features, "motion") {
+		t.Errorf("device features %v, host features %v: want motion on the device and each feature once", d.Features, d.HostFeatures)
+	}
+	open := func() vmaf.FrameSource {
+		f, err := os.Open("../../vmaf/testdata/clips/p02_ref.yuv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		r, err := vmaf.OpenRaw(f, 176, 144, vmaf.YUV420P)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	res, err := b.Score(context.Background(), open(), open(), vmaf.Options{Count: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu, err := CPU{}.Score(context.Background(), open(), open(), vmaf.Options{Count: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(cpu.Frames, res.Frames); diff != "" {
+		t.Errorf("frames (-cpu +vulkan):\n%s", diff)
 	}
 }

@@ -71,7 +71,7 @@ func usageFailure(env func(string) string, err error) int {
 	if p := env(envName("termination-log")); p != "" {
 		path, create = p, true
 	}
-	report.WriteTermination(path, create, report.Encode(r))
+	_ = report.WriteTermination(path, create, report.Encode(r)) // best effort: the exit code says it too
 	return code
 }
 

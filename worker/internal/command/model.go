@@ -25,23 +25,23 @@ func loadModel(ctx context.Context, cfg *scoreConfig) (*vmaf.Model, error) {
 	}
 	ref, err := vmafxv1.ParseOCIModel(cfg.model)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", vmaf.ErrUnknownModel, err)
+		return nil, fmt.Errorf("%w: %w", vmaf.ErrUnknownModel, err)
 	}
 	client := &modelregistry.Client{PlainHTTP: cfg.registryPlainHTTP}
 	if cfg.store.CredentialsDir != "" {
 		path := filepath.Join(cfg.store.CredentialsDir, vmafxv1.DockerConfigKey)
 		if _, err := os.Stat(path); err == nil {
 			if client.Credentials, err = modelregistry.LoadDockerConfig(path); err != nil {
-				return nil, fmt.Errorf("%w: %v", vmaf.ErrBadModel, err)
+				return nil, fmt.Errorf("%w: %w", vmaf.ErrBadModel, err)
 			}
 		}
 	}
 	a, err := client.Pull(ctx, ref, false)
 	switch {
 	case errors.Is(err, errdef.ErrNotFound):
-		return nil, fmt.Errorf("%w: %s: %v", vmaf.ErrUnknownModel, cfg.model, err)
+		return nil, fmt.Errorf("%w: %s: %w", vmaf.ErrUnknownModel, cfg.model, err)
 	case errors.Is(err, modelregistry.ErrNotModel):
-		return nil, fmt.Errorf("%w: %v", vmaf.ErrBadModel, err)
+		return nil, fmt.Errorf("%w: %w", vmaf.ErrBadModel, err)
 	case err != nil:
 		return nil, &fetch.Error{URI: cfg.model, Err: err}
 	}

@@ -78,8 +78,13 @@ func (s *scorer) run(ctx context.Context) (code int) {
 // score does the work: backend, model, output, inputs, kernel, output.
 func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	cfg := s.cfg
-	b, fellBack := selectBackend(cfg.backend)
-	s.prov.Backend, s.prov.RequestedBackend = b.Name(), cfg.backend
+	b, fellBack, err := selectBackend(cfg.backend)
+	if err != nil {
+		s.prov.RequestedBackend = cfg.backend
+		return nil, err
+	}
+	defer b.Close()
+	s.prov.Backend, s.prov.RequestedBackend, s.prov.Device = b.Name(), cfg.backend, b.Device()
 	if fellBack != "" {
 		s.log.Info("Requested backend is not available, scoring on the CPU", "requested", cfg.backend, "reason", fellBack)
 	}
@@ -140,7 +145,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	s.log.Info("Scoring",
 		"reference", fetch.Redact(cfg.reference), "distorted", fetch.Redact(cfg.distorted),
 		"referenceFormat", ref.String(), "distortedFormat", dist.String(), "model", model.Name, "modelSHA256", model.SHA256,
-		"backend", b.Name(), "requestedBackend", cfg.backend, "device", s.env(vmafxv1.EnvDevice),
+		"backend", b.Name(), "requestedBackend", cfg.backend, "device", s.env(vmafxv1.EnvDevice), "accelerator", s.prov.Device,
 		"threads", threads, "start", cfg.start, "count", cfg.count, "subsample", cfg.subsample,
 		"align", cfg.align, "referenceStart", cfg.refStart, "distortedStart", cfg.distStart,
 		"kernel", vmaf.Version)
@@ -272,7 +277,7 @@ func (s *scorer) emit(r *vmafxv1.WorkerResult) {
 		}
 	}
 	if !s.cfg.desk {
-		s.stdout.Write(line)
+		_, _ = s.stdout.Write(line) // the termination message above is the record
 	}
 }
 

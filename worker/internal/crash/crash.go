@@ -74,8 +74,8 @@ func Supervise(exe string, args, env []string) (code int, report string, err err
 	reportc := make(chan []byte, 1)
 	go func() {
 		var buf bytes.Buffer
-		io.Copy(&buf, io.LimitReader(r, maxReport))
-		io.Copy(io.Discard, r)
+		_, _ = io.Copy(&buf, io.LimitReader(r, maxReport)) // what arrived before an error is the report
+		_, _ = io.Copy(io.Discard, r)
 		reportc <- buf.Bytes()
 	}()
 	done := make(chan error, 1)

@@ -25,10 +25,10 @@ func TestMain(m *testing.M) {
 		}()
 		time.Sleep(time.Minute)
 	case "exit":
-		Watch()
+		_ = Watch()
 		os.Exit(2)
 	case "killed":
-		Watch()
+		_ = Watch()
 		syscall.Kill(os.Getpid(), syscall.SIGKILL) // as the OOM killer does
 		time.Sleep(time.Minute)
 	}

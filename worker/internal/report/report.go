@@ -13,6 +13,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/worker/decode"
 	"github.com/vmafx/vmafx/worker/fetch"
+	"github.com/vmafx/vmafx/worker/internal/backend"
 	"github.com/vmafx/vmafx/worker/internal/source"
 	"github.com/vmafx/vmafx/worker/vmaf"
 )
@@ -24,6 +25,8 @@ const (
 	ExitBadInput    = 2
 	ExitFetchFailed = 3
 	ExitBadModel    = 4
+	// ExitBackendUnavailable: the slot's GPU cannot run the worker's kernels.
+	ExitBackendUnavailable = 5
 )
 
 // MaxBytes bounds an encoded result: the kubelet keeps at most 4096 bytes of
@@ -77,6 +80,8 @@ func Classify(err error) (reason string, code int) {
 		return vmafxv1.ReasonFetchFailed, ExitFetchFailed
 	case errors.Is(err, vmaf.ErrUnknownModel), errors.Is(err, vmaf.ErrBadModel):
 		return vmafxv1.ReasonBadModel, ExitBadModel
+	case errors.Is(err, backend.ErrUnavailable):
+		return vmafxv1.ReasonBackendUnavailable, ExitBackendUnavailable
 	}
 	for _, target := range badInput {
 		if errors.Is(err, target) {
@@ -90,6 +95,8 @@ func Classify(err error) (reason string, code int) {
 type Provenance struct {
 	// Backend ran; RequestedBackend was asked for (VMAFX_BACKEND).
 	Backend, RequestedBackend string
+	// Device is the accelerator the backend scores on; nil for the CPU.
+	Device *vmafxv1.WorkerDevice
 	// Model is the model's name and ModelSHA256 the checksum of its JSON.
 	Model, ModelSHA256 string
 }
@@ -100,6 +107,7 @@ func (p Provenance) result(wall time.Duration) *vmafxv1.WorkerResult {
 		WallSeconds:      round3(wall.Seconds()),
 		Backend:          p.Backend,
 		RequestedBackend: p.RequestedBackend,
+		Device:           p.Device,
 		Model:            p.Model,
 		ModelSHA256:      p.ModelSHA256,
 		KernelVersion:    vmaf.Version,
@@ -144,9 +152,13 @@ func Encode(r *vmafxv1.WorkerResult) []byte {
 		e := *c.Error
 		c.Error = &e
 	}
+	if c.Device != nil {
+		d := *c.Device
+		c.Device = &d
+	}
 	for _, v := range []float64{c.Score, c.HarmonicMean, c.Min, c.Max, c.FPS, c.WallSeconds} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			c = vmafxv1.WorkerResult{Version: c.Version, Backend: c.Backend, RequestedBackend: c.RequestedBackend,
+			c = vmafxv1.WorkerResult{Version: c.Version, Backend: c.Backend, RequestedBackend: c.RequestedBackend, Device: c.Device,
 				Model: c.Model, ModelSHA256: c.ModelSHA256, KernelVersion: c.KernelVersion,
 				Error: &vmafxv1.WorkerError{Reason: vmafxv1.ReasonInternal, Message: "the score is not a finite number"}}
 			break
@@ -167,6 +179,9 @@ func Encode(r *vmafxv1.WorkerResult) []byte {
 		c.Model, c.ModelSHA256 = oneLine(c.Model, limit), oneLine(c.ModelSHA256, limit)
 		if c.Error != nil {
 			c.Error.Reason, c.Error.Message = oneLine(c.Error.Reason, limit), oneLine(c.Error.Message, limit)
+		}
+		if c.Device != nil {
+			c.Device.Name, c.Device.Driver, c.Device.API = oneLine(c.Device.Name, limit), oneLine(c.Device.Driver, limit), oneLine(c.Device.API, limit)
 		}
 	}
 }

@@ -206,7 +206,7 @@ func pipe(ctx context.Context, in *Input, di decode.Input, vi vmaf.VideoInfo, o 
 	in.Desc = describe(in.Kind, vi)
 	if o.Tools == nil {
 		if scale(o, vi.Width, vi.Height) {
-			return fmt.Errorf("%w: %dx%d, reference %dx%d; scaling needs ffmpeg: %v", vmaf.ErrSizeMismatch,
+			return fmt.Errorf("%w: %dx%d, reference %dx%d; scaling needs ffmpeg: %w", vmaf.ErrSizeMismatch,
 				vi.Width, vi.Height, o.Width, o.Height, o.ToolsErr)
 		}
 		return fmt.Errorf("deinterlacing needs ffmpeg: %w", o.ToolsErr)

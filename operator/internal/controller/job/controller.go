@@ -25,6 +25,10 @@ import (
 	"github.com/vmafx/vmafx/operator/internal/metrics"
 )
 
+// requeueWithBackoff runs the reconcile again through the queue's rate limiter (growing
+// delays), which RequeueAfter, the deprecation's suggested replacement, does not give.
+var requeueWithBackoff = ctrl.Result{Requeue: true} //nolint:staticcheck // see above
+
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs/status,verbs=get;update;patch
 // Worker Pods name their job as owner with blockOwnerDeletion, which the API server's
@@ -145,7 +149,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		patchErr := r.Client.Status().Patch(ctx, job, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 		if apierrors.IsConflict(patchErr) {
 			logger.V(4).Info("Status changed underneath; retrying")
-			return ctrl.Result{Requeue: true}, err
+			return requeueWithBackoff, err
 		}
 		if patchErr != nil {
 			return result, errors.Join(err, patchErr)
@@ -376,7 +380,7 @@ func (r *Reconciler) recordLost(s *scope, n int32, why string) (ctrl.Result, err
 		return ctrl.Result{}, nil
 	}
 	setLost(s.job, n, why)
-	return ctrl.Result{Requeue: true}, nil
+	return requeueWithBackoff, nil
 }
 
 // recordFailure records attempt n as failed, and fails the job when the failure is
@@ -441,7 +445,7 @@ func (r *Reconciler) afterAttempt(ctx context.Context, s *scope, n int32, pod *c
 				return ctrl.Result{RequeueAfter: left + recheckMargin}, nil
 			}
 			s.forceDelete = pod
-			return ctrl.Result{Requeue: true}, nil
+			return requeueWithBackoff, nil
 		}
 		if afterFailure {
 			if left := r.retryAt(s.job.Status.FailedAttempts, o, s.now).Sub(s.now); left > 0 {

@@ -70,7 +70,7 @@ func RemoveTree(path string) error {
 
 func deviceOf(info os.FileInfo) uint64 {
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Dev)
+		return st.Dev
 	}
 	return 0
 }

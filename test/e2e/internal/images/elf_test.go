@@ -2,6 +2,7 @@ package images
 
 import (
 	"archive/tar"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -119,5 +120,74 @@ func untar(t *testing.T, r io.Reader, root string) {
 			}
 			f.Close()
 		}
+	}
+}
+
+// TestRuntimeLayerRunsVulkan packs the worker binary with VulkanRuntime (and the C
+// library the binary loads the Vulkan loader through) into an image, unpacks it into an
+// empty folder and scores a clip there with chroot on the vulkan backend: the image alone
+// must give the worker a Vulkan device (lavapipe here). Needs the Vulkan packages and root;
+// VMAFX_REQUIRE_VULKAN=1 makes their absence fail.
+func TestRuntimeLayerRunsVulkan(t *testing.T) {
+	vk, err := VulkanRuntime()
+	if err != nil || os.Geteuid() != 0 {
+		if os.Getenv("VMAFX_REQUIRE_VULKAN") == "1" {
+			t.Fatalf("the Vulkan packages (%v) and root (euid %d) are required", err, os.Geteuid())
+		}
+		t.Skip("needs libvulkan1, mesa-vulkan-drivers and root")
+	}
+	bin := filepath.Join(t.TempDir(), "vmafx-worker")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/vmafx/vmafx/worker/cmd/vmafx-worker")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	own, err := ELFDeps(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(own, bin)
+	clip, err := filepath.Abs("../../../../worker/vmaf/testdata/clips/p02_ref.yuv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime := map[string]string{"/clip.yuv": clip}
+	for _, m := range []map[string]string{vk, own} {
+		for k, v := range m {
+			runtime[k] = v
+		}
+	}
+	img, err := Build(Spec{Ref: "vmafx.local/vmafx-worker:dev", Binary: bin, Runtime: runtime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, l := range layers {
+		rc, err := l.Uncompressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		untar(t, rc, root)
+		rc.Close()
+	}
+	cmd := exec.Command("chroot", root, "/vmafx-worker", "score", "--backend", "vulkan", "--termination-log", "/result",
+		"--reference", "/clip.yuv", "--distorted", "/clip.yuv", "--width", "176", "--height", "144", "--frames", ":3")
+	cmd.Env = []string{"PATH=/:/usr/bin", "HOME=/"}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the worker in the image's root: %v\n%s", err, out)
+	}
+	var res struct {
+		Backend string `json:"backend"`
+		Device  *struct {
+			Name string `json:"name"`
+		} `json:"device"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.Backend != "vulkan" || res.Device == nil || res.Device.Name == "" {
+		t.Errorf("result %s (%v): want backend vulkan with its device", out, err)
 	}
 }

@@ -1,0 +1,53 @@
+package backend
+
+import (
+	"context"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/worker/internal/vulkan"
+	"github.com/vmafx/vmafx/worker/vmaf"
+	"github.com/vmafx/vmafx/worker/vmaf/vkkernel"
+)
+
+// Vulkan runs the kernel's features on a Vulkan device (those the device
+// can run: VIF and ADM need shaderFloat64) and the rest on the CPU, in the
+// same pass; Device says which ran where.
+type Vulkan struct {
+	k *vkkernel.Kernel
+}
+
+// OpenVulkan opens the first usable Vulkan device; gpuOnly refuses CPU
+// implementations. The error wraps vulkan.ErrUnavailable and names what is
+// missing (the loader, a device, 64-bit shader integers).
+func OpenVulkan(gpuOnly bool) (*Vulkan, error) {
+	k, err := vkkernel.Open(vulkan.Config{GPUOnly: gpuOnly})
+	if err != nil {
+		return nil, err
+	}
+	return &Vulkan{k: k}, nil
+}
+
+// Name returns "vulkan".
+func (*Vulkan) Name() string { return string(vmafxv1.BackendVulkan) }
+
+// Score calls vmaf.Score with the device computing what it can, on no more
+// threads than the device's memory holds workers for.
+func (v *Vulkan) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vmaf.Options) (*vmaf.Result, error) {
+	opts.Offload = v.k
+	info := ref.Info()
+	opts.Threads = v.k.Workers(opts.Threads, info.Width, info.Height)
+	return vmaf.Score(ctx, ref, dist, opts)
+}
+
+// Device describes the Vulkan device and the features it computes.
+func (v *Vulkan) Device() *vmafxv1.WorkerDevice {
+	info := v.k.Info()
+	device, host := v.k.Features()
+	return &vmafxv1.WorkerDevice{
+		Name: info.Name, Driver: info.Driver, API: "Vulkan " + info.APIVersion,
+		Features: device, HostFeatures: host,
+	}
+}
+
+// Close frees the device.
+func (v *Vulkan) Close() { v.k.Close() }

@@ -1,0 +1,257 @@
+package vulkan
+
+import (
+	_ "embed"
+	"encoding/binary"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+//go:embed testdata/scale.spv
+var scaleSPV []byte
+
+// openOrSkip opens the default device. Without a loader the test skips,
+// unless VMAFX_REQUIRE_VULKAN=1 (make test sets it) makes that a failure.
+func openOrSkip(t testing.TB) *Device {
+	t.Helper()
+	d, err := Open(Config{})
+	if err != nil {
+		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" && errors.Is(err, ErrUnavailable) {
+			t.Skipf("no usable Vulkan device (install libvulkan1 and mesa-vulkan-drivers; VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
+		}
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(d.Close)
+	return d
+}
+
+func TestOpenInfo(t *testing.T) {
+	d := openOrSkip(t)
+	t.Logf("device %+v", d.Info)
+	if d.Info.Name == "" || d.Info.Driver == "" || !strings.HasPrefix(d.Info.APIVersion, "1.") {
+		t.Errorf("Info = %+v, want a name, a driver and an API version 1.x", d.Info)
+	}
+	if d.Info.Memory == 0 {
+		t.Errorf("Memory = 0, want the device-local heap's size")
+	}
+	if d.Info.MaxWorkGroupCount[0] < 65535 {
+		t.Errorf("MaxWorkGroupCount = %v, Vulkan guarantees 65535", d.Info.MaxWorkGroupCount)
+	}
+}
+
+// TestDispatch uploads through a staging buffer, runs a 64-bit shader and
+// reads the result back, as the kernels do.
+func TestDispatch(t *testing.T) {
+	d := openOrSkip(t)
+	const n = 1000
+	const k = 0xfffffff1
+	p, err := d.NewPipeline(scaleSPV, 2, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	stage, in := newBuffer(t, d, 4*n, Host), newBuffer(t, d, 4*n, DeviceLocal)
+	out, back := newBuffer(t, d, 8*n, DeviceLocal), newBuffer(t, d, 8*n, Host)
+	set, err := p.Bind(in, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	for round := range 3 { // a stream is reused frame after frame
+		src := stage.Uint32s()
+		for i := range n {
+			src[i] = uint32(i*7919 + round)
+		}
+		if err := s.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		s.Copy(in, 0, stage, 0, 4*n)
+		s.Barrier()
+		push := make([]byte, 8)
+		binary.LittleEndian.PutUint32(push, n)
+		binary.LittleEndian.PutUint32(push[4:], k)
+		s.Dispatch(p, set, push, (n+63)/64, 1, 1)
+		s.Barrier()
+		s.Copy(back, 0, out, 0, 8*n)
+		s.Barrier()
+		if err := s.Submit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		got := unsafe.Slice((*uint64)(unsafe.Pointer(&back.Bytes()[0])), n)
+		for i := range n {
+			if want := uint64(uint32(i*7919+round)) * k >> 3; got[i] != want {
+				t.Fatalf("round %d: out[%d] = %d, want %d", round, i, got[i], want)
+			}
+		}
+	}
+}
+
+func newBuffer(t *testing.T, d *Device, size int64, mem Memory) *Buffer {
+	t.Helper()
+	b, err := d.NewBuffer(size, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
+func TestDispatchErrors(t *testing.T) {
+	d := openOrSkip(t)
+	if _, err := d.NewPipeline([]byte{1, 2, 3}, 1, 0, 1); err == nil {
+		t.Error("NewPipeline accepted 3 bytes of SPIR-V")
+	}
+	p, err := d.NewPipeline(scaleSPV, 2, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	b := newBuffer(t, d, 64, Host)
+	if _, err := p.Bind(b); err == nil {
+		t.Error("Bind accepted 1 buffer for 2 bindings")
+	}
+	set, err := p.Bind(b, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	s.Dispatch(p, set, make([]byte, 4), 1, 1, 1)
+	if err := s.Submit(); err == nil || !strings.Contains(err.Error(), "push constants") {
+		t.Errorf("Submit after a bad dispatch = %v, want the push constant error", err)
+	}
+}
+
+func TestOpenNoLoader(t *testing.T) {
+	_, err := Open(Config{Library: "libvulkan-missing.so.9"})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no Vulkan loader") {
+		t.Errorf("Open = %v, want ErrUnavailable naming the missing loader", err)
+	}
+}
+
+// TestOpenNoDevice runs itself in a child whose loader is pointed at no
+// driver (VK_DRIVER_FILES, VK_ICD_FILENAMES for older loaders), as on a node
+// whose image has the loader but no ICD for its GPU.
+func TestOpenNoDevice(t *testing.T) {
+	if os.Getenv("VMAFX_VULKAN_CHILD") == "nodevice" {
+		_, err := Open(Config{})
+		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no Vulkan device") {
+			t.Fatalf("Open = %v, want ErrUnavailable naming the missing device", err)
+		}
+		return
+	}
+	openOrSkip(t).Close() // skips where there is no loader at all
+	missing := t.TempDir() + "/none.json"
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOpenNoDevice$", "-test.v")
+	cmd.Env = append(os.Environ(), "VMAFX_VULKAN_CHILD=nodevice", "VK_DRIVER_FILES="+missing, "VK_ICD_FILENAMES="+missing)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "PASS") {
+		t.Errorf("child: %v\n%s", err, out)
+	}
+}
+
+// TestChoose covers device selection, including the devices this machine
+// does not have (one without shaderInt64, one without a compute queue).
+func TestChoose(t *testing.T) {
+	gpu := candidate{index: 0, info: Info{Name: "GPU A"}, deviceType: physicalDeviceDiscrete, int64: true}
+	cpu := candidate{index: 1, info: Info{Name: "llvmpipe"}, deviceType: physicalDeviceCPU, int64: true}
+	no64 := candidate{index: 2, info: Info{Name: "Old GPU"}, deviceType: physicalDeviceDiscrete}
+	noq := candidate{index: 3, info: Info{Name: "Display only"}, deviceType: physicalDeviceIntegrated, int64: true, computeQueue: -1}
+	tests := []struct {
+		name    string
+		cands   []candidate
+		want    string
+		wantErr string
+	}{
+		{name: "discrete first", cands: []candidate{cpu, gpu}, want: "GPU A"},
+		{name: "by index", cands: []candidate{gpu, cpu}, want: "llvmpipe"},
+		{name: "by name", cands: []candidate{gpu, cpu}, want: "GPU A"},
+		{name: "skips no int64", cands: []candidate{no64, cpu}, want: "llvmpipe"},
+		{name: "no int64", cands: []candidate{no64}, wantErr: "Old GPU lacks shaderInt64"},
+		{name: "no compute queue", cands: []candidate{noq}, wantErr: "Display only has no compute queue"},
+		{name: "none", wantErr: "no Vulkan device"},
+		{name: "gpu only", cands: []candidate{cpu, gpu}, want: "GPU A"},
+		{name: "gpu only, cpu device", cands: []candidate{cpu}, wantErr: "llvmpipe is a CPU implementation"},
+	}
+	wants := map[string]string{"by index": "1", "by name": "GPU"}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := choose(tc.cands, wants[tc.name], strings.HasPrefix(tc.name, "gpu only"))
+			if tc.wantErr != "" {
+				if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("choose = %v, want ErrUnavailable with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || c.info.Name != tc.want {
+				t.Errorf("choose = %q, %v, want %q", c.info.Name, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestLayout checks the structures against the sizes of vulkan_core.h
+// (1.3.239) on LP64.
+func TestLayout(t *testing.T) {
+	sizes := map[string][2]uintptr{
+		"VkApplicationInfo":                {unsafe.Sizeof(applicationInfo{}), 48},
+		"VkInstanceCreateInfo":             {unsafe.Sizeof(instanceCreateInfo{}), 64},
+		"VkPhysicalDeviceProperties2":      {unsafe.Sizeof(physicalDeviceProperties2{}), 840},
+		"VkPhysicalDeviceDriverProperties": {unsafe.Sizeof(physicalDeviceDriverProperties{}), 536},
+		"VkQueueFamilyProperties":          {unsafe.Sizeof(queueFamilyProperties{}), 24},
+		"VkPhysicalDeviceMemoryProperties": {unsafe.Sizeof(physicalDeviceMemoryProperties{}), 520},
+		"VkDeviceQueueCreateInfo":          {unsafe.Sizeof(deviceQueueCreateInfo{}), 40},
+		"VkDeviceCreateInfo":               {unsafe.Sizeof(deviceCreateInfo{}), 72},
+		"VkBufferCreateInfo":               {unsafe.Sizeof(bufferCreateInfo{}), 56},
+		"VkMemoryRequirements":             {unsafe.Sizeof(memoryRequirements{}), 24},
+		"VkMemoryAllocateInfo":             {unsafe.Sizeof(memoryAllocateInfo{}), 32},
+		"VkDescriptorSetLayoutBinding":     {unsafe.Sizeof(descriptorSetLayoutBinding{}), 24},
+		"VkDescriptorSetLayoutCreateInfo":  {unsafe.Sizeof(descriptorSetLayoutCreateInfo{}), 32},
+		"VkPushConstantRange":              {unsafe.Sizeof(pushConstantRange{}), 12},
+		"VkPipelineLayoutCreateInfo":       {unsafe.Sizeof(pipelineLayoutCreateInfo{}), 48},
+		"VkShaderModuleCreateInfo":         {unsafe.Sizeof(shaderModuleCreateInfo{}), 40},
+		"VkPipelineShaderStageCreateInfo":  {unsafe.Sizeof(pipelineShaderStageCreateInfo{}), 48},
+		"VkComputePipelineCreateInfo":      {unsafe.Sizeof(computePipelineCreateInfo{}), 96},
+		"VkDescriptorPoolSize":             {unsafe.Sizeof(descriptorPoolSize{}), 8},
+		"VkDescriptorPoolCreateInfo":       {unsafe.Sizeof(descriptorPoolCreateInfo{}), 40},
+		"VkDescriptorSetAllocateInfo":      {unsafe.Sizeof(descriptorSetAllocateInfo{}), 40},
+		"VkDescriptorBufferInfo":           {unsafe.Sizeof(descriptorBufferInfo{}), 24},
+		"VkWriteDescriptorSet":             {unsafe.Sizeof(writeDescriptorSet{}), 64},
+		"VkCommandPoolCreateInfo":          {unsafe.Sizeof(commandPoolCreateInfo{}), 24},
+		"VkCommandBufferAllocateInfo":      {unsafe.Sizeof(commandBufferAllocateInfo{}), 32},
+		"VkCommandBufferBeginInfo":         {unsafe.Sizeof(commandBufferBeginInfo{}), 32},
+		"VkBufferCopy":                     {unsafe.Sizeof(bufferCopy{}), 24},
+		"VkMemoryBarrier":                  {unsafe.Sizeof(memoryBarrier{}), 24},
+		"VkSubmitInfo":                     {unsafe.Sizeof(submitInfo{}), 72},
+		"VkFenceCreateInfo":                {unsafe.Sizeof(fenceCreateInfo{}), 24},
+	}
+	for name, s := range sizes {
+		if s[0] != s[1] {
+			t.Errorf("%s: %d bytes, C has %d", name, s[0], s[1])
+		}
+	}
+	if off := unsafe.Offsetof(computePipelineCreateInfo{}.layout); off != 72 {
+		t.Errorf("VkComputePipelineCreateInfo.layout at %d, C has 72", off)
+	}
+	if off := unsafe.Offsetof(physicalDeviceMemoryProperties{}.memoryHeaps); off != 264 {
+		t.Errorf("VkPhysicalDeviceMemoryProperties.memoryHeaps at %d, C has 264", off)
+	}
+}
