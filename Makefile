@@ -135,6 +135,20 @@ $(GOLANGCI_LINT):
 	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) from module sources (about 2 minutes the first time)"
 	cd hack/tools/golangci-lint && CGO_ENABLED=0 $(GO) build -trimpath -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
+# The OCI registry of the training scenario: CNCF Distribution, built from module sources
+# like versitygw and cached by version.
+REGISTRY_VERSION := $(call module_version,github.com/distribution/distribution/v3,hack/tools/distribution/go.mod)
+REGISTRY         := $(TOOLS_BIN)/registry-$(REGISTRY_VERSION)
+
+.PHONY: registry
+registry: $(REGISTRY) ## Build the OCI registry (distribution) from module sources, cached by version.
+	@echo "VMAFX_REGISTRY=$(REGISTRY)"
+
+$(REGISTRY):
+	@mkdir -p $(@D)
+	@echo "building the distribution registry $(REGISTRY_VERSION) from module sources (about 3 minutes the first time)"
+	cd hack/tools/distribution && CGO_ENABLED=0 $(GO) build -trimpath -o $@ github.com/distribution/distribution/v3/cmd/registry
+
 ##@ Local cluster (test/e2e; docs/local-cluster.md)
 # A real single-node cluster on this machine, every part built from module sources and
 # cached by version next to kube-apiserver and etcd. State lives in .cluster/ (git-ignored).
@@ -188,8 +202,8 @@ deploy: $(KUBECTL) ## Apply manifests/overlays/local to the local cluster and wa
 	$(VMAFX_CLUSTER) wait-deployed $(CLUSTER_FLAGS)
 
 .PHONY: e2e
-e2e: helm versitygw pushgateway cluster-up images deploy ## End-to-end scenarios (test/e2e) on the local cluster; logs go to .cluster/artifacts on failure.
-	VMAFX_E2E=1 KUBECONFIG=$(CURDIR)/.cluster/kubeconfig VMAFX_KUBECTL=$(KUBECTL) VMAFX_HELM=$(HELM) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_PUSHGATEWAY=$(PUSHGATEWAY) \
+e2e: helm versitygw pushgateway registry cluster-up images deploy ## End-to-end scenarios (test/e2e) on the local cluster; logs go to .cluster/artifacts on failure.
+	VMAFX_E2E=1 KUBECONFIG=$(CURDIR)/.cluster/kubeconfig VMAFX_KUBECTL=$(KUBECTL) VMAFX_HELM=$(HELM) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_PUSHGATEWAY=$(PUSHGATEWAY) VMAFX_REGISTRY=$(REGISTRY) \
 	  VMAFX_CLUSTER=$(CURDIR)/$(VMAFX_CLUSTER) VMAFX_CLUSTER_FLAGS="$(CLUSTER_FLAGS)" \
 	  $(GO) test -count=1 -timeout=30m -v ./test/e2e/... \
 	  || { $(VMAFX_CLUSTER) collect $(CLUSTER_FLAGS); exit 1; }

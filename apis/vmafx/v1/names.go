@@ -54,8 +54,14 @@ const (
 	// in bytes (limits.memory, through the downward API); the worker sizes its threads and
 	// Go's memory limit to it.
 	EnvMemoryLimit = "VMAFX_MEMORY_LIMIT"
+	// EnvRegistryPlainHTTP is set by the operator on worker and trainer Pods to the
+	// comma-separated OCI registries (host[:port]) reached over plain HTTP, not HTTPS.
+	EnvRegistryPlainHTTP = "VMAFX_REGISTRY_PLAIN_HTTP"
 	// EnvSlots is set by Allocate to the comma-separated slot IDs given to the container.
 	EnvSlots = "VMAFX_SLOTS"
+
+	// LabelTraining on a trainer Deployment and its Pods names the VmafxModelTraining.
+	LabelTraining = "vmafx.dev/training"
 
 	// DataMountPath is where a job's spec.volume is mounted, read-only, in the worker.
 	DataMountPath = "/data"
@@ -64,14 +70,7 @@ const (
 	// CredentialsMountPath is where the Secret of a job's spec.credentials is mounted,
 	// read-only, one file per key; the worker's --credentials-dir.
 	CredentialsMountPath = "/var/run/secrets/vmafx.dev/credentials"
-
-	// DefaultModel is the VMAF model used when a job names none.
-	DefaultModel = "vmaf_v0.6.1"
 )
-
-// BuiltinModels are the models every worker carries. The worker's kernel embeds them
-// (worker/vmaf) and the operator checks model names against this list.
-var BuiltinModels = []string{"vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_v0.6.1phone", "vmaf_v0.6.1negphone"}
 
 // JobLabelValue is the vmafx.dev/job label value of the worker Pods of the VmafxJob called
 // name: the name itself when it is a valid label value (63 characters at most), else its

@@ -2,6 +2,7 @@ package v1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -129,6 +130,7 @@ type PixelFormat string
 // +kubebuilder:validation:XValidation:rule="has(self.width) == has(self.height)",message="set width and height together",fieldPath=".width"
 // +kubebuilder:validation:XValidation:rule="!has(self.output) || !self.output.startsWith('file://') || has(self.outputVolume)",message="a file:// output needs spec.outputVolume, the writable volume mounted at /output",fieldPath=".output"
 // +kubebuilder:validation:XValidation:rule="!has(self.outputFormat) || has(self.output)",message="outputFormat needs an output",fieldPath=".outputFormat"
+// +kubebuilder:validation:XValidation:rule="!has(self.subjectiveScore) || (has(self.output) && (!has(self.outputFormat) || self.outputFormat == 'json'))",message="subjectiveScore needs a JSON spec.output: its per-frame features are what a training run learns from",fieldPath=".subjectiveScore"
 // +kubebuilder:validation:XValidation:rule="!has(self.width) || !(self.pixelFormat.startsWith('yuv420') || self.pixelFormat.startsWith('yuv422')) || self.width % 2 == 0",message="width must be even for 4:2:0 and 4:2:2 pixel formats",fieldPath=".width"
 // +kubebuilder:validation:XValidation:rule="!has(self.height) || !self.pixelFormat.startsWith('yuv420') || self.height % 2 == 0",message="height must be even for 4:2:0 pixel formats",fieldPath=".height"
 type VmafxJobSpec struct {
@@ -140,11 +142,23 @@ type VmafxJobSpec struct {
 	// +required
 	Distorted VideoURI `json:"distorted"`
 
-	// model is the VMAF model: vmaf_v0.6.1, vmaf_v0.6.1neg or vmaf_v0.6.1phone.
+	// model is the VMAF model: a built-in model (vmaf_v0.6.1, vmaf_v0.6.1neg,
+	// vmaf_v0.6.1phone, vmaf_v0.6.1negphone) or a trained model version in an OCI registry,
+	// oci://<registry>/<repository>:<tag> or oci://<registry>/<repository>@sha256:<digest>,
+	// which the worker pulls (a VmafxModelTraining's status.lastCheckpoint.reference).
 	// +kubebuilder:default=vmaf_v0.6.1
-	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`
 	// +optional
-	Model string `json:"model,omitempty"`
+	Model ModelReference `json:"model,omitempty"`
+
+	// subjectiveScore labels the pair for training: what viewers (or a trusted reference
+	// metric) say about the distorted video, on VMAF's scale from 0 (bad) to 100 (excellent).
+	// A 1-5 mean opinion score maps linearly: 20 x (MOS - 1) + 20 gives 1 -> 20, 5 -> 100.
+	// A VmafxModelTraining learns from Succeeded jobs that carry one; the job needs a JSON
+	// spec.output, whose per-frame features are the training sample. A decimal string or
+	// number, e.g. "72.5".
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('0')) >= 0 && quantity(string(self)).compareTo(quantity('100')) <= 0",message="subjectiveScore must be between 0 and 100 (VMAF's scale; a 1-5 MOS maps to 20 x (MOS - 1) + 20)"
+	// +optional
+	SubjectiveScore *resource.Quantity `json:"subjectiveScore,omitempty"`
 
 	// backend is the compute backend to score on: cuda (NVIDIA), hip (AMD), sycl (Intel),
 	// vulkan (any GPU), cpu, or auto (any GPU by the scheduler's vendor preference, else cpu).

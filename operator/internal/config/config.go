@@ -78,6 +78,11 @@ type WorkerConfig struct {
 	Resources  corev1.ResourceRequirements
 	// ServiceAccount runs worker Pods; its token is never mounted.
 	ServiceAccount string
+	// PlainHTTPRegistries are the OCI registries (host[:port]) that workers and trainers
+	// reach over plain HTTP instead of HTTPS, such as an in-cluster registry without TLS.
+	PlainHTTPRegistries []string
+	// TrainerServiceAccount runs trainer Pods; it needs to read VmafxJobs and Nodes.
+	TrainerServiceAccount string
 }
 
 // VolumePolicy says which node-level volume sources a VmafxJob may mount. A job's volume
@@ -127,6 +132,8 @@ const (
 	EnvPodStartTimeout         = "VMAFX_OPERATOR_POD_START_TIMEOUT"
 	EnvTerminatingTimeout      = "VMAFX_OPERATOR_TERMINATING_TIMEOUT"
 	EnvTTLAfterFinished        = "VMAFX_OPERATOR_TTL_AFTER_FINISHED"
+	EnvPlainHTTPRegistries     = "VMAFX_OPERATOR_PLAIN_HTTP_REGISTRIES"
+	EnvTrainerServiceAccount   = "VMAFX_OPERATOR_TRAINER_SERVICE_ACCOUNT"
 )
 
 // Defaults. The heartbeat period of the device plugin is 10 s, so 60 s of staleness
@@ -165,6 +172,8 @@ const (
 	DefaultTerminatingTimeout = 2 * time.Minute
 	// DefaultTTLAfterFinished keeps a week of results.
 	DefaultTTLAfterFinished = 7 * 24 * time.Hour
+	// DefaultTrainerServiceAccount is the account the manifests create for trainers.
+	DefaultTrainerServiceAccount = "vmafx-trainer"
 )
 
 // Load reads the configuration through lookup (os.LookupEnv in the binary). All invalid
@@ -185,9 +194,11 @@ func Load(lookup Lookup) (*Config, error) {
 		RetryBackoff:            p.duration(EnvRetryBackoff, DefaultRetryBackoff),
 		MaxRetryBackoff:         p.duration(EnvMaxRetryBackoff, DefaultMaxRetryBackoff),
 		Worker: WorkerConfig{
-			Image:          p.str(EnvWorkerImage, DefaultWorkerImage),
-			PullPolicy:     corev1.PullPolicy(p.oneOf(EnvWorkerPullPolicy, string(DefaultWorkerPullPolicy), "Always", "IfNotPresent", "Never")),
-			ServiceAccount: p.str(EnvWorkerServiceAccount, ""),
+			Image:                 p.str(EnvWorkerImage, DefaultWorkerImage),
+			PullPolicy:            corev1.PullPolicy(p.oneOf(EnvWorkerPullPolicy, string(DefaultWorkerPullPolicy), "Always", "IfNotPresent", "Never")),
+			ServiceAccount:        p.str(EnvWorkerServiceAccount, ""),
+			PlainHTTPRegistries:   p.list(EnvPlainHTTPRegistries),
+			TrainerServiceAccount: p.str(EnvTrainerServiceAccount, DefaultTrainerServiceAccount),
 			Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{
 					corev1.ResourceCPU:    p.quantity(EnvWorkerCPURequest, DefaultWorkerCPURequest),

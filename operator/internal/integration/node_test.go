@@ -104,24 +104,3 @@ func countNodeStaleEvents(t *testing.T, ns string) int {
 	}
 	return n
 }
-
-func TestTrainingReportsThatItHasNotStarted(t *testing.T) {
-	ns := testenv.CreateNamespace(t)
-	startOperator(t, operatorEnv())
-	for _, tc := range []struct{ name, base, phase, reason string }{
-		{"ok", "vmaf_v0.6.1", "Initializing", "TrainerNotAvailable"},
-		{"unknown", "vmaf_v9", "Failed", "UnknownBaseModel"},
-	} {
-		tr := &vmafxv1.VmafxModelTraining{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.name},
-			Spec: vmafxv1.VmafxModelTrainingSpec{BaseModel: tc.base}}
-		create(t, tr)
-		eventually(t, 10*time.Second, "training "+tc.name, func() (bool, error) {
-			got := &vmafxv1.VmafxModelTraining{}
-			if err := testenv.Client().Get(context.Background(), client.ObjectKeyFromObject(tr), got); err != nil {
-				return false, err
-			}
-			c := meta.FindStatusCondition(got.Status.Conditions, vmafxv1.TrainingReady)
-			return string(got.Status.Phase) == tc.phase && c != nil && c.Reason == tc.reason && got.Status.ObservedGeneration == got.Generation, nil
-		})
-	}
-}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,6 +41,9 @@ type Options struct {
 	Clock clock.Clock
 	// SkipNameValidation lets several managers run in one process, as tests do.
 	SkipNameValidation bool
+	// TrainerFollow, when set, replaces reading a trainer Pod's /status over HTTP (tests
+	// without a kubelet have no trainer Pods to reach).
+	TrainerFollow func(ctx context.Context, pod *corev1.Pod) (*vmafxv1.TrainerStatus, error)
 }
 
 // New returns the operator's manager for the API server at restConfig.
@@ -82,6 +86,8 @@ func New(restConfig *rest.Config, cfg *config.Config, opts Options) (ctrl.Manage
 			// which anyone with rights in some namespace could write, must not make the
 			// operator move another node's workers.
 			&vmafxv1.VmafxNode{}: {Namespaces: map[string]cache.Config{cfg.Namespace: {}}},
+			// Trainer Deployments only, not every Deployment of the cluster.
+			&appsv1.Deployment{}: {Label: labels.SelectorFromSet(labels.Set{vmafxv1.LabelComponent: "trainer"})},
 		}},
 	})
 	if err != nil {
@@ -90,7 +96,7 @@ func New(restConfig *rest.Config, cfg *config.Config, opts Options) (ctrl.Manage
 	if err := setupIndexes(mgr); err != nil {
 		return nil, err
 	}
-	if err := setupReconcilers(mgr, cfg, clk); err != nil {
+	if err := setupReconcilers(mgr, cfg, clk, opts); err != nil {
 		return nil, err
 	}
 	if err := setupChecks(mgr); err != nil {
@@ -115,7 +121,7 @@ func setupIndexes(mgr ctrl.Manager) error {
 	return nil
 }
 
-func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock) error {
+func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock, opts Options) error {
 	jobMetrics := metrics.NewJobs()
 	metrics.Register(jobMetrics.Collectors()...)
 	metrics.Register(metrics.NewPhaseCollector(mgr.GetClient()))
@@ -138,7 +144,9 @@ func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock) err
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the VmafxNode reconciler: %w", err)
 	}
-	if err := (&training.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&training.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Worker: cfg.Worker, Follow: opts.TrainerFollow,
+	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the VmafxModelTraining reconciler: %w", err)
 	}
 	return nil

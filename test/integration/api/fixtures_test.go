@@ -30,7 +30,7 @@ func validNode(ns, name string) *vmafxv1.VmafxNode {
 func validTraining(ns, name string) *vmafxv1.VmafxModelTraining {
 	return &vmafxv1.VmafxModelTraining{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       vmafxv1.VmafxModelTrainingSpec{BaseModel: "vmaf_v0.6.1"},
+		Spec:       vmafxv1.VmafxModelTrainingSpec{BaseModel: "vmaf_v0.6.1", OutputRegistry: "registry.example:5000/vmafx/models"},
 	}
 }
 

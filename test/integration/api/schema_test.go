@@ -54,8 +54,12 @@ func TestStatusRoundTrip(t *testing.T) {
 	}
 	training := validTraining(ns, "train")
 	trainingStatus := vmafxv1.VmafxModelTrainingStatus{
-		ObservedGeneration: 1, Phase: vmafxv1.TrainingRunning, Samples: 1234, ModelVersion: "v3",
-		LastCheckpoint: &stamp, Conditions: []metav1.Condition{condition(vmafxv1.TrainingReady)},
+		ObservedGeneration: 1, Phase: vmafxv1.TrainingRunning, Samples: 1234, HeldOutSamples: 246, SkippedJobs: 2,
+		ModelVersion: "train-v3",
+		LastCheckpoint: &vmafxv1.Checkpoint{Reference: "oci://registry.example:5000/vmafx/models:train-v3",
+			Digest: "sha256:" + strings.Repeat("ab", 32), Samples: 1200, Time: &stamp},
+		TrainingError: "4.125000", HeldOutError: "3.900000", BaseHeldOutError: "6.250000", Trainer: "vmafx-trainer-train",
+		Conditions: []metav1.Condition{condition(vmafxv1.TrainingReady), condition(vmafxv1.TrainingCheckpointPublished)},
 	}
 
 	cases := []struct {
@@ -96,7 +100,7 @@ func TestStatusRoundTrip(t *testing.T) {
 	}{
 		{"vmafxjobs", "round-trip", map[string]string{"Phase": "Succeeded", "Score": "93.123456", "Node": "node-a"}},
 		{"vmafxnodes", "node-a", map[string]string{"Vendor": "nvidia", "Healthy": "true", "Jobs": "3", "Device": "2x nvidia (10de:2684)"}},
-		{"vmafxmodeltrainings", "train", map[string]string{"Phase": "Training", "Samples": "1234", "ModelVersion": "v3"}},
+		{"vmafxmodeltrainings", "train", map[string]string{"Phase": "Running", "Samples": "1234", "ModelVersion": "train-v3"}},
 	}
 	for _, tc := range columns {
 		t.Run("columns/"+tc.resource, func(t *testing.T) {

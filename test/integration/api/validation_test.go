@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -29,6 +31,13 @@ func node(mutate func(*vmafxv1.VmafxNodeSpec)) client.Object {
 	n := validNode("", "bad")
 	mutate(&n.Spec)
 	return n
+}
+
+// labelled gives s a subjective score and the JSON output a sample needs.
+func labelled(s *vmafxv1.VmafxJobSpec, score string) {
+	q := resource.MustParse(score)
+	s.SubjectiveScore = &q
+	s.Output = ptr.To[vmafxv1.OutputURI]("s3://results/p01.json")
 }
 
 func training(mutate func(*vmafxv1.VmafxModelTrainingSpec)) client.Object {
@@ -93,6 +102,15 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		{"backoffLimit above 10", job(func(s *vmafxv1.VmafxJobSpec) { s.BackoffLimit = ptr.To[int32](11) }), "spec.backoffLimit"},
 		{"zero activeDeadlineSeconds", job(func(s *vmafxv1.VmafxJobSpec) { s.ActiveDeadlineSeconds = ptr.To[int64](0) }), "spec.activeDeadlineSeconds"},
 		{"model name with a path", job(func(s *vmafxv1.VmafxJobSpec) { s.Model = "../etc/passwd" }), "spec.model"},
+		{"model not built in", job(func(s *vmafxv1.VmafxJobSpec) { s.Model = "vmaf_4k_v0.6.1" }), "spec.model"},
+		{"model from a registry without a tag", job(func(s *vmafxv1.VmafxJobSpec) { s.Model = "oci://ghcr.io/vmafx/models" }), "spec.model"},
+		{"model from a registry with a short digest", job(func(s *vmafxv1.VmafxJobSpec) { s.Model = "oci://ghcr.io/vmafx/models@sha256:abc" }), "spec.model"},
+		{"model over https", job(func(s *vmafxv1.VmafxJobSpec) { s.Model = "https://ghcr.io/vmafx/models:v1" }), "spec.model"},
+		{"subjectiveScore above 100", job(func(s *vmafxv1.VmafxJobSpec) { labelled(s, "101") }), "spec.subjectiveScore"},
+		{"subjectiveScore negative", job(func(s *vmafxv1.VmafxJobSpec) { labelled(s, "-0.5") }), "spec.subjectiveScore"},
+		{"subjectiveScore as a MOS word", job(func(s *vmafxv1.VmafxJobSpec) { labelled(s, "1k") }), "spec.subjectiveScore"},
+		{"subjectiveScore without an output", job(func(s *vmafxv1.VmafxJobSpec) { labelled(s, "70"); s.Output = nil }), "spec.subjectiveScore"},
+		{"subjectiveScore with a CSV output", job(func(s *vmafxv1.VmafxJobSpec) { labelled(s, "70"); s.OutputFormat = vmafxv1.OutputCSV }), "spec.subjectiveScore"},
 		{"volume with two sources", job(func(s *vmafxv1.VmafxJobSpec) {
 			s.Volume = &vmafxv1.JobVolume{HostPath: &corev1HostPath, PersistentVolumeClaim: &corev1PVC}
 		}), "spec.volume"},
@@ -104,6 +122,16 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		{"training minSamples below 1", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.Checkpoint.MinSamples = -3 }), "spec.checkpoint.minSamples"},
 		{"training unknown algorithm", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.Algorithm = "adam" }), "spec.algorithm"},
 		{"training registry over http", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.OutputRegistry = "http://models/x" }), "spec.outputRegistry"},
+		{"training registry with a tag", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.OutputRegistry = "ghcr.io/vmafx/models:v1" }), "spec.outputRegistry"},
+		{"training registry without a repository", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.OutputRegistry = "ghcr.io" }), "spec.outputRegistry"},
+		{"training registry in an s3 bucket", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.OutputRegistry = "s3://models/x" }), "spec.outputRegistry"},
+		{"training without outputRegistry", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.OutputRegistry = "" }), "spec.outputRegistry"},
+		{"training from a phone model", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.BaseModel = "vmaf_v0.6.1phone" }), "spec.baseModel"},
+		{"training from an unknown model", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.BaseModel = "vmaf_4k_v0.6.1" }), "spec.baseModel"},
+		{"training learningRate above 1", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.LearningRate = "1.5" }), "spec.learningRate"},
+		{"training learningRate zero", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.LearningRate = "0" }), "spec.learningRate"},
+		{"training emaDecay of 1", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.EMADecay = "1" }), "spec.emaDecay"},
+		{"training heldOutPercent above 50", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.HeldOutPercent = ptr.To[int32](80) }), "spec.heldOutPercent"},
 		{"training without baseModel", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.BaseModel = "" }), "spec.baseModel"},
 	}
 	ns := testenv.CreateNamespace(t)
@@ -261,5 +289,63 @@ func TestSeedJob(t *testing.T) {
 	}
 	if err := testenv.Client().Create(ctx, obj); err != nil {
 		t.Fatalf("the seed job with width and height was refused: %v", err)
+	}
+}
+
+// TestSeedTraining applies the operator README's training.yaml exactly as it is written:
+// accepted, with outputRegistry an OCI repository and the defaults filled in.
+func TestSeedTraining(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "seeds", "training.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testenv.Context(t)
+	if err := testenv.Client().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: obj.GetNamespace()}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if err := testenv.Client().Create(ctx, obj); err != nil {
+		t.Fatalf("training.yaml refused: %v", err)
+	}
+	t.Cleanup(func() { _ = testenv.Client().Delete(context.Background(), obj) })
+	got := &vmafxv1.VmafxModelTraining{}
+	if err := testenv.Client().Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+		t.Fatal(err)
+	}
+	s := got.Spec
+	if s.OutputRegistry != "ghcr.io/vmafx/models" || s.Checkpoint.Interval != "10m" || s.Checkpoint.MinSamples != 1000 ||
+		s.DataSource.NodeSelector["gpu.vendor"] != "nvidia" {
+		t.Errorf("stored as %+v", s)
+	}
+	if s.LearningRate != "0.05" || s.EMADecay != "0.9" || s.HeldOutPercent == nil || *s.HeldOutPercent != 20 {
+		t.Errorf("defaults: learningRate %q, emaDecay %q, heldOutPercent %v", s.LearningRate, s.EMADecay, s.HeldOutPercent)
+	}
+}
+
+// TestModelReferencesAccepted creates jobs with every built-in model and with registry
+// references by tag and by digest, and a labelled job, as users write them.
+func TestModelReferencesAccepted(t *testing.T) {
+	ns := testenv.CreateNamespace(t)
+	ctx := testenv.Context(t)
+	models := append([]string{}, vmafxv1.BuiltinModels...)
+	models = append(models, "oci://ghcr.io/vmafx/models:online-training-1-v3",
+		"oci://10.96.12.7:5000/vmafx/models@sha256:"+strings.Repeat("0f", 32),
+		"oci://registry.example:5000/a/b_c/d-e:V1.2")
+	for i, m := range models {
+		j := validJob(ns, fmt.Sprintf("model-%d", i))
+		j.Spec.Model = vmafxv1.ModelReference(m)
+		if err := testenv.Client().Create(ctx, j); err != nil {
+			t.Errorf("model %q refused: %v", m, err)
+		}
+	}
+	for i, score := range []string{"0", "100", "72.5", "20"} {
+		j := validJob(ns, fmt.Sprintf("labelled-%d", i))
+		labelled(&j.Spec, score)
+		if err := testenv.Client().Create(ctx, j); err != nil {
+			t.Errorf("subjectiveScore %s refused: %v", score, err)
+		}
 	}
 }

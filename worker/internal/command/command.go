@@ -22,6 +22,7 @@ const usageText = `vmafx-worker computes VMAF scores.
 Usage:
   vmafx-worker score --reference URI --distorted URI [flags]
   vmafx-worker score [flags] REFERENCE DISTORTED
+  vmafx-worker train --training NAMESPACE/NAME [flags]
   vmafx-worker version
 
 Inputs are file:// URIs, bare paths, http(s):// URLs or object storage URIs
@@ -49,6 +50,8 @@ func Run(ctx context.Context, args []string, env func(string) string, stdout, st
 	switch args[0] {
 	case "score":
 		return score(ctx, args[1:], env, stdout, stderr, tty)
+	case "train":
+		return train(ctx, args[1:], env, stdout, stderr)
 	case "version", "--version":
 		printVersion(stdout)
 		return report.ExitOK

@@ -53,6 +53,8 @@ type scoreConfig struct {
 	terminationSet bool
 
 	http fetch.HTTPOptions
+	// registryPlainHTTP are the registries of oci:// models reached over plain HTTP.
+	registryPlainHTTP []string
 
 	verbosity    int
 	verbositySet bool
@@ -104,6 +106,7 @@ type scoreValues struct {
 	httpAllowDowngrade   bool
 	httpAllowCIDRs       string
 	pushGateway, pushJob string
+	registryPlainHTTP    string
 }
 
 func newScoreFlags() (*flag.FlagSet, *scoreValues) {
@@ -120,7 +123,8 @@ func newScoreFlags() (*flag.FlagSet, *scoreValues) {
 	num(&v.width, "width", 0, "width of raw YUV inputs in pixels (Y4M inputs carry their own)")
 	num(&v.height, "height", 0, "height of raw YUV inputs in pixels")
 	str(&v.pixelFormat, "pixel-format", "yuv420p", "pixel `format` of raw YUV inputs: yuv420p, yuv422p, yuv444p and their 10le/12le variants, gray, gray10le, gray12le")
-	str(&v.model, "model", vmaf.DefaultModel, "built-in model ("+strings.Join(vmaf.BuiltinModels(), ", ")+") or a libvmaf model JSON `file`")
+	str(&v.model, "model", vmaf.DefaultModel, "built-in model ("+strings.Join(vmaf.BuiltinModels(), ", ")+"), a libvmaf model JSON `file`, or a trained model version oci://REGISTRY/REPOSITORY:TAG or @sha256:DIGEST")
+	str(&v.registryPlainHTTP, "registry-plain-http", "", "comma-separated OCI `registries` (host:port) reached over plain HTTP for oci:// models")
 	str(&v.output, "output", "", "write libvmaf-style per-frame scores to this `URI`: a file:// path (not under /data), s3://, gs:// or azure://")
 	str(&v.outputFormat, "output-format", "json", "per-frame output `format`: json (libvmaf's JSON log) or csv (libvmaf's CSV)")
 	num(&v.threads, "threads", 0, "frames scored in parallel; 0 means one per available CPU")
@@ -217,7 +221,8 @@ func parseScoreFlags(fs *flag.FlagSet, v *scoreValues, args []string, env func(s
 			CredentialsDir: v.credentialsDir, S3Endpoint: v.s3Endpoint, S3Region: v.s3Region,
 		},
 		terminationLog: v.terminationLog, terminationSet: set["termination-log"],
-		verbosity: v.verbosity, verbositySet: set["v"],
+		registryPlainHTTP: strings.FieldsFunc(v.registryPlainHTTP, func(r rune) bool { return r == ',' || r == ' ' }),
+		verbosity:         v.verbosity, verbositySet: set["v"],
 		http: fetch.HTTPOptions{Timeout: v.httpTimeout, Attempts: v.httpRetries + 1, MaxBytes: int64(v.maxInputSize)},
 	}
 	// From here on, errors return c: it knows where to report them.

@@ -89,7 +89,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	if fellBack != "" {
 		s.log.Info("Requested backend is not available, scoring on the CPU", "requested", cfg.backend, "reason", fellBack)
 	}
-	model, err := vmaf.LoadModel(cfg.model)
+	model, err := loadModel(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

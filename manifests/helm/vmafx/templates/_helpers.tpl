@@ -144,11 +144,11 @@ imagePullSecrets:
 
 {{/*
 vmafx.roleComponent is the component a generated role file (files/rbac/<name>.yaml) belongs
-to, by the role name's prefix: operator, scheduler, devicePlugin or gateway (the front doors). A role of a new
+to, by the role name's prefix: operator (and the trainers it runs), scheduler, devicePlugin or gateway (the front doors). A role of a new
 component renders always rather than silently not at all.
 */}}
 {{- define "vmafx.roleComponent" -}}
-{{- if hasPrefix "vmafx-operator-" . -}}operator
+{{- if or (hasPrefix "vmafx-operator-" .) (hasPrefix "vmafx-trainer" .) -}}operator
 {{- else if hasPrefix "vmafx-scheduler-" . -}}scheduler
 {{- else if hasPrefix "vmafx-device-plugin" . -}}devicePlugin
 {{- else if hasPrefix "vmafx-gateway-" . -}}gateway

@@ -123,6 +123,10 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 		pvc.ReadOnly = false
 		addVolume(outputVolume, corev1.VolumeSource{PersistentVolumeClaim: &pvc}, vmafxv1.OutputMountPath, false)
 	}
+	if len(w.PlainHTTPRegistries) > 0 {
+		c := &pod.Spec.Containers[0]
+		c.Env = append(c.Env, corev1.EnvVar{Name: vmafxv1.EnvRegistryPlainHTTP, Value: strings.Join(w.PlainHTTPRegistries, ",")})
+	}
 	if spec.Credentials != nil {
 		// Files rather than environment variables: the worker's ffmpeg child and anything
 		// that dumps the environment never see them. 0440 with fsGroup: readable by the
@@ -148,7 +152,7 @@ func workerArgs(job *vmafxv1.VmafxJob) []string {
 		args = append(args, "--pixel-format", string(s.PixelFormat))
 	}
 	if s.Model != "" {
-		args = append(args, "--model", s.Model)
+		args = append(args, "--model", string(s.Model))
 	}
 	if s.Output != nil {
 		args = append(args, "--output", string(*s.Output))

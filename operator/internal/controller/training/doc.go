@@ -1,5 +1,5 @@
-// Package training reconciles VmafxModelTrainings. The online trainer itself is not part
-// of this release: the reconciler validates a run's inputs and reports, in its phase and
-// Ready condition, that training has not started, so nobody waits on a run that cannot
-// progress. The trainer will plug in behind trainerAvailable.
+// Package training reconciles VmafxModelTrainings: one trainer Deployment per run (the
+// worker image in its train mode, vmafx-worker train), whose /status the reconciler reads
+// every FollowInterval and reflects in the run's status, with a CheckpointWritten event
+// per model version the trainer pushes.
 package training

@@ -1,0 +1,84 @@
+package v1
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestCRDModelListsMatch keeps the model lists in the generated CRDs (the markers'
+// CEL rules and messages) equal to BuiltinModels and TrainableModels, the one source.
+func TestCRDModelListsMatch(t *testing.T) {
+	cases := []struct {
+		file string
+		want []string
+	}{
+		{"../../../manifests/crd/vmafx.dev_vmafxjobs.yaml", BuiltinModels},
+		{"../../../manifests/crd/vmafx.dev_vmafxmodeltrainings.yaml", TrainableModels},
+	}
+	list := regexp.MustCompile(`self in \[([^\]]*)\]`)
+	for _, tc := range cases {
+		data, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := list.FindStringSubmatch(string(data))
+		if m == nil {
+			t.Fatalf("%s: no model list in a CEL rule", tc.file)
+		}
+		var got []string
+		for _, s := range strings.Split(m[1], ",") {
+			got = append(got, strings.Trim(strings.TrimSpace(s), `'"`))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s lists %v; apis says %v", tc.file, got, tc.want)
+		}
+		// YAML folds long messages over lines: read it as one line.
+		flat := strings.Join(strings.Fields(string(data)), " ")
+		msg := regexp.MustCompile(`message: ([^:]*must be [^:]*` + regexp.QuoteMeta(tc.want[0]) + `.*?) rule:`).FindStringSubmatch(flat)
+		if msg == nil {
+			t.Fatalf("%s: no message naming the models", tc.file)
+		}
+		for _, name := range tc.want {
+			if !regexp.MustCompile(regexp.QuoteMeta(name) + `\b[^a-z]`).MatchString(msg[1]) {
+				t.Errorf("%s: the message %q does not name %s", tc.file, msg[1], name)
+			}
+		}
+	}
+}
+
+func TestParseOCIModel(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	cases := []struct {
+		in   string
+		want OCIModel
+		ok   bool
+	}{
+		{"oci://ghcr.io/vmafx/models:v3", OCIModel{"ghcr.io", "vmafx/models", "v3"}, true},
+		{"oci://10.96.0.12:5000/models@" + digest, OCIModel{"10.96.0.12:5000", "models", digest}, true},
+		{"oci://registry:5000/a/b-c/d__e:run-1-v2", OCIModel{"registry:5000", "a/b-c/d__e", "run-1-v2"}, true},
+		{"oci://ghcr.io/vmafx/models", OCIModel{}, false},
+		{"oci://ghcr.io:v1", OCIModel{}, false},
+		{"oci://ghcr.io/Vmafx/models:v1", OCIModel{}, false},
+		{"vmaf_v0.6.1", OCIModel{}, false},
+		{"oci://ghcr.io/m@sha256:abc", OCIModel{}, false},
+	}
+	for _, tc := range cases {
+		got, err := ParseOCIModel(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseOCIModel(%q) = %+v, %v; want %+v, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+		if tc.ok && got.String() != tc.in {
+			t.Errorf("String() = %q; want %q", got.String(), tc.in)
+		}
+	}
+	repo, err := ParseRepository("ghcr.io/vmafx/models")
+	if err != nil || repo != (OCIModel{"ghcr.io", "vmafx/models", ""}) {
+		t.Errorf("ParseRepository = %+v, %v", repo, err)
+	}
+	if _, err := ParseRepository("ghcr.io/vmafx/models:v1"); err == nil {
+		t.Error("ParseRepository accepted a tag")
+	}
+}
