@@ -341,16 +341,18 @@ func TestAPIModelsListsTrainedOnesToThoseWhoMayReadTrainings(t *testing.T) {
 	d := startAPI(t)
 	ctx := context.Background()
 	tr := &vmafxv1.VmafxModelTraining{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "refine"},
-		Spec: vmafxv1.VmafxModelTrainingSpec{BaseModel: vmafxv1.DefaultModel, OutputRegistry: "s3://models/refine"}}
+		Spec: vmafxv1.VmafxModelTrainingSpec{BaseModel: vmafxv1.DefaultModel, OutputRegistry: "registry.example.com/vmafx/models"}}
 	if err := testenv.Client().Create(ctx, tr); err != nil {
 		t.Fatal(err)
 	}
-	tr.Status.ModelVersion = "v3"
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	tr.Status.ModelVersion = "refine-v3"
+	tr.Status.LastCheckpoint = &vmafxv1.Checkpoint{Reference: "oci://registry.example.com/vmafx/models:refine-v3", Digest: digest}
 	if err := testenv.Client().Status().Update(ctx, tr); err != nil {
 		t.Fatal(err)
 	}
 	untrained := &vmafxv1.VmafxModelTraining{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fresh"},
-		Spec: vmafxv1.VmafxModelTrainingSpec{BaseModel: vmafxv1.DefaultModel}}
+		Spec: vmafxv1.VmafxModelTrainingSpec{BaseModel: vmafxv1.DefaultModel, OutputRegistry: "registry.example.com/vmafx/models"}}
 	if err := testenv.Client().Create(ctx, untrained); err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +379,8 @@ func TestAPIModelsListsTrainedOnesToThoseWhoMayReadTrainings(t *testing.T) {
 		t.Errorf("without list on trainings: %+v, want the built-in models only", got)
 	}
 	got := models(trainer)
-	want := jobs.Model{Name: "refine", Source: "trained", Training: "refine", Version: "v3", Registry: "s3://models/refine"}
+	want := jobs.Model{Name: "oci://registry.example.com/vmafx/models:refine-v3", Pinned: "oci://registry.example.com/vmafx/models@" + digest,
+		Source: "trained", Training: "refine", Version: "refine-v3", Registry: "registry.example.com/vmafx/models"}
 	if len(got) != len(vmafxv1.BuiltinModels)+1 || got[len(got)-1] != want {
 		t.Errorf("with list on trainings: %+v, want the built-in models and %+v", got, want)
 	}

@@ -278,8 +278,12 @@ func sameStatus(a, b vmafxv1.VmafxJobStatus) bool {
 
 // Model is a model a job can name in spec.model.
 type Model struct {
-	// Name is what spec.model takes.
+	// Name is what spec.model takes: a built-in model's name, or a trained version's
+	// oci://<registry>/<repository>:<tag> reference.
 	Name string `json:"name"`
+	// Pinned is a trained version by digest, oci://<registry>/<repository>@sha256:...,
+	// which names exactly this version even if the tag moves.
+	Pinned string `json:"pinned,omitempty"`
 	// Source is "builtin" (carried by every worker) or "trained" (a VmafxModelTraining's
 	// latest version).
 	Source string `json:"source"`
@@ -311,11 +315,25 @@ func (s *Store) Models(ctx context.Context, u access.User, ns string) ([]Model, 
 		return nil, err
 	}
 	for _, t := range trainings.Items {
-		if t.Status.ModelVersion == "" {
+		cp := t.Status.LastCheckpoint
+		if t.Status.ModelVersion == "" || cp == nil || cp.Reference == "" {
 			continue
 		}
-		out = append(out, Model{Name: t.Name, Source: "trained", Training: t.Name, Version: t.Status.ModelVersion, Registry: t.Spec.OutputRegistry})
+		out = append(out, Model{Name: cp.Reference, Pinned: pinned(cp.Reference, cp.Digest), Source: "trained",
+			Training: t.Name, Version: t.Status.ModelVersion, Registry: string(t.Spec.OutputRegistry)})
 	}
 	slices.SortStableFunc(out[len(vmafxv1.BuiltinModels):], func(a, b Model) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// pinned turns a tag reference into its digest form; "" without a digest.
+func pinned(ref, digest string) string {
+	if digest == "" {
+		return ""
+	}
+	repo := ref
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		repo = ref[:i]
+	}
+	return repo + "@" + digest
 }

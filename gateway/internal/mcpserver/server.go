@@ -213,7 +213,7 @@ func summary(j *vmafxv1.VmafxJob) JobSummary {
 	}
 	return JobSummary{
 		Namespace: j.Namespace, Name: j.Name, Reference: string(j.Spec.Reference), Distorted: string(j.Spec.Distorted),
-		Model: j.Spec.Model, Phase: phase, Score: j.Status.Score, Result: j.Status.Result, Node: j.Status.Node,
+		Model: string(j.Spec.Model), Phase: phase, Score: j.Status.Score, Result: j.Status.Result, Node: j.Status.Node,
 		Attempts: j.Status.Attempts, Message: j.Status.Message, Created: j.CreationTimestamp,
 		Resource: resourceURI(resultTemplate, j.Namespace, j.Name), Condition: j.Status.Conditions,
 	}

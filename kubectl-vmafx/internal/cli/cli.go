@@ -105,7 +105,7 @@ func (o *options) scoreCmd() *cobra.Command {
 			job := &vmafxv1.VmafxJob{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 				Spec: vmafxv1.VmafxJobSpec{Reference: vmafxv1.VideoURI(args[0]), Distorted: vmafxv1.VideoURI(args[1]),
-					Model: model, Backend: vmafxv1.Backend(backend)},
+					Model: vmafxv1.ModelReference(model), Backend: vmafxv1.Backend(backend)},
 			}
 			if name == "" {
 				job.GenerateName = "vmafx-"
