@@ -67,17 +67,18 @@ var crdNames = []string{"vmafxjobs.vmafx.dev", "vmafxnodes.vmafx.dev", "vmafxmod
 //  1. The kustomize workloads, ServiceAccounts, RBAC and ConfigMap are removed with the
 //     commands of docs/install.md, and nothing of VMAFX but the CRDs and the namespace is
 //     left;
-//  2. `helm upgrade --install` of manifests/helm/vmafx with local-values.yaml brings the
-//     operator, vmafx-scheduler and the device plugin up, owned by the release;
+//  2. manifests/helm/vmafx is packaged (`helm package`) and pushed to an OCI registry in
+//     the cluster (`helm push --plain-http`), and `helm upgrade --install` from that
+//     oci:// reference with local-values.yaml brings the operator, vmafx-scheduler and
+//     the device plugin up, owned by the release;
 //  3. a VmafxJob succeeds with libvmaf's score, as in scenario 2;
 //  4. `helm upgrade --reuse-values --set operator.logLevel=debug` rolls the operator to a
 //     new ReplicaSet whose Pods are ready, and leaves the other two workloads alone;
 //  5. `helm uninstall` leaves no object of the release, no VMAFX workload, Pod,
 //     ServiceAccount, RBAC object or ConfigMap, and keeps the CRDs and the job.
 //
-// It runs last (Go runs the files in name order) and, whatever happens, puts the
-// kustomize deploy back (`kubectl apply -k manifests/overlays/local`, rolled out), so
-// the cluster is left as `make deploy` leaves it.
+// Whatever happens, it puts the kustomize deploy back (`kubectl apply -k
+// manifests/overlays/local`, rolled out), so the cluster is left as `make deploy` leaves it.
 func TestHelm(t *testing.T) {
 	requireBaseline(t)
 	bin := os.Getenv(envHelm)
@@ -93,6 +94,10 @@ func TestHelm(t *testing.T) {
 		t.Logf("scenario 7 took %s in all", time.Since(began).Round(100*time.Millisecond))
 	})
 	ns := createNamespace(t)
+	// The chart is installed as users install a published release: packaged, pushed to
+	// an OCI registry (distribution, in the cluster, as scenario 9 runs it) and installed
+	// from its oci:// reference. Registered after restoreKustomize, so it goes first.
+	registry := deployRegistry(t)
 
 	chart := filepath.Join(repoRoot(), "manifests", "helm", "vmafx")
 	localValues := filepath.Join(repoRoot(), "manifests", "helm", "local-values.yaml")
@@ -129,8 +134,26 @@ func TestHelm(t *testing.T) {
 		return
 	}
 
-	if !step("helm upgrade --install", func(t *testing.T) {
-		out := h.run(t, "upgrade", "--install", helmRelease, chart,
+	var chartRef, chartVersion string
+	if !step("helm package and push to the registry", func(t *testing.T) {
+		dir := t.TempDir()
+		h.run(t, "package", chart, "--destination", dir)
+		pkgs, err := filepath.Glob(filepath.Join(dir, "vmafx-*.tgz"))
+		if err != nil || len(pkgs) != 1 {
+			t.Fatalf("helm package wrote %v (%v), want one vmafx-<version>.tgz", pkgs, err)
+		}
+		chartVersion = strings.TrimSuffix(strings.TrimPrefix(filepath.Base(pkgs[0]), "vmafx-"), ".tgz")
+		out := h.run(t, "push", pkgs[0], "oci://"+registry+"/charts", "--plain-http")
+		if !strings.Contains(out, "Digest: sha256:") {
+			t.Fatalf("helm push did not report a digest:\n%s", out)
+		}
+		chartRef = "oci://" + registry + "/charts/vmafx"
+	}) {
+		return
+	}
+
+	if !step("helm upgrade --install from the OCI reference", func(t *testing.T) {
+		out := h.run(t, "upgrade", "--install", helmRelease, chartRef, "--version", chartVersion, "--plain-http",
 			"--namespace", vmafxv1.SystemNamespace, "--values", localValues, "--wait", "--timeout", "3m")
 		if !strings.Contains(out, "STATUS: deployed") {
 			t.Fatalf("helm upgrade --install did not report STATUS: deployed:\n%s", out)
