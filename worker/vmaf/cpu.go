@@ -79,6 +79,10 @@ func BestCPU() CPU {
 	return CPUGeneric
 }
 
+// EffectiveCPU is the path Score runs when Options.CPU is left at CPUAuto: VMAFX_CPU's,
+// else the fastest this processor supports. The worker logs it.
+func EffectiveCPU() (CPU, error) { return resolveCPU(CPUAuto) }
+
 // resolveCPU turns the path asked for (Options.CPU, else VMAFX_CPU) into a
 // concrete one, refusing what this processor cannot run.
 func resolveCPU(c CPU) (CPU, error) {

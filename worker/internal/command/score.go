@@ -149,7 +149,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		"backend", b.Name(), "requestedBackend", cfg.backend, "device", s.env(vmafxv1.EnvDevice), "accelerator", s.prov.Device,
 		"threads", threads, "start", cfg.start, "count", cfg.count, "subsample", cfg.subsample,
 		"align", cfg.align, "referenceStart", cfg.refStart, "distortedStart", cfg.distStart,
-		"kernel", vmaf.Version)
+		"kernel", vmaf.Version, "cpuPath", cpuPath())
 	if dist.ScaledFrom != "" {
 		s.log.Info("Scaling the distorted video to the reference's size (bicubic)", "from", dist.ScaledFrom, "to", fmt.Sprintf("%dx%d", ri.Width, ri.Height))
 	}
@@ -340,3 +340,13 @@ func (s *scorer) threads(info vmaf.VideoInfo, inputs []*source.Input) (int, erro
 }
 
 func mebibytes(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }
+
+// cpuPath names the kernel's instruction-set path for the log ("avx2"), or why it has
+// none; a bad VMAFX_CPU fails the score itself with the same words.
+func cpuPath() string {
+	c, err := vmaf.EffectiveCPU()
+	if err != nil {
+		return err.Error()
+	}
+	return c.String()
+}

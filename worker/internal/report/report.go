@@ -60,6 +60,7 @@ var badInput = []error{
 	vmaf.ErrUnknownFeature,
 	vmaf.ErrNoChroma,
 	vmaf.ErrMemoryLimit,
+	vmaf.ErrUnsupportedCPU, // VMAFX_CPU names a path that is unknown or that the processor lacks
 }
 
 // Classify returns the reason and exit code for err (nil is success).

@@ -15,6 +15,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/worker/fetch"
+	"github.com/vmafx/vmafx/worker/internal/backend"
 	"github.com/vmafx/vmafx/worker/internal/source"
 	"github.com/vmafx/vmafx/worker/vmaf"
 )
@@ -46,6 +47,8 @@ func TestClassify(t *testing.T) {
 		{"s3", &fetch.Error{URI: "s3://b/k", Err: fetch.ErrUnsupportedScheme}, want{vmafxv1.ReasonFetchFailed, 3}},
 		{"unknown model", fmt.Errorf("%w: \"x\"", vmaf.ErrUnknownModel), want{vmafxv1.ReasonBadModel, 4}},
 		{"corrupt model", fmt.Errorf("%w: unexpected end of JSON input", vmaf.ErrBadModel), want{vmafxv1.ReasonBadModel, 4}},
+		{"bad VMAFX_CPU", fmt.Errorf("%w: VMAFX_CPU=\"sse9\", want generic, avx2 or avx512", vmaf.ErrUnsupportedCPU), want{vmafxv1.ReasonBadInput, 2}},
+		{"gpu slot without a device", fmt.Errorf("%w: backend cuda has no vendor kernel", backend.ErrUnavailable), want{vmafxv1.ReasonBackendUnavailable, 5}},
 		{"cancelled", fmt.Errorf("reference: %w", context.Canceled), want{vmafxv1.ReasonInternal, 1}},
 		{"cancelled during a fetch", errors.Join(context.Canceled, fetchErr), want{vmafxv1.ReasonInternal, 1}},
 		{"anything else", errors.New("disk full"), want{vmafxv1.ReasonInternal, 1}},
