@@ -372,6 +372,11 @@ type JobResult struct {
 	// scaled to the reference's size (bicubic) before scoring; empty when it was not.
 	// +optional
 	DistortedScaledFrom string `json:"distortedScaledFrom,omitempty"`
+	// device is the accelerator that scored on a GPU backend: its name, compute API and
+	// driver (e.g. "NVIDIA H100 80GB HBM3, Vulkan 1.3.280, NVIDIA 570.86"); empty on the
+	// CPU. Features still computed on the CPU are named after "host:".
+	// +optional
+	Device string `json:"device,omitempty"`
 }
 
 // VmafxJobStatus is what the operator has observed of a job.

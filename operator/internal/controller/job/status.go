@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -74,7 +75,7 @@ func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
 	job.Status.Result = &vmafxv1.JobResult{
 		Mean: decimal(r.Score), HarmonicMean: decimal(r.HarmonicMean), Min: decimal(r.Min), Max: decimal(r.Max),
 		Frames: int32(r.Frames), FPS: fmt.Sprintf("%.2f", r.FPS), Backend: r.Backend, Model: model,
-		DistortedScaledFrom: r.DistortedScaledFrom,
+		DistortedScaledFrom: r.DistortedScaledFrom, Device: deviceSummary(r.Device),
 	}
 	if len(r.Features) > 0 {
 		job.Status.Result.Features = make(map[string]string, len(r.Features))
@@ -144,4 +145,23 @@ func timePtr(t time.Time) *metav1.Time {
 
 func metav1IsControlledBy(obj metav1.Object, owner metav1.Object) bool {
 	return metav1.IsControlledBy(obj, owner)
+}
+
+// deviceSummary is the one line of status.result.device: name, API and driver, and the
+// features that still ran on the host, if any.
+func deviceSummary(d *vmafxv1.WorkerDevice) string {
+	if d == nil || d.Name == "" {
+		return ""
+	}
+	parts := []string{d.Name}
+	for _, p := range []string{d.API, d.Driver} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	out := strings.Join(parts, ", ")
+	if len(d.HostFeatures) > 0 {
+		out += "; host: " + strings.Join(d.HostFeatures, ", ")
+	}
+	return out
 }
