@@ -33,7 +33,7 @@ GOLANGCI_LINT         := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
 ##@ Development
 .PHONY: generate
-generate: ## Generate deepcopy code, CRDs (manifests/crd), RBAC (manifests/rbac) and docs/api-reference.md from the markers; SPIR-V from the shaders; the kernel's assembly.
+generate: deps ## Generate deepcopy code, CRDs (manifests/crd), RBAC (manifests/rbac) and docs/api-reference.md from the markers; SPIR-V from the shaders; the kernel's assembly.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./scheduler-plugin/apis/...
 	$(CONTROLLER_GEN) crd paths=./apis/... output:crd:artifacts:config=manifests/crd
 	hack/generate-kustomization.sh manifests/crd "make generate (controller-gen crd)"
@@ -70,8 +70,12 @@ build: ## Build every binary into bin/.
 	  CGO_ENABLED=0 $(GO) build -trimpath -o bin/$$(basename $$d) ./$$d; done
 
 ##@ Tests
+.PHONY: deps
+deps: ## Install the Debian packages the tests and images need (ffmpeg, Vulkan loader and Mesa drivers, glslang-tools) when missing.
+	@hack/install-deps.sh
+
 .PHONY: test
-test: test-bins versitygw ## Unit and integration tests (builds kube-apiserver, etcd and versitygw on first use; needs ffmpeg).
+test: deps test-bins versitygw ## Unit and integration tests (builds kube-apiserver, etcd and versitygw on first use).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_REQUIRE_INTEGRATION=1 VMAFX_REQUIRE_FFMPEG=1 VMAFX_REQUIRE_VULKAN=1 \
 	  $(GO) test -count=1 $(GO_PACKAGES)
 
@@ -193,7 +197,7 @@ cluster-status: $(VMAFX_CLUSTER) ## Show the local cluster's processes and node.
 	$(VMAFX_CLUSTER) status $(CLUSTER_FLAGS)
 
 .PHONY: images
-images: $(VMAFX_CLUSTER) ## Build the binaries static, pack them into images (no Docker) and import them into the cluster.
+images: deps $(VMAFX_CLUSTER) ## Build the binaries static, pack them into images (no Docker) and import them into the cluster.
 	$(VMAFX_CLUSTER) images $(CLUSTER_FLAGS) -out=$(CURDIR)/_output/images
 
 .PHONY: deploy
