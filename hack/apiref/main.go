@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -105,7 +106,7 @@ func writeKind(b *bytes.Buffer, crd apiextensionsv1.CustomResourceDefinition) {
 			}
 			fmt.Fprintf(b, "### %s.%s\n\n", names.Kind, part)
 			b.WriteString("| Field | Type | Default | Rules | Description |\n|---|---|---|---|---|\n")
-			walk(b, part, s, contains(root.Required, part))
+			walk(b, part, s, slices.Contains(root.Required, part))
 			b.WriteString("\n")
 			if rules := s.XValidations; len(rules) > 0 {
 				fmt.Fprintf(b, "Rules on the whole `%s`: %s\n\n", part, validations(rules))
@@ -124,7 +125,7 @@ func walk(b *bytes.Buffer, path string, s apiextensionsv1.JSONSchemaProps, requi
 	for _, k := range keys {
 		p := s.Properties[k]
 		fp := path + "." + k
-		row(b, fp, p, contains(s.Required, k))
+		row(b, fp, p, slices.Contains(s.Required, k))
 		switch {
 		case p.Type == "object" && len(p.Properties) > 0:
 			walk(b, fp, p, false)
@@ -239,13 +240,4 @@ func codeList(xs []string) string {
 		return "none"
 	}
 	return "`" + strings.Join(xs, "`, `") + "`"
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

@@ -83,15 +83,12 @@ func FreeAddr() (string, error) {
 // FreePort is FreeAddr's port; it fails the test on error.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	addr, err := FreeAddr()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tcp, err := net.ResolveTCPAddr("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tcp.Port
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // CredentialsDir writes keys as a mounted Secret shows them: one read-only file per key.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vmafx/vmafx/gateway/internal/serve"
 )
 
 // Metrics counts the API's requests by route and code and times them.
@@ -22,11 +24,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "vmafx_api_requests_total",
 			Help: "HTTP scoring API requests by route (the handler's pattern), method and status code.",
 		}, []string{"route", "method", "code"}),
-		// Buckets from 5 ms (a cached get) to 10 min (the longest wait).
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "vmafx_api_request_duration_seconds",
 			Help:    "HTTP scoring API request latency by route and method; waits and streams last as long as the job takes.",
-			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
+			Buckets: serve.LatencyBuckets,
 		}, []string{"route", "method"}),
 	}
 	m.inFlight = prometheus.NewGaugeVec(prometheus.GaugeOpts{

@@ -6,6 +6,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vmafx/vmafx/gateway/internal/serve"
 )
 
 // Metrics counts the MCP requests the server receives, by method, tool and outcome.
@@ -21,11 +23,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "vmafx_mcp_requests_total",
 			Help: "MCP requests by method (tools/call, resources/read, ...), tool and outcome: ok, tool_error (the API server refused, the tool says why) or error.",
 		}, []string{"method", "tool", "outcome"}),
-		// From 5 ms (a cached get) to 10 min (the longest wait).
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "vmafx_mcp_request_duration_seconds",
 			Help:    "MCP request latency by method and tool; waits last as long as the job takes.",
-			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
+			Buckets: serve.LatencyBuckets,
 		}, []string{"method", "tool"}),
 	}
 	reg.MustRegister(m.requests, m.latency)

@@ -116,3 +116,7 @@ func Serve(ctx context.Context, opts Options, door, probe net.Listener, h http.H
 	}
 	return err
 }
+
+// LatencyBuckets are the request-latency histogram buckets of both front doors: from 5 ms
+// (a cached get) to 10 min (the longest wait).
+var LatencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}

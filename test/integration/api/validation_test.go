@@ -209,22 +209,8 @@ func defaultedNode(ns, name string) *vmafxv1.VmafxNode {
 // TestReadmeNodeAccepted applies the original operator README's node.yaml as it is
 // written (no nodeName, a node image), as users coming from that README will.
 func TestReadmeNodeAccepted(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "readme-node.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
-		t.Fatal(err)
-	}
+	obj := createAsWritten(t, filepath.Join("testdata", "readme-node.yaml"))
 	ctx := testenv.Context(t)
-	if err := testenv.Client().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: obj.GetNamespace()}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	if err := testenv.Client().Create(ctx, obj); err != nil {
-		t.Fatalf("node.yaml refused: %v", err)
-	}
-	t.Cleanup(func() { _ = testenv.Client().Delete(context.Background(), obj) })
 	got := &vmafxv1.VmafxNode{}
 	if err := testenv.Client().Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
 		t.Fatal(err)
@@ -295,22 +281,8 @@ func TestSeedJob(t *testing.T) {
 // TestSeedTraining applies the operator README's training.yaml exactly as it is written:
 // accepted, with outputRegistry an OCI repository and the defaults filled in.
 func TestSeedTraining(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "seeds", "training.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
-		t.Fatal(err)
-	}
+	obj := createAsWritten(t, filepath.Join("testdata", "seeds", "training.yaml"))
 	ctx := testenv.Context(t)
-	if err := testenv.Client().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: obj.GetNamespace()}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	if err := testenv.Client().Create(ctx, obj); err != nil {
-		t.Fatalf("training.yaml refused: %v", err)
-	}
-	t.Cleanup(func() { _ = testenv.Client().Delete(context.Background(), obj) })
 	got := &vmafxv1.VmafxModelTraining{}
 	if err := testenv.Client().Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
 		t.Fatal(err)
@@ -348,4 +320,28 @@ func TestModelReferencesAccepted(t *testing.T) {
 			t.Errorf("subjectiveScore %s refused: %v", score, err)
 		}
 	}
+}
+
+// createAsWritten creates the object of a manifest file as it is written, in the
+// namespace it names (created if missing), as `kubectl apply -f` would, and deletes it when
+// the test ends.
+func createAsWritten(t *testing.T, path string) *unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testenv.Context(t)
+	if err := testenv.Client().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: obj.GetNamespace()}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if err := testenv.Client().Create(ctx, obj); err != nil {
+		t.Fatalf("%s refused: %v", filepath.Base(path), err)
+	}
+	t.Cleanup(func() { _ = testenv.Client().Delete(context.Background(), obj) })
+	return obj
 }

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"k8s.io/klog/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"testing"
 	"time"
 
@@ -66,6 +69,11 @@ func Run(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// Controllers and clients in the test process log through these; go test shows the
+	// lines only for a failing package (or with -v).
+	logger := zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
 	if os.Getenv(envAssets) == "" {
 		if os.Getenv(envRequire) != "" {
 			fmt.Fprintf(os.Stderr, "testenv: %s is not set; run `make test-bins` and export the folder it prints\n", envAssets)
