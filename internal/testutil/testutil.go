@@ -103,8 +103,13 @@ func CredentialsDir(t testing.TB, keys map[string]string) string {
 	return dir
 }
 
-// Poll is how often Eventually checks.
-const Poll = 200 * time.Millisecond
+// Poll is the longest interval between two checks of Eventually, Wait and Consistently.
+// They start at FirstPoll and double up to Poll, so a condition that holds soon is seen
+// soon, and a long wait does not flood the API server.
+const (
+	FirstPoll = 10 * time.Millisecond
+	Poll      = 200 * time.Millisecond
+)
 
 // Eventually calls f until it returns nil, and fails the test with f's last error when
 // timeout passes first. f gets a context that ends at the deadline. Every wait in the
@@ -121,9 +126,7 @@ func Eventually(t testing.TB, timeout time.Duration, what string, f func(ctx con
 func Wait(ctx context.Context, timeout time.Duration, f func(ctx context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tick := time.NewTicker(Poll)
-	defer tick.Stop()
-	for {
+	for interval := FirstPoll; ; interval = min(2*interval, Poll) {
 		last := f(ctx)
 		if last == nil {
 			return nil
@@ -131,7 +134,42 @@ func Wait(ctx context.Context, timeout time.Duration, f func(ctx context.Context
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("not within %s: %w", timeout, last)
-		case <-tick.C:
+		case <-time.After(interval):
 		}
+	}
+}
+
+// Consistently calls f throughout window and fails the test the first time f returns an
+// error. It asserts that something does not happen (a second Pod, a retry past the
+// limit, a standby taking over), which no condition can signal; window is how long the
+// wrong behaviour would take to show, and the test says why it is long enough.
+func Consistently(t testing.TB, window time.Duration, what string, f func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), window)
+	defer cancel()
+	for interval := FirstPoll; ; interval = min(2*interval, Poll) {
+		if err := f(ctx); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+// Condition turns a test's boolean condition into the form Eventually takes: not yet
+// is an error that names what, and cond's own error is kept as the reason.
+func Condition(what string, cond func() (bool, error)) func(context.Context) error {
+	return func(context.Context) error {
+		ok, err := cond()
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s: %w", what, err)
+		case !ok:
+			return fmt.Errorf("%s: not yet", what)
+		}
+		return nil
 	}
 }

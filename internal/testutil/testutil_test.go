@@ -3,9 +3,11 @@ package testutil
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,6 +33,56 @@ func TestWait(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("a 300 ms wait took %s", took)
 	}
+}
+
+func TestConsistently(t *testing.T) {
+	calls := 0
+	Consistently(t, 100*time.Millisecond, "holds", func(context.Context) error { calls++; return nil })
+	if calls < 2 {
+		t.Errorf("Consistently checked %d times in 100 ms; want at least 2", calls)
+	}
+	ft := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n := 0
+		Consistently(ft, 5*time.Second, "breaks", func(context.Context) error {
+			if n++; n == 3 {
+				return errors.New("broke")
+			}
+			return nil
+		})
+	}()
+	<-done
+	if !strings.Contains(ft.msg, "breaks: broke") {
+		t.Errorf("Consistently reported %q; want the breaking check's error", ft.msg)
+	}
+}
+
+func TestCondition(t *testing.T) {
+	if err := Condition("x", func() (bool, error) { return true, nil })(context.Background()); err != nil {
+		t.Errorf("a holding condition gave %v", err)
+	}
+	if err := Condition("x", func() (bool, error) { return false, nil })(context.Background()); err == nil || !strings.Contains(err.Error(), "x: not yet") {
+		t.Errorf("a failing condition gave %v", err)
+	}
+	cause := errors.New("api down")
+	if err := Condition("x", func() (bool, error) { return false, cause })(context.Background()); !errors.Is(err, cause) {
+		t.Errorf("a condition's error was not kept: %v", err)
+	}
+}
+
+// fatalRecorder records Fatalf and ends the goroutine, as testing.T does.
+type fatalRecorder struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalRecorder) Helper() {}
+
+func (f *fatalRecorder) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
 }
 
 func TestFreePortListens(t *testing.T) {

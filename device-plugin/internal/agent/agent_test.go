@@ -2,12 +2,13 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,21 +16,33 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/device-plugin/fakehost"
 	"github.com/vmafx/vmafx/device-plugin/internal/config"
-	"github.com/vmafx/vmafx/device-plugin/internal/fakekubelet"
 	"github.com/vmafx/vmafx/device-plugin/internal/metrics"
 	"github.com/vmafx/vmafx/device-plugin/internal/server"
 	"github.com/vmafx/vmafx/device-plugin/internal/slots"
+	"github.com/vmafx/vmafx/device-plugin/testing/fakehost"
+	"github.com/vmafx/vmafx/device-plugin/testing/fakekubelet"
+	"github.com/vmafx/vmafx/internal/testutil"
 )
 
+// countingServer counts the supervisor's attempts to start (and so register) the server.
+type countingServer struct {
+	*server.Server
+	starts atomic.Int32
+}
+
+func (c *countingServer) Start(ctx context.Context) error {
+	c.starts.Add(1)
+	return c.Server.Start(ctx)
+}
+
 // supervised runs a supervisor of a one-device server in dir until the test ends.
-func supervised(t *testing.T, dir string) (*server.Server, <-chan error) {
+func supervised(t *testing.T, dir string) (*countingServer, <-chan error) {
 	t.Helper()
 	_, tctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(tctx)
 	set := slots.New(nil, slots.Options{})
-	srv := server.New(set, server.Options{Dir: dir, ResourceName: vmafxv1.ResourceSlot, Metrics: metrics.Discard()})
+	srv := &countingServer{Server: server.New(set, server.Options{Dir: dir, ResourceName: vmafxv1.ResourceSlot, Metrics: metrics.Discard()})}
 	done := make(chan error, 1)
 	go func() { done <- newSupervisor(srv, dir+"/").run(ctx) }()
 	t.Cleanup(func() {
@@ -57,9 +70,13 @@ func registration(t *testing.T, k *fakekubelet.Kubelet) *pluginapi.RegisterReque
 
 func TestSupervisorRegistersWhenTheKubeletComesUp(t *testing.T) {
 	dir := fakekubelet.SocketDir(t)
-	supervised(t, dir)
-	// Let a few registration attempts fail first.
-	time.Sleep(300 * time.Millisecond)
+	srv, _ := supervised(t, dir)
+	testutil.Eventually(t, 10*time.Second, "a few failed registration attempts", func(context.Context) error {
+		if n := srv.starts.Load(); n < 3 {
+			return fmt.Errorf("%d attempts", n)
+		}
+		return nil
+	})
 	k := fakekubelet.Start(t, dir)
 	registration(t, k)
 }
@@ -112,14 +129,13 @@ func TestSupervisorStopsCleanly(t *testing.T) {
 	}
 }
 
-func freeAddress(t *testing.T) string {
+func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testutil.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -144,28 +160,24 @@ func TestRun(t *testing.T) {
 	h.AddGPU(fakehost.AMD(0))
 	h.AddGPU(fakehost.AMD(1))
 	dir := fakekubelet.SocketDir(t)
-	addr := freeAddress(t)
+	addr := freeAddr(t)
 	cfg := config.Default()
 	cfg.HostRoot, cfg.DevicePluginDir, cfg.PodResourcesSocket = h.Root, dir, ""
 	cfg.HeartbeatInterval, cfg.HTTPAddress, cfg.RecoveryDelay = 0, addr, 0
 
-	readyBefore := make(chan int, 1)
+	var readyBefore int
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, cfg) }()
 	// /readyz answers 503 until the kubelet is there.
-	for i := 0; ; i++ {
+	testutil.Eventually(t, 10*time.Second, "the probes to serve", func(context.Context) error {
 		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			readyBefore <- resp.StatusCode
-			resp.Body.Close()
-			break
+		if err != nil {
+			return err
 		}
-		if i > 200 {
-			t.Fatalf("probes never served: %v", err)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	if code := <-readyBefore; code != http.StatusServiceUnavailable {
+		readyBefore = resp.StatusCode
+		return resp.Body.Close()
+	})
+	if code := readyBefore; code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz before registration = %d, want 503", code)
 	}
 	k := fakekubelet.Start(t, dir)
@@ -187,16 +199,12 @@ func TestRun(t *testing.T) {
 		t.Fatalf("first list: %d slots, unhealthy %v", len(l), unhealthy(l))
 	}
 	// The fake kubelet records the registration just before the plugin hears back.
-	for i := 0; ; i++ {
-		code, _ := get(t, "http://"+addr+"/readyz")
-		if code == http.StatusOK {
-			break
+	testutil.Eventually(t, 10*time.Second, "/readyz after registration", func(context.Context) error {
+		if code, _ := get(t, "http://"+addr+"/readyz"); code != http.StatusOK {
+			return fmt.Errorf("status %d", code)
 		}
-		if i > 200 {
-			t.Fatalf("/readyz after registration = %d", code)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	h.Remove("/dev/dri/renderD129")
 	select {
 	case l := <-lists:
@@ -213,19 +221,15 @@ func TestRun(t *testing.T) {
 	if env := resp.ContainerResponses[0].Envs; env["VMAFX_BACKEND"] != "hip" || env["VMAFX_DEVICE"] != "amd-0" {
 		t.Errorf("Allocate env = %v", env)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, "the metrics to show the state", func(context.Context) error {
 		_, body := get(t, "http://"+addr+"/metrics")
 		if strings.Contains(body, `vmafx_device_plugin_slots{state="unhealthy"} 4`) &&
 			strings.Contains(body, `vmafx_device_plugin_registrations_total{result="success"} 1`) &&
 			strings.Contains(body, `vmafx_device_plugin_allocate_requests_total{result="success"} 1`) {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("metrics never showed the state:\n%s", body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("metrics:\n%s", body)
+	})
 	if code, _ := get(t, "http://"+addr+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz = %d", code)
 	}

@@ -11,14 +11,14 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/device-plugin/fakehost"
 	"github.com/vmafx/vmafx/device-plugin/internal/config"
 	"github.com/vmafx/vmafx/device-plugin/internal/discovery"
-	"github.com/vmafx/vmafx/device-plugin/internal/fakekubelet"
 	"github.com/vmafx/vmafx/device-plugin/internal/health"
 	"github.com/vmafx/vmafx/device-plugin/internal/metrics"
 	"github.com/vmafx/vmafx/device-plugin/internal/server"
 	"github.com/vmafx/vmafx/device-plugin/internal/slots"
+	"github.com/vmafx/vmafx/device-plugin/testing/fakehost"
+	"github.com/vmafx/vmafx/device-plugin/testing/fakekubelet"
 )
 
 // BenchmarkDeviceLossToListAndWatch measures, per iteration, the time from a device

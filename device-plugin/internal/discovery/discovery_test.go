@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/device-plugin/fakehost"
+	"github.com/vmafx/vmafx/device-plugin/testing/fakehost"
 )
 
 func nvidiaDevice(i, minor int) Device {

@@ -2,6 +2,7 @@ package health
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -10,9 +11,10 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/vmafx/vmafx/device-plugin/fakehost"
 	"github.com/vmafx/vmafx/device-plugin/internal/discovery"
 	"github.com/vmafx/vmafx/device-plugin/internal/slots"
+	"github.com/vmafx/vmafx/device-plugin/testing/fakehost"
+	"github.com/vmafx/vmafx/internal/testutil"
 )
 
 // node builds a fake node with two NVIDIA GPUs, their slots and a watcher of them.
@@ -215,9 +217,12 @@ func TestRunPollsSysfs(t *testing.T) {
 	w := New(inv.Devices, rec, Options{Root: h.Root, Interval: 500 * time.Millisecond, RecoveryDelay: time.Second, Clock: clk})
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(ctx) }()
-	for !clk.HasWaiters() {
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the watcher to wait on the clock", func(context.Context) error {
+		if !clk.HasWaiters() {
+			return errors.New("no waiter")
+		}
+		return nil
+	})
 	h.SetVendor(g.PCI, fakehost.VendorGone)
 	clk.Step(500 * time.Millisecond)
 	await(t, rec.ch, "amd-0 unhealthy")

@@ -10,7 +10,7 @@ import (
 	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
-	"github.com/vmafx/vmafx/device-plugin/internal/fakekubelet"
+	"github.com/vmafx/vmafx/device-plugin/testing/fakekubelet"
 )
 
 // BenchmarkAllocate measures Allocate as the kubelet sees it: one single-slot request

@@ -19,9 +19,9 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/device-plugin/internal/discovery"
-	"github.com/vmafx/vmafx/device-plugin/internal/fakekubelet"
 	"github.com/vmafx/vmafx/device-plugin/internal/metrics"
 	"github.com/vmafx/vmafx/device-plugin/internal/slots"
+	"github.com/vmafx/vmafx/device-plugin/testing/fakekubelet"
 )
 
 func twoGPUs() *slots.Set {

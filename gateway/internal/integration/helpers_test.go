@@ -23,6 +23,7 @@ import (
 	"github.com/vmafx/vmafx/gateway/internal/httpapi"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 
@@ -196,15 +197,10 @@ func send(method, url, token, body string) (int, string, error) {
 	return resp.StatusCode, string(b), err
 }
 
-// waitFor polls cond until it holds, for at most 10 s.
+// waitFor waits, at most 10 s, until cond holds.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		t.Fatalf("timed out waiting for %s", what)
-	}
+	testutil.Eventually(t, 10*time.Second, "waiting for "+what, testutil.Condition(what, func() (bool, error) { return cond(), nil }))
 }
 
 // jobBody is a job with every field at its default but its inputs.

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/vmafx/vmafx/internal/testutil"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 
@@ -42,18 +43,18 @@ func BenchmarkThousandJobsToPods(b *testing.B) {
 		close(work)
 		wg.Wait()
 		applied := time.Since(start)
-		for {
+		err := testutil.Wait(context.Background(), 2*time.Minute, func(ctx context.Context) error {
 			var pods corev1.PodList
-			if err := c.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
-				b.Fatal(err)
+			if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+				return err
 			}
-			if len(pods.Items) >= jobs {
-				break
+			if len(pods.Items) < jobs {
+				return fmt.Errorf("%d of %d Pods", len(pods.Items), jobs)
 			}
-			if time.Since(start) > 2*time.Minute {
-				b.Fatalf("only %d of %d Pods after 2 minutes", len(pods.Items), jobs)
-			}
-			time.Sleep(20 * time.Millisecond)
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
 		}
 		b.ReportMetric(time.Since(start).Seconds(), "s-to-all-pods")
 		b.ReportMetric(applied.Seconds(), "s-to-apply")

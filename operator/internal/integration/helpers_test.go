@@ -12,12 +12,12 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	jobctl "github.com/vmafx/vmafx/operator/internal/controller/job"
 	"github.com/vmafx/vmafx/operator/internal/manager"
@@ -104,18 +104,16 @@ func create(t *testing.T, obj client.Object) {
 	}
 }
 
-// eventually polls cond every 50 ms until it holds or timeout passes.
+// eventually waits, at most timeout, until cond holds.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		ok, err := cond()
-		last = err
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("timed out after %s waiting for %s (last error: %v)", timeout, what, last)
-	}
+	testutil.Eventually(t, timeout, "waiting for "+what, testutil.Condition(what, cond))
+}
+
+// consistently fails the test as soon as cond stops holding within window.
+func consistently(t *testing.T, window time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	testutil.Consistently(t, window, what, testutil.Condition(what, cond))
 }
 
 func getJob(t *testing.T, ns, name string) *vmafxv1.VmafxJob {

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -156,10 +157,10 @@ func TestJobFailsWhenTheBackoffLimitIsReached(t *testing.T) {
 	if j.Status.Score != "" || j.Status.Result != nil || j.Status.FailedAttempts != 2 || j.Status.CompletionTime == nil {
 		t.Errorf("failed job status: %+v", j.Status)
 	}
-	time.Sleep(time.Second) // long enough for a wrong retry (backoff is 200 ms) to show
-	if pods := workerPods(t, ns, "broken"); len(pods) != 2 {
-		t.Errorf("%d worker Pods after the limit; want 2", len(pods))
-	}
+	// The backoff is 200 ms here: a wrong third attempt would show within a second.
+	consistently(t, time.Second, "no attempt after the limit", func() (bool, error) {
+		return len(workerPods(t, ns, "broken")) == 2, nil
+	})
 }
 
 func TestJobNeverRecordsAnUnparsableResult(t *testing.T) {
@@ -240,18 +241,25 @@ func TestConcurrentReconcilesNeverDuplicateAPod(t *testing.T) {
 	for i := range 20 {
 		create(t, newJob(ns, "race-"+string(rune('a'+i))))
 	}
-	time.Sleep(2 * time.Second)
-	var pods corev1.PodList
-	if err := testenv.Client().List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]int{}
-	for _, p := range pods.Items {
-		seen[p.Labels[vmafxv1.LabelJob]]++
-	}
-	for i := range 20 {
-		if n := seen["race-"+string(rune('a'+i))]; n != 1 {
-			t.Errorf("job race-%c has %d Pods", 'a'+i, n)
+	podsPerJob := func() map[string]int {
+		var pods corev1.PodList
+		if err := testenv.Client().List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
 		}
+		seen := map[string]int{}
+		for _, p := range pods.Items {
+			seen[p.Labels[vmafxv1.LabelJob]]++
+		}
+		return seen
 	}
+	eventually(t, 30*time.Second, "a Pod for each of the 20 jobs", func() (bool, error) { return len(podsPerJob()) == 20, nil })
+	// Both operators saw every job; a duplicate would follow within their next reconciles.
+	consistently(t, 2*time.Second, "exactly one Pod per job", func() (bool, error) {
+		for job, n := range podsPerJob() {
+			if n != 1 {
+				return false, fmt.Errorf("job %s has %d Pods", job, n)
+			}
+		}
+		return true, nil
+	})
 }

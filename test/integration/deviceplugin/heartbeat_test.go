@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/device-plugin/fakehost"
+	"github.com/vmafx/vmafx/device-plugin/testing/fakehost"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/vmafx/vmafx/device-plugin/fakehost"
+	"github.com/vmafx/vmafx/device-plugin/testing/fakehost"
 )
 
 // rw is a device node as the container runtime gets it.

@@ -67,23 +67,23 @@ func startServer(bin, root string) (*server, error) {
 
 // waitHealthy polls /healthz until it answers 200, the process exits, or the time is up.
 func (s *server) waitHealthy(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
 	client := &http.Client{Timeout: time.Second}
-	for time.Now().Before(deadline) {
+	return testutil.Wait(context.Background(), timeout, func(context.Context) error {
 		select {
 		case <-s.done:
 			return fmt.Errorf("versitygw exited: %s", s.log.String())
 		default:
 		}
-		if resp, err := client.Get("http://" + s.addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		resp, err := client.Get("http://" + s.addr + "/healthz")
+		if err != nil {
+			return fmt.Errorf("versitygw on %s: %w: %s", s.addr, err, s.log.String())
 		}
-		time.Sleep(50 * time.Millisecond) // polling interval of a bounded wait
-	}
-	return fmt.Errorf("versitygw on %s not healthy after %v: %s", s.addr, timeout, s.log.String())
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("versitygw on %s answers %d: %s", s.addr, resp.StatusCode, s.log.String())
+		}
+		return nil
+	})
 }
 
 // stop ends the server by its PID: SIGTERM, then SIGKILL if it lingers.

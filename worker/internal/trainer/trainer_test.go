@@ -19,10 +19,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 	"github.com/vmafx/vmafx/worker/modelregistry"
 	"github.com/vmafx/vmafx/worker/vmaf"
@@ -114,11 +114,7 @@ func startTrainer(t *testing.T, ns, run, outputDir, host string) (*Trainer, func
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true,
-		func(context.Context) (bool, error) { return cond(), nil })
-	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
+	testutil.Eventually(t, 60*time.Second, "waiting for "+what, testutil.Condition(what, func() (bool, error) { return cond(), nil }))
 }
 
 // TestTrainerLearnsAndResumes runs the trainer against the real API server and an OCI

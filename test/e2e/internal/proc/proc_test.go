@@ -2,12 +2,15 @@ package proc
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmafx/vmafx/internal/testutil"
 )
 
 func TestParseStat(t *testing.T) {
@@ -81,21 +84,22 @@ func TestStartStop(t *testing.T) {
 	// Right after fork the child's cmdline is still the test binary's until it has
 	// exec'd sleep, which on a loaded machine can take a moment: poll briefly.
 	var pids []int
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	err = testutil.Wait(context.Background(), 5*time.Second, func(context.Context) error {
 		found2, err := Find(func(args []string) bool { return len(args) == 2 && args[0] == sleep && args[1] == "60" })
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		pids = pids[:0]
 		for _, r := range found2 {
 			pids = append(pids, r.PID)
 		}
-		if contains(pids, rec.PID) || time.Now().After(deadline) {
-			break
+		if !contains(pids, rec.PID) {
+			return fmt.Errorf("Find = %v, want it to include %d", pids, rec.PID)
 		}
-	}
-	if !contains(pids, rec.PID) {
-		t.Errorf("Find = %v, want it to include %d", pids, rec.PID)
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
 	}
 
 	if err := Stop(context.Background(), loaded, 5*time.Second); err != nil {
