@@ -1,7 +1,7 @@
 // Command vmafx-scheduler is kube-scheduler with the VMAFX plugins registered: every
 // kube-scheduler flag, the KubeSchedulerConfiguration file, leader election and the metrics
 // and health endpoints work as they do upstream. Deploy it with the configuration in
-// manifests/scheduler/, whose profile vmafx-scheduler enables the VmafxPlacement plugin.
+// the chart's files/scheduler-config.yaml, whose profile vmafx-scheduler enables the VmafxPlacement plugin.
 package main
 
 import (

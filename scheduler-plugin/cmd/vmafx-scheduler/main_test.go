@@ -21,7 +21,7 @@ import (
 )
 
 // shippedConfig is the KubeSchedulerConfiguration the Deployment mounts.
-var shippedConfig = filepath.Join("..", "..", "..", "manifests", "scheduler", "config.yaml")
+var shippedConfig = filepath.Join("..", "..", "..", "manifests", "helm", "vmafx", "files", "scheduler-config.yaml")
 
 // profile returns the named profile of cfg.
 func profile(t *testing.T, cfg *schedconfig.KubeSchedulerConfiguration, name string) *schedconfig.KubeSchedulerProfile {

@@ -121,8 +121,13 @@ func TestHelm(t *testing.T) {
 			"deployment/"+operatorName, "deployment/"+schedulerName, "daemonset/"+devicePluginName)
 		kubectl(t, "wait", "--namespace", vmafxv1.SystemNamespace, "--for=delete", "pod",
 			"--selector=app.kubernetes.io/part-of=vmafx", "--timeout=2m")
-		for _, k := range []string{"operator", "scheduler", "device-plugin", "rbac", "worker-network-policy"} {
-			kubectl(t, "delete", "--kustomize", filepath.Join(repoRoot(), "manifests", k), "--ignore-not-found")
+		// Every rendered file but the namespace and the CRDs (kept: they hold the users' objects).
+		files, err := filepath.Glob(filepath.Join(repoRoot(), "manifests", "overlays", "local", "vmafx*.yaml"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("the rendered local install: %v", err)
+		}
+		for _, f := range files {
+			kubectl(t, "delete", "--filename", f, "--ignore-not-found")
 		}
 		waitNoComponentPods(t)
 		waitNoLeftovers(t, "after removing the kustomize deploy")

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/manifests/helm/render"
+	render "github.com/vmafx/vmafx/internal/chartrender"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 

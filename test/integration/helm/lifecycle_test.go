@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/manifests/helm/render"
+	render "github.com/vmafx/vmafx/internal/chartrender"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 

@@ -40,7 +40,7 @@ import (
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 
-// schedulerSA is the ServiceAccount of manifests/scheduler, which the tests run as.
+// schedulerSA is vmafx-scheduler's ServiceAccount as shipped, which the tests run as.
 const schedulerSA = "vmafx-scheduler"
 
 func manifestPath(parts ...string) string {
@@ -50,8 +50,8 @@ func manifestPath(parts ...string) string {
 var installOnce sync.Once
 
 // installRBAC creates the system namespace and applies the scheduler's ServiceAccount and
-// RBAC exactly as shipped (manifests/scheduler plus the generated ClusterRole), once per
-// package run.
+// RBAC exactly as shipped (manifests/default/vmafx-scheduler.yaml, rendered from the
+// chart; its Deployment stays inert, as no controller runs here), once per package run.
 func installRBAC(t testing.TB) {
 	t.Helper()
 	var err error
@@ -61,14 +61,8 @@ func installRBAC(t testing.TB) {
 		if err = testenv.Client().Create(ctx, ns); apierrors.IsAlreadyExists(err) {
 			err = nil
 		}
-		for _, f := range []string{
-			manifestPath("scheduler", "serviceaccount.yaml"),
-			manifestPath("scheduler", "rbac.yaml"),
-			manifestPath("rbac", "vmafx-scheduler-placement.yaml"),
-		} {
-			if err == nil {
-				err = testenv.ApplyFile(ctx, f)
-			}
+		if err == nil {
+			err = testenv.ApplyFile(ctx, manifestPath("default", "vmafx-scheduler.yaml"))
 		}
 	})
 	if err != nil {
@@ -103,7 +97,7 @@ func kubeconfigForSA(t testing.TB) string {
 // clientConnection pointed at the test API server as the scheduler's ServiceAccount.
 func schedulerConfig(t testing.TB) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(manifestPath("scheduler", "config.yaml"))
+	data, err := os.ReadFile(manifestPath("helm", "vmafx", "files", "scheduler-config.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

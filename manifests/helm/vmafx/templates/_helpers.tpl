@@ -21,8 +21,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 
 {{/*
 vmafx.componentLabels are the labels of one component's objects and Pods; call it with
-(list $ "vmafx-operator" "operator"). Its selector is app.kubernetes.io/name alone, as in the
-kustomize manifests.
+(list $ "vmafx-operator" "operator"). Its selector is app.kubernetes.io/name alone.
 */}}
 {{- define "vmafx.componentLabels" -}}
 {{- $root := index . 0 -}}

@@ -1,7 +1,7 @@
 {{/*
 vmafx.schedulerConfig is vmafx-scheduler's KubeSchedulerConfiguration: the shipped
-manifests/scheduler/config.yaml (copied into files/ by hack/generate-helm.sh, never kept
-twice by hand) with scheduler.leaderElect and the VmafxPlacement args of scheduler.placement
+files/scheduler-config.yaml (the profile's one copy, which the scheduler's tests load too)
+with scheduler.leaderElect and the VmafxPlacement args of scheduler.placement
 laid over it. When the values change nothing, the file goes in as it is, comments included.
 */}}
 {{- define "vmafx.schedulerConfig" -}}
