@@ -49,12 +49,9 @@ func main() {
 func write(root, dir, valuesFile, about string) error {
 	var values map[string]any
 	if valuesFile != "" {
-		data, err := os.ReadFile(filepath.Join(root, valuesFile))
-		if err != nil {
+		var err error
+		if values, err = render.ReadValues(filepath.Join(root, valuesFile)); err != nil {
 			return err
-		}
-		if err := yaml.Unmarshal(data, &values); err != nil {
-			return fmt.Errorf("%s: %w", valuesFile, err)
 		}
 	}
 	ch, err := render.Load()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -15,8 +16,10 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/releaseutil"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
@@ -37,6 +40,34 @@ const ServiceMonitorAPI = "monitoring.coreos.com/v1/ServiceMonitor"
 func ChartDir() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..", "manifests", "helm", "vmafx")
+}
+
+// LocalValuesFile is the local cluster's values file (docs/local-cluster.md).
+func LocalValuesFile() string { return filepath.Join(ChartDir(), "..", "local-values.yaml") }
+
+// ReadValues reads a values file as `helm -f` does.
+func ReadValues(path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var values map[string]any
+	if err := yaml.Unmarshal(data, &values); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return values, nil
+}
+
+// ContainerEnv returns a container's plain environment variables (not those from the
+// downward API or a Secret).
+func ContainerEnv(c corev1.Container) map[string]string {
+	env := map[string]string{}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			env[e.Name] = e.Value
+		}
+	}
+	return env
 }
 
 // Load loads the chart from ChartDir.

@@ -181,16 +181,8 @@ func decodeKnown(t testing.TB, o *unstructured.Unstructured) runtime.Object {
 	return decode(t, o)
 }
 
-// envOf returns a container's plain environment variables (not those from the downward API).
-func envOf(c corev1.Container) map[string]string {
-	env := map[string]string{}
-	for _, e := range c.Env {
-		if e.ValueFrom == nil {
-			env[e.Name] = e.Value
-		}
-	}
-	return env
-}
+// envOf returns a container's plain environment variables.
+func envOf(c corev1.Container) map[string]string { return render.ContainerEnv(c) }
 
 // allVendors are the vendors gpu.vendor takes.
 func allVendors() []vmafxv1.GPUVendor {

@@ -1,7 +1,6 @@
 package chart_test
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -9,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/yaml"
 
 	render "github.com/vmafx/vmafx/internal/chartrender"
 )
@@ -19,15 +17,12 @@ import (
 // with the same values, plus the namespace: hack/render-manifests writes them from the
 // chart and `make verify` keeps them current; this catches a folder kustomize cannot build.
 func TestRenderedKustomizations(t *testing.T) {
-	for dir, valuesFile := range map[string]string{"default": "", "overlays/local": "local-values.yaml"} {
+	for dir, valuesFile := range map[string]string{"default": "", "overlays/local": render.LocalValuesFile()} {
 		t.Run(dir, func(t *testing.T) {
 			var values map[string]any
 			if valuesFile != "" {
-				data, err := os.ReadFile(filepath.Join(render.ChartDir(), "..", valuesFile))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := yaml.Unmarshal(data, &values); err != nil {
+				var err error
+				if values, err = render.ReadValues(valuesFile); err != nil {
 					t.Fatal(err)
 				}
 			}

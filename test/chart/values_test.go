@@ -1,8 +1,6 @@
 package chart_test
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +15,6 @@ import (
 	kubeschedulerconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	kubeschedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
 	kubeschedulervalidation "k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
-	"sigs.k8s.io/yaml"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	render "github.com/vmafx/vmafx/internal/chartrender"
@@ -465,12 +462,8 @@ func TestNotes(t *testing.T) {
 // cluster (docs/local-cluster.md), and checks that they name the images `make images`
 // imports and never pull them, as manifests/overlays/local does.
 func TestLocalValues(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(render.ChartDir(), "..", "local-values.yaml"))
+	values, err := render.ReadValues(render.LocalValuesFile())
 	if err != nil {
-		t.Fatal(err)
-	}
-	var values map[string]any
-	if err := yaml.Unmarshal(data, &values); err != nil {
 		t.Fatal(err)
 	}
 	res := mustRender(t, values)

@@ -1,8 +1,6 @@
 package helm
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	render "github.com/vmafx/vmafx/internal/chartrender"
@@ -85,12 +82,8 @@ func TestDryRunValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(render.ChartDir(), "..", "local-values.yaml"))
+	local, err := render.ReadValues(render.LocalValuesFile())
 	if err != nil {
-		t.Fatal(err)
-	}
-	var local map[string]any
-	if err := yaml.Unmarshal(data, &local); err != nil {
 		t.Fatal(err)
 	}
 	constraints := map[string]any{
@@ -175,12 +168,4 @@ func merge(a, b map[string]any) map[string]any {
 }
 
 // envOf returns a container's plain environment variables.
-func envOf(c corev1.Container) map[string]string {
-	env := map[string]string{}
-	for _, e := range c.Env {
-		if e.ValueFrom == nil {
-			env[e.Name] = e.Value
-		}
-	}
-	return env
-}
+func envOf(c corev1.Container) map[string]string { return render.ContainerEnv(c) }
