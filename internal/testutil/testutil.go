@@ -173,3 +173,12 @@ func Condition(what string, cond func() (bool, error)) func(context.Context) err
 		return nil
 	}
 }
+
+// Env is an environment of the given name, value pairs, in the form of os.LookupEnv.
+func Env(kv ...string) func(name string) (string, bool) {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
