@@ -16,7 +16,7 @@ generated=(
   -o -path './manifests/rbac/*.yaml'
   -o -path './manifests/helm/vmafx/crds/*' -o -path './manifests/helm/vmafx/files/rbac/*'
   -o -path './manifests/default/*' -o -path './manifests/overlays/local/*'
-  -o -path './docs/api-reference.md'
+  -o -path './docs/api-reference.md' -o -path './docs/reference.md'
   -o -path './worker/*.spv'
 )
 status=0
