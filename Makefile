@@ -61,7 +61,7 @@ lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint (.golangci.yml; the li
 	@bad=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
 	  if [ -n "$$bad" ]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
 	$(GO) vet $(GO_PACKAGES)
-	$(GOLANGCI_LINT) run $(GO_PACKAGES)
+	$(GOLANGCI_LINT) run --allow-parallel-runners $(GO_PACKAGES)
 	cd worker/vmaf/asmgen && $(GO) vet ./...
 
 .PHONY: build
