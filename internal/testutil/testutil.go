@@ -6,6 +6,7 @@ package testutil
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // RepoRoot is the repository's root folder, found from this file's own path.
@@ -130,7 +132,7 @@ func Eventually(t testing.TB, timeout time.Duration, what string, f func(ctx con
 func Wait(ctx context.Context, timeout time.Duration, f func(ctx context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	for interval := FirstPoll; ; interval = min(2*interval, Poll) {
+	for backoff := polls(); ; {
 		last := f(ctx)
 		if last == nil {
 			return nil
@@ -138,7 +140,7 @@ func Wait(ctx context.Context, timeout time.Duration, f func(ctx context.Context
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("not within %s: %w", timeout, last)
-		case <-time.After(interval):
+		case <-time.After(backoff.Step()):
 		}
 	}
 }
@@ -151,16 +153,21 @@ func Consistently(t testing.TB, window time.Duration, what string, f func(ctx co
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), window)
 	defer cancel()
-	for interval := FirstPoll; ; interval = min(2*interval, Poll) {
+	for backoff := polls(); ; {
 		if err := f(ctx); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(interval):
+		case <-time.After(backoff.Step()):
 		}
 	}
+}
+
+// polls are the intervals between checks: FirstPoll, doubling up to Poll.
+func polls() *wait.Backoff {
+	return &wait.Backoff{Duration: FirstPoll, Factor: 2, Cap: Poll, Steps: math.MaxInt32}
 }
 
 // Condition turns a test's boolean condition into the form Eventually takes: not yet
