@@ -119,10 +119,14 @@ func (s *Set) Parse(args []string, lookup Lookup, help io.Writer) error {
 }
 
 // PrintUsage writes --help: the summary, then every flag with its variable and default.
-func (s *Set) PrintUsage(w io.Writer) {
-	fmt.Fprintf(w, "Usage: %s [flags]\n\n%s\n\n", s.name, s.summary)
+func (s *Set) PrintUsage(w io.Writer) { PrintUsage(w, s.name, s.summary, s.fs) }
+
+// PrintUsage writes the --help of every VMAFX binary: usage line, summary, the rule of
+// flags and their environment twins, then the flags.
+func PrintUsage(w io.Writer, name, summary string, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, "Usage: %s [flags]\n\n%s\n\n", name, summary)
 	fmt.Fprintf(w, "Every flag can also be set by the environment variable named beside it;\na flag on the command line wins over the variable.\n\nFlags:\n")
-	fmt.Fprint(w, s.fs.FlagUsages())
+	fmt.Fprint(w, fs.FlagUsages())
 }
 
 // rawValue keeps a flag's text; parsing waits until Parse knows which source wins.

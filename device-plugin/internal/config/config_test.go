@@ -1,7 +1,6 @@
 package config
 
 import (
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,11 +10,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/spf13/pflag"
 )
 
 func resolve(t *testing.T, args []string, env map[string]string) (Config, error) {
 	t.Helper()
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	l := Bind(fs)
 	if err := fs.Parse(args); err != nil {

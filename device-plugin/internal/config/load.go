@@ -3,12 +3,12 @@ package config
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
 
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 )
 
@@ -27,7 +27,7 @@ type Loader struct {
 }
 
 // Bind registers every option's flag (and --config) on fs.
-func Bind(fs *flag.FlagSet) *Loader {
+func Bind(fs *pflag.FlagSet) *Loader {
 	l := &Loader{raw: map[string]*rawValue{}}
 	for _, o := range options {
 		scratchCfg := Default()
@@ -36,6 +36,11 @@ func Bind(fs *flag.FlagSet) *Loader {
 		rv := &rawValue{isBool: isBool, check: scratch}
 		l.raw[o.key] = rv
 		fs.Var(rv, o.flag, fmt.Sprintf("%s (env %s, file key %s)", o.usage, o.env, o.key))
+		f := fs.Lookup(o.flag)
+		f.DefValue = scratch.String()
+		if isBool {
+			f.NoOptDefVal = "true" // --cdi alone turns it on
+		}
 	}
 	l.config = &rawValue{check: new(stringValue)}
 	fs.Var(l.config, configFlag, fmt.Sprintf("Optional config file, apiVersion %s kind %s (env %s).", FileAPIVersion, FileKind, configEnv))

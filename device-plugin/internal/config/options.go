@@ -140,3 +140,16 @@ func (v *rawValue) Set(s string) error {
 }
 
 func (v *rawValue) IsBoolFlag() bool { return v.isBool }
+
+// Type names the value in --help.
+func (v *rawValue) Type() string {
+	switch v.check.(type) {
+	case *boolValue:
+		return "bool"
+	case *intValue:
+		return "int"
+	case *durationValue:
+		return "duration"
+	}
+	return "string"
+}
