@@ -158,7 +158,7 @@ func (g *generator) property(key, value *yaml.Node, path string) (map[string]any
 		if c.description == "" {
 			return nil, fmt.Errorf("%s has no comment: say what it is above it", path)
 		}
-		g.rows = append(g.rows, row{key: path, def: flow(value), kind: g.summary(s), description: c.description})
+		g.rows = append(g.rows, row{key: path, def: flow(value), kind: summary(s), description: c.description})
 	}
 	return s, nil
 }
@@ -248,7 +248,7 @@ func (g *generator) resolveRefs(v any, where string) error {
 }
 
 // summary says in a few words what a schema accepts, for the reference's type column.
-func (g *generator) summary(s map[string]any) string {
+func summary(s map[string]any) string {
 	if ref, ok := s["$ref"].(string); ok {
 		return "`" + strings.TrimPrefix(ref, "#/definitions/") + "`"
 	}
@@ -256,7 +256,7 @@ func (g *generator) summary(s map[string]any) string {
 		var out []string
 		for _, a := range alts {
 			if m, ok := a.(map[string]any); ok {
-				out = append(out, g.summary(m))
+				out = append(out, summary(m))
 			}
 		}
 		return strings.Join(out, "; or ")
@@ -282,7 +282,11 @@ func (g *generator) summary(s map[string]any) string {
 	if p, ok := s["pattern"].(string); ok {
 		parts = append(parts, "matching `"+p+"`")
 	}
-	if n, ok := s["minLength"]; ok {
+	switch n := s["minLength"]; {
+	case n == nil:
+	case fmt.Sprint(n) == "1":
+		parts = append(parts, "not empty")
+	default:
 		parts = append(parts, fmt.Sprintf("at least %v characters", n))
 	}
 	lo, hasLo := s["minimum"]
@@ -299,7 +303,7 @@ func (g *generator) summary(s map[string]any) string {
 		parts = append(parts, fmt.Sprintf("at most %v", hi))
 	}
 	if items, ok := s["items"].(map[string]any); ok {
-		parts = append(parts, "of "+g.summary(items))
+		parts = append(parts, "of "+summary(items))
 	}
 	return strings.Join(parts, ", ")
 }

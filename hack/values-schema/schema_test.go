@@ -240,3 +240,23 @@ func TestRun(t *testing.T) {
 		}
 	}
 }
+
+func TestSummary(t *testing.T) {
+	tests := []struct {
+		schema map[string]any
+		want   string
+	}{
+		{map[string]any{"$ref": "#/definitions/port"}, "`port`"},
+		{map[string]any{"type": []any{"integer", "string"}}, "integer or string"},
+		{map[string]any{"type": "string", "minLength": 1.0}, "string, not empty"},
+		{map[string]any{"type": "string", "minLength": 3.0}, "string, at least 3 characters"},
+		{map[string]any{"type": "number", "exclusiveMinimum": 0.0, "maximum": 1.0}, "number, over 0, at most 1"},
+		{map[string]any{"type": "string", "pattern": "^/"}, "string, matching `^/`"},
+		{map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": []any{"a", "b"}}}, "array, of string, one of `a`, `b`"},
+	}
+	for _, tt := range tests {
+		if got := summary(tt.schema); got != tt.want {
+			t.Errorf("summary(%v) = %q, want %q", tt.schema, got, tt.want)
+		}
+	}
+}
