@@ -42,6 +42,7 @@ generate: deps ## Generate deepcopy code, CRDs (manifests/crd), RBAC (manifests/
 	$(GO) run ./hack/values-schema
 	$(GO) run ./hack/render-manifests
 	$(GO) run ./hack/apiref manifests/crd docs/api-reference.md
+	$(GO) run ./hack/namesref apis/vmafx/v1 docs/reference.md
 	hack/generate-spirv.sh
 	$(MAKE) --no-print-directory generate-kernels
 

@@ -10,9 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // RepoRoot is the repository's root folder, found from this file's own path.
@@ -173,3 +177,68 @@ func Condition(what string, cond func() (bool, error)) func(context.Context) err
 		return nil
 	}
 }
+
+// Env is an environment of the given name, value pairs, in the form of os.LookupEnv.
+func Env(kv ...string) func(name string) (string, bool) {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+// fqName finds a metric's name in a prometheus.Desc's String().
+var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
+
+// RequireMetricsDocumented fails the test for every metric of collectors that the page
+// (a path under docs/) does not name as `name` or `name{labels}`: the page is where a user
+// looks a metric up, so a new metric without a row is an error.
+func RequireMetricsDocumented(t testing.TB, page string, collectors ...prometheus.Collector) {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(RepoRoot(), "docs", page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan *prometheus.Desc, 64)
+	go func() {
+		for _, c := range collectors {
+			c.Describe(ch)
+		}
+		close(ch)
+	}()
+	n := 0
+	for d := range ch {
+		m := fqName.FindStringSubmatch(d.String())
+		if m == nil {
+			t.Fatalf("no name in %s", d)
+		}
+		n++
+		if !strings.Contains(string(doc), "`"+m[1]+"`") && !strings.Contains(string(doc), "`"+m[1]+"{") {
+			t.Errorf("docs/%s does not document the metric %s", page, m[1])
+		}
+	}
+	if n == 0 {
+		t.Fatal("no metrics described: is the list of collectors empty?")
+	}
+}
+
+// Registered returns the collectors that register adds to a registry.
+func Registered(register func(prometheus.Registerer)) []prometheus.Collector {
+	r := &recorder{}
+	register(r)
+	return r.collectors
+}
+
+// recorder is a prometheus.Registerer that keeps what is registered.
+type recorder struct{ collectors []prometheus.Collector }
+
+func (r *recorder) Register(c prometheus.Collector) error {
+	r.collectors = append(r.collectors, c)
+	return nil
+}
+
+func (r *recorder) MustRegister(cs ...prometheus.Collector) {
+	r.collectors = append(r.collectors, cs...)
+}
+
+func (r *recorder) Unregister(prometheus.Collector) bool { return false }

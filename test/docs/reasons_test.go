@@ -47,7 +47,7 @@ func reasonConstants(t *testing.T, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	fset := token.NewFileSet()
-	for _, dir := range []string{"apis", "operator", "worker", "device-plugin", "scheduler-plugin", "gateway", "kubectl-plugin"} {
+	for _, dir := range []string{"apis", "operator", "worker", "device-plugin", "scheduler-plugin", "gateway", "kubectl-vmafx"} {
 		base := filepath.Join(root, dir)
 		if _, err := os.Stat(base); err != nil {
 			continue

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -17,23 +16,22 @@ import (
 	"github.com/vmafx/vmafx/gateway/internal/httpapi"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
+	"github.com/vmafx/vmafx/internal/cli"
 )
+
+const summary = `vmafx-api is the HTTP scoring API: it creates and reads VmafxJobs for callers who
+present a Kubernetes bearer token (docs/gateway.md).`
 
 func main() {
 	os.Exit(run())
 }
 
 func run() int {
-	fs := flag.NewFlagSet("vmafx-api", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	cfg, resolve := config.Bind(fs, "VMAFX_API_", os.LookupEnv)
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	cfg, err := config.Parse("vmafx-api", "VMAFX_API_", summary, os.Args[1:], os.LookupEnv, os.Stdout, nil)
+	if errors.Is(err, cli.ErrHelp) {
+		return 0
 	}
-	if err := resolve(); err != nil {
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "vmafx-api: %v\n", err)
 		return 2
 	}

@@ -1,13 +1,12 @@
 // Command vmafx-mcp is the VMAFX Model Context Protocol server: in the cluster it serves
 // the streamable HTTP transport to clients that present a Kubernetes bearer token; on a
-// workstation, with -transport=stdio, it talks to the API server with the user's
+// workstation, with --transport=stdio, it talks to the API server with the user's
 // kubeconfig (docs/gateway.md).
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -21,35 +20,29 @@ import (
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
 	"github.com/vmafx/vmafx/gateway/internal/mcpserver"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
+	"github.com/vmafx/vmafx/internal/cli"
 )
+
+const summary = `vmafx-mcp is the VMAFX Model Context Protocol server: in the cluster it serves the
+streamable HTTP transport to clients that present a Kubernetes bearer token; on a
+workstation, with --transport=stdio, it talks to the API server with the user's kubeconfig
+(docs/gateway.md).`
 
 func main() {
 	os.Exit(run())
 }
 
 func run() int {
-	fs := flag.NewFlagSet("vmafx-mcp", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	cfg, resolve := config.Bind(fs, "VMAFX_MCP_", os.LookupEnv)
-	transport := "http"
-	if v, ok := os.LookupEnv("VMAFX_MCP_TRANSPORT"); ok {
-		transport = v
+	transport, namespace := "", ""
+	cfg, err := config.Parse("vmafx-mcp", "VMAFX_MCP_", summary, os.Args[1:], os.LookupEnv, os.Stdout, func(s *cli.Set, env func(string) string) {
+		s.OneOf(&transport, "transport", env("transport"), "http", "http: streamable HTTP, bearer tokens checked with TokenReview; stdio: the kubeconfig's identity", "http", "stdio")
+		s.String(&namespace, "namespace", env("namespace"), "", "namespace of calls that name none; empty: the kubeconfig context's")
+	})
+	if errors.Is(err, cli.ErrHelp) {
+		return 0
 	}
-	fs.StringVar(&transport, "transport", transport, "http (streamable HTTP, bearer tokens checked with TokenReview) or stdio (the kubeconfig's identity) (env VMAFX_MCP_TRANSPORT)")
-	namespace := ""
-	fs.StringVar(&namespace, "namespace", os.Getenv("VMAFX_MCP_NAMESPACE"), "namespace of calls that name none; default: the kubeconfig context's (env VMAFX_MCP_NAMESPACE)")
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if err := resolve(); err != nil {
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "vmafx-mcp: %v\n", err)
-		return 2
-	}
-	if transport != "http" && transport != "stdio" {
-		fmt.Fprintf(os.Stderr, "vmafx-mcp: transport %q: want http or stdio\n", transport)
 		return 2
 	}
 	if namespace == "" {

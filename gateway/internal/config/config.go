@@ -1,9 +1,9 @@
 package config
 
 import (
-	"flag"
+	goflag "flag"
 	"fmt"
-	"sort"
+	"io"
 	"strings"
 	"time"
 
@@ -12,11 +12,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/access"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
+	"github.com/vmafx/vmafx/internal/cli"
 )
 
 // Defaults, each in one place.
@@ -41,48 +43,34 @@ type Config struct {
 	Audiences []string
 }
 
-// Bind registers the flags on fs, reading their defaults from env with prefix (e.g.
-// VMAFX_API_ADDR for -addr).
-func Bind(fs *flag.FlagSet, prefix string, lookup func(string) (string, bool)) (*Config, func() error) {
+// Parse reads a door's settings from args and the environment (each flag's twin is
+// prefix plus its name, e.g. VMAFX_API_ADDR for --addr) after extra has added the door's
+// own; it returns cli.ErrHelp after writing --help to stdout. klog's flags (-v) come too.
+func Parse(name, prefix, summary string, args []string, lookup cli.Lookup, stdout io.Writer, extra func(s *cli.Set, env func(flag string) string)) (*Config, error) {
 	c := &Config{}
-	var audiences string
-	var errs []string
-	str := func(p *string, name, def, usage string) {
-		env := prefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-		if v, ok := lookup(env); ok {
-			def = v
-		}
-		fs.StringVar(p, name, def, usage+" (env "+env+")")
+	env := func(flag string) string { return prefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_")) }
+	s := cli.New(name, summary)
+	s.Addr(&c.Serve.Addr, "addr", env("addr"), DefaultAddr, false, "address to serve on")
+	s.Addr(&c.Serve.ProbeAddr, "probe-addr", env("probe-addr"), DefaultProbeAddr, false, "address of /healthz, /readyz and /metrics")
+	s.String(&c.Serve.TLSCertFile, "tls-cert-file", env("tls-cert-file"), "", "TLS certificate (PEM); with --tls-key-file serves HTTPS, else plain HTTP")
+	s.String(&c.Serve.TLSKeyFile, "tls-key-file", env("tls-key-file"), "", "TLS private key (PEM)")
+	s.String(&c.Kubeconfig, "kubeconfig", env("kubeconfig"), "", "kubeconfig file; empty: in-cluster configuration")
+	s.String(&c.Context, "context", env("context"), "", "kubeconfig context")
+	s.List(&c.Audiences, "token-audiences", env("token-audiences"), "token audiences to accept; empty: the API server's")
+	s.DurationOrZero(&c.Serve.ShutdownTimeout, "shutdown-timeout", env("shutdown-timeout"), DefaultShutdownTimeout, "how long in-flight requests may finish after SIGTERM")
+	if extra != nil {
+		extra(s, env)
 	}
-	str(&c.Serve.Addr, "addr", DefaultAddr, "address to serve on")
-	str(&c.Serve.ProbeAddr, "probe-addr", DefaultProbeAddr, "address of /healthz, /readyz and /metrics")
-	str(&c.Serve.TLSCertFile, "tls-cert-file", "", "TLS certificate (PEM); with -tls-key-file serves HTTPS, else plain HTTP")
-	str(&c.Serve.TLSKeyFile, "tls-key-file", "", "TLS private key (PEM)")
-	str(&c.Kubeconfig, "kubeconfig", "", "kubeconfig file; empty: in-cluster configuration")
-	str(&c.Context, "context", "", "kubeconfig context")
-	str(&audiences, "token-audiences", "", "comma-separated token audiences to accept; empty: the API server's")
-	shutdown := DefaultShutdownTimeout.String()
-	str(&shutdown, "shutdown-timeout", shutdown, "how long in-flight requests may finish after SIGTERM")
-	return c, func() error {
-		d, err := time.ParseDuration(shutdown)
-		if err != nil || d < 0 {
-			errs = append(errs, fmt.Sprintf("shutdown-timeout: %q is not a duration", shutdown))
-		}
-		c.Serve.ShutdownTimeout = d
-		if (c.Serve.TLSCertFile == "") != (c.Serve.TLSKeyFile == "") {
-			errs = append(errs, "set tls-cert-file and tls-key-file together")
-		}
-		for _, a := range strings.Split(audiences, ",") {
-			if a = strings.TrimSpace(a); a != "" {
-				c.Audiences = append(c.Audiences, a)
-			}
-		}
-		if len(errs) > 0 {
-			sort.Strings(errs)
-			return fmt.Errorf("%s", strings.Join(errs, "; "))
-		}
-		return nil
+	klogFlags := goflag.NewFlagSet(name, goflag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	s.AddGoFlagSet(klogFlags)
+	if err := s.Parse(args, lookup, stdout); err != nil {
+		return nil, err
 	}
+	if (c.Serve.TLSCertFile == "") != (c.Serve.TLSKeyFile == "") {
+		return nil, fmt.Errorf("invalid %s configuration: set --tls-cert-file (%s) and --tls-key-file (%s) together", name, env("tls-cert-file"), env("tls-key-file"))
+	}
+	return c, nil
 }
 
 // KeysAndValues is the configuration for one log line.

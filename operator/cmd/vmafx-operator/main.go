@@ -1,10 +1,11 @@
 // Command vmafx-operator runs the VMAFX operator: the VmafxJob, VmafxNode and
-// VmafxModelTraining reconcilers. It is configured by environment variables only
-// (VMAFX_OPERATOR_*, VMAFX_LOG_LEVEL; see docs/operator.md).
+// VmafxModelTraining reconcilers. Every setting is a flag with an environment variable
+// twin (VMAFX_OPERATOR_*, VMAFX_LOG_LEVEL; `vmafx-operator --help`, docs/configuration.md).
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,18 +15,22 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/vmafx/vmafx/internal/cli"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/manager"
 )
 
 func main() {
-	os.Exit(run(ctrl.SetupSignalHandler(), os.LookupEnv, os.Stderr))
+	os.Exit(run(ctrl.SetupSignalHandler(), os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr))
 }
 
 // run starts the operator and returns the process exit code: 2 for an invalid
-// configuration, 1 for a failure to start or run.
-func run(ctx context.Context, lookup config.Lookup, stderr io.Writer) int {
-	cfg, err := config.Load(lookup)
+// configuration, 1 for a failure to start or run, 0 after --help.
+func run(ctx context.Context, args []string, lookup config.Lookup, stdout, stderr io.Writer) int {
+	cfg, err := config.Parse(args, lookup, stdout)
+	if errors.Is(err, cli.ErrHelp) {
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "vmafx-operator: %v\n", err)
 		return 2

@@ -3,14 +3,15 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net"
-	"path"
+	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/vmafx/vmafx/internal/cli"
 )
 
 // Config is the operator's effective configuration.
@@ -98,7 +99,7 @@ type VolumePolicy struct {
 }
 
 // Lookup returns an environment variable and whether it is set.
-type Lookup func(name string) (string, bool)
+type Lookup = cli.Lookup
 
 // Environment variable names.
 const (
@@ -176,238 +177,118 @@ const (
 	DefaultTrainerServiceAccount = "vmafx-trainer"
 )
 
-// Load reads the configuration through lookup (os.LookupEnv in the binary). All invalid
-// variables are reported together.
-func Load(lookup Lookup) (*Config, error) {
-	p := parser{lookup: lookup}
-	c := &Config{
-		MetricsAddr:             p.addr(EnvMetricsAddr, DefaultMetricsAddr, true),
-		HealthProbeAddr:         p.addr(EnvHealthProbeAddr, DefaultHealthProbeAddr, false),
-		LeaderElection:          p.boolean(EnvLeaderElection, false),
-		LeaderElectionID:        p.str(EnvLeaderElectionID, DefaultLeaderElectionID),
-		LeaderElectionNamespace: p.str(EnvLeaderElectionNamespace, ""),
-		WebhookPort:             p.integer(EnvWebhookPort, 0, 0, 65535),
-		WebhookHost:             p.str(EnvWebhookHost, ""),
-		GracefulShutdown:        p.duration(EnvGracefulShutdown, DefaultGracefulShutdown),
-		LogLevel:                p.oneOf(EnvLogLevel, DefaultLogLevel, "debug", "info", "warn", "error"),
-		NodeStaleAfter:          p.duration(EnvNodeStaleAfter, DefaultNodeStaleAfter),
-		RetryBackoff:            p.duration(EnvRetryBackoff, DefaultRetryBackoff),
-		MaxRetryBackoff:         p.duration(EnvMaxRetryBackoff, DefaultMaxRetryBackoff),
-		Worker: WorkerConfig{
-			Image:                 p.str(EnvWorkerImage, DefaultWorkerImage),
-			PullPolicy:            corev1.PullPolicy(p.oneOf(EnvWorkerPullPolicy, string(DefaultWorkerPullPolicy), "Always", "IfNotPresent", "Never")),
-			ServiceAccount:        p.str(EnvWorkerServiceAccount, ""),
-			PlainHTTPRegistries:   p.list(EnvPlainHTTPRegistries),
-			TrainerServiceAccount: p.str(EnvTrainerServiceAccount, DefaultTrainerServiceAccount),
-			Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{
-					corev1.ResourceCPU:    p.quantity(EnvWorkerCPURequest, DefaultWorkerCPURequest),
-					corev1.ResourceMemory: p.quantity(EnvWorkerMemoryRequest, DefaultWorkerMemoryRequest),
-				},
-				Limits: corev1.ResourceList{
-					corev1.ResourceCPU:    p.quantity(EnvWorkerCPULimit, DefaultWorkerCPULimit),
-					corev1.ResourceMemory: p.quantity(EnvWorkerMemoryLimit, DefaultWorkerMemoryLimit),
-				},
-			},
-		},
-		Volumes: VolumePolicy{
-			HostPaths:  p.absPaths(EnvAllowedHostPaths),
-			NFSServers: p.list(EnvAllowedNFSServers),
-		},
-		Namespace:               p.str(EnvNamespace, DefaultNamespace),
-		UnhealthyThreshold:      p.fraction(EnvUnhealthyThreshold, DefaultUnhealthyThreshold),
-		PendingDeadline:         p.durationOrZero(EnvPendingDeadline, 0),
-		PodStartTimeout:         p.duration(EnvPodStartTimeout, DefaultPodStartTimeout),
-		TerminatingTimeout:      p.duration(EnvTerminatingTimeout, DefaultTerminatingTimeout),
-		TTLAfterFinished:        p.ttl(EnvTTLAfterFinished, DefaultTTLAfterFinished),
-		MaxConcurrentReconciles: p.integer(EnvMaxConcurrentReconciles, DefaultMaxConcurrentReconciles, 1, 1000),
-		KubeAPIQPS:              float32(p.integer(EnvKubeAPIQPS, DefaultKubeAPIQPS, 1, 100000)),
-		KubeAPIBurst:            p.integer(EnvKubeAPIBurst, DefaultKubeAPIBurst, 1, 100000),
+// Summary is the first paragraph of vmafx-operator --help.
+const Summary = `vmafx-operator runs the VMAFX operator: the VmafxJob, VmafxNode and VmafxModelTraining
+reconcilers (docs/operator.md).`
+
+// Flags binds the operator's settings to c: each a flag with its environment variable twin.
+func Flags(c *Config) *cli.Set {
+	s := cli.New("vmafx-operator", Summary)
+	s.Addr(&c.MetricsAddr, "metrics-addr", EnvMetricsAddr, DefaultMetricsAddr, true, "serve Prometheus metrics on this address")
+	s.Addr(&c.HealthProbeAddr, "health-probe-addr", EnvHealthProbeAddr, DefaultHealthProbeAddr, false, "serve /healthz and /readyz on this address")
+	s.Bool(&c.LeaderElection, "leader-election", EnvLeaderElection, false, "elect one active replica through a Lease")
+	s.String(&c.LeaderElectionID, "leader-election-id", EnvLeaderElectionID, DefaultLeaderElectionID, "name of the leader election Lease")
+	s.String(&c.LeaderElectionNamespace, "leader-election-namespace", EnvLeaderElectionNamespace, "", "namespace of the Lease; empty: the operator's own")
+	s.Int(&c.WebhookPort, "webhook-port", EnvWebhookPort, 0, 0, 65535, "admission webhook port; must stay 0 (the CRDs validate every field)")
+	s.String(&c.WebhookHost, "webhook-host", EnvWebhookHost, "", "admission webhook bind address")
+	s.Duration(&c.GracefulShutdown, "graceful-shutdown", EnvGracefulShutdown, DefaultGracefulShutdown, "how long running reconciles may take to finish on SIGTERM")
+	s.OneOf(&c.LogLevel, "log-level", EnvLogLevel, DefaultLogLevel, "log level, JSON lines on stderr", "debug", "info", "warn", "error")
+	s.Duration(&c.NodeStaleAfter, "node-stale-after", EnvNodeStaleAfter, DefaultNodeStaleAfter, "how old a VmafxNode heartbeat may be before the node is unhealthy")
+	s.Duration(&c.RetryBackoff, "retry-backoff", EnvRetryBackoff, DefaultRetryBackoff, "wait before the second attempt of a failed job; doubles per failure")
+	s.Duration(&c.MaxRetryBackoff, "max-retry-backoff", EnvMaxRetryBackoff, DefaultMaxRetryBackoff, "longest wait between attempts")
+	s.NonEmpty(&c.Worker.Image, "worker-image", EnvWorkerImage, DefaultWorkerImage, "image of the worker Pods")
+	s.Func("worker-pull-policy", EnvWorkerPullPolicy, string(DefaultWorkerPullPolicy), "worker image pull policy (Always, IfNotPresent, Never)", func(v string) error {
+		switch corev1.PullPolicy(v) {
+		case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+			c.Worker.PullPolicy = corev1.PullPolicy(v)
+			return nil
+		}
+		return errors.New("must be one of Always, IfNotPresent, Never")
+	})
+	s.String(&c.Worker.ServiceAccount, "worker-service-account", EnvWorkerServiceAccount, "", "service account of the worker Pods (its token is never mounted)")
+	s.List(&c.Worker.PlainHTTPRegistries, "plain-http-registries", EnvPlainHTTPRegistries, "OCI registries (host[:port]) that workers (for oci:// models) and trainers reach over plain HTTP, e.g. an in-cluster registry without TLS")
+	s.String(&c.Worker.TrainerServiceAccount, "trainer-service-account", EnvTrainerServiceAccount, DefaultTrainerServiceAccount, "the account trainer Pods run as; it must exist in the run's namespace (docs/training.md)")
+	c.Worker.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
+	for _, r := range []struct {
+		flag, env, def string
+		list           corev1.ResourceList
+		name           corev1.ResourceName
+	}{
+		{"worker-cpu-request", EnvWorkerCPURequest, DefaultWorkerCPURequest, c.Worker.Resources.Requests, corev1.ResourceCPU},
+		{"worker-cpu-limit", EnvWorkerCPULimit, DefaultWorkerCPULimit, c.Worker.Resources.Limits, corev1.ResourceCPU},
+		{"worker-memory-request", EnvWorkerMemoryRequest, DefaultWorkerMemoryRequest, c.Worker.Resources.Requests, corev1.ResourceMemory},
+		{"worker-memory-limit", EnvWorkerMemoryLimit, DefaultWorkerMemoryLimit, c.Worker.Resources.Limits, corev1.ResourceMemory},
+	} {
+		s.Func(r.flag, r.env, r.def, "worker container "+strings.ReplaceAll(r.flag[len("worker-"):], "-", " "), func(v string) error {
+			q, err := resource.ParseQuantity(v)
+			if err != nil || q.Sign() <= 0 {
+				return errors.New("must be a positive Kubernetes quantity such as 500m or 1Gi")
+			}
+			r.list[r.name] = q
+			return nil
+		})
 	}
-	for _, pair := range [][2]corev1.ResourceName{{corev1.ResourceCPU, corev1.ResourceCPU}, {corev1.ResourceMemory, corev1.ResourceMemory}} {
-		req, lim := c.Worker.Resources.Requests[pair[0]], c.Worker.Resources.Limits[pair[1]]
+	s.AbsPaths(&c.Volumes.HostPaths, "allowed-host-paths", EnvAllowedHostPaths, "path prefixes a job's hostPath volume may name (see Volumes below)")
+	s.List(&c.Volumes.NFSServers, "allowed-nfs-servers", EnvAllowedNFSServers, "NFS servers a job's nfs volume may name; * allows any")
+	s.NonEmpty(&c.Namespace, "namespace", EnvNamespace, DefaultNamespace, "the operator's own namespace, the only one whose VmafxNodes count")
+	s.Fraction(&c.UnhealthyThreshold, "unhealthy-threshold", EnvUnhealthyThreshold, DefaultUnhealthyThreshold, "share of stale VmafxNodes at which the operator stops moving jobs")
+	s.DurationOrZero(&c.PendingDeadline, "pending-deadline", EnvPendingDeadline, 0, "default of spec.pendingDeadlineSeconds; 0: none")
+	s.Duration(&c.PodStartTimeout, "pod-start-timeout", EnvPodStartTimeout, DefaultPodStartTimeout, "how long a bound worker Pod may take to start its container")
+	s.Duration(&c.TerminatingTimeout, "terminating-timeout", EnvTerminatingTimeout, DefaultTerminatingTimeout, "how long a deleted worker Pod may stay Terminating before the attempt counts as lost")
+	s.Func("ttl-after-finished", EnvTTLAfterFinished, DefaultTTLAfterFinished.String(), "default of spec.ttlSecondsAfterFinished: a duration, 0 (at once) or never", func(v string) error {
+		if v == "never" {
+			c.TTLAfterFinished = -1
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return errors.New("must be never, 0 (at once) or a positive duration such as 24h")
+		}
+		c.TTLAfterFinished = d
+		return nil
+	})
+	s.Int(&c.MaxConcurrentReconciles, "max-concurrent-reconciles", EnvMaxConcurrentReconciles, DefaultMaxConcurrentReconciles, 1, 1000, "jobs reconciled in parallel")
+	s.Func("kube-api-qps", EnvKubeAPIQPS, strconv.Itoa(DefaultKubeAPIQPS), "client-side rate limit: requests per second to the API server", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100000 {
+			return errors.New("must be a whole number from 1 to 100000")
+		}
+		c.KubeAPIQPS = float32(n)
+		return nil
+	})
+	s.Int(&c.KubeAPIBurst, "kube-api-burst", EnvKubeAPIBurst, DefaultKubeAPIBurst, 1, 100000, "burst of requests to the API server")
+	return s
+}
+
+// Load reads the configuration from the environment alone (os.LookupEnv in the binary);
+// every invalid variable is reported together.
+func Load(lookup Lookup) (*Config, error) { return Parse(nil, lookup, io.Discard) }
+
+// Parse reads the command line and the environment: a flag wins over its variable. It
+// returns cli.ErrHelp after writing --help to help.
+func Parse(args []string, lookup Lookup, help io.Writer) (*Config, error) {
+	c := &Config{}
+	if err := Flags(c).Parse(args, lookup, help); err != nil {
+		return nil, err
+	}
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		req, lim := c.Worker.Resources.Requests[r], c.Worker.Resources.Limits[r]
 		if req.Cmp(lim) > 0 {
-			p.fail("VMAFX_OPERATOR_WORKER_%s_REQUEST %s exceeds its limit %s", strings.ToUpper(string(pair[0])), req.String(), lim.String())
+			fail("VMAFX_OPERATOR_WORKER_%s_REQUEST (--worker-%s-request) %s exceeds its limit %s", strings.ToUpper(string(r)), r, req.String(), lim.String())
 		}
 	}
 	if c.MaxRetryBackoff < c.RetryBackoff {
-		p.fail("%s (%s) is shorter than %s (%s)", EnvMaxRetryBackoff, c.MaxRetryBackoff, EnvRetryBackoff, c.RetryBackoff)
+		fail("%s (%s) is shorter than %s (%s)", EnvMaxRetryBackoff, c.MaxRetryBackoff, EnvRetryBackoff, c.RetryBackoff)
 	}
 	if c.WebhookPort != 0 {
 		// CRD validation (OpenAPI and CEL) refuses bad objects without a webhook; a
 		// webhook server would only add a TLS certificate to manage.
-		p.fail("%s=%d: admission webhooks are not built into this release (the CRDs validate every field); leave it 0", EnvWebhookPort, c.WebhookPort)
+		fail("%s=%d (--webhook-port): admission webhooks are not built into this release (the CRDs validate every field); leave it 0", EnvWebhookPort, c.WebhookPort)
 	}
-	if c.Worker.Image == "" {
-		p.fail("%s must not be empty", EnvWorkerImage)
-	}
-	if c.Namespace == "" {
-		p.fail("%s must not be empty", EnvNamespace)
-	}
-	if err := errors.Join(p.errs...); err != nil {
-		return nil, fmt.Errorf("invalid operator configuration: %w", err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("invalid vmafx-operator configuration: %w", err)
 	}
 	return c, nil
-}
-
-// parser collects every invalid variable instead of stopping at the first.
-type parser struct {
-	lookup Lookup
-	errs   []error
-}
-
-func (p *parser) fail(format string, args ...any) {
-	p.errs = append(p.errs, fmt.Errorf(format, args...))
-}
-
-func (p *parser) str(name, def string) string {
-	if v, ok := p.lookup(name); ok {
-		return strings.TrimSpace(v)
-	}
-	return def
-}
-
-func (p *parser) oneOf(name, def string, allowed ...string) string {
-	v := p.str(name, def)
-	for _, a := range allowed {
-		if v == a {
-			return v
-		}
-	}
-	p.fail("%s=%q: must be one of %s", name, v, strings.Join(allowed, ", "))
-	return def
-}
-
-func (p *parser) boolean(name string, def bool) bool {
-	v, ok := p.lookup(name)
-	if !ok {
-		return def
-	}
-	b, err := strconv.ParseBool(strings.TrimSpace(v))
-	if err != nil {
-		p.fail("%s=%q: must be true or false", name, v)
-		return def
-	}
-	return b
-}
-
-func (p *parser) integer(name string, def, lo, hi int) int {
-	v, ok := p.lookup(name)
-	if !ok {
-		return def
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < lo || n > hi {
-		p.fail("%s=%q: must be a whole number from %d to %d", name, v, lo, hi)
-		return def
-	}
-	return n
-}
-
-func (p *parser) duration(name string, def time.Duration) time.Duration {
-	v, ok := p.lookup(name)
-	if !ok {
-		return def
-	}
-	d, err := time.ParseDuration(strings.TrimSpace(v))
-	if err != nil || d <= 0 {
-		p.fail("%s=%q: must be a positive duration such as 30s or 2m", name, v)
-		return def
-	}
-	return d
-}
-
-// durationOrZero is duration that also accepts 0 (off).
-func (p *parser) durationOrZero(name string, def time.Duration) time.Duration {
-	v, ok := p.lookup(name)
-	if !ok {
-		return def
-	}
-	d, err := time.ParseDuration(strings.TrimSpace(v))
-	if err != nil || d < 0 {
-		p.fail("%s=%q: must be 0 (off) or a positive duration such as 30s or 2m", name, v)
-		return def
-	}
-	return d
-}
-
-// ttl is durationOrZero that also accepts "never" (returned as -1).
-func (p *parser) ttl(name string, def time.Duration) time.Duration {
-	v, ok := p.lookup(name)
-	switch {
-	case !ok:
-		return def
-	case strings.TrimSpace(v) == "never":
-		return -1
-	}
-	d, err := time.ParseDuration(strings.TrimSpace(v))
-	if err != nil || d < 0 {
-		p.fail("%s=%q: must be never, 0 (at once) or a positive duration such as 24h", name, v)
-		return def
-	}
-	return d
-}
-
-func (p *parser) fraction(name string, def float64) float64 {
-	v, ok := p.lookup(name)
-	if !ok {
-		return def
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || f <= 0 || f > 1 {
-		p.fail("%s=%q: must be a number above 0 and at most 1, such as 0.55", name, v)
-		return def
-	}
-	return f
-}
-
-// list reads a comma-separated list; empty items are dropped.
-func (p *parser) list(name string) []string {
-	var out []string
-	for _, item := range strings.Split(p.str(name, ""), ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
-}
-
-// absPaths reads a comma-separated list of absolute paths, cleaned.
-func (p *parser) absPaths(name string) []string {
-	var out []string
-	for _, item := range p.list(name) {
-		if !path.IsAbs(item) {
-			p.fail("%s: %q is not an absolute path", name, item)
-			continue
-		}
-		out = append(out, path.Clean(item))
-	}
-	return out
-}
-
-// addr accepts host:port, :port, or "0" (disabled) where allowed.
-func (p *parser) addr(name, def string, mayDisable bool) string {
-	v := p.str(name, def)
-	if v == "0" && mayDisable {
-		return v
-	}
-	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
-		hint := "host:port or :port"
-		if mayDisable {
-			hint += ", or 0 to disable"
-		}
-		p.fail("%s=%q: must be %s", name, v, hint)
-		return def
-	}
-	return v
-}
-
-func (p *parser) quantity(name, def string) resource.Quantity {
-	v := p.str(name, def)
-	q, err := resource.ParseQuantity(v)
-	if err != nil || q.Sign() <= 0 {
-		p.fail("%s=%q: must be a positive Kubernetes quantity such as 500m or 1Gi", name, v)
-		return resource.MustParse(def)
-	}
-	return q
 }

@@ -6,15 +6,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmafx/vmafx/internal/testutil"
 )
 
-func env(kv ...string) Lookup {
-	m := map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
-}
+var env = testutil.Env
 
 func TestLoadDefaults(t *testing.T) {
 	c, err := Load(env())

@@ -497,9 +497,12 @@ func (r *Reconciler) backoff(failed int32) time.Duration {
 	return min(d, r.MaxRetryBackoff)
 }
 
+// backoffLimit is spec.backoffLimit, which the API server always sets (the CRD's
+// +kubebuilder:default is the one place its default is written); a job it has not
+// defaulted gets no retry rather than a second copy of the default.
 func backoffLimit(job *vmafxv1.VmafxJob) int32 {
 	if job.Spec.BackoffLimit == nil {
-		return 2
+		return 0
 	}
 	return *job.Spec.BackoffLimit
 }

@@ -31,10 +31,7 @@ const (
 // buildPod returns the worker Pod for attempt n of job.
 func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod {
 	spec := job.Spec
-	backend := spec.Backend
-	if backend == "" {
-		backend = vmafxv1.BackendAuto
-	}
+	backend := spec.Backend // defaulted by the API server (the CRD's +kubebuilder:default)
 	resources := *w.Resources.DeepCopy()
 	if resources.Limits == nil {
 		resources.Limits = corev1.ResourceList{}

@@ -1,0 +1,290 @@
+// Package cli is the one configuration style of the VMAFX binaries: every setting is a
+// flag with an environment variable twin (a flag given on the command line wins, then
+// the variable, then the default), parsed with pflag, validated at start with every
+// error reported at once and each naming both the flag and the variable, and `--help`
+// printed in the same shape by every binary. The option list also feeds the generated
+// configuration reference (docs/configuration.md).
+package cli
+
+import (
+	"errors"
+	goflag "flag"
+	"fmt"
+	"io"
+	"net"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Lookup returns an environment variable and whether it is set (os.LookupEnv).
+type Lookup func(name string) (string, bool)
+
+// Option is one setting as the reference documents it.
+type Option struct {
+	Flag, Env, Default, Usage string
+}
+
+type option struct {
+	Option
+	raw   rawValue
+	parse func(string) error
+}
+
+// Set is one binary's settings.
+type Set struct {
+	name, summary string
+	fs            *pflag.FlagSet
+	opts          []*option
+}
+
+// New starts the settings of the binary name; summary is the first paragraph of --help.
+func New(name, summary string) *Set {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	s := &Set{name: name, summary: summary, fs: fs}
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	return s
+}
+
+// Options lists the settings in the order they were added.
+func (s *Set) Options() []Option {
+	out := make([]Option, len(s.opts))
+	for i, o := range s.opts {
+		out[i] = o.Option
+	}
+	return out
+}
+
+// Func adds a setting read by parse, which stores the value and returns an error that
+// says what a valid value is (the flag, variable and value are added to it).
+func (s *Set) Func(flag, env, def, usage string, parse func(string) error) {
+	s.typed("string", flag, env, def, usage, parse)
+}
+
+// typed is Func with the value's type name for --help.
+func (s *Set) typed(typ, flag, env, def, usage string, parse func(string) error) *pflag.Flag {
+	o := &option{Option: Option{Flag: flag, Env: env, Default: def, Usage: usage}, raw: rawValue{typ: typ}, parse: parse}
+	s.opts = append(s.opts, o)
+	s.fs.Var(&o.raw, flag, usage+" (env "+env+")")
+	f := s.fs.Lookup(flag)
+	f.DefValue = def
+	return f
+}
+
+// AddGoFlagSet adds flags of libraries that register on the standard library's flag
+// package (klog's -v and friends); they have no environment twins.
+func (s *Set) AddGoFlagSet(fs *goflag.FlagSet) { s.fs.AddGoFlagSet(fs) }
+
+// ErrHelp is what Parse returns for -h or --help, after writing the usage.
+var ErrHelp = pflag.ErrHelp
+
+// Parse reads args (without the program name) and the environment through lookup, and
+// calls every setting's parse with its value. It returns every invalid setting at once,
+// or ErrHelp after writing the usage to help.
+func (s *Set) Parse(args []string, lookup Lookup, help io.Writer) error {
+	if err := s.fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			s.PrintUsage(help)
+			return ErrHelp
+		}
+		return fmt.Errorf("%s: %w (see --help)", s.name, err)
+	}
+	if rest := s.fs.Args(); len(rest) > 0 {
+		return fmt.Errorf("%s: unexpected arguments %q (see --help)", s.name, rest)
+	}
+	var errs []error
+	for _, o := range s.opts {
+		v, from := o.Default, ""
+		if s.fs.Changed(o.Flag) {
+			v, from = o.raw.v, "--"+o.Flag+" (or "+o.Env+")"
+		} else if e, ok := lookup(o.Env); ok {
+			v, from = strings.TrimSpace(e), o.Env+" (or --"+o.Flag+")"
+		}
+		if err := o.parse(v); err != nil {
+			if from == "" {
+				from = "the default of --" + o.Flag
+			}
+			errs = append(errs, fmt.Errorf("%s=%q: %w", from, v, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("invalid %s configuration: %w", s.name, err)
+	}
+	return nil
+}
+
+// PrintUsage writes --help: the summary, then every flag with its variable and default.
+func (s *Set) PrintUsage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s [flags]\n\n%s\n\n", s.name, s.summary)
+	fmt.Fprintf(w, "Every flag can also be set by the environment variable named beside it;\na flag on the command line wins over the variable.\n\nFlags:\n")
+	fmt.Fprint(w, s.fs.FlagUsages())
+}
+
+// rawValue keeps a flag's text; parsing waits until Parse knows which source wins.
+type rawValue struct{ v, typ string }
+
+func (r *rawValue) String() string     { return r.v }
+func (r *rawValue) Set(v string) error { r.v = strings.TrimSpace(v); return nil }
+func (r *rawValue) Type() string       { return r.typ }
+
+// String adds a setting taken as it is.
+func (s *Set) String(p *string, flag, env, def, usage string) {
+	s.Func(flag, env, def, usage, func(v string) error { *p = v; return nil })
+}
+
+// NonEmpty adds a string setting that must not be empty.
+func (s *Set) NonEmpty(p *string, flag, env, def, usage string) {
+	s.Func(flag, env, def, usage, func(v string) error {
+		if v == "" {
+			return errors.New("must not be empty")
+		}
+		*p = v
+		return nil
+	})
+}
+
+// OneOf adds a string setting limited to allowed.
+func (s *Set) OneOf(p *string, flag, env, def, usage string, allowed ...string) {
+	s.Func(flag, env, def, usage+" ("+strings.Join(allowed, ", ")+")", func(v string) error {
+		for _, a := range allowed {
+			if v == a {
+				*p = v
+				return nil
+			}
+		}
+		return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
+	})
+}
+
+// Bool adds a true/false setting.
+func (s *Set) Bool(p *bool, flag, env string, def bool, usage string) {
+	f := s.typed("bool", flag, env, strconv.FormatBool(def), usage, func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("must be true or false")
+		}
+		*p = b
+		return nil
+	})
+	f.NoOptDefVal = "true" // --leader-election alone turns it on
+}
+
+// Int adds a whole number from lo to hi.
+func (s *Set) Int(p *int, flag, env string, def, lo, hi int, usage string) {
+	s.typed("int", flag, env, strconv.Itoa(def), usage, func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("must be a whole number from %d to %d", lo, hi)
+		}
+		*p = n
+		return nil
+	})
+}
+
+// Duration adds a positive duration.
+func (s *Set) Duration(p *time.Duration, flag, env string, def time.Duration, usage string) {
+	s.typed("duration", flag, env, def.String(), usage, func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return errors.New("must be a positive duration such as 30s or 2m")
+		}
+		*p = d
+		return nil
+	})
+}
+
+// DurationOrZero adds a duration where 0 means off.
+func (s *Set) DurationOrZero(p *time.Duration, flag, env string, def time.Duration, usage string) {
+	s.typed("duration", flag, env, def.String(), usage, func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return errors.New("must be 0 (off) or a positive duration such as 30s or 2m")
+		}
+		*p = d
+		return nil
+	})
+}
+
+// Fraction adds a number above 0 and at most 1.
+func (s *Set) Fraction(p *float64, flag, env string, def float64, usage string) {
+	s.typed("float", flag, env, strconv.FormatFloat(def, 'g', -1, 64), usage, func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || f > 1 {
+			return errors.New("must be a number above 0 and at most 1, such as 0.55")
+		}
+		*p = f
+		return nil
+	})
+}
+
+// List adds a comma-separated list; empty items are dropped.
+func (s *Set) List(p *[]string, flag, env, usage string) {
+	s.typed("strings", flag, env, "", usage+" (comma-separated)", func(v string) error {
+		*p = SplitList(v)
+		return nil
+	})
+}
+
+// AbsPaths adds a comma-separated list of absolute paths, cleaned.
+func (s *Set) AbsPaths(p *[]string, flag, env, usage string) {
+	s.typed("strings", flag, env, "", usage+" (comma-separated absolute paths)", func(v string) error {
+		var out []string
+		for _, item := range SplitList(v) {
+			if !path.IsAbs(item) {
+				return fmt.Errorf("%q is not an absolute path", item)
+			}
+			out = append(out, path.Clean(item))
+		}
+		*p = out
+		return nil
+	})
+}
+
+// Addr adds a listen address, host:port or :port; with mayDisable, "0" turns it off.
+func (s *Set) Addr(p *string, flag, env, def string, mayDisable bool, usage string) {
+	hint := "host:port or :port"
+	if mayDisable {
+		hint += ", or 0 to disable"
+	}
+	s.Func(flag, env, def, usage+" ("+hint+")", func(v string) error {
+		if v == "0" && mayDisable {
+			*p = v
+			return nil
+		}
+		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+			return errors.New("must be " + hint)
+		}
+		*p = v
+		return nil
+	})
+}
+
+// SplitList splits a comma-separated list and drops empty items.
+func SplitList(v string) []string {
+	var out []string
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// MarkdownTable is the docs' table of opts: flag, variable, default and meaning.
+func MarkdownTable(opts []Option) string {
+	var b strings.Builder
+	b.WriteString("| Flag | Variable | Default | Meaning |\n|---|---|---|---|\n")
+	for _, o := range opts {
+		def := "`" + o.Default + "`"
+		if o.Default == "" {
+			def = "none"
+		}
+		fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s |\n", o.Flag, o.Env, def, strings.ReplaceAll(o.Usage, "|", `\|`))
+	}
+	return b.String()
+}
