@@ -33,12 +33,13 @@ GOLANGCI_LINT         := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
 ##@ Development
 .PHONY: generate
-generate: deps ## Generate deepcopy code, CRDs (manifests/crd), RBAC (manifests/rbac), the kustomize install rendered from the chart (manifests/default, manifests/overlays/local) and docs/api-reference.md from the markers; SPIR-V from the shaders; the kernel's assembly.
+generate: deps ## Generate deepcopy code, CRDs (manifests/crd), RBAC (manifests/rbac), the chart's values.schema.json and docs/values-reference.md from its values.yaml, the kustomize install rendered from the chart (manifests/default, manifests/overlays/local) and docs/api-reference.md from the markers; SPIR-V from the shaders; the kernel's assembly.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./scheduler-plugin/apis/...
 	$(CONTROLLER_GEN) crd paths=./apis/... output:crd:artifacts:config=manifests/crd
 	hack/generate-kustomization.sh manifests/crd "make generate (controller-gen crd)"
 	hack/generate-rbac.sh
 	hack/generate-helm.sh
+	$(GO) run ./hack/values-schema
 	$(GO) run ./hack/render-manifests
 	$(GO) run ./hack/apiref manifests/crd docs/api-reference.md
 	$(GO) run ./hack/namesref apis/vmafx/v1 docs/reference.md

@@ -8,14 +8,18 @@ trap 'rm -rf "$tmp"' EXIT
 git ls-files -co --exclude-standard -z | xargs -0 tar -cf - | tar -xf - -C "$tmp"
 make -C "$tmp" --no-print-directory generate >/dev/null
 # Generated paths: deepcopy next to the API types, everything under manifests that
-# controller-gen writes, the install rendered from the chart (hack/render-manifests), the API reference page made from the CRDs (hack/apiref), and the
-# worker's SPIR-V (hack/generate-spirv.sh). One list, one find expression per use.
+# controller-gen writes, the chart's values schema and the values reference made from its
+# values.yaml (hack/values-schema), the install rendered from the chart
+# (hack/render-manifests), the API reference page made from the CRDs (hack/apiref), the
+# names reference made from apis/vmafx/v1 (hack/namesref), and the worker's SPIR-V
+# (hack/generate-spirv.sh). One list, one find expression per use.
 generated=(
   -name 'zz_generated*'
   -o -path './manifests/crd/vmafx.dev_*.yaml' -o -path './manifests/crd/kustomization.yaml'
   -o -path './manifests/rbac/*.yaml'
   -o -path './manifests/helm/vmafx/crds/*' -o -path './manifests/helm/vmafx/files/rbac/*'
   -o -path './manifests/default/*' -o -path './manifests/overlays/local/*'
+  -o -path './manifests/helm/vmafx/values.schema.json' -o -path './docs/values-reference.md'
   -o -path './docs/api-reference.md' -o -path './docs/reference.md'
   -o -path './worker/*.spv'
 )

@@ -389,13 +389,3 @@ func TestKubeVersion(t *testing.T) {
 		})
 	}
 }
-
-// keys returns the sorted keys of a set, for diffs.
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
