@@ -36,6 +36,9 @@ type output struct {
 
 	u      *url.URL
 	stores *fetch.Stores
+
+	// part writes a chunk's part, the partFormat.
+	part func(io.Writer, *vmaf.Result) error
 }
 
 // openOutput prepares the output at uri, in format.
@@ -72,7 +75,9 @@ func openOutput(uri, format string, stores *fetch.Stores) (*output, error) {
 func (o *output) write(w io.Writer, res *vmaf.Result) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var err error
-	if o.format == "csv" {
+	if o.format == partFormat {
+		err = o.part(bw, res)
+	} else if o.format == "csv" {
 		err = writeCSV(bw, res)
 	} else {
 		err = res.WriteJSON(bw)
@@ -115,8 +120,11 @@ func (o *output) commitObject(ctx context.Context, res *vmaf.Result) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	contentType := "application/json"
-	if o.format == "csv" {
+	switch o.format {
+	case "csv":
 		contentType = "text/csv"
+	case partFormat:
+		contentType = "application/octet-stream"
 	}
 	w, err := o.stores.Create(ctx, o.u, contentType)
 	if err != nil {

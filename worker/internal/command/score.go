@@ -36,6 +36,9 @@ type scorer struct {
 	start          time.Time
 	prov           report.Provenance
 
+	// probed is the frame count a --probe found.
+	probed int
+
 	// What the result says beside the score.
 	scaledFrom string
 	interlaced []string
@@ -61,7 +64,13 @@ func (s *scorer) run(ctx context.Context) (code int) {
 			code = s.fail(fmt.Errorf("internal error: panic: %v", p))
 		}
 	}()
-	res, err := s.score(ctx)
+	var res *vmaf.Result
+	var err error
+	if s.cfg.mergeParts > 0 {
+		res, err = s.merge(ctx)
+	} else {
+		res, err = s.score(ctx)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			// Whatever broke because of the cancellation, the cancellation is the reason.
@@ -72,6 +81,9 @@ func (s *scorer) run(ctx context.Context) (code int) {
 			err = fmt.Errorf("%s: %w", msg, ctx.Err())
 		}
 		return s.fail(err)
+	}
+	if s.cfg.probe {
+		return s.succeedProbe(s.probed)
 	}
 	return s.succeed(res)
 }
@@ -103,7 +115,14 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	defer stores.Close()
 
 	var out *output
-	if cfg.output != "" {
+	if cfg.chunk != nil {
+		// A chunk writes a part for the merge, not the output.
+		if out, err = openOutput(cfg.chunkPart, partFormat, stores); err != nil {
+			return nil, err
+		}
+		out.part = s.writePart
+		defer out.abort()
+	} else if cfg.output != "" && !cfg.probe {
 		if out, err = openOutput(cfg.output, cfg.outputFormat, stores); err != nil {
 			return nil, err
 		}
@@ -172,6 +191,15 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		}
 		refSrc, distSrc = pairShortest(refSrc, distSrc)
 	}
+	if cfg.probe {
+		exact := ref.FramesExact && dist.FramesExact && ref.Frames >= 0 && dist.Frames >= 0
+		s.probed, err = s.countFrames(exact, ref.Frames, dist.Frames, refSrc, distSrc)
+		return nil, err
+	}
+	start, count := cfg.start, cfg.count
+	if cfg.chunk != nil {
+		start, count, _, _ = cfg.window(cfg.start)
+	}
 	counter := &countingSource{FrameSource: distSrc}
 	if s.tty {
 		total := dist.Frames
@@ -188,7 +216,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		defer stop() // also on a panic, so the terminal line is cleaned up
 	}
 	res, err := b.Score(ctx, refSrc, counter, vmaf.Options{
-		LoadedModel: model, Threads: threads, Start: cfg.start, Count: cfg.count, Subsample: cfg.subsample,
+		LoadedModel: model, Threads: threads, Start: start, Count: count, Subsample: cfg.subsample,
 		Features: cfg.features,
 	})
 	if errors.Is(err, vmaf.ErrFrameCountMismatch) && !cfg.align {
@@ -196,6 +224,17 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if cfg.chunk != nil {
+		if err := s.trimChunk(res); err != nil {
+			return nil, err
+		}
+		// The part is the chunk's whole product: failing to write it fails the chunk.
+		if err := out.commit(ctx, res); err != nil {
+			return nil, err
+		}
+		s.log.Info("Wrote the chunk's part", "part", out.name, "start", cfg.chunk.Start, "count", cfg.chunk.Count)
+		return res, nil
 	}
 	if out != nil {
 		// The score is made: a failure to write the frames is reported
