@@ -133,6 +133,7 @@ type PixelFormat string
 // +kubebuilder:validation:XValidation:rule="!has(self.subjectiveScore) || (has(self.output) && (!has(self.outputFormat) || self.outputFormat == 'json'))",message="subjectiveScore needs a JSON spec.output: its per-frame features are what a training run learns from",fieldPath=".subjectiveScore"
 // +kubebuilder:validation:XValidation:rule="!has(self.width) || !(self.pixelFormat.startsWith('yuv420') || self.pixelFormat.startsWith('yuv422')) || self.width % 2 == 0",message="width must be even for 4:2:0 and 4:2:2 pixel formats",fieldPath=".width"
 // +kubebuilder:validation:XValidation:rule="!has(self.height) || !self.pixelFormat.startsWith('yuv420') || self.height % 2 == 0",message="height must be even for 4:2:0 pixel formats",fieldPath=".height"
+// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism == 1 || has(self.output)",message="parallelism above 1 needs spec.output: each chunk writes its per-frame scores beside it, and a last worker Pod merges them into it",fieldPath=".parallelism"
 type VmafxJobSpec struct {
 	// reference is the URI of the pristine video.
 	// +required

@@ -75,11 +75,12 @@ func openOutput(uri, format string, stores *fetch.Stores) (*output, error) {
 func (o *output) write(w io.Writer, res *vmaf.Result) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var err error
-	if o.format == partFormat {
+	switch o.format {
+	case partFormat:
 		err = o.part(bw, res)
-	} else if o.format == "csv" {
+	case "csv":
 		err = writeCSV(bw, res)
-	} else {
+	default:
 		err = res.WriteJSON(bw)
 	}
 	if err == nil {
