@@ -97,6 +97,21 @@ func (m chunkMode) window(offset int) (start, count, lead, trail int) {
 	return offset + c.Start - lead, c.Count + lead + trail, lead, trail
 }
 
+// chunkSkips is how many leading frames each input skips, and the Start, Count and
+// FirstIndex of the scoring: the alignment's starts, and for a chunk the frames before its
+// window, which each input skips on its own (an encoded one by seeking), so the scoring
+// starts at the window's first frame and counts from it.
+func (c *scoreConfig) chunkSkips() (refSkip, distSkip, start, count, first int) {
+	if c.align {
+		refSkip, distSkip = c.refStart, c.distStart
+	}
+	if c.chunk == nil {
+		return refSkip, distSkip, c.start, c.count, 0
+	}
+	first, count, _, _ = c.window(c.start)
+	return refSkip + first, distSkip + first, 0, count, first
+}
+
 // trimChunk drops the context frames of a chunk's result; inputs shorter than the probe
 // found fail the chunk.
 func (s *scorer) trimChunk(res *vmaf.Result) error {

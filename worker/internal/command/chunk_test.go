@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,8 +17,9 @@ import (
 )
 
 // splitRun scores args as the operator runs a job of the given parallelism: a probe,
-// one chunk per planned range, a merge into output. It returns the merge's result.
-func splitRun(t *testing.T, args []string, parallelism int, output string) *vmafxv1.WorkerResult {
+// one chunk per planned range, a merge into output. It returns the merge's result and
+// the last chunk's log.
+func splitRun(t *testing.T, args []string, parallelism int, output string) (*vmafxv1.WorkerResult, string) {
 	t.Helper()
 	ctx := context.Background()
 	probe := runWorker(t, ctx, nil, append(args, "--probe")...)
@@ -26,18 +28,20 @@ func splitRun(t *testing.T, args []string, parallelism int, output string) *vmaf
 	}
 	frames := probe.result(t).Frames
 	plan := vmafxv1.PlanChunks(frames, parallelism)
+	var lastLog string
 	for i, c := range plan {
 		r := runWorker(t, ctx, nil, append(args, "--chunk", strconv.Itoa(c.Start)+":"+strconv.Itoa(c.Count),
 			"--total-frames", strconv.Itoa(frames), "--chunk-part", vmafxv1.ChunkPartURI(output, i))...)
 		if r.code != 0 {
 			t.Fatalf("chunk %d (%+v of %d): exit %d, stderr:\n%s", i, c, frames, r.code, r.stderr)
 		}
+		lastLog = r.stderr
 	}
 	merge := runWorker(t, ctx, nil, append(args, "--output", output, "--merge-parts", strconv.Itoa(len(plan)))...)
 	if merge.code != 0 {
 		t.Fatalf("merge: exit %d, stderr:\n%s", merge.code, merge.stderr)
 	}
-	return merge.result(t)
+	return merge.result(t), lastLog
 }
 
 // fpsLine is the one line of the JSON output that depends on the run's speed.
@@ -54,15 +58,23 @@ func TestSplitEqualsOneRun(t *testing.T) {
 		parallelism int
 		encoded     bool
 		wantFrames  int
+		// seeks is what the last chunk's log says of its seek, for encoded inputs.
+		seeks string
 	}{
 		{name: "raw in 3", args: rawArgs(refClip, distClip), parallelism: 3, wantFrames: frames},
 		{name: "raw, odd frame count, with features", args: rawArgs(refClip, distClip, "--frames", ":15", "--features", "psnr,ssim"), parallelism: 4, wantFrames: 15},
 		{name: "y4m in 2", args: []string{"score", "--reference", y4mRef, "--distorted", y4mDist}, parallelism: 2, wantFrames: frames},
 		{name: "more chunks than frames", args: rawArgs(refClip, distClip, "--frames", "3:5"), parallelism: 8, wantFrames: 5},
 		{name: "aligned", args: []string{"score", "--reference", y4mRef, "--distorted", y4mDist, "--reference-start", "2", "--distorted-start", "1"}, parallelism: 3, wantFrames: frames - 2},
-		{name: "h264 against ffv1", args: []string{"score", "--reference", encoded("ref_ffv1.mkv"), "--distorted", encoded("dist_h264.mp4")}, parallelism: 5, encoded: true, wantFrames: 24},
+		{name: "h264 against ffv1", args: []string{"score", "--reference", encoded("ref_ffv1.mkv"), "--distorted", encoded("dist_h264.mp4")}, parallelism: 5, encoded: true, wantFrames: 24,
+			// The last chunk reads from frame 19: the decoder seeks to the keyframe at 12
+			// and drops frames 12 to 18; the FFV1 reference (all keyframes) seeks too.
+			seeks: "referenceSeekedFrames=19 distortedSeekedFrames=19"},
 		{name: "vp9 webm, frames counted by decoding", args: []string{"score", "--reference", encoded("ref_ffv1.mkv"), "--distorted", encoded("dist_vp9.webm")}, parallelism: 3, encoded: true, wantFrames: 24},
-		{name: "hevc against raw", args: []string{"score", "--reference", fftest.Clip("p01_ref.yuv"), "--distorted", encoded("dist_hevc.mkv"), "--width", "176", "--height", "144"}, parallelism: 4, encoded: true, wantFrames: 24},
+		{name: "hevc against raw", args: []string{"score", "--reference", fftest.Clip("p01_ref.yuv"), "--distorted", encoded("dist_hevc.mkv"), "--width", "176", "--height", "144"}, parallelism: 4, encoded: true, wantFrames: 24,
+			seeks: "referenceSeekedFrames=0 distortedSeekedFrames=17"},
+		{name: "mpeg-ts, read from the start", args: []string{"score", "--reference", encoded("ref_ffv1.mkv"), "--distorted", encoded("dist_h264.ts")}, parallelism: 3, encoded: true, wantFrames: 24,
+			seeks: "referenceSeekedFrames=15 distortedSeekedFrames=0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,7 +89,10 @@ func TestSplitEqualsOneRun(t *testing.T) {
 			}
 			want := r.result(t)
 			split := "file://" + filepath.Join(dir, "split.json")
-			got := splitRun(t, tc.args, tc.parallelism, split)
+			got, lastLog := splitRun(t, tc.args, tc.parallelism, split)
+			if tc.seeks != "" && !strings.Contains(lastLog, tc.seeks) {
+				t.Errorf("the last chunk did not seek as %s; its log:\n%s", tc.seeks, lastLog)
+			}
 			if want.Frames != tc.wantFrames {
 				t.Fatalf("one run scored %d frames, want %d", want.Frames, tc.wantFrames)
 			}

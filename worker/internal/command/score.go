@@ -135,6 +135,10 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		Raw:   source.Raw{Width: cfg.raw.width, Height: cfg.raw.height, Format: cfg.raw.pixelFormat},
 		Tools: tools, ToolsErr: toolsErr, Deinterlace: cfg.deinterlace, Spool: cfg.spool,
 	}
+	// A chunk skips the frames before its window in each input: an encoded input seeks
+	// there, the others are read and dropped (see chunkSkips).
+	refSkip, distSkip, start, count, first := cfg.chunkSkips()
+	opts.SkipFrames = refSkip
 	ref, err := source.Open(ctx, mux, cfg.reference, opts)
 	if err != nil {
 		return nil, fmt.Errorf("reference: %w", err)
@@ -143,6 +147,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	// The distorted video is scaled to the reference's size.
 	ri := ref.Info()
 	opts.Width, opts.Height = ri.Width, ri.Height
+	opts.SkipFrames = distSkip
 	dist, err := source.Open(ctx, mux, cfg.distorted, opts)
 	if err != nil {
 		return nil, fmt.Errorf("distorted: %w", err)
@@ -168,7 +173,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		"backend", b.Name(), "requestedBackend", cfg.backend, "device", s.env(vmafxv1.EnvDevice), "accelerator", s.prov.Device,
 		"threads", threads, "start", cfg.start, "count", cfg.count, "subsample", cfg.subsample,
 		"align", cfg.align, "referenceStart", cfg.refStart, "distortedStart", cfg.distStart,
-		"kernel", vmaf.Version, "cpuPath", cpuPath())
+		"kernel", vmaf.Version, "cpuPath", cpuPath(), "referenceSeekedFrames", ref.Skipped, "distortedSeekedFrames", dist.Skipped)
 	if dist.ScaledFrom != "" {
 		s.log.Info("Scaling the distorted video to the reference's size (bicubic)", "from", dist.ScaledFrom, "to", fmt.Sprintf("%dx%d", ri.Width, ri.Height))
 	}
@@ -182,23 +187,19 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 
 	refCount, distCount := &counted{FrameSource: ref}, &counted{FrameSource: dist}
 	var refSrc, distSrc vmaf.FrameSource = refCount, distCount
+	if n := refSkip - ref.Skipped; n > 0 {
+		refSrc = &skipped{FrameSource: refSrc, n: n, flag: "--reference-start"}
+	}
+	if n := distSkip - dist.Skipped; n > 0 {
+		distSrc = &skipped{FrameSource: distSrc, n: n, flag: "--distorted-start"}
+	}
 	if cfg.align {
-		if cfg.refStart > 0 {
-			refSrc = &skipped{FrameSource: refSrc, n: cfg.refStart, flag: "--reference-start"}
-		}
-		if cfg.distStart > 0 {
-			distSrc = &skipped{FrameSource: distSrc, n: cfg.distStart, flag: "--distorted-start"}
-		}
 		refSrc, distSrc = pairShortest(refSrc, distSrc)
 	}
 	if cfg.probe {
 		exact := ref.FramesExact && dist.FramesExact && ref.Frames >= 0 && dist.Frames >= 0
 		s.probed, err = s.countFrames(exact, ref.Frames, dist.Frames, refSrc, distSrc)
 		return nil, err
-	}
-	start, count := cfg.start, cfg.count
-	if cfg.chunk != nil {
-		start, count, _, _ = cfg.window(cfg.start)
 	}
 	counter := &countingSource{FrameSource: distSrc}
 	if s.tty {
@@ -216,7 +217,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		defer stop() // also on a panic, so the terminal line is cleaned up
 	}
 	res, err := b.Score(ctx, refSrc, counter, vmaf.Options{
-		LoadedModel: model, Threads: threads, Start: start, Count: count, Subsample: cfg.subsample,
+		LoadedModel: model, Threads: threads, Start: start, Count: count, FirstIndex: first, Subsample: cfg.subsample,
 		Features: cfg.features,
 	})
 	if errors.Is(err, vmaf.ErrFrameCountMismatch) && !cfg.align {

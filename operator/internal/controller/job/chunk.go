@@ -322,6 +322,23 @@ func (r *Reconciler) runStep(ctx context.Context, c *chunkRun, st *step) (*obser
 	case podPending:
 		st.state = vmafxv1.ChunkPending
 		if o.bound {
+			left := o.since.Add(r.PodStartTimeout).Sub(c.now)
+			if left > 0 {
+				c.after(left + recheckMargin)
+				return nil, nil
+			}
+			// As for a single Pod: a Pod that does not start in time is deleted and its
+			// attempt fails with the kubelet's reason.
+			reason := o.reason
+			if reason == ReasonScheduled {
+				reason = ReasonStartTimeout
+			}
+			o.state, o.reason, o.ended = podFailed, reason, c.now
+			o.message = oneLine(fmt.Sprintf("worker Pod %s did not start within %s of being bound to node %s: %s", pod.Name, r.PodStartTimeout, o.node, o.message))
+			if err := r.deletePod(ctx, pod); err != nil {
+				return nil, err
+			}
+			r.stepFailed(c, st, pod, o)
 			return nil, nil
 		}
 		if c.unplaced == nil {
