@@ -124,7 +124,7 @@ func TestProbe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tc.want.Rate = decode.Rate{Num: 25, Den: 1}
+			tc.want.Rate, tc.want.ConstantRate = decode.Rate{Num: 25, Den: 1}, true
 			if diff := cmp.Diff(tc.want, *got, cmpIgnore); diff != "" {
 				t.Errorf("Probe (-want +got):\n%s", diff)
 			}
@@ -362,6 +362,17 @@ func TestCancelKillsFFmpeg(t *testing.T) {
 	stop() // as the fetch's context would end
 	if _, err := readAll(d); !errors.Is(err, context.Canceled) {
 		t.Errorf("after cancel: %v, want context.Canceled", err)
+	}
+}
+
+// TestSeekArgs: a seek is ffmpeg's input -ss, before the file it applies to.
+func TestSeekArgs(t *testing.T) {
+	got := strings.Join(decode.Args(decode.Input{Path: "/v/in.mp4", Index: -1, Seek: 0.62}, decode.Options{Format: vmaf.YUV420P}), " ")
+	if !strings.Contains(got, "-ss 0.620000 -nostdin -i file:/v/in.mp4") {
+		t.Errorf("args %q lack the seek before the input", got)
+	}
+	if got := strings.Join(decode.Args(decode.Input{Path: "/v/in.mp4", Index: -1}, decode.Options{Format: vmaf.YUV420P}), " "); strings.Contains(got, "-ss") {
+		t.Errorf("args %q seek without Seek", got)
 	}
 }
 

@@ -31,6 +31,11 @@ type Input struct {
 	// geometry, which ffmpeg cannot probe; Y4M says it is YUV4MPEG2.
 	Raw *vmaf.VideoInfo
 	Y4M bool
+	// Seek, when positive, starts decoding at this many seconds after the
+	// input's start (ffmpeg's input -ss: the demuxer seeks to the keyframe at
+	// or before it, and the frames before it are decoded and dropped). Only
+	// for a local file (Path).
+	Seek float64
 }
 
 // Options say what the decoder writes.
@@ -78,6 +83,9 @@ func Args(in Input, o Options) []string {
 		args = append(args, "-f", "yuv4mpegpipe")
 	}
 	if in.Path != "" {
+		if in.Seek > 0 {
+			args = append(args, "-ss", strconv.FormatFloat(in.Seek, 'f', 6, 64))
+		}
 		args = append(args, "-nostdin", "-i", "file:"+in.Path)
 	} else {
 		args = append(args, "-i", "pipe:0")

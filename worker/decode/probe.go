@@ -43,6 +43,14 @@ type Info struct {
 	// a declaration, not a count: edit lists and damage can change what
 	// decodes.
 	Frames int
+	// StartOffset is how many seconds after the container's start the video
+	// stream starts (an MPEG-TS whose audio starts first); Input.Seek counts
+	// from the container's start.
+	StartOffset float64
+	// ConstantRate is set when the stream's average frame rate is its base
+	// rate (r_frame_rate): frame k is then shown at StartOffset + k/Rate,
+	// which a seek by frame number relies on.
+	ConstantRate bool
 }
 
 // Rate is a frame rate as a fraction; the zero Rate is unknown.
@@ -93,6 +101,7 @@ type probeJSON struct {
 		RFrameRate  string `json:"r_frame_rate"`
 		AvgRate     string `json:"avg_frame_rate"`
 		NbFrames    string `json:"nb_frames"`
+		StartTime   string `json:"start_time"`
 		Disposition struct {
 			AttachedPic int `json:"attached_pic"`
 		} `json:"disposition"`
@@ -105,7 +114,8 @@ type probeJSON struct {
 		} `json:"side_data_list"`
 	} `json:"streams"`
 	Format struct {
-		Name string `json:"format_name"`
+		Name      string `json:"format_name"`
+		StartTime string `json:"start_time"`
 	} `json:"format"`
 }
 
@@ -170,8 +180,15 @@ func (j *probeJSON) info() (*Info, error) {
 		if in.Rate = ParseRate(s.AvgRate); !in.Rate.Known() {
 			in.Rate = ParseRate(s.RFrameRate)
 		}
+		base := ParseRate(s.RFrameRate)
+		in.ConstantRate = in.Rate.Known() && base.Known() && in.Rate.Equal(base)
 		if n, err := strconv.Atoi(s.NbFrames); err == nil && n > 0 {
 			in.Frames = n
+		}
+		stream, errS := strconv.ParseFloat(s.StartTime, 64)
+		format, errF := strconv.ParseFloat(j.Format.StartTime, 64)
+		if errS == nil && errF == nil && stream > format {
+			in.StartOffset = stream - format
 		}
 		rot := 0.0
 		if r, err := strconv.ParseFloat(s.Tags.Rotate, 64); err == nil {

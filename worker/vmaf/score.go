@@ -27,6 +27,10 @@ type Options struct {
 	// Start is the number of leading frames of both inputs to skip. The first
 	// scored frame has motion 0, as libvmaf's first frame does.
 	Start int
+	// FirstIndex is the index of the sources' first frame, for frames the
+	// caller skipped itself (a chunk whose decoder seeked): FrameScore.Index
+	// counts from it.
+	FirstIndex int
 	// Count limits the number of frames scored after Start; zero or less
 	// means all. With a limit, frames past it are neither read nor compared
 	// for a count mismatch.
@@ -131,7 +135,7 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	x := make([]float64, len(model.features))
 	for i := range res.Frames {
 		f := &res.Frames[i]
-		k := f.Index - max(opts.Start, 0)
+		k := f.Index - max(opts.Start, 0) - opts.FirstIndex
 		f.MotionSAD, f.Motion2, f.Motion3 = sads[k], m2[k], m3[k]
 		f.VMAF = model.predict(f, x)
 	}
@@ -272,7 +276,7 @@ func (p *pipeline) produce(free <-chan *slot, jobs chan<- *slot) {
 		}
 		s.idx, s.prev = idx, prev
 		s.full = idx%p.sub == 0
-		s.score = FrameScore{Index: idx + max(p.opts.Start, 0)}
+		s.score = FrameScore{Index: idx + max(p.opts.Start, 0) + p.opts.FirstIndex}
 		prev = s
 		jobs <- s
 	}

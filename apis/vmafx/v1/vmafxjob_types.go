@@ -133,6 +133,7 @@ type PixelFormat string
 // +kubebuilder:validation:XValidation:rule="!has(self.subjectiveScore) || (has(self.output) && (!has(self.outputFormat) || self.outputFormat == 'json'))",message="subjectiveScore needs a JSON spec.output: its per-frame features are what a training run learns from",fieldPath=".subjectiveScore"
 // +kubebuilder:validation:XValidation:rule="!has(self.width) || !(self.pixelFormat.startsWith('yuv420') || self.pixelFormat.startsWith('yuv422')) || self.width % 2 == 0",message="width must be even for 4:2:0 and 4:2:2 pixel formats",fieldPath=".width"
 // +kubebuilder:validation:XValidation:rule="!has(self.height) || !self.pixelFormat.startsWith('yuv420') || self.height % 2 == 0",message="height must be even for 4:2:0 pixel formats",fieldPath=".height"
+// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism == 1 || has(self.output)",message="parallelism above 1 needs spec.output: each chunk writes its per-frame scores beside it, and a last worker Pod merges them into it",fieldPath=".parallelism"
 type VmafxJobSpec struct {
 	// reference is the URI of the pristine video.
 	// +required
@@ -254,6 +255,20 @@ type VmafxJobSpec struct {
 	// +kubebuilder:default=2
 	// +optional
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+
+	// parallelism splits the job's frames into this many chunks of consecutive frames (1 to
+	// 256; 1, the default, scores everything in one worker Pod). Each chunk is scored by its
+	// own worker Pod, with its own slot, anywhere in the cluster; a failed chunk is retried
+	// alone (spec.backoffLimit counts per chunk). A short probe Pod first counts the frames,
+	// and a last Pod merges the chunks' per-frame scores, in order, into spec.output, which
+	// parallelism above 1 needs. The merged per-frame scores and pooled values equal a
+	// single Pod's to the last printed digit. With more chunks than frames, each frame is a
+	// chunk.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=256
+	// +kubebuilder:default=1
+	// +optional
+	Parallelism int32 `json:"parallelism,omitempty"`
 
 	// activeDeadlineSeconds bounds each attempt's run time, in seconds.
 	// +kubebuilder:validation:Minimum=1
@@ -419,11 +434,82 @@ type VmafxJobStatus struct {
 	// message says, for people, why the job is in its phase.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// chunks follows a job split by spec.parallelism: the probe, each chunk and the merge.
+	// Absent for a job scored by one Pod.
+	// +optional
+	Chunks *JobChunks `json:"chunks,omitempty"`
 	// conditions: Scheduled, Running, Complete, Failed, PodRefused, OutputWritten.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ChunkState is where one step of a chunked job is, as one letter, so that the states of
+// 256 chunks fit in one short string.
+type ChunkState byte
+
+// The states of a step of a chunked job (the probe, a chunk, the merge).
+const (
+	ChunkPending   ChunkState = 'P' // its worker Pod waits to be created, placed or started
+	ChunkRunning   ChunkState = 'R' // its worker runs
+	ChunkDone      ChunkState = 'D' // scored (or counted, or merged)
+	ChunkFailed    ChunkState = 'F' // the last attempt failed; retried after a backoff
+	ChunkLost      ChunkState = 'L' // the last attempt's Pod was lost; retried at once
+	ChunkNotYetRun ChunkState = '-' // waits for the probe
+)
+
+// ChunkStep is the probe's or the merge's progress in a chunked job.
+type ChunkStep struct {
+	// state is one letter: P pending, R running, D done, F failed (retried after a
+	// backoff), L lost (retried at once).
+	// +kubebuilder:validation:MaxLength=1
+	// +optional
+	State string `json:"state,omitempty"`
+	// attempts is the number of worker Pods created for this step.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// failed is the number of those attempts that failed (lost ones excluded).
+	// +optional
+	Failed int32 `json:"failed,omitempty"`
+}
+
+// JobChunks is the progress of a job split by spec.parallelism. It is compact, so that a
+// job of 256 chunks keeps a small status: one letter and two numbers per chunk.
+type JobChunks struct {
+	// frames is the number of frame pairs to score, as the probe counted them.
+	// +optional
+	Frames int32 `json:"frames,omitempty"`
+	// total is the number of chunks.
+	// +optional
+	Total int32 `json:"total,omitempty"`
+	// done is the number of chunks scored.
+	// +optional
+	Done int32 `json:"done,omitempty"`
+	// progress is done/total, e.g. "3/4", for kubectl get.
+	// +optional
+	Progress string `json:"progress,omitempty"`
+	// states has one letter per chunk, in frame order: P pending, R running, D done,
+	// F failed (retried after a backoff), L lost (retried at once).
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	States string `json:"states,omitempty"`
+	// attempts has, per chunk, the number of worker Pods created for it.
+	// +kubebuilder:validation:MaxItems=256
+	// +optional
+	Attempts []int32 `json:"attempts,omitempty"`
+	// failed has, per chunk, the number of its attempts that failed (lost ones excluded),
+	// which spec.backoffLimit bounds.
+	// +kubebuilder:validation:MaxItems=256
+	// +optional
+	Failed []int32 `json:"failed,omitempty"`
+	// probe is the step that counts the frames before the chunks are planned.
+	// +optional
+	Probe *ChunkStep `json:"probe,omitempty"`
+	// merge is the step that assembles the chunks' per-frame scores into spec.output and
+	// pools them.
+	// +optional
+	Merge *ChunkStep `json:"merge,omitempty"`
 }
 
 // VmafxJob scores one distorted video against its reference with VMAF, in a worker Pod
@@ -435,6 +521,7 @@ type VmafxJobStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Score",type=string,JSONPath=`.status.score`
 // +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.status.node`
+// +kubebuilder:printcolumn:name="Chunks",type=string,JSONPath=`.status.chunks.progress`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type VmafxJob struct {
 	metav1.TypeMeta   `json:",inline"`

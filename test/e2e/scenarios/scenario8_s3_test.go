@@ -162,6 +162,16 @@ func deployVersitygw(t *testing.T) string {
 	if out, err := cluster.CombinedOutput(); err != nil {
 		t.Fatalf("importing the versitygw image: %v\n%s", err, out)
 	}
+	// Another scenario's server may still be going, its namespace Terminating: applying
+	// into it would be refused.
+	eventually(t, 2*time.Minute, "namespace "+s3Namespace+" gone or live", func(ctx context.Context) error {
+		var ns corev1.Namespace
+		err := c.Get(ctx, types.NamespacedName{Name: s3Namespace}, &ns)
+		if err == nil && ns.DeletionTimestamp != nil {
+			return fmt.Errorf("namespace %s is terminating", s3Namespace)
+		}
+		return client.IgnoreNotFound(err)
+	})
 	manifest := filepath.Join("testdata", "versitygw.yaml")
 	kubectl(t, "apply", "-f", manifest)
 	t.Cleanup(func() {

@@ -45,6 +45,9 @@ func TestStatusRoundTrip(t *testing.T) {
 			Device: "NVIDIA H100 80GB HBM3, Vulkan 1.3.280, NVIDIA 570.86"},
 		Node: "node-a", PodName: "round-trip-1", Attempts: 3, FailedAttempts: 1, LostAttempts: 1,
 		StartTime: &stamp, CompletionTime: &stamp, Message: "scored 24 frames",
+		Chunks: &vmafxv1.JobChunks{Frames: 24, Total: 3, Done: 3, Progress: "3/3", States: "DDD",
+			Attempts: []int32{2, 3, 2}, Failed: []int32{1, 2, 1},
+			Probe: &vmafxv1.ChunkStep{State: "D", Attempts: 2, Failed: 1}, Merge: &vmafxv1.ChunkStep{State: "D", Attempts: 2, Failed: 1}},
 		Conditions: []metav1.Condition{condition(vmafxv1.JobComplete)},
 	}
 	node := validNode(ns, "node-a")
@@ -99,7 +102,7 @@ func TestStatusRoundTrip(t *testing.T) {
 		resource, name string
 		want           map[string]string
 	}{
-		{"vmafxjobs", "round-trip", map[string]string{"Phase": "Succeeded", "Score": "93.123456", "Node": "node-a"}},
+		{"vmafxjobs", "round-trip", map[string]string{"Phase": "Succeeded", "Score": "93.123456", "Node": "node-a", "Chunks": "3/3"}},
 		{"vmafxnodes", "node-a", map[string]string{"Vendor": "nvidia", "Healthy": "true", "Jobs": "3", "Device": "2x nvidia (10de:2684)"}},
 		{"vmafxmodeltrainings", "train", map[string]string{"Phase": "Running", "Samples": "1234", "ModelVersion": "train-v3"}},
 	}
@@ -128,7 +131,7 @@ func TestStatusRoundTrip(t *testing.T) {
 // sortedByColumnOrder is the column list of the architecture brief for each resource.
 func sortedByColumnOrder(resource string) []string {
 	return map[string][]string{
-		"vmafxjobs":           {"Phase", "Score", "Node", "Age"},
+		"vmafxjobs":           {"Phase", "Score", "Node", "Chunks", "Age"},
 		"vmafxnodes":          {"Vendor", "Healthy", "Jobs", "Device", "Age"},
 		"vmafxmodeltrainings": {"Phase", "Samples", "ModelVersion", "Age"},
 	}[resource]

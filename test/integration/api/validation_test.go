@@ -98,6 +98,17 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		{"height above 16384", job(func(s *vmafxv1.VmafxJobSpec) { s.Height = ptr.To[int32](20000) }), "spec.height"},
 		{"unknown pixel format", job(func(s *vmafxv1.VmafxJobSpec) { s.PixelFormat = "rgb24" }), "spec.pixelFormat"},
 		{"negative priority", job(func(s *vmafxv1.VmafxJobSpec) { s.Priority = -1 }), "spec.priority"},
+		{"parallelism without an output", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.Parallelism, s.Output, s.OutputFormat, s.SubjectiveScore = 2, nil, "", nil
+		}), "spec.parallelism"},
+		{"negative parallelism", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.Parallelism = -1
+			s.Output = ptr.To[vmafxv1.OutputURI]("s3://results/out.json")
+		}), "spec.parallelism"},
+		{"parallelism above 256", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.Parallelism = 257
+			s.Output = ptr.To[vmafxv1.OutputURI]("s3://results/out.json")
+		}), "spec.parallelism"},
 		{"priority above 1000", job(func(s *vmafxv1.VmafxJobSpec) { s.Priority = 5000 }), "spec.priority"},
 		{"backoffLimit above 10", job(func(s *vmafxv1.VmafxJobSpec) { s.BackoffLimit = ptr.To[int32](11) }), "spec.backoffLimit"},
 		{"zero activeDeadlineSeconds", job(func(s *vmafxv1.VmafxJobSpec) { s.ActiveDeadlineSeconds = ptr.To[int64](0) }), "spec.activeDeadlineSeconds"},

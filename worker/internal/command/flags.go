@@ -61,6 +61,9 @@ type scoreConfig struct {
 
 	// pushGateway, when set, receives the result's metrics under the job label pushJob.
 	pushGateway, pushJob string
+
+	// chunkMode: the steps of a job split into chunks (see chunk.go).
+	chunkMode
 }
 
 type rawFlags struct {
@@ -107,6 +110,12 @@ type scoreValues struct {
 	httpAllowCIDRs       string
 	pushGateway, pushJob string
 	registryPlainHTTP    string
+
+	probe       bool
+	chunk       string
+	totalFrames int
+	chunkPart   string
+	mergeParts  int
 }
 
 func newScoreFlags() (*flag.FlagSet, *scoreValues) {
@@ -152,6 +161,11 @@ func newScoreFlags() (*flag.FlagSet, *scoreValues) {
 	str(&v.pushGateway, "push-gateway", "", "Prometheus Pushgateway `URL` to push the result's metrics to (vmafx_batch_score, _frames, _fps, _duration_seconds ...); empty: none")
 	str(&v.pushJob, "push-job", "vmafx-worker", "job `label` of the pushed metrics")
 	num(&v.verbosity, "v", 0, "log verbosity")
+	boolean(&v.probe, "probe", "count the frame pairs the score would score and report the count as the result's frames, without scoring: the first step of a job split into chunks")
+	str(&v.chunk, "chunk", "", "score frames `START:COUNT` of --total-frames as one chunk of a split job, counted from the first frame --frames scores: exactly as one run scores them, with one frame of context on each inner border; the per-frame scores go to --chunk-part")
+	num(&v.totalFrames, "total-frames", 0, "the number of frame pairs the split job scores, as --probe counted them (with --chunk)")
+	str(&v.chunkPart, "chunk-part", "", "`URI` the chunk's per-frame scores are written to for the merge (with --chunk)")
+	num(&v.mergeParts, "merge-parts", 0, "merge the `N` chunk parts beside --output (OUTPUT.chunk-000 ...) into --output and report their pooled scores, without scoring: the last step of a job split into chunks")
 	return fs, v
 }
 
@@ -295,6 +309,9 @@ func parseScoreFlags(fs *flag.FlagSet, v *scoreValues, args []string, env func(s
 		if u, err := url.Parse(c.store.S3Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return c, badRequest("--s3-endpoint %q: want an http:// or https:// URL", c.store.S3Endpoint)
 		}
+	}
+	if c.chunkMode, err = parseChunkMode(v, c.output); err != nil {
+		return c, err
 	}
 	return c, nil
 }

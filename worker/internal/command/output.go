@@ -36,6 +36,9 @@ type output struct {
 
 	u      *url.URL
 	stores *fetch.Stores
+
+	// part writes a chunk's part, the partFormat.
+	part func(io.Writer, *vmaf.Result) error
 }
 
 // openOutput prepares the output at uri, in format.
@@ -72,9 +75,12 @@ func openOutput(uri, format string, stores *fetch.Stores) (*output, error) {
 func (o *output) write(w io.Writer, res *vmaf.Result) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var err error
-	if o.format == "csv" {
+	switch o.format {
+	case partFormat:
+		err = o.part(bw, res)
+	case "csv":
 		err = writeCSV(bw, res)
-	} else {
+	default:
 		err = res.WriteJSON(bw)
 	}
 	if err == nil {
@@ -115,8 +121,11 @@ func (o *output) commitObject(ctx context.Context, res *vmaf.Result) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	contentType := "application/json"
-	if o.format == "csv" {
+	switch o.format {
+	case "csv":
 		contentType = "text/csv"
+	case partFormat:
+		contentType = "application/octet-stream"
 	}
 	w, err := o.stores.Create(ctx, o.u, contentType)
 	if err != nil {

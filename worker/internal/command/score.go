@@ -36,6 +36,9 @@ type scorer struct {
 	start          time.Time
 	prov           report.Provenance
 
+	// probed is the frame count a --probe found.
+	probed int
+
 	// What the result says beside the score.
 	scaledFrom string
 	interlaced []string
@@ -61,7 +64,13 @@ func (s *scorer) run(ctx context.Context) (code int) {
 			code = s.fail(fmt.Errorf("internal error: panic: %v", p))
 		}
 	}()
-	res, err := s.score(ctx)
+	var res *vmaf.Result
+	var err error
+	if s.cfg.mergeParts > 0 {
+		res, err = s.merge(ctx)
+	} else {
+		res, err = s.score(ctx)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			// Whatever broke because of the cancellation, the cancellation is the reason.
@@ -72,6 +81,9 @@ func (s *scorer) run(ctx context.Context) (code int) {
 			err = fmt.Errorf("%s: %w", msg, ctx.Err())
 		}
 		return s.fail(err)
+	}
+	if s.cfg.probe {
+		return s.succeedProbe(s.probed)
 	}
 	return s.succeed(res)
 }
@@ -103,7 +115,14 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	defer stores.Close()
 
 	var out *output
-	if cfg.output != "" {
+	if cfg.chunk != nil {
+		// A chunk writes a part for the merge, not the output.
+		if out, err = openOutput(cfg.chunkPart, partFormat, stores); err != nil {
+			return nil, err
+		}
+		out.part = s.writePart
+		defer out.abort()
+	} else if cfg.output != "" && !cfg.probe {
 		if out, err = openOutput(cfg.output, cfg.outputFormat, stores); err != nil {
 			return nil, err
 		}
@@ -116,6 +135,10 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		Raw:   source.Raw{Width: cfg.raw.width, Height: cfg.raw.height, Format: cfg.raw.pixelFormat},
 		Tools: tools, ToolsErr: toolsErr, Deinterlace: cfg.deinterlace, Spool: cfg.spool,
 	}
+	// A chunk skips the frames before its window in each input: an encoded input seeks
+	// there, the others are read and dropped (see chunkSkips).
+	refSkip, distSkip, start, count, first := cfg.chunkSkips()
+	opts.SkipFrames = refSkip
 	ref, err := source.Open(ctx, mux, cfg.reference, opts)
 	if err != nil {
 		return nil, fmt.Errorf("reference: %w", err)
@@ -124,6 +147,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	// The distorted video is scaled to the reference's size.
 	ri := ref.Info()
 	opts.Width, opts.Height = ri.Width, ri.Height
+	opts.SkipFrames = distSkip
 	dist, err := source.Open(ctx, mux, cfg.distorted, opts)
 	if err != nil {
 		return nil, fmt.Errorf("distorted: %w", err)
@@ -149,7 +173,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		"backend", b.Name(), "requestedBackend", cfg.backend, "device", s.env(vmafxv1.EnvDevice), "accelerator", s.prov.Device,
 		"threads", threads, "start", cfg.start, "count", cfg.count, "subsample", cfg.subsample,
 		"align", cfg.align, "referenceStart", cfg.refStart, "distortedStart", cfg.distStart,
-		"kernel", vmaf.Version, "cpuPath", cpuPath())
+		"kernel", vmaf.Version, "cpuPath", cpuPath(), "referenceSeekedFrames", ref.Skipped, "distortedSeekedFrames", dist.Skipped)
 	if dist.ScaledFrom != "" {
 		s.log.Info("Scaling the distorted video to the reference's size (bicubic)", "from", dist.ScaledFrom, "to", fmt.Sprintf("%dx%d", ri.Width, ri.Height))
 	}
@@ -163,14 +187,19 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 
 	refCount, distCount := &counted{FrameSource: ref}, &counted{FrameSource: dist}
 	var refSrc, distSrc vmaf.FrameSource = refCount, distCount
+	if n := refSkip - ref.Skipped; n > 0 {
+		refSrc = &skipped{FrameSource: refSrc, n: n, flag: "--reference-start"}
+	}
+	if n := distSkip - dist.Skipped; n > 0 {
+		distSrc = &skipped{FrameSource: distSrc, n: n, flag: "--distorted-start"}
+	}
 	if cfg.align {
-		if cfg.refStart > 0 {
-			refSrc = &skipped{FrameSource: refSrc, n: cfg.refStart, flag: "--reference-start"}
-		}
-		if cfg.distStart > 0 {
-			distSrc = &skipped{FrameSource: distSrc, n: cfg.distStart, flag: "--distorted-start"}
-		}
 		refSrc, distSrc = pairShortest(refSrc, distSrc)
+	}
+	if cfg.probe {
+		exact := ref.FramesExact && dist.FramesExact && ref.Frames >= 0 && dist.Frames >= 0
+		s.probed, err = s.countFrames(exact, ref.Frames, dist.Frames, refSrc, distSrc)
+		return nil, err
 	}
 	counter := &countingSource{FrameSource: distSrc}
 	if s.tty {
@@ -188,7 +217,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		defer stop() // also on a panic, so the terminal line is cleaned up
 	}
 	res, err := b.Score(ctx, refSrc, counter, vmaf.Options{
-		LoadedModel: model, Threads: threads, Start: cfg.start, Count: cfg.count, Subsample: cfg.subsample,
+		LoadedModel: model, Threads: threads, Start: start, Count: count, FirstIndex: first, Subsample: cfg.subsample,
 		Features: cfg.features,
 	})
 	if errors.Is(err, vmaf.ErrFrameCountMismatch) && !cfg.align {
@@ -196,6 +225,17 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if cfg.chunk != nil {
+		if err := s.trimChunk(res); err != nil {
+			return nil, err
+		}
+		// The part is the chunk's whole product: failing to write it fails the chunk.
+		if err := out.commit(ctx, res); err != nil {
+			return nil, err
+		}
+		s.log.Info("Wrote the chunk's part", "part", out.name, "start", cfg.chunk.Start, "count", cfg.chunk.Count)
+		return res, nil
 	}
 	if out != nil {
 		// The score is made: a failure to write the frames is reported

@@ -64,6 +64,11 @@ type Options struct {
 	Deinterlace bool
 	// Spool is where inputs that need seeking are copied first.
 	Spool Spool
+	// SkipFrames is how many leading frames the caller skips. An encoded
+	// local file of a known frame rate, not deinterlaced, starts decoding
+	// there (ffmpeg seeks to the keyframe before and drops what precedes the
+	// frame); Input.Skipped says so. Other inputs leave the skip to the caller.
+	SkipFrames int
 }
 
 // Input is an opened video.
@@ -87,6 +92,8 @@ type Input struct {
 	Spooled bool
 	// Desc describes the input for logs, e.g. "h264 1920x1080 yuv420p 25 fps in mov,mp4,...".
 	Desc string
+	// Skipped is how many of Options.SkipFrames the input skipped itself, by seeking.
+	Skipped int
 
 	closers []func() error
 }
@@ -270,11 +277,28 @@ func openEncoded(ctx context.Context, in *Input, br *bufio.Reader, obj *fetch.Ob
 	}
 	di.Index = info.Stream
 	in.Frames, in.Rate, in.Interlaced = info.Frames, info.Rate, info.Interlaced
+	if k := o.SkipFrames; k > 0 && di.Path != "" && info.ConstantRate && !o.Deinterlace && seekable[info.Container] {
+		// Half a frame early: frame k is the first at or after the seek point whatever
+		// the rounding of the timestamps (bwdif is left out: it reads the frame before).
+		di.Seek = info.StartOffset + (float64(k)-0.5)*float64(info.Rate.Den)/float64(info.Rate.Num)
+		in.Skipped = k
+		if in.Frames >= 0 {
+			in.Frames = max(in.Frames-k, 0)
+		}
+	}
 	in.Desc = info.String() + " in " + info.Container
 	if in.Spooled {
 		in.Desc += " (spooled)"
 	}
 	return startDecoder(ctx, in, di, decode.Options{Format: info.Format, Deinterlace: o.Deinterlace}, info.Width, info.Height, o)
+}
+
+// seekable are the containers (ffprobe's names) with an index of keyframe times, in which
+// ffmpeg's seek lands where it is asked. In an MPEG-TS, which has none, it guesses a byte
+// position from the bit rate and can land frames off: those inputs are read from the start.
+var seekable = map[string]bool{
+	"mov,mp4,m4a,3gp,3g2,mj2": true,
+	"matroska,webm":           true,
 }
 
 // head returns what br has buffered, at most bufferSize bytes.

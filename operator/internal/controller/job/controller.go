@@ -84,9 +84,9 @@ type scope struct {
 	now  time.Time
 	// events to emit once the status that explains them is written.
 	events []event
-	// forceDelete is a Pod to remove without waiting for its kubelet, once the status that
-	// counts its attempt as lost is written and its finalizer released.
-	forceDelete *corev1.Pod
+	// forceDelete are Pods to remove without waiting for their kubelet, once the status
+	// that counts their attempts as lost is written and their finalizers released.
+	forceDelete []*corev1.Pod
 }
 
 type event struct {
@@ -132,7 +132,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	before := job.DeepCopy()
 	s := &scope{job: job, pods: pods, now: r.Clock.Now()}
-	result, err := r.reconcile(ctx, s)
+	reconcile := r.reconcile
+	if chunked(job) {
+		reconcile = r.reconcileChunked
+	}
+	result, err := reconcile(ctx, s)
 	if err == nil {
 		job.Status.ObservedGeneration = job.Generation
 	}
@@ -160,7 +164,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if relErr := r.releaseRecorded(ctx, s); relErr != nil {
 		return result, errors.Join(err, relErr)
 	}
-	if p := s.forceDelete; p != nil {
+	for _, p := range s.forceDelete {
 		if delErr := r.Client.Delete(ctx, p, client.GracePeriodSeconds(0), client.Preconditions{UID: &p.UID}); delErr != nil && !apierrors.IsNotFound(delErr) && !apierrors.IsConflict(delErr) {
 			err = errors.Join(err, fmt.Errorf("force-deleting worker Pod %s: %w", p.Name, delErr))
 		}
@@ -231,11 +235,15 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 	return r.followAttempt(ctx, s, n, pod)
 }
 
-// attemptPod returns attempt n's Pod, or nil when it no longer exists. A Pod missing
-// from the cache is looked up on the API server before it is declared gone, because
-// the cache may not have seen a Pod created moments ago.
+// attemptPod returns attempt n's Pod, or nil when it no longer exists (see ownPod).
 func (r *Reconciler) attemptPod(ctx context.Context, s *scope, n int32) (*corev1.Pod, error) {
-	name := PodName(s.job, n)
+	return r.ownPod(ctx, s, PodName(s.job, n))
+}
+
+// ownPod returns the job's Pod called name, or nil when it no longer exists. A Pod missing
+// from the cache is looked up on the API server before it is declared gone, because the
+// cache may not have seen a Pod created moments ago.
+func (r *Reconciler) ownPod(ctx context.Context, s *scope, name string) (*corev1.Pod, error) {
 	for _, p := range s.pods {
 		if p.Name == name {
 			return p, nil
@@ -366,7 +374,7 @@ func (r *Reconciler) terminatingAttempt(s *scope, n int32, pod *corev1.Pod, o ob
 	}
 	why := fmt.Sprintf("worker Pod %s stayed Terminating %s past its grace period: its node %s does not answer", pod.Name, r.TerminatingTimeout, pod.Spec.NodeName)
 	s.emit(true, ReasonPodLost, "Retry", why+"; force-deleting it and starting a new attempt", pod)
-	s.forceDelete = pod
+	s.forceDelete = append(s.forceDelete, pod)
 	return r.recordLost(s, n, why)
 }
 
@@ -444,7 +452,7 @@ func (r *Reconciler) afterAttempt(ctx context.Context, s *scope, n int32, pod *c
 				setWaitingForDeletion(s.job, o)
 				return ctrl.Result{RequeueAfter: left + recheckMargin}, nil
 			}
-			s.forceDelete = pod
+			s.forceDelete = append(s.forceDelete, pod)
 			return requeueWithBackoff, nil
 		}
 		if afterFailure {

@@ -24,6 +24,9 @@ import (
 // releaseRecorded releases the Pods of the attempts the job's (stored) status accounts
 // for: every Pod of a finished job, else those up to the last recorded attempt.
 func (r *Reconciler) releaseRecorded(ctx context.Context, s *scope) error {
+	if chunked(s.job) {
+		return r.release(ctx, recordedStepPods(s.job, s.pods)...)
+	}
 	upTo := recordedUpTo(s.job)
 	var done []*corev1.Pod
 	for _, p := range s.pods {

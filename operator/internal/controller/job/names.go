@@ -15,7 +15,12 @@ import (
 // too long for that (names may have 253 characters, as the Pod's) is shortened and given
 // a hash of the full name, so the name stays deterministic, unique in practice and valid.
 func PodName(job *vmafxv1.VmafxJob, n int32) string {
-	suffix := "-" + strconv.Itoa(int(n))
+	return podName(job, "-"+strconv.Itoa(int(n)))
+}
+
+// podName is the name of a worker Pod of job: the job's name and suffix, shortened as
+// PodName says.
+func podName(job *vmafxv1.VmafxJob, suffix string) string {
 	if len(job.Name)+len(suffix) <= validation.DNS1123SubdomainMaxLength {
 		return job.Name + suffix
 	}

@@ -42,3 +42,7 @@ const (
 // off stale nodes) so that a job that can never keep a Pod fails with a reason instead of
 // cycling forever. Lost attempts do not count against spec.backoffLimit.
 const maxLostAttempts = 10
+
+// ReasonChunksPlanned: a chunked job's probe counted the frames and they were split into
+// chunks (event reason).
+const ReasonChunksPlanned = "ChunksPlanned"

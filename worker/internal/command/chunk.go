@@ -1,0 +1,252 @@
+package command
+
+import (
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/worker/fetch"
+	"github.com/vmafx/vmafx/worker/internal/report"
+	"github.com/vmafx/vmafx/worker/vmaf"
+)
+
+// A job split into chunks (spec.parallelism) runs the score command in three modes, one
+// Pod each: --probe counts the frame pairs; --chunk scores one range of them and writes a
+// part; --merge-parts joins the parts, in order, into the job's output and pools them as
+// one run does. Motion compares a frame with the one before (its SAD) and motion2 takes
+// the smaller of a frame's SAD and the next frame's, so a chunk reads one frame before
+// its range and one after it (where another chunk borders it), scores them, and drops
+// them: every frame of the range then has the neighbours it has in one run, and its
+// scores are bit for bit one run's. The pooled values are summed by the merge over all
+// frames in frame order, as one run sums them.
+
+// chunkMode is the split-job step a score command runs; the zero value is a plain score.
+type chunkMode struct {
+	probe bool
+	// chunk is the range to score, of totalFrames; nil without --chunk.
+	chunk       *vmafxv1.ChunkRange
+	totalFrames int
+	chunkPart   string
+	mergeParts  int
+}
+
+// partFormat is the output format of a chunk's part.
+const partFormat = "part"
+
+// partVersion marks the layout of a chunk part; the merge refuses any other.
+const partVersion = "vmafx.dev/chunk-part/v1"
+
+// chunkPart is what a chunk writes for the merge: its frames and how they were scored.
+type chunkPart struct {
+	Version      string
+	Provenance   report.Provenance
+	ScaledFrom   string
+	Interlaced   []string
+	Deinterlaced bool
+	Part         *vmaf.Part
+}
+
+func parseChunkMode(v *scoreValues, output string) (chunkMode, error) {
+	m := chunkMode{probe: v.probe, totalFrames: v.totalFrames, chunkPart: v.chunkPart, mergeParts: v.mergeParts}
+	modes := 0
+	for _, on := range []bool{v.probe, v.chunk != "", v.mergeParts != 0} {
+		if on {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return m, badRequest("--probe, --chunk and --merge-parts exclude each other")
+	}
+	if v.mergeParts < 0 || v.mergeParts > 0 && output == "" {
+		return m, badRequest("--merge-parts needs a positive count and --output, beside which the parts are, got %d", v.mergeParts)
+	}
+	if v.chunk == "" {
+		if v.totalFrames != 0 || v.chunkPart != "" {
+			return m, badRequest("--total-frames and --chunk-part go with --chunk")
+		}
+		return m, nil
+	}
+	start, count, err := parseFrames(v.chunk)
+	if err != nil || count == 0 {
+		return m, badRequest("--chunk %q: want START:COUNT with COUNT above 0", v.chunk)
+	}
+	if v.totalFrames < start+count {
+		return m, badRequest("--chunk %s ends past --total-frames %d", v.chunk, v.totalFrames)
+	}
+	if v.chunkPart == "" {
+		return m, badRequest("--chunk needs --chunk-part, where its per-frame scores go")
+	}
+	m.chunk = &vmafxv1.ChunkRange{Start: start, Count: count}
+	return m, nil
+}
+
+// window is the frames a chunk reads: its range, counted from offset (--frames START: the
+// chunks split the frames one run would score), with lead frames of context before and
+// trail after where another chunk borders it.
+func (m chunkMode) window(offset int) (start, count, lead, trail int) {
+	c := m.chunk
+	lead = min(c.Start, 1)
+	if c.Start+c.Count < m.totalFrames {
+		trail = 1
+	}
+	return offset + c.Start - lead, c.Count + lead + trail, lead, trail
+}
+
+// chunkSkips is how many leading frames each input skips, and the Start, Count and
+// FirstIndex of the scoring: the alignment's starts, and for a chunk the frames before its
+// window, which each input skips on its own (an encoded one by seeking), so the scoring
+// starts at the window's first frame and counts from it.
+func (c *scoreConfig) chunkSkips() (refSkip, distSkip, start, count, first int) {
+	if c.align {
+		refSkip, distSkip = c.refStart, c.distStart
+	}
+	if c.chunk == nil {
+		return refSkip, distSkip, c.start, c.count, 0
+	}
+	first, count, _, _ = c.window(c.start)
+	return refSkip + first, distSkip + first, 0, count, first
+}
+
+// trimChunk drops the context frames of a chunk's result; inputs shorter than the probe
+// found fail the chunk.
+func (s *scorer) trimChunk(res *vmaf.Result) error {
+	_, count, lead, trail := s.cfg.window(s.cfg.start)
+	if len(res.Frames) != count {
+		return fmt.Errorf("%w: chunk %d:%d read %d frames of the %d it needs: the inputs are shorter than the probe counted",
+			vmaf.ErrFrameCountMismatch, s.cfg.chunk.Start, s.cfg.chunk.Count, len(res.Frames), count)
+	}
+	return res.Trim(lead, trail)
+}
+
+// writePart writes res as a chunk part.
+func (s *scorer) writePart(w io.Writer, res *vmaf.Result) error {
+	return gob.NewEncoder(w).Encode(&chunkPart{
+		Version: partVersion, Provenance: s.prov, ScaledFrom: s.scaledFrom, Interlaced: s.interlaced,
+		Deinterlaced: s.cfg.deinterlace && len(s.interlaced) > 0, Part: res.Part(),
+	})
+}
+
+// countFrames counts the frame pairs a score of ref and dist (after alignment) would
+// score: from the inputs' exact frame counts where both have one, else by reading them
+// (for an encoded input, a decode, which is many times faster than scoring).
+func (s *scorer) countFrames(exact bool, refFrames, distFrames int, ref, dist vmaf.FrameSource) (int, error) {
+	cfg := s.cfg
+	var n int
+	if exact {
+		n = min(refFrames, distFrames)
+		if cfg.align {
+			n = min(refFrames-cfg.refStart, distFrames-cfg.distStart)
+		}
+		n -= cfg.start
+		if cfg.count > 0 {
+			n = min(n, cfg.count)
+		}
+	} else {
+		var rf, df vmaf.Frame
+		for cfg.count <= 0 || n < cfg.start+cfg.count {
+			errR, errD := ref.ReadFrame(&rf), dist.ReadFrame(&df)
+			if errR != nil && !errors.Is(errR, io.EOF) {
+				return 0, fmt.Errorf("reference: %w", errR)
+			}
+			if errD != nil && !errors.Is(errD, io.EOF) {
+				return 0, fmt.Errorf("distorted: %w", errD)
+			}
+			if errR != nil && errD != nil {
+				break
+			}
+			if errR != nil || errD != nil {
+				return 0, fmt.Errorf("%w: reference has %d frames, distorted more or fewer (give an alignment to score the frames they share)", vmaf.ErrFrameCountMismatch, n)
+			}
+			n++
+		}
+		n -= cfg.start
+	}
+	if n <= 0 {
+		return 0, vmaf.ErrNoFrames
+	}
+	return n, nil
+}
+
+// succeedProbe reports the frame count of a probe.
+func (s *scorer) succeedProbe(frames int) int {
+	r := &vmafxv1.WorkerResult{
+		Version: vmafxv1.ResultVersion, Frames: frames, WallSeconds: time.Since(s.start).Seconds(),
+		Backend: s.prov.Backend, Model: s.prov.Model, ModelSHA256: s.prov.ModelSHA256, KernelVersion: vmaf.Version,
+		DistortedScaledFrom: s.scaledFrom, Interlaced: s.interlaced,
+	}
+	s.log.Info("Counted", "frames", frames, "wallSeconds", r.WallSeconds)
+	s.emit(r)
+	return report.ExitOK
+}
+
+// merge joins the chunk parts beside the output into one result, writes the output and
+// removes the parts it could (file:// ones; object storage parts stay, see docs/worker.md).
+func (s *scorer) merge(ctx context.Context) (*vmaf.Result, error) {
+	cfg := s.cfg
+	http := cfg.http
+	http.UserAgent = "vmafx-worker/" + buildVersion()
+	store := cfg.store
+	store.Limits = http
+	stores := fetch.NewStores(store)
+	defer stores.Close()
+	out, err := openOutput(cfg.output, cfg.outputFormat, stores)
+	if err != nil {
+		return nil, err
+	}
+	defer out.abort()
+	mux := fetch.NewMux(fetch.NewHTTP(http), stores)
+	parts := make([]*vmaf.Part, cfg.mergeParts)
+	for i := range parts {
+		cp, err := readPart(ctx, mux, vmafxv1.ChunkPartURI(cfg.output, i))
+		if err != nil {
+			return nil, fmt.Errorf("chunk %d: %w", i, err)
+		}
+		if i == 0 {
+			s.prov, s.scaledFrom, s.interlaced = cp.Provenance, cp.ScaledFrom, cp.Interlaced
+		}
+		parts[i] = cp.Part
+	}
+	res, err := vmaf.Merge(parts)
+	if err != nil {
+		return nil, err
+	}
+	if err := out.commit(ctx, res); err != nil {
+		s.outputErr = err
+		s.log.Error(err, "Per-frame scores not written; the score is kept", "output", out.name)
+		return res, nil
+	}
+	s.log.Info("Merged chunks", "output", out.name, "chunks", len(parts), "frames", len(res.Frames))
+	if out.path != "" {
+		for i := range parts {
+			if u, err := fetch.ParseURI(vmafxv1.ChunkPartURI(cfg.output, i)); err == nil {
+				_ = os.Remove(u.Path) // best effort: the output is written
+			}
+		}
+	}
+	return res, nil
+}
+
+func readPart(ctx context.Context, mux *fetch.Mux, uri string) (*chunkPart, error) {
+	u, err := fetch.ParseURI(uri)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := mux.Open(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	defer obj.Close()
+	var cp chunkPart
+	if err := gob.NewDecoder(obj).Decode(&cp); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", vmaf.ErrBadPart, fetch.Redact(u), err)
+	}
+	if cp.Version != partVersion || cp.Part == nil {
+		return nil, fmt.Errorf("%w: %s is %q, want %q", vmaf.ErrBadPart, fetch.Redact(u), cp.Version, partVersion)
+	}
+	return &cp, nil
+}

@@ -1,0 +1,154 @@
+package command
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/worker/internal/fftest"
+)
+
+// splitRun scores args as the operator runs a job of the given parallelism: a probe,
+// one chunk per planned range, a merge into output. It returns the merge's result and
+// the last chunk's log.
+func splitRun(t *testing.T, args []string, parallelism int, output string) (*vmafxv1.WorkerResult, string) {
+	t.Helper()
+	ctx := context.Background()
+	probe := runWorker(t, ctx, nil, append(args, "--probe")...)
+	if probe.code != 0 {
+		t.Fatalf("probe: exit %d, stderr:\n%s", probe.code, probe.stderr)
+	}
+	frames := probe.result(t).Frames
+	plan := vmafxv1.PlanChunks(frames, parallelism)
+	var lastLog string
+	for i, c := range plan {
+		r := runWorker(t, ctx, nil, append(args, "--chunk", strconv.Itoa(c.Start)+":"+strconv.Itoa(c.Count),
+			"--total-frames", strconv.Itoa(frames), "--chunk-part", vmafxv1.ChunkPartURI(output, i))...)
+		if r.code != 0 {
+			t.Fatalf("chunk %d (%+v of %d): exit %d, stderr:\n%s", i, c, frames, r.code, r.stderr)
+		}
+		lastLog = r.stderr
+	}
+	merge := runWorker(t, ctx, nil, append(args, "--output", output, "--merge-parts", strconv.Itoa(len(plan)))...)
+	if merge.code != 0 {
+		t.Fatalf("merge: exit %d, stderr:\n%s", merge.code, merge.stderr)
+	}
+	return merge.result(t), lastLog
+}
+
+// fpsLine is the one line of the JSON output that depends on the run's speed.
+var fpsLine = regexp.MustCompile(`(?m)^  "fps": .*$`)
+
+// TestSplitEqualsOneRun: a job split into chunks, each on its own, merges into the same
+// per-frame output, to the last byte but the speed, and the same pooled values as one
+// run, for raw, Y4M and encoded inputs, odd splits and more chunks than frames.
+func TestSplitEqualsOneRun(t *testing.T) {
+	y4mRef, y4mDist := writeY4MPair(t, t.TempDir())
+	tests := []struct {
+		name        string
+		args        []string
+		parallelism int
+		encoded     bool
+		wantFrames  int
+		// seeks is what the last chunk's log says of its seek, for encoded inputs.
+		seeks string
+	}{
+		{name: "raw in 3", args: rawArgs(refClip, distClip), parallelism: 3, wantFrames: frames},
+		{name: "raw, odd frame count, with features", args: rawArgs(refClip, distClip, "--frames", ":15", "--features", "psnr,ssim"), parallelism: 4, wantFrames: 15},
+		{name: "y4m in 2", args: []string{"score", "--reference", y4mRef, "--distorted", y4mDist}, parallelism: 2, wantFrames: frames},
+		{name: "more chunks than frames", args: rawArgs(refClip, distClip, "--frames", "3:5"), parallelism: 8, wantFrames: 5},
+		{name: "aligned", args: []string{"score", "--reference", y4mRef, "--distorted", y4mDist, "--reference-start", "2", "--distorted-start", "1"}, parallelism: 3, wantFrames: frames - 2},
+		{name: "h264 against ffv1", args: []string{"score", "--reference", encoded("ref_ffv1.mkv"), "--distorted", encoded("dist_h264.mp4")}, parallelism: 5, encoded: true, wantFrames: 24,
+			// The last chunk reads from frame 19: the decoder seeks to the keyframe at 12
+			// and drops frames 12 to 18; the FFV1 reference (all keyframes) seeks too.
+			seeks: "referenceSeekedFrames=19 distortedSeekedFrames=19"},
+		{name: "vp9 webm, frames counted by decoding", args: []string{"score", "--reference", encoded("ref_ffv1.mkv"), "--distorted", encoded("dist_vp9.webm")}, parallelism: 3, encoded: true, wantFrames: 24},
+		{name: "hevc against raw", args: []string{"score", "--reference", fftest.Clip("p01_ref.yuv"), "--distorted", encoded("dist_hevc.mkv"), "--width", "176", "--height", "144"}, parallelism: 4, encoded: true, wantFrames: 24,
+			seeks: "referenceSeekedFrames=0 distortedSeekedFrames=17"},
+		{name: "mpeg-ts, read from the start", args: []string{"score", "--reference", encoded("ref_ffv1.mkv"), "--distorted", encoded("dist_h264.ts")}, parallelism: 3, encoded: true, wantFrames: 24,
+			seeks: "referenceSeekedFrames=15 distortedSeekedFrames=0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.encoded {
+				fftest.Tools(t)
+			}
+			dir := t.TempDir()
+			one := filepath.Join(dir, "one.json")
+			r := runWorker(t, context.Background(), nil, append(tc.args, "--output", one)...)
+			if r.code != 0 {
+				t.Fatalf("one run: exit %d, stderr:\n%s", r.code, r.stderr)
+			}
+			want := r.result(t)
+			split := "file://" + filepath.Join(dir, "split.json")
+			got, lastLog := splitRun(t, tc.args, tc.parallelism, split)
+			if tc.seeks != "" && !strings.Contains(lastLog, tc.seeks) {
+				t.Errorf("the last chunk did not seek as %s; its log:\n%s", tc.seeks, lastLog)
+			}
+			if want.Frames != tc.wantFrames {
+				t.Fatalf("one run scored %d frames, want %d", want.Frames, tc.wantFrames)
+			}
+			type pooled struct {
+				Score, HarmonicMean, Min, Max float64
+				Frames                        int
+				Features                      map[string]float64
+				Model, ModelSHA256, Scaled    string
+			}
+			if diff := cmp.Diff(pooled{want.Score, want.HarmonicMean, want.Min, want.Max, want.Frames, want.Features, want.Model, want.ModelSHA256, want.DistortedScaledFrom},
+				pooled{got.Score, got.HarmonicMean, got.Min, got.Max, got.Frames, got.Features, got.Model, got.ModelSHA256, got.DistortedScaledFrom}, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("merged result differs from one run (-want,+got):\n%s", diff)
+			}
+			wantOut, err := os.ReadFile(one)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotOut, err := os.ReadFile(filepath.Join(dir, "split.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(fpsLine.ReplaceAllString(string(wantOut), ""), fpsLine.ReplaceAllString(string(gotOut), "")); diff != "" {
+				t.Errorf("merged output differs from one run's (-want,+got):\n%s", diff)
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, "split.json.chunk-*")); len(left) != 0 {
+				t.Errorf("the merge left its parts: %v", left)
+			}
+		})
+	}
+}
+
+func TestChunkFlags(t *testing.T) {
+	for name, extra := range map[string][]string{
+		"probe and chunk":      {"--probe", "--chunk", "0:4", "--total-frames", "16", "--chunk-part", "/tmp/p"},
+		"chunk without total":  {"--chunk", "0:4", "--chunk-part", "/tmp/p"},
+		"chunk past total":     {"--chunk", "14:4", "--total-frames", "16", "--chunk-part", "/tmp/p"},
+		"chunk without part":   {"--chunk", "0:4", "--total-frames", "16"},
+		"empty chunk":          {"--chunk", "4:0", "--total-frames", "16", "--chunk-part", "/tmp/p"},
+		"merge without output": {"--merge-parts", "2"},
+		"total frames alone":   {"--total-frames", "16"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := runWorker(t, context.Background(), nil, rawArgs(refClip, distClip, extra...)...)
+			if got := r.result(t); r.code != 2 || got.Error == nil || got.Error.Reason != vmafxv1.ReasonBadInput {
+				t.Errorf("exit %d, result %+v; want exit 2, BadInput", r.code, got)
+			}
+		})
+	}
+}
+
+// TestMergeMissingPart: a merge whose part is missing fails and names the chunk.
+func TestMergeMissingPart(t *testing.T) {
+	out := "file://" + filepath.Join(t.TempDir(), "out.json")
+	r := runWorker(t, context.Background(), nil, rawArgs(refClip, distClip, "--output", out, "--merge-parts", "2")...)
+	got := r.result(t)
+	if r.code == 0 || got.Error == nil || !regexp.MustCompile(`^chunk 0: `).MatchString(got.Error.Message) {
+		t.Errorf("exit %d, result %+v; want a failure naming chunk 0", r.code, got.Error)
+	}
+}
