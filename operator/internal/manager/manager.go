@@ -22,6 +22,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/controller/comparison"
 	"github.com/vmafx/vmafx/operator/internal/controller/job"
 	"github.com/vmafx/vmafx/operator/internal/controller/node"
 	"github.com/vmafx/vmafx/operator/internal/controller/training"
@@ -133,6 +134,9 @@ func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock, opt
 		TTLAfterFinished: cfg.TTLAfterFinished, MaxConcurrentReconciles: cfg.MaxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the VmafxJob reconciler: %w", err)
+	}
+	if err := (&comparison.Reconciler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the VmafxComparison reconciler: %w", err)
 	}
 	contact := &node.Connectivity{Reader: mgr.GetAPIReader(), Namespace: cfg.Namespace, Clock: clk, Interval: node.ProbeInterval(cfg.NodeStaleAfter)}
 	if err := mgr.Add(contact); err != nil {
