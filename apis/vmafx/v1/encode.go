@@ -53,3 +53,36 @@ func ParseEncodeResult(msg []byte) (*EncodeResult, error) {
 	}
 	return &r, nil
 }
+
+// ReportResultVersion is the version of the ReportResult layout.
+const ReportResultVersion = "vmafx.dev/ladder-report/v1"
+
+// ReasonReportWritten: a ladder's report (ladder.json, ladder.csv, ladder.svg) is written.
+const ReasonReportWritten = "ReportWritten"
+
+// ReportResult is what "vmafx-worker ladder-report" writes to its termination message.
+//
+// +kubebuilder:object:generate=false
+type ReportResult struct {
+	// Version is ReportResultVersion.
+	Version string `json:"version"`
+	// Files are the URIs written.
+	Files []string `json:"files,omitempty"`
+	// Error is set when the report could not be written.
+	Error *WorkerError `json:"error,omitempty"`
+}
+
+// ParseReportResult decodes a report Pod's termination message.
+func ParseReportResult(msg []byte) (*ReportResult, error) {
+	var r ReportResult
+	if err := json.Unmarshal(msg, &r); err != nil {
+		return nil, fmt.Errorf("termination message is not a report result: %w", err)
+	}
+	if r.Version != ReportResultVersion {
+		return nil, fmt.Errorf("report result version %q, want %q", r.Version, ReportResultVersion)
+	}
+	if r.Error == nil && len(r.Files) == 0 {
+		return nil, fmt.Errorf("report result names no files")
+	}
+	return &r, nil
+}

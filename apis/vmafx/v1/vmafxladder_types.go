@@ -84,6 +84,7 @@ type LadderCodec struct {
 //
 // +kubebuilder:validation:XValidation:rule="has(self.width) == has(self.height)",message="set width and height together",fieldPath=".width"
 // +kubebuilder:validation:XValidation:rule="!self.output.startsWith('file://') || (has(self.outputVolume) && has(self.volume) && has(self.volume.persistentVolumeClaim) && self.volume.persistentVolumeClaim.claimName == self.outputVolume.persistentVolumeClaim.claimName)",message="a file:// output needs spec.outputVolume and spec.volume naming the same PersistentVolumeClaim: encodes are written to it at /output and scored from it at /data",fieldPath=".output"
+// +kubebuilder:validation:XValidation:rule="!has(self.volume) || has(self.volume.persistentVolumeClaim) || has(self.volume.csi)",message="a ladder's volume must be a persistentVolumeClaim or csi volume: its encode Pods mount it too, and the operator allows host paths and NFS servers to VmafxJobs only",fieldPath=".volume"
 type VmafxLadderSpec struct {
 	// reference is the URI of the pristine video to encode.
 	// +required

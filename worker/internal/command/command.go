@@ -23,7 +23,7 @@ Usage:
   vmafx-worker score --reference URI --distorted URI [flags]
   vmafx-worker score [flags] REFERENCE DISTORTED
   vmafx-worker encode --reference URI --output URI --encoder E --value N --height H [flags]
-  vmafx-worker ladder-report --output URI --ladder FILE
+  vmafx-worker ladder-report --output URI --table JSON
   vmafx-worker train --training NAMESPACE/NAME [flags]
   vmafx-worker version
 
@@ -54,6 +54,8 @@ func Run(ctx context.Context, args []string, env func(string) string, stdout, st
 		return score(ctx, args[1:], env, stdout, stderr, tty)
 	case "encode":
 		return runEncode(ctx, args[1:], env, stdout, stderr)
+	case "ladder-report":
+		return runLadderReport(ctx, args[1:], env, stdout, stderr)
 	case "train":
 		return train(ctx, args[1:], env, stdout, stderr)
 	case "version", "--version":

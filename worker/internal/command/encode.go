@@ -170,7 +170,7 @@ func encodeReference(ctx context.Context, cfg *encodeConfig, env func(string) st
 	if err != nil {
 		return nil, "", err
 	}
-	if err := store(ctx, tmp.Name(), ou, stores); err != nil {
+	if err := store(ctx, tmp.Name(), ou, stores, "video/x-matroska"); err != nil {
 		return nil, "", err
 	}
 	return res, fetch.Redact(ou), nil
@@ -203,7 +203,7 @@ func localReference(ctx context.Context, cfg *encodeConfig, stores *fetch.Stores
 
 // store writes the local file at path to u: a file:// URI through a temporary file
 // renamed into place, object storage in one upload, so no reader sees half an encode.
-func store(ctx context.Context, path string, u *url.URL, stores *fetch.Stores) error {
+func store(ctx context.Context, path string, u *url.URL, stores *fetch.Stores, contentType string) error {
 	src, err := os.Open(path)
 	if err != nil {
 		return err
@@ -237,7 +237,7 @@ func store(ctx context.Context, path string, u *url.URL, stores *fetch.Stores) e
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := stores.Create(ctx, u, "video/x-matroska")
+	w, err := stores.Create(ctx, u, contentType)
 	if err != nil {
 		return err
 	}

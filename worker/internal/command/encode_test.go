@@ -79,3 +79,29 @@ func TestEncodeFailures(t *testing.T) {
 		t.Error("a failed encode left an output")
 	}
 }
+
+func TestLadderReport(t *testing.T) {
+	dir := t.TempDir()
+	table := `[{"name":"72p-x264-crf30","encoder":"libx264","rateControl":"crf","value":30,"height":72,"phase":"Succeeded","resolution":"88x72","bitrate":25000,"bytes":3000,"score":"60.000000","hull":true}]`
+	r := runWorker(t, context.Background(), nil, "ladder-report", "--output", "file://"+dir+"/run1/", "--name", "l1", "--table", table)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	res, err := vmafxv1.ParseReportResult([]byte(r.termination))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"ladder.json", "ladder.csv", "ladder.svg"} {
+		data, err := os.ReadFile(filepath.Join(dir, "run1", f))
+		if err != nil || !strings.Contains(string(data), "72p") {
+			t.Errorf("%s: %v, content %q", f, err, data)
+		}
+	}
+	if len(res.Files) != 3 || res.Files[2] != "file://"+dir+"/run1/ladder.svg" {
+		t.Errorf("files %v", res.Files)
+	}
+	bad := runWorker(t, context.Background(), nil, "ladder-report", "--output", "file://"+dir, "--table", "{")
+	if res, err := vmafxv1.ParseReportResult([]byte(bad.termination)); err != nil || bad.code != 2 || res.Error == nil || res.Error.Reason != vmafxv1.ReasonBadInput {
+		t.Errorf("a broken table: exit %d, %+v, %v; want BadInput", bad.code, res, err)
+	}
+}
