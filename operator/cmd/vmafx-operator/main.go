@@ -1,5 +1,5 @@
-// Command vmafx-operator runs the VMAFX operator: the VmafxJob, VmafxNode and
-// VmafxModelTraining reconcilers. It is configured by environment variables only
+// Command vmafx-operator runs the VMAFX operator: the VmafxJob, VmafxNode,
+// VmafxModelTraining, VmafxComparison and VmafxLadder reconcilers. It is configured by environment variables only
 // (VMAFX_OPERATOR_*, VMAFX_LOG_LEVEL; see docs/operator.md).
 package main
 
