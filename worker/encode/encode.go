@@ -120,7 +120,7 @@ func Run(ctx context.Context, tools *decode.Tools, in, out string, raw Raw, s Se
 		return nil, ctx.Err()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: ffmpeg could not encode the reference with %s: %v: %s", decode.ErrUndecodable, s.Encoder, err, lastLines(stderr.String()))
+		return nil, fmt.Errorf("%w: ffmpeg could not encode the reference with %s: %w: %s", decode.ErrUndecodable, s.Encoder, err, lastLines(stderr.String()))
 	}
 	if frames <= 0 {
 		return nil, fmt.Errorf("%w: the reference has no video frames", decode.ErrUndecodable)

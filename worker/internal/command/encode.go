@@ -122,7 +122,7 @@ func runEncode(ctx context.Context, args []string, env func(string) string, stdo
 	code := report.ExitOK
 	if err != nil {
 		if ctx.Err() != nil {
-			err = fmt.Errorf("encoding cancelled (%v): %w", context.Cause(ctx), err)
+			err = fmt.Errorf("%s: %w", fmt.Sprintf("encoding cancelled (%v)", context.Cause(ctx)), err)
 		}
 		var reason string
 		reason, code = report.Classify(err)
