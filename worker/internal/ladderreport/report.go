@@ -47,6 +47,7 @@ var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#
 
 type pt struct {
 	kbps, score float64
+	label       string // the quality setting, e.g. crf28
 }
 
 type curve struct {
@@ -67,7 +68,7 @@ func WriteSVG(w io.Writer, name string, rungs []vmafxv1.LadderRung) error {
 		if r.Phase != vmafxv1.RungSucceeded || err != nil || r.Bitrate <= 0 {
 			continue
 		}
-		p := pt{float64(r.Bitrate) / 1000, s}
+		p := pt{float64(r.Bitrate) / 1000, s, string(r.RateControl) + strconv.Itoa(int(r.Value))}
 		maxKbps, minScore = math.Max(maxKbps, p.kbps), math.Min(minScore, s)
 		label := r.Encoder.Short() + " " + size(r)
 		c := byLabel[label]
@@ -123,6 +124,7 @@ func WriteSVG(w io.Writer, name string, rungs []vmafxv1.LadderRung) error {
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", colour, points(c.pts, x, y))
 		for _, p := range c.pts {
 			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n", x(p.kbps), y(p.score), colour)
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10" fill="%s">%s</text>`+"\n", x(p.kbps)+7, y(p.score)+12, colour, html.EscapeString(p.label))
 		}
 		entry(c.label, colour, "", 2)
 	}
