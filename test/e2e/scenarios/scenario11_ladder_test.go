@@ -67,6 +67,9 @@ func TestEncodingLadder(t *testing.T) {
 		return nil
 	})
 	st := l.Status
+	for _, r := range st.Rungs {
+		t.Logf("rung %-16s %-8s %8d bit/s %6d bytes VMAF %-10s hull %v", r.Name, r.Resolution, r.Bitrate, r.Bytes, r.Score, r.Hull)
+	}
 	if st.Phase != vmafxv1.JobSucceeded || st.Scored != 4 {
 		t.Fatalf("ladder %s with %d of 4 rungs scored: %+v", st.Phase, st.Scored, st.Rungs)
 	}
