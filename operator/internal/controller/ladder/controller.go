@@ -308,8 +308,10 @@ func (r *Reconciler) finish(ctx context.Context, s *scope) error {
 // way the ladder then Succeeded: its table and hull are in the status.
 func (r *Reconciler) report(ctx context.Context, s *scope) error {
 	l := s.ladder
+	// The current attempt is the last one whose Pod exists (attempts run one at a time).
 	attempts := int32(1)
-	for ; s.pods[ReportPodName(l, attempts+1)] != nil; attempts++ {
+	for s.pods[ReportPodName(l, attempts+1)] != nil {
+		attempts++
 	}
 	pod := s.pods[ReportPodName(l, attempts)]
 	if pod == nil {
