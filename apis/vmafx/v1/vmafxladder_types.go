@@ -138,12 +138,15 @@ type LadderRung struct {
 	// name of the rung, <height>p-<encoder>-<rateControl><value>, e.g. 720p-x264-crf28
 	// (<width>x<height>-... when the width is set).
 	Name string `json:"name"`
-	// encoder and its setting.
-	Encoder     LadderEncoder `json:"encoder"`
-	RateControl RateControl   `json:"rateControl"`
-	Value       int32         `json:"value"`
-	// height asked for, and width when set; the encode's actual size is in size.
+	// encoder is the ffmpeg encoder of the rung.
+	Encoder LadderEncoder `json:"encoder"`
+	// rateControl says what value is: crf or qp.
+	RateControl RateControl `json:"rateControl"`
+	// value is the rung's crf or qp.
+	Value int32 `json:"value"`
+	// height asked for, in pixels; the encode's actual size is in resolution.
 	Height int32 `json:"height"`
+	// width asked for, in pixels; 0 when the reference's aspect ratio is kept.
 	// +optional
 	Width int32 `json:"width,omitempty"`
 	// phase of the rung.
