@@ -10,6 +10,8 @@ roles=(
   "vmafx-operator-job          ./operator/internal/controller/job"
   "vmafx-operator-node         ./operator/internal/controller/node"
   "vmafx-operator-training     ./operator/internal/controller/training"
+  "vmafx-operator-comparison   ./operator/internal/controller/comparison"
+  "vmafx-operator-ladder       ./operator/internal/controller/ladder"
   "vmafx-operator-manager      ./operator/internal/manager"
   "vmafx-scheduler-placement   ./scheduler-plugin/internal/placement"
   "vmafx-device-plugin         ./device-plugin/internal/heartbeat"

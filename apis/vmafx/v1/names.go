@@ -84,3 +84,16 @@ func JobLabelValue(name string) string {
 	prefix := strings.TrimRight(name[:min(len(name), 52)], "-.")
 	return prefix + "-" + hex.EncodeToString(sum[:])[:10]
 }
+
+// Labels on the VmafxJobs and Pods that a VmafxComparison or a VmafxLadder creates.
+const (
+	// LabelComparison on a VmafxJob names the VmafxComparison that created it (as
+	// JobLabelValue spells a long name).
+	LabelComparison = "vmafx.dev/comparison"
+	// LabelLadder on a VmafxJob or an encode Pod names the VmafxLadder that created it.
+	LabelLadder = "vmafx.dev/ladder"
+	// LabelRung on a VmafxJob or an encode Pod is the ladder rung it encodes or scores.
+	LabelRung = "vmafx.dev/rung"
+	// LabelStep on a ladder's Pod says what it does: encode or report.
+	LabelStep = "vmafx.dev/step"
+)

@@ -1,6 +1,7 @@
-// Command vmafx-operator runs the VMAFX operator: the VmafxJob, VmafxNode and
-// VmafxModelTraining reconcilers. Every setting is a flag with an environment variable
-// twin (VMAFX_OPERATOR_*, VMAFX_LOG_LEVEL; `vmafx-operator --help`, docs/configuration.md).
+// Command vmafx-operator runs the VMAFX operator: the VmafxJob, VmafxNode,
+// VmafxModelTraining, VmafxComparison and VmafxLadder reconcilers. Every setting is a flag
+// with an environment variable twin (VMAFX_OPERATOR_*, VMAFX_LOG_LEVEL; `vmafx-operator
+// --help`, docs/operator.md#configuration).
 package main
 
 import (

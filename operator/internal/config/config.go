@@ -178,8 +178,8 @@ const (
 )
 
 // Summary is the first paragraph of vmafx-operator --help.
-const Summary = `vmafx-operator runs the VMAFX operator: the VmafxJob, VmafxNode and VmafxModelTraining
-reconcilers (docs/operator.md).`
+const Summary = `vmafx-operator runs the VMAFX operator: the VmafxJob, VmafxNode, VmafxModelTraining,
+VmafxComparison and VmafxLadder reconcilers (docs/operator.md).`
 
 // Flags binds the operator's settings to c: each a flag with its environment variable twin.
 func Flags(c *Config) *cli.Set {

@@ -1,4 +1,5 @@
 // Package manager assembles the operator: a controller-runtime manager with the
-// VmafxJob, VmafxNode and VmafxModelTraining reconcilers, their cache indexes, metrics,
-// health probes and leader election, all from one config.Config.
+// VmafxJob, VmafxNode, VmafxModelTraining, VmafxComparison and VmafxLadder reconcilers,
+// their cache indexes, metrics, health probes and leader election, all from one
+// config.Config.
 package manager

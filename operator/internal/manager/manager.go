@@ -22,7 +22,9 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/controller/comparison"
 	"github.com/vmafx/vmafx/operator/internal/controller/job"
+	"github.com/vmafx/vmafx/operator/internal/controller/ladder"
 	"github.com/vmafx/vmafx/operator/internal/controller/node"
 	"github.com/vmafx/vmafx/operator/internal/controller/training"
 	"github.com/vmafx/vmafx/operator/internal/metrics"
@@ -96,7 +98,11 @@ func New(restConfig *rest.Config, cfg *config.Config, opts Options) (ctrl.Manage
 	if err := setupIndexes(mgr); err != nil {
 		return nil, err
 	}
-	if err := setupReconcilers(mgr, cfg, clk, opts); err != nil {
+	ladderPods, err := newLadderPodCache(restConfig, mgr)
+	if err != nil {
+		return nil, err
+	}
+	if err := setupReconcilers(mgr, cfg, clk, opts, ladderPods); err != nil {
 		return nil, err
 	}
 	if err := setupChecks(mgr); err != nil {
@@ -121,7 +127,28 @@ func setupIndexes(mgr ctrl.Manager) error {
 	return nil
 }
 
-func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock, opts Options) error {
+// newLadderPodCache returns a second Pod cache, of the encode and report Pods of
+// VmafxLadders (labelled vmafx.dev/ladder): a label selector cannot say "vmafx.dev/job
+// or vmafx.dev/ladder", and the worker Pod cache must stay as narrow as it is.
+func newLadderPodCache(restConfig *rest.Config, mgr ctrl.Manager) (cache.Cache, error) {
+	sel, err := labels.NewRequirement(vmafxv1.LabelLadder, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cache.New(restConfig, cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
+		ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: labels.NewSelector().Add(*sel)}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the ladder Pod cache: %w", err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock, opts Options, ladderPods cache.Cache) error {
 	jobMetrics := metrics.NewJobs()
 	metrics.Register(jobMetrics.Collectors()...)
 	metrics.Register(metrics.NewPhaseCollector(mgr.GetClient()))
@@ -133,6 +160,12 @@ func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock, opt
 		TTLAfterFinished: cfg.TTLAfterFinished, MaxConcurrentReconciles: cfg.MaxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the VmafxJob reconciler: %w", err)
+	}
+	if err := (&comparison.Reconciler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the VmafxComparison reconciler: %w", err)
+	}
+	if err := (&ladder.Reconciler{Client: mgr.GetClient(), Pods: ladderPods, Recorder: recorder, Worker: cfg.Worker}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the VmafxLadder reconciler: %w", err)
 	}
 	contact := &node.Connectivity{Reader: mgr.GetAPIReader(), Namespace: cfg.Namespace, Clock: clk, Interval: node.ProbeInterval(cfg.NodeStaleAfter)}
 	if err := mgr.Add(contact); err != nil {

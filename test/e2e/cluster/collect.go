@@ -48,7 +48,7 @@ func Collect(ctx context.Context, cfg Config, out io.Writer) (string, error) {
 	kubectl("workloads.txt", "get", "deployments,daemonsets,replicasets,services,endpointslices", "-A", "-o", "wide")
 	kubectl("describe-workloads.txt", "describe", "deployments,daemonsets", "-A")
 	kubectl("crds.txt", "get", "crds")
-	kubectl("vmafx.yaml", "get", "vmafxjobs,vmafxnodes,vmafxmodeltrainings", "-A", "-o", "yaml")
+	kubectl("vmafx.yaml", "get", "vmafxjobs,vmafxnodes,vmafxmodeltrainings,vmafxcomparisons,vmafxladders", "-A", "-o", "yaml")
 	kubectl("describe-vmafx.txt", "describe", "vmafxjobs,vmafxnodes", "-A")
 
 	capture(ctx, filepath.Join(dir, "host", "iptables.txt"), "iptables-save")

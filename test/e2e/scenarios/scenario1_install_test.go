@@ -22,7 +22,7 @@ import (
 // `kubectl get vmafx` lists it.
 func TestInstall(t *testing.T) {
 	t.Run("CRDs established", func(t *testing.T) {
-		for _, name := range []string{"vmafxjobs.vmafx.dev", "vmafxnodes.vmafx.dev", "vmafxmodeltrainings.vmafx.dev"} {
+		for _, name := range []string{"vmafxjobs.vmafx.dev", "vmafxnodes.vmafx.dev", "vmafxmodeltrainings.vmafx.dev", "vmafxcomparisons.vmafx.dev", "vmafxladders.vmafx.dev"} {
 			eventually(t, 30*time.Second, name+" Established", func(ctx context.Context) error {
 				var crd apiextensionsv1.CustomResourceDefinition
 				if err := c.Get(ctx, types.NamespacedName{Name: name}, &crd); err != nil {

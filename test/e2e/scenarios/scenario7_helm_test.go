@@ -59,7 +59,7 @@ const (
 
 // crdNames are the CRDs both installs share; neither the migration nor helm uninstall may
 // remove them.
-var crdNames = []string{"vmafxjobs.vmafx.dev", "vmafxnodes.vmafx.dev", "vmafxmodeltrainings.vmafx.dev"}
+var crdNames = []string{"vmafxjobs.vmafx.dev", "vmafxnodes.vmafx.dev", "vmafxmodeltrainings.vmafx.dev", "vmafxcomparisons.vmafx.dev", "vmafxladders.vmafx.dev"}
 
 // TestHelm is scenario 7 (issue 8): the Helm chart replaces the kustomize deploy on the
 // live cluster and goes through a release's life.

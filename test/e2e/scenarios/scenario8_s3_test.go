@@ -175,11 +175,16 @@ func deployVersitygw(t *testing.T) string {
 	manifest := filepath.Join("testdata", "versitygw.yaml")
 	kubectl(t, "apply", "-f", manifest)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s3Namespace}}
 		if err := c.Delete(ctx, ns); err != nil {
 			t.Logf("deleting namespace %s: %v", s3Namespace, err)
+		}
+		// Scenario 8 and 11 both deploy the server: the next one must not find its
+		// namespace Terminating, whichever runs first.
+		if err := waitNamespaceGone(ctx, s3Namespace); err != nil {
+			t.Logf("waiting for namespace %s to go: %v", s3Namespace, err)
 		}
 	})
 	eventually(t, 2*time.Minute, "versitygw ready", func(ctx context.Context) error {

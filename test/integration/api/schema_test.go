@@ -230,7 +230,7 @@ func TestOpenAPIDocumentsEveryField(t *testing.T) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range []string{"VmafxJob", "VmafxNode", "VmafxModelTraining"} {
+	for _, kind := range []string{"VmafxJob", "VmafxNode", "VmafxModelTraining", "VmafxComparison", "VmafxLadder"} {
 		s, ok := doc.Components.Schemas["dev.vmafx.v1."+kind]
 		if !ok {
 			t.Errorf("no schema for %s", kind)

@@ -22,6 +22,8 @@ const usageText = `vmafx-worker computes VMAF scores.
 Usage:
   vmafx-worker score --reference URI --distorted URI [flags]
   vmafx-worker score [flags] REFERENCE DISTORTED
+  vmafx-worker encode --reference URI --output URI --encoder E --value N --height H [flags]
+  vmafx-worker ladder-report --output URI --table JSON
   vmafx-worker train --training NAMESPACE/NAME [flags]
   vmafx-worker version
 
@@ -50,6 +52,10 @@ func Run(ctx context.Context, args []string, env func(string) string, stdout, st
 	switch args[0] {
 	case "score":
 		return score(ctx, args[1:], env, stdout, stderr, tty)
+	case "encode":
+		return runEncode(ctx, args[1:], env, stdout, stderr)
+	case "ladder-report":
+		return runLadderReport(ctx, args[1:], env, stdout, stderr)
 	case "train":
 		return train(ctx, args[1:], env, stdout, stderr)
 	case "version", "--version":

@@ -1,0 +1,180 @@
+package comparison
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+)
+
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxcomparisons,verbs=get;list;watch
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxcomparisons/status,verbs=get;update;patch
+// Child jobs name their comparison as owner with blockOwnerDeletion, which needs update
+// on the owner's finalizers.
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxcomparisons/finalizers,verbs=update
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Event and condition reasons.
+const (
+	// ReasonJobCreated: a VmafxJob was created for a distorted video.
+	ReasonJobCreated = "JobCreated"
+	// ReasonJobRefused: the API server refused a VmafxJob (its message says why); that
+	// distorted video fails.
+	ReasonJobRefused = "JobRefused"
+	// ReasonAllScored: every distorted video has a score.
+	ReasonAllScored = "AllScored"
+	// ReasonSomeFailed: at least one distorted video's job failed.
+	ReasonSomeFailed = "SomeFailed"
+	// ReasonInProgress: jobs are still running.
+	ReasonInProgress = "InProgress"
+)
+
+// Reconciler reconciles VmafxComparisons.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+}
+
+// SetupWithManager registers the reconciler: it watches VmafxComparisons and the
+// VmafxJobs they own.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&vmafxv1.VmafxComparison{}).
+		Owns(&vmafxv1.VmafxJob{}).
+		Named("vmafxcomparison").
+		Complete(r)
+}
+
+// Reconcile creates the comparison's missing jobs and records their results.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cmp := &vmafxv1.VmafxComparison{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cmp); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if cmp.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	logger := klog.FromContext(ctx).WithValues("vmafxComparison", klog.KObj(cmp))
+	ctx = klog.NewContext(ctx, logger)
+	before := cmp.DeepCopy()
+
+	jobs, err := r.listJobs(ctx, cmp)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var errs []error
+	table := make([]vmafxv1.ComparisonEntry, len(cmp.Spec.Distorted))
+	for i := range cmp.Spec.Distorted {
+		name := cmp.Spec.InputName(i)
+		e := recorded(before.Status.Results, name)
+		e.Name, e.Job = name, JobName(cmp, name)
+		switch job := jobs[e.Job]; {
+		case job != nil:
+			fromJob(&e, job)
+		case e.Phase == vmafxv1.JobSucceeded || e.Phase == vmafxv1.JobFailed:
+			// Recorded; its job may be gone with its TTL and is never made again.
+		default:
+			if err := r.createJob(ctx, cmp, i, &e); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		table[i] = e
+	}
+	setStatus(cmp, table)
+	if err := errors.Join(errs...); err == nil {
+		cmp.Status.ObservedGeneration = cmp.Generation
+	}
+	if !equality.Semantic.DeepEqual(before.Status, cmp.Status) {
+		if err := r.Client.Status().Patch(ctx, cmp, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			errs = append(errs, err)
+		} else if before.Status.Phase != cmp.Status.Phase && finished(cmp.Status.Phase) {
+			logger.V(2).Info("Comparison finished", "phase", cmp.Status.Phase, "succeeded", cmp.Status.Succeeded, "failed", cmp.Status.Failed)
+			typ, reason := corev1.EventTypeNormal, ReasonAllScored
+			if cmp.Status.Phase == vmafxv1.JobFailed {
+				typ, reason = corev1.EventTypeWarning, ReasonSomeFailed
+			}
+			r.Recorder.Eventf(cmp, nil, typ, reason, "Compare", "%d of %d distorted videos scored; best: %s", cmp.Status.Succeeded, cmp.Status.Total, orDash(cmp.Status.Best))
+		}
+	}
+	return ctrl.Result{}, errors.Join(errs...)
+}
+
+// JobName is the name of the VmafxJob that scores the comparison's input called name.
+func JobName(cmp *vmafxv1.VmafxComparison, name string) string { return cmp.Name + "-" + name }
+
+// listJobs returns the comparison's jobs from the cache, by name.
+func (r *Reconciler) listJobs(ctx context.Context, cmp *vmafxv1.VmafxComparison) (map[string]*vmafxv1.VmafxJob, error) {
+	var list vmafxv1.VmafxJobList
+	if err := r.Client.List(ctx, &list, client.InNamespace(cmp.Namespace), client.MatchingLabels{vmafxv1.LabelComparison: vmafxv1.JobLabelValue(cmp.Name)}); err != nil {
+		return nil, fmt.Errorf("listing the jobs of comparison %s: %w", cmp.Name, err)
+	}
+	jobs := map[string]*vmafxv1.VmafxJob{}
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], cmp) {
+			jobs[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+	return jobs, nil
+}
+
+// createJob creates the job of input i. AlreadyExists means an earlier reconcile made
+// it and the cache has not seen it yet. A refusal that stands fails that input.
+func (r *Reconciler) createJob(ctx context.Context, cmp *vmafxv1.VmafxComparison, i int, e *vmafxv1.ComparisonEntry) error {
+	job := BuildJob(cmp, i)
+	err := r.Client.Create(ctx, job)
+	switch {
+	case err == nil:
+		klog.FromContext(ctx).V(2).Info("Created a job", "vmafxJob", klog.KObj(job))
+		r.Recorder.Eventf(cmp, job, corev1.EventTypeNormal, ReasonJobCreated, "Create", "created VmafxJob %s for %s", job.Name, e.Name)
+	case apierrors.IsAlreadyExists(err):
+	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err):
+		e.Phase, e.Message = vmafxv1.JobFailed, oneLine(fmt.Sprintf("the API server refused VmafxJob %s: %v", job.Name, err))
+		r.Recorder.Eventf(cmp, nil, corev1.EventTypeWarning, ReasonJobRefused, "Create", "%s", e.Message)
+		return nil
+	default:
+		return fmt.Errorf("creating VmafxJob %s: %w", job.Name, err)
+	}
+	e.Phase = vmafxv1.JobPending
+	return nil
+}
+
+// BuildJob returns the VmafxJob that scores input i of cmp.
+func BuildJob(cmp *vmafxv1.VmafxComparison, i int) *vmafxv1.VmafxJob {
+	name := cmp.Spec.InputName(i)
+	var output vmafxv1.OutputURI
+	if cmp.Spec.Output != nil {
+		output = vmafxv1.JoinOutput(*cmp.Spec.Output, name+vmafxv1.OutputExtension(cmp.Spec.OutputFormat))
+	}
+	return &vmafxv1.VmafxJob{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      JobName(cmp, name),
+			Namespace: cmp.Namespace,
+			Labels: map[string]string{
+				vmafxv1.LabelComparison:        vmafxv1.JobLabelValue(cmp.Name),
+				"app.kubernetes.io/managed-by": "vmafx-operator",
+			},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cmp, vmafxv1.GroupVersion.WithKind("VmafxComparison"))},
+		},
+		Spec: cmp.Spec.ScoringSettings.JobSpec(cmp.Spec.Reference, cmp.Spec.Distorted[i].URI, output),
+	}
+}
+
+func finished(p vmafxv1.JobPhase) bool { return p == vmafxv1.JobSucceeded || p == vmafxv1.JobFailed }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

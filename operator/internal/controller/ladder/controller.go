@@ -1,0 +1,467 @@
+package ladder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/config"
+)
+
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxladders,verbs=get;list;watch
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxladders/status,verbs=get;update;patch
+// Children name their ladder as owner with blockOwnerDeletion, which needs update on the
+// owner's finalizers.
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxladders/finalizers,verbs=update
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Event and condition reasons.
+const (
+	// ReasonEncodeFailed: an encode attempt failed (the worker's reason follows).
+	ReasonEncodeFailed = "EncodeFailed"
+	// ReasonRungFailed: a rung failed for good: its encode, or its score.
+	ReasonRungFailed = "RungFailed"
+	// ReasonHullComputed: every rung has an outcome and the hull is marked.
+	ReasonHullComputed = "HullComputed"
+	// ReasonNoRungScored: every rung failed, so there is no hull.
+	ReasonNoRungScored = "NoRungScored"
+	// ReasonReportFailed: the report Pod could not write ladder.json/.csv/.svg.
+	ReasonReportFailed = "ReportFailed"
+	// ReasonLadderInProgress: rungs are still encoding or scoring.
+	ReasonLadderInProgress = "InProgress"
+)
+
+// Reconciler reconciles VmafxLadders.
+type Reconciler struct {
+	Client client.Client
+	// Pods is the cache of the ladders' own Pods (labelled vmafx.dev/ladder): the
+	// manager's Pod cache holds worker Pods of VmafxJobs only.
+	Pods     cache.Cache
+	Recorder events.EventRecorder
+	Worker   config.WorkerConfig
+}
+
+// SetupWithManager registers the reconciler: it watches VmafxLadders, the VmafxJobs they
+// own and, through its own cache, their Pods.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&vmafxv1.VmafxLadder{}).
+		Owns(&vmafxv1.VmafxJob{}).
+		WatchesRawSource(source.Kind(r.Pods, &corev1.Pod{},
+			handler.TypedEnqueueRequestForOwner[*corev1.Pod](mgr.GetScheme(), mgr.GetRESTMapper(), &vmafxv1.VmafxLadder{}, handler.OnlyControllerOwner()))).
+		Named("vmafxladder").
+		Complete(r)
+}
+
+// scope is what one reconcile knows.
+type scope struct {
+	ladder *vmafxv1.VmafxLadder
+	pods   map[string]*corev1.Pod // by name
+	jobs   map[string]*vmafxv1.VmafxJob
+}
+
+// Reconcile moves every rung one step forward and records what it saw.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	l := &vmafxv1.VmafxLadder{}
+	if err := r.Client.Get(ctx, req.NamespacedName, l); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if l.DeletionTimestamp != nil || finished(l) {
+		return ctrl.Result{}, nil
+	}
+	logger := klog.FromContext(ctx).WithValues("vmafxLadder", klog.KObj(l))
+	ctx = klog.NewContext(ctx, logger)
+	before := l.DeepCopy()
+	s, err := r.observe(ctx, l)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var errs []error
+	rungs := mergeRungs(l.Spec.Rungs(), l.Status.Rungs)
+	for i := range rungs {
+		if err := r.advance(ctx, s, &rungs[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	l.Status.Rungs = rungs
+	if err := r.finish(ctx, s); err != nil {
+		errs = append(errs, err)
+	}
+	setCounts(l)
+	if len(errs) == 0 {
+		l.Status.ObservedGeneration = l.Generation
+	}
+	if !equality.Semantic.DeepEqual(before.Status, l.Status) {
+		if err := r.Client.Status().Patch(ctx, l, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			errs = append(errs, err)
+		} else if !finished(before) && finished(l) {
+			logger.V(2).Info("Ladder finished", "phase", l.Status.Phase, "hull", l.Status.Hull)
+		}
+	}
+	return ctrl.Result{}, errors.Join(errs...)
+}
+
+func finished(l *vmafxv1.VmafxLadder) bool {
+	return l.Status.Phase == vmafxv1.JobSucceeded || l.Status.Phase == vmafxv1.JobFailed
+}
+
+// observe lists the ladder's Pods and jobs from the caches.
+func (r *Reconciler) observe(ctx context.Context, l *vmafxv1.VmafxLadder) (*scope, error) {
+	sel := client.MatchingLabels{vmafxv1.LabelLadder: vmafxv1.JobLabelValue(l.Name)}
+	var pods corev1.PodList
+	if err := r.Pods.List(ctx, &pods, client.InNamespace(l.Namespace), sel); err != nil {
+		return nil, fmt.Errorf("listing the Pods of ladder %s: %w", l.Name, err)
+	}
+	var jobs vmafxv1.VmafxJobList
+	if err := r.Client.List(ctx, &jobs, client.InNamespace(l.Namespace), sel); err != nil {
+		return nil, fmt.Errorf("listing the jobs of ladder %s: %w", l.Name, err)
+	}
+	s := &scope{ladder: l, pods: map[string]*corev1.Pod{}, jobs: map[string]*vmafxv1.VmafxJob{}}
+	for i := range pods.Items {
+		if metav1.IsControlledBy(&pods.Items[i], l) {
+			s.pods[pods.Items[i].Name] = &pods.Items[i]
+		}
+	}
+	for i := range jobs.Items {
+		if metav1.IsControlledBy(&jobs.Items[i], l) {
+			s.jobs[jobs.Items[i].Name] = &jobs.Items[i]
+		}
+	}
+	return s, nil
+}
+
+// mergeRungs returns the grid's rungs with what an earlier status recorded of them.
+func mergeRungs(grid, recorded []vmafxv1.LadderRung) []vmafxv1.LadderRung {
+	byName := map[string]vmafxv1.LadderRung{}
+	for _, r := range recorded {
+		byName[r.Name] = r
+	}
+	for i := range grid {
+		if r, ok := byName[grid[i].Name]; ok {
+			grid[i] = r
+		}
+		if grid[i].Phase == "" {
+			grid[i].Phase = vmafxv1.RungEncoding
+		}
+	}
+	return grid
+}
+
+// advance moves one rung forward: encode, then score.
+func (r *Reconciler) advance(ctx context.Context, s *scope, rung *vmafxv1.LadderRung) error {
+	switch rung.Phase {
+	case vmafxv1.RungEncoding:
+		return r.advanceEncode(ctx, s, rung)
+	case vmafxv1.RungScoring:
+		return r.advanceScore(ctx, s, rung)
+	}
+	return nil
+}
+
+func (r *Reconciler) advanceEncode(ctx context.Context, s *scope, rung *vmafxv1.LadderRung) error {
+	l := s.ladder
+	if rung.EncodeAttempts == 0 {
+		return r.startEncode(ctx, s, rung, 1)
+	}
+	name := EncodePodName(l, rung.Name, rung.EncodeAttempts)
+	pod := s.pods[name]
+	if pod == nil {
+		// Not in the cache yet, or deleted before it finished: (re)create it under the
+		// same name; AlreadyExists means the cache is behind.
+		return r.startEncode(ctx, s, rung, rung.EncodeAttempts)
+	}
+	res, reason, msg, done := podOutcome(pod, func(b []byte) (string, string, error) {
+		er, err := vmafxv1.ParseEncodeResult(b)
+		if err != nil {
+			return "", "", err
+		}
+		if er.Error != nil {
+			return er.Error.Reason, er.Error.Message, nil
+		}
+		rung.Bitrate, rung.Bytes, rung.Resolution = er.Bitrate, er.Bytes, fmt.Sprintf("%dx%d", er.Width, er.Height)
+		return "", "", nil
+	})
+	switch {
+	case !done:
+		return nil
+	case res:
+		rung.URI = string(encodeURI(l, rung.Name))
+		rung.Phase, rung.Message = vmafxv1.RungScoring, ""
+		return r.advanceScore(ctx, s, rung)
+	}
+	msg = fmt.Sprintf("encode attempt %d failed (%s): %s", rung.EncodeAttempts, reason, msg)
+	if reason == vmafxv1.ReasonBadInput || rung.EncodeAttempts > backoffLimit(l) {
+		rung.Phase, rung.Message = vmafxv1.RungFailed, oneLine(msg)
+		r.Recorder.Eventf(l, pod, corev1.EventTypeWarning, ReasonRungFailed, "Encode", "rung %s: %s", rung.Name, rung.Message)
+		return nil
+	}
+	r.Recorder.Eventf(l, pod, corev1.EventTypeWarning, ReasonEncodeFailed, "Encode", "rung %s: %s; retrying", rung.Name, oneLine(msg))
+	return r.startEncode(ctx, s, rung, rung.EncodeAttempts+1)
+}
+
+func (r *Reconciler) startEncode(ctx context.Context, s *scope, rung *vmafxv1.LadderRung, n int32) error {
+	l := s.ladder
+	pod := buildPod(l, EncodePodName(l, rung.Name, n), stepEncode, rung.Name, n, encodeArgs(l, rung), r.Worker)
+	if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+			rung.Phase, rung.Message = vmafxv1.RungFailed, oneLine(fmt.Sprintf("the API server refused encode Pod %s: %v", pod.Name, err))
+			return nil
+		}
+		return fmt.Errorf("creating encode Pod %s: %w", pod.Name, err)
+	}
+	rung.EncodeAttempts = n
+	return nil
+}
+
+func (r *Reconciler) advanceScore(ctx context.Context, s *scope, rung *vmafxv1.LadderRung) error {
+	l := s.ladder
+	rung.Job = JobName(l, rung.Name)
+	job := s.jobs[rung.Job]
+	if job == nil {
+		want := buildJob(l, rung)
+		err := r.Client.Create(ctx, want)
+		switch {
+		case err == nil, apierrors.IsAlreadyExists(err):
+		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
+			rung.Phase, rung.Message = vmafxv1.RungFailed, oneLine(fmt.Sprintf("the API server refused VmafxJob %s: %v", want.Name, err))
+		default:
+			return fmt.Errorf("creating VmafxJob %s: %w", want.Name, err)
+		}
+		return nil
+	}
+	switch job.Status.Phase {
+	case vmafxv1.JobSucceeded:
+		if res := job.Status.Result; res != nil {
+			rung.Score = res.Mean
+		}
+		rung.Phase = vmafxv1.RungSucceeded
+	case vmafxv1.JobFailed:
+		rung.Phase, rung.Message = vmafxv1.RungFailed, oneLine("scoring failed: "+job.Status.Message)
+		r.Recorder.Eventf(l, job, corev1.EventTypeWarning, ReasonRungFailed, "Score", "rung %s: %s", rung.Name, rung.Message)
+	}
+	return nil
+}
+
+// buildJob returns the VmafxJob that scores a rung's encode against the reference; the
+// worker scales the encode back to the reference's size (bicubic) before scoring.
+func buildJob(l *vmafxv1.VmafxLadder, rung *vmafxv1.LadderRung) *vmafxv1.VmafxJob {
+	out := vmafxv1.JoinOutput(l.Spec.Output, rung.Name+vmafxv1.OutputExtension(l.Spec.OutputFormat))
+	spec := l.Spec.ScoringSettings.JobSpec(l.Spec.Reference, readURI(encodeURI(l, rung.Name)), out)
+	return &vmafxv1.VmafxJob{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: JobName(l, rung.Name), Namespace: l.Namespace,
+			Labels: map[string]string{
+				vmafxv1.LabelLadder: vmafxv1.JobLabelValue(l.Name), vmafxv1.LabelRung: rung.Name,
+				"app.kubernetes.io/managed-by": "vmafx-operator",
+			},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(l, vmafxv1.GroupVersion.WithKind("VmafxLadder"))},
+		},
+		Spec: spec,
+	}
+}
+
+// finish marks the hull once every rung has an outcome, then runs the report Pod and
+// records its outcome.
+func (r *Reconciler) finish(ctx context.Context, s *scope) error {
+	l := s.ladder
+	st := &l.Status
+	for _, rung := range st.Rungs {
+		if rung.Phase != vmafxv1.RungSucceeded && rung.Phase != vmafxv1.RungFailed {
+			setCondition(l, vmafxv1.LadderComplete, false, ReasonLadderInProgress, "rungs are still encoding or scoring")
+			return nil
+		}
+	}
+	encoders := make([]vmafxv1.LadderEncoder, len(l.Spec.Codecs))
+	for i, c := range l.Spec.Codecs {
+		encoders[i] = c.Encoder
+	}
+	st.Hull = markHull(st.Rungs, encoders)
+	if len(st.Hull) == 0 {
+		st.Phase = vmafxv1.JobFailed
+		setCondition(l, vmafxv1.LadderComplete, true, ReasonNoRungScored, "every rung failed: there is no hull")
+		setCondition(l, vmafxv1.LadderFailed, true, ReasonNoRungScored, "every rung failed: see status.rungs[].message")
+		return nil
+	}
+	setCondition(l, vmafxv1.LadderComplete, true, ReasonHullComputed, "chosen rungs: "+strings.Join(st.Hull, ", "))
+	return r.report(ctx, s)
+}
+
+// report runs the report Pod until it wrote the report or ran out of attempts. Either
+// way the ladder then Succeeded: its table and hull are in the status.
+func (r *Reconciler) report(ctx context.Context, s *scope) error {
+	l := s.ladder
+	// The current attempt is the last one whose Pod exists (attempts run one at a time).
+	attempts := int32(1)
+	for s.pods[ReportPodName(l, attempts+1)] != nil {
+		attempts++
+	}
+	pod := s.pods[ReportPodName(l, attempts)]
+	if pod == nil {
+		args, err := reportArgs(l)
+		if err != nil {
+			return err
+		}
+		pod = buildPod(l, ReportPodName(l, attempts), stepReport, "", attempts, args, r.Worker)
+		if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating report Pod %s: %w", pod.Name, err)
+		}
+		return nil
+	}
+	ok, reason, msg, done := podOutcome(pod, func(b []byte) (string, string, error) {
+		wr, err := vmafxv1.ParseReportResult(b)
+		if err != nil {
+			return "", "", err
+		}
+		if wr.Error != nil {
+			return wr.Error.Reason, wr.Error.Message, nil
+		}
+		return "", "", nil
+	})
+	switch {
+	case !done:
+		return nil
+	case ok:
+		l.Status.Report = string(vmafxv1.JoinOutput(l.Spec.Output, "ladder"))
+		setCondition(l, vmafxv1.LadderReportWritten, true, vmafxv1.ReasonReportWritten, "ladder.json, ladder.csv and ladder.svg are written under "+string(l.Spec.Output))
+	case reason != vmafxv1.ReasonBadInput && attempts <= backoffLimit(l):
+		args, err := reportArgs(l)
+		if err != nil {
+			return err
+		}
+		next := buildPod(l, ReportPodName(l, attempts+1), stepReport, "", attempts+1, args, r.Worker)
+		if err := r.Client.Create(ctx, next); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating report Pod %s: %w", next.Name, err)
+		}
+		return nil
+	default:
+		msg = oneLine(fmt.Sprintf("report Pod %s failed (%s): %s; the table and hull are in the status", pod.Name, reason, msg))
+		setCondition(l, vmafxv1.LadderReportWritten, false, ReasonReportFailed, msg)
+		r.Recorder.Eventf(l, pod, corev1.EventTypeWarning, ReasonReportFailed, "Report", "%s", msg)
+	}
+	l.Status.Phase = vmafxv1.JobSucceeded
+	r.Recorder.Eventf(l, nil, corev1.EventTypeNormal, ReasonHullComputed, "Report", "%d rungs scored; chosen: %s", l.Status.Scored, strings.Join(l.Status.Hull, ", "))
+	return nil
+}
+
+// reportArgs is the report Pod's command line: the table goes as compact JSON.
+func reportArgs(l *vmafxv1.VmafxLadder) ([]string, error) {
+	table := make([]vmafxv1.LadderRung, len(l.Status.Rungs))
+	for i, r := range l.Status.Rungs {
+		table[i] = vmafxv1.LadderRung{Name: r.Name, Encoder: r.Encoder, RateControl: r.RateControl, Value: r.Value, Height: r.Height, Width: r.Width,
+			Phase: r.Phase, Resolution: r.Resolution, Bitrate: r.Bitrate, Bytes: r.Bytes, Score: r.Score, Hull: r.Hull}
+	}
+	b, err := json.Marshal(table)
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{"ladder-report", "--output", string(l.Spec.Output), "--name", l.Name, "--table", string(b)}, storeArgs(l)...), nil
+}
+
+// podOutcome reads a finished ladder Pod: ok with parse's success, or the reason and
+// message of its failure; done is false while it has not finished.
+func podOutcome(pod *corev1.Pod, parse func([]byte) (reason, message string, err error)) (ok bool, reason, message string, done bool) {
+	var term *corev1.ContainerStateTerminated
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == containerName && cs.State.Terminated != nil {
+			term = cs.State.Terminated
+		}
+	}
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded, corev1.PodFailed:
+	default:
+		return false, "", "", false
+	}
+	if term == nil {
+		reason := pod.Status.Reason
+		if reason == "" {
+			reason = "PodFailed"
+		}
+		return false, reason, oneLine(pod.Status.Message), true
+	}
+	reason, message, err := parse([]byte(term.Message))
+	switch {
+	case err != nil && pod.Status.Phase == corev1.PodSucceeded:
+		return false, "UnparsableResult", oneLine(err.Error()), true
+	case err != nil:
+		return false, firstNonEmpty(pod.Status.Reason, term.Reason, "Error"), oneLine(fmt.Sprintf("exit code %d: %s", term.ExitCode, term.Message)), true
+	case reason != "":
+		return false, reason, message, true
+	}
+	return pod.Status.Phase == corev1.PodSucceeded, "", "", true
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func backoffLimit(l *vmafxv1.VmafxLadder) int32 {
+	if l.Spec.BackoffLimit == nil {
+		return 2 // the VmafxJob CRD's default of backoffLimit
+	}
+	return *l.Spec.BackoffLimit
+}
+
+// setCounts derives the counts and the phase (while not finished) from the rungs.
+func setCounts(l *vmafxv1.VmafxLadder) {
+	st := &l.Status
+	st.Total, st.Encoded, st.Scored, st.Failed = int32(len(st.Rungs)), 0, 0, 0
+	started := false
+	for _, r := range st.Rungs {
+		if r.Bitrate > 0 {
+			st.Encoded++
+		}
+		switch r.Phase {
+		case vmafxv1.RungSucceeded:
+			st.Scored++
+		case vmafxv1.RungFailed:
+			st.Failed++
+		}
+		started = started || r.EncodeAttempts > 0
+	}
+	if !finished(l) {
+		st.Phase = vmafxv1.JobPending
+		if started {
+			st.Phase = vmafxv1.JobRunning
+		}
+	}
+}
+
+func setCondition(l *vmafxv1.VmafxLadder, typ string, status bool, reason, message string) {
+	s := metav1.ConditionFalse
+	if status {
+		s = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&l.Status.Conditions, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: message, ObservedGeneration: l.Generation})
+}
+
+// oneLine folds s to one bounded line.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 512 {
+		s = strings.ToValidUTF8(s[:509], "") + "..."
+	}
+	return s
+}

@@ -1,0 +1,118 @@
+package ladder
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/config"
+)
+
+func TestReadURI(t *testing.T) {
+	for in, want := range map[vmafxv1.OutputURI]vmafxv1.VideoURI{
+		"file:///output/title/720p.mkv": "file:///data/title/720p.mkv",
+		"s3://results/title/720p.mkv":   "s3://results/title/720p.mkv",
+	} {
+		if got := readURI(in); got != want {
+			t.Errorf("readURI(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestEncodePod(t *testing.T) {
+	claim := corev1.PersistentVolumeClaimVolumeSource{ClaimName: "media"}
+	l := &vmafxv1.VmafxLadder{
+		ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "ns", UID: "u"},
+		Spec: vmafxv1.VmafxLadderSpec{
+			Reference: "file:///data/ref.yuv", Output: "file:///output/t",
+			Resolutions: []vmafxv1.LadderResolution{{Height: 360, Width: ptr.To[int32](640)}},
+			Codecs:      []vmafxv1.LadderCodec{{Encoder: vmafxv1.EncoderX265, RateControl: vmafxv1.RateQP, Values: []int32{30}, Preset: "fast"}},
+			ScoringSettings: vmafxv1.ScoringSettings{
+				Width: ptr.To[int32](1920), Height: ptr.To[int32](1080), PixelFormat: "yuv420p10le",
+				Volume:       &vmafxv1.JobVolume{PersistentVolumeClaim: &claim},
+				OutputVolume: &vmafxv1.OutputVolume{PersistentVolumeClaim: claim},
+			},
+		},
+	}
+	w := config.WorkerConfig{Image: "w:1", Resources: corev1.ResourceRequirements{
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), vmafxv1.ResourceSlot: resource.MustParse("1")},
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), vmafxv1.ResourceSlot: resource.MustParse("1")},
+	}}
+	rung := l.Spec.Rungs()[0]
+	pod := buildPod(l, EncodePodName(l, rung.Name, 1), stepEncode, rung.Name, 1, encodeArgs(l, &rung), w)
+	if pod.Name != "t-enc-640x360-x265-qp30-1" || pod.Spec.SchedulerName != "" {
+		t.Errorf("pod %s on scheduler %q", pod.Name, pod.Spec.SchedulerName)
+	}
+	c := pod.Spec.Containers[0]
+	if _, ok := c.Resources.Limits[vmafxv1.ResourceSlot]; ok || c.Resources.Limits.Cpu().String() != "2" {
+		t.Errorf("resources %v: want the worker's CPU without the slot", c.Resources)
+	}
+	if _, ok := w.Resources.Limits[vmafxv1.ResourceSlot]; !ok {
+		t.Error("the operator's worker resources were changed")
+	}
+	want := "encode --reference file:///data/ref.yuv --output file:///output/t/640x360-x265-qp30.mkv --encoder libx265 --rate-control qp --value 30 --height 360 --width 640 --preset fast --raw-width 1920 --raw-height 1080 --pixel-format yuv420p10le"
+	if got := strings.Join(c.Args, " "); got != want {
+		t.Errorf("args\n%s\nwant\n%s", got, want)
+	}
+	mounts := map[string]bool{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.MountPath] = m.ReadOnly
+	}
+	if ro, ok := mounts["/data"]; !ok || !ro {
+		t.Errorf("mounts %v: want /data read-only", mounts)
+	}
+	if ro, ok := mounts["/output"]; !ok || ro {
+		t.Errorf("mounts %v: want /output writable", mounts)
+	}
+	if !*c.SecurityContext.ReadOnlyRootFilesystem || !*pod.Spec.SecurityContext.RunAsNonRoot || *pod.Spec.AutomountServiceAccountToken {
+		t.Error("encode Pod is not hardened like a worker Pod")
+	}
+	job := buildJob(l, &rung)
+	if job.Spec.Distorted != "file:///data/t/640x360-x265-qp30.mkv" || *job.Spec.Output != "file:///output/t/640x360-x265-qp30.json" {
+		t.Errorf("job reads %s, writes %s", job.Spec.Distorted, *job.Spec.Output)
+	}
+}
+
+func TestPodOutcome(t *testing.T) {
+	terminated := func(phase corev1.PodPhase, code int32, msg string) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{Name: containerName,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: msg}}}}}}
+	}
+	parse := func(b []byte) (string, string, error) {
+		r, err := vmafxv1.ParseEncodeResult(b)
+		if err != nil {
+			return "", "", err
+		}
+		if r.Error != nil {
+			return r.Error.Reason, r.Error.Message, nil
+		}
+		return "", "", nil
+	}
+	ok := `{"version":"vmafx.dev/encode/v1","output":"s3://b/x.mkv","frames":24,"bytes":100,"bitrate":800}`
+	tests := []struct {
+		name       string
+		pod        *corev1.Pod
+		ok, done   bool
+		wantReason string
+	}{
+		{"running", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, false, false, ""},
+		{"succeeded", terminated(corev1.PodSucceeded, 0, ok), true, true, ""},
+		{"worker error", terminated(corev1.PodFailed, 2, `{"version":"vmafx.dev/encode/v1","error":{"reason":"BadInput","message":"x"}}`), false, true, "BadInput"},
+		{"succeeded without a result", terminated(corev1.PodSucceeded, 0, "hello"), false, true, "UnparsableResult"},
+		{"killed", terminated(corev1.PodFailed, 137, ""), false, true, "Error"},
+		{"evicted", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}}, false, true, "Evicted"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, reason, _, done := podOutcome(tc.pod, parse)
+			if ok != tc.ok || done != tc.done || reason != tc.wantReason {
+				t.Errorf("ok %v, done %v, reason %q; want %v, %v, %q", ok, done, reason, tc.ok, tc.done, tc.wantReason)
+			}
+		})
+	}
+}
