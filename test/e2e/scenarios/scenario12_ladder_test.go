@@ -20,7 +20,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
-// TestEncodingLadder is scenario 11: a small per-title ladder, run for real. The
+// TestEncodingLadder is scenario 12 (issue 16): a small per-title ladder, run for real. The
 // reference (clip p01 as lossless FFV1, 176x144) lies in a bucket on the in-cluster S3
 // server; a VmafxLadder of 2 resolutions x libx264 x 2 crf values runs 4 encode Pods
 // (ffmpeg in the worker image, placed by the default scheduler), 4 VmafxJobs that score
