@@ -16,9 +16,11 @@ import (
 
 	"github.com/vmafx/vmafx/device-plugin/internal/agent"
 	"github.com/vmafx/vmafx/device-plugin/internal/config"
+	"github.com/vmafx/vmafx/internal/version"
 )
 
 func main() {
+	version.HandleFlag(os.Args)
 	os.Exit(run())
 }
 

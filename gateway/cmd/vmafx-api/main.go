@@ -17,9 +17,11 @@ import (
 	"github.com/vmafx/vmafx/gateway/internal/httpapi"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
+	"github.com/vmafx/vmafx/internal/version"
 )
 
 func main() {
+	version.HandleFlag(os.Args)
 	os.Exit(run())
 }
 

@@ -14,11 +14,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/vmafx/vmafx/internal/version"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/manager"
 )
 
 func main() {
+	version.HandleFlag(os.Args)
 	os.Exit(run(ctrl.SetupSignalHandler(), os.LookupEnv, os.Stderr))
 }
 
