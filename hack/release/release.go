@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"time"
 
@@ -50,6 +51,11 @@ type Options struct {
 	Cache, WorkDir string
 	// License is the SPDX licence expression of the annotations and SBOMs.
 	License string
+	// HostRuntime takes the worker's runtime from this machine's installed packages
+	// (project.HostWorkerRuntime) rather than from Debian's archive, for a build that must
+	// not reach the network (the e2e); only for this machine's architecture, and the
+	// SBOM then lists no Debian packages.
+	HostRuntime bool
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -150,7 +156,17 @@ func (o Options) buildArch(ctx context.Context, img project.Image, arch string, 
 		Annotations: o.annotations(img.Name), Created: o.Stamp.Date,
 	}
 	var debs []debroot.Package
-	if img.Worker {
+	if img.Worker && o.HostRuntime {
+		if arch != runtime.GOARCH {
+			return Arch{}, fmt.Errorf("the worker's runtime from this machine's packages is for %s only, not %s", runtime.GOARCH, arch)
+		}
+		files, err := project.HostWorkerRuntime(bin)
+		if err != nil {
+			return Arch{}, err
+		}
+		files[project.CABundle] = project.CABundle
+		spec.Runtime = files
+	} else if img.Worker {
 		root := roots[arch]
 		if root == nil {
 			var err error

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // triplets are Debian's multiarch library folder names.
@@ -70,6 +71,9 @@ func (r *Root) closure(out map[string]string, queue []string) (map[string]string
 			queue = append(queue, interp)
 		}
 		for _, so := range needed {
+			if isInterpreter(so) {
+				continue // the loader itself, already the interpreter
+			}
 			lib, err := r.FindLibrary(so)
 			if err != nil {
 				return nil, fmt.Errorf("%s needs %s: %w", img, so, err)
@@ -125,3 +129,8 @@ func (r *Root) FindLibrary(soname string) (string, error) {
 	}
 	return "", fmt.Errorf("not found in %v", r.libDirs())
 }
+
+// isInterpreter reports whether soname is a dynamic loader's (ld-linux-x86-64.so.2,
+// ld-linux-aarch64.so.1), which libc names as a dependency: the loader is already
+// there as the program's interpreter.
+func isInterpreter(soname string) bool { return strings.HasPrefix(soname, "ld-linux") }
