@@ -92,7 +92,7 @@ func Chart(dir string, v ChartValues) (Artifact, error) {
 		Name string `json:"name"`
 	}
 	if err := yaml.Unmarshal(meta, &parsed); err != nil {
-		return Artifact{}, fmt.Errorf("Chart.yaml: %w", err)
+		return Artifact{}, fmt.Errorf("chart metadata %s: %w", filepath.Join(dir, "Chart.yaml"), err)
 	}
 	config, err := yaml.YAMLToJSON(meta)
 	if err != nil {

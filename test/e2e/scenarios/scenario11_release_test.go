@@ -107,8 +107,11 @@ func TestReleaseFromRegistry(t *testing.T) {
 	}
 	eventually(t, time.Minute, "node "+nodeName+" offers "+vmafxv1.ResourceSlot, func(ctx context.Context) error {
 		n, err := allocatableSlots(ctx)
-		if err != nil || n < 1 {
-			return fmt.Errorf("allocatable %d (%v)", n, err)
+		if err != nil {
+			return err
+		}
+		if n < 1 {
+			return fmt.Errorf("allocatable %d", n)
 		}
 		return nil
 	})

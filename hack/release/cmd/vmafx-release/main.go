@@ -29,6 +29,7 @@ func main() {
 	flag.StringVar(&ver, "version", os.Getenv("VERSION"), "release version, a semantic version such as v1.2.3 (env VERSION); empty with -dev: git describe")
 	flag.BoolVar(&devOnly, "dev", false, "a development build: the version defaults to git describe and need not be semantic")
 	flag.StringVar(&arches, "arches", "amd64,arm64", "Linux architectures, comma-separated")
+	only := flag.String("images", "", "build only these images (comma-separated names, e.g. vmafx-worker); default: all")
 	flag.BoolVar(&o.PlainHTTP, "plain-http", os.Getenv("REGISTRY_PLAIN_HTTP") == "true", "talk to the registry over plain HTTP (env REGISTRY_PLAIN_HTTP=true)")
 	flag.StringVar(&o.Repo, "repo", ".", "repository root")
 	flag.StringVar(&o.Cache, "cache", filepath.Join(home, ".cache", "vmafx"), "cache folder (Debian packages under debian/<arch>)")
@@ -37,6 +38,18 @@ func main() {
 	flag.Parse()
 	o.Log = os.Stdout
 	o.Arches = strings.Split(arches, ",")
+	for _, n := range strings.Split(*only, ",") {
+		found := n == ""
+		for _, img := range project.Images() {
+			if img.Name == n {
+				o.Images, found = append(o.Images, img), true
+			}
+		}
+		if !found {
+			fmt.Fprintf(os.Stderr, "vmafx-release: no image %q\n", n)
+			os.Exit(2)
+		}
+	}
 	if !devOnly {
 		if err := release.ValidVersion(ver); err != nil {
 			fmt.Fprintf(os.Stderr, "vmafx-release: %v (make release VERSION=v1.2.3; make push for a development build)\n", err)
