@@ -78,8 +78,8 @@ deps: ## Install the Debian packages the tests and images need (ffmpeg, Vulkan l
 	@hack/install-deps.sh
 
 .PHONY: test
-test: deps test-bins versitygw ## Unit and integration tests (builds kube-apiserver, etcd and versitygw on first use).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_REQUIRE_INTEGRATION=1 VMAFX_REQUIRE_FFMPEG=1 VMAFX_REQUIRE_VULKAN=1 \
+test: deps test-bins versitygw registry helm ## Unit and integration tests (builds kube-apiserver, etcd, versitygw, the registry and helm on first use).
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_REGISTRY=$(REGISTRY_BIN) VMAFX_HELM=$(HELM) VMAFX_REQUIRE_INTEGRATION=1 VMAFX_REQUIRE_FFMPEG=1 VMAFX_REQUIRE_VULKAN=1 \
 	  $(GO) test -count=1 $(GO_PACKAGES)
 
 .PHONY: test-unit
@@ -145,13 +145,13 @@ $(GOLANGCI_LINT):
 # The OCI registry of the training scenario: CNCF Distribution, built from module sources
 # like versitygw and cached by version.
 REGISTRY_VERSION := $(call module_version,github.com/distribution/distribution/v3,hack/tools/distribution/go.mod)
-REGISTRY         := $(TOOLS_BIN)/registry-$(REGISTRY_VERSION)
+REGISTRY_BIN     := $(TOOLS_BIN)/registry-$(REGISTRY_VERSION)
 
 .PHONY: registry
-registry: $(REGISTRY) ## Build the OCI registry (distribution) from module sources, cached by version.
-	@echo "VMAFX_REGISTRY=$(REGISTRY)"
+registry: $(REGISTRY_BIN) ## Build the OCI registry (distribution) from module sources, cached by version.
+	@echo "VMAFX_REGISTRY=$(REGISTRY_BIN)"
 
-$(REGISTRY):
+$(REGISTRY_BIN):
 	@mkdir -p $(@D)
 	@echo "building the distribution registry $(REGISTRY_VERSION) from module sources (about 3 minutes the first time)"
 	cd hack/tools/distribution && CGO_ENABLED=0 $(GO) build -trimpath -o $@ github.com/distribution/distribution/v3/cmd/registry
@@ -210,7 +210,7 @@ deploy: $(KUBECTL) ## Apply manifests/overlays/local to the local cluster and wa
 
 .PHONY: e2e
 e2e: helm versitygw pushgateway registry cluster-up images deploy ## End-to-end scenarios (test/e2e) on the local cluster; logs go to .cluster/artifacts on failure.
-	VMAFX_E2E=1 KUBECONFIG=$(CURDIR)/.cluster/kubeconfig VMAFX_KUBECTL=$(KUBECTL) VMAFX_HELM=$(HELM) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_PUSHGATEWAY=$(PUSHGATEWAY) VMAFX_REGISTRY=$(REGISTRY) \
+	VMAFX_E2E=1 KUBECONFIG=$(CURDIR)/.cluster/kubeconfig VMAFX_KUBECTL=$(KUBECTL) VMAFX_HELM=$(HELM) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_PUSHGATEWAY=$(PUSHGATEWAY) VMAFX_REGISTRY=$(REGISTRY_BIN) \
 	  VMAFX_CLUSTER=$(CURDIR)/$(VMAFX_CLUSTER) VMAFX_CLUSTER_FLAGS="$(CLUSTER_FLAGS)" \
 	  $(GO) test -count=1 -timeout=30m -v ./test/e2e/... \
 	  || { $(VMAFX_CLUSTER) collect $(CLUSTER_FLAGS); exit 1; }
@@ -273,6 +273,25 @@ $(HELM):
 	@mkdir -p $(@D)
 	@echo "building helm $(HELM_VERSION) from module sources"
 	cd hack/tools/helm && CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(HELM_LDFLAGS)" -o $@ helm.sh/helm/v3/cmd/helm
+
+##@ Release (docs/install.md, "Publish your own build")
+# Images for linux/amd64 and linux/arm64 as multi-architecture OCI indexes, with SBOMs as
+# OCI referrers, and the chart as an OCI artifact, pushed with go-containerregistry
+# (credentials: the Docker config file, or REGISTRY_USERNAME and REGISTRY_PASSWORD). The
+# worker's Debian packages (ffmpeg, Vulkan, libc) come from Debian's archive for each
+# architecture, unpacked without installing, cached in $(CACHE)/debian.
+REGISTRY_PLAIN_HTTP ?= false
+RELEASE_FLAGS = -registry=$(REGISTRY) -plain-http=$(REGISTRY_PLAIN_HTTP) -cache=$(CACHE) -out=$(CURDIR)/_output/release
+
+.PHONY: push
+push: deps ## Build a development release (version: git describe) and push it: make push REGISTRY=host/path.
+	@test -n "$(REGISTRY)" || { echo "make push REGISTRY=host/path (e.g. registry.example.com/vmafx)"; exit 2; }
+	$(GO) run ./hack/release/cmd/vmafx-release -dev $(RELEASE_FLAGS)
+
+.PHONY: release
+release: deps ## Build and push release VERSION: make release REGISTRY=host/path VERSION=v1.2.3.
+	@test -n "$(REGISTRY)" || { echo "make release REGISTRY=host/path VERSION=v1.2.3"; exit 2; }
+	$(GO) run ./hack/release/cmd/vmafx-release -version=$(VERSION) $(RELEASE_FLAGS)
 
 ##@ Cleanup
 .PHONY: clean

@@ -37,6 +37,10 @@ type WorkerResult struct {
 	Model         string `json:"model"`
 	ModelSHA256   string `json:"modelSHA256,omitempty"`
 	KernelVersion string `json:"kernelVersion,omitempty"`
+	// WorkerVersion and WorkerCommit are the worker binary's release version and commit
+	// (its --version), so that a score names the build that made it.
+	WorkerVersion string `json:"workerVersion,omitempty"`
+	WorkerCommit  string `json:"workerCommit,omitempty"`
 
 	// Features are the pooled means of the extra metrics asked for, by libvmaf's names
 	// (psnr_y, psnr_cb, psnr_cr, float_ssim, float_ms_ssim, cambi).

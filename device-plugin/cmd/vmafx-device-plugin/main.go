@@ -19,6 +19,7 @@ import (
 	"github.com/vmafx/vmafx/device-plugin/internal/agent"
 	"github.com/vmafx/vmafx/device-plugin/internal/config"
 	"github.com/vmafx/vmafx/internal/cli"
+	"github.com/vmafx/vmafx/internal/version"
 )
 
 const summary = `vmafx-device-plugin advertises a node's VMAF scoring slots (vmafx.dev/slot) to the
@@ -27,6 +28,7 @@ from its flag, else its environment variable, else the config file (--config), e
 default.`
 
 func main() {
+	version.HandleFlag(os.Args)
 	os.Exit(run())
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/vmafx/vmafx/device-plugin/internal/podresources"
 	"github.com/vmafx/vmafx/device-plugin/internal/server"
 	"github.com/vmafx/vmafx/device-plugin/internal/slots"
+	"github.com/vmafx/vmafx/internal/version"
 )
 
 // shutdownTimeout bounds the HTTP server's graceful stop.
@@ -40,7 +41,7 @@ const shutdownTimeout = 5 * time.Second
 func Run(ctx context.Context, cfg config.Config) error {
 	logger := klog.FromContext(ctx)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), version.Collector())
 	m := metrics.New(reg)
 
 	inv, err := discovery.Discover(discovery.Options{

@@ -17,12 +17,14 @@ import (
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
 	"github.com/vmafx/vmafx/internal/cli"
+	"github.com/vmafx/vmafx/internal/version"
 )
 
 const summary = `vmafx-api is the HTTP scoring API: it creates and reads VmafxJobs for callers who
 present a Kubernetes bearer token (docs/gateway.md).`
 
 func main() {
+	version.HandleFlag(os.Args)
 	os.Exit(run())
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/vmafx/vmafx/gateway/internal/mcpserver"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
 	"github.com/vmafx/vmafx/internal/cli"
+	"github.com/vmafx/vmafx/internal/version"
 )
 
 const summary = `vmafx-mcp is the VMAFX Model Context Protocol server: in the cluster it serves the
@@ -29,6 +30,7 @@ workstation, with --transport=stdio, it talks to the API server with the user's 
 (docs/gateway.md).`
 
 func main() {
+	version.HandleFlag(os.Args)
 	os.Exit(run())
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/klog/v2"
+
+	"github.com/vmafx/vmafx/internal/version"
 )
 
 // Options say where and how to listen.
@@ -29,10 +31,10 @@ type Options struct {
 	ShutdownTimeout time.Duration
 }
 
-// NewRegistry returns a registry with the Go and process collectors.
+// NewRegistry returns a registry with the Go and process collectors and vmafx_build_info.
 func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), version.Collector())
 	return reg
 }
 

@@ -8,10 +8,12 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/vmafx/vmafx/internal/version"
 	"github.com/vmafx/vmafx/kubectl-vmafx/internal/cli"
 )
 
 func main() {
+	version.HandleFlag(os.Args)
 	cmd := cli.New(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	if err := cmd.Execute(); err != nil {
 		os.Exit(1)

@@ -17,11 +17,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/vmafx/vmafx/internal/cli"
+	"github.com/vmafx/vmafx/internal/version"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/manager"
 )
 
 func main() {
+	version.HandleFlag(os.Args)
 	os.Exit(run(ctrl.SetupSignalHandler(), os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr))
 }
 

@@ -21,6 +21,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/version"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/controller/comparison"
 	"github.com/vmafx/vmafx/operator/internal/controller/job"
@@ -151,7 +152,7 @@ func newLadderPodCache(restConfig *rest.Config, mgr ctrl.Manager) (cache.Cache, 
 func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock, opts Options, ladderPods cache.Cache) error {
 	jobMetrics := metrics.NewJobs()
 	metrics.Register(jobMetrics.Collectors()...)
-	metrics.Register(metrics.NewPhaseCollector(mgr.GetClient()))
+	metrics.Register(metrics.NewPhaseCollector(mgr.GetClient()), version.Collector())
 	recorder := mgr.GetEventRecorder(Name)
 	if err := (&job.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Metrics: jobMetrics,

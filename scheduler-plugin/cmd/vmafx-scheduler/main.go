@@ -8,12 +8,17 @@ import (
 	"os"
 
 	"k8s.io/component-base/cli"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 
+	"github.com/vmafx/vmafx/internal/version"
 	"github.com/vmafx/vmafx/scheduler-plugin/plugins"
 )
 
 func main() {
+	// Ours, not kube-scheduler's own --version (the Kubernetes version it is built from).
+	version.HandleFlag(os.Args)
+	legacyregistry.RawMustRegister(version.Collector())
 	command := app.NewSchedulerCommand(plugins.Options()...)
 	command.Use = "vmafx-scheduler"
 	os.Exit(cli.Run(command))

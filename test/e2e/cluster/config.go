@@ -139,6 +139,10 @@ func (l Layout) Etcd() string { return l.path("etcd") }
 // Containerd holds containerd's config, root, state and socket.
 func (l Layout) Containerd() string { return l.path("containerd") }
 
+// RegistryHosts is containerd's registry config_path: a folder per registry host holding
+// its hosts.toml (RegistryHTTP writes them), inside the state folder, never /etc.
+func (l Layout) RegistryHosts() string { return l.path("containerd", "certs.d") }
+
 // ContainerdSocket is containerd's gRPC socket.
 func (l Layout) ContainerdSocket() string { return l.path("containerd", "containerd.sock") }
 

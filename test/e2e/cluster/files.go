@@ -54,7 +54,8 @@ func render(name, text string, d renderData) ([]byte, error) {
 // sandbox's oom_score_adj to the -998 the kubelet asks for and every sandbox would fail
 // with "can't get final child's PID from pipe: EOF"; this caps requests at containerd's
 // own value instead. The sandbox image is the locally built pause (no registry here),
-// pinned so that image garbage collection keeps it.
+// pinned so that image garbage collection keeps it. Registries are configured per host
+// under config_path (RegistryHTTP), read at every pull, so no restart is needed.
 const containerdConfig = `version = 3
 root = '{{.L.Containerd}}/root'
 state = '{{.L.Containerd}}/state'
@@ -86,6 +87,8 @@ disabled_plugins = [
     snapshotter = 'overlayfs'
     [plugins.'io.containerd.cri.v1.images'.pinned_images]
       sandbox = '{{.Pause}}'
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = '{{.L.RegistryHosts}}'
 
   [plugins.'io.containerd.cri.v1.runtime']
     restrict_oom_score_adj = true

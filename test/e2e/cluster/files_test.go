@@ -62,6 +62,7 @@ func TestContainerdConfig(t *testing.T) {
 	text := string(data)
 	for _, want := range []string{
 		"restrict_oom_score_adj = true",
+		"config_path = '" + testRenderData().L.RegistryHosts() + "'",
 		"sandbox = '" + PauseImage + "'",
 		"netns_mounts_under_state_dir = true",
 		"SystemdCgroup = false",

@@ -12,94 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmafx/vmafx/test/e2e/internal/images"
+	"github.com/vmafx/vmafx/hack/release/images"
+	"github.com/vmafx/vmafx/hack/release/project"
 	"github.com/vmafx/vmafx/test/e2e/internal/proc"
 )
 
-// imageSpec is one image to build: a main package of the repository.
-type imageSpec struct {
-	name string // binary and image name
-	pkg  string // package path relative to the repository root
-	// files are extra files from the host, image path to host path.
-	files map[string]string
-	// runtime finds the programs and libraries the binary (at bin on the host) runs or
-	// loads, with their libraries (image path to host path), packed into their own layer;
-	// nil when there are none.
-	runtime func(bin string) (map[string]string, error)
-}
-
-// hostCABundle is Debian's CA bundle (package ca-certificates); the worker fetches
-// https:// inputs.
-const hostCABundle = "/etc/ssl/certs/ca-certificates.crt"
-
-// projectImages are the project's binaries that run in the cluster: the platform's four
-// and the front doors' two.
-func projectImages() []imageSpec {
-	worker := imageSpec{name: "vmafx-worker", pkg: "worker/cmd/vmafx-worker", runtime: workerRuntime}
-	if _, err := os.Stat(hostCABundle); err == nil {
-		worker.files = map[string]string{hostCABundle: hostCABundle}
-	}
-	return []imageSpec{
-		{name: "vmafx-operator", pkg: "operator/cmd/vmafx-operator"},
-		{name: "vmafx-scheduler", pkg: "scheduler-plugin/cmd/vmafx-scheduler"},
-		{name: "vmafx-device-plugin", pkg: "device-plugin/cmd/vmafx-device-plugin"},
-		worker,
-		{name: "vmafx-api", pkg: "gateway/cmd/vmafx-api"},
-		{name: "vmafx-mcp", pkg: "gateway/cmd/vmafx-mcp"},
-	}
-}
-
-func pauseImageSpec() imageSpec {
-	return imageSpec{name: "pause", pkg: "test/e2e/images/pause"}
-}
-
-// workerRuntime is what the worker runs and loads: ffmpeg (ffmpegRuntime), the Vulkan
-// loader and Mesa's drivers (images.VulkanRuntime), and the C library through which the
-// binary, built without cgo, dlopens the loader (purego makes it dynamically linked).
-func workerRuntime(bin string) (map[string]string, error) {
-	files, err := ffmpegRuntime()
-	if err != nil {
-		return nil, err
-	}
-	vk, err := images.VulkanRuntime()
-	if err != nil {
-		return nil, err
-	}
-	own, err := images.ELFDeps(bin)
-	if err != nil {
-		return nil, err
-	}
-	delete(own, bin) // the binary has its own layer
-	for _, m := range []map[string]string{vk, own} {
-		for k, v := range m {
-			files[k] = v
-		}
-	}
-	return files, nil
-}
-
-// ffmpegRuntime is the worker's decoder: Debian's ffmpeg and ffprobe (package ffmpeg,
-// which .ci/run installs) with the shared libraries they load and the ELF interpreter,
-// resolved with ldd from the installed package. The worker binary stays static; it runs
-// these as child processes.
-func ffmpegRuntime() (map[string]string, error) {
-	var progs []string
-	for _, p := range []string{"ffmpeg", "ffprobe"} {
-		path, err := exec.LookPath(p)
-		if err != nil {
-			return nil, fmt.Errorf("%s is not installed (apt-get install ffmpeg): the worker image would not decode encoded videos", p)
-		}
-		progs = append(progs, path)
-	}
-	deps, err := images.ELFDeps(progs...)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range progs {
-		deps["/usr/bin/"+filepath.Base(p)] = deps[p]
-	}
-	return deps, nil
-}
+// projectImages are the project's images (hack/release/project) and the pause image.
+func projectImages() []project.Image { return append(project.Images(), project.Pause()) }
 
 // ImageRef is the local image name of a binary.
 func ImageRef(name string) string { return ImageRegistry + "/" + name + ":" + ImageTag }
@@ -109,51 +28,35 @@ type builtImage struct {
 	archive string
 }
 
-// exists reports whether the main package has Go files yet.
-func (s imageSpec) exists(repo string) bool {
-	m, _ := filepath.Glob(filepath.Join(repo, s.pkg, "*.go"))
-	for _, f := range m {
-		if !strings.HasSuffix(f, "_test.go") {
-			return true
-		}
-	}
-	return false
-}
-
-// buildImage builds the binary without cgo and packs it. Most binaries are then static;
-// the worker loads the Vulkan loader through the C library, which its runtime layer holds.
-func (r *run) buildImage(ctx context.Context, s imageSpec) (builtImage, error) {
+// buildImage builds the binary for this machine's architecture, stamped with the work
+// tree's version (project.GitStamp), and packs it; the worker's image takes ffmpeg and
+// the Vulkan runtime from this machine's packages, the node being this machine.
+func (r *run) buildImage(ctx context.Context, s project.Image, stamp project.Stamp) (builtImage, error) {
 	binDir := filepath.Join(r.cfg.ImagesDir, "bin")
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return builtImage{}, err
 	}
-	bin := filepath.Join(binDir, s.name)
-	goCmd := os.Getenv("GO")
-	if goCmd == "" {
-		goCmd = "go"
-	}
+	bin := filepath.Join(binDir, s.Name)
 	t0 := time.Now()
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./"+s.pkg)
-	cmd.Dir = r.cfg.RepoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	var errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.Discard, &errb
-	if err := cmd.Run(); err != nil {
-		return builtImage{}, fmt.Errorf("go build ./%s: %w\n%s", s.pkg, err, errb.String())
+	if err := project.BuildBinary(ctx, r.cfg.RepoRoot, s, runtime.GOARCH, bin, stamp); err != nil {
+		return builtImage{}, err
 	}
-	ref := ImageRef(s.name)
-	spec := images.Spec{Ref: ref, Binary: bin, Files: s.files}
-	if s.runtime != nil {
+	ref := ImageRef(s.Name)
+	spec := images.Spec{Ref: ref, Binary: bin}
+	if s.Worker {
 		var err error
-		if spec.Runtime, err = s.runtime(bin); err != nil {
-			return builtImage{}, fmt.Errorf("image %s: %w", s.name, err)
+		if spec.Runtime, err = project.HostWorkerRuntime(bin); err != nil {
+			return builtImage{}, fmt.Errorf("image %s: %w", s.Name, err)
+		}
+		if _, err := os.Stat(project.CABundle); err == nil {
+			spec.Files = map[string]string{project.CABundle: project.CABundle}
 		}
 	}
 	img, err := images.Build(spec)
 	if err != nil {
 		return builtImage{}, err
 	}
-	archive := filepath.Join(r.cfg.ImagesDir, s.name+".tar")
+	archive := filepath.Join(r.cfg.ImagesDir, s.Name+".tar")
 	if err := images.WriteArchive(img, ref, archive); err != nil {
 		return builtImage{}, err
 	}
@@ -199,13 +102,17 @@ func Images(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	stamp, err := project.GitStamp(ctx, cfg.RepoRoot, "")
+	if err != nil {
+		return err
+	}
 	var built []builtImage
-	for _, s := range append(projectImages(), pauseImageSpec()) {
-		if !s.exists(cfg.RepoRoot) {
-			r.logf("skipping %s: ./%s has no Go files yet", s.name, s.pkg)
+	for _, s := range projectImages() {
+		if !s.Exists(cfg.RepoRoot) {
+			r.logf("skipping %s: ./%s has no Go files yet", s.Name, s.Pkg)
 			continue
 		}
-		img, err := r.buildImage(ctx, s)
+		img, err := r.buildImage(ctx, s, stamp)
 		if err != nil {
 			return err
 		}

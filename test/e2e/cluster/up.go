@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vmafx/vmafx/hack/release/project"
 	"github.com/vmafx/vmafx/test/e2e/internal/hoststate"
 	"github.com/vmafx/vmafx/test/e2e/internal/netfilter"
 	"github.com/vmafx/vmafx/test/e2e/internal/proc"
@@ -365,7 +366,8 @@ func (r *run) ensurePause(ctx context.Context) error {
 	if slices.Contains(have, PauseImage) {
 		return nil
 	}
-	img, err := r.buildImage(ctx, pauseImageSpec())
+	// The pause program reports no version: an empty stamp.
+	img, err := r.buildImage(ctx, project.Pause(), project.Stamp{})
 	if err != nil {
 		return err
 	}

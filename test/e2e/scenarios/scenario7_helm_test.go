@@ -113,29 +113,7 @@ func TestHelm(t *testing.T) {
 		return ok
 	}
 
-	if !step("kustomize deploy removed", func(t *testing.T) {
-		// docs/install.md, "Helm and the kustomize manifests": the workloads first, and
-		// their RBAC only once their Pods are gone, so that the operator and
-		// vmafx-scheduler can still release their leader leases on the way out.
-		kubectl(t, "delete", "--namespace", vmafxv1.SystemNamespace,
-			"deployment/"+operatorName, "deployment/"+schedulerName, "daemonset/"+devicePluginName)
-		kubectl(t, "wait", "--namespace", vmafxv1.SystemNamespace, "--for=delete", "pod",
-			"--selector=app.kubernetes.io/part-of=vmafx", "--timeout=2m")
-		// Every rendered file but the namespace and the CRDs (kept: they hold the users' objects).
-		files, err := filepath.Glob(filepath.Join(repoRoot(), "manifests", "overlays", "local", "vmafx*.yaml"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("the rendered local install: %v", err)
-		}
-		for _, f := range files {
-			kubectl(t, "delete", "--filename", f, "--ignore-not-found")
-		}
-		waitNoComponentPods(t)
-		waitNoLeftovers(t, "after removing the kustomize deploy")
-		requireCRDs(t, "after removing the kustomize workloads")
-		if err := c.Get(t.Context(), types.NamespacedName{Name: vmafxv1.SystemNamespace}, &corev1.Namespace{}); err != nil {
-			t.Fatalf("namespace %s after removing the kustomize workloads: %v; want it kept", vmafxv1.SystemNamespace, err)
-		}
-	}) {
+	if !step("kustomize deploy removed", removeKustomize) {
 		return
 	}
 
@@ -352,6 +330,32 @@ func (h *helmCLI) run(t *testing.T, args ...string) string {
 // (two device plugins must not serve the kubelet at once), manifests/overlays/local is
 // applied and the three workloads rolled out. On a failure the cluster's state is
 // collected first, while the chart's objects still show what went wrong.
+// removeKustomize removes the kustomize deploy with the commands of docs/install.md and
+// checks that nothing of VMAFX but the CRDs and the namespace is left.
+func removeKustomize(t *testing.T) {
+	// docs/install.md, "Helm and the kustomize manifests": the workloads first, and
+	// their RBAC only once their Pods are gone, so that the operator and
+	// vmafx-scheduler can still release their leader leases on the way out.
+	kubectl(t, "delete", "--namespace", vmafxv1.SystemNamespace,
+		"deployment/"+operatorName, "deployment/"+schedulerName, "daemonset/"+devicePluginName)
+	kubectl(t, "wait", "--namespace", vmafxv1.SystemNamespace, "--for=delete", "pod",
+		"--selector=app.kubernetes.io/part-of=vmafx", "--timeout=2m")
+	// Every rendered file but the namespace and the CRDs (kept: they hold the users' objects).
+	files, err := filepath.Glob(filepath.Join(repoRoot(), "manifests", "overlays", "local", "vmafx*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the rendered local install: %v", err)
+	}
+	for _, f := range files {
+		kubectl(t, "delete", "--filename", f, "--ignore-not-found")
+	}
+	waitNoComponentPods(t)
+	waitNoLeftovers(t, "after removing the kustomize deploy")
+	requireCRDs(t, "after removing the kustomize workloads")
+	if err := c.Get(t.Context(), types.NamespacedName{Name: vmafxv1.SystemNamespace}, &corev1.Namespace{}); err != nil {
+		t.Fatalf("namespace %s after removing the kustomize workloads: %v; want it kept", vmafxv1.SystemNamespace, err)
+	}
+}
+
 func restoreKustomize(t *testing.T, h *helmCLI) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

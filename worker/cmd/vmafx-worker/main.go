@@ -9,11 +9,13 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/vmafx/vmafx/internal/version"
 	"github.com/vmafx/vmafx/worker/internal/command"
 	"github.com/vmafx/vmafx/worker/internal/crash"
 )
 
 func main() {
+	version.HandleFlag(os.Args)
 	args := os.Args[1:]
 	// "score" runs in a child process, so that even a crash outside the
 	// command's own goroutine ends with a result (see package crash).

@@ -18,6 +18,7 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/version"
 	"github.com/vmafx/vmafx/worker/internal/report"
 	"github.com/vmafx/vmafx/worker/internal/trainer"
 )
@@ -71,7 +72,7 @@ func train(ctx context.Context, args []string, env func(string) string, stdout, 
 		return report.ExitInternal
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), version.Collector())
 	t, err := trainer.New(trainer.Config{
 		Namespace: ns, Name: name, Listen: *listen, Poll: pollEvery, OutputDir: *outputDir, CredentialsDir: *credentials,
 		RegistryCredentials: *registryCreds,

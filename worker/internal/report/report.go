@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/version"
 	"github.com/vmafx/vmafx/worker/decode"
 	"github.com/vmafx/vmafx/worker/fetch"
 	"github.com/vmafx/vmafx/worker/internal/backend"
@@ -103,6 +104,7 @@ type Provenance struct {
 }
 
 func (p Provenance) result(wall time.Duration) *vmafxv1.WorkerResult {
+	build := version.Get()
 	return &vmafxv1.WorkerResult{
 		Version:          vmafxv1.ResultVersion,
 		WallSeconds:      round3(wall.Seconds()),
@@ -112,6 +114,8 @@ func (p Provenance) result(wall time.Duration) *vmafxv1.WorkerResult {
 		Model:            p.Model,
 		ModelSHA256:      p.ModelSHA256,
 		KernelVersion:    vmaf.Version,
+		WorkerVersion:    build.Version,
+		WorkerCommit:     build.Commit,
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/version"
 	"github.com/vmafx/vmafx/worker/fetch"
 	"github.com/vmafx/vmafx/worker/internal/backend"
 	"github.com/vmafx/vmafx/worker/internal/source"
@@ -83,7 +84,8 @@ func TestFailureEncoding(t *testing.T) {
 		t.Fatalf("error = %+v", got.Error)
 	}
 	want := vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, WallSeconds: 1.5, Backend: "cpu", RequestedBackend: "cuda",
-		Model: "vmaf_v0.6.1", ModelSHA256: prov.ModelSHA256, KernelVersion: vmaf.Version}
+		Model: "vmaf_v0.6.1", ModelSHA256: prov.ModelSHA256, KernelVersion: vmaf.Version,
+		WorkerVersion: version.Get().Version, WorkerCommit: version.Get().Commit}
 	got.Error = nil
 	if diff := cmp.Diff(want, *got); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)

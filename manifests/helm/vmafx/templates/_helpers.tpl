@@ -32,10 +32,11 @@ vmafx.dev/component: {{ index . 2 }}
 {{- end }}
 {{- end }}
 
-{{/* vmafx.image is repository:tag of an image value; the tag defaults to appVersion. */}}
+{{/* vmafx.image is [imageRegistry/]repository:tag of an image value; the tag defaults to appVersion. */}}
 {{- define "vmafx.image" -}}
 {{- $root := index . 0 -}}
 {{- $image := index . 1 -}}
+{{- with $root.Values.imageRegistry }}{{ trimSuffix "/" . }}/{{ end -}}
 {{- printf "%s:%s" $image.repository (toString ($image.tag | default $root.Chart.AppVersion)) -}}
 {{- end }}
 

@@ -19,7 +19,7 @@ import (
 	"github.com/vmafx/vmafx/test/e2e/cluster"
 )
 
-const usage = `usage: vmafx-cluster <up|down|status|images|image BINARY NAME|wait-deployed|collect|restart COMPONENT|demo> [flags]
+const usage = `usage: vmafx-cluster <up|down|status|images|image BINARY NAME|wait-deployed|collect|restart COMPONENT|demo|registry-http HOST> [flags]
 
   up             start the cluster (a no-op when it is up); restarts a part that died
   down           stop it and restore the host state it changed
@@ -31,6 +31,8 @@ const usage = `usage: vmafx-cluster <up|down|status|images|image BINARY NAME|wai
   restart C      stop component C (e.g. kubelet) by its PID and start it again
                  (-down-for: after that long)
   demo           apply the demo VmafxJob (a clip pair of the repository), wait, show it
+  registry-http H  let containerd pull from registry H (host:port) over plain HTTP
+                 (-remove: no longer)
 
 flags:
 `
@@ -50,6 +52,14 @@ func main() {
 		}
 		component, args = args[0], args[1:]
 	}
+	var registryHost string
+	if verb == "registry-http" {
+		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+			fmt.Fprint(os.Stderr, "registry-http needs a registry host:port\n")
+			os.Exit(2)
+		}
+		registryHost, args = args[0], args[1:]
+	}
 	var binary, imageName string
 	if verb == "image" {
 		if len(args) < 2 || strings.HasPrefix(args[0], "-") || strings.HasPrefix(args[1], "-") {
@@ -63,6 +73,7 @@ func main() {
 	var timeout, downFor time.Duration
 	bindFlags(fs, &cfg, &timeout)
 	fs.DurationVar(&downFor, "down-for", 0, "restart: how long the component stays stopped")
+	remove := fs.Bool("remove", false, "registry-http: remove the registry's configuration")
 	if err := fs.Parse(args); err != nil {
 		os.Exit(2)
 	}
@@ -89,6 +100,8 @@ func main() {
 		err = cluster.Demo(ctx, cfg, os.Stdout)
 	case "restart":
 		err = cluster.Restart(ctx, cfg, component, downFor, os.Stdout)
+	case "registry-http":
+		err = cluster.RegistryHTTP(cfg, registryHost, *remove, os.Stdout)
 	default:
 		fmt.Fprintf(os.Stderr, "unknown command %q\n%s", verb, usage)
 		os.Exit(2)

@@ -42,7 +42,7 @@ func VulkanRuntime() (map[string]string, error) {
 	libs := []string{loader}
 	files := map[string]string{}
 	for _, m := range manifests {
-		lib, err := icdLibrary(m)
+		lib, err := ICDLibrary(m)
 		if err != nil {
 			return nil, err
 		}
@@ -59,8 +59,8 @@ func VulkanRuntime() (map[string]string, error) {
 	return files, nil
 }
 
-// icdLibrary returns the absolute driver library path a manifest names.
-func icdLibrary(manifest string) (string, error) {
+// ICDLibrary returns the absolute driver library path a manifest names.
+func ICDLibrary(manifest string) (string, error) {
 	data, err := os.ReadFile(manifest)
 	if err != nil {
 		return "", err

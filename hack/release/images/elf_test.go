@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmafx/vmafx/internal/testutil"
 )
 
 func TestParseLDD(t *testing.T) {
@@ -147,7 +149,7 @@ func TestRuntimeLayerRunsVulkan(t *testing.T) {
 		t.Fatal(err)
 	}
 	delete(own, bin)
-	clip, err := filepath.Abs("../../../../worker/vmaf/testdata/clips/p02_ref.yuv")
+	clip, err := filepath.Abs(filepath.Join(testutil.RepoRoot(), "worker/vmaf/testdata/clips/p02_ref.yuv"))
 	if err != nil {
 		t.Fatal(err)
 	}

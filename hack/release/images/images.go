@@ -43,6 +43,25 @@ type Spec struct {
 	// ELFDeps), e.g. the worker's ffmpeg. They keep the host file's permission bits, and
 	// /usr/bin joins the image's PATH.
 	Runtime map[string]string
+	// Platform is the image's OS and architecture; empty means linux on the host's.
+	Platform v1.Platform
+	// Annotations are the manifest's annotations (org.opencontainers.image.*).
+	Annotations map[string]string
+	// Created is the config's creation time; zero leaves it unset, as for a local build.
+	// A release sets the commit's time, so that the same commit gives the same digest.
+	Created time.Time
+}
+
+// platform is spec's platform with the defaults filled in.
+func (spec Spec) platform() v1.Platform {
+	p := spec.Platform
+	if p.OS == "" {
+		p.OS = "linux"
+	}
+	if p.Architecture == "" {
+		p.Architecture = runtime.GOARCH
+	}
+	return p
 }
 
 // Build returns the image of spec.
@@ -78,14 +97,23 @@ func Build(spec Spec) (v1.Image, error) {
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	cf.OS = "linux"
-	cf.Architecture = runtime.GOARCH
+	plat := spec.platform()
+	cf.OS, cf.Architecture, cf.Variant = plat.OS, plat.Architecture, plat.Variant
+	if !spec.Created.IsZero() {
+		cf.Created = v1.Time{Time: spec.Created.UTC()}
+	}
 	cf.Config.Entrypoint = []string{"/" + filepath.Base(spec.Binary)}
 	cf.Config.Cmd = spec.Args
 	cf.Config.User = NonRoot
 	cf.Config.WorkingDir = "/"
 	cf.Config.Env = []string{envPath}
-	return mutate.ConfigFile(img, cf)
+	if img, err = mutate.ConfigFile(img, cf); err != nil {
+		return nil, err
+	}
+	if len(spec.Annotations) > 0 {
+		img = mutate.Annotations(img, spec.Annotations).(v1.Image)
+	}
+	return img, nil
 }
 
 // WriteArchive writes img as an OCI image layout archived into one tar file at out, with
@@ -135,7 +163,7 @@ func appendLayer(img v1.Image, files map[string]string, modes map[string]int64, 
 	}
 	return mutate.Append(img, mutate.Addendum{
 		Layer:     layer,
-		History:   v1.History{CreatedBy: "vmafx test/e2e/internal/images: " + what},
+		History:   v1.History{CreatedBy: "vmafx hack/release/images: " + what},
 		MediaType: types.OCILayer,
 	})
 }
