@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Config is the operator's effective configuration.
@@ -66,6 +67,9 @@ type Config struct {
 
 	// MaxConcurrentReconciles is the number of jobs reconciled in parallel.
 	MaxConcurrentReconciles int
+	// MaxWorkersPerNamespace caps the live worker Pods (created and not finished) of one
+	// namespace, so that one team's burst cannot take every slot; 0: no cap.
+	MaxWorkersPerNamespace int
 	// KubeAPIQPS and KubeAPIBurst bound the operator's request rate to the API server.
 	KubeAPIQPS   float32
 	KubeAPIBurst int
@@ -83,6 +87,9 @@ type WorkerConfig struct {
 	PlainHTTPRegistries []string
 	// TrainerServiceAccount runs trainer Pods; it needs to read VmafxJobs and Nodes.
 	TrainerServiceAccount string
+	// KueueQueueName, when set, is the Kueue LocalQueue that worker Pods are submitted to
+	// (the label kueue.x-k8s.io/queue-name), unless the job names its own in that label.
+	KueueQueueName string
 }
 
 // VolumePolicy says which node-level volume sources a VmafxJob may mount. A job's volume
@@ -134,6 +141,8 @@ const (
 	EnvTTLAfterFinished        = "VMAFX_OPERATOR_TTL_AFTER_FINISHED"
 	EnvPlainHTTPRegistries     = "VMAFX_OPERATOR_PLAIN_HTTP_REGISTRIES"
 	EnvTrainerServiceAccount   = "VMAFX_OPERATOR_TRAINER_SERVICE_ACCOUNT"
+	EnvMaxWorkersPerNamespace  = "VMAFX_OPERATOR_MAX_WORKERS_PER_NAMESPACE"
+	EnvKueueQueueName          = "VMAFX_OPERATOR_KUEUE_QUEUE_NAME"
 )
 
 // Defaults. The heartbeat period of the device plugin is 10 s, so 60 s of staleness
@@ -199,6 +208,7 @@ func Load(lookup Lookup) (*Config, error) {
 			ServiceAccount:        p.str(EnvWorkerServiceAccount, ""),
 			PlainHTTPRegistries:   p.list(EnvPlainHTTPRegistries),
 			TrainerServiceAccount: p.str(EnvTrainerServiceAccount, DefaultTrainerServiceAccount),
+			KueueQueueName:        p.labelValue(EnvKueueQueueName),
 			Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{
 					corev1.ResourceCPU:    p.quantity(EnvWorkerCPURequest, DefaultWorkerCPURequest),
@@ -221,6 +231,7 @@ func Load(lookup Lookup) (*Config, error) {
 		TerminatingTimeout:      p.duration(EnvTerminatingTimeout, DefaultTerminatingTimeout),
 		TTLAfterFinished:        p.ttl(EnvTTLAfterFinished, DefaultTTLAfterFinished),
 		MaxConcurrentReconciles: p.integer(EnvMaxConcurrentReconciles, DefaultMaxConcurrentReconciles, 1, 1000),
+		MaxWorkersPerNamespace:  p.integer(EnvMaxWorkersPerNamespace, 0, 0, 1000000),
 		KubeAPIQPS:              float32(p.integer(EnvKubeAPIQPS, DefaultKubeAPIQPS, 1, 100000)),
 		KubeAPIBurst:            p.integer(EnvKubeAPIBurst, DefaultKubeAPIBurst, 1, 100000),
 	}
@@ -359,6 +370,16 @@ func (p *parser) fraction(name string, def float64) float64 {
 		return def
 	}
 	return f
+}
+
+// labelValue reads a Kubernetes label value (empty: unset).
+func (p *parser) labelValue(name string) string {
+	v := p.str(name, "")
+	if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+		p.fail("%s=%q: must be a label value: %s", name, v, strings.Join(errs, "; "))
+		return ""
+	}
+	return v
 }
 
 // list reads a comma-separated list; empty items are dropped.
