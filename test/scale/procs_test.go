@@ -173,3 +173,35 @@ func loadAverage() float64 {
 	}
 	return v
 }
+
+// controlPlane returns the API server and etcd processes this test process started
+// (testenv's children), to read their CPU time like the components'.
+func controlPlane() []*process {
+	self := os.Getpid()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []*process
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		open, end := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		name := string(data[open+1 : end])
+		f := strings.Fields(string(data[end+2:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(self) || (name != "kube-apiserver" && name != "etcd") {
+			continue
+		}
+		out = append(out, &process{name: name, cmd: &exec.Cmd{Process: &os.Process{Pid: pid}}})
+	}
+	return out
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -88,6 +89,7 @@ func BenchmarkScale(b *testing.B) {
 	b.ReportMetric(m.schedulerWritesPerJob, "scheduler-writes/job")
 	b.ReportMetric(m.operatorCPU.Seconds()*1000/float64(jobs), "operator-cpu-ms/job")
 	b.ReportMetric(m.schedulerCPU.Seconds()*1000/float64(jobs), "scheduler-cpu-ms/job")
+	b.ReportMetric(m.controlPlaneCPU.Seconds()*1000/float64(jobs), "apiserver-etcd-cpu-ms/job")
 	b.ReportMetric(float64(m.operatorPeak>>20), "operator-peak-MiB")
 	b.ReportMetric(float64(m.schedulerPeak>>20), "scheduler-peak-MiB")
 	b.ReportMetric(m.load, "load1")
@@ -123,14 +125,17 @@ type roundResult struct {
 	operatorCPU, schedulerCPU                   time.Duration
 	operatorPeak, schedulerPeak                 int64
 	load                                        float64 // 1-minute load average at the round's end
-	operatorRequests, schedulerRequests         map[string]int
+	// controlPlaneCPU is kube-apiserver's and etcd's; testCPU the benchmark's own (the
+	// simulated kubelets and device plugins, the proxies, the job watch).
+	controlPlaneCPU, testCPU            time.Duration
+	operatorRequests, schedulerRequests map[string]int
 }
 
 func (r roundResult) String() string {
-	return fmt.Sprintf("%.1f jobs/s (sustained %.1f); writes/job operator %.2f (+%.2f events, +%.2f VmafxNode status), scheduler %.2f (+%.2f events); CPU operator %v, scheduler %v; peak RSS operator %d MiB, scheduler %d MiB; load %.2f",
+	return fmt.Sprintf("%.1f jobs/s (sustained %.1f); writes/job operator %.2f (+%.2f events, +%.2f VmafxNode status), scheduler %.2f (+%.2f events); CPU operator %v, scheduler %v, API server and etcd %v, benchmark %v; peak RSS operator %d MiB, scheduler %d MiB; load %.2f",
 		r.jobsPerSecond, r.sustained, r.operatorWritesPerJob, r.operatorEventsPerJob, r.nodeStatusWritesPerJob,
 		r.schedulerWritesPerJob, r.schedulerEventsPerJob, r.operatorCPU.Round(time.Millisecond),
-		r.schedulerCPU.Round(time.Millisecond), r.operatorPeak>>20, r.schedulerPeak>>20, r.load)
+		r.schedulerCPU.Round(time.Millisecond), r.controlPlaneCPU.Round(time.Millisecond), r.testCPU.Round(time.Millisecond), r.operatorPeak>>20, r.schedulerPeak>>20, r.load)
 }
 
 // runRound starts an operator and a scheduler, applies jobs VmafxJobs in a fresh
@@ -171,6 +176,9 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 		b.Fatal(err1, err2)
 	}
 	opReq0, schedReq0 := opProxy.snapshot(), schedProxy.snapshot()
+	plane := controlPlane()
+	planeCPU0 := cpuOf(plane)
+	selfCPU0 := selfCPU()
 
 	cfg := testenv.Config()
 	cfg.QPS, cfg.Burst = 2000, 2000
@@ -198,6 +206,8 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 	}
 	opCPU1, _ := op.cpu()
 	schedCPU1, _ := sched.cpu()
+	planeCPU := cpuOf(plane) - planeCPU0
+	testCPU := selfCPU() - selfCPU0
 	_, opPeak, _ := op.memory()
 	_, schedPeak, _ := sched.memory()
 	opReq, schedReq := diff(opProxy.snapshot(), opReq0), diff(schedProxy.snapshot(), schedReq0)
@@ -219,6 +229,8 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 		operatorPeak:           opPeak,
 		schedulerPeak:          schedPeak,
 		load:                   loadAverage(),
+		controlPlaneCPU:        planeCPU,
+		testCPU:                testCPU,
 		operatorRequests:       opReq,
 		schedulerRequests:      schedReq,
 	}
@@ -320,4 +332,23 @@ func watchJobs(b *testing.B, ctx context.Context, ns string, jobs int) *jobWatch
 		b.Fatal("the job watch did not sync")
 	}
 	return w
+}
+
+func cpuOf(ps []*process) time.Duration {
+	var sum time.Duration
+	for _, p := range ps {
+		if c, err := p.cpu(); err == nil {
+			sum += c
+		}
+	}
+	return sum
+}
+
+// selfCPU is the CPU time this process has used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
