@@ -25,7 +25,9 @@ type process struct {
 	name string
 	cmd  *exec.Cmd
 	log  string
-	done chan error
+	// exited is closed when the process has ended, with its Wait error in waitErr.
+	exited  chan struct{}
+	waitErr error
 }
 
 // startProcess runs bin with args and env (added to the test's environment), its output in
@@ -43,10 +45,11 @@ func startProcess(tb testing.TB, name, bin string, args, env []string) *process 
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("starting %s: %v", name, err)
 	}
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan error, 1)}
+	p := &process{name: name, cmd: cmd, log: logPath, exited: make(chan struct{})}
 	go func() {
-		p.done <- cmd.Wait()
+		p.waitErr = cmd.Wait()
 		_ = logFile.Close()
+		close(p.exited)
 	}()
 	tb.Cleanup(func() { p.stop(tb) })
 	return p
@@ -55,16 +58,18 @@ func startProcess(tb testing.TB, name, bin string, args, env []string) *process 
 // stop sends SIGTERM and waits; a process still running after 30 s is killed. Both by
 // the PID this test started.
 func (p *process) stop(tb testing.TB) {
-	if p.cmd.ProcessState != nil {
+	select {
+	case <-p.exited:
 		return
+	default:
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-p.done:
+	case <-p.exited:
 	case <-time.After(30 * time.Second):
 		tb.Errorf("%s did not stop within 30 s of SIGTERM; killing it", p.name)
 		_ = p.cmd.Process.Kill()
-		<-p.done
+		<-p.exited
 	}
 }
 
@@ -137,9 +142,8 @@ func (p *process) waitReady(tb testing.TB, url string, timeout time.Duration) {
 	}}
 	err := testutil.Wait(context.Background(), timeout, func(ctx context.Context) error {
 		select {
-		case err := <-p.done:
-			p.done <- err
-			return fmt.Errorf("%s exited: %v", p.name, err)
+		case <-p.exited:
+			return fmt.Errorf("%s exited: %w", p.name, p.waitErr)
 		default:
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
