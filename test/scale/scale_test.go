@@ -15,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -253,6 +254,18 @@ func cleanup(b *testing.B, ns string) {
 	testutil.Eventually(b, 10*time.Minute, "the round's Pods and jobs deleted", func(ctx context.Context) error {
 		var pods corev1.PodList
 		var jobs vmafxv1.VmafxJobList
+		// The operator, stopped already, may not have released the result finalizer of the
+		// last Pods it recorded: release it here, or they would stay Terminating.
+		if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for i := range pods.Items {
+			if p := &pods.Items[i]; len(p.Finalizers) > 0 {
+				if err := c.Patch(ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); client.IgnoreNotFound(err) != nil {
+					return err
+				}
+			}
+		}
 		err := errors.Join(
 			c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.GracePeriodSeconds(0)),
 			c.DeleteAllOf(ctx, &vmafxv1.VmafxJob{}, client.InNamespace(ns)),
