@@ -12,11 +12,13 @@ import (
 	// Register VmafxPlacementArgs with kube-scheduler's config schemes.
 	_ "github.com/vmafx/vmafx/scheduler-plugin/apis/config/scheme"
 	"github.com/vmafx/vmafx/scheduler-plugin/internal/placement"
+	"github.com/vmafx/vmafx/scheduler-plugin/internal/priority"
 )
 
 // Options returns the kube-scheduler options that register every VMAFX plugin.
 func Options() []app.Option {
 	return []app.Option{
 		app.WithPlugin(placement.Name, placement.New),
+		app.WithPlugin(priority.Name, priority.New),
 	}
 }

@@ -28,6 +28,10 @@ const (
 	LabelAttempt = "vmafx.dev/attempt"
 	// LabelComponent marks the Pods of the system's components.
 	LabelComponent = "vmafx.dev/component"
+	// LabelKueueQueueName is Kueue's label naming the LocalQueue a workload is submitted
+	// to. On a VmafxJob it picks the queue of the job's worker Pods; the operator's
+	// VMAFX_OPERATOR_KUEUE_QUEUE_NAME is the default.
+	LabelKueueQueueName = "kueue.x-k8s.io/queue-name"
 
 	// AnnotationBackend on a worker Pod is the backend its job asked for; the scheduler
 	// plugin reads it to match GPU vendors.

@@ -167,8 +167,11 @@ type VmafxJobSpec struct {
 	// +optional
 	Backend Backend `json:"backend,omitempty"`
 
-	// priority, from 0 to 1000, is copied to the worker Pod's vmafx.dev/priority
-	// annotation for dashboards and policies. It does not yet reorder the scheduler's queue.
+	// priority, from 0 to 1000, orders the jobs waiting for a free slot: vmafx-scheduler
+	// places the waiting worker Pod of the highest priority first, and among equal
+	// priorities the one that has waited longest. It is copied to the worker Pod's
+	// vmafx.dev/priority annotation. It never stops a running job; a Kubernetes
+	// PriorityClass on the worker Pods, where the cluster sets one, ranks above it.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	// +kubebuilder:default=0

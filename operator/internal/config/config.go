@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/vmafx/vmafx/internal/cli"
 )
@@ -67,6 +68,9 @@ type Config struct {
 
 	// MaxConcurrentReconciles is the number of jobs reconciled in parallel.
 	MaxConcurrentReconciles int
+	// MaxWorkersPerNamespace caps the live worker Pods (created and not finished) of one
+	// namespace, so that one team's burst cannot take every slot; 0: no cap.
+	MaxWorkersPerNamespace int
 	// KubeAPIQPS and KubeAPIBurst bound the operator's request rate to the API server.
 	KubeAPIQPS   float32
 	KubeAPIBurst int
@@ -84,6 +88,9 @@ type WorkerConfig struct {
 	PlainHTTPRegistries []string
 	// TrainerServiceAccount runs trainer Pods; it needs to read VmafxJobs and Nodes.
 	TrainerServiceAccount string
+	// KueueQueueName, when set, is the Kueue LocalQueue that worker Pods are submitted to
+	// (the label kueue.x-k8s.io/queue-name), unless the job names its own in that label.
+	KueueQueueName string
 }
 
 // VolumePolicy says which node-level volume sources a VmafxJob may mount. A job's volume
@@ -135,6 +142,8 @@ const (
 	EnvTTLAfterFinished        = "VMAFX_OPERATOR_TTL_AFTER_FINISHED"
 	EnvPlainHTTPRegistries     = "VMAFX_OPERATOR_PLAIN_HTTP_REGISTRIES"
 	EnvTrainerServiceAccount   = "VMAFX_OPERATOR_TRAINER_SERVICE_ACCOUNT"
+	EnvMaxWorkersPerNamespace  = "VMAFX_OPERATOR_MAX_WORKERS_PER_NAMESPACE"
+	EnvKueueQueueName          = "VMAFX_OPERATOR_KUEUE_QUEUE_NAME"
 )
 
 // Defaults. The heartbeat period of the device plugin is 10 s, so 60 s of staleness
@@ -245,6 +254,14 @@ func Flags(c *Config) *cli.Set {
 			return errors.New("must be never, 0 (at once) or a positive duration such as 24h")
 		}
 		c.TTLAfterFinished = d
+		return nil
+	})
+	s.Int(&c.MaxWorkersPerNamespace, "max-workers-per-namespace", EnvMaxWorkersPerNamespace, 0, 0, 1000000, "live worker Pods a namespace may have at once; jobs beyond wait in priority order; 0: no limit (docs/fairness.md)")
+	s.Func("kueue-queue-name", EnvKueueQueueName, "", "Kueue LocalQueue put on every worker Pod as kueue.x-k8s.io/queue-name (a job's own label wins); empty: only jobs that carry the label", func(v string) error {
+		if errs := validation.IsValidLabelValue(v); v != "" && len(errs) > 0 {
+			return errors.New("must be a valid label value: " + strings.Join(errs, "; "))
+		}
+		c.Worker.KueueQueueName = v
 		return nil
 	})
 	s.Int(&c.MaxConcurrentReconciles, "max-concurrent-reconciles", EnvMaxConcurrentReconciles, DefaultMaxConcurrentReconciles, 1, 1000, "jobs reconciled in parallel")

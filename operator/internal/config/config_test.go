@@ -54,6 +54,8 @@ func TestLoadRefusesInvalid(t *testing.T) {
 		EnvMaxRetryBackoff:                     {EnvRetryBackoff, "10m", EnvMaxRetryBackoff, "1m"},
 		EnvAllowedHostPaths:                    {EnvAllowedHostPaths, "/srv/clips,data/clips"},
 		EnvNamespace:                           {EnvNamespace, " "},
+		EnvMaxWorkersPerNamespace:              {EnvMaxWorkersPerNamespace, "-1"},
+		EnvKueueQueueName:                      {EnvKueueQueueName, "team a"},
 		EnvUnhealthyThreshold:                  {EnvUnhealthyThreshold, "1.5"},
 		EnvPendingDeadline:                     {EnvPendingDeadline, "-1m"},
 		EnvPodStartTimeout:                     {EnvPodStartTimeout, "0"},
@@ -101,5 +103,22 @@ func TestLoadReliabilitySettings(t *testing.T) {
 	want = []any{[]string{"/srv/clips", "/var/lib/vmafx/x"}, []string{"nas.local", "10.0.0.5"}, "scoring", time.Duration(0), time.Duration(-1)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("overrides (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadFairSharing(t *testing.T) {
+	c, err := Load(env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxWorkersPerNamespace != 0 || c.Worker.KueueQueueName != "" {
+		t.Errorf("defaults: cap %d, queue %q; want no cap and no Kueue queue", c.MaxWorkersPerNamespace, c.Worker.KueueQueueName)
+	}
+	c, err = Load(env(EnvMaxWorkersPerNamespace, "8", EnvKueueQueueName, "vmafx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxWorkersPerNamespace != 8 || c.Worker.KueueQueueName != "vmafx" {
+		t.Errorf("cap %d, queue %q; want 8 and vmafx", c.MaxWorkersPerNamespace, c.Worker.KueueQueueName)
 	}
 }

@@ -159,6 +159,7 @@ func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock, opt
 		Worker: cfg.Worker, Volumes: cfg.Volumes, RetryBackoff: cfg.RetryBackoff, MaxRetryBackoff: cfg.MaxRetryBackoff,
 		PendingDeadline: cfg.PendingDeadline, PodStartTimeout: cfg.PodStartTimeout, TerminatingTimeout: cfg.TerminatingTimeout,
 		TTLAfterFinished: cfg.TTLAfterFinished, MaxConcurrentReconciles: cfg.MaxConcurrentReconciles,
+		MaxWorkersPerNamespace: cfg.MaxWorkersPerNamespace,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the VmafxJob reconciler: %w", err)
 	}

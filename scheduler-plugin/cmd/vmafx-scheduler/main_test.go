@@ -68,6 +68,13 @@ func TestShippedConfigDecodes(t *testing.T) {
 	if w, ok := enabled["VmafxPlacement"]; !ok || w != 5 {
 		t.Errorf("VmafxPlacement in multiPoint: enabled %v, weight %d; want enabled with weight 5", ok, w)
 	}
+	var queueSort []string
+	for _, p := range prof.Plugins.QueueSort.Enabled {
+		queueSort = append(queueSort, p.Name)
+	}
+	if diff := cmp.Diff([]string{"VmafxPriority"}, queueSort); diff != "" {
+		t.Errorf("queueSort plugins (-want +got):\n%s", diff)
+	}
 	if _, ok := enabled["NodeResourcesFit"]; !ok {
 		t.Errorf("NodeResourcesFit is not enabled: nothing would check vmafx.dev/slot capacity")
 	}

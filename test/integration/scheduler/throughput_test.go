@@ -119,7 +119,7 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 }
 
 // throughputConfig is the shipped configuration with a second profile that differs only in
-// leaving VmafxPlacement out, and with client QPS high enough not to throttle binding.
+// leaving VmafxPlacement out (it keeps the shared QueueSort, VmafxPriority), and with client QPS high enough not to throttle binding.
 func throughputConfig(b *testing.B) map[string]any {
 	cfg := schedulerConfig(b)
 	cfg["clientConnection"].(map[string]any)["qps"] = 5000
@@ -127,6 +127,10 @@ func throughputConfig(b *testing.B) map[string]any {
 	profiles := cfg["profiles"].([]any)
 	shipped := profiles[0].(map[string]any)
 	baseline := map[string]any{"schedulerName": baselineName}
+	if plugins, ok := shipped["plugins"].(map[string]any); ok && plugins["queueSort"] != nil {
+		// All profiles share one queue, so kube-scheduler requires the same QueueSort in each.
+		baseline["plugins"] = map[string]any{"queueSort": plugins["queueSort"]}
+	}
 	if pc, ok := shipped["pluginConfig"]; ok {
 		// Other plugins' args, if the shipped profile had any, stay the same.
 		var kept []any

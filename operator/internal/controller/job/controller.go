@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
@@ -65,16 +66,25 @@ type Reconciler struct {
 	TTLAfterFinished time.Duration
 	// MaxConcurrentReconciles is the number of jobs reconciled in parallel.
 	MaxConcurrentReconciles int
+	// MaxWorkersPerNamespace caps the live worker Pods of one namespace; 0: no cap.
+	MaxWorkersPerNamespace int
+
+	limit *namespaceLimit
 }
 
 // SetupWithManager registers the reconciler: it watches VmafxJobs and the Pods they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&vmafxv1.VmafxJob{}).
 		Owns(&corev1.Pod{}).
 		Named("vmafxjob").
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles})
+	r.limit = newNamespaceLimit(r.MaxWorkersPerNamespace)
+	if r.limit != nil {
+		// A worker Pod that finishes or goes wakes the jobs its namespace's limit holds.
+		b = b.Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.wakeWaiting))
+	}
+	return b.Complete(r)
 }
 
 // scope is what one reconcile knows.
@@ -523,12 +533,16 @@ func (r *Reconciler) startAttempt(ctx context.Context, s *scope, n int32, kind s
 		s.emit(true, ReasonVolumeNotAllowed, "Fail", msg, nil)
 		return ctrl.Result{}, nil
 	}
+	if wait, result, err := r.waitForNamespaceLimit(ctx, s, n); wait || err != nil {
+		return result, err
+	}
 	pod := buildPod(s.job, n, r.Worker)
 	err := r.Client.Create(ctx, pod)
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		klog.FromContext(ctx).V(2).Info("Worker Pod already exists", "pod", klog.KObj(pod))
 	case err != nil:
+		r.limit.forget(pod.Namespace, pod.Name)
 		return r.refused(s, pod, err)
 	default:
 		r.Metrics.Attempts.WithLabelValues(kind).Inc()

@@ -107,6 +107,9 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 			}}}},
 		},
 	}
+	if q := queueName(job, w); q != "" {
+		pod.Labels[vmafxv1.LabelKueueQueueName] = q
+	}
 	addVolume := func(name string, src corev1.VolumeSource, path string, readOnly bool) {
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: src})
 		c := &pod.Spec.Containers[0]
@@ -135,6 +138,15 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 		}}, vmafxv1.CredentialsMountPath, true)
 	}
 	return pod
+}
+
+// queueName is the Kueue LocalQueue of job's worker Pods: the job's own label, else the
+// operator's default, else none (Kueue, if installed, leaves the Pods alone).
+func queueName(job *vmafxv1.VmafxJob, w config.WorkerConfig) string {
+	if q := job.Labels[vmafxv1.LabelKueueQueueName]; q != "" {
+		return q
+	}
+	return w.KueueQueueName
 }
 
 // workerArgs is the vmafx-worker command line for job. It never carries credentials:

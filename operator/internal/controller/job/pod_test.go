@@ -97,3 +97,27 @@ func TestBuildPodOutputVolume(t *testing.T) {
 		}
 	}
 }
+
+func TestBuildPodKueueQueue(t *testing.T) {
+	for name, tc := range map[string]struct {
+		jobLabel, operatorDefault, want string
+	}{
+		"none":                      {},
+		"operator default":          {operatorDefault: "vmafx", want: "vmafx"},
+		"job's own label":           {jobLabel: "team-a", want: "team-a"},
+		"job's label wins":          {jobLabel: "team-a", operatorDefault: "vmafx", want: "team-a"},
+		"empty job label: defaults": {jobLabel: "", operatorDefault: "vmafx", want: "vmafx"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			job := &vmafxv1.VmafxJob{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", Labels: map[string]string{}}}
+			if tc.jobLabel != "" {
+				job.Labels[vmafxv1.LabelKueueQueueName] = tc.jobLabel
+			}
+			pod := buildPod(job, 1, config.WorkerConfig{Image: "w:dev", KueueQueueName: tc.operatorDefault})
+			got, ok := pod.Labels[vmafxv1.LabelKueueQueueName]
+			if got != tc.want || ok != (tc.want != "") {
+				t.Errorf("queue label = %q (present %v), want %q", got, ok, tc.want)
+			}
+		})
+	}
+}

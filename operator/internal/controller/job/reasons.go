@@ -36,6 +36,9 @@ const (
 	// ReasonVolumeNotAllowed: spec.volume names a host path or NFS server the operator's
 	// configuration does not allow.
 	ReasonVolumeNotAllowed = "VolumeNotAllowed"
+	// ReasonNamespaceLimit: the job's namespace has VMAFX_OPERATOR_MAX_WORKERS_PER_NAMESPACE
+	// live worker Pods; the job waits for one to finish.
+	ReasonNamespaceLimit = "NamespaceLimitReached"
 )
 
 // maxLostAttempts bounds the attempts a job may lose (Pods deleted, evicted, or moved

@@ -124,7 +124,9 @@ func assess(nodeName string, seen sighting, connectedSince, now time.Time, stale
 			seen.value.UTC().Format(time.RFC3339), staleAfter)
 	default:
 		v.healthy, v.reason, v.staleIn = true, ReasonHeartbeatFresh, staleAfter-quiet
-		v.message = fmt.Sprintf("last heartbeat seen %s ago", quiet.Round(time.Second))
+		// No age in the message: it would change with every reconcile (every worker Pod that
+		// starts or ends on the node triggers one) and make each a status write.
+		v.message = fmt.Sprintf("heartbeats arrive: a new one within %s keeps the node healthy", staleAfter)
 	}
 	if ahead := seen.value.Sub(now); !seen.value.IsZero() && ahead > maxClockSkew {
 		v.message += fmt.Sprintf("; the heartbeat is stamped %s ahead of the operator's clock: check the node's clock", ahead.Round(time.Second))

@@ -25,22 +25,22 @@ func TestAssess(t *testing.T) {
 		{"no heartbeat", sighting{seenAt: now.Add(-10 * time.Second)}, long,
 			verdict{reason: ReasonNoHeartbeat, message: "the device plugin on node n1 has not reported a heartbeat", quietFor: 10 * time.Second}},
 		{"fresh", seen(10*time.Second, 10*time.Second), long,
-			verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "last heartbeat seen 10s ago", staleIn: 50 * time.Second, quietFor: 10 * time.Second}},
+			verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "heartbeats arrive: a new one within 1m0s keeps the node healthy", staleIn: 50 * time.Second, quietFor: 10 * time.Second}},
 		{"just under the threshold", seen(time.Minute, 59*time.Second+999*time.Millisecond), long,
-			verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "last heartbeat seen 1m0s ago", staleIn: time.Millisecond, quietFor: 59*time.Second + 999*time.Millisecond}},
+			verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "heartbeats arrive: a new one within 1m0s keeps the node healthy", staleIn: time.Millisecond, quietFor: 59*time.Second + 999*time.Millisecond}},
 		{"exactly at the threshold", seen(time.Minute, time.Minute), long,
 			verdict{reason: ReasonHeartbeatStale, message: "no new heartbeat for 1m0s (the last stamped 2026-11-22T11:59:00Z), stale after 1m0s", quietFor: time.Minute}},
 		// The age counts from when the operator saw the heartbeat change, not from its stamp:
 		// a stamp written by a clock that runs slow is fresh when it arrives...
 		{"old stamp, just seen", seen(94*time.Second, 2*time.Second), long,
-			verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "last heartbeat seen 2s ago", staleIn: 58 * time.Second, quietFor: 2 * time.Second}},
+			verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "heartbeats arrive: a new one within 1m0s keeps the node healthy", staleIn: 58 * time.Second, quietFor: 2 * time.Second}},
 		// ...and one from a clock that runs fast goes stale when no other follows it.
 		{"from the future, unchanged for the window", sighting{value: now.Add(time.Hour), seenAt: now.Add(-61 * time.Second)}, long,
 			verdict{reason: ReasonHeartbeatStale, quietFor: 61 * time.Second,
 				message: "no new heartbeat for 1m1s (the last stamped 2026-11-22T13:00:00Z), stale after 1m0s; the heartbeat is stamped 1h0m0s ahead of the operator's clock: check the node's clock"}},
 		// Silence while the operator had no contact with the API server does not count.
 		{"quiet, but contact only since 20s", seen(5*time.Minute, 5*time.Minute), now.Add(-20 * time.Second),
-			verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "last heartbeat seen 20s ago", staleIn: 40 * time.Second, quietFor: 20 * time.Second}},
+			verdict{healthy: true, reason: ReasonHeartbeatFresh, message: "heartbeats arrive: a new one within 1m0s keeps the node healthy", staleIn: 40 * time.Second, quietFor: 20 * time.Second}},
 		{"already stale when the operator started", sighting{value: now.Add(-time.Hour), seenAt: now.Add(-5 * time.Second), staleAtStart: true}, now.Add(-5 * time.Second),
 			verdict{reason: ReasonHeartbeatStale, message: "no new heartbeat since the one stamped 2026-11-22T11:00:00Z, stale after 1m0s", quietFor: 5 * time.Second}},
 	}

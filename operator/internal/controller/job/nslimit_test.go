@@ -1,0 +1,108 @@
+package job
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+)
+
+var limitNow = time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
+
+func limitJob(name string, priority int32, createdAt int, waiting bool) *vmafxv1.VmafxJob {
+	j := &vmafxv1.VmafxJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name,
+		CreationTimestamp: metav1.NewTime(limitNow.Add(time.Duration(createdAt) * time.Second))}}
+	j.Spec.Priority = priority
+	j.Status.Phase = vmafxv1.JobPending
+	if waiting {
+		setPending(j, observation{reason: ReasonNamespaceLimit, message: "waiting"})
+	}
+	return j
+}
+
+func workerPod(name string, phase corev1.PodPhase) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name, Labels: map[string]string{vmafxv1.LabelJob: name}},
+		Status: corev1.PodStatus{Phase: phase}}
+}
+
+func limitClient(t *testing.T, objs ...client.Object) client.Client {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := vmafxv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
+}
+
+func TestNamespaceLimitAdmit(t *testing.T) {
+	ctx := context.Background()
+	running, done, failed := workerPod("a-1", corev1.PodRunning), workerPod("b-1", corev1.PodSucceeded), workerPod("c-1", corev1.PodFailed)
+	for name, tc := range map[string]struct {
+		objs []client.Object
+		job  *vmafxv1.VmafxJob
+		want bool
+	}{
+		"under the limit":                   {objs: []client.Object{running, done, failed}, job: limitJob("new", 0, 9, false), want: true},
+		"at the limit":                      {objs: []client.Object{running, workerPod("d-1", corev1.PodPending)}, job: limitJob("new", 0, 9, false), want: false},
+		"finished Pods do not count":        {objs: []client.Object{done, failed, workerPod("x", corev1.PodSucceeded)}, job: limitJob("new", 0, 9, false), want: true},
+		"a waiting job of higher priority":  {objs: []client.Object{running, limitJob("vip", 5, 10, true)}, job: limitJob("new", 0, 9, false), want: false},
+		"a waiting job of lower priority":   {objs: []client.Object{running, limitJob("bulk", 0, 1, true)}, job: limitJob("new", 5, 9, true), want: true},
+		"same priority, the older first":    {objs: []client.Object{running, limitJob("older", 3, 1, true)}, job: limitJob("new", 3, 9, true), want: false},
+		"same priority, the younger after":  {objs: []client.Object{running, limitJob("younger", 3, 20, true)}, job: limitJob("new", 3, 9, true), want: true},
+		"a job that is not waiting":         {objs: []client.Object{running, limitJob("vip", 5, 1, false)}, job: limitJob("new", 0, 9, false), want: true},
+		"the job itself does not count":     {objs: []client.Object{running, limitJob("new", 0, 9, true)}, job: limitJob("new", 0, 9, true), want: true},
+		"places enough for those ahead too": {objs: []client.Object{limitJob("vip", 5, 1, true)}, job: limitJob("new", 0, 9, false), want: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			l := newNamespaceLimit(2)
+			got, err := l.admit(ctx, limitClient(t, tc.objs...), tc.job, "new-1", limitNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("admit = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestNamespaceLimitCountsPodsNotYetCached: a Pod admitted a moment ago counts before the
+// cache shows it, so parallel reconciles cannot both take the last place; a refused Pod
+// gives its place back, and one the cache never showed stops counting after a minute.
+func TestNamespaceLimitCountsPodsNotYetCached(t *testing.T) {
+	ctx := context.Background()
+	l := newNamespaceLimit(1)
+	c := limitClient(t)
+	if ok, _ := l.admit(ctx, c, limitJob("a", 0, 1, false), "a-1", limitNow); !ok {
+		t.Fatal("the first job was not admitted into an empty namespace")
+	}
+	if ok, _ := l.admit(ctx, c, limitJob("b", 0, 2, false), "b-1", limitNow); ok {
+		t.Fatal("a second job was admitted while the first one's Pod was not in the cache yet")
+	}
+	l.forget("team", "a-1")
+	if ok, _ := l.admit(ctx, c, limitJob("b", 0, 2, false), "b-1", limitNow); !ok {
+		t.Fatal("a refused Pod kept its place")
+	}
+	if ok, _ := l.admit(ctx, c, limitJob("c", 0, 3, false), "c-1", limitNow.Add(createdGrace+time.Second)); !ok {
+		t.Fatal("a Pod the cache never showed still counted after the grace period")
+	}
+}
+
+func TestNoLimit(t *testing.T) {
+	if newNamespaceLimit(0) != nil {
+		t.Error("a limit of 0 made a limiter; it means no limit")
+	}
+	var l *namespaceLimit
+	l.forget("team", "x") // no limit: nothing to forget, and no panic
+}

@@ -1,0 +1,266 @@
+package scale
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/test/integration/testenv"
+)
+
+// heartbeatEvery is the device plugin's heartbeat period.
+const heartbeatEvery = 10 * time.Second
+
+// slotsPerNode is what each simulated node offers: a 4-GPU node at one slot per device.
+const slotsPerNode = 4
+
+// fakeNodes are the simulated nodes: Node objects with vmafx.dev/slot capacity and their
+// VmafxNodes, whose heartbeats the benchmark writes in place of device plugins.
+type fakeNodes struct {
+	names []string
+}
+
+var vendors = []vmafxv1.GPUVendor{vmafxv1.VendorNVIDIA, vmafxv1.VendorAMD, vmafxv1.VendorIntel, vmafxv1.VendorCPU}
+
+// createNodes creates n Nodes named scale-nNNNN (kept from an earlier run in the same
+// API server) with their VmafxNodes, all with a fresh heartbeat.
+func createNodes(tb testing.TB, ctx context.Context, n int) *fakeNodes {
+	tb.Helper()
+	c := testenv.Client()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: vmafxv1.SystemNamespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		tb.Fatal(err)
+	}
+	f := &fakeNodes{names: make([]string, n)}
+	errs := parallel(n, func(i int) error {
+		name := fmt.Sprintf("scale-n%04d", i)
+		f.names[i] = name
+		res := corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("64"),
+			corev1.ResourceMemory: resource.MustParse("256Gi"),
+			corev1.ResourcePods:   resource.MustParse("110"),
+			vmafxv1.ResourceSlot:  *resource.NewQuantity(slotsPerNode, resource.DecimalSI),
+		}
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name}},
+			Status: corev1.NodeStatus{Capacity: res, Allocatable: res,
+				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}},
+		}
+		if err := c.Create(ctx, node); err != nil {
+			return fmt.Errorf("creating node %s: %w", name, err)
+		}
+		// TaintNodesByCondition taints a new Node not-ready until a node controller sees its
+		// kubelet; none runs here, so lift the taint as it would.
+		node.Spec.Taints = nil
+		if err := c.Update(ctx, node); err != nil {
+			return fmt.Errorf("untainting node %s: %w", name, err)
+		}
+		vn := &vmafxv1.VmafxNode{
+			ObjectMeta: metav1.ObjectMeta{Namespace: vmafxv1.SystemNamespace, Name: name},
+			Spec:       vmafxv1.VmafxNodeSpec{NodeName: name, GPUVendor: vendors[i%len(vendors)], Capacity: slotsPerNode},
+		}
+		if err := c.Create(ctx, vn); err != nil {
+			return fmt.Errorf("creating VmafxNode %s: %w", name, err)
+		}
+		return beat(ctx, name, time.Now())
+	})
+	if errs != nil {
+		tb.Fatal(errs)
+	}
+	tb.Cleanup(func() { f.delete(tb) })
+	return f
+}
+
+func (f *fakeNodes) delete(tb testing.TB) {
+	ctx := context.Background()
+	c := testenv.Client()
+	if err := c.DeleteAllOf(ctx, &vmafxv1.VmafxNode{}, client.InNamespace(vmafxv1.SystemNamespace)); err != nil {
+		tb.Errorf("deleting VmafxNodes: %v", err)
+	}
+	if err := c.DeleteAllOf(ctx, &corev1.Node{}); err != nil {
+		tb.Errorf("deleting Nodes: %v", err)
+	}
+}
+
+// heartbeats writes every node's heartbeat every 10 s, as the device plugins do, until ctx ends.
+func (f *fakeNodes) heartbeats(tb testing.TB, ctx context.Context) {
+	go func() {
+		tick := time.NewTicker(heartbeatEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				now := time.Now()
+				if err := parallel(len(f.names), func(i int) error { return beat(ctx, f.names[i], now) }); err != nil && ctx.Err() == nil {
+					tb.Errorf("heartbeats: %v", err)
+				}
+			}
+		}
+	}()
+}
+
+// beat writes status.lastHeartbeat as the node's device plugin does: a status merge patch.
+func beat(ctx context.Context, node string, at time.Time) error {
+	patch := fmt.Appendf(nil, `{"status":{"lastHeartbeat":%q}}`, at.UTC().Format(time.RFC3339))
+	vn := &vmafxv1.VmafxNode{ObjectMeta: metav1.ObjectMeta{Namespace: vmafxv1.SystemNamespace, Name: node}}
+	if err := testenv.Client().Status().Patch(ctx, vn, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("heartbeat of %s: %w", node, err)
+	}
+	return nil
+}
+
+// kubelets plays the kubelet of every simulated node: a worker Pod bound to a node is
+// marked Running, and runTime later Succeeded with a worker result in its termination
+// message, two status writes as a kubelet makes them. It counts the Pods it finished.
+type kubelets struct {
+	finished atomic.Int64
+	errs     atomic.Int64
+}
+
+func startKubelets(tb testing.TB, ctx context.Context, ns string, runTime time.Duration) *kubelets {
+	tb.Helper()
+	cfg := testenv.Config()
+	cfg.QPS, cfg.Burst = 5000, 5000
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	k := &kubelets{}
+	var seen sync.Map
+	type step struct {
+		pod  *corev1.Pod
+		done bool // false: start it; true: finish it
+	}
+	work := make(chan step, 100000)
+	onPod := func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok || pod.Spec.NodeName == "" || pod.Status.Phase != corev1.PodPending || pod.DeletionTimestamp != nil {
+			return
+		}
+		if _, dup := seen.LoadOrStore(pod.UID, true); dup {
+			return
+		}
+		work <- step{pod: pod}
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = vmafxv1.LabelJob }))
+	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: onPod, UpdateFunc: func(_, obj any) { onPod(obj) },
+	}); err != nil {
+		tb.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	result := workerResult()
+	for range 16 {
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case s := <-work:
+					pod, err := setStatus(ctx, cs, s.pod, func(st *corev1.PodStatus) { run(st, s.done, result) })
+					switch {
+					case err != nil && ctx.Err() == nil:
+						k.errs.Add(1)
+						tb.Logf("kubelet stand-in: %v", err)
+					case err != nil:
+					case s.done:
+						k.finished.Add(1)
+					default:
+						// The worker scores for runTime (the simulated work), then exits.
+						time.AfterFunc(runTime, func() {
+							select {
+							case work <- step{pod: pod, done: true}:
+							case <-ctx.Done():
+							}
+						})
+					}
+				}
+			}
+		}()
+	}
+	return k
+}
+
+// run sets a Pod's status as the kubelet reports a worker that started, or that finished.
+func run(st *corev1.PodStatus, finished bool, result string) {
+	now := metav1.Now()
+	if st.StartTime == nil {
+		st.StartTime = &now
+	}
+	st.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: *st.StartTime}}
+	state := corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: *st.StartTime}}
+	st.Phase = corev1.PodRunning
+	if finished {
+		st.Phase = corev1.PodSucceeded
+		state = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 0, Reason: "Completed", Message: result, StartedAt: *st.StartTime, FinishedAt: now}}
+	}
+	st.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", Image: "vmafx-worker:dev", ImageID: "sim", Ready: !finished, State: state}}
+}
+
+// setStatus writes a Pod's status as mutate makes it, retrying on conflicts.
+func setStatus(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod, mutate func(*corev1.PodStatus)) (*corev1.Pod, error) {
+	pod = pod.DeepCopy()
+	for range 5 {
+		mutate(&pod.Status)
+		updated, err := cs.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+		if err == nil {
+			return updated, nil
+		}
+		if !apierrors.IsConflict(err) {
+			return nil, fmt.Errorf("status of %s: %w", pod.Name, err)
+		}
+		if pod, err = cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("status of %s: conflicts", pod.Name)
+}
+
+// workerResult is a worker's result line, as vmafx-worker writes it on success.
+func workerResult() string {
+	b, err := json.Marshal(vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Score: 93.5, HarmonicMean: 93.1,
+		Min: 90.2, Max: 96.4, Frames: 240, FPS: 120, WallSeconds: 2, Backend: "cpu", RequestedBackend: "cpu",
+		Model: "vmaf_v0.6.1", ModelSHA256: "4d5c", KernelVersion: "scale"})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// parallel runs f(0..n-1) on 16 goroutines and returns the first error.
+func parallel(n int, f func(i int) error) error {
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	var first atomic.Pointer[error]
+	for range 16 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if err := f(i); err != nil {
+					first.CompareAndSwap(nil, &err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if p := first.Load(); p != nil {
+		return *p
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package scale
+
+import (
+	"crypto/sha256"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestWritesCountWritesOnly(t *testing.T) {
+	counts := map[string]int{
+		"create pods": 10, "patch pods": 9, "create pods/binding": 10, "patch vmafxjobs/status": 20,
+		"create events": 20, "patch vmafxnodes/status": 3, "list pods": 4, "watch pods": 2, "get vmafxjobs": 7,
+		"delete pods": 1, "update leases": 5,
+	}
+	if got := writes(counts); got != 78 {
+		t.Errorf("writes = %d, want 78 (reads left out)", got)
+	}
+	if got := writes(counts, "events", "vmafxnodes"); got != 55 {
+		t.Errorf("writes without events and VmafxNodes = %d, want 55", got)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	got := diff(map[string]int{"create pods": 12, "list pods": 3, "patch pods": 1}, map[string]int{"create pods": 2, "list pods": 3})
+	if d := cmp.Diff(map[string]int{"create pods": 10, "patch pods": 1}, got); d != "" {
+		t.Errorf("diff (-want +got):\n%s", d)
+	}
+}
+
+// TestProcessStats reads this test process's CPU time and memory the way the benchmark
+// reads the operator's and the scheduler's.
+func TestProcessStats(t *testing.T) {
+	self := &process{name: "self", cmd: &exec.Cmd{Process: &os.Process{Pid: os.Getpid()}}}
+	sum := sha256.Sum256(nil)
+	for range 200_000 { // some CPU time to see
+		sum = sha256.Sum256(sum[:])
+	}
+	cpu, err := self.cpu()
+	if err != nil || cpu <= 0 {
+		t.Errorf("cpu = %v, %v; want a positive time", cpu, err)
+	}
+	rss, peak, err := self.memory()
+	if err != nil || rss <= 0 || peak < rss {
+		t.Errorf("memory = %d, %d, %v; want 0 < rss <= peak", rss, peak, err)
+	}
+	if loadAverage() < 0 {
+		t.Error("no load average")
+	}
+}

@@ -1,0 +1,154 @@
+package scale
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/vmafx/vmafx/test/integration/testenv"
+)
+
+// countingProxy sits between one component and the API server and counts its requests by
+// verb and resource, as the API server's own request metrics would, but for that component
+// alone. It passes every request on with the test's admin credentials; the component
+// reaches it over plain HTTP on 127.0.0.1 through the kubeconfig it writes.
+type countingProxy struct {
+	mu     sync.Mutex
+	counts map[string]int // "verb resource[/subresource]"
+	url    string
+}
+
+func startProxy(tb testing.TB) *countingProxy {
+	tb.Helper()
+	cfg := testenv.Config()
+	target, err := url.Parse(cfg.Host)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	transport, err := rest.TransportFor(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := &countingProxy{counts: map[string]int{}}
+	forward := &httputil.ReverseProxy{
+		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target) },
+		Transport: transport,
+		// Watches are streams: pass each event on at once.
+		FlushInterval: -1,
+	}
+	parse := &request.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if info, err := parse.NewRequestInfo(r); err == nil && info.IsResourceRequest {
+			key := info.Verb + " " + info.Resource
+			if info.Subresource != "" {
+				key += "/" + info.Subresource
+			}
+			p.mu.Lock()
+			p.counts[key]++
+			p.mu.Unlock()
+		}
+		forward.ServeHTTP(w, r)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	tb.Cleanup(func() { _ = srv.Close() })
+	p.url = "http://" + ln.Addr().String()
+	return p
+}
+
+// kubeconfig writes a kubeconfig that reaches the API server through the proxy.
+func (p *countingProxy) kubeconfig(tb testing.TB) string {
+	tb.Helper()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["scale"] = &clientcmdapi.Cluster{Server: p.url}
+	kc.AuthInfos["scale"] = &clientcmdapi.AuthInfo{}
+	kc.Contexts["scale"] = &clientcmdapi.Context{Cluster: "scale", AuthInfo: "scale"}
+	kc.CurrentContext = "scale"
+	path := filepath.Join(tb.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// snapshot returns the counts so far.
+func (p *countingProxy) snapshot() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int, len(p.counts))
+	for k, v := range p.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// writeVerbs are the verbs that change what the API server stores.
+var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true, "deletecollection": true}
+
+// writes sums the write requests of counts, leaving out the resources in skip.
+func writes(counts map[string]int, skip ...string) int {
+	n := 0
+	for key, c := range counts {
+		verb, resource, _ := strings.Cut(key, " ")
+		if writeVerbs[verb] && !hasPrefixIn(resource, skip) {
+			n += c
+		}
+	}
+	return n
+}
+
+func hasPrefixIn(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// diff is after minus before, for keys with a change.
+func diff(after, before map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, v := range after {
+		if d := v - before[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// table prints counts per job, writes first.
+func table(counts map[string]int, jobs int) string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		wi, wj := writeVerbs[strings.Fields(keys[i])[0]], writeVerbs[strings.Fields(keys[j])[0]]
+		if wi != wj {
+			return wi
+		}
+		return keys[i] < keys[j]
+	})
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "  %-40s %8d  %.3f/job\n", k, counts[k], float64(counts[k])/float64(jobs))
+	}
+	return b.String()
+}
