@@ -174,12 +174,13 @@ func TestBinary(t *testing.T) {
 	// --authorization-webhook-cache-unauthorized-ttl): poll as a scraper would retry.
 	var code int
 	var body string
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
-		code, body, err = first.get(cl.ctx, "/metrics")
-		if (err == nil && code == http.StatusOK) || time.Now().After(deadline) {
-			break
+	_ = testutil.Wait(cl.ctx, 30*time.Second, func(ctx context.Context) error {
+		code, body, err = first.get(ctx, "/metrics")
+		if err == nil && code != http.StatusOK {
+			return fmt.Errorf("status %d", code)
 		}
-	}
+		return err
+	})
 	switch {
 	case err != nil || code != http.StatusOK:
 		t.Errorf("GET /metrics as the cluster admin: %d %v, want 200 (delegated authn/authz under the shipped RBAC)", code, err)
@@ -188,10 +189,13 @@ func TestBinary(t *testing.T) {
 	}
 
 	second := startReplica(t, bin, cfgPath, kubeconfig)
-	time.Sleep(3 * time.Second) // more than a retry period: the standby must not take over
-	if got := cl.leaseHolder(); got != holder {
-		t.Fatalf("lease holder changed from %q to %q while the leader ran", holder, got)
-	}
+	// More than a retry period (2 s): the standby must not take over while the leader runs.
+	testutil.Consistently(t, 3*time.Second, "the leader keeps the lease", func(context.Context) error {
+		if got := cl.leaseHolder(); got != holder {
+			return fmt.Errorf("lease holder changed from %q to %q while the leader ran", holder, got)
+		}
+		return nil
+	})
 	first.stop(t)
 	if err := wait.PollUntilContextTimeout(cl.ctx, 100*time.Millisecond, scheduleTimeout, true, func(context.Context) (bool, error) {
 		got := cl.leaseHolder()

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/testutil"
 )
 
 // scheduleTimeout bounds how long a Pod that fits may take to be bound. It is generous
@@ -152,17 +153,19 @@ func TestBurstNeverOversubscribes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pods per node %v: want %d bound and %d pending", cl.podsPerNode(), nodes*slots, nodes*slots)
 	}
-	// Give the scheduler time to (wrongly) bind more, then check no node holds more Pods
-	// than it has slots.
-	time.Sleep(2 * time.Second)
-	for node, n := range cl.podsPerNode() {
-		switch {
-		case node == "" && n != nodes*slots:
-			t.Errorf("%d pods pending, want %d", n, nodes*slots)
-		case node != "" && n > slots:
-			t.Errorf("node %s holds %d pods, more than its %d slots", node, n, slots)
+	// The scheduler retries the pending half (1 s backoff): a wrong bind would show within
+	// 2 s. No node may hold more Pods than it has slots.
+	testutil.Consistently(t, 2*time.Second, "no node over its slots", func(context.Context) error {
+		for node, n := range cl.podsPerNode() {
+			switch {
+			case node == "" && n != nodes*slots:
+				return fmt.Errorf("%d pods pending, want %d", n, nodes*slots)
+			case node != "" && n > slots:
+				return fmt.Errorf("node %s holds %d pods, more than its %d slots", node, n, slots)
+			}
 		}
-	}
+		return nil
+	})
 	// The pending ones explain themselves.
 	var pending corev1.PodList
 	if err := cl.c.List(cl.ctx, &pending, client.InNamespace(cl.ns)); err != nil {
@@ -203,7 +206,7 @@ func TestPendingUntilHeartbeat(t *testing.T) {
 	}
 
 	// Let the Pod's 1 s initial backoff pass, as it would in a real wait, then beat.
-	time.Sleep(1500 * time.Millisecond)
+	cl.waitBackoffOver()
 	beat := time.Now()
 	cl.heartbeat(nv, beat)
 	got := cl.waitScheduled("waiting", scheduleTimeout)
@@ -226,7 +229,7 @@ func TestPendingUntilVmafxNodeCreated(t *testing.T) {
 	if note := cl.waitFailedScheduling("waiting", scheduleTimeout); !strings.Contains(note, "node(s) had no VmafxNode") {
 		t.Errorf("FailedScheduling event: %q, want it to say the node has no VmafxNode", note)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	cl.waitBackoffOver()
 	start := time.Now()
 	cl.vmafxNode(n, vmafxv1.VendorIntel, time.Now())
 	cl.waitScheduled("waiting", scheduleTimeout)
@@ -253,8 +256,12 @@ func TestOtherPodsUntouched(t *testing.T) {
 	if got := cl.waitScheduled("not-a-worker", scheduleTimeout); got != n {
 		t.Errorf("non-worker pod landed on %s, want %s", got, n)
 	}
-	time.Sleep(time.Second)
-	if got := cl.nodeOf("default-scheduler"); got != "" {
-		t.Errorf("vmafx-scheduler bound a default-scheduler pod to %s", got)
-	}
+	// vmafx-scheduler placed the other Pod in well under a second: had it taken the
+	// default scheduler's Pod too, that would show within one.
+	testutil.Consistently(t, time.Second, "the default scheduler's Pod left alone", func(context.Context) error {
+		if got := cl.nodeOf("default-scheduler"); got != "" {
+			return fmt.Errorf("vmafx-scheduler bound a default-scheduler pod to %s", got)
+		}
+		return nil
+	})
 }
