@@ -60,7 +60,7 @@ func TestComparison(t *testing.T) {
 		want := vmafxv1.VmafxJobSpec{
 			Reference: "https://media.example.com/ref.y4m", Distorted: cmp1.Spec.Distorted[i].URI,
 			Output: ptr.To(vmafxv1.OutputURI("s3://results/cmp1/d" + strconv.Itoa(i+1) + ".json")),
-			Model:  vmafxv1.DefaultModel, Backend: vmafxv1.BackendAuto, PixelFormat: "yuv420p", BackoffLimit: ptr.To[int32](2),
+			Model:  vmafxv1.DefaultModel, Backend: vmafxv1.BackendAuto, PixelFormat: "yuv420p", BackoffLimit: ptr.To[int32](2), Parallelism: 1,
 			Credentials: cmp1.Spec.Credentials,
 		}
 		if diff := cmp.Diff(want, j.Spec); diff != "" {
