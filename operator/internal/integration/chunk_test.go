@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -10,9 +11,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 
@@ -184,4 +188,26 @@ func TestChunkedJobProbeFailureFailsIt(t *testing.T) {
 	if pods := workerPods(t, ns, "unusable"); len(pods) != 1 {
 		t.Errorf("%d worker Pods; want the probe's alone", len(pods))
 	}
+}
+
+// TestChunkedJobRespectsTheNamespaceLimit: with a limit of 2 live worker Pods per
+// namespace, a job split in 3 runs two chunks at once and starts the third when one ends.
+func TestChunkedJobRespectsTheNamespaceLimit(t *testing.T) {
+	ns := testenv.CreateNamespace(t)
+	startOperator(t, operatorEnv(config.EnvMaxWorkersPerNamespace, "2"))
+	create(t, chunkedJob(ns, "capped", 3))
+	runStep(t, ns, "capped-probe-1", "node-a", 0, probeMessage(9))
+	waitForPod(t, ns, "capped-c0-1")
+	waitForPod(t, ns, "capped-c1-1")
+	// The probe's Pod has finished, so two chunks are live: the third must wait.
+	consistently(t, 2*time.Second, "no third live chunk Pod", func() (bool, error) {
+		var pod corev1.Pod
+		err := testenv.Client().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "capped-c2-1"}, &pod)
+		if err == nil {
+			return false, fmt.Errorf("capped-c2-1 was created while two chunks ran")
+		}
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	runStep(t, ns, "capped-c0-1", "node-a", 0, resultMessage(90, 3))
+	waitForPod(t, ns, "capped-c2-1")
 }

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -203,6 +204,10 @@ func recordedStepPods(job *vmafxv1.VmafxJob, pods []*corev1.Pod) []*corev1.Pod {
 	}
 	return out
 }
+
+// chunkLimitRecheck is how soon a chunked job whose next step waits for the namespace's
+// worker limit looks again: other jobs' Pods finishing do not wake it, its own do.
+const chunkLimitRecheck = 10 * time.Second
 
 // chunkRun is what one reconcile of a chunked job knows beside the scope.
 type chunkRun struct {
@@ -475,10 +480,25 @@ func (r *Reconciler) startStep(ctx context.Context, c *chunkRun, st *step, n int
 	pod.Spec.Hostname = hostname(pod.Name)
 	pod.Labels[vmafxv1.LabelChunk] = st.name
 	pod.Spec.Containers[0].Args = append(pod.Spec.Containers[0].Args, st.args...)
+	// A step's Pod counts against the namespace's worker limit like any worker Pod: at the
+	// limit, the step stays unstarted and the job looks again when its own Pods change or
+	// after chunkLimitRecheck.
+	if r.limit != nil {
+		ok, err := r.limit.admit(ctx, r.Client, c.job, pod.Name, c.now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			klog.FromContext(ctx).V(4).Info("Step waits for a place under the namespace's worker limit", "pod", pod.Name, "limit", r.limit.max)
+			c.after(chunkLimitRecheck)
+			return nil
+		}
+	}
 	err := r.Client.Create(ctx, pod)
 	switch {
 	case apierrors.IsAlreadyExists(err):
 	case err != nil:
+		r.limit.forget(pod.Namespace, pod.Name)
 		return r.stepRefused(c, pod, err)
 	default:
 		r.Metrics.Attempts.WithLabelValues(kind).Inc()
