@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
 // podState is what an attempt's Pod says about the attempt.
@@ -232,7 +233,7 @@ func scheduling(pod *corev1.Pod) (string, string) {
 func workerTermination(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 	for i := range pod.Status.ContainerStatuses {
 		cs := &pod.Status.ContainerStatuses[i]
-		if cs.Name == containerName && cs.State.Terminated != nil {
+		if cs.Name == workerpod.ContainerName && cs.State.Terminated != nil {
 			return cs.State.Terminated
 		}
 	}

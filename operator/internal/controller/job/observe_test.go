@@ -10,13 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
 func terminated(phase corev1.PodPhase, code int32, msg string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "j-1"},
 		Spec:       corev1.PodSpec{NodeName: "n1"},
-		Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{Name: containerName,
+		Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{Name: workerpod.ContainerName,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error", Message: msg}}}}},
 	}
 }
@@ -84,10 +85,10 @@ func TestObserve(t *testing.T) {
 			result(vmafxv1.WorkerResult{Error: &vmafxv1.WorkerError{Reason: "BadInput", Message: "truncated"}})), time.Minute), podFailed, "BadInput"},
 		{"deleted after it succeeded", deleted(terminated(corev1.PodSucceeded, 0, good), 0), podSucceeded, ""},
 		{"bound, image pull backing off", &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{
-			ContainerStatuses: []corev1.ContainerStatus{{Name: containerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+			ContainerStatuses: []corev1.ContainerStatus{{Name: workerpod.ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
 				Reason: "ImagePullBackOff", Message: `Back-off pulling image "vmafx-worker:nope"`}}}}}}, podPending, "ImagePullBackOff"},
 		{"bound, container being created", &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{
-			ContainerStatuses: []corev1.ContainerStatus{{Name: containerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+			ContainerStatuses: []corev1.ContainerStatus{{Name: workerpod.ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
 				Reason: "ContainerCreating"}}}}}}, podPending, ReasonScheduled},
 		{"deleted before it was placed", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}}, podLost, ReasonPodLost},
 		{"being deleted", &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n1"}, ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}, podTerminating, ReasonPodTerminating},

@@ -7,28 +7,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
-// Names inside a worker Pod.
-const (
-	containerName   = "worker"
-	dataVolumeName  = "data"
-	outputVolume    = "output"
-	credentials     = "credentials"
-	scratchVolume   = "scratch"
-	scratchPath     = "/tmp"
-	workerUID       = 65532 // the "nonroot" user of distroless-style images
-	terminationPath = "/dev/termination-log"
-	// scratchSizeLimit bounds the scratch emptyDir: the worker's default spool limit
-	// (20 GiB) and room for the rest.
-	scratchSizeLimit = "21Gi"
-)
-
-// buildPod returns the worker Pod for attempt n of job.
+// buildPod returns the worker Pod for attempt n of job: the hardened worker Pod
+// (workerpod.New) with a scoring slot, placed by vmafx-scheduler, and the job's volumes.
 func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod {
 	spec := job.Spec
 	backend := spec.Backend // defaulted by the API server (the CRD's +kubebuilder:default)
@@ -44,98 +30,44 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 	resources.Requests[vmafxv1.ResourceSlot] = resource.MustParse("1")
 
 	name := PodName(job, n)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:       name,
-			Namespace:  job.Namespace,
-			Finalizers: []string{vmafxv1.FinalizerResult},
-			Labels: map[string]string{
-				vmafxv1.LabelJob:               vmafxv1.JobLabelValue(job.Name),
-				vmafxv1.LabelAttempt:           strconv.Itoa(int(n)),
-				"app.kubernetes.io/name":       "vmafx-worker",
-				"app.kubernetes.io/managed-by": "vmafx-operator",
-			},
-			Annotations: map[string]string{
-				vmafxv1.AnnotationBackend:  string(backend),
-				vmafxv1.AnnotationPriority: strconv.Itoa(int(spec.Priority)),
-				vmafxv1.AnnotationJobName:  job.Name,
-			},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, vmafxv1.GroupVersion.WithKind("VmafxJob"))},
+	pod := workerpod.New(metav1.ObjectMeta{
+		Name:       name,
+		Namespace:  job.Namespace,
+		Finalizers: []string{vmafxv1.FinalizerResult},
+		Labels: map[string]string{
+			vmafxv1.LabelJob:               vmafxv1.JobLabelValue(job.Name),
+			vmafxv1.LabelAttempt:           strconv.Itoa(int(n)),
+			"app.kubernetes.io/name":       "vmafx-worker",
+			"app.kubernetes.io/managed-by": "vmafx-operator",
 		},
-		Spec: corev1.PodSpec{
-			SchedulerName:                 vmafxv1.SchedulerName,
-			Hostname:                      hostname(name),
-			RestartPolicy:                 corev1.RestartPolicyNever,
-			ActiveDeadlineSeconds:         spec.ActiveDeadlineSeconds,
-			AutomountServiceAccountToken:  ptr.To(false),
-			ServiceAccountName:            w.ServiceAccount,
-			EnableServiceLinks:            ptr.To(false),
-			TerminationGracePeriodSeconds: ptr.To[int64](10),
-			SecurityContext: &corev1.PodSecurityContext{
-				RunAsNonRoot:   ptr.To(true),
-				RunAsUser:      ptr.To[int64](workerUID),
-				RunAsGroup:     ptr.To[int64](workerUID),
-				FSGroup:        ptr.To[int64](workerUID),
-				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-			},
-			Containers: []corev1.Container{{
-				Name:            containerName,
-				Image:           w.Image,
-				ImagePullPolicy: w.PullPolicy,
-				Args:            workerArgs(job),
-				// The worker sizes its threads and Go's memory limit to the container's.
-				Env: []corev1.EnvVar{{Name: vmafxv1.EnvMemoryLimit, ValueFrom: &corev1.EnvVarSource{
-					ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: containerName, Resource: "limits.memory"},
-				}}},
-				Resources:                resources,
-				TerminationMessagePath:   terminationPath,
-				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-				SecurityContext: &corev1.SecurityContext{
-					AllowPrivilegeEscalation: ptr.To(false),
-					ReadOnlyRootFilesystem:   ptr.To(true),
-					RunAsNonRoot:             ptr.To(true),
-					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-				},
-				VolumeMounts: []corev1.VolumeMount{{Name: scratchVolume, MountPath: scratchPath}},
-			}},
-			// Downloaded inputs land in the scratch volume, as the root filesystem is read-only.
-			// Encoded inputs that must be seeked (an MP4 with its index at the end) are spooled
-			// there, up to the worker's --spool-limit of 20 GiB; the size limit keeps a
-			// runaway writer from filling the node (the kubelet evicts the Pod instead).
-			Volumes: []corev1.Volume{{Name: scratchVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
-				SizeLimit: ptr.To(resource.MustParse(scratchSizeLimit)),
-			}}}},
+		Annotations: map[string]string{
+			vmafxv1.AnnotationBackend:  string(backend),
+			vmafxv1.AnnotationPriority: strconv.Itoa(int(spec.Priority)),
+			vmafxv1.AnnotationJobName:  job.Name,
 		},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, vmafxv1.GroupVersion.WithKind("VmafxJob"))},
+	}, w, workerArgs(job), resources, spec.ActiveDeadlineSeconds)
+	pod.Spec.SchedulerName = vmafxv1.SchedulerName
+	pod.Spec.Hostname = hostname(name)
+	c := &pod.Spec.Containers[0]
+	// The worker sizes its threads and Go's memory limit to the container's.
+	c.Env = []corev1.EnvVar{{Name: vmafxv1.EnvMemoryLimit, ValueFrom: &corev1.EnvVarSource{
+		ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: workerpod.ContainerName, Resource: "limits.memory"},
+	}}}
+	if len(w.PlainHTTPRegistries) > 0 {
+		c.Env = append(c.Env, corev1.EnvVar{Name: vmafxv1.EnvRegistryPlainHTTP, Value: strings.Join(w.PlainHTTPRegistries, ",")})
 	}
 	if q := queueName(job, w); q != "" {
 		pod.Labels[vmafxv1.LabelKueueQueueName] = q
 	}
-	addVolume := func(name string, src corev1.VolumeSource, path string, readOnly bool) {
-		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: src})
-		c := &pod.Spec.Containers[0]
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: path, ReadOnly: readOnly})
-	}
 	if spec.Volume != nil {
-		addVolume(dataVolumeName, readOnlySource(spec.Volume), vmafxv1.DataMountPath, true)
+		workerpod.AddDataVolume(pod, spec.Volume)
 	}
 	if spec.OutputVolume != nil {
-		pvc := spec.OutputVolume.PersistentVolumeClaim
-		pvc.ReadOnly = false
-		addVolume(outputVolume, corev1.VolumeSource{PersistentVolumeClaim: &pvc}, vmafxv1.OutputMountPath, false)
-	}
-	if len(w.PlainHTTPRegistries) > 0 {
-		c := &pod.Spec.Containers[0]
-		c.Env = append(c.Env, corev1.EnvVar{Name: vmafxv1.EnvRegistryPlainHTTP, Value: strings.Join(w.PlainHTTPRegistries, ",")})
+		workerpod.AddOutputVolume(pod, *spec.OutputVolume)
 	}
 	if spec.Credentials != nil {
-		// Files rather than environment variables: the worker's ffmpeg child and anything
-		// that dumps the environment never see them. 0440 with fsGroup: readable by the
-		// worker's group only. A missing Secret keeps the Pod from starting
-		// (CreateContainerConfigError), which the job reports.
-		addVolume(credentials, corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName:  spec.Credentials.SecretRef.Name,
-			DefaultMode: ptr.To[int32](0o440),
-		}}, vmafxv1.CredentialsMountPath, true)
+		workerpod.AddCredentials(pod, *spec.Credentials)
 	}
 	return pod
 }
@@ -183,19 +115,6 @@ func workerArgs(job *vmafxv1.VmafxJob) []string {
 		args = append(args, "--align", "--reference-start", strconv.Itoa(int(a.ReferenceStart)),
 			"--distorted-start", strconv.Itoa(int(a.DistortedStart)), "--frames", ":"+strconv.Itoa(int(a.Frames)))
 	}
-	if s.Credentials != nil {
-		args = append(args, "--credentials-dir", vmafxv1.CredentialsMountPath)
-	}
-	if o := s.S3; o != nil {
-		if o.Endpoint != "" {
-			args = append(args, "--s3-endpoint", o.Endpoint)
-		}
-		if o.Region != "" {
-			args = append(args, "--s3-region", o.Region)
-		}
-		if o.PathStyle {
-			args = append(args, "--s3-path-style")
-		}
-	}
+	args = append(args, workerpod.StoreArgs(s.Credentials, s.S3)...)
 	return args
 }

@@ -6,9 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
-
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
 )
@@ -49,21 +46,4 @@ func listOrNone(items []string) string {
 		return "none"
 	}
 	return strings.Join(items, ", ")
-}
-
-// readOnlySource is the Pod volume for a job's volume, attached read-only where the source
-// can say so (a PVC, a CSI volume, an NFS export), not only mounted read-only: the worker
-// only reads its inputs, and a shared claim must not be written through it.
-func readOnlySource(v *vmafxv1.JobVolume) corev1.VolumeSource {
-	src := *v.DeepCopy()
-	if src.PersistentVolumeClaim != nil {
-		src.PersistentVolumeClaim.ReadOnly = true
-	}
-	if src.CSI != nil {
-		src.CSI.ReadOnly = ptr.To(true)
-	}
-	if src.NFS != nil {
-		src.NFS.ReadOnly = true
-	}
-	return src.VolumeSource()
 }

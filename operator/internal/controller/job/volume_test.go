@@ -7,6 +7,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
 func TestCheckVolume(t *testing.T) {
@@ -55,7 +56,7 @@ func TestVolumesAreAttachedReadOnly(t *testing.T) {
 		"csi": {CSI: &corev1.CSIVolumeSource{Driver: "s3.csi.example.com"}},
 		"nfs": {NFS: &corev1.NFSVolumeSource{Server: "nas", Path: "/x"}},
 	} {
-		src := readOnlySource(v)
+		src := workerpod.ReadOnlySource(v)
 		ro := (src.PersistentVolumeClaim != nil && src.PersistentVolumeClaim.ReadOnly) ||
 			(src.CSI != nil && src.CSI.ReadOnly != nil && *src.CSI.ReadOnly) || (src.NFS != nil && src.NFS.ReadOnly)
 		if !ro {

@@ -22,6 +22,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxladders,verbs=get;list;watch
@@ -372,7 +373,7 @@ func reportArgs(l *vmafxv1.VmafxLadder) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]string{"ladder-report", "--output", string(l.Spec.Output), "--name", l.Name, "--table", string(b)}, storeArgs(l)...), nil
+	return append([]string{"ladder-report", "--output", string(l.Spec.Output), "--name", l.Name, "--table", string(b)}, workerpod.StoreArgs(l.Spec.Credentials, l.Spec.S3)...), nil
 }
 
 // podOutcome reads a finished ladder Pod: ok with parse's success, or the reason and
@@ -380,7 +381,7 @@ func reportArgs(l *vmafxv1.VmafxLadder) ([]string, error) {
 func podOutcome(pod *corev1.Pod, parse func([]byte) (reason, message string, err error)) (ok bool, reason, message string, done bool) {
 	var term *corev1.ContainerStateTerminated
 	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == containerName && cs.State.Terminated != nil {
+		if cs.Name == workerpod.ContainerName && cs.State.Terminated != nil {
 			term = cs.State.Terminated
 		}
 	}

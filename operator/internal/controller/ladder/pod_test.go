@@ -11,6 +11,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
 func TestReadURI(t *testing.T) {
@@ -80,7 +81,7 @@ func TestEncodePod(t *testing.T) {
 
 func TestPodOutcome(t *testing.T) {
 	terminated := func(phase corev1.PodPhase, code int32, msg string) *corev1.Pod {
-		return &corev1.Pod{Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{Name: containerName,
+		return &corev1.Pod{Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{Name: workerpod.ContainerName,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: msg}}}}}}
 	}
 	parse := func(b []byte) (string, string, error) {
