@@ -41,13 +41,7 @@ func TestBenchChunkedJob(t *testing.T) {
 	dir := encode1080p(t)
 	upload(t, endpoint, dir) // the bucket holds the outputs
 	ns := createNamespace(t)
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "clips-bucket"},
-		StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3AccessKey, "AWS_SECRET_ACCESS_KEY": s3SecretKey},
-	}
-	if err := c.Create(t.Context(), secret); err != nil {
-		t.Fatal(err)
-	}
+	creds := bucketCredentials(t, ns)
 	var score string
 	for round := range 3 {
 		for _, p := range []int32{1, 2, 4} {
@@ -59,7 +53,7 @@ func TestBenchChunkedJob(t *testing.T) {
 					Volume: &vmafxv1.JobVolume{HostPath: &corev1.HostPathVolumeSource{
 						Path: dir, Type: ptr.To(corev1.HostPathDirectory),
 					}},
-					Credentials: &vmafxv1.Credentials{SecretRef: vmafxv1.SecretReference{Name: secret.Name}},
+					Credentials: creds,
 					S3:          &vmafxv1.S3Options{Endpoint: endpoint, Region: "us-east-1", PathStyle: true},
 					Output:      ptr.To(vmafxv1.OutputURI("s3://" + s3Bucket + "/bench/" + name + ".json")),
 					Parallelism: p,

@@ -25,20 +25,14 @@ func TestChunkedJob(t *testing.T) {
 	upload(t, endpoint, encodePair(t), "ref.mkv", "dist.mp4")
 
 	ns := createNamespace(t)
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "clips-bucket"},
-		StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3AccessKey, "AWS_SECRET_ACCESS_KEY": s3SecretKey},
-	}
-	if err := c.Create(t.Context(), secret); err != nil {
-		t.Fatal(err)
-	}
+	creds := bucketCredentials(t, ns)
 	job := func(name string, parallelism int32) *vmafxv1.VmafxJob {
 		return &vmafxv1.VmafxJob{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 			Spec: vmafxv1.VmafxJobSpec{
 				Reference:   "s3://" + s3Bucket + "/p01/ref.mkv",
 				Distorted:   "s3://" + s3Bucket + "/p01/dist.mp4",
-				Credentials: &vmafxv1.Credentials{SecretRef: vmafxv1.SecretReference{Name: secret.Name}},
+				Credentials: creds,
 				S3:          &vmafxv1.S3Options{Endpoint: endpoint, Region: "us-east-1", PathStyle: true},
 				Output:      ptr.To(vmafxv1.OutputURI("s3://" + s3Bucket + "/chunked/" + name + ".json")),
 				Parallelism: parallelism,

@@ -34,13 +34,7 @@ func TestEncodingLadder(t *testing.T) {
 	upload(t, endpoint, dir, "ref.mkv")
 
 	ns := createNamespace(t)
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "clips-bucket"},
-		StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3AccessKey, "AWS_SECRET_ACCESS_KEY": s3SecretKey},
-	}
-	if err := c.Create(t.Context(), secret); err != nil {
-		t.Fatal(err)
-	}
+	creds := bucketCredentials(t, ns)
 	l := &vmafxv1.VmafxLadder{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p01"},
 		Spec: vmafxv1.VmafxLadderSpec{
@@ -49,7 +43,7 @@ func TestEncodingLadder(t *testing.T) {
 			Codecs:      []vmafxv1.LadderCodec{{Encoder: vmafxv1.EncoderX264, Values: []int32{26, 40}}},
 			Output:      "s3://" + s3Bucket + "/p01/ladder",
 			ScoringSettings: vmafxv1.ScoringSettings{
-				Credentials: &vmafxv1.Credentials{SecretRef: vmafxv1.SecretReference{Name: secret.Name}},
+				Credentials: creds,
 				S3:          &vmafxv1.S3Options{Endpoint: endpoint, Region: "us-east-1", PathStyle: true},
 			},
 		},

@@ -51,19 +51,13 @@ func TestObjectStorage(t *testing.T) {
 	upload(t, endpoint, dir, "ref.mkv", "dist.mp4")
 
 	ns := createNamespace(t)
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "clips-bucket"},
-		StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3AccessKey, "AWS_SECRET_ACCESS_KEY": s3SecretKey},
-	}
-	if err := c.Create(t.Context(), secret); err != nil {
-		t.Fatal(err)
-	}
+	creds := bucketCredentials(t, ns)
 	fromBucket := &vmafxv1.VmafxJob{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "from-bucket"},
 		Spec: vmafxv1.VmafxJobSpec{
 			Reference:   "s3://" + s3Bucket + "/p01/ref.mkv",
 			Distorted:   "s3://" + s3Bucket + "/p01/dist.mp4",
-			Credentials: &vmafxv1.Credentials{SecretRef: vmafxv1.SecretReference{Name: secret.Name}},
+			Credentials: creds,
 			S3:          &vmafxv1.S3Options{Endpoint: endpoint, Region: "us-east-1", PathStyle: true},
 			Output:      ptr.To[vmafxv1.OutputURI]("s3://" + s3Bucket + "/p01/out.json"),
 		},
@@ -149,6 +143,20 @@ func TestObjectStorage(t *testing.T) {
 
 // deployVersitygw imports the versitygw image, applies testdata/versitygw.yaml, waits for
 // it to serve, and returns its endpoint URL (the Service's ClusterIP: no cluster DNS).
+// bucketCredentials creates in ns the Secret with the in-cluster bucket's keys and returns
+// the spec.credentials that names it.
+func bucketCredentials(t testing.TB, ns string) *vmafxv1.Credentials {
+	t.Helper()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "clips-bucket"},
+		StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3AccessKey, "AWS_SECRET_ACCESS_KEY": s3SecretKey},
+	}
+	if err := c.Create(t.Context(), secret); err != nil {
+		t.Fatal(err)
+	}
+	return &vmafxv1.Credentials{SecretRef: vmafxv1.SecretReference{Name: secret.Name}}
+}
+
 func deployVersitygw(t *testing.T) string {
 	t.Helper()
 	bin := os.Getenv(envVersitygw)
