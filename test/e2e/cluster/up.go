@@ -98,7 +98,7 @@ func Up(ctx context.Context, cfg Config, out io.Writer) (err error) {
 	}
 	// kube-proxy and the kubelet insert jumps at the top of INPUT and FORWARD: put the
 	// guard's back in front.
-	if err := (netfilter.Guard{PodCIDR: PodCIDR, Ports: []int{APIServerPort, KubeletPort}}).Apply(ctx); err != nil {
+	if err := (netfilter.Guard{PodCIDR: PodCIDR, ServiceCIDR: ServiceCIDR, Ports: []int{APIServerPort, KubeletPort}}).Apply(ctx); err != nil {
 		return err
 	}
 	if err := r.waitNodeReady(ctx); err != nil {
@@ -299,7 +299,7 @@ func (r *run) prepare(ctx context.Context) error {
 			return err
 		}
 	}
-	return netfilter.Guard{PodCIDR: PodCIDR, Ports: []int{APIServerPort, KubeletPort}}.Apply(ctx)
+	return netfilter.Guard{PodCIDR: PodCIDR, ServiceCIDR: ServiceCIDR, Ports: []int{APIServerPort, KubeletPort}}.Apply(ctx)
 }
 
 // writeIfChanged leaves a file with the right content alone: kube-proxy exits when its

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -157,4 +159,25 @@ func kubectlInput(t *testing.T, stdin string, args ...string) (string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	return out.String(), err
+}
+
+// serviceAddress returns host:port of Service ns/name's ClusterIP (the cluster has no DNS)
+// once a connection from this machine gets through. kube-proxy translates a new Service
+// only a moment after its endpoints are ready; until then the cluster's guard refuses the
+// connection (it would otherwise leave by the default route).
+func serviceAddress(t *testing.T, ns, name string, port int) string {
+	t.Helper()
+	var svc corev1.Service
+	if err := c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: name}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(port))
+	eventually(t, time.Minute, "Service "+ns+"/"+name+" reachable at "+addr, func(ctx context.Context) error {
+		conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	})
+	return addr
 }

@@ -91,7 +91,7 @@ func TestFrontDoors(t *testing.T) {
 		}
 	}
 
-	api := "http://" + net.JoinHostPort(serviceIP(t, "vmafx-api"), "80")
+	api := "http://" + serviceAddress(t, vmafxv1.SystemNamespace, "vmafx-api", 80)
 	t.Run("HTTP API scores a pair", func(t *testing.T) {
 		body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"name": "via-api"}, "spec": newJob(ns, "", p01).Spec})
 		code, out := httpDo(t, http.MethodPost, api+"/v1/namespaces/"+ns+"/jobs", scorer, body)
@@ -155,7 +155,7 @@ func TestFrontDoors(t *testing.T) {
 	})
 
 	t.Run("the batch Job pushes its metrics", func(t *testing.T) {
-		push := "http://" + net.JoinHostPort(serviceIP(t, "vmafx-pushgateway"), "9091")
+		push := "http://" + serviceAddress(t, vmafxv1.SystemNamespace, "vmafx-pushgateway", 9091)
 		clips := filepath.Join(testdata(), "clips")
 		h.run(t, append(base, "--set", "workload={server,mcp,job}", "--set", "batch.pushGateway="+push,
 			"--set", "batch.reference=file:///data/p01_ref.yuv", "--set", "batch.distorted=file:///data/p01_dist.yuv",
@@ -214,16 +214,6 @@ func waitReady(t *testing.T, obj client.Object, name string) {
 		}
 		return nil
 	})
-}
-
-// serviceIP is the ClusterIP of a Service of the system namespace (no cluster DNS here).
-func serviceIP(t *testing.T, name string) string {
-	t.Helper()
-	var svc corev1.Service
-	if err := c.Get(t.Context(), systemKey(name), &svc); err != nil {
-		t.Fatal(err)
-	}
-	return svc.Spec.ClusterIP
 }
 
 // serviceAccountToken creates a ServiceAccount in ns allowed verbs on vmafxjobs and returns

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,11 +204,7 @@ func deployVersitygw(t *testing.T) string {
 		}
 		return nil
 	})
-	var svc corev1.Service
-	if err := c.Get(t.Context(), types.NamespacedName{Namespace: s3Namespace, Name: "versitygw"}, &svc); err != nil {
-		t.Fatal(err)
-	}
-	return "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "7070")
+	return "http://" + serviceAddress(t, s3Namespace, "versitygw", 7070)
 }
 
 // encodePair encodes clip pair p01 as a user's files would be: the reference lossless

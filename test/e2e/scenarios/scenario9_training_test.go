@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,11 +186,7 @@ func deployRegistry(t *testing.T) string {
 		}
 		return nil
 	})
-	var svc corev1.Service
-	if err := c.Get(t.Context(), types.NamespacedName{Namespace: registryNamespace, Name: "registry"}, &svc); err != nil {
-		t.Fatal(err)
-	}
-	return net.JoinHostPort(svc.Spec.ClusterIP, "5000")
+	return serviceAddress(t, registryNamespace, "registry", 5000)
 }
 
 // trainerAccount gives ns the vmafx-trainer ServiceAccount, bound to the trainer's

@@ -41,6 +41,7 @@ func (f Family) Available() bool {
 const (
 	ForwardChain = "VMAFX-FORWARD"
 	InputChain   = "VMAFX-INPUT"
+	OutputChain  = "VMAFX-OUTPUT"
 	comment      = "vmafx local cluster"
 )
 
@@ -49,12 +50,14 @@ const (
 var ClusterChainPrefixes = []string{"VMAFX-", "KUBE-", "CNI-"}
 
 // Guard keeps the cluster's traffic on this machine: pods reach each other and this
-// machine's own addresses but nothing beyond it, nothing beyond it reaches a pod, and the
+// machine's own addresses but nothing beyond it, nothing beyond it reaches a pod, the
 // ports the cluster serves on the node address (kube-apiserver, kubelet) answer only this
-// machine and its pods.
+// machine and its pods, and a connection from this machine to a Service address that
+// kube-proxy has not (yet) translated is refused rather than sent out of the default route.
 type Guard struct {
-	PodCIDR string
-	Ports   []int
+	PodCIDR     string
+	ServiceCIDR string
+	Ports       []int
 }
 
 // Script is the iptables-restore input that creates (or refills) the guard chains.
@@ -68,7 +71,7 @@ func (g Guard) Script() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "*filter\n")
-	fmt.Fprintf(&b, ":%s - [0:0]\n:%s - [0:0]\n", ForwardChain, InputChain)
+	fmt.Fprintf(&b, ":%s - [0:0]\n:%s - [0:0]\n:%s - [0:0]\n", ForwardChain, InputChain, OutputChain)
 	fmt.Fprintf(&b, "-A %s -s %s -d %s -m comment --comment %q -j RETURN\n", ForwardChain, g.PodCIDR, g.PodCIDR, comment+": pod to pod")
 	fmt.Fprintf(&b, "-A %s -s %s -m comment --comment %q -j DROP\n", ForwardChain, g.PodCIDR, comment+": pods reach no other machine")
 	fmt.Fprintf(&b, "-A %s -d %s -m comment --comment %q -j DROP\n", ForwardChain, g.PodCIDR, comment+": no other machine reaches pods")
@@ -76,18 +79,26 @@ func (g Guard) Script() string {
 		fmt.Fprintf(&b, "-A %s -p tcp -m multiport --dports %s ! -s %s -m addrtype ! --src-type LOCAL -m comment --comment %q -j DROP\n",
 			InputChain, strings.Join(ports, ","), g.PodCIDR, comment+": cluster ports answer this machine only")
 	}
+	if g.ServiceCIDR != "" {
+		// filter OUTPUT sees a packet after nat OUTPUT, where kube-proxy rewrites a Service
+		// address to an endpoint's: one still addressed to the range was not translated.
+		fmt.Fprintf(&b, "-A %s -d %s -p tcp -m comment --comment %q -j REJECT --reject-with tcp-reset\n",
+			OutputChain, g.ServiceCIDR, comment+": untranslated Service address")
+		fmt.Fprintf(&b, "-A %s -d %s -m comment --comment %q -j REJECT\n",
+			OutputChain, g.ServiceCIDR, comment+": untranslated Service address")
+	}
 	fmt.Fprintf(&b, "COMMIT\n")
 	return b.String()
 }
 
 // Apply creates or refills the guard chains and makes the jumps to them the first rules
-// of FORWARD and INPUT, ahead of the jumps kube-proxy and the kubelet insert, so that no
+// of FORWARD, INPUT and OUTPUT, ahead of the jumps kube-proxy and the kubelet insert, so that no
 // ACCEPT of theirs can let traffic past the guard. Apply is idempotent.
 func (g Guard) Apply(ctx context.Context) error {
 	if _, err := run(ctx, strings.NewReader(g.Script()), IPv4.Restore, "--noflush"); err != nil {
 		return err
 	}
-	for _, j := range []struct{ builtin, chain string }{{"FORWARD", ForwardChain}, {"INPUT", InputChain}} {
+	for _, j := range []struct{ builtin, chain string }{{"FORWARD", ForwardChain}, {"INPUT", InputChain}, {"OUTPUT", OutputChain}} {
 		if err := jumpFirst(ctx, j.builtin, j.chain); err != nil {
 			return err
 		}

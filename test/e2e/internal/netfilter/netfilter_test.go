@@ -106,14 +106,17 @@ func TestTokens(t *testing.T) {
 }
 
 func TestGuardScript(t *testing.T) {
-	got := Guard{PodCIDR: "10.244.0.0/16", Ports: []int{6443, 10250}}.Script()
+	got := Guard{PodCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/16", Ports: []int{6443, 10250}}.Script()
 	want := `*filter
 :VMAFX-FORWARD - [0:0]
 :VMAFX-INPUT - [0:0]
+:VMAFX-OUTPUT - [0:0]
 -A VMAFX-FORWARD -s 10.244.0.0/16 -d 10.244.0.0/16 -m comment --comment "vmafx local cluster: pod to pod" -j RETURN
 -A VMAFX-FORWARD -s 10.244.0.0/16 -m comment --comment "vmafx local cluster: pods reach no other machine" -j DROP
 -A VMAFX-FORWARD -d 10.244.0.0/16 -m comment --comment "vmafx local cluster: no other machine reaches pods" -j DROP
 -A VMAFX-INPUT -p tcp -m multiport --dports 6443,10250 ! -s 10.244.0.0/16 -m addrtype ! --src-type LOCAL -m comment --comment "vmafx local cluster: cluster ports answer this machine only" -j DROP
+-A VMAFX-OUTPUT -d 10.96.0.0/16 -p tcp -m comment --comment "vmafx local cluster: untranslated Service address" -j REJECT --reject-with tcp-reset
+-A VMAFX-OUTPUT -d 10.96.0.0/16 -m comment --comment "vmafx local cluster: untranslated Service address" -j REJECT
 COMMIT
 `
 	if diff := cmp.Diff(want, got); diff != "" {
