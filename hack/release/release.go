@@ -153,7 +153,7 @@ func (o Options) buildArch(ctx context.Context, img project.Image, arch string, 
 	plat := v1.Platform{OS: "linux", Architecture: arch}
 	spec := images.Spec{
 		Ref: "vmafx.local/" + img.Name + ":release", Binary: bin, Platform: plat,
-		Annotations: o.annotations(img.Name), Created: o.Stamp.Date,
+		Files: img.LicenseFiles(o.Repo), Annotations: o.annotations(img.Name), Created: o.Stamp.Date,
 	}
 	var debs []debroot.Package
 	if img.Worker && o.HostRuntime {

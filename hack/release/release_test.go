@@ -1,9 +1,12 @@
 package release
 
 import (
+	"archive/tar"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/vmafx/vmafx/hack/release/project"
@@ -30,7 +34,7 @@ func testOptions(t *testing.T) Options {
 	stamp := project.Stamp{Version: "v1.2.3", Commit: "0123456789abcdef0123456789abcdef01234567", Date: time.Date(2026, 11, 24, 1, 2, 3, 0, time.UTC)}
 	return Options{
 		Repo: testutil.RepoRoot(), Stamp: stamp, Arches: []string{"amd64", "arm64"},
-		Images: []project.Image{stampedImage}, WorkDir: t.TempDir(), License: "NOASSERTION",
+		Images: []project.Image{stampedImage}, WorkDir: t.TempDir(), License: project.License,
 	}
 }
 
@@ -73,7 +77,7 @@ func TestBuildReproducible(t *testing.T) {
 	for k, want := range map[string]string{
 		"org.opencontainers.image.version": "v1.2.3", "org.opencontainers.image.revision": o1.Stamp.Commit,
 		"org.opencontainers.image.source": Source, "org.opencontainers.image.created": "2026-11-24T01:02:03Z",
-		"org.opencontainers.image.licenses": "NOASSERTION",
+		"org.opencontainers.image.licenses": project.License,
 	} {
 		if m.Annotations[k] != want {
 			t.Errorf("index annotation %s = %q, want %q", k, m.Annotations[k], want)
@@ -82,6 +86,11 @@ func TestBuildReproducible(t *testing.T) {
 	cf, err := b1[0].Arches[1].Image.ConfigFile()
 	if err != nil || cf.Architecture != "arm64" || !cf.Created.Equal(o1.Stamp.Date) {
 		t.Errorf("arm64 config: %+v (%v), want architecture arm64 created at the commit time", cf, err)
+	}
+	for _, f := range []string{"licenses/LICENSE", "licenses/NOTICE"} {
+		if !imageHas(t, b1[0].Arches[1].Image, f) {
+			t.Errorf("the arm64 image has no /%s", f)
+		}
 	}
 	out, err := exec.Command(b1[0].Arches[0].Binary, "--version").Output()
 	if err != nil {
@@ -273,4 +282,24 @@ func runtimeGoVersion(t *testing.T, bin string) string {
 	}
 	f := strings.Fields(string(out))
 	return f[len(f)-1]
+}
+
+// imageHas reports whether img's file system holds the file at path p (no leading slash).
+func imageHas(t *testing.T, img v1.Image, p string) bool {
+	t.Helper()
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			return false
+		}
+		if strings.TrimPrefix(h.Name, "/") == p {
+			return true
+		}
+	}
 }

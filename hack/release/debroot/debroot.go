@@ -244,6 +244,22 @@ func (r *Root) Packages(files map[string]string) []Package {
 	return out
 }
 
+// Copyrights returns the copyright file (image path to host path) of every package
+// owning any of files: redistributing a package's files means carrying its licence, which
+// Debian keeps in /usr/share/doc/PACKAGE/copyright.
+func (r *Root) Copyrights(files map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, p := range r.Packages(files) {
+		doc := "/usr/share/doc/" + p.Name + "/copyright"
+		host, err := r.Resolve(doc)
+		if err != nil {
+			return nil, fmt.Errorf("the licence of Debian package %s: %w", p.Name, err)
+		}
+		out[doc] = host
+	}
+	return out, nil
+}
+
 // imagePath turns a host path below Dir into its image path.
 func (r *Root) imagePath(host string) string {
 	rel, err := filepath.Rel(r.Dir, host)

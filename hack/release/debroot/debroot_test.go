@@ -57,13 +57,14 @@ func TestELFClosureMatchesLDD(t *testing.T) {
 }
 
 // TestUnpackOwners builds a small .deb with dpkg-deb, unpacks it into a root and checks
-// the files, the symlink resolved inside the root, and the owner recorded for the SBOM.
+// the files, the symlink resolved inside the root, the owner recorded for the SBOM and the
+// package's copyright file that the image must carry.
 func TestUnpackOwners(t *testing.T) {
 	if _, err := exec.LookPath("dpkg-deb"); err != nil {
 		t.Skip("needs dpkg-deb")
 	}
 	src := t.TempDir()
-	for p, body := range map[string]string{"DEBIAN/control": "Package: demo\nVersion: 1:2.3-4\nArchitecture: arm64\nMaintainer: x <x@example.com>\nDescription: demo\n", "usr/lib/aarch64-linux-gnu/libdemo.so.1.0": "lib"} {
+	for p, body := range map[string]string{"DEBIAN/control": "Package: demo\nVersion: 1:2.3-4\nArchitecture: arm64\nMaintainer: x <x@example.com>\nDescription: demo\n", "usr/lib/aarch64-linux-gnu/libdemo.so.1.0": "lib", "usr/share/doc/demo/copyright": "licence"} {
 		if err := os.MkdirAll(filepath.Join(src, filepath.Dir(p)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -96,6 +97,14 @@ func TestUnpackOwners(t *testing.T) {
 	}
 	if diff := cmp.Diff([]Package{pkg}, root.Packages(map[string]string{lib: host})); diff != "" {
 		t.Errorf("owners (-want +got):\n%s", diff)
+	}
+	copyrights, err := root.Copyrights(map[string]string{lib: host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"/usr/share/doc/demo/copyright": filepath.Join(root.Dir, "usr/share/doc/demo/copyright")}
+	if diff := cmp.Diff(want, copyrights); diff != "" {
+		t.Errorf("copyright files (-want +got):\n%s", diff)
 	}
 	if got := debFile(pkg); got != "demo_1%3a2.3-4_arm64.deb" {
 		t.Errorf("debFile = %q", got)

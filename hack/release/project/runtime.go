@@ -24,7 +24,8 @@ const CABundle = "/etc/ssl/certs/ca-certificates.crt"
 // WorkerRuntime is the worker's runtime from the Debian packages unpacked into root,
 // for the binary bin (host path) built for root's architecture: ffmpeg and ffprobe, the
 // Vulkan loader and every driver manifest with its driver, the C library, each with the
-// libraries it loads, and the CA bundle; image path to host path.
+// libraries it loads, the CA bundle, and the copyright file of every package these come
+// from; image path to host path.
 func WorkerRuntime(root *debroot.Root, bin string) (map[string]string, error) {
 	starts := []string{"/usr/bin/ffmpeg", "/usr/bin/ffprobe"}
 	loader, err := root.FindLibrary(images.VulkanLoader)
@@ -66,6 +67,13 @@ func WorkerRuntime(root *debroot.Root, bin string) (map[string]string, error) {
 		for k, v := range m {
 			files[k] = v
 		}
+	}
+	copyrights, err := root.Copyrights(files)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range copyrights {
+		files[k] = v
 	}
 	return files, nil
 }

@@ -42,14 +42,14 @@ func (r *run) buildImage(ctx context.Context, s project.Image, stamp project.Sta
 		return builtImage{}, err
 	}
 	ref := ImageRef(s.Name)
-	spec := images.Spec{Ref: ref, Binary: bin}
+	spec := images.Spec{Ref: ref, Binary: bin, Files: s.LicenseFiles(r.cfg.RepoRoot)}
 	if s.Worker {
 		var err error
 		if spec.Runtime, err = project.HostWorkerRuntime(bin); err != nil {
 			return builtImage{}, fmt.Errorf("image %s: %w", s.Name, err)
 		}
 		if _, err := os.Stat(project.CABundle); err == nil {
-			spec.Files = map[string]string{project.CABundle: project.CABundle}
+			spec.Files[project.CABundle] = project.CABundle
 		}
 	}
 	img, err := images.Build(spec)

@@ -59,7 +59,7 @@ func TestReleaseFromRegistry(t *testing.T) {
 	}
 	o := release.Options{
 		Repo: repoRoot(), Registry: registry + "/vmafx", PlainHTTP: true, Stamp: stamp,
-		Arches: []string{runtime.GOARCH}, WorkDir: t.TempDir(), HostRuntime: true, License: "NOASSERTION",
+		Arches: []string{runtime.GOARCH}, WorkDir: t.TempDir(), HostRuntime: true, License: project.License,
 	}
 	// The platform's four, which the chart's default workload runs; not the front doors.
 	for _, img := range project.Images() {

@@ -34,7 +34,7 @@ func main() {
 	flag.StringVar(&o.Repo, "repo", ".", "repository root")
 	flag.StringVar(&o.Cache, "cache", filepath.Join(home, ".cache", "vmafx"), "cache folder (Debian packages under debian/<arch>)")
 	flag.StringVar(&o.WorkDir, "out", "_output/release", "folder for the built binaries")
-	flag.StringVar(&o.License, "license", "NOASSERTION", "SPDX licence expression of the images' annotations and SBOMs")
+	flag.StringVar(&o.License, "license", project.License, "SPDX licence expression of the images' annotations and SBOMs")
 	flag.Parse()
 	o.Log = os.Stdout
 	o.Arches = strings.Split(arches, ",")
