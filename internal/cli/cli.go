@@ -53,7 +53,6 @@ func New(name, summary string) *Set {
 	s := &Set{name: name, summary: summary, fs: fs}
 	fs.Usage = func() {}
 	fs.SetOutput(io.Discard)
-	AddVersionFlag(fs)
 	return s
 }
 
@@ -64,8 +63,13 @@ func AddVersionFlag(fs *pflag.FlagSet) {
 }
 
 // FlagSet is the settings' flags, for a command parser that parses the command line
-// itself (cobra); Resolve then applies the variables and validates.
-func (s *Set) FlagSet() *pflag.FlagSet { return s.fs }
+// itself (cobra); Resolve then applies the variables and validates. Add no setting after.
+func (s *Set) FlagSet() *pflag.FlagSet {
+	if s.fs.Lookup("version") == nil { // last in --help
+		AddVersionFlag(s.fs)
+	}
+	return s.fs
+}
 
 // Options lists the settings in the order they were added.
 func (s *Set) Options() []Option {
@@ -111,7 +115,7 @@ var ErrHelp = pflag.ErrHelp
 // calls every setting's parse with its value. It returns every invalid setting at once,
 // or ErrHelp after writing the usage to help.
 func (s *Set) Parse(args []string, lookup Lookup, help io.Writer) error {
-	if err := s.fs.Parse(args); err != nil {
+	if err := s.FlagSet().Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			s.PrintUsage(help)
 			return ErrHelp
@@ -172,7 +176,7 @@ func (s *Set) Given(flag string) bool {
 }
 
 // PrintUsage writes --help: the summary, then every flag with its variable and default.
-func (s *Set) PrintUsage(w io.Writer) { PrintUsage(w, s.name, s.summary, s.fs) }
+func (s *Set) PrintUsage(w io.Writer) { PrintUsage(w, s.name, s.summary, s.FlagSet()) }
 
 // PrintUsage writes the --help of a VMAFX binary without subcommands (see Usage).
 func PrintUsage(w io.Writer, name, summary string, fs *pflag.FlagSet) {
@@ -260,6 +264,24 @@ func (s *Set) Bool(p *bool, flag, env string, def bool, usage string) {
 
 // NoMax is the hi of an Int with no upper bound.
 const NoMax = math.MaxInt
+
+// OptBool adds a true/false setting that stays nil unless given: one that overrides
+// another source only when set.
+func (s *Set) OptBool(p **bool, flag, env, usage string) {
+	f := s.typed("bool", flag, env, "", usage, func(v string) error {
+		*p = nil
+		if v == "" {
+			return nil
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("must be true or false")
+		}
+		*p = &b
+		return nil
+	})
+	f.NoOptDefVal = "true"
+}
 
 // Int adds a whole number from lo to hi (NoMax: no upper bound).
 func (s *Set) Int(p *int, flag, env string, def, lo, hi int, usage string) {

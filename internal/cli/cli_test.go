@@ -95,10 +95,13 @@ func TestResolveAfterAnotherParser(t *testing.T) {
 	var c settings
 	var level int
 	var size int64
+	var style, unset *bool
 	s := newSet(&c)
+	s.OptBool(&style, "style", "VMAFX_TEST_STYLE", "a style")
+	s.OptBool(&unset, "unset", "VMAFX_TEST_UNSET", "not given")
 	s.IntP(&level, "v", "v", "VMAFX_TEST_VERBOSITY", 0, 0, NoMax, "log verbosity")
 	s.Size(&size, "size", "VMAFX_TEST_SIZE", 20<<30, "how big")
-	if err := s.FlagSet().Parse([]string{"-v", "3", "--n=4"}); err != nil {
+	if err := s.FlagSet().Parse([]string{"-v", "3", "--n=4", "--style"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Resolve(env("VMAFX_TEST_SIZE", "500M")); err != nil {
@@ -106,6 +109,9 @@ func TestResolveAfterAnotherParser(t *testing.T) {
 	}
 	if level != 3 || c.n != 4 || size != 500e6 || !s.Given("v") || !s.Given("size") || s.Given("wait") {
 		t.Errorf("-v %d, --n %d, --size %d, given v %v size %v wait %v", level, c.n, size, s.Given("v"), s.Given("size"), s.Given("wait"))
+	}
+	if style == nil || !*style || unset != nil {
+		t.Errorf("--style gave %v, nothing gave %v; want true and nil", style, unset)
 	}
 	err := newSet(&c).Parse(nil, env("VMAFX_TEST_N", "-1"), io.Discard)
 	s = New("vmafx-test", "")

@@ -472,6 +472,11 @@ func TestCommands(t *testing.T) {
 	}{
 		{[]string{"version"}, 0, "kernel " + vmaf.Version + "\nbackends cpu vulkan\nmodels vmaf_v0.6.1 "},
 		{[]string{"help"}, 0, "Usage:"},
+		{[]string{"--help"}, 0, "--version "},
+		{[]string{"help", "train"}, 0, "Usage: vmafx-worker train --training NAMESPACE/NAME [flags]"},
+		{[]string{"encode", "--help"}, 0, "(env VMAFX_S3_PATH_STYLE)"},
+		{[]string{"ladder-report", "-h"}, 0, "(env VMAFX_TABLE)"},
+		{[]string{"score", "-h"}, 0, "-v, --v int"},
 		{[]string{"score", "-h"}, 0, "-pixel-format format"},
 		{[]string{"score", "-h"}, 0, "(env VMAFX_PIXEL_FORMAT)"},
 		{nil, 2, ""},
@@ -512,21 +517,6 @@ func TestParseFrames(t *testing.T) {
 		start, count, err := parseFrames(tc.in)
 		if (err != nil) != tc.wantErr || start != tc.start || count != tc.count {
 			t.Errorf("parseFrames(%q) = %d, %d, %v; want %d, %d, error %v", tc.in, start, count, err, tc.start, tc.count, tc.wantErr)
-		}
-	}
-}
-
-func TestByteSize(t *testing.T) {
-	for in, want := range map[string]int64{"0": 0, "1000": 1000, "64Gi": 64 << 30, "500M": 500e6, "2k": 2000} {
-		var b byteSize
-		if err := b.Set(in); err != nil || int64(b) != want {
-			t.Errorf("Set(%q) = %d, %v; want %d", in, b, err, want)
-		}
-	}
-	for _, in := range []string{"", "-1", "1.5G", "12Q", "99999999999Ti"} {
-		var b byteSize
-		if err := b.Set(in); err == nil {
-			t.Errorf("Set(%q) succeeded, want an error", in)
 		}
 	}
 }
