@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -120,15 +121,27 @@ func (w *worker) commands() *cobra.Command {
 	return root
 }
 
-// command is a subcommand whose flags are set: name, its usage lines and summary.
-func command(set *cli.Set, name, short, long string, lines ...string) *cobra.Command {
+// command is the subcommand name with the flags of set and its usage lines: run runs
+// it with the positional arguments once pflag has parsed the flags, fail reports a
+// command line pflag refused; both return the exit code. It takes no positional
+// arguments unless its Args say otherwise.
+func (w *worker) command(set *cli.Set, name, short, long string, lines []string, run func(positional []string) int, fail func(error) int) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         name,
 		Short:       short,
 		Long:        long,
 		Annotations: map[string]string{usageAnnotation: strings.Join(lines, "\n")},
+		Args:        cobra.NoArgs,
+		RunE: func(_ *cobra.Command, positional []string) error {
+			w.code = run(positional)
+			return nil
+		},
 	}
 	cmd.Flags().AddFlagSet(set.FlagSet())
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		w.code = fail(flagError(err))
+		return errReported
+	})
 	return cmd
 }
 
@@ -153,19 +166,24 @@ func usage(cmd *cobra.Command) cli.Usage {
 
 func (w *worker) scoreCommand() *cobra.Command {
 	f := newScoreFlags()
-	cmd := command(f.set, "score", "score a distorted video against its reference", scoreSummary,
-		"vmafx-worker score --reference URI --distorted URI [flags]",
-		"vmafx-worker score [flags] REFERENCE DISTORTED")
-	cmd.RunE = func(_ *cobra.Command, positional []string) error {
-		cfg, err := f.config(positional, w.env)
-		w.code = w.score(cfg, err)
-		return nil
-	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		w.code = w.score(f.failed(w.env, false), badRequest("%v", err))
-		return errReported
-	})
+	cmd := w.command(f.set, "score", "score a distorted video against its reference", scoreSummary,
+		[]string{"vmafx-worker score --reference URI --distorted URI [flags]", "vmafx-worker score [flags] REFERENCE DISTORTED"},
+		func(positional []string) int { return w.score(f.config(positional, w.env)) },
+		func(err error) int { return w.score(f.failed(w.env, false), err) })
+	cmd.Args = cobra.ArbitraryArgs // checked with the flags: the desk form
 	return cmd
+}
+
+// singleDash finds a long flag given with one dash in pflag's error.
+var singleDash = regexp.MustCompile(`unknown shorthand flag: .* in -([a-z][a-z0-9-]+)`)
+
+// flagError is a command line pflag refused, as a bad request; a long flag with one dash
+// (-reference, which the worker's parser took before it used pflag) gets a hint.
+func flagError(err error) error {
+	if m := singleDash.FindStringSubmatch(err.Error()); m != nil {
+		return badRequest("%v (long flags take two dashes: --%s)", err, m[1])
+	}
+	return badRequest("%v", err)
 }
 
 // usageFailure writes err's result to the termination message, so that a Pod

@@ -378,6 +378,8 @@ func TestScoreFailures(t *testing.T) {
 		{"bad env twin", rawArgs(refClip, distClip), map[string]string{"VMAFX_THREADS": "many"}, 2, vmafxv1.ReasonBadInput, "VMAFX_THREADS"},
 		{"missing inputs", []string{"score", "--reference", refClip}, nil, 2, vmafxv1.ReasonBadInput, "--distorted"},
 		{"three positional", []string{"score", refClip, distClip, distClip}, nil, 2, vmafxv1.ReasonBadInput, "positional"},
+		{"one-dash long flag", []string{"score", "-reference", refClip, "--distorted", distClip}, nil, 2, vmafxv1.ReasonBadInput, "long flags take two dashes: --reference"},
+		{"mixed forms", []string{"score", "--reference", refClip, distClip}, nil, 2, vmafxv1.ReasonBadInput, "want either --reference and --distorted or two positional arguments"},
 		{"http output", rawArgs(refClip, distClip, "--output", "http://127.0.0.1:1/x.json"), nil, 2, vmafxv1.ReasonBadInput, "outputs go to file://, s3://, gs:// or azure://"},
 		{"unwritable output", rawArgs(refClip, distClip, "--output", filepath.Join(dir, "missing-dir", "x.json")), nil, 2, vmafxv1.ReasonBadInput, "--output"},
 		{"unknown model", rawArgs(refClip, distClip, "--model", "vmaf_v9"), nil, 4, vmafxv1.ReasonBadModel, "unknown model"},

@@ -95,20 +95,13 @@ func (f *encodeFlags) config(env func(string) string) (*encodeConfig, error) {
 
 func (w *worker) encodeCommand() *cobra.Command {
 	f := newEncodeFlags()
-	cmd := command(f.set, "encode", "encode the reference at one rung of a ladder", encodeSummary,
-		"vmafx-worker encode --reference URI --output URI --encoder E --value N --height H [flags]")
-	cmd.Args = cobra.NoArgs
-	cmd.RunE = func(*cobra.Command, []string) error {
-		cfg, err := f.config(w.env)
-		w.code = w.encode(cfg, err)
-		return nil
-	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		cfg, _ := f.config(w.env) // the settings that parse still say where to report
-		w.code = w.encode(cfg, badRequest("%v", err))
-		return errReported
-	})
-	return cmd
+	return w.command(f.set, "encode", "encode the reference at one rung of a ladder", encodeSummary,
+		[]string{"vmafx-worker encode --reference URI --output URI --encoder E --value N --height H [flags]"},
+		func([]string) int { return w.encode(f.config(w.env)) },
+		func(err error) int {
+			cfg, _ := f.config(w.env) // the settings that parse still say where to report
+			return w.encode(cfg, err)
+		})
 }
 
 // encode runs the encode command with the parsed command line cfg, or reports err: fetch

@@ -218,7 +218,7 @@ func newScoreFlags() *scoreFlags {
 func parseScore(args []string, env func(string) string) (*scoreConfig, error) {
 	f := newScoreFlags()
 	if err := f.set.FlagSet().Parse(args); err != nil {
-		return f.failed(env, false), badRequest("%v", err)
+		return f.failed(env, false), flagError(err)
 	}
 	return f.config(f.set.FlagSet().Args(), env)
 }

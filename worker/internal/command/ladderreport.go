@@ -44,18 +44,10 @@ func newLadderReportFlags() *ladderReportFlags {
 
 func (w *worker) ladderReportCommand() *cobra.Command {
 	f := newLadderReportFlags()
-	cmd := command(f.set, "ladder-report", "write a ladder's table and plot", ladderReportSummary,
-		"vmafx-worker ladder-report --output URI --table JSON [flags]")
-	cmd.Args = cobra.NoArgs
-	cmd.RunE = func(*cobra.Command, []string) error {
-		w.code = w.ladderReport(f, nil)
-		return nil
-	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		w.code = w.ladderReport(f, badRequest("%v", err))
-		return errReported
-	})
-	return cmd
+	return w.command(f.set, "ladder-report", "write a ladder's table and plot", ladderReportSummary,
+		[]string{"vmafx-worker ladder-report --output URI --table JSON [flags]"},
+		func([]string) int { return w.ladderReport(f, nil) },
+		func(err error) int { return w.ladderReport(f, err) })
 }
 
 // ladderReport runs the ladder-report command with the parsed flags f, or reports err.

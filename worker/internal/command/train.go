@@ -60,26 +60,22 @@ func newTrainFlags() *trainFlags {
 
 func (w *worker) trainCommand() *cobra.Command {
 	f := newTrainFlags()
-	cmd := command(f.set, "train", "run the trainer of a VmafxModelTraining", trainSummary,
-		"vmafx-worker train --training NAMESPACE/NAME [flags]")
-	cmd.Args = cobra.NoArgs
-	cmd.RunE = func(*cobra.Command, []string) error {
-		if err := f.set.Resolve(lookup(w.env)); err != nil {
-			return w.trainUsage(err)
-		}
-		w.code = train(w.ctx, f.c, f.verbosity, w.stderr)
-		return nil
-	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return w.trainUsage(err) })
-	return cmd
+	return w.command(f.set, "train", "run the trainer of a VmafxModelTraining", trainSummary,
+		[]string{"vmafx-worker train --training NAMESPACE/NAME [flags]"},
+		func([]string) int {
+			if err := f.set.Resolve(lookup(w.env)); err != nil {
+				return w.trainUsage(err)
+			}
+			return train(w.ctx, f.c, f.verbosity, w.stderr)
+		},
+		w.trainUsage)
 }
 
-// trainUsage reports a command line the trainer cannot run; nothing reads a trainer's
-// termination message, its status says why.
-func (w *worker) trainUsage(err error) error {
+// trainUsage reports a command line the trainer cannot run, and returns the exit code;
+// nothing reads a trainer's termination message, its status says why.
+func (w *worker) trainUsage(err error) int {
 	fmt.Fprintf(w.stderr, "vmafx-worker train: %v (see vmafx-worker train --help)\n", err)
-	w.code = report.ExitBadInput
-	return errReported
+	return report.ExitBadInput
 }
 
 // train runs the trainer cfg, until ctx ends. A run that cannot train as written keeps
