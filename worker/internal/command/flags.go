@@ -153,7 +153,7 @@ func newScoreFlags() *scoreFlags {
 		return err
 	})
 	str(&c.model, "model", vmaf.DefaultModel, "built-in model ("+strings.Join(vmaf.BuiltinModels(), ", ")+"), a libvmaf model JSON `file`, or a trained model version oci://REGISTRY/REPOSITORY:TAG or @sha256:DIGEST")
-	s.List(&c.registryPlainHTTP, "registry-plain-http", envName("registry-plain-http"), "OCI `registries` (host:port) reached over plain HTTP for oci:// models")
+	s.List(&c.registryPlainHTTP, "registry-plain-http", envName("registry-plain-http"), "OCI `registries` (host:port) reached over plain HTTP for oci:// models; the operator sets the variable from VMAFX_OPERATOR_PLAIN_HTTP_REGISTRIES")
 	str(&c.output, "output", "", "write libvmaf-style per-frame scores to this `URI`: a file:// path (not under /data), s3://, gs:// or azure://")
 	check("output-format", "json", "per-frame output `format`: json (libvmaf's JSON log) or csv (libvmaf's CSV)", func(val string) error {
 		if val != "json" && val != "csv" {
@@ -162,12 +162,12 @@ func newScoreFlags() *scoreFlags {
 		c.outputFormat = val
 		return nil
 	})
-	count(&c.threads, "threads", 0, 0, "frames scored in parallel; 0 means one per available CPU")
+	count(&c.threads, "threads", 0, 0, "frames scored in parallel; 0 means one per available CPU (GOMAXPROCS, which follows the container's CPU limit)")
 	check("frames", "", "score only frames `START:COUNT` (START skipped; COUNT 0 or empty means to the end)", func(val string) (err error) {
 		c.start, c.count, err = parseFrames(val)
 		return err
 	})
-	count(&c.subsample, "subsample", 1, 1, "score every `N`th frame")
+	count(&c.subsample, "subsample", 1, 1, "score every `N`th frame (motion still looks at every frame)")
 	check("features", "", "extra metrics computed beside VMAF in the same pass, comma-separated: psnr, ssim, ms_ssim, cambi", func(val string) (err error) {
 		c.features, err = vmaf.ParseFeatures(val)
 		return err
@@ -179,9 +179,9 @@ func newScoreFlags() *scoreFlags {
 	str(&c.spool.Dir, "spool-dir", "", "`directory` for encoded inputs that must be copied locally to be decoded (an MP4 with its index at the end); empty means the system's temporary directory")
 	s.Size(&c.spool.Limit, "spool-limit", envName("spool-limit"), source.DefaultSpoolLimit, "largest input spooled to --spool-dir: bytes, or with a k, M, G, T, Ki, Mi, Gi or Ti suffix; 0 turns spooling off")
 	addStoreFlags(s, &c.store)
-	str(&c.backend, "backend", "", "compute backend asked for: cuda, hip, sycl, vulkan, cpu, auto (set by the device plugin); only cpu exists today")
-	s.Duration(&c.http.Timeout, "http-timeout", envName("http-timeout"), fetch.DefaultTimeout, "longest wait for an HTTP connection, response or body data")
-	check("http-retries", strconv.Itoa(fetch.DefaultAttempts-1), "HTTP retries of transient failures per input", func(val string) error {
+	str(&c.backend, "backend", "", "compute backend asked for: cuda, hip, sycl, vulkan, cpu or auto; the device plugin sets the variable")
+	s.Duration(&c.http.Timeout, "http-timeout", envName("http-timeout"), fetch.DefaultTimeout, "longest single wait on an HTTP or object storage server: connecting, the response, any one wait for body data")
+	check("http-retries", strconv.Itoa(fetch.DefaultAttempts-1), "retries (and resumes) of transient failures per HTTP or object storage input", func(val string) error {
 		n, err := strconv.Atoi(val)
 		if err != nil || n < 0 {
 			return errors.New("must be a whole number, 0 or more")
@@ -189,14 +189,14 @@ func newScoreFlags() *scoreFlags {
 		c.http.Attempts = n + 1
 		return nil
 	})
-	s.Size(&c.http.MaxBytes, "max-input-size", envName("max-input-size"), fetch.DefaultMaxBytes, "size limit of an HTTP input: bytes, or with a k, M, G, T, Ki, Mi, Gi or Ti suffix; 0 means no limit")
+	s.Size(&c.http.MaxBytes, "max-input-size", envName("max-input-size"), fetch.DefaultMaxBytes, "size limit of an HTTP or object storage input: bytes, or with a k, M, G, T, Ki, Mi, Gi or Ti suffix; 0 means no limit")
 	boolean(&c.http.Redirects.AllowPrivate, "http-allow-private", "follow HTTP redirects to loopback, link-local and private addresses (refused by default)")
 	check("http-allow-cidrs", "", "comma-separated `CIDRs` that HTTP redirects may lead to even though they are private, e.g. 10.1.0.0/16", func(val string) (err error) {
 		c.http.Redirects.AllowCIDRs, err = fetch.ParseCIDRs(val)
 		return err
 	})
 	boolean(&c.http.Redirects.AllowDowngrade, "http-allow-downgrade", "follow HTTP redirects from https:// to http:// (refused by default)")
-	check("push-gateway", "", "Prometheus Pushgateway `URL` to push the result's metrics to (vmafx_batch_score, _frames, _fps, _duration_seconds ...); empty: none", func(val string) error {
+	check("push-gateway", "", "Prometheus Pushgateway `URL` to push the result's metrics to once scored (vmafx_batch_score, _frames, _fps, _duration_seconds ...); a failed push is logged and the score still succeeds; empty: none", func(val string) error {
 		if u, err := url.Parse(val); val != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 			return errors.New("want an http:// or https:// URL")
 		}
@@ -205,7 +205,7 @@ func newScoreFlags() *scoreFlags {
 	})
 	str(&c.pushJob, "push-job", "vmafx-worker", "job `label` of the pushed metrics")
 	addResultFlags(s, &c.terminationLog, &c.verbosity)
-	boolean(&c.probe, "probe", "count the frame pairs the score would score and report the count as the result's frames, without scoring: the first step of a job split into chunks")
+	boolean(&c.probe, "probe", "count the frame pairs the score would score (after --frames and the alignment) and report the count as the result's frames, without scoring: the first step of a job split into chunks")
 	str(&v.chunk, "chunk", "", "score frames `START:COUNT` of --total-frames as one chunk of a split job, counted from the first frame --frames scores: exactly as one run scores them, with one frame of context on each inner border; the per-frame scores go to --chunk-part")
 	count(&c.totalFrames, "total-frames", 0, 0, "the number of frame pairs the split job scores, as --probe counted them (with --chunk)")
 	str(&c.chunkPart, "chunk-part", "", "`URI` the chunk's per-frame scores are written to for the merge (with --chunk)")
