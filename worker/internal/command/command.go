@@ -93,10 +93,12 @@ func (w *worker) commands() *cobra.Command {
 	cli.AddVersionFlag(root.Flags())
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { usage(cmd).Print(cmd.OutOrStdout()) })
 	root.SetUsageFunc(func(cmd *cobra.Command) error { usage(cmd).Print(cmd.OutOrStderr()); return nil })
-	root.SetHelpCommand(&cobra.Command{
-		Use:   "help [COMMAND]",
-		Short: "print the help of vmafx-worker or of a command",
-		Args:  cobra.MaximumNArgs(1),
+	help := &cobra.Command{
+		Use:         "help [COMMAND]",
+		Short:       "print the help of vmafx-worker or of a command",
+		Long:        "help prints the help of vmafx-worker, or of COMMAND as COMMAND --help does.",
+		Annotations: map[string]string{usageAnnotation: "vmafx-worker help [COMMAND]"},
+		Args:        cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			target, _, err := root.Find(args)
 			if err != nil {
@@ -104,15 +106,17 @@ func (w *worker) commands() *cobra.Command {
 			}
 			return target.Help()
 		},
-	})
+	}
+	root.SetHelpCommand(help)
 	root.AddCommand(w.scoreCommand(), w.encodeCommand(), w.ladderReportCommand(), w.trainCommand(), &cobra.Command{
 		Use:         "version",
 		Short:       "print the build, the kernel, the backends and the built-in models",
+		Long:        "version prints the worker's build, the kernel version, the backends and the built-in models.",
 		Annotations: map[string]string{usageAnnotation: "vmafx-worker version"},
 		Args:        cobra.NoArgs,
 		Run:         func(*cobra.Command, []string) { printVersion(w.stdout) },
 	})
-	for _, c := range append(root.Commands(), root) {
+	for _, c := range append(root.Commands(), root, help) {
 		c.Flags().SortFlags = false
 		// -h and --help work everywhere without being listed, as in the other binaries.
 		c.Flags().BoolP("help", "h", false, "print this help")
