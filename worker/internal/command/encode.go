@@ -81,9 +81,9 @@ func (f *encodeFlags) config(env func(string) string) (*encodeConfig, error) {
 	case err != nil:
 		return &c, badRequest("%v", err)
 	case c.reference == "":
-		return &c, badRequest("--reference is required")
+		return &c, badRequest("--reference (or %s) is required", envName("reference"))
 	case c.output == "":
-		return &c, badRequest("--output is required")
+		return &c, badRequest("--output (or %s) is required", envName("output"))
 	case (c.raw.Width > 0) != (c.raw.Height > 0):
 		return &c, badRequest("set --raw-width and --raw-height together")
 	}

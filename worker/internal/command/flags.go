@@ -257,7 +257,7 @@ func (f *scoreFlags) config(positional []string, env func(string) string) (*scor
 	case len(positional) != 0:
 		return &c, badRequest("want either --reference and --distorted or two positional arguments (reference, distorted), got %d positional: %q", len(positional), positional)
 	case v.reference == "" || v.distorted == "":
-		return &c, badRequest("--reference and --distorted are required")
+		return &c, badRequest("--reference and --distorted (or %s and %s) are required, or two positional arguments", envName("reference"), envName("distorted"))
 	}
 	if c.reference, err = fetch.ParseURI(v.reference); err != nil {
 		return &c, badRequest("--reference: %v", err)

@@ -76,7 +76,7 @@ func (w *worker) ladderReport(f *ladderReportFlags, err error) int {
 
 func writeLadderReport(ctx context.Context, output, name, table string, opts fetch.StoreOptions) ([]string, error) {
 	if output == "" {
-		return nil, badRequest("--output is required")
+		return nil, badRequest("--output (or %s) is required", envName("output"))
 	}
 	var rungs []vmafxv1.LadderRung
 	if err := json.Unmarshal([]byte(table), &rungs); err != nil {
