@@ -246,6 +246,16 @@ func TestScoreDeskForm(t *testing.T) {
 	}
 }
 
+// TestScoreDeskFormFlagsAfter: flags may follow the two paths; -v brings the logs back.
+func TestScoreDeskFormFlagsAfter(t *testing.T) {
+	ref, dist := writeY4MPair(t, t.TempDir())
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"score", ref, dist, "--frames", ":4", "-v", "1"}, func(string) string { return "" }, &stdout, &stderr)
+	if code != 0 || !strings.HasPrefix(stdout.String(), "VMAF score: ") || !strings.Contains(stderr.String(), `"Scored"`) || !strings.Contains(stderr.String(), "frames=4") {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant a desk score of 4 frames with the logs", code, stdout.String(), stderr.String())
+	}
+}
+
 // checkDeskScore checks the desk form's one line against libvmaf's mean.
 func checkDeskScore(t *testing.T, stdout string, want float64) {
 	t.Helper()
