@@ -105,8 +105,8 @@ func addStoreFlags(s *cli.Set, o *fetch.StoreOptions) {
 	s.OptBool(&o.S3PathStyle, "s3-path-style", envName("s3-path-style"), "address S3 buckets in the path (http://endpoint/bucket/key) rather than the host name (overrides AWS_S3_USE_PATH_STYLE of --credentials-dir)")
 }
 
-// addResultFlags adds the flags of where a command reports: the termination message
-// (p, given reports whether it was named and so may be created) and -v.
+// addResultFlags adds the flags of how a command reports: the termination message's path
+// p (created only when its flag or twin names it: Given) and -v.
 func addResultFlags(s *cli.Set, p *string, verbosity *int) {
 	s.String(p, "termination-log", envName("termination-log"), defaultTerminationLog, "`path` of the termination message; the default is written only if it exists")
 	s.IntP(verbosity, "v", "v", envName("v"), 0, 0, cli.NoMax, "log verbosity")
