@@ -11,6 +11,7 @@ import (
 	goflag "flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"path"
 	"strconv"
@@ -32,13 +33,17 @@ type option struct {
 	Option
 	raw   rawValue
 	parse func(string) error
+	// given is set by Resolve when the flag or its variable gave the value.
+	given bool
 }
 
 // Set is one binary's settings.
 type Set struct {
 	name, summary string
-	fs            *pflag.FlagSet
-	opts          []*option
+	// shorthand is the next flag's one-letter shorthand (IntP).
+	shorthand string
+	fs        *pflag.FlagSet
+	opts      []*option
 }
 
 // New starts the settings of the binary name; summary is the first paragraph of --help.
@@ -49,6 +54,21 @@ func New(name, summary string) *Set {
 	fs.Usage = func() {}
 	fs.SetOutput(io.Discard)
 	return s
+}
+
+// AddVersionFlag adds --version to fs, so that --help lists it. Every main answers it
+// before parsing (version.HandleFlag), so its value is never read.
+func AddVersionFlag(fs *pflag.FlagSet) {
+	fs.Bool("version", false, "print the version and exit")
+}
+
+// FlagSet is the settings' flags, for a command parser that parses the command line
+// itself (cobra); Resolve then applies the variables and validates. Add no setting after.
+func (s *Set) FlagSet() *pflag.FlagSet {
+	if s.fs.Lookup("version") == nil { // last in --help
+		AddVersionFlag(s.fs)
+	}
+	return s.fs
 }
 
 // Options lists the settings in the order they were added.
@@ -63,16 +83,24 @@ func (s *Set) Options() []Option {
 // Func adds a setting read by parse, which stores the value and returns an error that
 // says what a valid value is (the flag, variable and value are added to it).
 func (s *Set) Func(flag, env, def, usage string, parse func(string) error) {
-	s.typed("string", flag, env, def, usage, parse)
+	s.TypedFunc("string", flag, env, def, usage, parse)
 }
 
-// typed is Func with the value's type name for --help.
+// TypedFunc is Func for a value that --help names by typ ("int", "quantity"), unless
+// usage names it between back quotes.
+func (s *Set) TypedFunc(typ, flag, env, def, usage string, parse func(string) error) {
+	s.typed(typ, flag, env, def, usage, parse)
+}
+
 func (s *Set) typed(typ, flag, env, def, usage string, parse func(string) error) *pflag.Flag {
 	o := &option{Option: Option{Flag: flag, Env: env, Default: def, Usage: usage}, raw: rawValue{typ: typ}, parse: parse}
 	s.opts = append(s.opts, o)
-	s.fs.Var(&o.raw, flag, usage+" (env "+env+")")
-	f := s.fs.Lookup(flag)
-	f.DefValue = def
+	f := &pflag.Flag{Name: flag, Usage: usage + " (env " + env + ")", Value: &o.raw, DefValue: def}
+	// A one-letter flag marked as its own shorthand (IntP) is -v and --v alike.
+	if s.shorthand != "" {
+		f.Shorthand, s.shorthand = s.shorthand, ""
+	}
+	s.fs.AddFlag(f)
 	return f
 }
 
@@ -87,7 +115,7 @@ var ErrHelp = pflag.ErrHelp
 // calls every setting's parse with its value. It returns every invalid setting at once,
 // or ErrHelp after writing the usage to help.
 func (s *Set) Parse(args []string, lookup Lookup, help io.Writer) error {
-	if err := s.fs.Parse(args); err != nil {
+	if err := s.FlagSet().Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			s.PrintUsage(help)
 			return ErrHelp
@@ -97,17 +125,26 @@ func (s *Set) Parse(args []string, lookup Lookup, help io.Writer) error {
 	if rest := s.fs.Args(); len(rest) > 0 {
 		return fmt.Errorf("%s: unexpected arguments %q (see --help)", s.name, rest)
 	}
+	return s.Resolve(lookup)
+}
+
+// Resolve takes each setting from its flag when the command line gave it, else from its
+// variable, else from the default, and calls its parse; it returns every invalid setting
+// at once. Parse calls it; a command parser that parsed FlagSet calls it after.
+func (s *Set) Resolve(lookup Lookup) error {
 	var errs []error
 	for _, o := range s.opts {
 		v, from := o.Default, ""
-		if s.fs.Changed(o.Flag) {
-			v, from = o.raw.v, "--"+o.Flag+" (or "+o.Env+")"
+		f := s.fs.Lookup(o.Flag)
+		if f.Changed {
+			v, from = o.raw.v, dashed(f)+" (or "+o.Env+")"
 		} else if e, ok := lookup(o.Env); ok {
-			v, from = strings.TrimSpace(e), o.Env+" (or --"+o.Flag+")"
+			v, from = strings.TrimSpace(e), o.Env+" (or "+dashed(f)+")"
 		}
+		o.given = from != ""
 		if err := o.parse(v); err != nil {
 			if from == "" {
-				from = "the default of --" + o.Flag
+				from = "the default of " + dashed(f)
 			}
 			errs = append(errs, fmt.Errorf("%s=%q: %w", from, v, err))
 		}
@@ -118,15 +155,62 @@ func (s *Set) Parse(args []string, lookup Lookup, help io.Writer) error {
 	return nil
 }
 
-// PrintUsage writes --help: the summary, then every flag with its variable and default.
-func (s *Set) PrintUsage(w io.Writer) { PrintUsage(w, s.name, s.summary, s.fs) }
+// dashed is f as a command line writes it: -v for a one-letter flag that is its own
+// shorthand, else --flag.
+func dashed(f *pflag.Flag) string {
+	if f.Shorthand == f.Name {
+		return "-" + f.Name
+	}
+	return "--" + f.Name
+}
 
-// PrintUsage writes the --help of every VMAFX binary: usage line, summary, the rule of
-// flags and their environment twins, then the flags.
+// Given reports whether the flag or its variable gave the setting's value rather than
+// the default; Resolve decides it.
+func (s *Set) Given(flag string) bool {
+	for _, o := range s.opts {
+		if o.Flag == flag {
+			return o.given
+		}
+	}
+	return false
+}
+
+// PrintUsage writes --help: the summary, then every flag with its variable and default.
+func (s *Set) PrintUsage(w io.Writer) { PrintUsage(w, s.name, s.summary, s.FlagSet()) }
+
+// PrintUsage writes the --help of a VMAFX binary without subcommands (see Usage).
 func PrintUsage(w io.Writer, name, summary string, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, "Usage: %s [flags]\n\n%s\n\n", name, summary)
+	Usage{Lines: []string{name + " [flags]"}, Summary: summary, Flags: fs}.Print(w)
+}
+
+// Usage is the --help of every VMAFX binary and subcommand: usage lines, summary, the
+// subcommands, the rule of flags and their environment twins, then the flags.
+type Usage struct {
+	// Lines are the ways to call it, e.g. "vmafx-worker score REFERENCE DISTORTED [flags]".
+	Lines   []string
+	Summary string
+	// Commands are the subcommands, each name with one line.
+	Commands [][2]string
+	Flags    *pflag.FlagSet
+}
+
+// Print writes u.
+func (u Usage) Print(w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s\n", strings.Join(u.Lines, "\n       "))
+	fmt.Fprintf(w, "\n%s\n\n", strings.TrimSuffix(u.Summary, "\n"))
+	if len(u.Commands) > 0 {
+		width := 0
+		for _, c := range u.Commands {
+			width = max(width, len(c[0]))
+		}
+		fmt.Fprintf(w, "Commands:\n")
+		for _, c := range u.Commands {
+			fmt.Fprintf(w, "  %-*s  %s\n", width, c[0], c[1])
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "Every flag can also be set by the environment variable named beside it;\na flag on the command line wins over the variable.\n\nFlags:\n")
-	fmt.Fprint(w, fs.FlagUsages())
+	fmt.Fprint(w, u.Flags.FlagUsages())
 }
 
 // rawValue keeps a flag's text; parsing waits until Parse knows which source wins.
@@ -178,16 +262,93 @@ func (s *Set) Bool(p *bool, flag, env string, def bool, usage string) {
 	f.NoOptDefVal = "true" // --leader-election alone turns it on
 }
 
-// Int adds a whole number from lo to hi.
+// NoMax is the hi of an Int with no upper bound.
+const NoMax = math.MaxInt
+
+// OptBool adds a true/false setting that stays nil unless given: one that overrides
+// another source only when set.
+func (s *Set) OptBool(p **bool, flag, env, usage string) {
+	f := s.typed("bool", flag, env, "", usage, func(v string) error {
+		*p = nil
+		if v == "" {
+			return nil
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("must be true or false")
+		}
+		*p = &b
+		return nil
+	})
+	f.NoOptDefVal = "true"
+}
+
+// Int adds a whole number from lo to hi (NoMax: no upper bound).
 func (s *Set) Int(p *int, flag, env string, def, lo, hi int, usage string) {
 	s.typed("int", flag, env, strconv.Itoa(def), usage, func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < lo || n > hi {
+			if hi == NoMax {
+				return fmt.Errorf("must be a whole number, %d or more", lo)
+			}
 			return fmt.Errorf("must be a whole number from %d to %d", lo, hi)
 		}
 		*p = n
 		return nil
 	})
+}
+
+// IntP is Int with a one-letter shorthand: IntP(p, "v", "v", ...) takes -v 2 and --v=2.
+func (s *Set) IntP(p *int, flag, short, env string, def, lo, hi int, usage string) {
+	s.shorthand = short
+	s.Int(p, flag, env, def, lo, hi, usage)
+}
+
+// Size adds a number of bytes, written as bytes or with a suffix (see ParseSize).
+func (s *Set) Size(p *int64, flag, env string, def int64, usage string) {
+	s.typed("size", flag, env, FormatSize(def), usage, func(v string) error {
+		n, err := ParseSize(v)
+		if err != nil {
+			return err
+		}
+		*p = n
+		return nil
+	})
+}
+
+var sizeSuffixes = []struct {
+	suffix string
+	mult   int64
+}{
+	{"Ti", 1 << 40}, {"Gi", 1 << 30}, {"Mi", 1 << 20}, {"Ki", 1 << 10},
+	{"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"k", 1e3}, {"K", 1e3},
+}
+
+// ParseSize reads a size such as 1000000, 500M or 64Gi: bytes, or with a k, M, G, T
+// (powers of 1000) or Ki, Mi, Gi, Ti (powers of 1024) suffix.
+func ParseSize(v string) (int64, error) {
+	mult := int64(1)
+	for _, sf := range sizeSuffixes {
+		if n, ok := strings.CutSuffix(v, sf.suffix); ok {
+			v, mult = n, sf.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, errors.New("must be a size such as 1000000, 500M or 64Gi")
+	}
+	return n * mult, nil
+}
+
+// FormatSize writes n as ParseSize reads it, with the largest suffix that keeps it whole.
+func FormatSize(n int64) string {
+	for _, sf := range sizeSuffixes {
+		if sf.suffix != "K" && n >= sf.mult && n%sf.mult == 0 {
+			return strconv.FormatInt(n/sf.mult, 10) + sf.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // Duration adds a positive duration.
@@ -281,6 +442,15 @@ func SplitList(v string) []string {
 
 // MarkdownTable is the docs' table of opts: flag, variable, default and meaning.
 func MarkdownTable(opts []Option) string {
+	return markdownTable(opts, func(o Option) string { return "--" + o.Flag })
+}
+
+// MarkdownTable is the docs' table of the settings (-v for a flag that is its own shorthand).
+func (s *Set) MarkdownTable() string {
+	return markdownTable(s.Options(), func(o Option) string { return dashed(s.fs.Lookup(o.Flag)) })
+}
+
+func markdownTable(opts []Option, dashed func(Option) string) string {
 	var b strings.Builder
 	b.WriteString("| Flag | Variable | Default | Meaning |\n|---|---|---|---|\n")
 	for _, o := range opts {
@@ -288,7 +458,7 @@ func MarkdownTable(opts []Option) string {
 		if o.Default == "" {
 			def = "none"
 		}
-		fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s |\n", o.Flag, o.Env, def, strings.ReplaceAll(o.Usage, "|", `\|`))
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s |\n", dashed(o), o.Env, def, strings.ReplaceAll(o.Usage, "|", `\|`))
 	}
 	return b.String()
 }

@@ -72,7 +72,7 @@ func TestHelpAndMistakes(t *testing.T) {
 	if err := newSet(&c).Parse([]string{"--help"}, env(), &out); !errors.Is(err, ErrHelp) {
 		t.Fatalf("--help gave %v", err)
 	}
-	for _, want := range []string{"Usage: vmafx-test [flags]", "vmafx-test tests", "--wait duration", "(env VMAFX_TEST_WAIT) (default 1m0s)", "--on "} {
+	for _, want := range []string{"Usage: vmafx-test [flags]", "vmafx-test tests", "--wait duration", "(env VMAFX_TEST_WAIT) (default 1m0s)", "--on ", "--version "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--help lacks %q:\n%s", want, out.String())
 		}
@@ -85,5 +85,83 @@ func TestHelpAndMistakes(t *testing.T) {
 	}
 	if opts := newSet(&c).Options(); len(opts) != 5 || opts[3].Env != "VMAFX_TEST_WAIT" || opts[3].Default != "1m0s" {
 		t.Errorf("Options() = %+v", opts)
+	}
+}
+
+// TestResolveAfterAnotherParser: a command parser (cobra) parses FlagSet, Resolve applies
+// the variables and says which settings were given; a one-letter flag is its own
+// shorthand; sizes read and print with their suffixes.
+func TestResolveAfterAnotherParser(t *testing.T) {
+	var c settings
+	var level int
+	var size int64
+	var style, unset *bool
+	s := newSet(&c)
+	s.OptBool(&style, "style", "VMAFX_TEST_STYLE", "a style")
+	s.OptBool(&unset, "unset", "VMAFX_TEST_UNSET", "not given")
+	s.IntP(&level, "v", "v", "VMAFX_TEST_VERBOSITY", 0, 0, NoMax, "log verbosity")
+	s.Size(&size, "size", "VMAFX_TEST_SIZE", 20<<30, "how big")
+	if err := s.FlagSet().Parse([]string{"-v", "3", "--n=4", "--style"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Resolve(env("VMAFX_TEST_SIZE", "500M")); err != nil {
+		t.Fatal(err)
+	}
+	if level != 3 || c.n != 4 || size != 500e6 || !s.Given("v") || !s.Given("size") || s.Given("wait") {
+		t.Errorf("-v %d, --n %d, --size %d, given v %v size %v wait %v", level, c.n, size, s.Given("v"), s.Given("size"), s.Given("wait"))
+	}
+	if style == nil || !*style || unset != nil {
+		t.Errorf("--style gave %v, nothing gave %v; want true and nil", style, unset)
+	}
+	err := newSet(&c).Parse(nil, env("VMAFX_TEST_N", "-1"), io.Discard)
+	s = New("vmafx-test", "")
+	s.IntP(&level, "v", "v", "VMAFX_TEST_VERBOSITY", 0, 0, NoMax, "log verbosity")
+	err = errors.Join(err, s.Parse([]string{"-v=-2"}, env(), io.Discard))
+	for _, want := range []string{`VMAFX_TEST_N (or --n)="-1": must be a whole number from 1 to 10`, `-v (or VMAFX_TEST_VERBOSITY)="-2": must be a whole number, 0 or more`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	var out bytes.Buffer
+	s = New("vmafx-test", "")
+	s.Size(&size, "size", "VMAFX_TEST_SIZE", 20<<30, "how big")
+	s.PrintUsage(&out)
+	for _, want := range []string{"--size size", "(env VMAFX_TEST_SIZE) (default 20Gi)", "--version"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--help lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "1000": 1000, "64Gi": 64 << 30, "500M": 500e6, "2k": 2000} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+		if got, err := ParseSize(FormatSize(want)); err != nil || got != want {
+			t.Errorf("ParseSize(FormatSize(%d) = %q) = %d, %v", want, FormatSize(want), got, err)
+		}
+	}
+	for _, in := range []string{"", "-1", "1.5G", "12Q", "99999999999Ti"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) succeeded, want an error", in)
+		}
+	}
+	if got := FormatSize(256 << 30); got != "256Gi" {
+		t.Errorf("FormatSize(256Gi) = %q", got)
+	}
+}
+
+func TestUsageWithCommands(t *testing.T) {
+	var out bytes.Buffer
+	Usage{
+		Lines:    []string{"vmafx-test COMMAND [flags]", "vmafx-test version"},
+		Summary:  "vmafx-test tests.",
+		Commands: [][2]string{{"score", "score a video"}, {"version", "print the version"}},
+		Flags:    New("vmafx-test", "").FlagSet(),
+	}.Print(&out)
+	want := "Usage: vmafx-test COMMAND [flags]\n       vmafx-test version\n\nvmafx-test tests.\n\nCommands:\n  score    score a video\n  version  print the version\n\n"
+	if !strings.HasPrefix(out.String(), want) || !strings.Contains(out.String(), "--version   print the version and exit") {
+		t.Errorf("usage:\n%s\nwant it to start with:\n%s", out.String(), want)
 	}
 }

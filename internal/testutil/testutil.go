@@ -249,3 +249,31 @@ func (r *recorder) MustRegister(cs ...prometheus.Collector) {
 }
 
 func (r *recorder) Unregister(prometheus.Collector) bool { return false }
+
+// RequireGenerated checks that the page (a path under docs/) holds want between the
+// lines begin and end (each written with its newline): a part of a hand-written page that
+// a test generates from the code, the one place its facts live. With VMAFX_UPDATE_DOCS=1
+// it writes want there instead.
+func RequireGenerated(t testing.TB, page, begin, end, want string) {
+	t.Helper()
+	path := filepath.Join(RepoRoot(), "docs", page)
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, j := strings.Index(string(doc), begin), strings.Index(string(doc), end)
+	if i < 0 || j < i {
+		t.Fatalf("docs/%s lacks the markers %q and %q", page, begin, end)
+	}
+	if got := string(doc[i+len(begin) : j]); got == want {
+		return
+	}
+	if os.Getenv("VMAFX_UPDATE_DOCS") == "1" {
+		out := string(doc[:i+len(begin)]) + want + string(doc[j:])
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("docs/%s is stale after %q; run the test with VMAFX_UPDATE_DOCS=1. Want:\n%s", page, strings.TrimSpace(begin), want)
+}

@@ -29,10 +29,12 @@ default.`
 
 func main() {
 	version.HandleFlag(os.Args)
-	os.Exit(run())
+	os.Exit(run(os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr))
 }
 
-func run() int {
+// run runs the device plugin with the command line args (without the program name) and
+// returns the exit code: 2 for an invalid configuration, 1 for a failure, 0 after --help.
+func run(args []string, lookup cli.Lookup, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("vmafx-device-plugin", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
@@ -40,19 +42,20 @@ func run() int {
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	fs.AddGoFlagSet(klogFlags)
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	cli.AddVersionFlag(fs)
+	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			cli.PrintUsage(os.Stdout, "vmafx-device-plugin", summary, fs)
+			cli.PrintUsage(stdout, "vmafx-device-plugin", summary, fs)
 			return 0
 		}
-		fmt.Fprintf(os.Stderr, "vmafx-device-plugin: %v (see --help)\n", err)
+		fmt.Fprintf(stderr, "vmafx-device-plugin: %v (see --help)\n", err)
 		return 2
 	}
 	defer klog.Flush()
 	logger := klog.Background().WithName("vmafx-device-plugin")
-	cfg, err := loader.Resolve(os.LookupEnv)
+	cfg, err := loader.Resolve(lookup)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "vmafx-device-plugin: %v\n", err)
+		fmt.Fprintf(stderr, "vmafx-device-plugin: %v\n", err)
 		return 2
 	}
 	logger.Info("Effective configuration", cfg.KeysAndValues()...)

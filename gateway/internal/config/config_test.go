@@ -43,7 +43,8 @@ func TestParseRefuses(t *testing.T) {
 			t.Errorf("%v gave %v; want an error naming %s", env, err, name)
 		}
 	}
-	if _, err := Parse("vmafx-test", "VMAFX_API_", "test", []string{"--help"}, lookup(), io.Discard, nil); !errors.Is(err, cli.ErrHelp) {
-		t.Errorf("--help gave %v", err)
+	var help strings.Builder
+	if _, err := Parse("vmafx-test", "VMAFX_API_", "test", []string{"--help"}, lookup(), &help, nil); !errors.Is(err, cli.ErrHelp) || !strings.Contains(help.String(), "--version ") {
+		t.Errorf("--help gave %v, without --version in:\n%s", err, help.String())
 	}
 }

@@ -27,7 +27,7 @@ func TestHelp(t *testing.T) {
 	if code := run(context.Background(), []string{"--help"}, func(string) (string, bool) { return "", false }, &stdout, &stderr); code != 0 {
 		t.Fatalf("--help exit code %d, stderr %q", code, stderr.String())
 	}
-	for _, want := range []string{"Usage: vmafx-operator [flags]", "--node-stale-after", "VMAFX_OPERATOR_NODE_STALE_AFTER", `(default 1m0s)`} {
+	for _, want := range []string{"Usage: vmafx-operator [flags]", "--node-stale-after", "VMAFX_OPERATOR_NODE_STALE_AFTER", `(default 1m0s)`, "--kube-api-qps int ", "--version "} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("--help lacks %q:\n%s", want, stdout.String())
 		}

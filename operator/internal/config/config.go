@@ -228,7 +228,7 @@ func Flags(c *Config) *cli.Set {
 		{"worker-memory-request", EnvWorkerMemoryRequest, DefaultWorkerMemoryRequest, c.Worker.Resources.Requests, corev1.ResourceMemory},
 		{"worker-memory-limit", EnvWorkerMemoryLimit, DefaultWorkerMemoryLimit, c.Worker.Resources.Limits, corev1.ResourceMemory},
 	} {
-		s.Func(r.flag, r.env, r.def, "worker container "+strings.ReplaceAll(r.flag[len("worker-"):], "-", " "), func(v string) error {
+		s.TypedFunc("quantity", r.flag, r.env, r.def, "worker container "+strings.ReplaceAll(r.flag[len("worker-"):], "-", " "), func(v string) error {
 			q, err := resource.ParseQuantity(v)
 			if err != nil || q.Sign() <= 0 {
 				return errors.New("must be a positive Kubernetes quantity such as 500m or 1Gi")
@@ -244,7 +244,7 @@ func Flags(c *Config) *cli.Set {
 	s.DurationOrZero(&c.PendingDeadline, "pending-deadline", EnvPendingDeadline, 0, "default of spec.pendingDeadlineSeconds; 0: none")
 	s.Duration(&c.PodStartTimeout, "pod-start-timeout", EnvPodStartTimeout, DefaultPodStartTimeout, "how long a bound worker Pod may take to start its container")
 	s.Duration(&c.TerminatingTimeout, "terminating-timeout", EnvTerminatingTimeout, DefaultTerminatingTimeout, "how long a deleted worker Pod may stay Terminating before the attempt counts as lost")
-	s.Func("ttl-after-finished", EnvTTLAfterFinished, DefaultTTLAfterFinished.String(), "default of spec.ttlSecondsAfterFinished: a duration, 0 (at once) or never", func(v string) error {
+	s.TypedFunc("duration", "ttl-after-finished", EnvTTLAfterFinished, DefaultTTLAfterFinished.String(), "default of spec.ttlSecondsAfterFinished: a duration, 0 (at once) or never", func(v string) error {
 		if v == "never" {
 			c.TTLAfterFinished = -1
 			return nil
@@ -265,7 +265,7 @@ func Flags(c *Config) *cli.Set {
 		return nil
 	})
 	s.Int(&c.MaxConcurrentReconciles, "max-concurrent-reconciles", EnvMaxConcurrentReconciles, DefaultMaxConcurrentReconciles, 1, 1000, "jobs reconciled in parallel")
-	s.Func("kube-api-qps", EnvKubeAPIQPS, strconv.Itoa(DefaultKubeAPIQPS), "client-side rate limit: requests per second to the API server", func(v string) error {
+	s.TypedFunc("int", "kube-api-qps", EnvKubeAPIQPS, strconv.Itoa(DefaultKubeAPIQPS), "client-side rate limit: requests per second to the API server", func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100000 {
 			return errors.New("must be a whole number from 1 to 100000")

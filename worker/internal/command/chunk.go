@@ -51,38 +51,39 @@ type chunkPart struct {
 	Part         *vmaf.Part
 }
 
-func parseChunkMode(v *scoreValues, output string) (chunkMode, error) {
-	m := chunkMode{probe: v.probe, totalFrames: v.totalFrames, chunkPart: v.chunkPart, mergeParts: v.mergeParts}
+// parse checks the split-job flags, with chunk (--chunk START:COUNT) and output, and
+// sets m.chunk.
+func (m *chunkMode) parse(chunk, output string) error {
 	modes := 0
-	for _, on := range []bool{v.probe, v.chunk != "", v.mergeParts != 0} {
+	for _, on := range []bool{m.probe, chunk != "", m.mergeParts != 0} {
 		if on {
 			modes++
 		}
 	}
 	if modes > 1 {
-		return m, badRequest("--probe, --chunk and --merge-parts exclude each other")
+		return badRequest("--probe, --chunk and --merge-parts exclude each other")
 	}
-	if v.mergeParts < 0 || v.mergeParts > 0 && output == "" {
-		return m, badRequest("--merge-parts needs a positive count and --output, beside which the parts are, got %d", v.mergeParts)
+	if m.mergeParts > 0 && output == "" {
+		return badRequest("--merge-parts needs a positive count and --output, beside which the parts are, got %d", m.mergeParts)
 	}
-	if v.chunk == "" {
-		if v.totalFrames != 0 || v.chunkPart != "" {
-			return m, badRequest("--total-frames and --chunk-part go with --chunk")
+	if chunk == "" {
+		if m.totalFrames != 0 || m.chunkPart != "" {
+			return badRequest("--total-frames and --chunk-part go with --chunk")
 		}
-		return m, nil
+		return nil
 	}
-	start, count, err := parseFrames(v.chunk)
+	start, count, err := parseFrames(chunk)
 	if err != nil || count == 0 {
-		return m, badRequest("--chunk %q: want START:COUNT with COUNT above 0", v.chunk)
+		return badRequest("--chunk %q: want START:COUNT with COUNT above 0", chunk)
 	}
-	if v.totalFrames < start+count {
-		return m, badRequest("--chunk %s ends past --total-frames %d", v.chunk, v.totalFrames)
+	if m.totalFrames < start+count {
+		return badRequest("--chunk %s ends past --total-frames %d", chunk, m.totalFrames)
 	}
-	if v.chunkPart == "" {
-		return m, badRequest("--chunk needs --chunk-part, where its per-frame scores go")
+	if m.chunkPart == "" {
+		return badRequest("--chunk needs --chunk-part, where its per-frame scores go")
 	}
 	m.chunk = &vmafxv1.ChunkRange{Start: start, Count: count}
-	return m, nil
+	return nil
 }
 
 // window is the frames a chunk reads: its range, counted from offset (--frames START: the

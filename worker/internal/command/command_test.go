@@ -246,6 +246,16 @@ func TestScoreDeskForm(t *testing.T) {
 	}
 }
 
+// TestScoreDeskFormFlagsAfter: flags may follow the two paths; -v brings the logs back.
+func TestScoreDeskFormFlagsAfter(t *testing.T) {
+	ref, dist := writeY4MPair(t, t.TempDir())
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"score", ref, dist, "--frames", ":4", "-v", "1"}, func(string) string { return "" }, &stdout, &stderr)
+	if code != 0 || !strings.HasPrefix(stdout.String(), "VMAF score: ") || !strings.Contains(stderr.String(), `"Scored"`) || !strings.Contains(stderr.String(), "frames=4") {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant a desk score of 4 frames with the logs", code, stdout.String(), stderr.String())
+	}
+}
+
 // checkDeskScore checks the desk form's one line against libvmaf's mean.
 func checkDeskScore(t *testing.T, stdout string, want float64) {
 	t.Helper()
@@ -378,6 +388,8 @@ func TestScoreFailures(t *testing.T) {
 		{"bad env twin", rawArgs(refClip, distClip), map[string]string{"VMAFX_THREADS": "many"}, 2, vmafxv1.ReasonBadInput, "VMAFX_THREADS"},
 		{"missing inputs", []string{"score", "--reference", refClip}, nil, 2, vmafxv1.ReasonBadInput, "--distorted"},
 		{"three positional", []string{"score", refClip, distClip, distClip}, nil, 2, vmafxv1.ReasonBadInput, "positional"},
+		{"one-dash long flag", []string{"score", "-reference", refClip, "--distorted", distClip}, nil, 2, vmafxv1.ReasonBadInput, "long flags take two dashes: --reference"},
+		{"mixed forms", []string{"score", "--reference", refClip, distClip}, nil, 2, vmafxv1.ReasonBadInput, "want either --reference and --distorted or two positional arguments"},
 		{"http output", rawArgs(refClip, distClip, "--output", "http://127.0.0.1:1/x.json"), nil, 2, vmafxv1.ReasonBadInput, "outputs go to file://, s3://, gs:// or azure://"},
 		{"unwritable output", rawArgs(refClip, distClip, "--output", filepath.Join(dir, "missing-dir", "x.json")), nil, 2, vmafxv1.ReasonBadInput, "--output"},
 		{"unknown model", rawArgs(refClip, distClip, "--model", "vmaf_v9"), nil, 4, vmafxv1.ReasonBadModel, "unknown model"},
@@ -472,6 +484,11 @@ func TestCommands(t *testing.T) {
 	}{
 		{[]string{"version"}, 0, "kernel " + vmaf.Version + "\nbackends cpu vulkan\nmodels vmaf_v0.6.1 "},
 		{[]string{"help"}, 0, "Usage:"},
+		{[]string{"--help"}, 0, "--version "},
+		{[]string{"help", "train"}, 0, "Usage: vmafx-worker train --training NAMESPACE/NAME [flags]"},
+		{[]string{"encode", "--help"}, 0, "(env VMAFX_S3_PATH_STYLE)"},
+		{[]string{"ladder-report", "-h"}, 0, "(env VMAFX_TABLE)"},
+		{[]string{"score", "-h"}, 0, "-v, --v int"},
 		{[]string{"score", "-h"}, 0, "-pixel-format format"},
 		{[]string{"score", "-h"}, 0, "(env VMAFX_PIXEL_FORMAT)"},
 		{nil, 2, ""},
@@ -512,21 +529,6 @@ func TestParseFrames(t *testing.T) {
 		start, count, err := parseFrames(tc.in)
 		if (err != nil) != tc.wantErr || start != tc.start || count != tc.count {
 			t.Errorf("parseFrames(%q) = %d, %d, %v; want %d, %d, error %v", tc.in, start, count, err, tc.start, tc.count, tc.wantErr)
-		}
-	}
-}
-
-func TestByteSize(t *testing.T) {
-	for in, want := range map[string]int64{"0": 0, "1000": 1000, "64Gi": 64 << 30, "500M": 500e6, "2k": 2000} {
-		var b byteSize
-		if err := b.Set(in); err != nil || int64(b) != want {
-			t.Errorf("Set(%q) = %d, %v; want %d", in, b, err, want)
-		}
-	}
-	for _, in := range []string{"", "-1", "1.5G", "12Q", "99999999999Ti"} {
-		var b byteSize
-		if err := b.Set(in); err == nil {
-			t.Errorf("Set(%q) succeeded, want an error", in)
 		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package command is the vmafx-worker command line: Run parses the
 // arguments, scores the videos and reports the result, and returns the exit
 // code. It takes its environment, output streams and context as arguments,
-// so tests run it in-process exactly as main does.
+// so tests run it in-process exactly as main does. The commands are cobra's; their
+// flags, each with an environment twin, come from internal/cli, as in every VMAFX binary.
 //
 // Two forms of "score" share one code path. The Pod form names its inputs
 // with --reference and --distorted, prints the WorkerResult as one JSON line

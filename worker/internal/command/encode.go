@@ -2,9 +2,6 @@ package command
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -13,7 +10,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/cli"
 	"github.com/vmafx/vmafx/worker/decode"
 	"github.com/vmafx/vmafx/worker/encode"
 	"github.com/vmafx/vmafx/worker/fetch"
@@ -33,96 +33,93 @@ type encodeConfig struct {
 	verbosity         int
 }
 
-// parseEncode parses the "encode" flags; each has an environment twin.
-func parseEncode(args []string, env func(string) string, out io.Writer) (*encodeConfig, error) {
-	fs := flag.NewFlagSet("vmafx-worker encode", flag.ContinueOnError)
-	fs.SetOutput(out)
-	str := func(name, def, usage string) *string {
-		if v := env(envName(name)); v != "" {
-			def = v
-		}
-		return fs.String(name, def, usage+" (env "+envName(name)+")")
-	}
-	num := func(name string, usage string) *int { return fs.Int(name, 0, usage+" (env "+envName(name)+")") }
-	c := &encodeConfig{}
-	ref := str("reference", "", "`URI` of the video to encode")
-	output := str("output", "", "`URI` to write the encode to (Matroska): file://, s3://, gs:// or azure://")
-	encoder := str("encoder", "", "ffmpeg `encoder`: libx264, libx265 or libsvtav1")
-	rc := str("rate-control", "crf", "crf or qp")
-	value := num("value", "the crf or qp `value`")
-	preset := str("preset", "", "the encoder's speed `preset`")
-	width := num("width", "width of the encode in pixels; 0 keeps the aspect ratio")
-	height := num("height", "height of the encode in pixels")
-	rawWidth := num("raw-width", "width of a raw YUV reference")
-	rawHeight := num("raw-height", "height of a raw YUV reference")
-	pixfmt := str("pixel-format", "yuv420p", "pixel format of a raw YUV reference")
-	creds := str("credentials-dir", "", "`directory` of the object store's keys, one file per key")
-	s3Endpoint := str("s3-endpoint", "", "S3 endpoint `URL`")
-	s3Region := str("s3-region", "", "S3 `region`")
-	s3PathStyle := fs.Bool("s3-path-style", env(envName("s3-path-style")) == "true", "address S3 buckets path-style")
-	term := str("termination-log", "", "`file` for the result (default "+defaultTerminationLog+")")
-	fs.IntVar(&c.verbosity, "v", 0, "log verbosity")
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	for name, p := range map[string]*int{"value": value, "width": width, "height": height, "raw-width": rawWidth, "raw-height": rawHeight} {
-		if v := env(envName(name)); v != "" && !flagSet(fs, name) {
-			if _, err := fmt.Sscan(v, p); err != nil {
-				return c, badRequest("%s=%q is not a number", envName(name), v)
-			}
-		}
-	}
-	c.terminationLog, c.terminationSet = defaultTerminationLog, *term != ""
-	if c.terminationSet {
-		c.terminationLog = *term
-	}
-	c.reference, c.output = *ref, *output
-	c.raw = encode.Raw{Width: *rawWidth, Height: *rawHeight, PixelFormat: *pixfmt}
-	c.settings = encode.Settings{Encoder: vmafxv1.LadderEncoder(*encoder), RateControl: vmafxv1.RateControl(*rc),
-		Value: *value, Preset: *preset, Width: *width, Height: *height}
-	c.store = fetch.StoreOptions{CredentialsDir: *creds, S3Endpoint: *s3Endpoint, S3Region: *s3Region}
-	if flagSet(fs, "s3-path-style") || env(envName("s3-path-style")) != "" {
-		c.store.S3PathStyle = s3PathStyle
-	}
+// encodeSummary is the first paragraph of "vmafx-worker encode --help".
+const encodeSummary = `encode encodes the reference at one rung of a VmafxLadder with ffmpeg, writes the
+encode (Matroska) to --output, and prints, and writes to the termination message, one
+JSON line with its size and bitrate.`
+
+// encodeFlags are the "encode" flags; their values land in c.
+type encodeFlags struct {
+	set *cli.Set
+	c   encodeConfig
+}
+
+func newEncodeFlags() *encodeFlags {
+	f := &encodeFlags{set: newFlags("encode", encodeSummary)}
+	s, c := f.set, &f.c
+	str := func(p *string, name, def, usage string) { s.String(p, name, envName(name), def, usage) }
+	count := func(p *int, name, usage string) { s.Int(p, name, envName(name), 0, 0, cli.NoMax, usage) }
+	str(&c.reference, "reference", "", "`URI` of the video to encode")
+	str(&c.output, "output", "", "`URI` to write the encode to (Matroska): file://, s3://, gs:// or azure://")
+	s.Func("encoder", envName("encoder"), "", "ffmpeg `encoder`: libx264, libx265 or libsvtav1", func(v string) error {
+		c.settings.Encoder = vmafxv1.LadderEncoder(v)
+		return nil
+	})
+	s.Func("rate-control", envName("rate-control"), "crf", "crf or qp", func(v string) error {
+		c.settings.RateControl = vmafxv1.RateControl(v)
+		return nil
+	})
+	count(&c.settings.Value, "value", "the crf or qp `value`")
+	str(&c.settings.Preset, "preset", "", "the encoder's speed `preset`")
+	count(&c.settings.Width, "width", "width of the encode in pixels; 0 keeps the aspect ratio")
+	count(&c.settings.Height, "height", "height of the encode in pixels")
+	count(&c.raw.Width, "raw-width", "width of a raw YUV reference")
+	count(&c.raw.Height, "raw-height", "height of a raw YUV reference")
+	str(&c.raw.PixelFormat, "pixel-format", "yuv420p", "pixel `format` of a raw YUV reference")
+	addStoreFlags(s, &c.store)
+	addResultFlags(s, &c.terminationLog, &c.verbosity)
+	return f
+}
+
+// config resolves the parsed flags with their env twins and checks them. The returned
+// config is never nil: on error it says at least where to report.
+func (f *encodeFlags) config(env func(string) string) (*encodeConfig, error) {
+	err := f.set.Resolve(lookup(env))
+	c := f.c
+	c.terminationSet = f.set.Given("termination-log")
 	switch {
+	case err != nil:
+		return &c, badRequest("%v", err)
 	case c.reference == "":
-		return c, badRequest("--reference is required")
+		return &c, badRequest("--reference (or %s) is required", envName("reference"))
 	case c.output == "":
-		return c, badRequest("--output is required")
+		return &c, badRequest("--output (or %s) is required", envName("output"))
 	case (c.raw.Width > 0) != (c.raw.Height > 0):
-		return c, badRequest("set --raw-width and --raw-height together")
+		return &c, badRequest("set --raw-width and --raw-height together")
 	}
 	if err := c.settings.Validate(); err != nil {
-		return c, badRequest("%v", err)
+		return &c, badRequest("%v", err)
 	}
-	return c, nil
+	return &c, nil
 }
 
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
+func (w *worker) encodeCommand() *cobra.Command {
+	f := newEncodeFlags()
+	return w.command(f.set, "encode", "encode the reference at one rung of a ladder", encodeSummary,
+		[]string{"vmafx-worker encode --reference URI --output URI --encoder E --value N --height H [flags]"},
+		func([]string) int { return w.encode(f.config(w.env)) },
+		func(err error) int {
+			cfg, _ := f.config(w.env) // the settings that parse still say where to report
+			return w.encode(cfg, err)
+		})
 }
 
-// runEncode runs the encode command: fetch the reference, encode it, write the encode
-// to --output, and report its size and bitrate as an EncodeResult.
-func runEncode(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+// encode runs the encode command with the parsed command line cfg, or reports err: fetch
+// the reference, encode it, write the encode to --output, and report its size and bitrate
+// as an EncodeResult.
+func (w *worker) encode(cfg *encodeConfig, err error) int {
 	start := time.Now()
-	cfg, err := parseEncode(args, env, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return report.ExitOK
-	}
-	log := newLogger(stderr, cfg.verbosity, false)
+	log := newLogger(w.stderr, cfg.verbosity, false)
 	var res *encode.Result
 	var output string
 	if err == nil {
-		res, output, err = encodeReference(ctx, cfg, env)
+		res, output, err = encodeReference(w.ctx, cfg, w.env)
 	}
 	r := &vmafxv1.EncodeResult{Version: vmafxv1.EncodeResultVersion, Encoder: string(cfg.settings.Encoder), WallSeconds: round3(time.Since(start).Seconds())}
 	code := report.ExitOK
 	if err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%s: %w", fmt.Sprintf("encoding cancelled (%v)", context.Cause(ctx)), err)
+		if w.ctx.Err() != nil {
+			err = fmt.Errorf("%s: %w", fmt.Sprintf("encoding cancelled (%v)", context.Cause(w.ctx)), err)
 		}
 		var reason string
 		reason, code = report.Classify(err)
@@ -134,12 +131,7 @@ func runEncode(ctx context.Context, args []string, env func(string) string, stdo
 		log.Info("Encoded", "output", output, "size", fmt.Sprintf("%dx%d", res.Width, res.Height), "frames", res.Frames,
 			"bytes", res.Bytes, "bitrate", res.Bitrate, "wallSeconds", r.WallSeconds)
 	}
-	line, _ := json.Marshal(r)
-	line = append(line, '\n')
-	if werr := report.WriteTermination(cfg.terminationLog, cfg.terminationSet, line); werr != nil && cfg.terminationSet {
-		log.Error(werr, "Cannot write the termination message", "path", cfg.terminationLog)
-	}
-	_, _ = stdout.Write(line)
+	w.emitResult(log, cfg.terminationLog, cfg.terminationSet, r)
 	return code
 }
 

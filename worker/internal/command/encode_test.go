@@ -100,8 +100,12 @@ func TestLadderReport(t *testing.T) {
 	if len(res.Files) != 3 || res.Files[2] != "file://"+dir+"/run1/ladder.svg" {
 		t.Errorf("files %v", res.Files)
 	}
-	bad := runWorker(t, context.Background(), nil, "ladder-report", "--output", "file://"+dir, "--table", "{")
-	if res, err := vmafxv1.ParseReportResult([]byte(bad.termination)); err != nil || bad.code != 2 || res.Error == nil || res.Error.Reason != vmafxv1.ReasonBadInput {
-		t.Errorf("a broken table: exit %d, %+v, %v; want BadInput", bad.code, res, err)
+	for _, bad := range []run{
+		runWorker(t, context.Background(), nil, "ladder-report", "--output", "file://"+dir, "--table", "{"),
+		runWorker(t, context.Background(), map[string]string{"VMAFX_TABLE": "{"}, "ladder-report", "--output", "file://"+dir),
+	} {
+		if res, err := vmafxv1.ParseReportResult([]byte(bad.termination)); err != nil || bad.code != 2 || res.Error == nil || res.Error.Reason != vmafxv1.ReasonBadInput {
+			t.Errorf("a broken table: exit %d, %+v, %v; want BadInput", bad.code, res, err)
+		}
 	}
 }

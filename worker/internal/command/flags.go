@@ -2,14 +2,12 @@ package command
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/vmafx/vmafx/internal/cli"
 	"github.com/vmafx/vmafx/worker/fetch"
 	"github.com/vmafx/vmafx/worker/internal/report"
 	"github.com/vmafx/vmafx/worker/internal/source"
@@ -81,239 +79,199 @@ func envName(flagName string) string {
 	return "VMAFX_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// scoreFlags defines the "score" flags on a new FlagSet. The string and
-// numeric values are kept in the returned raw struct for validation.
+// lookup is env as cli reads variables: an empty variable counts as unset, as the
+// kubelet passes a variable whose source is empty.
+func lookup(env func(string) string) cli.Lookup {
+	return func(name string) (string, bool) {
+		v := env(name)
+		return v, v != ""
+	}
+}
+
+// newFlags starts the flags of the command name, each with its twin envName(flag).
+func newFlags(name, summary string) *cli.Set { return cli.New("vmafx-worker "+name, summary) }
+
+// addStoreFlags adds the object storage flags of the commands that read or write objects.
+func addStoreFlags(s *cli.Set, o *fetch.StoreOptions) {
+	s.String(&o.CredentialsDir, "credentials-dir", envName("credentials-dir"), "", "`directory` of object storage credentials, one file per key (AWS_ACCESS_KEY_ID, AZURE_STORAGE_KEY, GOOGLE_APPLICATION_CREDENTIALS_JSON, ...): a mounted Secret")
+	s.Func("s3-endpoint", envName("s3-endpoint"), "", "S3 endpoint `URL` of an S3-compatible server (overrides AWS_ENDPOINT_URL of --credentials-dir)", func(v string) error {
+		if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			return errors.New("want an http:// or https:// URL")
+		}
+		o.S3Endpoint = v
+		return nil
+	})
+	s.String(&o.S3Region, "s3-region", envName("s3-region"), "", "S3 `region` (overrides AWS_REGION of --credentials-dir)")
+	s.OptBool(&o.S3PathStyle, "s3-path-style", envName("s3-path-style"), "address S3 buckets in the path (http://endpoint/bucket/key) rather than the host name (overrides AWS_S3_USE_PATH_STYLE of --credentials-dir)")
+}
+
+// addResultFlags adds the flags of how a command reports: the termination message's path
+// p (created only when its flag or twin names it: Given) and -v.
+func addResultFlags(s *cli.Set, p *string, verbosity *int) {
+	s.String(p, "termination-log", envName("termination-log"), defaultTerminationLog, "`path` of the termination message; the default is written only if it exists")
+	s.IntP(verbosity, "v", "v", envName("v"), 0, 0, cli.NoMax, "log verbosity")
+}
+
+// scoreSummary is the first paragraph of "vmafx-worker score --help".
+const scoreSummary = `score scores the distorted video against the reference with VMAF. Given two
+positional arguments (the desk form) it prints "VMAF score: N"; with --reference and
+--distorted (the Pod form) it prints the result as one JSON line and writes it to the
+termination message. Flags may come before or after the positional arguments.`
+
+// scoreFlags are the "score" flags; their values land in c, or in v for those checked
+// together with others.
+type scoreFlags struct {
+	set *cli.Set
+	v   scoreValues
+	c   scoreConfig
+}
+
+// scoreValues are the flags that are checked together with the positional arguments
+// or another flag.
 type scoreValues struct {
 	reference, distorted string
-	width, height        int
-	pixelFormat          string
-	model, output        string
-	threads, subsample   int
-	frames, backend      string
-	features             string
-	terminationLog       string
-	httpTimeout          time.Duration
-	httpRetries          int
-	maxInputSize         byteSize
-	verbosity            int
-
-	outputFormat         string
-	align, deinterlace   bool
-	refStart, distStart  int
-	spoolDir             string
-	spoolLimit           byteSize
-	credentialsDir       string
-	s3Endpoint, s3Region string
-	s3PathStyle          bool
-	httpAllowPrivate     bool
-	httpAllowDowngrade   bool
-	httpAllowCIDRs       string
-	pushGateway, pushJob string
-	registryPlainHTTP    string
-
-	probe       bool
-	chunk       string
-	totalFrames int
-	chunkPart   string
-	mergeParts  int
+	chunk                string
 }
 
-func newScoreFlags() (*flag.FlagSet, *scoreValues) {
-	v := &scoreValues{maxInputSize: fetch.DefaultMaxBytes, spoolLimit: source.DefaultSpoolLimit}
-	fs := flag.NewFlagSet("vmafx-worker score", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage+" (env "+envName(name)+")") }
-	num := func(p *int, name string, def int, usage string) {
-		fs.IntVar(p, name, def, usage+" (env "+envName(name)+")")
+func newScoreFlags() *scoreFlags {
+	f := &scoreFlags{set: newFlags("score", scoreSummary)}
+	s, v, c := f.set, &f.v, &f.c
+	str := func(p *string, name, def, usage string) { s.String(p, name, envName(name), def, usage) }
+	count := func(p *int, name string, def, lo int, usage string) {
+		s.Int(p, name, envName(name), def, lo, cli.NoMax, usage)
 	}
-	boolean := func(p *bool, name, usage string) { fs.BoolVar(p, name, false, usage+" (env "+envName(name)+")") }
+	boolean := func(p *bool, name, usage string) { s.Bool(p, name, envName(name), false, usage) }
+	check := func(name, def, usage string, parse func(string) error) {
+		s.Func(name, envName(name), def, usage, parse)
+	}
 	str(&v.reference, "reference", "", "reference video `URI`: file:///path, a bare path, http(s)://..., s3://bucket/key, gs://bucket/object, azure://container/blob")
 	str(&v.distorted, "distorted", "", "distorted video `URI`")
-	num(&v.width, "width", 0, "width of raw YUV inputs in pixels (Y4M inputs carry their own)")
-	num(&v.height, "height", 0, "height of raw YUV inputs in pixels")
-	str(&v.pixelFormat, "pixel-format", "yuv420p", "pixel `format` of raw YUV inputs: yuv420p, yuv422p, yuv444p and their 10le/12le variants, gray, gray10le, gray12le")
-	str(&v.model, "model", vmaf.DefaultModel, "built-in model ("+strings.Join(vmaf.BuiltinModels(), ", ")+"), a libvmaf model JSON `file`, or a trained model version oci://REGISTRY/REPOSITORY:TAG or @sha256:DIGEST")
-	str(&v.registryPlainHTTP, "registry-plain-http", "", "comma-separated OCI `registries` (host:port) reached over plain HTTP for oci:// models")
-	str(&v.output, "output", "", "write libvmaf-style per-frame scores to this `URI`: a file:// path (not under /data), s3://, gs:// or azure://")
-	str(&v.outputFormat, "output-format", "json", "per-frame output `format`: json (libvmaf's JSON log) or csv (libvmaf's CSV)")
-	num(&v.threads, "threads", 0, "frames scored in parallel; 0 means one per available CPU")
-	str(&v.frames, "frames", "", "score only frames `START:COUNT` (START skipped; COUNT 0 or empty means to the end)")
-	num(&v.subsample, "subsample", 1, "score every `N`th frame")
-	str(&v.features, "features", "", "extra metrics computed beside VMAF in the same pass, comma-separated: psnr, ssim, ms_ssim, cambi")
-	boolean(&v.align, "align", "pair frames by index after --reference-start and --distorted-start, stopping at the shorter input: inputs of different frame counts or rates are accepted")
-	num(&v.refStart, "reference-start", 0, "skip the reference's first `N` frames (implies --align)")
-	num(&v.distStart, "distorted-start", 0, "skip the distorted's first `N` frames (implies --align)")
-	boolean(&v.deinterlace, "deinterlace", "deinterlace frames marked interlaced (ffmpeg bwdif, one frame per frame) before scoring; without it interlaced frames are scored as stored")
-	str(&v.spoolDir, "spool-dir", "", "`directory` for encoded inputs that must be copied locally to be decoded (an MP4 with its index at the end); empty means the system's temporary directory")
-	fs.Var(&v.spoolLimit, "spool-limit", "largest input spooled to --spool-dir: bytes, or with a k, M, G, T, Ki, Mi, Gi or Ti suffix (env "+envName("spool-limit")+")")
-	str(&v.credentialsDir, "credentials-dir", "", "`directory` of object storage credentials, one file per key (AWS_ACCESS_KEY_ID, AZURE_STORAGE_KEY, GOOGLE_APPLICATION_CREDENTIALS_JSON, ...): a mounted Secret")
-	str(&v.s3Endpoint, "s3-endpoint", "", "S3 endpoint `URL` of an S3-compatible server (overrides AWS_ENDPOINT_URL of --credentials-dir)")
-	str(&v.s3Region, "s3-region", "", "S3 `region` (overrides AWS_REGION of --credentials-dir)")
-	boolean(&v.s3PathStyle, "s3-path-style", "address S3 buckets in the path (http://endpoint/bucket/key) rather than the host name (overrides AWS_S3_USE_PATH_STYLE of --credentials-dir)")
-	str(&v.backend, "backend", "", "compute backend asked for: cuda, hip, sycl, vulkan, cpu, auto (set by the device plugin); only cpu exists today")
-	str(&v.terminationLog, "termination-log", defaultTerminationLog, "`path` of the termination message; the default is written only if it exists")
-	fs.DurationVar(&v.httpTimeout, "http-timeout", fetch.DefaultTimeout, "longest wait for an HTTP connection, response or body data (env "+envName("http-timeout")+")")
-	num(&v.httpRetries, "http-retries", fetch.DefaultAttempts-1, "HTTP retries of transient failures per input")
-	fs.Var(&v.maxInputSize, "max-input-size", "size limit of an HTTP input: bytes, or with a k, M, G, T, Ki, Mi, Gi or Ti suffix; 0 means no limit (env "+envName("max-input-size")+")")
-	boolean(&v.httpAllowPrivate, "http-allow-private", "follow HTTP redirects to loopback, link-local and private addresses (refused by default)")
-	str(&v.httpAllowCIDRs, "http-allow-cidrs", "", "comma-separated `CIDRs` that HTTP redirects may lead to even though they are private, e.g. 10.1.0.0/16")
-	boolean(&v.httpAllowDowngrade, "http-allow-downgrade", "follow HTTP redirects from https:// to http:// (refused by default)")
-	str(&v.pushGateway, "push-gateway", "", "Prometheus Pushgateway `URL` to push the result's metrics to (vmafx_batch_score, _frames, _fps, _duration_seconds ...); empty: none")
-	str(&v.pushJob, "push-job", "vmafx-worker", "job `label` of the pushed metrics")
-	num(&v.verbosity, "v", 0, "log verbosity")
-	boolean(&v.probe, "probe", "count the frame pairs the score would score and report the count as the result's frames, without scoring: the first step of a job split into chunks")
-	str(&v.chunk, "chunk", "", "score frames `START:COUNT` of --total-frames as one chunk of a split job, counted from the first frame --frames scores: exactly as one run scores them, with one frame of context on each inner border; the per-frame scores go to --chunk-part")
-	num(&v.totalFrames, "total-frames", 0, "the number of frame pairs the split job scores, as --probe counted them (with --chunk)")
-	str(&v.chunkPart, "chunk-part", "", "`URI` the chunk's per-frame scores are written to for the merge (with --chunk)")
-	num(&v.mergeParts, "merge-parts", 0, "merge the `N` chunk parts beside --output (OUTPUT.chunk-000 ...) into --output and report their pooled scores, without scoring: the last step of a job split into chunks")
-	return fs, v
-}
-
-// parseScore parses the "score" arguments, with env twins for the flags not
-// given. Errors wrap report.ErrBadRequest, or flag.ErrHelp for -h. The
-// returned config is never nil: on error it holds at least where to write
-// the termination message, so that even a bad command line is reported there.
-func parseScore(args []string, env func(string) string) (*scoreConfig, error) {
-	fs, v := newScoreFlags()
-	c, err := parseScoreFlags(fs, v, args, env)
-	if c == nil {
-		c = &scoreConfig{terminationLog: defaultTerminationLog}
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "termination-log" {
-				c.terminationLog, c.terminationSet = v.terminationLog, true
-			}
-		})
-		if p := env(envName("termination-log")); p != "" && !c.terminationSet {
-			c.terminationLog, c.terminationSet = p, true
-		}
-	}
-	return c, err
-}
-
-// parseScoreFlags does parseScore's work; it returns a nil config on error
-// before the termination log flag and its twin are resolved.
-func parseScoreFlags(fs *flag.FlagSet, v *scoreValues, args []string, env func(string) string) (*scoreConfig, error) {
-	// Flags may follow the positional arguments: "score ref dist --model x".
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, badRequest("%v", err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	set, onCommandLine := map[string]bool{}, map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name], onCommandLine[f.Name] = true, true })
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		name := envName(f.Name)
-		val := env(name)
-		if set[f.Name] || val == "" || envErr != nil {
-			return
-		}
-		if err := fs.Set(f.Name, val); err != nil {
-			envErr = badRequest("%s=%q: %v", name, val, err)
-		}
-		set[f.Name] = true
+	count(&c.raw.width, "width", 0, 0, "width of raw YUV inputs in pixels (Y4M inputs carry their own)")
+	count(&c.raw.height, "height", 0, 0, "height of raw YUV inputs in pixels")
+	check("pixel-format", "yuv420p", "pixel `format` of raw YUV inputs: yuv420p, yuv422p, yuv444p and their 10le/12le variants, gray, gray10le, gray12le", func(val string) (err error) {
+		c.raw.pixelFormat, err = vmaf.ParsePixelFormat(val)
+		return err
 	})
-	if envErr != nil {
-		return nil, envErr
-	}
+	str(&c.model, "model", vmaf.DefaultModel, "built-in model ("+strings.Join(vmaf.BuiltinModels(), ", ")+"), a libvmaf model JSON `file`, or a trained model version oci://REGISTRY/REPOSITORY:TAG or @sha256:DIGEST")
+	s.List(&c.registryPlainHTTP, "registry-plain-http", envName("registry-plain-http"), "OCI `registries` (host:port) reached over plain HTTP for oci:// models; the operator sets the variable from VMAFX_OPERATOR_PLAIN_HTTP_REGISTRIES")
+	str(&c.output, "output", "", "write libvmaf-style per-frame scores to this `URI`: a file:// path (not under /data), s3://, gs:// or azure://")
+	check("output-format", "json", "per-frame output `format`: json (libvmaf's JSON log) or csv (libvmaf's CSV)", func(val string) error {
+		if val != "json" && val != "csv" {
+			return errors.New("want json or csv")
+		}
+		c.outputFormat = val
+		return nil
+	})
+	count(&c.threads, "threads", 0, 0, "frames scored in parallel; 0 means one per available CPU (GOMAXPROCS, which follows the container's CPU limit)")
+	check("frames", "", "score only frames `START:COUNT` (START skipped; COUNT 0 or empty means to the end)", func(val string) (err error) {
+		c.start, c.count, err = parseFrames(val)
+		return err
+	})
+	count(&c.subsample, "subsample", 1, 1, "score every `N`th frame (motion still looks at every frame)")
+	check("features", "", "extra metrics computed beside VMAF in the same pass, comma-separated: psnr, ssim, ms_ssim, cambi", func(val string) (err error) {
+		c.features, err = vmaf.ParseFeatures(val)
+		return err
+	})
+	boolean(&c.align, "align", "pair frames by index after --reference-start and --distorted-start, stopping at the shorter input: inputs of different frame counts or rates are accepted")
+	count(&c.refStart, "reference-start", 0, 0, "skip the reference's first `N` frames (implies --align)")
+	count(&c.distStart, "distorted-start", 0, 0, "skip the distorted's first `N` frames (implies --align)")
+	boolean(&c.deinterlace, "deinterlace", "deinterlace frames marked interlaced (ffmpeg bwdif, one frame per frame) before scoring; without it interlaced frames are scored as stored")
+	str(&c.spool.Dir, "spool-dir", "", "`directory` for encoded inputs that must be copied locally to be decoded (an MP4 with its index at the end); empty means the system's temporary directory")
+	s.Size(&c.spool.Limit, "spool-limit", envName("spool-limit"), source.DefaultSpoolLimit, "largest input spooled to --spool-dir: bytes, or with a k, M, G, T, Ki, Mi, Gi or Ti suffix; 0 turns spooling off")
+	addStoreFlags(s, &c.store)
+	str(&c.backend, "backend", "", "compute backend asked for: cuda, hip, sycl, vulkan, cpu or auto; the device plugin sets the variable")
+	s.Duration(&c.http.Timeout, "http-timeout", envName("http-timeout"), fetch.DefaultTimeout, "longest single wait on an HTTP or object storage server: connecting, the response, any one wait for body data")
+	check("http-retries", strconv.Itoa(fetch.DefaultAttempts-1), "retries (and resumes) of transient failures per HTTP or object storage input", func(val string) error {
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 0 {
+			return errors.New("must be a whole number, 0 or more")
+		}
+		c.http.Attempts = n + 1
+		return nil
+	})
+	s.Size(&c.http.MaxBytes, "max-input-size", envName("max-input-size"), fetch.DefaultMaxBytes, "size limit of an HTTP or object storage input: bytes, or with a k, M, G, T, Ki, Mi, Gi or Ti suffix; 0 means no limit")
+	boolean(&c.http.Redirects.AllowPrivate, "http-allow-private", "follow HTTP redirects to loopback, link-local and private addresses (refused by default)")
+	check("http-allow-cidrs", "", "comma-separated `CIDRs` that HTTP redirects may lead to even though they are private, e.g. 10.1.0.0/16", func(val string) (err error) {
+		c.http.Redirects.AllowCIDRs, err = fetch.ParseCIDRs(val)
+		return err
+	})
+	boolean(&c.http.Redirects.AllowDowngrade, "http-allow-downgrade", "follow HTTP redirects from https:// to http:// (refused by default)")
+	check("push-gateway", "", "Prometheus Pushgateway `URL` to push the result's metrics to once scored (vmafx_batch_score, _frames, _fps, _duration_seconds ...); a failed push is logged and the score still succeeds; empty: none", func(val string) error {
+		if u, err := url.Parse(val); val != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			return errors.New("want an http:// or https:// URL")
+		}
+		c.pushGateway = val
+		return nil
+	})
+	str(&c.pushJob, "push-job", "vmafx-worker", "job `label` of the pushed metrics")
+	addResultFlags(s, &c.terminationLog, &c.verbosity)
+	boolean(&c.probe, "probe", "count the frame pairs the score would score (after --frames and the alignment) and report the count as the result's frames, without scoring: the first step of a job split into chunks")
+	str(&v.chunk, "chunk", "", "score frames `START:COUNT` of --total-frames as one chunk of a split job, counted from the first frame --frames scores: exactly as one run scores them, with one frame of context on each inner border; the per-frame scores go to --chunk-part")
+	count(&c.totalFrames, "total-frames", 0, 0, "the number of frame pairs the split job scores, as --probe counted them (with --chunk)")
+	str(&c.chunkPart, "chunk-part", "", "`URI` the chunk's per-frame scores are written to for the merge (with --chunk)")
+	count(&c.mergeParts, "merge-parts", 0, 0, "merge the `N` chunk parts beside --output (OUTPUT.chunk-000 ...) into --output and report their pooled scores, without scoring: the last step of a job split into chunks")
+	return f
+}
 
-	c := &scoreConfig{
-		model: v.model, output: v.output, outputFormat: v.outputFormat, threads: v.threads, subsample: v.subsample, backend: v.backend,
-		align: v.align || v.refStart != 0 || v.distStart != 0, refStart: v.refStart, distStart: v.distStart,
-		deinterlace: v.deinterlace,
-		spool:       source.Spool{Dir: v.spoolDir, Limit: int64(v.spoolLimit)},
-		store: fetch.StoreOptions{
-			CredentialsDir: v.credentialsDir, S3Endpoint: v.s3Endpoint, S3Region: v.s3Region,
-		},
-		terminationLog: v.terminationLog, terminationSet: set["termination-log"],
-		registryPlainHTTP: strings.FieldsFunc(v.registryPlainHTTP, func(r rune) bool { return r == ',' || r == ' ' }),
-		verbosity:         v.verbosity, verbositySet: set["v"],
-		http: fetch.HTTPOptions{Timeout: v.httpTimeout, Attempts: v.httpRetries + 1, MaxBytes: int64(v.maxInputSize)},
+// parseScore parses the "score" arguments as the score command does, for a run that
+// is reported without being run (ReportCrash).
+func parseScore(args []string, env func(string) string) (*scoreConfig, error) {
+	f := newScoreFlags()
+	if err := f.set.FlagSet().Parse(args); err != nil {
+		return f.failed(env, false), flagError(err)
 	}
-	// From here on, errors return c: it knows where to report them.
-	var err error
+	return f.config(f.set.FlagSet().Args(), env)
+}
+
+// failed is the config of a command line that cannot run: enough to report why, where
+// the termination message goes, and in which form (desk).
+func (f *scoreFlags) failed(env func(string) string, desk bool) *scoreConfig {
+	_ = f.set.Resolve(lookup(env)) // the error is being reported; the settings that parse still say where
+	return &scoreConfig{desk: desk, terminationLog: f.c.terminationLog, terminationSet: f.set.Given("termination-log")}
+}
+
+// config resolves the parsed flags (positional are the arguments that are not flags)
+// with their env twins and checks them. Errors wrap report.ErrBadRequest. The returned
+// config is never nil: on error it says at least where and how to report.
+func (f *scoreFlags) config(positional []string, env func(string) string) (*scoreConfig, error) {
+	fs := f.set.FlagSet()
+	desk := len(positional) == 2 && !fs.Changed("reference") && !fs.Changed("distorted")
+	if err := f.set.Resolve(lookup(env)); err != nil {
+		return f.failed(env, desk), badRequest("%v", err)
+	}
+	v, c := &f.v, f.c
+	c.desk = desk
+	c.terminationSet = f.set.Given("termination-log")
+	c.verbositySet = f.set.Given("v")
+	c.align = c.align || c.refStart != 0 || c.distStart != 0
 	if c.http.MaxBytes == 0 {
 		c.http.MaxBytes = -1 // no limit
-	}
-	if set["s3-path-style"] {
-		c.store.S3PathStyle = &v.s3PathStyle
 	}
 	if c.spool.Limit == 0 {
 		c.spool.Limit = -1 // no spooling
 	}
-	if c.features, err = vmaf.ParseFeatures(v.features); err != nil {
-		return c, badRequest("--features: %v", err)
-	}
-	c.http.Redirects = fetch.RedirectPolicy{AllowPrivate: v.httpAllowPrivate, AllowDowngrade: v.httpAllowDowngrade}
+	var err error
 	switch {
-	case len(positional) == 2 && !onCommandLine["reference"] && !onCommandLine["distorted"]:
-		v.reference, v.distorted, c.desk = positional[0], positional[1], true
+	case desk:
+		v.reference, v.distorted = positional[0], positional[1]
 	case len(positional) != 0:
-		return c, badRequest("want either --reference and --distorted or two positional arguments (reference, distorted), got %d positional: %q", len(positional), positional)
+		return &c, badRequest("want either --reference and --distorted or two positional arguments (reference, distorted), got %d positional: %q", len(positional), positional)
 	case v.reference == "" || v.distorted == "":
-		return c, badRequest("--reference and --distorted are required")
+		return &c, badRequest("--reference and --distorted (or %s and %s) are required, or two positional arguments", envName("reference"), envName("distorted"))
 	}
 	if c.reference, err = fetch.ParseURI(v.reference); err != nil {
-		return c, badRequest("--reference: %v", err)
+		return &c, badRequest("--reference: %v", err)
 	}
 	if c.distorted, err = fetch.ParseURI(v.distorted); err != nil {
-		return c, badRequest("--distorted: %v", err)
+		return &c, badRequest("--distorted: %v", err)
 	}
-	if c.raw.pixelFormat, err = vmaf.ParsePixelFormat(v.pixelFormat); err != nil {
-		return c, fmt.Errorf("--pixel-format: %w", err)
+	if c.pushGateway != "" && c.pushJob == "" {
+		return &c, badRequest("--push-job must not be empty")
 	}
-	if v.width < 0 || v.height < 0 {
-		return c, badRequest("--width and --height must be positive, got %dx%d", v.width, v.height)
+	if err = c.chunkMode.parse(v.chunk, c.output); err != nil {
+		return &c, err
 	}
-	c.raw.width, c.raw.height = v.width, v.height
-	if c.threads < 0 {
-		return c, badRequest("--threads must be 0 or more, got %d", c.threads)
-	}
-	if c.subsample < 1 {
-		return c, badRequest("--subsample must be 1 or more, got %d", c.subsample)
-	}
-	if c.start, c.count, err = parseFrames(v.frames); err != nil {
-		return c, badRequest("--frames %q: %v", v.frames, err)
-	}
-	if v.httpRetries < 0 || v.httpTimeout <= 0 {
-		return c, badRequest("--http-retries must be 0 or more and --http-timeout positive")
-	}
-	if c.refStart < 0 || c.distStart < 0 {
-		return c, badRequest("--reference-start and --distorted-start must be 0 or more, got %d and %d", c.refStart, c.distStart)
-	}
-	if c.outputFormat != "json" && c.outputFormat != "csv" {
-		return c, badRequest("--output-format %q: want json or csv", c.outputFormat)
-	}
-	if c.http.Redirects.AllowCIDRs, err = fetch.ParseCIDRs(v.httpAllowCIDRs); err != nil {
-		return c, badRequest("--http-allow-cidrs: %v", err)
-	}
-	c.pushGateway, c.pushJob = v.pushGateway, v.pushJob
-	if c.pushGateway != "" {
-		if u, err := url.Parse(c.pushGateway); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return c, badRequest("--push-gateway %q: want an http:// or https:// URL", c.pushGateway)
-		}
-		if c.pushJob == "" {
-			return c, badRequest("--push-job must not be empty")
-		}
-	}
-	if c.store.S3Endpoint != "" {
-		if u, err := url.Parse(c.store.S3Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return c, badRequest("--s3-endpoint %q: want an http:// or https:// URL", c.store.S3Endpoint)
-		}
-	}
-	if c.chunkMode, err = parseChunkMode(v, c.output); err != nil {
-		return c, err
-	}
-	return c, nil
+	return &c, nil
 }
 
 // parseFrames parses START:COUNT; either part may be empty, and "" is all frames.
@@ -340,33 +298,4 @@ func parseFrames(s string) (start, count int, err error) {
 
 func badRequest(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", report.ErrBadRequest, fmt.Sprintf(format, args...))
-}
-
-// byteSize is a flag.Value for sizes such as 512Mi or 2G.
-type byteSize int64
-
-var sizeSuffixes = []struct {
-	suffix string
-	mult   int64
-}{
-	{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40},
-	{"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12},
-}
-
-func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
-
-func (b *byteSize) Set(s string) error {
-	mult := int64(1)
-	for _, sf := range sizeSuffixes {
-		if n, ok := strings.CutSuffix(s, sf.suffix); ok {
-			s, mult = n, sf.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
-		return errors.New("want a size such as 1000000, 500M or 64Gi")
-	}
-	*b = byteSize(n * mult)
-	return nil
 }

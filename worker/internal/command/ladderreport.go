@@ -4,48 +4,62 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/cli"
 	"github.com/vmafx/vmafx/worker/fetch"
 	"github.com/vmafx/vmafx/worker/internal/ladderreport"
 	"github.com/vmafx/vmafx/worker/internal/report"
 )
 
-// runLadderReport runs the ladder-report command: it writes a VmafxLadder's table (given
-// by the operator as JSON in --table) as ladder.json, ladder.csv and the plot ladder.svg
-// under --output, where the encodes are.
-func runLadderReport(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+// ladderReportSummary is the first paragraph of "vmafx-worker ladder-report --help".
+const ladderReportSummary = `ladder-report writes a VmafxLadder's table (given by the operator as JSON in --table)
+as ladder.json, ladder.csv and the plot ladder.svg under --output, where the encodes are.`
+
+// ladderReportFlags are the "ladder-report" flags.
+type ladderReportFlags struct {
+	set                 *cli.Set
+	output, name, table string
+	store               fetch.StoreOptions
+	terminationLog      string
+	verbosity           int
+}
+
+func newLadderReportFlags() *ladderReportFlags {
+	f := &ladderReportFlags{set: newFlags("ladder-report", ladderReportSummary)}
+	s := f.set
+	s.String(&f.output, "output", envName("output"), "", "`URI` prefix to write ladder.json, ladder.csv and ladder.svg under")
+	s.String(&f.name, "name", envName("name"), "ladder", "the ladder's `name`, the plot's title")
+	s.String(&f.table, "table", envName("table"), "", "the ladder's rungs as a `JSON` array (status.rungs)")
+	addStoreFlags(s, &f.store)
+	addResultFlags(s, &f.terminationLog, &f.verbosity)
+	return f
+}
+
+func (w *worker) ladderReportCommand() *cobra.Command {
+	f := newLadderReportFlags()
+	return w.command(f.set, "ladder-report", "write a ladder's table and plot", ladderReportSummary,
+		[]string{"vmafx-worker ladder-report --output URI --table JSON [flags]"},
+		func([]string) int { return w.ladderReport(f, nil) },
+		func(err error) int { return w.ladderReport(f, err) })
+}
+
+// ladderReport runs the ladder-report command with the parsed flags f, or reports err.
+func (w *worker) ladderReport(f *ladderReportFlags, err error) int {
 	start := time.Now()
-	fs := flag.NewFlagSet("vmafx-worker ladder-report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	output := fs.String("output", "", "`URI` prefix to write ladder.json, ladder.csv and ladder.svg under")
-	name := fs.String("name", "ladder", "the ladder's `name`, the plot's title")
-	table := fs.String("table", "", "the ladder's rungs as a JSON array (status.rungs)")
-	creds := fs.String("credentials-dir", "", "`directory` of the object store's keys")
-	s3Endpoint := fs.String("s3-endpoint", "", "S3 endpoint `URL`")
-	s3Region := fs.String("s3-region", "", "S3 `region`")
-	s3PathStyle := fs.Bool("s3-path-style", false, "address S3 buckets path-style")
-	term := fs.String("termination-log", env(envName("termination-log")), "`file` for the result")
-	log := newLogger(stderr, 0, false)
-	r := &vmafxv1.ReportResult{Version: vmafxv1.ReportResultVersion}
-	err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return report.ExitOK
+	if rerr := f.set.Resolve(lookup(w.env)); err == nil && rerr != nil {
+		err = badRequest("%v", rerr)
 	}
+	log := newLogger(w.stderr, f.verbosity, false)
+	r := &vmafxv1.ReportResult{Version: vmafxv1.ReportResultVersion}
 	if err == nil {
-		store := fetch.StoreOptions{CredentialsDir: *creds, S3Endpoint: *s3Endpoint, S3Region: *s3Region}
-		if *s3PathStyle {
-			store.S3PathStyle = s3PathStyle
-		}
-		r.Files, err = writeLadderReport(ctx, *output, *name, *table, store)
-	} else {
-		err = badRequest("%v", err)
+		r.Files, err = writeLadderReport(w.ctx, f.output, f.name, f.table, f.store)
 	}
 	code := report.ExitOK
 	if err != nil {
@@ -56,22 +70,13 @@ func runLadderReport(ctx context.Context, args []string, env func(string) string
 	} else {
 		log.Info("Wrote the ladder report", "files", r.Files, "wallSeconds", round3(time.Since(start).Seconds()))
 	}
-	line, _ := json.Marshal(r)
-	line = append(line, '\n')
-	path, create := defaultTerminationLog, *term != ""
-	if create {
-		path = *term
-	}
-	if werr := report.WriteTermination(path, create, line); werr != nil && create {
-		log.Error(werr, "Cannot write the termination message", "path", path)
-	}
-	_, _ = stdout.Write(line)
+	w.emitResult(log, f.terminationLog, f.set.Given("termination-log"), r)
 	return code
 }
 
 func writeLadderReport(ctx context.Context, output, name, table string, opts fetch.StoreOptions) ([]string, error) {
 	if output == "" {
-		return nil, badRequest("--output is required")
+		return nil, badRequest("--output (or %s) is required", envName("output"))
 	}
 	var rungs []vmafxv1.LadderRung
 	if err := json.Unmarshal([]byte(table), &rungs); err != nil {

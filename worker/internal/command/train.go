@@ -3,7 +3,6 @@ package command
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
@@ -18,52 +18,71 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/cli"
 	"github.com/vmafx/vmafx/internal/version"
 	"github.com/vmafx/vmafx/worker/internal/report"
 	"github.com/vmafx/vmafx/worker/internal/trainer"
 )
 
-// train runs the train command: the trainer of one VmafxModelTraining, until SIGTERM.
-// A run that cannot train as written keeps serving its Failed status, so that the
-// operator can show why, rather than restarting in a loop.
-func train(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("vmafx-worker train", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	str := func(name, def, usage string) *string {
-		if v := env(envName(name)); v != "" {
-			def = v
+// trainSummary is the first paragraph of "vmafx-worker train --help".
+const trainSummary = `train is the trainer of one VmafxModelTraining, which the operator runs as a
+Deployment; it runs until SIGTERM and needs the API server (in a Pod, or through
+KUBECONFIG) (docs/training.md).`
+
+// trainFlags are the "train" flags.
+type trainFlags struct {
+	set       *cli.Set
+	c         trainer.Config
+	verbosity int
+}
+
+func newTrainFlags() *trainFlags {
+	f := &trainFlags{set: newFlags("train", trainSummary)}
+	s, c := f.set, &f.c
+	str := func(p *string, name, def, usage string) { s.String(p, name, envName(name), def, usage) }
+	s.Func("training", envName("training"), "", "the VmafxModelTraining to run, `NAMESPACE/NAME`", func(v string) error {
+		ns, name, ok := strings.Cut(v, "/")
+		if !ok || ns == "" || name == "" {
+			return errors.New("want NAMESPACE/NAME")
 		}
-		return fs.String(name, def, usage+" (env "+envName(name)+")")
-	}
-	run := str("training", "", "the VmafxModelTraining to run, `NAMESPACE/NAME`")
-	listen := str("listen", fmt.Sprintf(":%d", vmafxv1.TrainerPort), "`address` of /status, /metrics and /healthz")
-	poll := str("poll", "15s", "how often the API server is asked for new samples (a Go `duration`)")
-	outputDir := str("output-dir", vmafxv1.OutputMountPath, "`directory` holding the jobs' file:///output/... outputs (the mounted dataSource.outputClaim)")
-	credentials := str("credentials-dir", "", "`directory` of the object store keys the jobs' outputs are read with (dataSource.credentials)")
-	registryCreds := str("registry-credentials", trainer.RegistryCredentialsFile, "Docker config `file` with the registry's logins (the .dockerconfigjson of spec.registryCredentials); ignored when missing")
-	plainHTTP := str("registry-plain-http", "", "comma-separated OCI `registries` (host:port) reached over plain HTTP")
-	verbosity := fs.Int("v", 0, "log verbosity")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fmt.Fprint(stdout, "Usage of vmafx-worker train:\n")
-			fs.PrintDefaults()
-			return report.ExitOK
-		}
-		fmt.Fprintf(stderr, "vmafx-worker train: %v (see vmafx-worker train -h)\n", err)
-		return report.ExitBadInput
-	}
-	ns, name, ok := strings.Cut(*run, "/")
-	pollEvery, perr := time.ParseDuration(*poll)
-	switch {
-	case !ok || ns == "" || name == "":
-		fmt.Fprintf(stderr, "vmafx-worker train: --training %q is not NAMESPACE/NAME\n", *run)
-		return report.ExitBadInput
-	case perr != nil || pollEvery <= 0:
-		fmt.Fprintf(stderr, "vmafx-worker train: --poll %q is not a positive duration\n", *poll)
-		return report.ExitBadInput
-	}
-	log := newLogger(stderr, *verbosity, false)
+		c.Namespace, c.Name = ns, name
+		return nil
+	})
+	s.Addr(&c.Listen, "listen", envName("listen"), fmt.Sprintf(":%d", vmafxv1.TrainerPort), false, "`address` of /status, /metrics and /healthz")
+	s.Duration(&c.Poll, "poll", envName("poll"), 15*time.Second, "how often the API server is asked for new samples")
+	str(&c.OutputDir, "output-dir", vmafxv1.OutputMountPath, "`directory` holding the jobs' file:///output/... outputs (the mounted dataSource.outputClaim)")
+	str(&c.CredentialsDir, "credentials-dir", "", "`directory` of the object store keys the jobs' outputs are read with (dataSource.credentials)")
+	str(&c.RegistryCredentials, "registry-credentials", trainer.RegistryCredentialsFile, "Docker config `file` with the registry's logins (the .dockerconfigjson of spec.registryCredentials); ignored when missing")
+	s.List(&c.PlainHTTP, "registry-plain-http", envName("registry-plain-http"), "OCI `registries` (host:port) reached over plain HTTP")
+	s.IntP(&f.verbosity, "v", "v", envName("v"), 0, 0, cli.NoMax, "log verbosity")
+	return f
+}
+
+func (w *worker) trainCommand() *cobra.Command {
+	f := newTrainFlags()
+	return w.command(f.set, "train", "run the trainer of a VmafxModelTraining", trainSummary,
+		[]string{"vmafx-worker train --training NAMESPACE/NAME [flags]"},
+		func([]string) int {
+			if err := f.set.Resolve(lookup(w.env)); err != nil {
+				return w.trainUsage(err)
+			}
+			return train(w.ctx, f.c, f.verbosity, w.stderr)
+		},
+		w.trainUsage)
+}
+
+// trainUsage reports a command line the trainer cannot run, and returns the exit code;
+// nothing reads a trainer's termination message, its status says why.
+func (w *worker) trainUsage(err error) int {
+	fmt.Fprintf(w.stderr, "vmafx-worker train: %v (see vmafx-worker train --help)\n", err)
+	return report.ExitBadInput
+}
+
+// train runs the trainer cfg, until ctx ends. A run that cannot train as written keeps
+// serving its Failed status, so that the operator can show why, rather than restarting
+// in a loop.
+func train(ctx context.Context, cfg trainer.Config, verbosity int, stderr io.Writer) int {
+	log := newLogger(stderr, verbosity, false)
 	ctx = klog.NewContext(ctx, log)
 
 	kube, err := kubeClient()
@@ -73,11 +92,7 @@ func train(ctx context.Context, args []string, env func(string) string, stdout, 
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), version.Collector())
-	t, err := trainer.New(trainer.Config{
-		Namespace: ns, Name: name, Listen: *listen, Poll: pollEvery, OutputDir: *outputDir, CredentialsDir: *credentials,
-		RegistryCredentials: *registryCreds,
-		PlainHTTP:           strings.FieldsFunc(*plainHTTP, func(r rune) bool { return r == ',' || r == ' ' }),
-	}, kube, reg)
+	t, err := trainer.New(cfg, kube, reg)
 	if err != nil {
 		log.Error(err, "Cannot start the trainer")
 		return report.ExitBadInput
