@@ -544,3 +544,16 @@ func (w *storeWriter) Close() error {
 	}
 	return nil
 }
+
+// Delete removes the object at u. An object that is already gone is no error, so that a
+// second removal (a retried step) succeeds.
+func (s *Stores) Delete(ctx context.Context, u *url.URL) error {
+	b, key, err := s.bucket(ctx, u)
+	if err != nil {
+		return &Error{Op: "delete", URI: Redact(u), Err: err}
+	}
+	if err := b.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return &Error{Op: "delete", URI: Redact(u), Err: s.storeCause(err)}
+	}
+	return nil
+}

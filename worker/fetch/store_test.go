@@ -99,7 +99,7 @@ func TestS3Config(t *testing.T) {
 }
 
 // The GCS and Azure configurations fail clearly, without quoting the secret,
-// before any connection (no server of theirs runs here).
+// before any connection (no server of theirs runs here), for reads and removals alike.
 func TestStoreConfigurationErrors(t *testing.T) {
 	tests := []struct {
 		uri, want, secret string
@@ -122,6 +122,11 @@ func TestStoreConfigurationErrors(t *testing.T) {
 			_, err = s.Open(context.Background(), u)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || (tc.secret != "" && strings.Contains(err.Error(), tc.secret)) {
 				t.Fatalf("err = %v, want %q without the secret", err, tc.want)
+			}
+			// The merge removes chunk parts through the same configuration.
+			err = s.Delete(context.Background(), u)
+			if err == nil || !strings.HasPrefix(err.Error(), "delete ") || !strings.Contains(err.Error(), tc.want) || (tc.secret != "" && strings.Contains(err.Error(), tc.secret)) {
+				t.Fatalf("Delete: err = %v, want %q without the secret", err, tc.want)
 			}
 		})
 	}

@@ -165,3 +165,27 @@ func TestStore(t *testing.T) {
 		t.Errorf("stored %q", got)
 	}
 }
+
+// Delete removes an object; removing it again, as a retried merge removes its chunk
+// parts, is no error.
+func TestDelete(t *testing.T) {
+	bucket := s3.bucket(t)
+	s3.put(t, bucket, "out/scores.json.chunk-000", []byte("part"))
+	s := stores(t, s3.endpoint(), rootKeys())
+	u := mustParse(t, "s3://"+bucket+"/out/scores.json.chunk-000")
+	for i := range 2 {
+		if err := s.Delete(context.Background(), u); err != nil {
+			t.Fatalf("delete %d: %v", i+1, err)
+		}
+	}
+	if keys := s3.keys(t, bucket, "out/"); len(keys) != 0 {
+		t.Errorf("the bucket still holds %v", keys)
+	}
+	keys := rootKeys()
+	keys[fetch.KeyAWSSecretAccessKey] = secretKey + "-but-wrong"
+	s3.put(t, bucket, "out/kept", []byte("x"))
+	err := stores(t, s3.endpoint(), keys).Delete(context.Background(), mustParse(t, "s3://"+bucket+"/out/kept"))
+	if err == nil || !strings.Contains(err.Error(), "access denied") || strings.Contains(err.Error(), "-but-wrong") {
+		t.Errorf("delete with a wrong key: %v, want access denied without the secret", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 
@@ -185,8 +186,8 @@ func (s *scorer) succeedProbe(frames int) int {
 	return report.ExitOK
 }
 
-// merge joins the chunk parts beside the output into one result, writes the output and
-// removes the parts it could (file:// ones; object storage parts stay, see docs/worker.md).
+// merge joins the chunk parts beside the output into one result, writes the output and,
+// once it is written, removes the parts.
 func (s *scorer) merge(ctx context.Context) (*vmaf.Result, error) {
 	cfg := s.cfg
 	http := cfg.http
@@ -222,14 +223,39 @@ func (s *scorer) merge(ctx context.Context) (*vmaf.Result, error) {
 		return res, nil
 	}
 	s.log.Info("Merged chunks", "output", out.name, "chunks", len(parts), "frames", len(res.Frames))
-	if out.path != "" {
-		for i := range parts {
-			if u, err := fetch.ParseURI(vmafxv1.ChunkPartURI(cfg.output, i)); err == nil {
-				_ = os.Remove(u.Path) // best effort: the output is written
-			}
-		}
-	}
+	s.removeParts(ctx, stores, len(parts))
 	return res, nil
+}
+
+// removeParts removes the chunk parts once the output they were merged into is written,
+// wherever they are: on the file system or in the output's bucket, with the output's
+// credentials. A merge that fails before that, or does not write the output, keeps
+// them, so that its retry (or a person) can merge them again. A part that cannot be
+// removed is logged and left: the score and the output stand.
+func (s *scorer) removeParts(ctx context.Context, stores *fetch.Stores, n int) {
+	removed := 0
+	for i := range n {
+		if ctx.Err() != nil {
+			break // stopped (SIGTERM): report the result rather than remove the rest
+		}
+		uri := vmafxv1.ChunkPartURI(s.cfg.output, i)
+		u, err := fetch.ParseURI(uri)
+		switch {
+		case err != nil:
+		case u.Scheme == "file":
+			if err = os.Remove(u.Path); errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			}
+		default:
+			err = stores.Delete(ctx, u)
+		}
+		if err != nil {
+			s.log.Error(err, "Chunk part not removed; the output is written", "chunk", i)
+			continue
+		}
+		removed++
+	}
+	s.log.Info("Removed chunk parts", "removed", removed, "left", n-removed)
 }
 
 func readPart(ctx context.Context, mux *fetch.Mux, uri string) (*chunkPart, error) {

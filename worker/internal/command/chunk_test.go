@@ -21,6 +21,19 @@ import (
 // the last chunk's log.
 func splitRun(t *testing.T, args []string, parallelism int, output string) (*vmafxv1.WorkerResult, string) {
 	t.Helper()
+	chunks, lastLog := scoreChunks(t, args, parallelism, output, -1)
+	merge := runWorker(t, context.Background(), nil, append(args, "--output", output, "--merge-parts", strconv.Itoa(chunks))...)
+	if merge.code != 0 {
+		t.Fatalf("merge: exit %d, stderr:\n%s", merge.code, merge.stderr)
+	}
+	return merge.result(t), lastLog
+}
+
+// scoreChunks runs the probe and the chunks of a job of the given parallelism, writing
+// the parts beside output, and returns the number of chunks and the last chunk's log.
+// With only >= 0 it runs only that chunk.
+func scoreChunks(t *testing.T, args []string, parallelism int, output string, only int) (int, string) {
+	t.Helper()
 	ctx := context.Background()
 	probe := runWorker(t, ctx, nil, append(args, "--probe")...)
 	if probe.code != 0 {
@@ -30,6 +43,9 @@ func splitRun(t *testing.T, args []string, parallelism int, output string) (*vma
 	plan := vmafxv1.PlanChunks(frames, parallelism)
 	var lastLog string
 	for i, c := range plan {
+		if only >= 0 && i != only {
+			continue
+		}
 		r := runWorker(t, ctx, nil, append(args, "--chunk", strconv.Itoa(c.Start)+":"+strconv.Itoa(c.Count),
 			"--total-frames", strconv.Itoa(frames), "--chunk-part", vmafxv1.ChunkPartURI(output, i))...)
 		if r.code != 0 {
@@ -37,11 +53,7 @@ func splitRun(t *testing.T, args []string, parallelism int, output string) (*vma
 		}
 		lastLog = r.stderr
 	}
-	merge := runWorker(t, ctx, nil, append(args, "--output", output, "--merge-parts", strconv.Itoa(len(plan)))...)
-	if merge.code != 0 {
-		t.Fatalf("merge: exit %d, stderr:\n%s", merge.code, merge.stderr)
-	}
-	return merge.result(t), lastLog
+	return len(plan), lastLog
 }
 
 // fpsLine is the one line of the JSON output that depends on the run's speed.
@@ -150,5 +162,50 @@ func TestMergeMissingPart(t *testing.T) {
 	got := r.result(t)
 	if r.code == 0 || got.Error == nil || !regexp.MustCompile(`^chunk 0: `).MatchString(got.Error.Message) {
 		t.Errorf("exit %d, result %+v; want a failure naming chunk 0", r.code, got.Error)
+	}
+}
+
+// TestFailedMergeKeepsParts: a merge that fails (here on a damaged part) writes no output
+// and removes no part, so that its retry, once the part is written again, merges them
+// all; the merge that succeeds removes them.
+func TestFailedMergeKeepsParts(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	chunks, _ := scoreChunks(t, rawArgs(refClip, distClip), 3, out, -1)
+	parts := func() []string {
+		left, err := filepath.Glob(out + ".chunk-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return left
+	}
+	if got := parts(); len(got) != chunks {
+		t.Fatalf("parts before the merge: %v, want %d", got, chunks)
+	}
+	if err := os.WriteFile(vmafxv1.ChunkPartURI(out, 1), []byte("not a part"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	merge := append(rawArgs(refClip, distClip), "--output", out, "--merge-parts", strconv.Itoa(chunks))
+	r := runWorker(t, context.Background(), nil, merge...)
+	if got := r.result(t); r.code == 0 || got.Error == nil || !strings.HasPrefix(got.Error.Message, "chunk 1: ") {
+		t.Fatalf("merge of a damaged part: exit %d, %+v; want a failure naming chunk 1", r.code, got.Error)
+	}
+	if got := parts(); len(got) != chunks {
+		t.Errorf("the failed merge left %v, want all %d parts", got, chunks)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the failed merge wrote the output (stat: %v)", err)
+	}
+
+	scoreChunks(t, rawArgs(refClip, distClip), 3, out, 1)
+	r = runWorker(t, context.Background(), nil, merge...)
+	if got := r.result(t); r.code != 0 || got.Frames != frames || got.OutputError != "" {
+		t.Fatalf("retried merge: exit %d, %d frames, output error %q, stderr:\n%s", r.code, got.Frames, got.OutputError, r.stderr)
+	}
+	if got := parts(); len(got) != 0 {
+		t.Errorf("the merge that wrote the output left %v", got)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("the output: %v", err)
 	}
 }
