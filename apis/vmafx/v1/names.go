@@ -32,6 +32,9 @@ const (
 	// to. On a VmafxJob it picks the queue of the job's worker Pods; the operator's
 	// VMAFX_OPERATOR_KUEUE_QUEUE_NAME is the default.
 	LabelKueueQueueName = "kueue.x-k8s.io/queue-name"
+	// KueueAdmissionGate is the scheduling gate Kueue's Pod webhook puts on a Pod of a
+	// LocalQueue and lifts when it admits the Pod to its ClusterQueue's quota.
+	KueueAdmissionGate = "kueue.x-k8s.io/admission"
 
 	// AnnotationBackend on a worker Pod is the backend its job asked for; the scheduler
 	// plugin reads it to match GPU vendors.

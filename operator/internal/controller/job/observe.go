@@ -209,8 +209,22 @@ func failureReason(pod *corev1.Pod, term *corev1.ContainerStateTerminated) (stri
 }
 
 // scheduling explains a Pending Pod from its PodScheduled condition, so a job that
-// cannot be placed carries the scheduler's own words.
+// cannot be placed carries the scheduler's own words. A Pod with scheduling gates is
+// queued (by Kueue, whose gate it names): the API server marks it SchedulingGated when it
+// is created, and the mark stays after the gates are lifted until the scheduler has looked
+// at the Pod, so the gates themselves tell whether it still waits for them.
 func scheduling(pod *corev1.Pod) (string, string) {
+	if gates := pod.Spec.SchedulingGates; len(gates) > 0 {
+		if slices.ContainsFunc(gates, func(g corev1.PodSchedulingGate) bool { return g.Name == vmafxv1.KueueAdmissionGate }) {
+			return corev1.PodReasonSchedulingGated, fmt.Sprintf("worker Pod %s is queued in Kueue's LocalQueue %s: Kueue lifts its scheduling gate %s when the ClusterQueue has quota for it",
+				pod.Name, pod.Labels[vmafxv1.LabelKueueQueueName], vmafxv1.KueueAdmissionGate)
+		}
+		names := make([]string, len(gates))
+		for i, g := range gates {
+			names[i] = g.Name
+		}
+		return corev1.PodReasonSchedulingGated, oneLine(fmt.Sprintf("worker Pod %s is queued until its scheduling gates are lifted: %s", pod.Name, strings.Join(names, ", ")))
+	}
 	for _, c := range pod.Status.Conditions {
 		if c.Type != corev1.PodScheduled {
 			continue
@@ -218,11 +232,10 @@ func scheduling(pod *corev1.Pod) (string, string) {
 		if c.Status == corev1.ConditionTrue {
 			return ReasonScheduled, fmt.Sprintf("worker Pod %s is bound to node %s", pod.Name, pod.Spec.NodeName)
 		}
-		reason := c.Reason
-		if reason == "" {
-			reason = ReasonWaitingForScheduler
+		if c.Reason == "" || c.Reason == corev1.PodReasonSchedulingGated {
+			break // the gates are lifted: the scheduler has not looked yet
 		}
-		return reason, oneLine(c.Message)
+		return c.Reason, oneLine(c.Message)
 	}
 	if pod.Spec.NodeName != "" {
 		return ReasonScheduled, fmt.Sprintf("worker Pod %s is bound to node %s", pod.Name, pod.Spec.NodeName)
