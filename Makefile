@@ -78,8 +78,8 @@ deps: ## Install the Debian packages the tests and images need (ffmpeg, Vulkan l
 	@hack/install-deps.sh
 
 .PHONY: test
-test: deps test-bins versitygw registry helm ## Unit and integration tests (builds kube-apiserver, etcd, versitygw, the registry and helm on first use).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_REGISTRY=$(REGISTRY_BIN) VMAFX_HELM=$(HELM) VMAFX_REQUIRE_INTEGRATION=1 VMAFX_REQUIRE_FFMPEG=1 VMAFX_REQUIRE_VULKAN=1 \
+test: deps test-bins versitygw registry helm kueue ## Unit and integration tests (builds kube-apiserver, etcd, versitygw, the registry, helm and kueue on first use).
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_REGISTRY=$(REGISTRY_BIN) VMAFX_HELM=$(HELM) VMAFX_KUEUE=$(KUEUE) VMAFX_REQUIRE_INTEGRATION=1 VMAFX_REQUIRE_FFMPEG=1 VMAFX_REQUIRE_VULKAN=1 \
 	  $(GO) test -count=1 $(GO_PACKAGES)
 
 .PHONY: test-unit
@@ -119,6 +119,21 @@ $(VERSITYGW):
 	@mkdir -p $(@D)
 	@echo "building versitygw $(VERSITYGW_VERSION) from module sources (about 4 minutes the first time)"
 	cd hack/tools/versitygw && CGO_ENABLED=0 $(GO) build -trimpath -o $@ github.com/versity/versitygw/cmd/versitygw
+
+# Kueue's manager, the real Kueue of the fair-sharing test (test/integration/kueue): built
+# from module sources like versitygw and cached by version. The test reads Kueue's CRDs and
+# webhook manifests from the same module (`go list -m` in hack/tools/kueue).
+KUEUE_VERSION := $(call module_version,sigs.k8s.io/kueue,hack/tools/kueue/go.mod)
+KUEUE         := $(TOOLS_BIN)/kueue-$(KUEUE_VERSION)
+
+.PHONY: kueue
+kueue: $(KUEUE) ## Build Kueue's manager from module sources, cached by version.
+	@echo "VMAFX_KUEUE=$(KUEUE)"
+
+$(KUEUE):
+	@mkdir -p $(@D) && echo "building kueue $(KUEUE_VERSION) from module sources (about 10 minutes the first time)"
+	cd hack/tools/kueue && CGO_ENABLED=0 $(GO) build -trimpath -o $@ \
+	  -ldflags "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$(KUEUE_VERSION)" sigs.k8s.io/kueue/cmd/kueue
 
 # The Prometheus Pushgateway that the chart's batch Jobs push their result metrics to:
 # built from module sources like versitygw and cached by version; the e2e packs it into
