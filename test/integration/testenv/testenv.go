@@ -65,10 +65,16 @@ func RepoRoot() string {
 // KUBEBUILDER_ASSETS the tests are skipped with a message, unless VMAFX_REQUIRE_INTEGRATION
 // is set (as `make test` does), in which case the package fails.
 func Run(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(run(m, nil))
 }
 
-func run(m *testing.M) int {
+// RunWith is Run with configure applied to the environment before it starts: more CRDs,
+// webhooks of a third-party server the package runs, more API server flags.
+func RunWith(m *testing.M, configure func(*envtest.Environment)) {
+	os.Exit(run(m, configure))
+}
+
+func run(m *testing.M, configure func(*envtest.Environment)) int {
 	// Controllers and clients in the test process log through these; go test shows the
 	// lines only for a failing package (or with -v).
 	logger := zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true))
@@ -94,6 +100,9 @@ func run(m *testing.M) int {
 	// permission checks RBAC alone does not show: setting blockOwnerDeletion on an owner
 	// reference needs the right to update the owner's finalizers.
 	env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
+	if configure != nil {
+		configure(env)
+	}
 	var err error
 	cfg, err = env.Start()
 	if err != nil {
