@@ -85,6 +85,7 @@ type admState struct {
 	rfactor      [4][3]float32
 	numLimit     float64
 	cmRow        admCMRow
+	decRow       admDecoupleRows
 	k            *kernels
 }
 
@@ -110,6 +111,7 @@ func newADMState(w, h int, egl float64) *admState {
 	s.csfAh, s.csfAv, s.csfAd = mk(), mk(), mk()
 	s.csfFh, s.csfFv, s.csfFd = mk(), mk(), mk()
 	s.tmpLo, s.tmpHi = make([]int32, w), make([]int32, w)
+	s.decRow.angle = make([]int32, bw)
 	for k := range 4 {
 		s.indY[k] = make([]int, bh)
 		s.indX[k] = make([]int, bw)

@@ -51,24 +51,52 @@ func admScoreRegion(w, h int) (top, bottom, left, right int) {
 // (adm_decouple / adm_decouple_s123). narrow selects scale 0's int16 storage.
 func (s *admState) decouple(w, h int, narrow bool) {
 	top, bottom, left, right := admDecoupleRegion(w, h)
-	cos1 := float64(admCos1DegSq)
-	egl := s.egl
-	for i := top; i < bottom; i++ {
-		row := i * s.stride
-		for j := left; j < right; j++ {
-			x := row + j
-			oh, ov, od := s.ref.h[x], s.ref.v[x], s.ref.d[x]
-			th, tv, td := s.dis.h[x], s.dis.v[x], s.dis.d[x]
-			otDp := int64(oh)*int64(th) + int64(ov)*int64(tv)
-			oMag := int64(oh)*int64(oh) + int64(ov)*int64(ov)
-			tMag := int64(th)*int64(th) + int64(tv)*int64(tv)
-			dp := float64(float32(otDp)) / 4096.0
-			angle := dp >= 0 && dp*dp >= cos1*(float64(float32(oMag))/4096.0)*(float64(float32(tMag))/4096.0)
-			s.rh[x], s.ah[x] = admDecoupleOne(oh, th, angle, egl, narrow)
-			s.rv[x], s.av[x] = admDecoupleOne(ov, tv, angle, egl, narrow)
-			s.rd[x], s.ad[x] = admDecoupleOne(od, td, angle, egl, narrow)
-		}
+	if right <= left {
+		return
 	}
+	// In the state: a local would escape through the kernel's function
+	// value.
+	d := &s.decRow
+	for i := top; i < bottom; i++ {
+		lo, hi := i*s.stride+left, i*s.stride+right
+		d.o = [3][]int32{s.ref.h[lo:hi], s.ref.v[lo:hi], s.ref.d[lo:hi]}
+		d.t = [3][]int32{s.dis.h[lo:hi], s.dis.v[lo:hi], s.dis.d[lo:hi]}
+		d.r = [3][]int32{s.rh[lo:hi], s.rv[lo:hi], s.rd[lo:hi]}
+		d.a = [3][]int32{s.ah[lo:hi], s.av[lo:hi], s.ad[lo:hi]}
+		s.k.admDecouple(d, s.egl, narrow)
+	}
+}
+
+// admDecoupleRows is one row segment of the decoupling: the reference (o)
+// and distorted (t) bands h, v, d, the restored (r) and additive (a)
+// outputs, and the vector kernels' scratch for the angle test.
+type admDecoupleRows struct {
+	o, t, r, a [3][]int32
+	angle      []int32
+}
+
+// admDecoupleRow decouples columns [j0, j1) of a row segment.
+func admDecoupleRow(d *admDecoupleRows, j0, j1 int, egl float64, narrow bool) {
+	for j := j0; j < j1; j++ {
+		oh, ov, od := d.o[0][j], d.o[1][j], d.o[2][j]
+		th, tv, td := d.t[0][j], d.t[1][j], d.t[2][j]
+		angle := admAngle(oh, ov, th, tv, float64(admCos1DegSq))
+		d.r[0][j], d.a[0][j] = admDecoupleOne(oh, th, angle, egl, narrow)
+		d.r[1][j], d.a[1][j] = admDecoupleOne(ov, tv, angle, egl, narrow)
+		d.r[2][j], d.a[2][j] = admDecoupleOne(od, td, angle, egl, narrow)
+	}
+}
+
+// admAngle is the decoupling's test that the reference and distorted
+// (h, v) vectors point the same way within 1°, on their int64 products
+// rounded to float32 as libvmaf does; cos1 is cos(1°)², a parameter for
+// the tests.
+func admAngle(oh, ov, th, tv int32, cos1 float64) bool {
+	otDp := int64(oh)*int64(th) + int64(ov)*int64(tv)
+	oMag := int64(oh)*int64(oh) + int64(ov)*int64(ov)
+	tMag := int64(th)*int64(th) + int64(tv)*int64(tv)
+	dp := float64(float32(otDp)) / 4096.0
+	return dp >= 0 && dp*dp >= cos1*(float64(float32(oMag))/4096.0)*(float64(float32(tMag))/4096.0)
 }
 
 // admDecoupleOne decouples one coefficient pair: k = clamp(t/o, 0, 1) in

@@ -28,6 +28,8 @@ type kernels struct {
 	admCM0Row func(r *admCMRow, up, i, down int) (inH, inV, inD int64)
 	// admCSF0 is scale 0's CSF of one band's row segment (csf0).
 	admCSF0 func(src, dstA, dstF []int32, irf, add int32, shift uint)
+	// admDecouple decouples one row segment of the bands (decouple).
+	admDecouple func(d *admDecoupleRows, egl float64, narrow bool)
 }
 
 // motionRows is the vector motion kernel's scratch: the difference rows of
@@ -66,6 +68,9 @@ var genericKernels = kernels{
 		return admCM0Row(r, up, i, down, r.left, r.right)
 	},
 	admCSF0: admCSF0Row,
+	admDecouple: func(d *admDecoupleRows, egl float64, narrow bool) {
+		admDecoupleRow(d, 0, len(d.o[0]), egl, narrow)
+	},
 }
 
 // kernelsFor returns the kernel set of a resolved path.

@@ -4,18 +4,19 @@ package vmaf
 // the largest multiple of 4 pixels of a row; the scalar code does the rest.
 
 var avx2Kernels = kernels{
-	cpu:        CPUAVX2,
-	vifTapInit: vifTapInitAVX2,
-	vifTapPair: vifTapPairAVX2,
-	vifRow:     vifRowAVX2,
-	vifRound:   vifRoundAVX2,
-	vifSubInit: vifSubInitAVX2,
-	vifSubPair: vifSubPairAVX2,
-	motionSAD:  motionSADAVX2,
-	admDWT0V:   dwt0VAVX2,
-	admDWT0H:   dwt0HAVX2,
-	admCM0Row:  admCM0RowAVX2,
-	admCSF0:    admCSF0AVX2Row,
+	cpu:         CPUAVX2,
+	vifTapInit:  vifTapInitAVX2,
+	vifTapPair:  vifTapPairAVX2,
+	vifRow:      vifRowAVX2,
+	vifRound:    vifRoundAVX2,
+	vifSubInit:  vifSubInitAVX2,
+	vifSubPair:  vifSubPairAVX2,
+	motionSAD:   motionSADAVX2,
+	admDWT0V:    dwt0VAVX2,
+	admDWT0H:    dwt0HAVX2,
+	admCM0Row:   admCM0RowAVX2,
+	admCSF0:     admCSF0AVX2Row,
+	admDecouple: admDecoupleAVX2Row,
 }
 
 // avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the
@@ -314,4 +315,28 @@ func admCSF0AVX2Row(src, dstA, dstF []int32, irf, add int32, shift uint) {
 		admCSF0AVX2(&src[0], &dstA[0], &dstF[0], uint64(uint32(irf)), uint64(uint32(add)), uint64(shift), n)
 	}
 	admCSF0Row(src[n:], dstA[n:], dstF[n:], irf, add, shift)
+}
+
+// admDecoupleAVX2Row is admDecoupleRow over a whole row segment, 4
+// coefficients a step: the angle test into d.angle, then each band. Scale 0
+// (narrow) has int16 coefficients, whose products the angle kernel
+// converts the short way, and narrows its results to int16.
+func admDecoupleAVX2Row(d *admDecoupleRows, egl float64, narrow bool) {
+	w := len(d.o[0])
+	n := vecLen(w)
+	if n > 0 {
+		for b := range 3 {
+			_, _, _, _ = d.o[b][n-1], d.t[b][n-1], d.r[b][n-1], d.a[b][n-1]
+		}
+		_ = d.angle[n-1]
+		wide, keep := uint64(1), uint64(0)
+		if narrow {
+			wide, keep = 0, 16
+		}
+		admAngleAVX2(&d.o[0][0], &d.o[1][0], &d.t[0][0], &d.t[1][0], &d.angle[0], float64(admCos1DegSq), wide, n)
+		for b := range 3 {
+			admDecoupleAVX2(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, keep, n)
+		}
+	}
+	admDecoupleRow(d, n, w, egl, narrow)
 }

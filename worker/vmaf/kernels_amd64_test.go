@@ -400,3 +400,171 @@ func FuzzADMCSF0(f *testing.F) {
 		}
 	})
 }
+
+// admDecoupleCase makes a row segment of w coefficients per band: int16
+// ones for narrow (scale 0), any int32 otherwise, with the distorted bands
+// often a scaled copy of the reference (so that the angle test and the gain
+// limit run) and extremes mixed in.
+func admDecoupleCase(rng *rand.Rand, w int, narrow bool) *admDecoupleRows {
+	extremes := []int32{0, 1, -1, 32767, -32768, 16384, -16385}
+	if !narrow {
+		extremes = append(extremes, math.MaxInt32, math.MinInt32, 1<<26+1, -(1<<27)-3, 32768, 65535, -65537)
+	}
+	coef := func() int32 {
+		switch rng.IntN(6) {
+		case 0:
+			return extremes[rng.IntN(len(extremes))]
+		case 1:
+			return int32(rng.IntN(65)) - 32
+		}
+		v := int32(rng.Uint32()) >> rng.IntN(32)
+		if narrow {
+			v = int32(int16(v))
+		}
+		return v
+	}
+	d := &admDecoupleRows{angle: make([]int32, w)}
+	for b := range 3 {
+		d.o[b], d.t[b] = make([]int32, w), make([]int32, w)
+		d.r[b], d.a[b] = make([]int32, w), make([]int32, w)
+	}
+	for j := range w {
+		gain := []float64{1, 0.5, 1.5, -0.7, 3, 0.999}[rng.IntN(6)]
+		scaled := rng.IntN(2) == 0
+		for b := range 3 {
+			o := coef()
+			t := coef()
+			if scaled {
+				v := float64(o)*gain + float64(rng.IntN(5)-2)
+				if narrow {
+					v = min(max(v, math.MinInt16), math.MaxInt16)
+				} else {
+					v = min(max(v, math.MinInt32), math.MaxInt32)
+				}
+				t = int32(v)
+			}
+			d.o[b][j], d.t[b][j] = o, t
+		}
+	}
+	return d
+}
+
+// checkADMDecouple compares the vector decoupling of a row segment with the
+// scalar one, and the vector angle test with admAngle.
+func checkADMDecouple(t *testing.T, rng *rand.Rand, w int, narrow bool, egl float64) {
+	t.Helper()
+	want := admDecoupleCase(rng, w, narrow)
+	got := &admDecoupleRows{o: want.o, t: want.t, angle: make([]int32, w)}
+	for b := range 3 {
+		got.r[b], got.a[b] = make([]int32, w), make([]int32, w)
+	}
+	admDecoupleRow(want, 0, w, egl, narrow)
+	admDecoupleAVX2Row(got, egl, narrow)
+	for j := range vecLen(w) {
+		wantAngle := admAngle(want.o[0][j], want.o[1][j], want.t[0][j], want.t[1][j], float64(admCos1DegSq))
+		if (got.angle[j] != 0) != wantAngle || (got.angle[j] != 0 && got.angle[j] != -1) {
+			t.Fatalf("admAngleAVX2(w=%d, narrow=%v) pixel %d (o %d %d, t %d %d) = %d, want %v",
+				w, narrow, j, want.o[0][j], want.o[1][j], want.t[0][j], want.t[1][j], got.angle[j], wantAngle)
+		}
+	}
+	for b := range 3 {
+		for j := range w {
+			if got.r[b][j] != want.r[b][j] || got.a[b][j] != want.a[b][j] {
+				t.Fatalf("admDecoupleAVX2(w=%d, narrow=%v, egl=%v) band %d pixel %d (o %d, t %d): r %d a %d, want r %d a %d",
+					w, narrow, egl, b, j, want.o[b][j], want.t[b][j], got.r[b][j], got.a[b][j], want.r[b][j], want.a[b][j])
+			}
+		}
+	}
+}
+
+// TestADMDecoupleAVX2 runs the decoupling kernels on rows 1 to 8
+// coefficients past a vector multiple, at scale 0 (int16) and scales 1 to 3
+// (int32), with the default gain limit and none.
+func TestADMDecoupleAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(10, 11))
+	for _, narrow := range []bool{true, false} {
+		for _, egl := range []float64{defaultEnhnGainLimit, 1} {
+			for extra := 1; extra <= 8; extra++ {
+				for range 20 {
+					checkADMDecouple(t, rng, 64+extra, narrow, egl)
+				}
+			}
+		}
+	}
+}
+
+// FuzzADMDecouple is TestADMDecoupleAVX2 on fuzzed seeds and widths.
+func FuzzADMDecouple(f *testing.F) {
+	f.Add(uint64(1), uint8(0), false, false)
+	f.Add(uint64(2), uint8(200), true, true)
+	f.Fuzz(func(t *testing.T, seed uint64, n uint8, narrow, egl1 bool) {
+		needAVX2(t)
+		egl := defaultEnhnGainLimit
+		if egl1 {
+			egl = 1
+		}
+		checkADMDecouple(t, rand.New(rand.NewPCG(seed, 12)), rowLen(n), narrow, egl)
+	})
+}
+
+// TestADMAngleRounding checks the angle kernels' rounding of the int64
+// products to float32 where it is hard: ties, and values whose bits beyond
+// a double's 53 decide the rounding (a conversion through double alone
+// rounds twice and goes the wrong way). cos1 is set per case so that the
+// test's boundary lies between the two float32 candidates of the dot
+// product: a wrong rounding flips the result.
+func TestADMAngleRounding(t *testing.T) {
+	needAVX2(t)
+	type vec struct{ oh, ov, th, tv int32 }
+	wide := []vec{
+		{1 << 30, 1, 1<<24 + 1, 1},  // 2^54 + 2^30 + 1: above the tie by a bit below double's
+		{1 << 30, 0, 1<<24 + 1, 0},  // 2^54 + 2^30: a tie, to even (down)
+		{1 << 30, 1, 1<<24 + 3, 1},  // above the tie, odd
+		{1 << 30, 0, 1<<24 + 3, 0},  // a tie, to even (up)
+		{1 << 30, 1, 1<<24 + 1, -1}, // below the tie
+		{math.MaxInt32, 3, math.MaxInt32, 5},
+		{1<<31 - 1<<7, 1, 1<<31 - 1<<6, 1},
+	}
+	narrow := []vec{
+		{16384, 16, 16384, 1}, // 2^28 + 2^4: a tie, to even (down)
+		{16384, 16, 16384, 3}, // 2^28 + 48: a tie, to even (up)
+		{16384, 17, 16384, 1}, // above the tie
+		{16384, 15, 16384, 1}, // below the tie
+		{32767, -32768, 32767, -32768},
+		{-32768, -32768, -32768, -32768}, // 2^31 in every product
+	}
+	check := func(cases []vec, isWide bool) {
+		for _, c := range cases {
+			x := int64(c.oh)*int64(c.th) + int64(c.ov)*int64(c.tv)
+			y := int64(c.oh)*int64(c.oh) + int64(c.ov)*int64(c.ov)
+			z := int64(c.th)*int64(c.th) + int64(c.tv)*int64(c.tv)
+			f := float32(x)
+			// The other candidate: the float32 neighbour on x's side.
+			other := math.Nextafter32(f, float32(math.Inf(1)))
+			if float64(f) > float64(x) {
+				other = math.Nextafter32(f, float32(math.Inf(-1)))
+			}
+			mid := (float64(f) + float64(other)) / 2 / 4096
+			yz := float64(float32(y)) / 4096 * (float64(float32(z)) / 4096)
+			for _, cos1 := range []float64{mid * mid / yz, float64(admCos1DegSq)} {
+				row := func(v int32) []int32 { return []int32{v, v, v, v} }
+				angle := make([]int32, 4)
+				wideArg := uint64(0)
+				if isWide {
+					wideArg = 1
+				}
+				admAngleAVX2(&row(c.oh)[0], &row(c.ov)[0], &row(c.th)[0], &row(c.tv)[0], &angle[0], cos1, wideArg, 4)
+				want := admAngle(c.oh, c.ov, c.th, c.tv, cos1)
+				for _, a := range angle {
+					if (a != 0) != want {
+						t.Errorf("angle kernel (wide=%v) on %+v, cos1 %v: %d, want %v", isWide, c, cos1, a, want)
+					}
+				}
+			}
+		}
+	}
+	check(wide, true)
+	check(narrow, false)
+	check(narrow, true)
+}

@@ -88,3 +88,13 @@ func vifRoundWideAVX2(accP *uint64, accQ *uint64, accY *uint64, accX *uint64, mu
 //
 //go:noescape
 func admCSF0AVX2(src *int32, dstA *int32, dstF *int32, irf uint64, add uint64, shift uint64, n int)
+
+// admAngleAVX2 sets angle[i] to -1 where the decoupling's angle test holds, else 0, for i < n (a multiple of 4).
+//
+//go:noescape
+func admAngleAVX2(oh *int32, ov *int32, th *int32, tv *int32, angle *int32, cos1 float64, wide uint64, n int)
+
+// admDecoupleAVX2 decouples n coefficients (a multiple of 4) of one band into r and a; tab is the reciprocal table at its entry 0.
+//
+//go:noescape
+func admDecoupleAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, keep uint64, n int)

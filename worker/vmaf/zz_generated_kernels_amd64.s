@@ -1057,3 +1057,236 @@ GLOBL csfc4369<>(SB), RODATA|NOPTR, $4
 
 DATA csfc2048<>+0(SB)/4, $0x00000800
 GLOBL csfc2048<>(SB), RODATA|NOPTR, $4
+
+// func admAngleAVX2(oh *int32, ov *int32, th *int32, tv *int32, angle *int32, cos1 float64, wide uint64, n int)
+// Requires: AVX, AVX2
+TEXT ·admAngleAVX2(SB), NOSPLIT, $96-64
+	MOVQ         oh+0(FP), AX
+	MOVQ         ov+8(FP), CX
+	MOVQ         th+16(FP), DX
+	MOVQ         tv+24(FP), BX
+	MOVQ         angle+32(FP), SI
+	VBROADCASTSD cos1+40(FP), Y0
+	MOVQ         wide+48(FP), DI
+	MOVQ         n+56(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ      R9, R8
+	JAE       done
+	VPMOVSXDQ (AX)(R9*4), Y1
+	VPMOVSXDQ (CX)(R9*4), Y2
+	VPMOVSXDQ (DX)(R9*4), Y3
+	VPMOVSXDQ (BX)(R9*4), Y4
+	VPMULDQ   Y1, Y3, Y5
+	VPMULDQ   Y2, Y4, Y6
+	VPADDQ    Y6, Y5, Y5
+	VMOVDQU   Y5, (SP)
+	VPMULDQ   Y1, Y1, Y1
+	VPMULDQ   Y2, Y2, Y2
+	VPADDQ    Y2, Y1, Y1
+	VMOVDQU   Y1, 32(SP)
+	VPMULDQ   Y3, Y3, Y1
+	VPMULDQ   Y4, Y4, Y2
+	VPADDQ    Y2, Y1, Y1
+	VMOVDQU   Y1, 64(SP)
+	XORQ      R10, R10
+
+convert:
+	VMOVDQU      (SP)(R10*1), Y1
+	CMPQ         DI, $0x00
+	JE           f32narrow
+	VPXOR        Y3, Y3, Y3
+	VPCMPGTQ     Y1, Y3, Y2
+	VPXOR        Y2, Y1, Y1
+	VPSUBQ       Y2, Y1, Y1
+	VPSRLQ       $0x35, Y1, Y4
+	VPCMPEQQ     Y3, Y4, Y4
+	VPBROADCASTQ decc7ff<>+0(SB), Y6
+	VPAND        Y1, Y6, Y5
+	VPCMPEQQ     Y3, Y5, Y5
+	VPANDN       Y1, Y6, Y3
+	VPBROADCASTQ decc800<>+0(SB), Y6
+	VPANDN       Y6, Y5, Y5
+	VPOR         Y5, Y3, Y3
+	VBLENDVPD    Y4, Y1, Y3, Y1
+	VPSRLQ       $0x20, Y1, Y3
+	VPBROADCASTQ decm84<>+0(SB), Y4
+	VPOR         Y4, Y3, Y3
+	VPBROADCASTQ decm52<>+0(SB), Y4
+	VPBLENDD     $0xaa, Y4, Y1, Y1
+	VPBROADCASTQ decm8452<>+0(SB), Y4
+	VSUBPD       Y4, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPD2PSY   Y1, X1
+	VCVTPS2PD    X1, Y1
+	VPSLLQ       $0x3f, Y2, Y2
+	VXORPD       Y2, Y1, Y1
+	JMP          f32join
+
+f32narrow:
+	VPBROADCASTQ decmagic<>+0(SB), Y2
+	VPADDQ       Y2, Y1, Y1
+	VSUBPD       Y2, Y1, Y1
+	VCVTPD2PSY   Y1, X1
+	VCVTPS2PD    X1, Y1
+
+f32join:
+	VPBROADCASTQ decinv4096<>+0(SB), Y2
+	VMULPD       Y2, Y1, Y1
+	VMOVDQU      Y1, (SP)(R10*1)
+	ADDQ         $0x20, R10
+	CMPQ         R10, $0x60
+	JB           convert
+	VMOVUPD      (SP), Y1
+	VMOVUPD      32(SP), Y2
+	VMOVUPD      64(SP), Y3
+	VMULPD       Y1, Y1, Y4
+	VMULPD       Y2, Y0, Y2
+	VMULPD       Y3, Y2, Y2
+	VCMPPD       $0x0d, Y2, Y4, Y4
+	VXORPD       Y2, Y2, Y2
+	VCMPPD       $0x0d, Y2, Y1, Y1
+	VANDPD       Y1, Y4, Y4
+	VPSHUFD      $0x08, Y4, Y4
+	VPERMQ       $0x08, Y4, Y4
+	VMOVDQU      X4, (SI)(R9*4)
+	ADDQ         $0x04, R9
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA decc7ff<>+0(SB)/8, $0x00000000000007ff
+GLOBL decc7ff<>(SB), RODATA|NOPTR, $8
+
+DATA decc800<>+0(SB)/8, $0x0000000000000800
+GLOBL decc800<>(SB), RODATA|NOPTR, $8
+
+DATA decm84<>+0(SB)/8, $0x4530000000000000
+GLOBL decm84<>(SB), RODATA|NOPTR, $8
+
+DATA decm52<>+0(SB)/8, $0x4330000000000000
+GLOBL decm52<>(SB), RODATA|NOPTR, $8
+
+DATA decm8452<>+0(SB)/8, $0x4530000000100000
+GLOBL decm8452<>(SB), RODATA|NOPTR, $8
+
+DATA decmagic<>+0(SB)/8, $0x4338000000000000
+GLOBL decmagic<>(SB), RODATA|NOPTR, $8
+
+DATA decinv4096<>+0(SB)/8, $0x3f30000000000000
+GLOBL decinv4096<>(SB), RODATA|NOPTR, $8
+
+// func admDecoupleAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, keep uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·admDecoupleAVX2(SB), NOSPLIT, $0-72
+	MOVQ         o+0(FP), AX
+	MOVQ         t+8(FP), CX
+	MOVQ         angle+16(FP), DX
+	MOVQ         r+24(FP), BX
+	MOVQ         a+32(FP), SI
+	MOVQ         tab+40(FP), DI
+	VBROADCASTSD egl+48(FP), Y0
+	MOVQ         keep+56(FP), X1
+	MOVQ         n+64(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ         R9, R8
+	JAE          done
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      (AX)(R9*4), X3
+	VMOVDQU      (CX)(R9*4), X4
+	VPABSD       X3, X5
+	VCVTDQ2PD    X3, Y6
+	VPSRLQ       $0x34, Y6, Y6
+	VPSHUFD      $0x08, Y6, Y6
+	VPERMQ       $0x08, Y6, Y6
+	VPBROADCASTD decc7ffd<>+0(SB), Y7
+	VPAND        X7, X6, X6
+	VPBROADCASTD decc1037<>+0(SB), Y7
+	VPSUBD       X7, X6, X6
+	VPMAXSD      X2, X6, X6
+	VPBROADCASTD decc1d<>+0(SB), Y7
+	VPSLLVD      X6, X7, X7
+	VPSRLD       $0x01, X7, X7
+	VPADDD       X5, X7, X7
+	VPSRLVD      X6, X7, X7
+	VPCMPEQD     X8, X8, X8
+	VPXOR        X5, X5, X5
+	VPGATHERDD   X8, (DI)(X7*4), X5
+	VPMOVZXDQ    X5, Y5
+	VPMOVSXDQ    X4, Y7
+	VPMULDQ      Y7, Y5, Y5
+	VPSRAD       $0x1f, X3, X7
+	VPMOVSXDQ    X7, Y7
+	VPXOR        Y7, Y5, Y5
+	VPSUBQ       Y7, Y5, Y5
+	VPMOVZXDQ    X6, Y6
+	VPBROADCASTQ decc2p14<>+0(SB), Y7
+	VPSLLVQ      Y6, Y7, Y7
+	VPADDQ       Y7, Y5, Y5
+	VPCMPGTQ     Y5, Y2, Y8
+	VPBROADCASTQ decc15<>+0(SB), Y7
+	VPADDQ       Y7, Y6, Y6
+	VPSRLVQ      Y6, Y5, Y5
+	VPBROADCASTQ decc32768<>+0(SB), Y6
+	VPCMPGTQ     Y6, Y5, Y7
+	VBLENDVPD    Y7, Y6, Y5, Y5
+	VPANDN       Y5, Y8, Y5
+	VPMOVSXDQ    X3, Y3
+	VPMULDQ      Y3, Y5, Y6
+	VPBROADCASTQ decc2p14<>+0(SB), Y7
+	VPADDQ       Y7, Y6, Y6
+	VPSRLQ       $0x0f, Y6, Y6
+	VPSHUFD      $0x08, Y6, Y6
+	VPERMQ       $0x08, Y6, Y6
+	VPSLLD       X1, X6, X6
+	VPSRAD       X1, X6, X6
+	VPCMPGTQ     Y2, Y5, Y2
+	VPSHUFD      $0x08, Y2, Y2
+	VPERMQ       $0x08, Y2, Y2
+	VPAND        (DX)(R9*4), X2, X2
+	VCVTDQ2PD    X6, Y5
+	VMULPD       Y0, Y5, Y5
+	VCVTDQ2PD    X4, Y7
+	VCMPPD       $0x01, Y7, Y5, Y9
+	VBLENDVPD    Y9, Y5, Y7, Y8
+	VCMPPD       $0x0e, Y7, Y5, Y9
+	VBLENDVPD    Y9, Y5, Y7, Y9
+	VBLENDVPD    Y3, Y9, Y8, Y8
+	VCVTTPD2DQY  Y8, X3
+	VPSLLD       X1, X3, X3
+	VPSRAD       X1, X3, X3
+	VPBLENDVB    X2, X3, X6, X6
+	VMOVDQU      X6, (BX)(R9*4)
+	VPSUBD       X6, X4, X4
+	VPSLLD       X1, X4, X4
+	VPSRAD       X1, X4, X4
+	VMOVDQU      X4, (SI)(R9*4)
+	ADDQ         $0x04, R9
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA decc7ffd<>+0(SB)/4, $0x000007ff
+GLOBL decc7ffd<>(SB), RODATA|NOPTR, $4
+
+DATA decc1037<>+0(SB)/4, $0x0000040d
+GLOBL decc1037<>(SB), RODATA|NOPTR, $4
+
+DATA decc1d<>+0(SB)/4, $0x00000001
+GLOBL decc1d<>(SB), RODATA|NOPTR, $4
+
+DATA decc2p14<>+0(SB)/8, $0x0000000000004000
+GLOBL decc2p14<>(SB), RODATA|NOPTR, $8
+
+DATA decc15<>+0(SB)/8, $0x000000000000000f
+GLOBL decc15<>(SB), RODATA|NOPTR, $8
+
+DATA decc32768<>+0(SB)/8, $0x0000000000008000
+GLOBL decc32768<>(SB), RODATA|NOPTR, $8

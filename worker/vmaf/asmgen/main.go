@@ -41,6 +41,8 @@ func main() {
 	vifRound("vifRoundPackedAVX2", true)
 	vifRound("vifRoundWideAVX2", false)
 	admCSF0()
+	admAngle()
+	admDecouple()
 	Generate()
 }
 
@@ -620,7 +622,7 @@ func dwordTable(name string, v []int32) Mem {
 }
 
 // narrow16 is int32(int16(x)) in every dword.
-func narrow16(x VecVirtual) {
+func narrow16(x Op) {
 	VPSLLD(Imm(16), x, x)
 	VPSRAD(Imm(16), x, x)
 }
@@ -916,4 +918,271 @@ func admCSF0() {
 		narrow16(f)
 		VMOVDQU(f, Mem{Base: dstF, Index: i, Scale: 4})
 	}, func() {})
+}
+
+// pack32 moves the low dwords of a YMM's four 64-bit lanes into its XMM.
+func pack32(y VecVirtual) Register {
+	VPSHUFD(Imm(0x08), y, y)
+	VPERMQ(Imm(0x08), y, y)
+	return y.AsX()
+}
+
+// int64ToFloat32 sets x's four int64 lanes to float64(float32(x)), the
+// rounding Go's float32(int64) does (CVTSQ2SS, round to nearest even). A
+// value of at most 51 bits converts to double exactly (the 1.5*2^52 magic
+// number), so the one rounding is the double's to float32. Where the
+// register wide is not zero, any int64 does: a magnitude of 2^53 or more
+// first has its 11 low bits, which lie below float32's rounding bit,
+// replaced by one sticky bit so that it too converts to double exactly, and
+// the sign goes back after the rounding (round to nearest is symmetric).
+func int64ToFloat32(x VecVirtual, wide Register) {
+	q := bcastConstQ
+	narrowL, joinL := "f32narrow", "f32join"
+	CMPQ(wide, Imm(0))
+	JE(LabelRef(narrowL))
+	neg, zero := YMM(), YMM()
+	VPXOR(zero, zero, zero)
+	VPCMPGTQ(x, zero, neg) // x < 0
+	VPXOR(neg, x, x)
+	VPSUBQ(neg, x, x) // |x| as uint64 (2^63 for MinInt64)
+	// Sticky: big lanes keep bits 63..11, bit 11 ORed with bits 10..0.
+	small, low, t := YMM(), YMM(), YMM()
+	VPSRLQ(Imm(53), x, small)
+	VPCMPEQQ(zero, small, small) // |x| < 2^53
+	c7ff := q("decc7ff", 0x7ff)
+	VPAND(x, c7ff, low)
+	VPCMPEQQ(zero, low, low) // no low bit set
+	VPANDN(x, c7ff, t)       // x without its low bits
+	VPANDN(q("decc800", 0x800), low, low)
+	VPOR(low, t, t)
+	VBLENDVPD(small, x, t, x)
+	// uint64 to double: ((2^84 + hi*2^32) - (2^84 + 2^52)) + (2^52 + lo),
+	// one rounding (none here).
+	hi := YMM()
+	VPSRLQ(Imm(32), x, hi)
+	VPOR(q("decm84", 0x4530000000000000), hi, hi)
+	VPBLENDD(Imm(0xaa), q("decm52", 0x4330000000000000), x, x)
+	VSUBPD(q("decm8452", 0x4530000000100000), hi, hi)
+	VADDPD(hi, x, x)
+	VCVTPD2PSY(x, x.AsX())
+	VCVTPS2PD(x.AsX(), x)
+	VPSLLQ(Imm(63), neg, neg)
+	VXORPD(neg, x, x)
+	JMP(LabelRef(joinL))
+
+	Label(narrowL)
+	magic := q("decmagic", 0x4338000000000000)
+	VPADDQ(magic, x, x)
+	VSUBPD(magic, x, x)
+	VCVTPD2PSY(x, x.AsX())
+	VCVTPS2PD(x.AsX(), x)
+	Label(joinL)
+}
+
+// narrowBy is int32(int16(x)) in every dword when the XMM count holds 16,
+// and nothing when it holds 0.
+func narrowBy(count, x Op) {
+	VPSLLD(count, x, x)
+	VPSRAD(count, x, x)
+}
+
+// loadPointers loads the named pointer arguments into registers.
+func loadPointers(names ...string) []Register {
+	r := make([]Register, len(names))
+	for k, nm := range names {
+		r[k] = Load(Param(nm), GP64())
+	}
+	return r
+}
+
+// constData caches read-only constants by name, so that kernels and their
+// helpers may ask for one more than once.
+var constData = map[string]Mem{}
+
+func constMem(name string, v Constant) Mem {
+	m, ok := constData[name]
+	if !ok {
+		m = ConstData(name, v)
+		constData[name] = m
+	}
+	return m
+}
+
+// bcastConstQ is a register with the 64-bit constant v in every lane.
+func bcastConstQ(name string, v uint64) VecVirtual {
+	r := YMM()
+	VPBROADCASTQ(constMem(name, U64(v)), r)
+	return r
+}
+
+// bcastConstD is a register with the 32-bit constant v in every lane.
+func bcastConstD(name string, v uint32) VecVirtual {
+	r := YMM()
+	VPBROADCASTD(constMem(name, U32(v)), r)
+	return r
+}
+
+// admAngle is the angle test of ADM's decoupling (admDecoupleRow in
+// adm_kernels.go) for four pixels a step: with the int64 products ot =
+// oh*th + ov*tv, oo = oh²+ov², tt = th²+tv² rounded to float32 as the scalar
+// code rounds them, angle = dp >= 0 && dp*dp >= cos1*oo*tt in double, where
+// dp, oo and tt are divided by 4096 as there (exact). narrow is for scale
+// 0's int16 coefficients (wide 0), whose products stay within 2^31; wide 1
+// takes any int32 (the sums wrap at 64 bits as Go's do).
+func admAngle() {
+	TEXT("admAngleAVX2", NOSPLIT, "func(oh, ov, th, tv *int32, angle *int32, cos1 float64, wide uint64, n int)")
+	Pragma("noescape")
+	Doc("admAngleAVX2 sets angle[i] to -1 where the decoupling's angle test holds, else 0, for i < n (a multiple of 4).")
+	p := loadPointers("oh", "ov", "th", "tv", "angle")
+	oh, ov, th, tv, angle := p[0], p[1], p[2], p[3], p[4]
+	cos1 := YMM()
+	VBROADCASTSD(paramAddr("cos1"), cos1)
+	wide := Load(Param("wide"), GP64())
+	// The three products go through one conversion loop on the stack.
+	prods := AllocLocal(96)
+	rowLoop(func(i Register) {
+		ld := func(r Register) VecVirtual {
+			v := YMM()
+			VPMOVSXDQ(Mem{Base: r, Index: i, Scale: 4}, v)
+			return v
+		}
+		vOH, vOV, vTH, vTV := ld(oh), ld(ov), ld(th), ld(tv)
+		for k, f := range [3][4]VecVirtual{{vOH, vTH, vOV, vTV}, {vOH, vOH, vOV, vOV}, {vTH, vTH, vTV, vTV}} {
+			x, y := YMM(), YMM()
+			VPMULDQ(f[0], f[1], x)
+			VPMULDQ(f[2], f[3], y)
+			VPADDQ(y, x, x)
+			VMOVDQU(x, prods.Offset(32*k))
+		}
+		off := GP64()
+		XORQ(off, off)
+		Label("convert")
+		x := YMM()
+		at := Mem{Base: prods.Base, Index: off, Scale: 1, Disp: prods.Disp}
+		VMOVDQU(at, x)
+		int64ToFloat32(x, wide)
+		VMULPD(bcastConstQ("decinv4096", 0x3f30000000000000), x, x)
+		VMOVDQU(x, at)
+		ADDQ(Imm(32), off)
+		CMPQ(off, Imm(96))
+		JB(LabelRef("convert"))
+		dp, oo, tt := YMM(), YMM(), YMM()
+		VMOVUPD(prods, dp)
+		VMOVUPD(prods.Offset(32), oo)
+		VMOVUPD(prods.Offset(64), tt)
+		lhs, zero := YMM(), YMM()
+		VMULPD(dp, dp, lhs)
+		VMULPD(oo, cos1, oo)
+		VMULPD(tt, oo, oo)
+		VCMPPD(Imm(0x0d), oo, lhs, lhs) // lhs >= rhs
+		VXORPD(zero, zero, zero)
+		VCMPPD(Imm(0x0d), zero, dp, dp) // dp >= 0
+		VANDPD(dp, lhs, lhs)
+		VMOVDQU(pack32(lhs), Mem{Base: angle, Index: i, Scale: 4})
+	})
+}
+
+// admDecouple is ADM's decoupling of one band (admDecoupleOne in
+// adm_kernels.go) for four coefficients a step: k = clamp(t/o, 0, 1) in Q15
+// through the reciprocal table tab (at its entry 0, so indexed by the
+// normalised |o|) with the int64 product's sign and rounding, r = k*o in
+// Q15, where the angle test holds and k > 0 r becomes its product by the
+// gain limit egl clamped to t, and a = t - r. With keep 16 (scale 0) r and
+// a are narrowed to int16 where the scalar code narrows them; keep 0 keeps
+// int32.
+//
+// The normalisation's shift, 17 - LeadingZeros32(|o|) for |o| >= 2^15, is
+// the exponent of |o| as a double less 14 (at least 0). k*o fits 47 bits
+// and its shifted value int32, so the low dword of the logical shift is the
+// arithmetic one's. A negative rounded product clamps to 0 before its
+// shift.
+func admDecouple() {
+	TEXT("admDecoupleAVX2", NOSPLIT, "func(o, t, angle, r, a *int32, tab *int32, egl float64, keep uint64, n int)")
+	Pragma("noescape")
+	Doc("admDecoupleAVX2 decouples n coefficients (a multiple of 4) of one band into r and a; tab is the reciprocal table at its entry 0.")
+	p := loadPointers("o", "t", "angle", "r", "a", "tab")
+	o, t, angle, rp, ap, tab := p[0], p[1], p[2], p[3], p[4], p[5]
+	egl, keep := YMM(), XMM()
+	VBROADCASTSD(paramAddr("egl"), egl)
+	MOVQ(paramAddr("keep"), keep)
+	rowLoop(func(i Register) {
+		zero := YMM()
+		VPXOR(zero, zero, zero)
+		vo, vt, ao := XMM(), XMM(), XMM()
+		VMOVDQU(Mem{Base: o, Index: i, Scale: 4}, vo)
+		VMOVDQU(Mem{Base: t, Index: i, Scale: 4}, vt)
+		VPABSD(vo, ao) // |o| as uint32
+		// shift = max(exponent(|o|) - 1037, 0)
+		sh := YMM()
+		VCVTDQ2PD(vo, sh)
+		VPSRLQ(Imm(52), sh, sh)
+		sh32 := pack32(sh)
+		VPAND(bcastConstD("decc7ffd", 0x7ff).AsX(), sh32, sh32)
+		VPSUBD(bcastConstD("decc1037", 1037).AsX(), sh32, sh32)
+		VPMAXSD(zero.AsX(), sh32, sh32)
+		// msb = (|o| + ((1 << shift) >> 1)) >> shift
+		rnd := XMM()
+		VPSLLVD(sh32, bcastConstD("decc1d", 1).AsX(), rnd)
+		VPSRLD(Imm(1), rnd, rnd)
+		VPADDD(ao, rnd, rnd)
+		VPSRLVD(sh32, rnd, rnd)
+		lk, mask := XMM(), XMM()
+		VPCMPEQD(mask, mask, mask)
+		VPXOR(lk, lk, lk)
+		VPGATHERDD(mask, Mem{Base: tab, Index: rnd, Scale: 4}, lk)
+		// p = lookup * t * sign(o) + (2^14 << shift)
+		p, t64, sgn, sh64 := YMM(), YMM(), YMM(), YMM()
+		VPMOVZXDQ(lk, p)
+		VPMOVSXDQ(vt, t64)
+		VPMULDQ(t64, p, p)
+		VPSRAD(Imm(31), vo, sgn.AsX())
+		VPMOVSXDQ(sgn.AsX(), sgn)
+		VPXOR(sgn, p, p)
+		VPSUBQ(sgn, p, p)
+		VPMOVZXDQ(sh32, sh64)
+		c := YMM()
+		VPSLLVQ(sh64, bcastConstQ("decc2p14", 1<<14), c)
+		VPADDQ(c, p, p)
+		// k = p < 0 ? 0 : min(p >> (15+shift), 32768)
+		neg := YMM()
+		VPCMPGTQ(p, zero, neg)
+		VPADDQ(bcastConstQ("decc15", 15), sh64, sh64)
+		VPSRLVQ(sh64, p, p)
+		c32768 := bcastConstQ("decc32768", 32768)
+		VPCMPGTQ(c32768, p, c)
+		VBLENDVPD(c, c32768, p, p)
+		VPANDN(p, neg, p)
+		k := p
+		// r = (k*o + 2^14) >> 15
+		o64, rr := YMM(), YMM()
+		VPMOVSXDQ(vo, o64)
+		VPMULDQ(o64, k, rr)
+		VPADDQ(bcastConstQ("decc2p14", 1<<14), rr, rr)
+		VPSRLQ(Imm(15), rr, rr)
+		r := pack32(rr)
+		narrowBy(keep, r)
+		// The gain limit where angle && k > 0 (k > 0 implies o != 0).
+		m := YMM()
+		VPCMPGTQ(zero, k, m)
+		k32 := pack32(m)
+		VPAND(Mem{Base: angle, Index: i, Scale: 4}, k32, k32)
+		v, td, lim, sel := YMM(), YMM(), YMM(), YMM()
+		VCVTDQ2PD(r, v)
+		VMULPD(egl, v, v)
+		VCVTDQ2PD(vt, td)
+		// o > 0: v < t ? v : t; o < 0: v > t ? v : t.
+		VCMPPD(Imm(0x01), td, v, sel) // v < t
+		VBLENDVPD(sel, v, td, lim)
+		VCMPPD(Imm(0x0e), td, v, sel) // v > t
+		VBLENDVPD(sel, v, td, sel)
+		VBLENDVPD(o64, sel, lim, lim) // o < 0 takes the second
+		lim32 := XMM()
+		VCVTTPD2DQY(lim, lim32)
+		narrowBy(keep, lim32)
+		VPBLENDVB(k32, lim32, r, r)
+		VMOVDQU(r, Mem{Base: rp, Index: i, Scale: 4})
+		VPSUBD(r, vt, vt)
+		narrowBy(keep, vt)
+		VMOVDQU(vt, Mem{Base: ap, Index: i, Scale: 4})
+	})
 }
