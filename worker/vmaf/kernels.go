@@ -28,6 +28,10 @@ type kernels struct {
 	admCM0Row func(r *admCMRow, up, i, down int) (inH, inV, inD int64)
 	// admCSF0 is scale 0's CSF of one band's row segment (csf0).
 	admCSF0 func(src, dstA, dstF []int32, irf, add int32, shift uint)
+	// admDWTSV and admDWTSH run the two passes of ADM's DWT of scales 1
+	// to 3.
+	admDWTSV func(r0, r1, r2, r3, tlo, thi []int32, add int64, shift uint)
+	admDWTSH func(t, lo, hi []int32, ind *[4][]int, add int64, shift uint)
 	// admDecouple decouples one row segment of the bands (decouple).
 	admDecouple func(d *admDecoupleRows, egl float64, narrow bool)
 }
@@ -67,7 +71,9 @@ var genericKernels = kernels{
 	admCM0Row: func(r *admCMRow, up, i, down int) (int64, int64, int64) {
 		return admCM0Row(r, up, i, down, r.left, r.right)
 	},
-	admCSF0: admCSF0Row,
+	admCSF0:  admCSF0Row,
+	admDWTSV: admDWTSV,
+	admDWTSH: admDWTSH,
 	admDecouple: func(d *admDecoupleRows, egl float64, narrow bool) {
 		admDecoupleRow(d, 0, len(d.o[0]), egl, narrow)
 	},

@@ -17,6 +17,8 @@ var avx2Kernels = kernels{
 	admCM0Row:   admCM0RowAVX2,
 	admCSF0:     admCSF0AVX2Row,
 	admDecouple: admDecoupleAVX2Row,
+	admDWTSV:    dwtSVAVX2,
+	admDWTSH:    dwtSHAVX2,
 }
 
 // avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the
@@ -241,11 +243,8 @@ func dwt0VAVX2(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP in
 // 2g+8 < len(t); output 0 (whose window reflects) and the rest take the
 // scalar code.
 func dwt0HAVX2(t, lo, hi []int32, ind *[4][]int) {
-	w, wh := len(t), len(lo)
-	m := 0
-	if g := (w - 9) / 2; w >= 11 {
-		m = min(((g-1)/4+1)*4, wh-1) &^ 3
-	}
+	wh := len(lo)
+	m := dwtHVecLen(len(t), wh)
 	admDWT0HAt(t, lo, hi, ind, 0)
 	if m > 0 {
 		_ = t[2*m+2] // the last group's last read
@@ -254,6 +253,43 @@ func dwt0HAVX2(t, lo, hi []int32, ind *[4][]int) {
 	}
 	for j := 1 + m; j < wh; j++ {
 		admDWT0HAt(t, lo, hi, ind, j)
+	}
+}
+
+// dwtHVecLen is how many outputs from output 1 on the horizontal DWT
+// kernels cover for a row of w samples and wh outputs.
+func dwtHVecLen(w, wh int) int {
+	if w < 11 {
+		return 0
+	}
+	g := (w - 9) / 2
+	return min(((g-1)/4+1)*4, wh-1) &^ 3
+}
+
+// dwtSVAVX2 is admDWTSV with 4 samples per step.
+func dwtSVAVX2(r0, r1, r2, r3, tlo, thi []int32, add int64, shift uint) {
+	w := len(tlo)
+	n := vecLen(w)
+	r0, r1, r2, r3, thi = r0[:w], r1[:w], r2[:w], r3[:w], thi[:w]
+	if n > 0 {
+		admDWTSVAVX2(&r0[0], &r1[0], &r2[0], &r3[0], &tlo[0], &thi[0], uint64(add), uint64(shift), n)
+	}
+	admDWTSV(r0[n:], r1[n:], r2[n:], r3[n:], tlo[n:], thi[n:], add, shift)
+}
+
+// dwtSHAVX2 is admDWTSH with the interior outputs in groups of 4, as
+// dwt0HAVX2.
+func dwtSHAVX2(t, lo, hi []int32, ind *[4][]int, add int64, shift uint) {
+	wh := len(lo)
+	m := dwtHVecLen(len(t), wh)
+	admDWTSHAt(t, lo, hi, ind, 0, add, shift)
+	if m > 0 {
+		_ = t[2*m+2]
+		_, _ = lo[m], hi[m]
+		admDWTSHAVX2(&t[1], &lo[1], &hi[1], uint64(add), uint64(shift), m)
+	}
+	for j := 1 + m; j < wh; j++ {
+		admDWTSHAt(t, lo, hi, ind, j, add, shift)
 	}
 }
 

@@ -260,27 +260,33 @@ func FuzzADMDWT0(f *testing.F) {
 			}
 		}
 		addVP := int32(1) << uint(bpc-1)
-		rows := func() [2][]int32 { return [2][]int32{make([]int32, w), make([]int32, w)} }
-		want, got := rows(), rows()
+		want, got := int32Rows(w), int32Rows(w)
 		admDWT0V(r[0], r[1], r[2], r[3], want[0], want[1], uint(bpc), addVP)
 		dwt0VAVX2(r[0], r[1], r[2], r[3], got[0], got[1], uint(bpc), addVP)
 		if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
 			t.Fatalf("admDWT0VAVX2(w=%d, %d-bit): %v, want %v", w, bpc, got, want)
 		}
-		var ind [4][]int
-		for k := range ind {
-			ind[k] = make([]int, (w+1)/2)
-		}
-		dwtIndices(&ind, w)
-		wh := (w + 1) / 2
-		outs := func() [2][]int32 { return [2][]int32{make([]int32, wh), make([]int32, wh)} }
-		wantH, gotH := outs(), outs()
-		admDWT0H(want[0], wantH[0], wantH[1], &ind)
-		dwt0HAVX2(want[0], gotH[0], gotH[1], &ind)
+		ind := dwtIndexRows(w)
+		wantH, gotH := int32Rows((w+1)/2), int32Rows((w+1)/2)
+		admDWT0H(want[0], wantH[0], wantH[1], ind)
+		dwt0HAVX2(want[0], gotH[0], gotH[1], ind)
 		if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
 			t.Fatalf("admDWT0HAVX2(w=%d): %v, want %v", w, gotH, wantH)
 		}
 	})
+}
+
+// int32Rows is a pair of zeroed rows of n values.
+func int32Rows(n int) [2][]int32 { return [2][]int32{make([]int32, n), make([]int32, n)} }
+
+// dwtIndexRows is the DWT's source columns for a row of w samples.
+func dwtIndexRows(w int) *[4][]int {
+	var ind [4][]int
+	for k := range ind {
+		ind[k] = make([]int, (w+1)/2)
+	}
+	dwtIndices(&ind, w)
+	return &ind
 }
 
 // FuzzADMCM0 compares one row of the scale-0 contrast measure with the
@@ -567,4 +573,72 @@ func TestADMAngleRounding(t *testing.T) {
 	check(wide, true)
 	check(narrow, false)
 	check(narrow, true)
+}
+
+// checkADMDWTS compares both passes of the DWT of scales 1 to 3 with the
+// scalar ones on a row of w samples of any int32 (extremes included), with
+// the vertical and horizontal roundings of the given scale.
+func checkADMDWTS(t *testing.T, rng *rand.Rand, w, scale int) {
+	t.Helper()
+	sample := func() int32 {
+		switch rng.IntN(6) {
+		case 0:
+			return []int32{math.MaxInt32, math.MinInt32, 0, -1, 1, 32767, -32768}[rng.IntN(7)]
+		case 1:
+			return int32(int16(rng.Uint32()))
+		}
+		return int32(rng.Uint32()) >> rng.IntN(32)
+	}
+	var r [4][]int32
+	for k := range r {
+		r[k] = make([]int32, w)
+		for j := range r[k] {
+			r[k][j] = sample()
+		}
+	}
+	addV, shV := dwtSAddVP[scale-1], dwtSShiftVP[scale-1]
+	addH, shH := dwtSAddHP[scale-1], dwtSShiftHP[scale-1]
+	want, got := int32Rows(w), int32Rows(w)
+	admDWTSV(r[0], r[1], r[2], r[3], want[0], want[1], addV, shV)
+	dwtSVAVX2(r[0], r[1], r[2], r[3], got[0], got[1], addV, shV)
+	if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
+		t.Fatalf("admDWTSVAVX2(w=%d, scale %d): %v, want %v", w, scale, got, want)
+	}
+	ind := dwtIndexRows(w)
+	for _, src := range [][]int32{want[0], r[0]} {
+		wantH, gotH := int32Rows((w+1)/2), int32Rows((w+1)/2)
+		admDWTSH(src, wantH[0], wantH[1], ind, addH, shH)
+		dwtSHAVX2(src, gotH[0], gotH[1], ind, addH, shH)
+		if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
+			t.Fatalf("admDWTSHAVX2(w=%d, scale %d): %v, want %v", w, scale, gotH, wantH)
+		}
+	}
+}
+
+// TestADMDWTSAVX2 runs the DWT kernels of scales 1 to 3 on rows 1 to 8
+// samples past a vector multiple, and on the short rows that leave the
+// horizontal kernel nothing.
+func TestADMDWTSAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(13, 14))
+	for scale := 1; scale <= 3; scale++ {
+		for extra := 1; extra <= 8; extra++ {
+			for range 10 {
+				checkADMDWTS(t, rng, 64+extra, scale)
+			}
+		}
+		for w := 4; w <= 16; w++ {
+			checkADMDWTS(t, rng, w, scale)
+		}
+	}
+}
+
+// FuzzADMDWTS is TestADMDWTSAVX2 on fuzzed seeds and widths.
+func FuzzADMDWTS(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(1))
+	f.Add(uint64(2), uint8(140), uint8(3))
+	f.Fuzz(func(t *testing.T, seed uint64, n, scale uint8) {
+		needAVX2(t)
+		checkADMDWTS(t, rand.New(rand.NewPCG(seed, 15)), 4+int(n), 1+int(scale)%3)
+	})
 }

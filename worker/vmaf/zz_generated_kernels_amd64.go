@@ -98,3 +98,13 @@ func admAngleAVX2(oh *int32, ov *int32, th *int32, tv *int32, angle *int32, cos1
 //
 //go:noescape
 func admDecoupleAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, keep uint64, n int)
+
+// admDWTSVAVX2 runs the 64-bit vertical DWT of n samples (a multiple of 4) of four rows into lo and hi.
+//
+//go:noescape
+func admDWTSVAVX2(r0 *int32, r1 *int32, r2 *int32, r3 *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
+
+// admDWTSHAVX2 runs the 64-bit horizontal DWT of n interior outputs (a multiple of 4) from t into lo and hi.
+//
+//go:noescape
+func admDWTSHAVX2(t *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)

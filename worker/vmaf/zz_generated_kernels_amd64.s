@@ -1290,3 +1290,152 @@ GLOBL decc15<>(SB), RODATA|NOPTR, $8
 
 DATA decc32768<>+0(SB)/8, $0x0000000000008000
 GLOBL decc32768<>(SB), RODATA|NOPTR, $8
+
+// func admDWTSVAVX2(r0 *int32, r1 *int32, r2 *int32, r3 *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·admDWTSVAVX2(SB), NOSPLIT, $0-72
+	MOVQ         r0+0(FP), AX
+	MOVQ         r1+8(FP), CX
+	MOVQ         r2+16(FP), DX
+	MOVQ         r3+24(FP), BX
+	MOVQ         lo+32(FP), SI
+	MOVQ         hi+40(FP), DI
+	VPBROADCASTQ add+48(FP), Y0
+	MOVQ         shift+56(FP), X1
+	MOVQ         n+64(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ         R9, R8
+	JAE          done
+	VPMOVSXDQ    (AX)(R9*4), Y2
+	VPMOVSXDQ    (CX)(R9*4), Y3
+	VPMOVSXDQ    (DX)(R9*4), Y4
+	VPMOVSXDQ    (BX)(R9*4), Y5
+	VMOVDQA      Y0, Y6
+	VPBROADCASTD dwtslo<>+0(SB), Y7
+	VPMULDQ      Y2, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPBROADCASTD dwtslo<>+4(SB), Y7
+	VPMULDQ      Y3, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPBROADCASTD dwtslo<>+8(SB), Y7
+	VPMULDQ      Y4, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPBROADCASTD dwtslo<>+12(SB), Y7
+	VPMULDQ      Y5, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPSRLQ       X1, Y6, Y6
+	VPSHUFD      $0x08, Y6, Y6
+	VPERMQ       $0x08, Y6, Y6
+	VMOVDQU      X6, (SI)(R9*4)
+	VMOVDQA      Y0, Y6
+	VPBROADCASTD dwtshi<>+0(SB), Y7
+	VPMULDQ      Y2, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPBROADCASTD dwtshi<>+4(SB), Y7
+	VPMULDQ      Y3, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPBROADCASTD dwtshi<>+8(SB), Y7
+	VPMULDQ      Y4, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPBROADCASTD dwtshi<>+12(SB), Y7
+	VPMULDQ      Y5, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPSRLQ       X1, Y6, Y6
+	VPSHUFD      $0x08, Y6, Y6
+	VPERMQ       $0x08, Y6, Y6
+	VMOVDQU      X6, (DI)(R9*4)
+	ADDQ         $0x04, R9
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA dwtslo<>+0(SB)/4, $0x00003dd2
+DATA dwtslo<>+4(SB)/4, $0x00006b13
+DATA dwtslo<>+8(SB)/4, $0x00001cb1
+DATA dwtslo<>+12(SB)/4, $0xffffef70
+GLOBL dwtslo<>(SB), RODATA|NOPTR, $16
+
+DATA dwtshi<>+0(SB)/4, $0xffffef70
+DATA dwtshi<>+4(SB)/4, $0xffffe34f
+DATA dwtshi<>+8(SB)/4, $0x00006b13
+DATA dwtshi<>+12(SB)/4, $0xffffc22e
+GLOBL dwtshi<>(SB), RODATA|NOPTR, $16
+
+// func admDWTSHAVX2(t *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·admDWTSHAVX2(SB), NOSPLIT, $0-48
+	MOVQ         t+0(FP), AX
+	MOVQ         lo+8(FP), CX
+	MOVQ         hi+16(FP), DX
+	VPBROADCASTQ add+24(FP), Y0
+	MOVQ         shift+32(FP), X1
+	VMOVDQU      dwtsperm<>+0(SB), Y2
+	MOVQ         n+40(FP), BX
+	XORQ         SI, SI
+
+loop:
+	CMPQ         SI, BX
+	JAE          done
+	VPERMD       (AX), Y2, Y3
+	VPERMD       8(AX), Y2, Y4
+	VPMOVSXDQ    X3, Y5
+	VEXTRACTI128 $0x01, Y3, X3
+	VPMOVSXDQ    X3, Y3
+	VPMOVSXDQ    X4, Y6
+	VEXTRACTI128 $0x01, Y4, X4
+	VPMOVSXDQ    X4, Y4
+	VMOVDQA      Y0, Y7
+	VPBROADCASTD dwtslo<>+0(SB), Y8
+	VPMULDQ      Y5, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTD dwtslo<>+4(SB), Y8
+	VPMULDQ      Y3, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTD dwtslo<>+8(SB), Y8
+	VPMULDQ      Y6, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTD dwtslo<>+12(SB), Y8
+	VPMULDQ      Y4, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPSRLQ       X1, Y7, Y7
+	VPSHUFD      $0x08, Y7, Y7
+	VPERMQ       $0x08, Y7, Y7
+	VMOVDQU      X7, (CX)(SI*4)
+	VMOVDQA      Y0, Y7
+	VPBROADCASTD dwtshi<>+0(SB), Y8
+	VPMULDQ      Y5, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTD dwtshi<>+4(SB), Y8
+	VPMULDQ      Y3, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTD dwtshi<>+8(SB), Y8
+	VPMULDQ      Y6, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTD dwtshi<>+12(SB), Y8
+	VPMULDQ      Y4, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPSRLQ       X1, Y7, Y7
+	VPSHUFD      $0x08, Y7, Y7
+	VPERMQ       $0x08, Y7, Y7
+	VMOVDQU      X7, (DX)(SI*4)
+	ADDQ         $0x20, AX
+	ADDQ         $0x04, SI
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA dwtsperm<>+0(SB)/4, $0x00000000
+DATA dwtsperm<>+4(SB)/4, $0x00000002
+DATA dwtsperm<>+8(SB)/4, $0x00000004
+DATA dwtsperm<>+12(SB)/4, $0x00000006
+DATA dwtsperm<>+16(SB)/4, $0x00000001
+DATA dwtsperm<>+20(SB)/4, $0x00000003
+DATA dwtsperm<>+24(SB)/4, $0x00000005
+DATA dwtsperm<>+28(SB)/4, $0x00000007
+GLOBL dwtsperm<>(SB), RODATA|NOPTR, $32

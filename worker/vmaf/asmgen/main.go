@@ -43,6 +43,8 @@ func main() {
 	admCSF0()
 	admAngle()
 	admDecouple()
+	dwtSV()
+	dwtSH()
 	Generate()
 }
 
@@ -1184,5 +1186,93 @@ func admDecouple() {
 		VPSUBD(r, vt, vt)
 		narrowBy(keep, vt)
 		VMOVDQU(vt, Mem{Base: ap, Index: i, Scale: 4})
+	})
+}
+
+// dwtTapTables holds ADM's DWT taps once in read-only data for the kernels
+// of scales 1 to 3.
+var dwtTapTables [2]*Mem
+
+func dwtTaps() (lo, hi Mem) {
+	if dwtTapTables[0] == nil {
+		l, h := dwordTable("dwtslo", dwtLo[:]), dwordTable("dwtshi", dwtHi[:])
+		dwtTapTables = [2]*Mem{&l, &h}
+	}
+	return *dwtTapTables[0], *dwtTapTables[1]
+}
+
+// dwtSum64 is (sum taps[k]*s[k] + add) >> shift of four int64 lanes (each
+// s[k] an int32 sign-extended), truncated to int32 into out's four dwords.
+// The logical shift's low dword is the arithmetic one's: shift+32 <= 64.
+func dwtSum64(taps Mem, s [4]VecVirtual, add VecVirtual, shift Op, out Mem) {
+	acc, c := YMM(), YMM()
+	VMOVDQA(add, acc)
+	for k := range s {
+		VPBROADCASTD(taps.Offset(4*k), c)
+		VPMULDQ(s[k], c, c)
+		VPADDQ(c, acc, acc)
+	}
+	VPSRLQ(shift, acc, acc)
+	VMOVDQU(pack32(acc), out)
+}
+
+// dwtSV is the vertical pass of ADM's DWT of scales 1 to 3 (admDWTSV):
+// lo = (sum dwtLo[k]*r_k + add) >> shift in 64 bits, truncated to int32,
+// and hi likewise, 4 samples at a time.
+func dwtSV() {
+	TEXT("admDWTSVAVX2", NOSPLIT, "func(r0, r1, r2, r3, lo, hi *int32, add, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("admDWTSVAVX2 runs the 64-bit vertical DWT of n samples (a multiple of 4) of four rows into lo and hi.")
+	p := loadPointers("r0", "r1", "r2", "r3", "lo", "hi")
+	add, shift := YMM(), XMM()
+	VPBROADCASTQ(paramAddr("add"), add)
+	MOVQ(paramAddr("shift"), shift)
+	loTab, hiTab := dwtTaps()
+	rowLoop(func(i Register) {
+		var u [4]VecVirtual
+		for k := range u {
+			u[k] = YMM()
+			VPMOVSXDQ(Mem{Base: p[k], Index: i, Scale: 4}, u[k])
+		}
+		dwtSum64(loTab, u, add, shift, Mem{Base: p[4], Index: i, Scale: 4})
+		dwtSum64(hiTab, u, add, shift, Mem{Base: p[5], Index: i, Scale: 4})
+	})
+}
+
+// dwtSH is the horizontal pass of ADM's DWT of scales 1 to 3 (admDWTSH)
+// for interior outputs, as dwt0H with dwtSV's 64-bit sums.
+func dwtSH() {
+	TEXT("admDWTSHAVX2", NOSPLIT, "func(t, lo, hi *int32, add, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("admDWTSHAVX2 runs the 64-bit horizontal DWT of n interior outputs (a multiple of 4) from t into lo and hi.")
+	p := loadPointers("t", "lo", "hi")
+	t := p[0]
+	add, shift, perm := YMM(), XMM(), YMM()
+	VPBROADCASTQ(paramAddr("add"), add)
+	MOVQ(paramAddr("shift"), shift)
+	VMOVDQU(dwordTable("dwtsperm", []int32{0, 2, 4, 6, 1, 3, 5, 7}), perm)
+	loTab, hiTab := dwtTaps()
+	rowLoop(func(i Register) {
+		// The even and odd dwords from t[2j-1] and t[2j+1]: the four taps'
+		// samples of four outputs.
+		a, b := YMM(), YMM()
+		VPERMD(Mem{Base: t}, perm, a)
+		VPERMD(Mem{Base: t, Disp: 8}, perm, b)
+		var sv [4]VecVirtual
+		for k, half := range []struct {
+			v  VecVirtual
+			hi bool
+		}{{a, false}, {a, true}, {b, false}, {b, true}} {
+			sv[k] = YMM()
+			x := half.v.AsX()
+			if half.hi {
+				VEXTRACTI128(Imm(1), half.v, sv[k].AsX())
+				x = sv[k].AsX()
+			}
+			VPMOVSXDQ(x, sv[k])
+		}
+		dwtSum64(loTab, sv, add, shift, Mem{Base: p[1], Index: i, Scale: 4})
+		dwtSum64(hiTab, sv, add, shift, Mem{Base: p[2], Index: i, Scale: 4})
+		ADDQ(Imm(32), t)
 	})
 }
