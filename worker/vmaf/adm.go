@@ -175,15 +175,15 @@ func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
 		if scale == 0 {
 			ds[scale] = s.csfDen0(w, h)
 			s.csf0(w, h, a)
-			ns[scale] = s.cm0(w, h, r, true)
+			ns[scale] = s.cm(w, h, scale, r, true)
 			s.csf0(w, h, r)
-			as[scale] = s.cm0(w, h, a, false)
+			as[scale] = s.cm(w, h, scale, a, false)
 		} else {
 			ds[scale] = s.csfDenS(w, h, scale)
 			s.csfS(w, h, scale, a)
-			ns[scale] = s.cmS(w, h, scale, r, true)
+			ns[scale] = s.cm(w, h, scale, r, true)
 			s.csfS(w, h, scale, r)
-			as[scale] = s.cmS(w, h, scale, a, false)
+			as[scale] = s.cm(w, h, scale, a, false)
 		}
 	}
 	return s.combine(ns, ds, as)

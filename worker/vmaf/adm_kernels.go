@@ -183,19 +183,24 @@ const admFltRound = int64(math.MinInt32)
 // csfS is csf0 for scales 1..3 with 32-bit Q32 weights (i4_adm_csf).
 func (s *admState) csfS(w, h, scale int, src [3][]int32) {
 	top, bottom, left, right := admDecoupleRegion(w, h)
-	rf := s.rfactor[scale]
+	irf := admIRF(s.rfactor[scale])
 	dstA := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
 	dstF := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
 	for t := 0; t < 3; t++ {
-		irf := admIRF(rf)[t]
 		for i := top; i < bottom; i++ {
-			row := i * s.stride
-			for j := left; j < right; j++ {
-				v := int32((irf*int64(src[t][row+j]) + 1<<27) >> 28)
-				dstA[t][row+j] = v
-				dstF[t][row+j] = int32((143165577*int64(abs32(v)) + admFltRound) >> 32)
-			}
+			lo, hi := i*s.stride+left, i*s.stride+right
+			s.k.admCSFS(src[t][lo:hi], dstA[t][lo:hi], dstF[t][lo:hi], irf[t])
 		}
+	}
+}
+
+// admCSFSRow is csfS of one band's row segment.
+func admCSFSRow(src, dstA, dstF []int32, irf int64) {
+	dstA, dstF = dstA[:len(src)], dstF[:len(src)]
+	for j, x := range src {
+		v := int32((irf*int64(x) + 1<<27) >> 28)
+		dstA[j] = v
+		dstF[j] = int32((143165577*int64(abs32(v)) + admFltRound) >> 32)
 	}
 }
 
@@ -325,33 +330,38 @@ func admNeighbors(i, n int) (int, int) {
 	return lo, hi
 }
 
-// cm0 is scale 0's contrast measure (integer_adm.c, adm_cm): each
-// coefficient of src, CSF weighted, is reduced by a masking threshold from
-// the 3x3 neighbourhood of the CSF-weighted bands in csfA/csfF, clamped at
-// zero, cubed and summed with libvmaf's intermediate roundings. For DLM src
-// is the restored part masked by the additive part; for AIM (measure_aim)
-// src is the additive part masked by the restored part, without noise floor.
-func (s *admState) cm0(w, h int, src [3][]int32, noise bool) float32 {
+// cm is a scale's contrast measure (integer_adm.c, adm_cm and i4_adm_cm):
+// each coefficient of src, CSF weighted, is reduced by a masking threshold
+// from the 3x3 neighbourhood of the CSF-weighted bands in csfA/csfF,
+// clamped at zero, cubed and summed with libvmaf's intermediate roundings.
+// For DLM src is the restored part masked by the additive part; for AIM
+// (measure_aim) src is the additive part masked by the restored part,
+// without noise floor.
+func (s *admState) cm(w, h, scale int, src [3][]int32, noise bool) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
-	p := admCMShifts(w, h, 0)
-	shiftHCub, addHCub, shiftDCub, addDCub, shiftInner, addInner := p.ShiftCub, p.AddCub, p.ShiftDCub, p.AddDCub, p.ShiftInner, p.AddInner
+	p := admCMShifts(w, h, scale)
 	// In the state: a local would escape through the kernel's function
 	// value.
 	r := &s.cmRow
 	*r = admCMRow{
 		stride: s.stride, w: w, left: left, right: right, src: src,
 		fl: [3][]int32{s.csfFh, s.csfFv, s.csfFd}, ca: [3][]int32{s.csfAh, s.csfAv, s.csfAd},
-		addHCub: addHCub, addDCub: addDCub, shiftHCub: shiftHCub, shiftDCub: shiftDCub,
+		addHCub: p.AddCub, addDCub: p.AddDCub, shiftHCub: p.ShiftCub, shiftDCub: p.ShiftDCub,
+		irf: admIRF(s.rfactor[scale]),
+	}
+	row := s.k.admCM0Row
+	if scale > 0 {
+		row = s.k.admCMSRow
 	}
 	var accH, accV, accD int64
 	for i := top; i < bottom; i++ {
 		up, down := admNeighbors(i, h)
-		inH, inV, inD := s.k.admCM0Row(r, up, i, down)
-		accH += (inH + addInner) >> shiftInner
-		accV += (inV + addInner) >> shiftInner
-		accD += (inD + addInner) >> shiftInner
+		inH, inV, inD := row(r, up, i, down)
+		accH += (inH + p.AddInner) >> p.ShiftInner
+		accV += (inV + p.AddInner) >> p.ShiftInner
+		accD += (inD + p.AddInner) >> p.ShiftInner
 	}
-	return admCMFloat([3]int64{accH, accV, accD}, w, h, 0, noise)
+	return admCMFloat([3]int64{accH, accV, accD}, w, h, scale, noise)
 }
 
 // ADMCMShifts are the roundings of the contrast measure (adm_cm, i4_adm_cm):
@@ -397,26 +407,51 @@ func admCMFloat(acc [3]int64, w, h, scale int, noise bool) float32 {
 	return admCubeRoots(fH, fV, fD, (bottom-top)*(right-left), noise)
 }
 
-// admCMRow is what cm0's rows share: the bands, the scored columns and the
-// cube's rounding.
+// admCMRow is what cm's rows share: the bands, the scored columns, the
+// cube's rounding and (scales 1 to 3) the bands' Q32 weights.
 type admCMRow struct {
 	stride, w, left, right int
 	src, fl, ca            [3][]int32
 	addHCub, addDCub       int64
 	shiftHCub, shiftDCub   uint32
+	irf                    [3]int64
 }
 
 // admCM0Row sums the cubed masked contrast of columns [j0, j1) of row i,
 // per band.
 func admCM0Row(r *admCMRow, up, i, down, j0, j1 int) (inH, inV, inD int64) {
+	return admCMRowScalar(r, up, i, down, j0, j1, false)
+}
+
+// admCMSRow is admCM0Row for scales 1 to 3 (i4_adm_cm).
+func admCMSRow(r *admCMRow, up, i, down, j0, j1 int) (inH, inV, inD int64) {
+	return admCMRowScalar(r, up, i, down, j0, j1, true)
+}
+
+// admCMRowScalar is admCM0Row, or with scaleS admCMSRow: the centre of the
+// masking window, the weighting and the cube's roundings differ.
+func admCMRowScalar(r *admCMRow, up, i, down, j0, j1 int, scaleS bool) (inH, inV, inD int64) {
 	ru, rc, rd := up*r.stride, i*r.stride, down*r.stride
 	for j := j0; j < j1; j++ {
 		lj, rj := admNeighbors(j, r.w)
 		var thr int32
 		for t := 0; t < 3; t++ {
+			c := abs32(r.ca[t][rc+j])
+			center := int32(int16((8738*c + 2048) >> 12))
+			if scaleS {
+				center = int32((286331153*int64(c) + admFltRound) >> 32)
+			}
 			f := r.fl[t]
-			center := int32(int16((8738*abs32(r.ca[t][rc+j]) + 2048) >> 12))
 			thr += f[ru+lj] + f[ru+j] + f[ru+rj] + f[rc+lj] + center + f[rc+rj] + f[rd+lj] + f[rd+j] + f[rd+rj]
+		}
+		if scaleS {
+			xh := int32((int64(r.src[0][rc+j])*r.irf[0] + 1<<27) >> 28)
+			xv := int32((int64(r.src[1][rc+j])*r.irf[1] + 1<<27) >> 28)
+			xd := int32((int64(r.src[2][rc+j])*r.irf[2] + 1<<27) >> 28)
+			inH += admCubeAccum(xh, thr, 1<<29, 30, r.addHCub, r.shiftHCub)
+			inV += admCubeAccum(xv, thr, 1<<29, 30, r.addHCub, r.shiftHCub)
+			inD += admCubeAccum(xd, thr, 1<<29, 30, r.addHCub, r.shiftHCub)
+			continue
 		}
 		xh := r.src[0][rc+j] * 36453
 		xv := r.src[1][rc+j] * 36453
@@ -449,42 +484,6 @@ func admCubeAccum(x, thr int32, addSq int64, shiftSq uint, addCub int64, shiftCu
 	x64 := int64(x)
 	xsq := int64(int32((x64*x64 + addSq) >> shiftSq))
 	return (xsq*x64 + addCub) >> shiftCub
-}
-
-// cmS is cm0 for scales 1..3 (i4_adm_cm).
-func (s *admState) cmS(w, h, scale int, src [3][]int32, noise bool) float32 {
-	top, bottom, left, right := admScoreRegion(w, h)
-	irf := admIRF(s.rfactor[scale])
-	p := admCMShifts(w, h, scale)
-	shiftCub, addCub, shiftInner, addInner := p.ShiftCub, p.AddCub, p.ShiftInner, p.AddInner
-	stride := s.stride
-	fl := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
-	ca := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
-	var accH, accV, accD int64
-	for i := top; i < bottom; i++ {
-		up, down := admNeighbors(i, h)
-		ru, rc, rd := up*stride, i*stride, down*stride
-		var inH, inV, inD int64
-		for j := left; j < right; j++ {
-			lj, rj := admNeighbors(j, w)
-			var thr int32
-			for t := 0; t < 3; t++ {
-				f := fl[t]
-				center := int32((286331153*int64(abs32(ca[t][rc+j])) + admFltRound) >> 32)
-				thr += f[ru+lj] + f[ru+j] + f[ru+rj] + f[rc+lj] + center + f[rc+rj] + f[rd+lj] + f[rd+j] + f[rd+rj]
-			}
-			xh := int32((int64(src[0][rc+j])*irf[0] + 1<<27) >> 28)
-			xv := int32((int64(src[1][rc+j])*irf[1] + 1<<27) >> 28)
-			xd := int32((int64(src[2][rc+j])*irf[2] + 1<<27) >> 28)
-			inH += admCubeAccum(xh, thr, 1<<29, 30, addCub, shiftCub)
-			inV += admCubeAccum(xv, thr, 1<<29, 30, addCub, shiftCub)
-			inD += admCubeAccum(xd, thr, 1<<29, 30, addCub, shiftCub)
-		}
-		accH += (inH + addInner) >> shiftInner
-		accV += (inV + addInner) >> shiftInner
-		accD += (inD + addInner) >> shiftInner
-	}
-	return admCMFloat([3]int64{accH, accV, accD}, w, h, scale, noise)
 }
 
 // admIRF is a scale's reciprocal quantisation steps in Q32, as i4_adm_csf

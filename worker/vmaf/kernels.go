@@ -24,8 +24,12 @@ type kernels struct {
 	// admDWT0V and admDWT0H run the two passes of ADM's first DWT level.
 	admDWT0V func(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP int32)
 	admDWT0H func(t, lo, hi []int32, ind *[4][]int)
-	// admCM0Row is one row of ADM's scale-0 contrast measure (cm0).
+	// admCM0Row and admCMSRow are one row of ADM's contrast measure (cm)
+	// at scale 0 and at scales 1 to 3.
 	admCM0Row func(r *admCMRow, up, i, down int) (inH, inV, inD int64)
+	admCMSRow func(r *admCMRow, up, i, down int) (inH, inV, inD int64)
+	// admCSFS is the CSF of scales 1 to 3 of one band's row segment (csfS).
+	admCSFS func(src, dstA, dstF []int32, irf int64)
 	// admCSF0 is scale 0's CSF of one band's row segment (csf0).
 	admCSF0 func(src, dstA, dstF []int32, irf, add int32, shift uint)
 	// admDWTSV and admDWTSH run the two passes of ADM's DWT of scales 1
@@ -71,7 +75,11 @@ var genericKernels = kernels{
 	admCM0Row: func(r *admCMRow, up, i, down int) (int64, int64, int64) {
 		return admCM0Row(r, up, i, down, r.left, r.right)
 	},
+	admCMSRow: func(r *admCMRow, up, i, down int) (int64, int64, int64) {
+		return admCMSRow(r, up, i, down, r.left, r.right)
+	},
 	admCSF0:  admCSF0Row,
+	admCSFS:  admCSFSRow,
 	admDWTSV: admDWTSV,
 	admDWTSH: admDWTSH,
 	admDecouple: func(d *admDecoupleRows, egl float64, narrow bool) {

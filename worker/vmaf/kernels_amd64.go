@@ -15,6 +15,8 @@ var avx2Kernels = kernels{
 	admDWT0V:    dwt0VAVX2,
 	admDWT0H:    dwt0HAVX2,
 	admCM0Row:   admCM0RowAVX2,
+	admCMSRow:   admCMSRowAVX2,
+	admCSFS:     admCSFSAVX2Row,
 	admCSF0:     admCSF0AVX2Row,
 	admDecouple: admDecoupleAVX2Row,
 	admDWTSV:    dwtSVAVX2,
@@ -297,9 +299,22 @@ func dwtSHAVX2(t, lo, hi []int32, ind *[4][]int, add int64, shift uint) {
 // window reaches past the band's edge (none at libvmaf's borders) and the
 // rest of the row take the scalar code.
 func admCM0RowAVX2(r *admCMRow, up, i, down int) (inH, inV, inD int64) {
+	return admCMRowAVX2(r, up, i, down, false)
+}
+
+// admCMSRowAVX2 is admCM0RowAVX2 for scales 1 to 3 (admCMSRow).
+func admCMSRowAVX2(r *admCMRow, up, i, down int) (inH, inV, inD int64) {
+	return admCMRowAVX2(r, up, i, down, true)
+}
+
+func admCMRowAVX2(r *admCMRow, up, i, down int, scaleS bool) (inH, inV, inD int64) {
+	scalar := admCM0Row
+	if scaleS {
+		scalar = admCMSRow
+	}
 	j0, j1 := r.left, r.right
 	if j0 < 1 || j1 > r.w-1 || j1 <= j0 {
-		return admCM0Row(r, up, i, down, j0, j1)
+		return scalar(r, up, i, down, j0, j1)
 	}
 	n := vecLen(j1 - j0)
 	if n > 0 {
@@ -312,14 +327,33 @@ func admCM0RowAVX2(r *admCMRow, up, i, down int) (inH, inV, inD int64) {
 			_, _ = f[rc-1], f[rc+n]
 			_, _ = f[down*r.stride+j0-1], f[down*r.stride+j0+n]
 		}
-		cub := [4]uint64{uint64(r.addHCub) + 1<<62, uint64(r.addDCub) + 1<<62, uint64(r.shiftHCub), uint64(r.shiftDCub)}
+		cub := [7]uint64{uint64(r.addHCub) + 1<<62, uint64(r.addDCub) + 1<<62, uint64(r.shiftHCub), uint64(r.shiftDCub),
+			uint64(r.irf[0]), uint64(r.irf[1]), uint64(r.irf[2])}
 		var out [3]int64
-		admCM0AVX2(&r.fl[0][rc], &r.fl[1][rc], &r.fl[2][rc], &r.ca[0][rc], &r.ca[1][rc], &r.ca[2][rc],
-			&r.src[0][rc], &r.src[1][rc], &r.src[2][rc], 4*(up-i)*r.stride, 4*(down-i)*r.stride, &cub, &out, n)
+		upOff, downOff := 4*(up-i)*r.stride, 4*(down-i)*r.stride
+		if scaleS {
+			admCMSAVX2(&r.fl[0][rc], &r.fl[1][rc], &r.fl[2][rc], &r.ca[0][rc], &r.ca[1][rc], &r.ca[2][rc],
+				&r.src[0][rc], &r.src[1][rc], &r.src[2][rc], upOff, downOff, &cub, &out, n)
+		} else {
+			admCM0AVX2(&r.fl[0][rc], &r.fl[1][rc], &r.fl[2][rc], &r.ca[0][rc], &r.ca[1][rc], &r.ca[2][rc],
+				&r.src[0][rc], &r.src[1][rc], &r.src[2][rc], upOff, downOff, (*[4]uint64)(cub[:4]), &out, n)
+		}
 		inH, inV, inD = out[0], out[1], out[2]
 	}
-	h, v, d := admCM0Row(r, up, i, down, j0+n, j1)
+	h, v, d := scalar(r, up, i, down, j0+n, j1)
 	return inH + h, inV + v, inD + d
+}
+
+// admCSFSAVX2Row is admCSFSRow with 4 coefficients a step.
+func admCSFSAVX2Row(src, dstA, dstF []int32, irf int64) {
+	w := len(src)
+	n := vecLen(w)
+	dstA, dstF = dstA[:w], dstF[:w]
+	if n > 0 {
+		w := uint64(irf)
+		admCSFSAVX2(&src[0], &dstA[0], &dstF[0], &w, n)
+	}
+	admCSFSRow(src[n:], dstA[n:], dstF[n:], irf)
 }
 
 // vifRoundAVX2 is vifRoundRow; the means' 32-bit lanes are exact up to

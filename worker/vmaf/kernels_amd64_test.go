@@ -297,39 +297,77 @@ func FuzzADMCM0(f *testing.F) {
 	f.Add(uint64(2), uint8(200), true)
 	f.Fuzz(func(t *testing.T, seed uint64, n uint8, flip bool) {
 		needAVX2(t)
-		rng := rand.New(rand.NewPCG(seed, 7))
-		w := 33 + int(n%64)
-		band := func() []int32 {
-			b := make([]int32, 3*w)
-			for k := range b {
-				switch rng.IntN(8) {
-				case 0:
-					b[k] = []int32{-32768, 32767, 0, -1}[rng.IntN(4)]
-				default:
-					b[k] = int32(int16(rng.Uint32() >> (16 + rng.IntN(16))))
-				}
-			}
-			return b
-		}
-		var r admCMRow
-		r.stride, r.w = w, w
-		r.left, r.right = 1+rng.IntN(4), w-1-rng.IntN(4)
-		for k := range 3 {
-			r.src[k], r.ca[k], r.fl[k] = band(), band(), band()
-		}
-		r.shiftHCub = uint32(math.Ceil(math.Log2(float64(w)) - 4))
-		r.shiftDCub = uint32(math.Ceil(math.Log2(float64(w)) - 3))
-		r.addHCub, r.addDCub = int64(1)<<(r.shiftHCub-1), int64(1)<<(r.shiftDCub-1)
-		up, down := 0, 2
-		if flip {
-			up, down = 2, 0
-		}
-		h0, v0, d0 := admCM0Row(&r, up, 1, down, r.left, r.right)
-		h1, v1, d1 := admCM0RowAVX2(&r, up, 1, down)
-		if h0 != h1 || v0 != v1 || d0 != d1 {
-			t.Fatalf("admCM0AVX2(w=%d): %d %d %d, want %d %d %d", w, h1, v1, d1, h0, v0, d0)
-		}
+		checkADMCM(t, rand.New(rand.NewPCG(seed, 7)), 33+int(n%64), 0, flip)
 	})
+}
+
+// FuzzADMCMS is FuzzADMCM0 for scales 1 to 3, on any int32 bands and
+// weights.
+func FuzzADMCMS(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(1), false)
+	f.Add(uint64(2), uint8(200), uint8(3), true)
+	f.Fuzz(func(t *testing.T, seed uint64, n, scale uint8, flip bool) {
+		needAVX2(t)
+		checkADMCM(t, rand.New(rand.NewPCG(seed, 16)), 33+int(n%64), 1+int(scale)%3, flip)
+	})
+}
+
+// TestADMCMAVX2 runs the contrast measure's kernels on rows whose scored
+// part is 1 to 8 columns past a vector multiple, at every scale.
+func TestADMCMAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(17, 18))
+	eachTail([]int{0, 1, 2, 3}, func(w, scale int) { checkADMCM(t, rng, w+2, scale, rng.IntN(2) == 0) })
+}
+
+// checkADMCM compares one row of a scale's contrast measure with the scalar
+// row on random bands of three rows of w columns: int16 at scale 0, any
+// int32 at scales 1 to 3 (with random Q32 weights), extremes included.
+func checkADMCM(t *testing.T, rng *rand.Rand, w, scale int, flip bool) {
+	t.Helper()
+	band := func() []int32 {
+		b := make([]int32, 3*w)
+		for k := range b {
+			switch {
+			case rng.IntN(8) == 0 && scale == 0:
+				b[k] = []int32{-32768, 32767, 0, -1}[rng.IntN(4)]
+			case rng.IntN(8) == 0:
+				b[k] = []int32{math.MinInt32, math.MaxInt32, -32768, 32767, 0, -1}[rng.IntN(6)]
+			case scale == 0:
+				b[k] = int32(int16(rng.Uint32() >> (16 + rng.IntN(16))))
+			default:
+				b[k] = int32(rng.Uint32()) >> rng.IntN(32)
+			}
+		}
+		return b
+	}
+	var r admCMRow
+	r.stride, r.w = w, w
+	r.left, r.right = 1+rng.IntN(4), w-1-rng.IntN(4)
+	for k := range 3 {
+		r.src[k], r.ca[k], r.fl[k] = band(), band(), band()
+	}
+	p := admCMShifts(w, 3, scale)
+	r.shiftHCub, r.shiftDCub, r.addHCub, r.addDCub = p.ShiftCub, p.ShiftDCub, p.AddCub, p.AddDCub
+	if scale > 0 {
+		r.irf = admIRF(admRFactors(scale))
+		if rng.IntN(2) == 0 {
+			r.irf = [3]int64{int64(rng.Uint32()), int64(rng.Uint32()), int64(rng.Uint32())}
+		}
+	}
+	up, down := 0, 2
+	if flip {
+		up, down = 2, 0
+	}
+	scalar, vector := admCM0Row, admCM0RowAVX2
+	if scale > 0 {
+		scalar, vector = admCMSRow, admCMSRowAVX2
+	}
+	h0, v0, d0 := scalar(&r, up, 1, down, r.left, r.right)
+	h1, v1, d1 := vector(&r, up, 1, down)
+	if h0 != h1 || v0 != v1 || d0 != d1 {
+		t.Fatalf("contrast measure kernel (w=%d, scale %d): %d %d %d, want %d %d %d", w, scale, h1, v1, d1, h0, v0, d0)
+	}
 }
 
 // FuzzVIFRound compares the rounding of the vertical sums with the scalar
@@ -489,15 +527,10 @@ func checkADMDecouple(t *testing.T, rng *rand.Rand, w int, narrow bool, egl floa
 func TestADMDecoupleAVX2(t *testing.T) {
 	needAVX2(t)
 	rng := rand.New(rand.NewPCG(10, 11))
-	for _, narrow := range []bool{true, false} {
-		for _, egl := range []float64{defaultEnhnGainLimit, 1} {
-			for extra := 1; extra <= 8; extra++ {
-				for range 20 {
-					checkADMDecouple(t, rng, 64+extra, narrow, egl)
-				}
-			}
-		}
-	}
+	// Variants: scale 0 or not, times the default gain limit or none.
+	eachTail([]int{0, 1, 2, 3}, func(w, v int) {
+		checkADMDecouple(t, rng, w, v < 2, []float64{defaultEnhnGainLimit, 1}[v%2])
+	})
 }
 
 // FuzzADMDecouple is TestADMDecoupleAVX2 on fuzzed seeds and widths.
@@ -621,12 +654,8 @@ func checkADMDWTS(t *testing.T, rng *rand.Rand, w, scale int) {
 func TestADMDWTSAVX2(t *testing.T) {
 	needAVX2(t)
 	rng := rand.New(rand.NewPCG(13, 14))
+	eachTail([]int{1, 2, 3}, func(w, scale int) { checkADMDWTS(t, rng, w, scale) })
 	for scale := 1; scale <= 3; scale++ {
-		for extra := 1; extra <= 8; extra++ {
-			for range 10 {
-				checkADMDWTS(t, rng, 64+extra, scale)
-			}
-		}
 		for w := 4; w <= 16; w++ {
 			checkADMDWTS(t, rng, w, scale)
 		}
@@ -641,4 +670,56 @@ func FuzzADMDWTS(f *testing.F) {
 		needAVX2(t)
 		checkADMDWTS(t, rand.New(rand.NewPCG(seed, 15)), 4+int(n), 1+int(scale)%3)
 	})
+}
+
+// FuzzADMCSFS compares the CSF of scales 1 to 3 with the scalar one on any
+// int32 coefficients and Q32 weights.
+func FuzzADMCSFS(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(1))
+	f.Add(uint64(2), uint8(77), uint8(3))
+	f.Fuzz(func(t *testing.T, seed uint64, n, scale uint8) {
+		needAVX2(t)
+		checkADMCSFS(t, rand.New(rand.NewPCG(seed, 19)), rowLen(n), 1+int(scale)%3)
+	})
+}
+
+// TestADMCSFSAVX2 runs the CSF kernel of scales 1 to 3 on rows 1 to 8
+// coefficients past a vector multiple.
+func TestADMCSFSAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(20, 21))
+	eachTail([]int{1, 2, 3}, func(w, scale int) { checkADMCSFS(t, rng, w, scale) })
+}
+
+// eachTail calls check 10 times for each variant and each row width 1 to
+// 8 past a vector multiple.
+func eachTail(variants []int, check func(w, variant int)) {
+	for _, v := range variants {
+		for extra := 1; extra <= 8; extra++ {
+			for range 10 {
+				check(64+extra, v)
+			}
+		}
+	}
+}
+
+func checkADMCSFS(t *testing.T, rng *rand.Rand, w, scale int) {
+	t.Helper()
+	src := make([]int32, w)
+	for j := range src {
+		src[j] = int32(rng.Uint32()) >> rng.IntN(32)
+		if rng.IntN(8) == 0 {
+			src[j] = []int32{math.MinInt32, math.MaxInt32, 0, -1, 1}[rng.IntN(5)]
+		}
+	}
+	irf := admIRF(admRFactors(scale))[rng.IntN(3)]
+	if rng.IntN(2) == 0 {
+		irf = int64([]uint32{rng.Uint32(), math.MaxUint32, 0, 1}[rng.IntN(4)])
+	}
+	want, got := int32Rows(w), int32Rows(w)
+	admCSFSRow(src, want[0], want[1], irf)
+	admCSFSAVX2Row(src, got[0], got[1], irf)
+	if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
+		t.Fatalf("admCSFSAVX2(w=%d, irf %d): %v, want %v", w, irf, got, want)
+	}
 }

@@ -847,7 +847,7 @@ pixels:
 	VPMAXSD      X9, X8, X8
 	VPMOVZXDQ    X8, Y10
 	VPMULUDQ     Y10, Y10, Y11
-	VPBROADCASTQ cmsq28b<>+0(SB), Y8
+	VPBROADCASTQ cmsq28<>+0(SB), Y8
 	VPADDQ       Y8, Y11, Y11
 	VPSRLQ       $0x1d, Y11, Y11
 	VPSHUFD      $0x08, Y11, Y11
@@ -911,6 +911,12 @@ done:
 	VZEROUPPER
 	RET
 
+DATA cmsq28<>+0(SB)/8, $0x0000000010000000
+GLOBL cmsq28<>(SB), RODATA|NOPTR, $8
+
+DATA cmsq29<>+0(SB)/8, $0x0000000020000000
+GLOBL cmsq29<>(SB), RODATA|NOPTR, $8
+
 DATA cmc8738<>+0(SB)/4, $0x00002222
 GLOBL cmc8738<>(SB), RODATA|NOPTR, $4
 
@@ -926,14 +932,273 @@ GLOBL cmrfv<>(SB), RODATA|NOPTR, $4
 DATA cmrfd<>+0(SB)/4, $0x0000c109
 GLOBL cmrfd<>(SB), RODATA|NOPTR, $4
 
-DATA cmsq28<>+0(SB)/8, $0x0000000010000000
-GLOBL cmsq28<>(SB), RODATA|NOPTR, $8
+// func admCMSAVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·admCMSAVX2(SB), NOSPLIT, $0-112
+	MOVQ     fh+0(FP), AX
+	MOVQ     fv+8(FP), CX
+	MOVQ     fd+16(FP), DX
+	MOVQ     ch+24(FP), BX
+	MOVQ     cv+32(FP), SI
+	MOVQ     cd+40(FP), DI
+	MOVQ     sh+48(FP), R8
+	MOVQ     sv+56(FP), R9
+	MOVQ     sd+64(FP), R10
+	MOVQ     up+72(FP), R11
+	MOVQ     down+80(FP), R12
+	MOVQ     cub+88(FP), R13
+	MOVQ     n+104(FP), R14
+	VPXOR    Y0, Y0, Y0
+	VPXOR    Y1, Y1, Y1
+	VPXOR    Y2, Y2, Y2
+	MOVQ     16(R13), X3
+	MOVQ     24(R13), X4
+	VPCMPEQQ Y5, Y5, Y5
+	VPSRLQ   $0x3f, Y5, Y5
+	VPSLLQ   $0x3e, Y5, Y5
+	VPSRLQ   X4, Y5, Y6
+	VPSRLQ   X3, Y5, Y5
 
-DATA cmsq28b<>+0(SB)/8, $0x0000000010000000
-GLOBL cmsq28b<>(SB), RODATA|NOPTR, $8
+pixels:
+	TESTQ        R14, R14
+	JZ           done
+	VPXOR        X7, X7, X7
+	VPXOR        X9, X9, X9
+	VPADDD       -4(AX)(R11*1), X7, X7
+	VPADDD       (AX)(R11*1), X7, X7
+	VPADDD       4(AX)(R11*1), X7, X7
+	VPADDD       -4(AX), X7, X7
+	VPADDD       4(AX), X7, X7
+	VPADDD       -4(AX)(R12*1), X7, X7
+	VPADDD       (AX)(R12*1), X7, X7
+	VPADDD       4(AX)(R12*1), X7, X7
+	VPABSD       (BX), X8
+	VPMOVZXDQ    X8, Y8
+	VPBROADCASTQ fltq32c286331153<>+0(SB), Y10
+	VPMULDQ      Y10, Y8, Y8
+	VPBROADCASTQ fltq32round<>+0(SB), Y10
+	VPADDQ       Y10, Y8, Y8
+	VPSRLQ       $0x20, Y8, Y8
+	VPSHUFD      $0x08, Y8, Y8
+	VPERMQ       $0x08, Y8, Y8
+	VPADDD       X8, X7, X7
+	VPADDD       -4(CX)(R11*1), X7, X7
+	VPADDD       (CX)(R11*1), X7, X7
+	VPADDD       4(CX)(R11*1), X7, X7
+	VPADDD       -4(CX), X7, X7
+	VPADDD       4(CX), X7, X7
+	VPADDD       -4(CX)(R12*1), X7, X7
+	VPADDD       (CX)(R12*1), X7, X7
+	VPADDD       4(CX)(R12*1), X7, X7
+	VPABSD       (SI), X8
+	VPMOVZXDQ    X8, Y8
+	VPBROADCASTQ fltq32c286331153<>+0(SB), Y10
+	VPMULDQ      Y10, Y8, Y8
+	VPBROADCASTQ fltq32round<>+0(SB), Y10
+	VPADDQ       Y10, Y8, Y8
+	VPSRLQ       $0x20, Y8, Y8
+	VPSHUFD      $0x08, Y8, Y8
+	VPERMQ       $0x08, Y8, Y8
+	VPADDD       X8, X7, X7
+	VPADDD       -4(DX)(R11*1), X7, X7
+	VPADDD       (DX)(R11*1), X7, X7
+	VPADDD       4(DX)(R11*1), X7, X7
+	VPADDD       -4(DX), X7, X7
+	VPADDD       4(DX), X7, X7
+	VPADDD       -4(DX)(R12*1), X7, X7
+	VPADDD       (DX)(R12*1), X7, X7
+	VPADDD       4(DX)(R12*1), X7, X7
+	VPABSD       (DI), X8
+	VPMOVZXDQ    X8, Y8
+	VPBROADCASTQ fltq32c286331153<>+0(SB), Y10
+	VPMULDQ      Y10, Y8, Y8
+	VPBROADCASTQ fltq32round<>+0(SB), Y10
+	VPADDQ       Y10, Y8, Y8
+	VPSRLQ       $0x20, Y8, Y8
+	VPSHUFD      $0x08, Y8, Y8
+	VPERMQ       $0x08, Y8, Y8
+	VPADDD       X8, X7, X7
+	VPMOVSXDQ    (R8), Y8
+	VPBROADCASTQ 32(R13), Y10
+	VPMULUDQ     Y10, Y8, Y12
+	VPXOR        Y11, Y11, Y11
+	VPCMPGTQ     Y8, Y11, Y11
+	VPSLLQ       $0x20, Y10, Y10
+	VPAND        Y10, Y11, Y11
+	VPSUBQ       Y11, Y12, Y12
+	VPBROADCASTQ csfs2p27<>+0(SB), Y10
+	VPADDQ       Y10, Y12, Y12
+	VPSRLQ       $0x1c, Y12, Y12
+	VPSHUFD      $0x08, Y12, Y12
+	VPERMQ       $0x08, Y12, Y12
+	VMOVDQA      X12, X8
+	VPABSD       X8, X8
+	VPSUBD       X7, X8, X8
+	VPMAXSD      X9, X8, X8
+	VPMOVZXDQ    X8, Y10
+	VPMULUDQ     Y10, Y10, Y11
+	VPBROADCASTQ cmsq29<>+0(SB), Y8
+	VPADDQ       Y8, Y11, Y11
+	VPSRLQ       $0x1e, Y11, Y11
+	VPSHUFD      $0x08, Y11, Y11
+	VPERMQ       $0x08, Y11, Y11
+	VPMOVSXDQ    X11, Y11
+	VPMULDQ      Y10, Y11, Y11
+	VPBROADCASTQ (R13), Y8
+	VPADDQ       Y8, Y11, Y11
+	VPSRLQ       X3, Y11, Y11
+	VPSUBQ       Y5, Y11, Y11
+	VPADDQ       Y11, Y0, Y0
+	VPMOVSXDQ    (R9), Y8
+	VPBROADCASTQ 40(R13), Y10
+	VPMULUDQ     Y10, Y8, Y12
+	VPXOR        Y11, Y11, Y11
+	VPCMPGTQ     Y8, Y11, Y11
+	VPSLLQ       $0x20, Y10, Y10
+	VPAND        Y10, Y11, Y11
+	VPSUBQ       Y11, Y12, Y12
+	VPBROADCASTQ csfs2p27<>+0(SB), Y10
+	VPADDQ       Y10, Y12, Y12
+	VPSRLQ       $0x1c, Y12, Y12
+	VPSHUFD      $0x08, Y12, Y12
+	VPERMQ       $0x08, Y12, Y12
+	VMOVDQA      X12, X8
+	VPABSD       X8, X8
+	VPSUBD       X7, X8, X8
+	VPMAXSD      X9, X8, X8
+	VPMOVZXDQ    X8, Y10
+	VPMULUDQ     Y10, Y10, Y11
+	VPBROADCASTQ cmsq29<>+0(SB), Y8
+	VPADDQ       Y8, Y11, Y11
+	VPSRLQ       $0x1e, Y11, Y11
+	VPSHUFD      $0x08, Y11, Y11
+	VPERMQ       $0x08, Y11, Y11
+	VPMOVSXDQ    X11, Y11
+	VPMULDQ      Y10, Y11, Y11
+	VPBROADCASTQ (R13), Y8
+	VPADDQ       Y8, Y11, Y11
+	VPSRLQ       X3, Y11, Y11
+	VPSUBQ       Y5, Y11, Y11
+	VPADDQ       Y11, Y1, Y1
+	VPMOVSXDQ    (R10), Y8
+	VPBROADCASTQ 48(R13), Y10
+	VPMULUDQ     Y10, Y8, Y12
+	VPXOR        Y11, Y11, Y11
+	VPCMPGTQ     Y8, Y11, Y11
+	VPSLLQ       $0x20, Y10, Y10
+	VPAND        Y10, Y11, Y11
+	VPSUBQ       Y11, Y12, Y12
+	VPBROADCASTQ csfs2p27<>+0(SB), Y10
+	VPADDQ       Y10, Y12, Y12
+	VPSRLQ       $0x1c, Y12, Y12
+	VPSHUFD      $0x08, Y12, Y12
+	VPERMQ       $0x08, Y12, Y12
+	VMOVDQA      X12, X8
+	VPABSD       X8, X8
+	VPSUBD       X7, X8, X8
+	VPMAXSD      X9, X8, X8
+	VPMOVZXDQ    X8, Y8
+	VPMULUDQ     Y8, Y8, Y9
+	VPBROADCASTQ cmsq29<>+0(SB), Y7
+	VPADDQ       Y7, Y9, Y9
+	VPSRLQ       $0x1e, Y9, Y9
+	VPSHUFD      $0x08, Y9, Y9
+	VPERMQ       $0x08, Y9, Y9
+	VPMOVSXDQ    X9, Y9
+	VPMULDQ      Y8, Y9, Y9
+	VPBROADCASTQ 8(R13), Y7
+	VPADDQ       Y7, Y9, Y9
+	VPSRLQ       X4, Y9, Y9
+	VPSUBQ       Y6, Y9, Y9
+	VPADDQ       Y9, Y2, Y2
+	ADDQ         $0x10, AX
+	ADDQ         $0x10, CX
+	ADDQ         $0x10, DX
+	ADDQ         $0x10, BX
+	ADDQ         $0x10, SI
+	ADDQ         $0x10, DI
+	ADDQ         $0x10, R8
+	ADDQ         $0x10, R9
+	ADDQ         $0x10, R10
+	SUBQ         $0x04, R14
+	JMP          pixels
 
-DATA cmsq29<>+0(SB)/8, $0x0000000020000000
-GLOBL cmsq29<>(SB), RODATA|NOPTR, $8
+done:
+	MOVQ         out+96(FP), AX
+	VEXTRACTI128 $0x01, Y0, X3
+	VPADDQ       X3, X0, X3
+	VPSHUFD      $0x4e, X3, X0
+	VPADDQ       X0, X3, X3
+	MOVQ         X3, (AX)
+	VEXTRACTI128 $0x01, Y1, X0
+	VPADDQ       X0, X1, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	MOVQ         X0, 8(AX)
+	VEXTRACTI128 $0x01, Y2, X0
+	VPADDQ       X0, X2, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	MOVQ         X0, 16(AX)
+	VZEROUPPER
+	RET
+
+DATA fltq32c286331153<>+0(SB)/8, $0x0000000011111111
+GLOBL fltq32c286331153<>(SB), RODATA|NOPTR, $8
+
+DATA fltq32round<>+0(SB)/8, $0xffffffff80000000
+GLOBL fltq32round<>(SB), RODATA|NOPTR, $8
+
+DATA csfs2p27<>+0(SB)/8, $0x0000000008000000
+GLOBL csfs2p27<>(SB), RODATA|NOPTR, $8
+
+// func admCSFSAVX2(src *int32, dstA *int32, dstF *int32, irf *uint64, n int)
+// Requires: AVX, AVX2
+TEXT ·admCSFSAVX2(SB), NOSPLIT, $0-40
+	MOVQ src+0(FP), AX
+	MOVQ dstA+8(FP), CX
+	MOVQ dstF+16(FP), DX
+	MOVQ irf+24(FP), BX
+	MOVQ n+32(FP), SI
+	XORQ DI, DI
+
+loop:
+	CMPQ         DI, SI
+	JAE          done
+	VPMOVSXDQ    (AX)(DI*4), Y0
+	VPBROADCASTQ (BX), Y1
+	VPMULUDQ     Y1, Y0, Y3
+	VPXOR        Y2, Y2, Y2
+	VPCMPGTQ     Y0, Y2, Y2
+	VPSLLQ       $0x20, Y1, Y1
+	VPAND        Y1, Y2, Y2
+	VPSUBQ       Y2, Y3, Y3
+	VPBROADCASTQ csfs2p27<>+0(SB), Y1
+	VPADDQ       Y1, Y3, Y3
+	VPSRLQ       $0x1c, Y3, Y3
+	VPSHUFD      $0x08, Y3, Y3
+	VPERMQ       $0x08, Y3, Y3
+	VMOVDQA      X3, X0
+	VMOVDQU      X0, (CX)(DI*4)
+	VPABSD       X0, X0
+	VPMOVZXDQ    X0, Y0
+	VPBROADCASTQ fltq32c143165577<>+0(SB), Y1
+	VPMULDQ      Y1, Y0, Y0
+	VPBROADCASTQ fltq32round<>+0(SB), Y1
+	VPADDQ       Y1, Y0, Y0
+	VPSRLQ       $0x20, Y0, Y0
+	VPSHUFD      $0x08, Y0, Y0
+	VPERMQ       $0x08, Y0, Y0
+	VMOVDQU      X0, (DX)(DI*4)
+	ADDQ         $0x04, DI
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA fltq32c143165577<>+0(SB)/8, $0x0000000008888889
+GLOBL fltq32c143165577<>(SB), RODATA|NOPTR, $8
 
 // func vifRoundPackedAVX2(accP *uint64, accQ *uint64, accY *uint64, accX *uint64, mu *uint64, xx *uint64, yy *uint64, xy *uint64, roundMu uint64, shiftMu uint64, roundSq uint64, shiftSq uint64, n int)
 // Requires: AVX, AVX2, SSE2

@@ -37,7 +37,9 @@ func main() {
 	motionH()
 	dwt0V()
 	dwt0H()
-	admCM0()
+	admCM(false)
+	admCM(true)
+	admCSFS()
 	vifRound("vifRoundPackedAVX2", true)
 	vifRound("vifRoundWideAVX2", false)
 	admCSF0()
@@ -717,22 +719,29 @@ func dwt0H() {
 	})
 }
 
-// admCM0 is one row of ADM's scale-0 contrast measure (admState.cm0) over
-// interior columns: the 3x3 masking threshold from the three bands' CSF
-// filter inputs f (with the centre from the CSF-weighted bands c), then
-// max(|src*rfactor| - thr, 0) cubed with libvmaf's two rounding shifts,
-// summed per band. The cube's arithmetic shift of a possibly negative
-// 64-bit value is a logical shift of the value biased by 2^62 (the product
-// of two values below 2^31 in magnitude), minus the shifted bias.
-func admCM0() {
-	TEXT("admCM0AVX2", NOSPLIT, "func(fh, fv, fd, ch, cv, cd, sh, sv, sd *int32, up, down int, cub *[4]uint64, out *[3]int64, n int)")
-	Pragma("noescape")
-	Doc("admCM0AVX2 sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, and the H and D cube shifts.")
-	names := []string{"fh", "fv", "fd", "ch", "cv", "cd", "sh", "sv", "sd"}
-	var p [9]Register
-	for k, nm := range names {
-		p[k] = Load(Param(nm), GP64())
+// admCM is one row of ADM's contrast measure over interior columns
+// (admCM0Row, and admCMSRow with scaleS): the 3x3 masking threshold from
+// the three bands' CSF filter inputs f (with the centre from the
+// CSF-weighted bands c), then max(|x| - thr, 0) cubed with libvmaf's two
+// rounding shifts, summed per band, where x is src weighted by the band's
+// rfactor. The cube's arithmetic shift of a possibly negative 64-bit value
+// is a logical shift of the value biased by 2^62 (the product of two values
+// below 2^31 in magnitude), minus the shifted bias.
+//
+// Scale 0 (admCM0AVX2) weighs in int32 (Go's wrapping), takes the centre as
+// int16((8738*|c| + 2048) >> 12) and shifts the threshold per band; scales
+// 1 to 3 (admCMSAVX2) weigh as csfS does, (src*irf + 2^27) >> 28 with the
+// unsigned Q32 irf in cub[4..6], take the centre as (286331153*|c| - 2^31)
+// >> 32 in 64 bits, and round every band's square alike.
+func admCM(scaleS bool) {
+	name, cubLen := "admCM0AVX2", 4
+	if scaleS {
+		name, cubLen = "admCMSAVX2", 7
 	}
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(fh, fv, fd, ch, cv, cd, sh, sv, sd *int32, up, down int, cub *[%d]uint64, out *[3]int64, n int)", cubLen))
+	Pragma("noescape")
+	Doc(name + " sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts (and for scales 1 to 3 the bands' irf).")
+	p := loadPointers("fh", "fv", "fd", "ch", "cv", "cd", "sh", "sv", "sd")
 	up := Load(Param("up"), GP64())
 	down := Load(Param("down"), GP64())
 	cub := Load(Param("cub"), GP64())
@@ -741,13 +750,15 @@ func admCM0() {
 	for _, a := range acc {
 		VPXOR(a, a, a)
 	}
-	d := func(name string, v uint32) Mem { return ConstData(name, U32(v)) }
-	q := func(name string, v uint64) Mem { return ConstData(name, U64(v)) }
-	c8738, c2048 := d("cmc8738", 8738), d("cmc2048", 2048)
-	rf := [3]Mem{d("cmrfh", 36453), d("cmrfv", 36453), d("cmrfd", 49417)}
-	addSq := [3]Mem{q("cmsq28", 1<<28), q("cmsq28b", 1<<28), q("cmsq29", 1<<29)}
+	d := func(name string, v uint32) Mem { return constMem(name, U32(v)) }
+	q := func(name string, v uint64) Mem { return constMem(name, U64(v)) }
+	addSq := [3]Mem{q("cmsq28", 1<<28), q("cmsq28", 1<<28), q("cmsq29", 1<<29)}
 	shSq := [3]uint64{29, 29, 30}
 	thrShift := [3]uint64{10, 10, 12}
+	if scaleS {
+		addSq = [3]Mem{q("cmsq29", 1<<29), q("cmsq29", 1<<29), q("cmsq29", 1<<29)}
+		shSq = [3]uint64{30, 30, 30}
+	}
 	// Cube shift counts: H and V share one.
 	shH, shD := XMM(), XMM()
 	MOVQ(Mem{Base: cub, Disp: 16}, shH)
@@ -780,12 +791,17 @@ func admCM0() {
 				VPADDD(m, thr, thr)
 			}
 		}
+		VPABSD(Mem{Base: p[3+b]}, t)
+		if scaleS {
+			// centre = (286331153*|c| - 2^31) >> 32
+			VPADDD(fltQ32(t, 286331153), thr, thr)
+			continue
+		}
 		// centre = int16((8738*|c| + 2048) >> 12)
 		c := XMM()
-		VPABSD(Mem{Base: p[3+b]}, t)
-		VPBROADCASTD(c8738, c)
+		VPBROADCASTD(d("cmc8738", 8738), c)
 		VPMULLD(c, t, t)
-		VPBROADCASTD(c2048, c)
+		VPBROADCASTD(d("cmc2048", 2048), c)
 		VPADDD(c, t, t)
 		VPSRAD(Imm(12), t, t)
 		narrow16(t)
@@ -793,11 +809,19 @@ func admCM0() {
 	}
 	for b := 0; b < 3; b++ {
 		x, c, th := XMM(), XMM(), XMM()
-		VPBROADCASTD(rf[b], c)
-		VPMULLD(Mem{Base: p[6+b]}, c, x)
+		if scaleS {
+			weighS(Mem{Base: p[6+b]}, Mem{Base: cub, Disp: 32 + 8*b}, x)
+		} else {
+			VPBROADCASTD(d([3]string{"cmrfh", "cmrfv", "cmrfd"}[b], [3]uint32{36453, 36453, 49417}[b]), c)
+			VPMULLD(Mem{Base: p[6+b]}, c, x)
+		}
 		VPABSD(x, x)
-		VPSLLD(Imm(thrShift[b]), thr, th)
-		VPSUBD(th, x, x)
+		if scaleS {
+			VPSUBD(thr, x, x)
+		} else {
+			VPSLLD(Imm(thrShift[b]), thr, th)
+			VPSUBD(th, x, x)
+		}
 		VPMAXSD(zero, x, x)
 		x64, sq := YMM(), YMM()
 		VPMOVZXDQ(x, x64)
@@ -829,6 +853,58 @@ func admCM0() {
 	storeSums(acc[:], Load(Param("out"), GP64()))
 	VZEROUPPER()
 	RET()
+}
+
+// fltQ32 is int32((f*int64(x) + admFltRound) >> 32) of four int32 x (the
+// 1/30 and 1/15 filters of scales 1 to 3 in Q32, admFltRound being -2^31):
+// the high dwords of the 64-bit sums.
+func fltQ32(x Register, f uint64) Register {
+	x64, c := YMM(), YMM()
+	VPMOVZXDQ(x, x64)
+	VPBROADCASTQ(constMem(fmt.Sprintf("fltq32c%d", f), U64(f)), c)
+	VPMULDQ(c, x64, x64)
+	VPBROADCASTQ(constMem("fltq32round", U64(0xffffffff80000000)), c)
+	VPADDQ(c, x64, x64)
+	VPSRLQ(Imm(32), x64, x64)
+	return pack32(x64)
+}
+
+// admCSFS is the CSF of scales 1 to 3 of one band's row segment
+// (admCSFSRow): a = weighS(src) and the masking input f = fltQ32(|a|,
+// 143165577), 4 coefficients a step.
+func admCSFS() {
+	TEXT("admCSFSAVX2", NOSPLIT, "func(src, dstA, dstF *int32, irf *uint64, n int)")
+	Pragma("noescape")
+	Doc("admCSFSAVX2 weighs n coefficients (a multiple of 4) of src by the Q32 weight *irf into dstA and their masking inputs into dstF.")
+	p := loadPointers("src", "dstA", "dstF", "irf")
+	rowLoop(func(i Register) {
+		a := XMM()
+		weighS(Mem{Base: p[0], Index: i, Scale: 4}, Mem{Base: p[3]}, a)
+		VMOVDQU(a, Mem{Base: p[1], Index: i, Scale: 4})
+		VPABSD(a, a)
+		VMOVDQU(fltQ32(a, 143165577), Mem{Base: p[2], Index: i, Scale: 4})
+	})
+}
+
+// weighS is csfS's weighting of four int32 coefficients at src by the
+// unsigned Q32 weight at irf: int32((src*irf + 2^27) >> 28) into the XMM x.
+// VPMULUDQ takes src as unsigned, which adds irf*2^32 for a negative src;
+// that is taken off again. The sum stays within int64 (irf < 2^32), and the
+// logical shift's low dword is the arithmetic one's.
+func weighS(src, irf Mem, x Register) {
+	s64, w, neg, p := YMM(), YMM(), YMM(), YMM()
+	VPMOVSXDQ(src, s64)
+	VPBROADCASTQ(irf, w)
+	VPMULUDQ(w, s64, p)
+	VPXOR(neg, neg, neg)
+	VPCMPGTQ(s64, neg, neg) // src < 0
+	VPSLLQ(Imm(32), w, w)
+	VPAND(w, neg, neg)
+	VPSUBQ(neg, p, p)
+	VPBROADCASTQ(constMem("csfs2p27", U64(1<<27)), w)
+	VPADDQ(w, p, p)
+	VPSRLQ(Imm(28), p, p)
+	VMOVDQA(pack32(p), x)
 }
 
 // storeSums writes the sum of each register's four 64-bit lanes to
