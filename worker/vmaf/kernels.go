@@ -19,6 +19,10 @@ type kernels struct {
 	// subsampling (see vifSubInit and vifSubPair).
 	vifSubInit func(f uint64, rc, dc []uint16, acc []uint64)
 	vifSubPair func(f uint64, ra, rb, da, db []uint16, acc []uint64)
+	// vifSubRound and vifSubRow run its rounding and horizontal pass
+	// (see vifSubRoundRow and vifSubRow).
+	vifSubRound func(acc, dst []uint64, round uint64, shift uint)
+	vifSubRow   func(filt, tmp []uint64, rowR, rowD []uint16)
 	// motionSAD is motionSAD; m is scratch for the vector kernels.
 	motionSAD func(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64
 	// admDWT0V and admDWT0H run the two passes of ADM's first DWT level.
@@ -60,13 +64,17 @@ func (m *motionRows) ensure(w int) {
 }
 
 var genericKernels = kernels{
-	cpu:        CPUGeneric,
-	vifTapInit: vifTapInit,
-	vifTapPair: vifTapPair,
-	vifRow:     vifRowGeneric,
-	vifRound:   vifRoundRow,
-	vifSubInit: vifSubInit,
-	vifSubPair: vifSubPair,
+	cpu:         CPUGeneric,
+	vifTapInit:  vifTapInit,
+	vifTapPair:  vifTapPair,
+	vifRow:      vifRowGeneric,
+	vifRound:    vifRoundRow,
+	vifSubInit:  vifSubInit,
+	vifSubPair:  vifSubPair,
+	vifSubRound: vifSubRoundRow,
+	vifSubRow: func(filt, tmp []uint64, rowR, rowD []uint16) {
+		vifSubRow(filt, tmp, rowR, rowD, 0)
+	},
 	motionSAD: func(prev, cur []uint16, w, h, bpc int, row []int64, _ *motionRows) uint64 {
 		return motionSAD(prev, cur, w, h, bpc, row)
 	},

@@ -11,6 +11,8 @@ var avx2Kernels = kernels{
 	vifRound:    vifRoundAVX2,
 	vifSubInit:  vifSubInitAVX2,
 	vifSubPair:  vifSubPairAVX2,
+	vifSubRound: vifSubRoundAVX2Row,
+	vifSubRow:   vifSubRowAVX2,
 	motionSAD:   motionSADAVX2,
 	admDWT0V:    dwt0VAVX2,
 	admDWT0H:    dwt0HAVX2,
@@ -156,6 +158,32 @@ func vifSubPairAVX2(f uint64, ra, rb, da, db []uint16, acc []uint64) {
 		vifSubTapPairAVX2(f, &ra[0], &rb[0], &da[0], &db[0], &acc[0], n)
 	}
 	vifSubPair(f, ra[n:], rb[n:], da[n:], db[n:], acc[n:])
+}
+
+// vifSubRoundAVX2Row is vifSubRoundRow with 4 sums a step.
+func vifSubRoundAVX2Row(acc, dst []uint64, round uint64, shift uint) {
+	w := len(acc)
+	n := vecLen(w)
+	dst = dst[:w]
+	if n > 0 {
+		vifSubRoundAVX2(&acc[0], &dst[0], round, uint64(shift), n)
+	}
+	vifSubRoundRow(acc[n:], dst[n:], round, shift)
+}
+
+// vifSubRowAVX2 is vifSubRow with 4 kept columns a step. The kernel reads
+// tmp from the first window's start b to b+2*n+2*half-1 (the last group's
+// last tap's second load), within the padded row since 2*n <= w.
+func vifSubRowAVX2(filt, tmp []uint64, rowR, rowD []uint16) {
+	n := vecLen(len(rowR))
+	half := len(filt) / 2
+	if n > 0 {
+		b := vifMaxPad - half
+		_ = tmp[b+2*n+2*half-1]
+		_ = rowD[n-1]
+		vifSubHAVX2(&filt[0], half, &tmp[b], &rowR[0], &rowD[0], n)
+	}
+	vifSubRow(filt, tmp, rowR, rowD, n)
 }
 
 // motionSADAVX2 is motionSAD with the difference, both filter passes and

@@ -723,3 +723,65 @@ func checkADMCSFS(t *testing.T, rng *rand.Rand, w, scale int) {
 		t.Fatalf("admCSFSAVX2(w=%d, irf %d): %v, want %v", w, irf, got, want)
 	}
 }
+
+// checkVIFSubH compares the subsampling's rounding and horizontal pass with
+// the scalar ones for a row of 2*ow (+1 when odd) samples of bpc bits at a
+// scale, with the vertical sums up to the filter's total times the largest
+// sample.
+func checkVIFSubH(t *testing.T, rng *rand.Rand, ow, scale, bpc int, odd bool) {
+	t.Helper()
+	w := 2 * ow
+	if odd {
+		w++
+	}
+	filt := vifFilters[scale]
+	shift, round := uint(16), uint64(32768)
+	if scale == 1 {
+		shift, round = uint(bpc), uint64(1)<<uint(bpc-1)
+	}
+	maxSum := uint64(1)<<16*(uint64(1)<<bpc-1) + 1
+	acc := make([]uint64, w)
+	for j := range acc {
+		lo, hi := rng.Uint64N(maxSum), rng.Uint64N(maxSum)
+		if rng.IntN(8) == 0 {
+			lo, hi = maxSum-1, []uint64{0, maxSum - 1}[rng.IntN(2)]
+		}
+		acc[j] = lo | hi<<32
+	}
+	want, got := make([]uint64, w+2*vifMaxPad), make([]uint64, w+2*vifMaxPad)
+	vifSubRoundRow(acc, want[vifMaxPad:vifMaxPad+w], round, shift)
+	vifSubRoundAVX2Row(acc, got[vifMaxPad:vifMaxPad+w], round, shift)
+	if !slices.Equal(got, want) {
+		t.Fatalf("vifSubRoundAVX2(w=%d, %d-bit, scale %d): %v, want %v", w, bpc, scale, got, want)
+	}
+	padRow(want, w, len(filt)/2)
+	rows := func() [2][]uint16 { return [2][]uint16{make([]uint16, ow), make([]uint16, ow)} }
+	wantR, gotR := rows(), rows()
+	vifSubRow(filt, want, wantR[0], wantR[1], 0)
+	vifSubRowAVX2(filt, want, gotR[0], gotR[1])
+	if !slices.Equal(gotR[0], wantR[0]) || !slices.Equal(gotR[1], wantR[1]) {
+		t.Fatalf("vifSubHAVX2(w=%d, %d-bit, scale %d): %v, want %v", w, bpc, scale, gotR, wantR)
+	}
+}
+
+// TestVIFSubHAVX2 runs the subsampling's horizontal kernels at every scale
+// on outputs 1 to 8 past a vector multiple, at 8, 10, 12 and 16 bits.
+func TestVIFSubHAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(22, 23))
+	eachTail([]int{1, 2, 3}, func(w, scale int) {
+		for _, bpc := range []int{8, 10, 12, 16} {
+			checkVIFSubH(t, rng, w, scale, bpc, rng.IntN(2) == 0)
+		}
+	})
+}
+
+// FuzzVIFSubH is TestVIFSubHAVX2 on fuzzed seeds, widths and bit depths.
+func FuzzVIFSubH(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(1), uint8(8), false)
+	f.Add(uint64(2), uint8(99), uint8(3), uint8(16), true)
+	f.Fuzz(func(t *testing.T, seed uint64, n, scale, bpcIn uint8, odd bool) {
+		needAVX2(t)
+		checkVIFSubH(t, rand.New(rand.NewPCG(seed, 24)), rowLen(n)+4, 1+int(scale)%3, 8+int(bpcIn)%9, odd)
+	})
+}

@@ -118,3 +118,13 @@ func admDWTSVAVX2(r0 *int32, r1 *int32, r2 *int32, r3 *int32, lo *int32, hi *int
 //
 //go:noescape
 func admDWTSHAVX2(t *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
+
+// vifSubRoundAVX2 rounds n packed vertical sums (a multiple of 4) of the subsampling into dst.
+//
+//go:noescape
+func vifSubRoundAVX2(acc *uint64, dst *uint64, round uint64, shift uint64, n int)
+
+// vifSubHAVX2 filters and keeps n columns (a multiple of 4) of the padded packed row t (from the first output's window) into r and d.
+//
+//go:noescape
+func vifSubHAVX2(filt *uint64, half int, t *uint64, r *uint16, d *uint16, n int)

@@ -136,7 +136,7 @@ pixels:
 
 taps:
 	CMPQ         R12, CX
-	JAE          stat
+	JAE          tapsdone
 	VPBROADCASTD (AX)(R12*8), Y7
 	VMOVDQU      (DX)(R12*8), Y8
 	VPADDD       (DX)(R13*8), Y8, Y8
@@ -158,7 +158,7 @@ taps:
 	DECQ         R13
 	JMP          taps
 
-stat:
+tapsdone:
 	VPSRLQ   $0x20, Y3, Y7
 	VPMULUDQ Y3, Y3, Y8
 	VPMULUDQ Y7, Y7, Y9
@@ -1704,3 +1704,106 @@ DATA dwtsperm<>+20(SB)/4, $0x00000003
 DATA dwtsperm<>+24(SB)/4, $0x00000005
 DATA dwtsperm<>+28(SB)/4, $0x00000007
 GLOBL dwtsperm<>(SB), RODATA|NOPTR, $32
+
+// func vifSubRoundAVX2(acc *uint64, dst *uint64, round uint64, shift uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·vifSubRoundAVX2(SB), NOSPLIT, $0-40
+	MOVQ         acc+0(FP), AX
+	MOVQ         dst+8(FP), CX
+	VPBROADCASTD round+16(FP), Y0
+	MOVQ         shift+24(FP), X1
+	MOVQ         n+32(FP), DX
+	XORQ         BX, BX
+
+loop:
+	CMPQ    BX, DX
+	JAE     done
+	VPADDD  (AX)(BX*8), Y0, Y2
+	VPSRLD  X1, Y2, Y2
+	VMOVDQU Y2, (CX)(BX*8)
+	ADDQ    $0x04, BX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func vifSubHAVX2(filt *uint64, half int, t *uint64, r *uint16, d *uint16, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·vifSubHAVX2(SB), NOSPLIT, $0-48
+	MOVQ         filt+0(FP), AX
+	MOVQ         t+16(FP), CX
+	MOVQ         r+24(FP), DX
+	MOVQ         d+32(FP), BX
+	MOVQ         half+8(FP), SI
+	MOVQ         n+40(FP), DI
+	VPBROADCASTD vifsubround<>+0(SB), Y0
+	VMOVDQU      vifsubshuf<>+0(SB), Y1
+	VMOVDQU      vifsubperm<>+0(SB), Y2
+
+pixels:
+	TESTQ        DI, DI
+	JZ           done
+	VMOVDQU      (CX)(SI*8), Y3
+	VSHUFPD      $0x00, 32(CX)(SI*8), Y3, Y3
+	VPBROADCASTD (AX)(SI*8), Y4
+	VPMULLD      Y4, Y3, Y3
+	XORQ         R8, R8
+	MOVQ         SI, R9
+	SHLQ         $0x01, R9
+
+taps:
+	CMPQ         R8, SI
+	JAE          tapsdone
+	VMOVDQU      (CX)(R8*8), Y4
+	VSHUFPD      $0x00, 32(CX)(R8*8), Y4, Y4
+	VMOVDQU      (CX)(R9*8), Y5
+	VSHUFPD      $0x00, 32(CX)(R9*8), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD (AX)(R8*8), Y5
+	VPMULLD      Y5, Y4, Y4
+	VPADDD       Y4, Y3, Y3
+	INCQ         R8
+	DECQ         R9
+	JMP          taps
+
+tapsdone:
+	VPADDD  Y0, Y3, Y3
+	VPSRLD  $0x10, Y3, Y3
+	VPERMQ  $0xd8, Y3, Y3
+	VPSHUFB Y1, Y3, Y3
+	VPERMD  Y3, Y2, Y3
+	MOVQ    X3, (DX)
+	VPEXTRQ $0x01, X3, (BX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x08, DX
+	ADDQ    $0x08, BX
+	SUBQ    $0x04, DI
+	JMP     pixels
+
+done:
+	VZEROUPPER
+	RET
+
+DATA vifsubround<>+0(SB)/4, $0x00008000
+GLOBL vifsubround<>(SB), RODATA|NOPTR, $4
+
+DATA vifsubshuf<>+0(SB)/4, $0x09080100
+DATA vifsubshuf<>+4(SB)/4, $0x0d0c0504
+DATA vifsubshuf<>+8(SB)/4, $0x80808080
+DATA vifsubshuf<>+12(SB)/4, $0x80808080
+DATA vifsubshuf<>+16(SB)/4, $0x09080100
+DATA vifsubshuf<>+20(SB)/4, $0x0d0c0504
+DATA vifsubshuf<>+24(SB)/4, $0x80808080
+DATA vifsubshuf<>+28(SB)/4, $0x80808080
+GLOBL vifsubshuf<>(SB), RODATA|NOPTR, $32
+
+DATA vifsubperm<>+0(SB)/4, $0x00000000
+DATA vifsubperm<>+4(SB)/4, $0x00000004
+DATA vifsubperm<>+8(SB)/4, $0x00000001
+DATA vifsubperm<>+12(SB)/4, $0x00000005
+DATA vifsubperm<>+16(SB)/4, $0x00000002
+DATA vifsubperm<>+20(SB)/4, $0x00000003
+DATA vifsubperm<>+24(SB)/4, $0x00000006
+DATA vifsubperm<>+28(SB)/4, $0x00000007
+GLOBL vifsubperm<>(SB), RODATA|NOPTR, $32

@@ -47,6 +47,8 @@ func main() {
 	admDecouple()
 	dwtSV()
 	dwtSH()
+	vifSubRound()
+	vifSubH()
 	Generate()
 }
 
@@ -184,34 +186,24 @@ func vifSigma() {
 	VPMULUDQ(Mem{Base: yy, Index: half, Scale: 8}, f, pyy)
 	VPMULUDQ(Mem{Base: xy, Index: half, Scale: 8}, f, pxy)
 
-	// Folded pairs: taps k and 2*half-k.
-	k, e := GP64(), GP64()
-	XORQ(k, k)
-	MOVQ(half, e)
-	SHLQ(Imm(1), e)
-	Label("taps")
-	CMPQ(k, half)
-	JAE(LabelRef("stat"))
-	f = broadcastTap(Mem{Base: filt, Index: k, Scale: 8})
-	x, y := YMM(), YMM()
-	VMOVDQU(Mem{Base: mu, Index: k, Scale: 8}, x)
-	VPADDD(Mem{Base: mu, Index: e, Scale: 8}, x, x)
-	VPMULLD(f, x, x)
-	VPADDD(x, pm, pm)
-	for _, p := range []struct {
-		src Register
-		acc VecVirtual
-	}{{xx, pxx}, {yy, pyy}, {xy, pxy}} {
-		VPMULUDQ(Mem{Base: p.src, Index: k, Scale: 8}, f, x)
-		VPMULUDQ(Mem{Base: p.src, Index: e, Scale: 8}, f, y)
-		VPADDQ(x, p.acc, p.acc)
-		VPADDQ(y, p.acc, p.acc)
-	}
-	INCQ(k)
-	DECQ(e)
-	JMP(LabelRef("taps"))
+	foldedTaps(half, func(k, e Register) {
+		f := broadcastTap(Mem{Base: filt, Index: k, Scale: 8})
+		x, y := YMM(), YMM()
+		VMOVDQU(Mem{Base: mu, Index: k, Scale: 8}, x)
+		VPADDD(Mem{Base: mu, Index: e, Scale: 8}, x, x)
+		VPMULLD(f, x, x)
+		VPADDD(x, pm, pm)
+		for _, p := range []struct {
+			src Register
+			acc VecVirtual
+		}{{xx, pxx}, {yy, pyy}, {xy, pxy}} {
+			VPMULUDQ(Mem{Base: p.src, Index: k, Scale: 8}, f, x)
+			VPMULUDQ(Mem{Base: p.src, Index: e, Scale: 8}, f, y)
+			VPADDQ(x, p.acc, p.acc)
+			VPADDQ(y, p.acc, p.acc)
+		}
+	})
 
-	Label("stat")
 	// mu1² , mu2², mu1*mu2, each (a*b + 2^31) >> 32.
 	m2, m1sq, m2sq, m12 := YMM(), YMM(), YMM(), YMM()
 	VPSRLQ(Imm(32), pm, m2)
@@ -240,13 +232,33 @@ func vifSigma() {
 		VMOVDQU(p.sum.AsX(), Mem{Base: p.out})
 	}
 
-	ADDQ(Imm(32), mu)
-	ADDQ(Imm(32), xx)
-	ADDQ(Imm(32), yy)
-	ADDQ(Imm(32), xy)
-	ADDQ(Imm(16), s1)
-	ADDQ(Imm(16), s2)
-	ADDQ(Imm(16), s12)
+	nextPixels(n, []Register{mu, xx, yy, xy, s1, s2, s12}, []uint64{32, 32, 32, 32, 16, 16, 16})
+}
+
+// foldedTaps runs body for the folded tap pairs (k, 2*half-k), k < half,
+// of a symmetric filter of 2*half+1 taps.
+func foldedTaps(half Register, body func(k, e Register)) {
+	k, e := GP64(), GP64()
+	XORQ(k, k)
+	MOVQ(half, e)
+	SHLQ(Imm(1), e)
+	Label("taps")
+	CMPQ(k, half)
+	JAE(LabelRef("tapsdone"))
+	body(k, e)
+	INCQ(k)
+	DECQ(e)
+	JMP(LabelRef("taps"))
+	Label("tapsdone")
+}
+
+// nextPixels ends a kernel whose loop starts at label "pixels" and leaves
+// for "done" when n is zero: it advances each pointer by its step in bytes,
+// counts 4 pixels off n and loops, then returns.
+func nextPixels(n Register, ptrs []Register, steps []uint64) {
+	for k, p := range ptrs {
+		ADDQ(Imm(steps[k]), p)
+	}
 	SUBQ(Imm(4), n)
 	JMP(LabelRef("pixels"))
 
@@ -1351,4 +1363,71 @@ func dwtSH() {
 		dwtSum64(hiTab, sv, add, shift, Mem{Base: p[2], Index: i, Scale: 4})
 		ADDQ(Imm(32), t)
 	})
+}
+
+// vifSubRound rounds the subsampling's packed vertical sums (ref | dis<<32)
+// lane by lane, (v + round) >> shift in 32-bit lanes: the filter sums to
+// 2^16 and samples have at most 16 bits, so no lane reaches 2^32 - round.
+func vifSubRound() {
+	TEXT("vifSubRoundAVX2", NOSPLIT, "func(acc, dst *uint64, round, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("vifSubRoundAVX2 rounds n packed vertical sums (a multiple of 4) of the subsampling into dst.")
+	p := loadPointers("acc", "dst")
+	round, shift := YMM(), XMM()
+	VPBROADCASTD(paramAddr("round"), round)
+	MOVQ(paramAddr("shift"), shift)
+	rowLoop(func(i Register) {
+		x := YMM()
+		VPADDD(Mem{Base: p[0], Index: i, Scale: 8}, round, x)
+		VPSRLD(shift, x, x)
+		VMOVDQU(x, Mem{Base: p[1], Index: i, Scale: 8})
+	})
+}
+
+// vifSubH is the subsampling's horizontal pass (vifSubRow in vif.go) for
+// four kept columns a step: output m takes the symmetric filter of 2*half+1
+// taps over the padded packed row t from t[2m], in 32-bit lanes (the sums
+// stay below 2^32 as in the vertical pass), then (v + 2^15) >> 16 of each
+// lane into r and d. The taps' samples t[k], t[k+2], t[k+4], t[k+6] come
+// from two loads as t[k], t[k+4], t[k+2], t[k+6] (VSHUFPD), an order every
+// tap shares, put right once at the end.
+func vifSubH() {
+	TEXT("vifSubHAVX2", NOSPLIT, "func(filt *uint64, half int, t *uint64, r, d *uint16, n int)")
+	Pragma("noescape")
+	Doc("vifSubHAVX2 filters and keeps n columns (a multiple of 4) of the padded packed row t (from the first output's window) into r and d.")
+	p := loadPointers("filt", "t", "r", "d")
+	filt, t, r, d := p[0], p[1], p[2], p[3]
+	half := Load(Param("half"), GP64())
+	n := Load(Param("n"), GP64())
+	round, shuf, perm := YMM(), YMM(), YMM()
+	VPBROADCASTD(constMem("vifsubround", U32(32768)), round)
+	lane := []int32{0x09080100, 0x0d0c0504, -0x7f7f7f80, -0x7f7f7f80}
+	VMOVDQU(dwordTable("vifsubshuf", append(lane, lane...)), shuf)
+	VMOVDQU(dwordTable("vifsubperm", []int32{0, 4, 1, 5, 2, 3, 6, 7}), perm)
+	taps := func(k Register) VecVirtual {
+		x := YMM()
+		VMOVDQU(Mem{Base: t, Index: k, Scale: 8}, x)
+		VSHUFPD(Imm(0), Mem{Base: t, Index: k, Scale: 8, Disp: 32}, x, x)
+		return x
+	}
+
+	Label("pixels")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	acc := taps(half)
+	VPMULLD(broadcastTap(Mem{Base: filt, Index: half, Scale: 8}), acc, acc)
+	foldedTaps(half, func(k, e Register) {
+		x := taps(k)
+		VPADDD(taps(e), x, x)
+		VPMULLD(broadcastTap(Mem{Base: filt, Index: k, Scale: 8}), x, x)
+		VPADDD(x, acc, acc)
+	})
+	VPADDD(round, acc, acc)
+	VPSRLD(Imm(16), acc, acc)
+	VPERMQ(Imm(0xd8), acc, acc)
+	VPSHUFB(shuf, acc, acc)
+	VPERMD(acc, perm, acc)
+	MOVQ(acc.AsX(), Mem{Base: r})
+	VPEXTRQ(Imm(1), acc.AsX(), Mem{Base: d})
+	nextPixels(n, []Register{t, r, d}, []uint64{64, 8, 8})
 }
