@@ -6,6 +6,8 @@ package vmaf
 // row that does not fill a vector.
 type kernels struct {
 	cpu CPU
+	// vifFill is vifRing.fill: one input row's products into a ring slot.
+	vifFill func(r *vifRing, slot int, ref, dis []uint16, packSq bool)
 	// vifTapInit and vifTapPair run VIF's vertical filter pass (see
 	// vifTapInit and vifTapPair).
 	vifTapInit func(f uint64, p, q, y, x, accP, accQ, accY, accX []uint64, packSq bool)
@@ -65,6 +67,7 @@ func (m *motionRows) ensure(w int) {
 
 var genericKernels = kernels{
 	cpu:         CPUGeneric,
+	vifFill:     (*vifRing).fill,
 	vifTapInit:  vifTapInit,
 	vifTapPair:  vifTapPair,
 	vifRow:      vifRowGeneric,

@@ -5,6 +5,7 @@ package vmaf
 
 var avx2Kernels = kernels{
 	cpu:         CPUAVX2,
+	vifFill:     vifFillAVX2Row,
 	vifTapInit:  vifTapInitAVX2,
 	vifTapPair:  vifTapPairAVX2,
 	vifRow:      vifRowAVX2,
@@ -158,6 +159,22 @@ func vifSubPairAVX2(f uint64, ra, rb, da, db []uint16, acc []uint64) {
 		vifSubTapPairAVX2(f, &ra[0], &rb[0], &da[0], &db[0], &acc[0], n)
 	}
 	vifSubPair(f, ra[n:], rb[n:], da[n:], db[n:], acc[n:])
+}
+
+// vifFillAVX2Row is vifRing.fill with 4 pixels a step.
+func vifFillAVX2Row(r *vifRing, slot int, ref, dis []uint16, packSq bool) {
+	w := len(ref)
+	n := vecLen(w)
+	if n > 0 {
+		p, q, y, x := r.p[slot][:w], r.q[slot][:w], r.y[slot][:w], r.x[slot][:w]
+		_ = dis[w-1]
+		pack := uint64(0)
+		if packSq {
+			pack = 1
+		}
+		vifFillAVX2(&ref[0], &dis[0], &p[0], &q[0], &y[0], &x[0], pack, n)
+	}
+	r.fillFrom(slot, ref, dis, packSq, n)
 }
 
 // vifSubRoundAVX2Row is vifSubRoundRow with 4 sums a step.

@@ -785,3 +785,46 @@ func FuzzVIFSubH(f *testing.F) {
 		checkVIFSubH(t, rand.New(rand.NewPCG(seed, 24)), rowLen(n)+4, 1+int(scale)%3, 8+int(bpcIn)%9, odd)
 	})
 }
+
+// checkVIFFill compares the ring fill with the scalar one on a row pair of
+// w samples of bpc bits (extremes included), with packed squares or not.
+func checkVIFFill(t *testing.T, rng *rand.Rand, w, bpc int, packSq bool) {
+	t.Helper()
+	ring := func() *vifRing {
+		mk := func() [][]uint64 { return [][]uint64{make([]uint64, w)} }
+		return &vifRing{p: mk(), q: mk(), y: mk(), x: mk()}
+	}
+	ref, dis := make([]uint16, w), make([]uint16, w)
+	for j := range ref {
+		ref[j], dis[j] = uint16(rng.IntN(1<<bpc)), uint16(rng.IntN(1<<bpc))
+		if rng.IntN(8) == 0 {
+			ref[j], dis[j] = uint16(1<<bpc-1), uint16([]int{0, 1<<bpc - 1}[rng.IntN(2)])
+		}
+	}
+	want, got := ring(), ring()
+	want.fill(0, ref, dis, packSq)
+	vifFillAVX2Row(got, 0, ref, dis, packSq)
+	for k, pair := range [][2][]uint64{{got.p[0], want.p[0]}, {got.q[0], want.q[0]}, {got.y[0], want.y[0]}, {got.x[0], want.x[0]}} {
+		if !slices.Equal(pair[0], pair[1]) {
+			t.Fatalf("vifFillAVX2(w=%d, %d-bit, packSq %v) row %d: %v, want %v", w, bpc, packSq, k, pair[0], pair[1])
+		}
+	}
+}
+
+// TestVIFFillAVX2 runs the ring fill kernel on rows 1 to 8 samples past a
+// vector multiple at 8 bits (packed squares) and 10, 12 and 16 bits.
+func TestVIFFillAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(25, 26))
+	eachTail([]int{8, 10, 12, 16}, func(w, bpc int) { checkVIFFill(t, rng, w, bpc, bpc == 8) })
+}
+
+// FuzzVIFFill is TestVIFFillAVX2 on fuzzed seeds, widths and bit depths.
+func FuzzVIFFill(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(8), true)
+	f.Add(uint64(2), uint8(99), uint8(16), false)
+	f.Fuzz(func(t *testing.T, seed uint64, n, bpcIn uint8, packSq bool) {
+		needAVX2(t)
+		checkVIFFill(t, rand.New(rand.NewPCG(seed, 27)), rowLen(n), 8+int(bpcIn)%9, packSq)
+	})
+}

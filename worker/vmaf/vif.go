@@ -271,7 +271,7 @@ func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleSc
 	filled := 0
 	for i := 0; i < h; i++ {
 		for ; filled <= min(h-1, i+half); filled++ {
-			rg.fill(filled%fw, ref[filled*w:filled*w+w], dis[filled*w:filled*w+w], packSq)
+			s.k.vifFill(rg, filled%fw, ref[filled*w:filled*w+w], dis[filled*w:filled*w+w], packSq)
 		}
 		// Vertical pass: centre tap, then folded pairs.
 		c := i % fw
@@ -341,10 +341,15 @@ type vifRing struct {
 }
 
 func (r *vifRing) fill(slot int, ref, dis []uint16, packSq bool) {
+	r.fillFrom(slot, ref, dis, packSq, 0)
+}
+
+// fillFrom is fill of the pixels from j0 on.
+func (r *vifRing) fillFrom(slot int, ref, dis []uint16, packSq bool, j0 int) {
 	p, q, y, x := r.p[slot][:len(ref)], r.q[slot][:len(ref)], r.y[slot][:len(ref)], r.x[slot][:len(ref)]
 	dis = dis[:len(ref)]
-	for j, rv := range ref {
-		a, b := uint64(rv), uint64(dis[j])
+	for j := j0; j < len(ref); j++ {
+		a, b := uint64(ref[j]), uint64(dis[j])
 		p[j] = a | b<<32
 		x[j] = a * b
 		if packSq {

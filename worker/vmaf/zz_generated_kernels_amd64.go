@@ -128,3 +128,8 @@ func vifSubRoundAVX2(acc *uint64, dst *uint64, round uint64, shift uint64, n int
 //
 //go:noescape
 func vifSubHAVX2(filt *uint64, half int, t *uint64, r *uint16, d *uint16, n int)
+
+// vifFillAVX2 writes the products of n samples (a multiple of 4) of a row pair into the ring rows p, q, y and x.
+//
+//go:noescape
+func vifFillAVX2(ref *uint16, dis *uint16, p *uint64, q *uint64, y *uint64, x *uint64, packSq uint64, n int)

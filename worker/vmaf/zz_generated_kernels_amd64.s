@@ -1807,3 +1807,48 @@ DATA vifsubperm<>+20(SB)/4, $0x00000003
 DATA vifsubperm<>+24(SB)/4, $0x00000006
 DATA vifsubperm<>+28(SB)/4, $0x00000007
 GLOBL vifsubperm<>(SB), RODATA|NOPTR, $32
+
+// func vifFillAVX2(ref *uint16, dis *uint16, p *uint64, q *uint64, y *uint64, x *uint64, packSq uint64, n int)
+// Requires: AVX, AVX2
+TEXT ·vifFillAVX2(SB), NOSPLIT, $0-64
+	MOVQ ref+0(FP), AX
+	MOVQ dis+8(FP), CX
+	MOVQ p+16(FP), DX
+	MOVQ q+24(FP), BX
+	MOVQ y+32(FP), SI
+	MOVQ x+40(FP), DI
+	MOVQ packSq+48(FP), R8
+	MOVQ n+56(FP), R9
+	XORQ R10, R10
+
+loop:
+	CMPQ        R10, R9
+	JAE         done
+	VPMOVZXWD   (AX)(R10*2), X0
+	VPMOVZXWD   (CX)(R10*2), X1
+	VPUNPCKLDQ  X1, X0, X2
+	VPUNPCKHDQ  X1, X0, X0
+	VINSERTI128 $0x01, X0, Y2, Y2
+	VMOVDQU     Y2, (DX)(R10*8)
+	VPSRLQ      $0x20, Y2, Y0
+	VPMULUDQ    Y0, Y2, Y1
+	VMOVDQU     Y1, (DI)(R10*8)
+	TESTQ       R8, R8
+	JZ          wide
+	VPMULLD     Y2, Y2, Y1
+	VMOVDQU     Y1, (BX)(R10*8)
+	JMP         next
+
+wide:
+	VPMULUDQ Y2, Y2, Y1
+	VMOVDQU  Y1, (BX)(R10*8)
+	VPMULUDQ Y0, Y0, Y1
+	VMOVDQU  Y1, (SI)(R10*8)
+
+next:
+	ADDQ $0x04, R10
+	JMP  loop
+
+done:
+	VZEROUPPER
+	RET

@@ -49,6 +49,7 @@ func main() {
 	dwtSH()
 	vifSubRound()
 	vifSubH()
+	vifFill()
 	Generate()
 }
 
@@ -1430,4 +1431,35 @@ func vifSubH() {
 	MOVQ(acc.AsX(), Mem{Base: r})
 	VPEXTRQ(Imm(1), acc.AsX(), Mem{Base: d})
 	nextPixels(n, []Register{t, r, d}, []uint64{64, 8, 8})
+}
+
+// vifFill is VIF's ring fill (vifRing.fill in vif.go): from 4 reference
+// and distorted samples a step, the packed words p = ref | dis<<32, x =
+// ref*dis, and the squares: packed in q (ref² | dis²<<32, each below 2^32
+// for 16-bit samples) when packSq is set, else ref² in q and dis² in y.
+func vifFill() {
+	TEXT("vifFillAVX2", NOSPLIT, "func(ref, dis *uint16, p, q, y, x *uint64, packSq uint64, n int)")
+	Pragma("noescape")
+	Doc("vifFillAVX2 writes the products of n samples (a multiple of 4) of a row pair into the ring rows p, q, y and x.")
+	ptr := loadPointers("ref", "dis", "p", "q", "y", "x")
+	packSq := Load(Param("packSq"), GP64())
+	rowLoop(func(i Register) {
+		at := func(r Register) Mem { return Mem{Base: r, Index: i, Scale: 8} }
+		pk, d, t := loadPacked(ptr[0], nil, ptr[1], nil, i), YMM(), YMM()
+		VMOVDQU(pk, at(ptr[2]))
+		VPSRLQ(Imm(32), pk, d)
+		VPMULUDQ(d, pk, t)
+		VMOVDQU(t, at(ptr[5]))
+		TESTQ(packSq, packSq)
+		JZ(LabelRef("wide"))
+		VPMULLD(pk, pk, t)
+		VMOVDQU(t, at(ptr[3]))
+		JMP(LabelRef("next"))
+		Label("wide")
+		VPMULUDQ(pk, pk, t)
+		VMOVDQU(t, at(ptr[3]))
+		VPMULUDQ(d, d, t)
+		VMOVDQU(t, at(ptr[4]))
+		Label("next")
+	})
 }
