@@ -86,6 +86,7 @@ type admState struct {
 	numLimit     float64
 	cmRow        admCMRow
 	decRow       admDecoupleRows
+	denShifts    ADMDenShifts
 	k            *kernels
 }
 

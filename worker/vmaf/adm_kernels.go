@@ -221,16 +221,21 @@ func (s *admState) csfDen0(w, h int) float32 {
 	bands := [3][]int32{s.ref.h, s.ref.v, s.ref.d}
 	for t, b := range bands {
 		for i := top; i < bottom; i++ {
-			row := b[i*s.stride+left : i*s.stride+right]
-			var inner uint64
-			for _, c := range row {
-				u := uint64(uint16(abs32(c)))
-				inner += u * u * u
-			}
+			inner := s.k.admDen0Row(b[i*s.stride+left : i*s.stride+right])
 			acc[t] += (inner + add) >> uint(shiftAccum)
 		}
 	}
 	return admDen0Float(acc, w, h, s.rfactor[0])
+}
+
+// admDen0Row is csfDen0's sum over one row of a reference band.
+func admDen0Row(row []int32) uint64 {
+	var inner uint64
+	for _, c := range row {
+		u := uint64(uint16(abs32(c)))
+		inner += u * u * u
+	}
+	return inner
 }
 
 // admDen0Shift is csfDen0's per-row rounding shift and addend.
@@ -263,22 +268,29 @@ func admDen0Float(acc [3]uint64, w, h int, rf [3]float32) float32 {
 // csfDenS is csfDen0 for scales 1..3 (adm_csf_den_s123).
 func (s *admState) csfDenS(w, h, scale int) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
-	p := admDenSShifts(w, h, scale)
-	shiftSq, addSq, shiftCub, addCub, shiftAccum, addAccum := p.ShiftSq, p.AddSq, p.ShiftCub, p.AddCub, p.ShiftAccum, p.AddAccum
+	// In the state: a local would escape through the kernel's function
+	// value.
+	p := &s.denShifts
+	*p = admDenSShifts(w, h, scale)
 	var acc [3]uint64
 	bands := [3][]int32{s.ref.h, s.ref.v, s.ref.d}
 	for t, b := range bands {
 		for i := top; i < bottom; i++ {
-			row := b[i*s.stride+left : i*s.stride+right]
-			var inner uint64
-			for _, c := range row {
-				u := uint64(uint32(abs32(c)))
-				inner += ((((u*u)+addSq)>>shiftSq)*u + addCub) >> shiftCub
-			}
-			acc[t] += (inner + addAccum) >> shiftAccum
+			inner := s.k.admDenSRow(b[i*s.stride+left:i*s.stride+right], p)
+			acc[t] += (inner + p.AddAccum) >> p.ShiftAccum
 		}
 	}
 	return admDenSFloat(acc, w, h, scale, s.rfactor[scale])
+}
+
+// admDenSRow is csfDenS's sum over one row of a reference band.
+func admDenSRow(row []int32, p *ADMDenShifts) uint64 {
+	var inner uint64
+	for _, c := range row {
+		u := uint64(uint32(abs32(c)))
+		inner += ((((u*u)+p.AddSq)>>p.ShiftSq)*u + p.AddCub) >> p.ShiftCub
+	}
+	return inner
 }
 
 // ADMDenShifts are the roundings of the denominator of ADM scales 1..3

@@ -42,6 +42,10 @@ type kernels struct {
 	// to 3.
 	admDWTSV func(r0, r1, r2, r3, tlo, thi []int32, add int64, shift uint)
 	admDWTSH func(t, lo, hi []int32, ind *[4][]int, add int64, shift uint)
+	// admDen0Row and admDenSRow are the inner sums of ADM's denominators
+	// over one row of a reference band (csfDen0, csfDenS).
+	admDen0Row func(row []int32) uint64
+	admDenSRow func(row []int32, p *ADMDenShifts) uint64
 	// admDecouple decouples one row segment of the bands (decouple).
 	admDecouple func(d *admDecoupleRows, egl float64, narrow bool)
 }
@@ -89,10 +93,12 @@ var genericKernels = kernels{
 	admCMSRow: func(r *admCMRow, up, i, down int) (int64, int64, int64) {
 		return admCMSRow(r, up, i, down, r.left, r.right)
 	},
-	admCSF0:  admCSF0Row,
-	admCSFS:  admCSFSRow,
-	admDWTSV: admDWTSV,
-	admDWTSH: admDWTSH,
+	admCSF0:    admCSF0Row,
+	admCSFS:    admCSFSRow,
+	admDWTSV:   admDWTSV,
+	admDen0Row: admDen0Row,
+	admDenSRow: admDenSRow,
+	admDWTSH:   admDWTSH,
 	admDecouple: func(d *admDecoupleRows, egl float64, narrow bool) {
 		admDecoupleRow(d, 0, len(d.o[0]), egl, narrow)
 	},

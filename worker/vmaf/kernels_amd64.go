@@ -23,6 +23,8 @@ var avx2Kernels = kernels{
 	admCSF0:     admCSF0AVX2Row,
 	admDecouple: admDecoupleAVX2Row,
 	admDWTSV:    dwtSVAVX2,
+	admDen0Row:  admDen0AVX2Row,
+	admDenSRow:  admDenSAVX2Row,
 	admDWTSH:    dwtSHAVX2,
 }
 
@@ -454,4 +456,25 @@ func admDecoupleAVX2Row(d *admDecoupleRows, egl float64, narrow bool) {
 		}
 	}
 	admDecoupleRow(d, n, w, egl, narrow)
+}
+
+// admDen0AVX2Row is admDen0Row with 4 coefficients a step.
+func admDen0AVX2Row(row []int32) uint64 {
+	n := vecLen(len(row))
+	var inner uint64
+	if n > 0 {
+		inner = admDen0AVX2(&row[0], n)
+	}
+	return inner + admDen0Row(row[n:])
+}
+
+// admDenSAVX2Row is admDenSRow with 4 coefficients a step.
+func admDenSAVX2Row(row []int32, p *ADMDenShifts) uint64 {
+	n := vecLen(len(row))
+	var inner uint64
+	if n > 0 {
+		q := [4]uint64{p.AddSq, uint64(p.ShiftSq), p.AddCub, uint64(p.ShiftCub)}
+		inner = admDenSAVX2(&row[0], &q, n)
+	}
+	return inner + admDenSRow(row[n:], p)
 }

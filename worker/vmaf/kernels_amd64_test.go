@@ -828,3 +828,51 @@ func FuzzVIFFill(f *testing.F) {
 		checkVIFFill(t, rand.New(rand.NewPCG(seed, 27)), rowLen(n), 8+int(bpcIn)%9, packSq)
 	})
 }
+
+// checkADMDen compares the denominators' row sums with the scalar ones on a
+// row of w coefficients: int16 ones at scale 0 (with any int32 now and then:
+// the sum takes the low 16 bits of |c|), any int32 at scales 1 to 3 (|MinInt32|
+// makes scale 2's rounded square 2^32 + 1), with the roundings of a random
+// frame size.
+func checkADMDen(t *testing.T, rng *rand.Rand, w, scale int) {
+	t.Helper()
+	row := make([]int32, w)
+	for j := range row {
+		switch {
+		case rng.IntN(8) == 0:
+			row[j] = []int32{math.MinInt32, math.MaxInt32, -32768, 32767, 0, -1}[rng.IntN(6)]
+		case scale == 0:
+			row[j] = int32(int16(rng.Uint32() >> rng.IntN(16)))
+		default:
+			row[j] = int32(rng.Uint32()) >> rng.IntN(32)
+		}
+	}
+	if scale == 0 {
+		if got, want := admDen0AVX2Row(row), admDen0Row(row); got != want {
+			t.Fatalf("admDen0AVX2(w=%d) = %d, want %d", w, got, want)
+		}
+		return
+	}
+	p := admDenSShifts(16+rng.IntN(2000), 16+rng.IntN(2000), scale)
+	if got, want := admDenSAVX2Row(row, &p), admDenSRow(row, &p); got != want {
+		t.Fatalf("admDenSAVX2(w=%d, scale %d, %+v) = %d, want %d", w, scale, p, got, want)
+	}
+}
+
+// TestADMDenAVX2 runs the denominators' kernels at every scale on rows 1 to
+// 8 coefficients past a vector multiple.
+func TestADMDenAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(30, 31))
+	eachTail([]int{0, 1, 2, 3}, func(w, scale int) { checkADMDen(t, rng, w, scale) })
+}
+
+// FuzzADMDen is TestADMDenAVX2 on fuzzed seeds and widths.
+func FuzzADMDen(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(0))
+	f.Add(uint64(2), uint8(99), uint8(2))
+	f.Fuzz(func(t *testing.T, seed uint64, n, scale uint8) {
+		needAVX2(t)
+		checkADMDen(t, rand.New(rand.NewPCG(seed, 32)), rowLen(n), int(scale)%4)
+	})
+}

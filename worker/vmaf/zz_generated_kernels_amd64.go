@@ -133,3 +133,13 @@ func vifSubHAVX2(filt *uint64, half int, t *uint64, r *uint16, d *uint16, n int)
 //
 //go:noescape
 func vifFillAVX2(ref *uint16, dis *uint16, p *uint64, q *uint64, y *uint64, x *uint64, packSq uint64, n int)
+
+// admDen0AVX2 returns the denominator's inner sum of n coefficients (a multiple of 4) of a reference band's row.
+//
+//go:noescape
+func admDen0AVX2(c *int32, n int) uint64
+
+// admDenSAVX2 returns the denominator's inner sum of n coefficients (a multiple of 4) of a reference band's row.
+//
+//go:noescape
+func admDenSAVX2(c *int32, p *[4]uint64, n int) uint64

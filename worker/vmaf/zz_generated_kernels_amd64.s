@@ -1852,3 +1852,79 @@ next:
 done:
 	VZEROUPPER
 	RET
+
+// func admDen0AVX2(c *int32, n int) uint64
+// Requires: AVX, AVX2, SSE2
+TEXT ·admDen0AVX2(SB), NOSPLIT, $0-24
+	MOVQ  c+0(FP), AX
+	VPXOR Y0, Y0, Y0
+	MOVQ  n+8(FP), CX
+	XORQ  DX, DX
+
+loop:
+	CMPQ         DX, CX
+	JAE          done
+	VPABSD       (AX)(DX*4), X1
+	VPBROADCASTD denlow16<>+0(SB), Y2
+	VPAND        X2, X1, X1
+	VPMOVZXDQ    X1, Y1
+	VPMULUDQ     Y1, Y1, Y2
+	VPMULUDQ     Y1, Y2, Y2
+	VPADDQ       Y2, Y0, Y0
+	ADDQ         $0x04, DX
+	JMP          loop
+
+done:
+	VEXTRACTI128 $0x01, Y0, X1
+	VPADDQ       X1, X0, X1
+	VPSHUFD      $0x4e, X1, X0
+	VPADDQ       X0, X1, X1
+	MOVQ         X1, AX
+	MOVQ         AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+DATA denlow16<>+0(SB)/4, $0x0000ffff
+GLOBL denlow16<>(SB), RODATA|NOPTR, $4
+
+// func admDenSAVX2(c *int32, p *[4]uint64, n int) uint64
+// Requires: AVX, AVX2, SSE2
+TEXT ·admDenSAVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         p+8(FP), CX
+	VPBROADCASTQ (CX), Y0
+	MOVQ         8(CX), X1
+	VPBROADCASTQ 16(CX), Y2
+	MOVQ         24(CX), X3
+	VPXOR        Y4, Y4, Y4
+	MOVQ         n+16(FP), CX
+	XORQ         DX, DX
+
+loop:
+	CMPQ      DX, CX
+	JAE       done
+	VPABSD    (AX)(DX*4), X5
+	VPMOVZXDQ X5, Y5
+	VPMULUDQ  Y5, Y5, Y6
+	VPADDQ    Y0, Y6, Y6
+	VPSRLQ    X1, Y6, Y6
+	VPSRLQ    $0x20, Y6, Y7
+	VPMULUDQ  Y5, Y7, Y7
+	VPSLLQ    $0x20, Y7, Y7
+	VPMULUDQ  Y5, Y6, Y6
+	VPADDQ    Y7, Y6, Y6
+	VPADDQ    Y2, Y6, Y6
+	VPSRLQ    X3, Y6, Y6
+	VPADDQ    Y6, Y4, Y4
+	ADDQ      $0x04, DX
+	JMP       loop
+
+done:
+	VEXTRACTI128 $0x01, Y4, X0
+	VPADDQ       X0, X4, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	MOVQ         X0, AX
+	MOVQ         AX, ret+24(FP)
+	VZEROUPPER
+	RET

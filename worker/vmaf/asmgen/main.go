@@ -50,6 +50,8 @@ func main() {
 	vifSubRound()
 	vifSubH()
 	vifFill()
+	admDen(false)
+	admDen(true)
 	Generate()
 }
 
@@ -610,17 +612,7 @@ func motionH() {
 		VPABSD(acc, acc)
 		VPAND(low, acc, acc)
 		VPADDQ(acc, sum, sum)
-	}, func() {
-		hi := XMM()
-		VEXTRACTI128(Imm(1), sum, hi)
-		VPADDQ(hi, sum.AsX(), hi)
-		lo := XMM()
-		VPSHUFD(Imm(0x4e), hi, lo)
-		VPADDQ(lo, hi, hi)
-		r := GP64()
-		MOVQ(hi, r)
-		Store(r, ReturnIndex(0))
-	})
+	}, func() { returnSum(sum) })
 }
 
 // dwtLo and dwtHi are ADM's Daubechies filter taps in Q15 (adm.go).
@@ -1462,4 +1454,71 @@ func vifFill() {
 		VMOVDQU(t, at(ptr[4]))
 		Label("next")
 	})
+}
+
+// admDen is the inner sum of ADM's denominator over one row of a reference
+// band, 4 coefficients a step in 64-bit lanes. Scale 0 (admDen0AVX2): u =
+// uint16(|c|), sum u³ (u² < 2^32, so two VPMULUDQs are exact). Scales 1 to
+// 3 (admDenSAVX2): u = uint32(|c|), sum (((u² + addSq) >> shiftSq) * u +
+// addCub) >> shiftCub, with p = {addSq, shiftSq, addCub, shiftCub}; the
+// rounded square may reach 2^32 (u = 2^31), so its bit 32 times u is added
+// apart. Both wrap at 64 bits as the scalar sums do.
+func admDen(scaleS bool) {
+	name, sig := "admDen0AVX2", "func(c *int32, n int) uint64"
+	if scaleS {
+		name, sig = "admDenSAVX2", "func(c *int32, p *[4]uint64, n int) uint64"
+	}
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(name + " returns the denominator's inner sum of n coefficients (a multiple of 4) of a reference band's row.")
+	c := Load(Param("c"), GP64())
+	var addSq, shSq, addCub, shCub VecVirtual
+	if scaleS {
+		p := Load(Param("p"), GP64())
+		addSq, shSq, addCub, shCub = YMM(), XMM(), YMM(), XMM()
+		VPBROADCASTQ(Mem{Base: p}, addSq)
+		MOVQ(Mem{Base: p, Disp: 8}, shSq)
+		VPBROADCASTQ(Mem{Base: p, Disp: 16}, addCub)
+		MOVQ(Mem{Base: p, Disp: 24}, shCub)
+	}
+	sum := YMM()
+	VPXOR(sum, sum, sum)
+	rowLoopThen(func(i Register) {
+		u, u64, sq := XMM(), YMM(), YMM()
+		VPABSD(Mem{Base: c, Index: i, Scale: 4}, u)
+		if !scaleS {
+			VPAND(bcastConstD("denlow16", 0xffff).AsX(), u, u)
+		}
+		VPMOVZXDQ(u, u64)
+		VPMULUDQ(u64, u64, sq)
+		if !scaleS {
+			VPMULUDQ(u64, sq, sq)
+			VPADDQ(sq, sum, sum)
+			return
+		}
+		VPADDQ(addSq, sq, sq)
+		VPSRLQ(shSq, sq, sq)
+		hi := YMM()
+		VPSRLQ(Imm(32), sq, hi)
+		VPMULUDQ(u64, hi, hi)
+		VPSLLQ(Imm(32), hi, hi)
+		VPMULUDQ(u64, sq, sq)
+		VPADDQ(hi, sq, sq)
+		VPADDQ(addCub, sq, sq)
+		VPSRLQ(shCub, sq, sq)
+		VPADDQ(sq, sum, sum)
+	}, func() { returnSum(sum) })
+}
+
+// returnSum returns the sum of the four 64-bit lanes of sum.
+func returnSum(sum VecVirtual) {
+	hi := XMM()
+	VEXTRACTI128(Imm(1), sum, hi)
+	VPADDQ(hi, sum.AsX(), hi)
+	lo := XMM()
+	VPSHUFD(Imm(0x4e), hi, lo)
+	VPADDQ(lo, hi, hi)
+	r := GP64()
+	MOVQ(hi, r)
+	Store(r, ReturnIndex(0))
 }
