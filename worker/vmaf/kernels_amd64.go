@@ -287,13 +287,13 @@ func dwt0VAVX2(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP in
 	admDWT0V(r0[n:], r1[n:], r2[n:], r3[n:], tlo[n:], thi[n:], shiftVP, addVP)
 }
 
-// dwt0HAVX2 is admDWT0H with the interior outputs in groups of 4: a group
-// from output g reads t[2g-1] to t[2g+8], so groups start at 1 while
-// 2g+8 < len(t); output 0 (whose window reflects) and the rest take the
-// scalar code.
+// dwt0HAVX2 is admDWT0H with the interior outputs in groups of 8: a group
+// from output g reads t[2g-1] to t[2g+16], so groups start at 1 while
+// their last output's window stays inside t; output 0 (whose window
+// reflects) and the rest take the scalar code.
 func dwt0HAVX2(t, lo, hi []int32, ind *[4][]int) {
 	wh := len(lo)
-	m := dwtHVecLen(len(t), wh)
+	m := dwtHVecLen(len(t), wh) &^ 7
 	admDWT0HAt(t, lo, hi, ind, 0)
 	if m > 0 {
 		_ = t[2*m+2] // the last group's last read

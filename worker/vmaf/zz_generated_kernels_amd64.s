@@ -666,45 +666,49 @@ loop:
 	CMPQ         SI, BX
 	JAE          done
 	VPERMD       (AX), Y0, Y2
+	VPERMD       32(AX), Y0, Y3
+	VPERM2I128   $0x20, Y3, Y2, Y4
+	VPERM2I128   $0x31, Y3, Y2, Y2
 	VPERMD       8(AX), Y0, Y3
-	VEXTRACTI128 $0x01, Y2, X4
-	VEXTRACTI128 $0x01, Y3, X5
-	VMOVDQA      X1, X6
-	VPBROADCASTD dwt0hlo<>+0(SB), X7
-	VPMULLD      X2, X7, X7
-	VPADDD       X7, X6, X6
-	VPBROADCASTD dwt0hlo<>+4(SB), X7
-	VPMULLD      X4, X7, X7
-	VPADDD       X7, X6, X6
-	VPBROADCASTD dwt0hlo<>+8(SB), X7
-	VPMULLD      X3, X7, X7
-	VPADDD       X7, X6, X6
-	VPBROADCASTD dwt0hlo<>+12(SB), X7
-	VPMULLD      X5, X7, X7
-	VPADDD       X7, X6, X6
-	VPSRAD       $0x10, X6, X6
-	VPSLLD       $0x10, X6, X6
-	VPSRAD       $0x10, X6, X6
-	VMOVDQU      X6, (CX)(SI*4)
-	VMOVDQA      X1, X6
-	VPBROADCASTD dwt0hhi<>+0(SB), X7
-	VPMULLD      X2, X7, X7
-	VPADDD       X7, X6, X6
-	VPBROADCASTD dwt0hhi<>+4(SB), X7
-	VPMULLD      X4, X7, X7
-	VPADDD       X7, X6, X6
-	VPBROADCASTD dwt0hhi<>+8(SB), X7
-	VPMULLD      X3, X7, X7
-	VPADDD       X7, X6, X6
-	VPBROADCASTD dwt0hhi<>+12(SB), X7
-	VPMULLD      X5, X7, X7
-	VPADDD       X7, X6, X6
-	VPSRAD       $0x10, X6, X6
-	VPSLLD       $0x10, X6, X6
-	VPSRAD       $0x10, X6, X6
-	VMOVDQU      X6, (DX)(SI*4)
-	ADDQ         $0x20, AX
-	ADDQ         $0x04, SI
+	VPERMD       40(AX), Y0, Y5
+	VPERM2I128   $0x20, Y5, Y3, Y6
+	VPERM2I128   $0x31, Y5, Y3, Y3
+	VMOVDQA      Y1, Y5
+	VPBROADCASTD dwt0hlo<>+0(SB), Y7
+	VPMULLD      Y4, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPBROADCASTD dwt0hlo<>+4(SB), Y7
+	VPMULLD      Y2, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPBROADCASTD dwt0hlo<>+8(SB), Y7
+	VPMULLD      Y6, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPBROADCASTD dwt0hlo<>+12(SB), Y7
+	VPMULLD      Y3, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPSRAD       $0x10, Y5, Y5
+	VPSLLD       $0x10, Y5, Y5
+	VPSRAD       $0x10, Y5, Y5
+	VMOVDQU      Y5, (CX)(SI*4)
+	VMOVDQA      Y1, Y5
+	VPBROADCASTD dwt0hhi<>+0(SB), Y7
+	VPMULLD      Y4, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPBROADCASTD dwt0hhi<>+4(SB), Y7
+	VPMULLD      Y2, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPBROADCASTD dwt0hhi<>+8(SB), Y7
+	VPMULLD      Y6, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPBROADCASTD dwt0hhi<>+12(SB), Y7
+	VPMULLD      Y3, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPSRAD       $0x10, Y5, Y5
+	VPSLLD       $0x10, Y5, Y5
+	VPSRAD       $0x10, Y5, Y5
+	VMOVDQU      Y5, (DX)(SI*4)
+	ADDQ         $0x40, AX
+	ADDQ         $0x08, SI
 	JMP          loop
 
 done:

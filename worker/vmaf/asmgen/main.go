@@ -686,7 +686,7 @@ func dwt0V() {
 func dwt0H() {
 	TEXT("admDWT0HAVX2", NOSPLIT, "func(t *int32, lo, hi *int32, n int)")
 	Pragma("noescape")
-	Doc("admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 4) from t into lo and hi.")
+	Doc("admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t into lo and hi.")
 	t := Load(Param("t"), GP64())
 	lo := Load(Param("lo"), GP64())
 	hi := Load(Param("hi"), GP64())
@@ -695,33 +695,36 @@ func dwt0H() {
 	VPBROADCASTD(ConstData("dwt0round", U32(32768)), round)
 	loTab := dwordTable("dwt0hlo", dwtLo[:])
 	hiTab := dwordTable("dwt0hhi", dwtHi[:])
-	rowLoop(func(i Register) {
-		// Offsets 0 and 2 from t[2j-1], split into even and odd dwords:
-		// the four taps' samples of four outputs.
-		a, b := YMM(), YMM()
-		VPERMD(Mem{Base: t}, perm, a)
-		VPERMD(Mem{Base: t, Disp: 8}, perm, b)
+	rowLoopStep(8, func(i Register) {
+		// Offsets 0 and 2 from t[2j-1], split into even and odd dwords
+		// per 128-bit half, then the halves of two loads joined: the four
+		// taps' samples of eight outputs.
 		var sv [4]VecVirtual
-		sv[0], sv[1], sv[2], sv[3] = a, XMM(), b, XMM()
-		VEXTRACTI128(Imm(1), a, sv[1].AsX())
-		VEXTRACTI128(Imm(1), b, sv[3].AsX())
+		for k, disp := range []int{0, 8} {
+			a, b := YMM(), YMM()
+			VPERMD(Mem{Base: t, Disp: disp}, perm, a)
+			VPERMD(Mem{Base: t, Disp: disp + 32}, perm, b)
+			sv[2*k], sv[2*k+1] = YMM(), YMM()
+			VPERM2I128(Imm(0x20), b, a, sv[2*k])
+			VPERM2I128(Imm(0x31), b, a, sv[2*k+1])
+		}
 		for _, p := range []struct {
 			tab Mem
 			out Register
 		}{{loTab, lo}, {hiTab, hi}} {
-			acc, c := XMM(), XMM()
-			VMOVDQA(round.AsX(), acc)
+			acc, c := YMM(), YMM()
+			VMOVDQA(round, acc)
 			for k := range sv {
 				VPBROADCASTD(p.tab.Offset(4*k), c)
-				VPMULLD(sv[k].AsX(), c, c)
+				VPMULLD(sv[k], c, c)
 				VPADDD(c, acc, acc)
 			}
 			VPSRAD(Imm(16), acc, acc)
 			narrow16(acc)
 			VMOVDQU(acc, Mem{Base: p.out, Index: i, Scale: 4})
 		}
-		ADDQ(Imm(32), t)
-	})
+		ADDQ(Imm(64), t)
+	}, func() {})
 }
 
 // admCM is one row of ADM's contrast measure over interior columns
