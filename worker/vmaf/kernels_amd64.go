@@ -434,25 +434,32 @@ func admCSF0AVX2Row(src, dstA, dstF []int32, irf, add int32, shift uint) {
 	admCSF0Row(src[n:], dstA[n:], dstF[n:], irf, add, shift)
 }
 
-// admDecoupleAVX2Row is admDecoupleRow over a whole row segment, 4
-// coefficients a step: the angle test into d.angle, then each band. Scale 0
-// (narrow) has int16 coefficients, whose products the angle kernel
-// converts the short way, and narrows its results to int16.
+// admDecoupleAVX2Row is admDecoupleRow over a whole row segment: the angle
+// test into d.angle, 4 coefficients a step, then each band. Scale 0
+// (narrow) has int16 coefficients: the angle kernel converts their
+// products the short way, and its bands take 8 coefficients a step.
 func admDecoupleAVX2Row(d *admDecoupleRows, egl float64, narrow bool) {
 	w := len(d.o[0])
 	n := vecLen(w)
+	if narrow {
+		n = w &^ 7
+	}
 	if n > 0 {
 		for b := range 3 {
 			_, _, _, _ = d.o[b][n-1], d.t[b][n-1], d.r[b][n-1], d.a[b][n-1]
 		}
 		_ = d.angle[n-1]
-		wide, keep := uint64(1), uint64(0)
+		wide := uint64(1)
 		if narrow {
-			wide, keep = 0, 16
+			wide = 0
 		}
 		admAngleAVX2(&d.o[0][0], &d.o[1][0], &d.t[0][0], &d.t[1][0], &d.angle[0], float64(admCos1DegSq), wide, n)
 		for b := range 3 {
-			admDecoupleAVX2(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, keep, n)
+			if narrow {
+				admDecouple0AVX2(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, n)
+			} else {
+				admDecoupleAVX2(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, n)
+			}
 		}
 	}
 	admDecoupleRow(d, n, w, egl, narrow)

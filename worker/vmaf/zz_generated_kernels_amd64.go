@@ -107,7 +107,12 @@ func admAngleAVX2(oh *int32, ov *int32, th *int32, tv *int32, angle *int32, cos1
 // admDecoupleAVX2 decouples n coefficients (a multiple of 4) of one band into r and a; tab is the reciprocal table at its entry 0.
 //
 //go:noescape
-func admDecoupleAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, keep uint64, n int)
+func admDecoupleAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
+
+// admDecouple0AVX2 decouples n int16 coefficients (a multiple of 8) of scale 0 of one band into r and a; tab is the reciprocal table at its entry 0.
+//
+//go:noescape
+func admDecouple0AVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
 
 // admDWTSVAVX2 runs the 64-bit vertical DWT of n samples (a multiple of 4) of four rows into lo and hi.
 //

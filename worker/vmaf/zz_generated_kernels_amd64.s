@@ -1448,9 +1448,9 @@ GLOBL decmagic<>(SB), RODATA|NOPTR, $8
 DATA decinv4096<>+0(SB)/8, $0x3f30000000000000
 GLOBL decinv4096<>(SB), RODATA|NOPTR, $8
 
-// func admDecoupleAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, keep uint64, n int)
-// Requires: AVX, AVX2, SSE2
-TEXT ·admDecoupleAVX2(SB), NOSPLIT, $0-72
+// func admDecoupleAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
+// Requires: AVX, AVX2
+TEXT ·admDecoupleAVX2(SB), NOSPLIT, $0-64
 	MOVQ         o+0(FP), AX
 	MOVQ         t+8(FP), CX
 	MOVQ         angle+16(FP), DX
@@ -1458,83 +1458,76 @@ TEXT ·admDecoupleAVX2(SB), NOSPLIT, $0-72
 	MOVQ         a+32(FP), SI
 	MOVQ         tab+40(FP), DI
 	VBROADCASTSD egl+48(FP), Y0
-	MOVQ         keep+56(FP), X1
-	MOVQ         n+64(FP), R8
+	MOVQ         n+56(FP), R8
 	XORQ         R9, R9
 
 loop:
 	CMPQ         R9, R8
 	JAE          done
-	VPXOR        Y2, Y2, Y2
-	VMOVDQU      (AX)(R9*4), X3
-	VMOVDQU      (CX)(R9*4), X4
-	VPABSD       X3, X5
-	VCVTDQ2PD    X3, Y6
-	VPSRLQ       $0x34, Y6, Y6
-	VPSHUFD      $0x08, Y6, Y6
-	VPERMQ       $0x08, Y6, Y6
-	VPBROADCASTD decc7ffd<>+0(SB), Y7
-	VPAND        X7, X6, X6
-	VPBROADCASTD decc1037<>+0(SB), Y7
-	VPSUBD       X7, X6, X6
-	VPMAXSD      X2, X6, X6
-	VPBROADCASTD decc1d<>+0(SB), Y7
-	VPSLLVD      X6, X7, X7
-	VPSRLD       $0x01, X7, X7
-	VPADDD       X5, X7, X7
-	VPSRLVD      X6, X7, X7
-	VPCMPEQD     X8, X8, X8
-	VPXOR        X5, X5, X5
-	VPGATHERDD   X8, (DI)(X7*4), X5
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      (AX)(R9*4), X2
+	VMOVDQU      (CX)(R9*4), X3
+	VPABSD       X2, X4
+	VCVTDQ2PD    X2, Y5
+	VPSRLQ       $0x34, Y5, Y5
+	VPSHUFD      $0x08, Y5, Y5
+	VPERMQ       $0x08, Y5, Y5
+	VPBROADCASTD decc7ffd<>+0(SB), Y6
+	VPAND        X6, X5, X5
+	VPBROADCASTD decc1037<>+0(SB), Y6
+	VPSUBD       X6, X5, X5
+	VPMAXSD      X1, X5, X5
+	VPBROADCASTD decc1d<>+0(SB), Y6
+	VPSLLVD      X5, X6, X6
+	VPSRLD       $0x01, X6, X6
+	VPADDD       X4, X6, X6
+	VPSRLVD      X5, X6, X6
+	VPCMPEQD     X7, X7, X7
+	VPXOR        X4, X4, X4
+	VPGATHERDD   X7, (DI)(X6*4), X4
+	VPMOVZXDQ    X4, Y4
+	VPMOVSXDQ    X3, Y6
+	VPMULDQ      Y6, Y4, Y4
+	VPSRAD       $0x1f, X2, X6
+	VPMOVSXDQ    X6, Y6
+	VPXOR        Y6, Y4, Y4
+	VPSUBQ       Y6, Y4, Y4
 	VPMOVZXDQ    X5, Y5
-	VPMOVSXDQ    X4, Y7
-	VPMULDQ      Y7, Y5, Y5
-	VPSRAD       $0x1f, X3, X7
-	VPMOVSXDQ    X7, Y7
-	VPXOR        Y7, Y5, Y5
-	VPSUBQ       Y7, Y5, Y5
-	VPMOVZXDQ    X6, Y6
-	VPBROADCASTQ decc2p14<>+0(SB), Y7
-	VPSLLVQ      Y6, Y7, Y7
-	VPADDQ       Y7, Y5, Y5
-	VPCMPGTQ     Y5, Y2, Y8
-	VPBROADCASTQ decc15<>+0(SB), Y7
-	VPADDQ       Y7, Y6, Y6
-	VPSRLVQ      Y6, Y5, Y5
-	VPBROADCASTQ decc32768<>+0(SB), Y6
-	VPCMPGTQ     Y6, Y5, Y7
-	VBLENDVPD    Y7, Y6, Y5, Y5
-	VPANDN       Y5, Y8, Y5
-	VPMOVSXDQ    X3, Y3
-	VPMULDQ      Y3, Y5, Y6
-	VPBROADCASTQ decc2p14<>+0(SB), Y7
-	VPADDQ       Y7, Y6, Y6
-	VPSRLQ       $0x0f, Y6, Y6
-	VPSHUFD      $0x08, Y6, Y6
-	VPERMQ       $0x08, Y6, Y6
-	VPSLLD       X1, X6, X6
-	VPSRAD       X1, X6, X6
-	VPCMPGTQ     Y2, Y5, Y2
-	VPSHUFD      $0x08, Y2, Y2
-	VPERMQ       $0x08, Y2, Y2
-	VPAND        (DX)(R9*4), X2, X2
-	VCVTDQ2PD    X6, Y5
-	VMULPD       Y0, Y5, Y5
-	VCVTDQ2PD    X4, Y7
-	VCMPPD       $0x01, Y7, Y5, Y9
-	VBLENDVPD    Y9, Y5, Y7, Y8
-	VCMPPD       $0x0e, Y7, Y5, Y9
-	VBLENDVPD    Y9, Y5, Y7, Y9
-	VBLENDVPD    Y3, Y9, Y8, Y8
-	VCVTTPD2DQY  Y8, X3
-	VPSLLD       X1, X3, X3
-	VPSRAD       X1, X3, X3
-	VPBLENDVB    X2, X3, X6, X6
-	VMOVDQU      X6, (BX)(R9*4)
-	VPSUBD       X6, X4, X4
-	VPSLLD       X1, X4, X4
-	VPSRAD       X1, X4, X4
-	VMOVDQU      X4, (SI)(R9*4)
+	VPBROADCASTQ decc2p14<>+0(SB), Y6
+	VPSLLVQ      Y5, Y6, Y6
+	VPADDQ       Y6, Y4, Y4
+	VPCMPGTQ     Y4, Y1, Y7
+	VPBROADCASTQ decc15<>+0(SB), Y6
+	VPADDQ       Y6, Y5, Y5
+	VPSRLVQ      Y5, Y4, Y4
+	VPBROADCASTQ decc32768<>+0(SB), Y5
+	VPCMPGTQ     Y5, Y4, Y6
+	VBLENDVPD    Y6, Y5, Y4, Y4
+	VPANDN       Y4, Y7, Y4
+	VPMOVSXDQ    X2, Y2
+	VPMULDQ      Y2, Y4, Y5
+	VPBROADCASTQ decc2p14<>+0(SB), Y6
+	VPADDQ       Y6, Y5, Y5
+	VPSRLQ       $0x0f, Y5, Y5
+	VPSHUFD      $0x08, Y5, Y5
+	VPERMQ       $0x08, Y5, Y5
+	VPCMPGTQ     Y1, Y4, Y1
+	VPSHUFD      $0x08, Y1, Y1
+	VPERMQ       $0x08, Y1, Y1
+	VPAND        (DX)(R9*4), X1, X1
+	VCVTDQ2PD    X5, Y4
+	VMULPD       Y0, Y4, Y4
+	VCVTDQ2PD    X3, Y6
+	VCMPPD       $0x01, Y6, Y4, Y8
+	VBLENDVPD    Y8, Y4, Y6, Y7
+	VCMPPD       $0x0e, Y6, Y4, Y8
+	VBLENDVPD    Y8, Y4, Y6, Y8
+	VBLENDVPD    Y2, Y8, Y7, Y7
+	VCVTTPD2DQY  Y7, X2
+	VPBLENDVB    X1, X2, X5, X5
+	VMOVDQU      X5, (BX)(R9*4)
+	VPSUBD       X5, X3, X3
+	VMOVDQU      X3, (SI)(R9*4)
 	ADDQ         $0x04, R9
 	JMP          loop
 
@@ -1559,6 +1552,131 @@ GLOBL decc15<>(SB), RODATA|NOPTR, $8
 
 DATA decc32768<>+0(SB)/8, $0x0000000000008000
 GLOBL decc32768<>(SB), RODATA|NOPTR, $8
+
+// func admDecouple0AVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
+// Requires: AVX, AVX2
+TEXT ·admDecouple0AVX2(SB), NOSPLIT, $0-64
+	MOVQ         o+0(FP), AX
+	MOVQ         t+8(FP), CX
+	MOVQ         angle+16(FP), DX
+	MOVQ         r+24(FP), BX
+	MOVQ         a+32(FP), SI
+	MOVQ         tab+40(FP), DI
+	VBROADCASTSD egl+48(FP), Y0
+	MOVQ         n+56(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ         R9, R8
+	JAE          done
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      (AX)(R9*4), Y2
+	VMOVDQU      (CX)(R9*4), Y3
+	VPABSD       Y2, Y4
+	VPSRLD       $0x0f, Y4, Y5
+	VPADDD       Y5, Y4, Y4
+	VPSRLVD      Y5, Y4, Y4
+	VPCMPEQD     Y8, Y8, Y8
+	VPXOR        Y7, Y7, Y7
+	VPGATHERDD   Y8, (DI)(Y4*4), Y7
+	VPSIGND      Y2, Y3, Y4
+	VMOVDQA      Y7, Y8
+	VMOVDQA      Y4, Y9
+	VPBROADCASTQ declow32<>+0(SB), Y10
+	VPAND        Y10, Y5, Y10
+	VPMULDQ      Y9, Y8, Y8
+	VPBROADCASTQ decc2p14<>+0(SB), Y9
+	VPSLLVQ      Y10, Y9, Y9
+	VPADDQ       Y9, Y8, Y8
+	VPBROADCASTQ decc2p46<>+0(SB), Y9
+	VPADDQ       Y9, Y8, Y8
+	VPBROADCASTQ decc15<>+0(SB), Y9
+	VPADDQ       Y9, Y10, Y10
+	VPSRLVQ      Y10, Y8, Y8
+	VPBROADCASTQ decc2p46<>+0(SB), Y9
+	VPSRLVQ      Y10, Y9, Y9
+	VPSUBQ       Y9, Y8, Y8
+	VPSRLQ       $0x20, Y7, Y7
+	VPSRLQ       $0x20, Y4, Y4
+	VPSRLQ       $0x20, Y5, Y5
+	VPMULDQ      Y4, Y7, Y7
+	VPBROADCASTQ decc2p14<>+0(SB), Y4
+	VPSLLVQ      Y5, Y4, Y4
+	VPADDQ       Y4, Y7, Y7
+	VPBROADCASTQ decc2p46<>+0(SB), Y4
+	VPADDQ       Y4, Y7, Y7
+	VPBROADCASTQ decc15<>+0(SB), Y4
+	VPADDQ       Y4, Y5, Y5
+	VPSRLVQ      Y5, Y7, Y7
+	VPBROADCASTQ decc2p46<>+0(SB), Y4
+	VPSRLVQ      Y5, Y4, Y4
+	VPSUBQ       Y4, Y7, Y7
+	VPSLLQ       $0x20, Y7, Y7
+	VPBLENDD     $0xaa, Y7, Y8, Y8
+	VPMAXSD      Y1, Y8, Y8
+	VPBROADCASTD decc32768d<>+0(SB), Y4
+	VPMINSD      Y4, Y8, Y8
+	VPMULLD      Y2, Y8, Y4
+	VPBROADCASTD decc2p14d<>+0(SB), Y5
+	VPADDD       Y5, Y4, Y4
+	VPSRAD       $0x0f, Y4, Y4
+	VPSLLD       $0x10, Y4, Y4
+	VPSRAD       $0x10, Y4, Y4
+	VPCMPGTD     Y1, Y8, Y1
+	VPAND        (DX)(R9*4), Y1, Y1
+	VEXTRACTI128 $0x00, Y4, X7
+	VEXTRACTI128 $0x00, Y3, X6
+	VEXTRACTI128 $0x00, Y2, X5
+	VPMOVSXDQ    X5, Y5
+	VCVTDQ2PD    X7, Y7
+	VMULPD       Y0, Y7, Y7
+	VCVTDQ2PD    X6, Y8
+	VCMPPD       $0x01, Y8, Y7, Y10
+	VBLENDVPD    Y10, Y7, Y8, Y9
+	VCMPPD       $0x0e, Y8, Y7, Y10
+	VBLENDVPD    Y10, Y7, Y8, Y10
+	VBLENDVPD    Y5, Y10, Y9, Y9
+	VCVTTPD2DQY  Y9, X6
+	VEXTRACTI128 $0x01, Y4, X5
+	VEXTRACTI128 $0x01, Y3, X7
+	VEXTRACTI128 $0x01, Y2, X2
+	VPMOVSXDQ    X2, Y2
+	VCVTDQ2PD    X5, Y5
+	VMULPD       Y0, Y5, Y5
+	VCVTDQ2PD    X7, Y7
+	VCMPPD       $0x01, Y7, Y5, Y9
+	VBLENDVPD    Y9, Y5, Y7, Y8
+	VCMPPD       $0x0e, Y7, Y5, Y9
+	VBLENDVPD    Y9, Y5, Y7, Y9
+	VBLENDVPD    Y2, Y9, Y8, Y8
+	VCVTTPD2DQY  Y8, X2
+	VINSERTI128  $0x01, X2, Y6, Y2
+	VPSLLD       $0x10, Y2, Y2
+	VPSRAD       $0x10, Y2, Y2
+	VPBLENDVB    Y1, Y2, Y4, Y4
+	VMOVDQU      Y4, (BX)(R9*4)
+	VPSUBD       Y4, Y3, Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPSRAD       $0x10, Y3, Y3
+	VMOVDQU      Y3, (SI)(R9*4)
+	ADDQ         $0x08, R9
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA declow32<>+0(SB)/8, $0x00000000ffffffff
+GLOBL declow32<>(SB), RODATA|NOPTR, $8
+
+DATA decc2p46<>+0(SB)/8, $0x0000400000000000
+GLOBL decc2p46<>(SB), RODATA|NOPTR, $8
+
+DATA decc32768d<>+0(SB)/4, $0x00008000
+GLOBL decc32768d<>(SB), RODATA|NOPTR, $4
+
+DATA decc2p14d<>+0(SB)/4, $0x00004000
+GLOBL decc2p14d<>(SB), RODATA|NOPTR, $4
 
 // func admDWTSVAVX2(r0 *int32, r1 *int32, r2 *int32, r3 *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
 // Requires: AVX, AVX2, SSE2

@@ -45,6 +45,7 @@ func main() {
 	admCSF0()
 	admAngle()
 	admDecouple()
+	admDecouple0()
 	dwtSV()
 	dwtSH()
 	vifSubRound()
@@ -1065,13 +1066,6 @@ func int64ToFloat32(x VecVirtual, wide Register) {
 	Label(joinL)
 }
 
-// narrowBy is int32(int16(x)) in every dword when the XMM count holds 16,
-// and nothing when it holds 0.
-func narrowBy(count, x Op) {
-	VPSLLD(count, x, x)
-	VPSRAD(count, x, x)
-}
-
 // loadPointers loads the named pointer arguments into registers.
 func loadPointers(names ...string) []Register {
 	r := make([]Register, len(names))
@@ -1173,9 +1167,8 @@ func admAngle() {
 // through the reciprocal table tab (at its entry 0, so indexed by the
 // normalised |o|) with the int64 product's sign and rounding, r = k*o in
 // Q15, where the angle test holds and k > 0 r becomes its product by the
-// gain limit egl clamped to t, and a = t - r. With keep 16 (scale 0) r and
-// a are narrowed to int16 where the scalar code narrows them; keep 0 keeps
-// int32.
+// gain limit egl clamped to t, and a = t - r, for scales 1 to 3 (int32
+// coefficients; admDecouple0 is scale 0).
 //
 // The normalisation's shift, 17 - LeadingZeros32(|o|) for |o| >= 2^15, is
 // the exponent of |o| as a double less 14 (at least 0). k*o fits 47 bits
@@ -1183,14 +1176,7 @@ func admAngle() {
 // arithmetic one's. A negative rounded product clamps to 0 before its
 // shift.
 func admDecouple() {
-	TEXT("admDecoupleAVX2", NOSPLIT, "func(o, t, angle, r, a *int32, tab *int32, egl float64, keep uint64, n int)")
-	Pragma("noescape")
-	Doc("admDecoupleAVX2 decouples n coefficients (a multiple of 4) of one band into r and a; tab is the reciprocal table at its entry 0.")
-	p := loadPointers("o", "t", "angle", "r", "a", "tab")
-	o, t, angle, rp, ap, tab := p[0], p[1], p[2], p[3], p[4], p[5]
-	egl, keep := YMM(), XMM()
-	VBROADCASTSD(paramAddr("egl"), egl)
-	MOVQ(paramAddr("keep"), keep)
+	o, t, angle, rp, ap, tab, egl := decoupleKernel("admDecoupleAVX2", "n coefficients (a multiple of 4)")
 	rowLoop(func(i Register) {
 		zero := YMM()
 		VPXOR(zero, zero, zero)
@@ -1246,31 +1232,128 @@ func admDecouple() {
 		VPADDQ(bcastConstQ("decc2p14", 1<<14), rr, rr)
 		VPSRLQ(Imm(15), rr, rr)
 		r := pack32(rr)
-		narrowBy(keep, r)
 		// The gain limit where angle && k > 0 (k > 0 implies o != 0).
 		m := YMM()
 		VPCMPGTQ(zero, k, m)
 		k32 := pack32(m)
 		VPAND(Mem{Base: angle, Index: i, Scale: 4}, k32, k32)
-		v, td, lim, sel := YMM(), YMM(), YMM(), YMM()
-		VCVTDQ2PD(r, v)
-		VMULPD(egl, v, v)
-		VCVTDQ2PD(vt, td)
-		// o > 0: v < t ? v : t; o < 0: v > t ? v : t.
-		VCMPPD(Imm(0x01), td, v, sel) // v < t
-		VBLENDVPD(sel, v, td, lim)
-		VCMPPD(Imm(0x0e), td, v, sel) // v > t
-		VBLENDVPD(sel, v, td, sel)
-		VBLENDVPD(o64, sel, lim, lim) // o < 0 takes the second
-		lim32 := XMM()
-		VCVTTPD2DQY(lim, lim32)
-		narrowBy(keep, lim32)
+		lim32 := gainLimit(r, vt, o64, egl)
 		VPBLENDVB(k32, lim32, r, r)
 		VMOVDQU(r, Mem{Base: rp, Index: i, Scale: 4})
 		VPSUBD(r, vt, vt)
-		narrowBy(keep, vt)
 		VMOVDQU(vt, Mem{Base: ap, Index: i, Scale: 4})
 	})
+}
+
+// decoupleKernel starts a decoupling kernel: its signature, its pointers
+// and the gain limit in every lane.
+func decoupleKernel(name, what string) (o, t, angle, r, a, tab Register, egl VecVirtual) {
+	TEXT(name, NOSPLIT, "func(o, t, angle, r, a *int32, tab *int32, egl float64, n int)")
+	Pragma("noescape")
+	Doc(name + " decouples " + what + " of one band into r and a; tab is the reciprocal table at its entry 0.")
+	p := loadPointers("o", "t", "angle", "r", "a", "tab")
+	egl = YMM()
+	VBROADCASTSD(paramAddr("egl"), egl)
+	return p[0], p[1], p[2], p[3], p[4], p[5], egl
+}
+
+// gainLimit is the decoupling's gain limit of four coefficients: v =
+// double(r)*egl clamped to t (o > 0: v < t ? v : t; o < 0: v > t ? v : t,
+// o64 being o sign-extended) and truncated to int32, into an XMM.
+func gainLimit(r, vt Register, o64, egl VecVirtual) Register {
+	v, td, lim, sel := YMM(), YMM(), YMM(), YMM()
+	VCVTDQ2PD(r, v)
+	VMULPD(egl, v, v)
+	VCVTDQ2PD(vt, td)
+	VCMPPD(Imm(0x01), td, v, sel) // v < t
+	VBLENDVPD(sel, v, td, lim)
+	VCMPPD(Imm(0x0e), td, v, sel) // v > t
+	VBLENDVPD(sel, v, td, sel)
+	VBLENDVPD(o64, sel, lim, lim) // o < 0 takes the second
+	lim32 := XMM()
+	VCVTTPD2DQY(lim, lim32)
+	return lim32
+}
+
+// admDecouple0 is admDecouple for scale 0, whose coefficients are int16,
+// eight a step: the normalisation's shift is 1 for |o| = 2^15 alone,
+// t*sign(o) fits int32 (VPSIGND), the product with the reciprocal (below
+// 2^46) is taken in even and odd 64-bit lanes with its arithmetic shift as a
+// logical one of the value biased by 2^46, k*o fits int32, and r and a are
+// narrowed to int16 where the scalar code narrows them.
+func admDecouple0() {
+	o, t, angle, rp, ap, tab, egl := decoupleKernel("admDecouple0AVX2", "n int16 coefficients (a multiple of 8) of scale 0")
+	rowLoopStep(8, func(i Register) {
+		zero, vo, vt, ao, sh := YMM(), YMM(), YMM(), YMM(), YMM()
+		VPXOR(zero, zero, zero)
+		VMOVDQU(Mem{Base: o, Index: i, Scale: 4}, vo)
+		VMOVDQU(Mem{Base: t, Index: i, Scale: 4}, vt)
+		VPABSD(vo, ao)
+		VPSRLD(Imm(15), ao, sh) // 1 for |o| = 2^15, else 0
+		msb, lk, mask := YMM(), YMM(), YMM()
+		VPADDD(sh, ao, msb)
+		VPSRLVD(sh, msb, msb)
+		VPCMPEQD(mask, mask, mask)
+		VPXOR(lk, lk, lk)
+		VPGATHERDD(mask, Mem{Base: tab, Index: msb, Scale: 4}, lk)
+		ts := YMM()
+		VPSIGND(vo, vt, ts) // t*sign(o)
+		// k = (lk*ts + (2^14 << sh)) >> (15+sh) in the even and odd lanes.
+		var k [2]VecVirtual
+		for h := range k {
+			a, b, s, c := YMM(), YMM(), YMM(), YMM()
+			if h == 0 {
+				VMOVDQA(lk, a)
+				VMOVDQA(ts, b)
+				VPAND(bcastConstQ("declow32", 0xffffffff), sh, s)
+			} else {
+				VPSRLQ(Imm(32), lk, a)
+				VPSRLQ(Imm(32), ts, b)
+				VPSRLQ(Imm(32), sh, s)
+			}
+			VPMULDQ(b, a, a)
+			VPSLLVQ(s, bcastConstQ("decc2p14", 1<<14), c)
+			VPADDQ(c, a, a)
+			VPADDQ(bcastConstQ("decc2p46", 1<<46), a, a)
+			VPADDQ(bcastConstQ("decc15", 15), s, s)
+			VPSRLVQ(s, a, a)
+			VPSRLVQ(s, bcastConstQ("decc2p46", 1<<46), c)
+			VPSUBQ(c, a, a)
+			k[h] = a
+		}
+		VPSLLQ(Imm(32), k[1], k[1])
+		VPBLENDD(Imm(0xaa), k[1], k[0], k[0])
+		kk := k[0]
+		VPMAXSD(zero, kk, kk)
+		VPMINSD(bcastConstD("decc32768d", 32768), kk, kk)
+		// r = int16((k*o + 2^14) >> 15)
+		r := YMM()
+		VPMULLD(vo, kk, r)
+		VPADDD(bcastConstD("decc2p14d", 1<<14), r, r)
+		VPSRAD(Imm(15), r, r)
+		narrow16(r)
+		// The gain limit where angle && k > 0, four lanes at a time.
+		m := YMM()
+		VPCMPGTD(zero, kk, m)
+		VPAND(Mem{Base: angle, Index: i, Scale: 4}, m, m)
+		var lim [2]Register
+		for h := range lim {
+			rh, th, oh := XMM(), XMM(), YMM()
+			VEXTRACTI128(Imm(uint64(h)), r, rh)
+			VEXTRACTI128(Imm(uint64(h)), vt, th)
+			VEXTRACTI128(Imm(uint64(h)), vo, oh.AsX())
+			VPMOVSXDQ(oh.AsX(), oh)
+			lim[h] = gainLimit(rh, th, oh, egl)
+		}
+		l := YMM()
+		VINSERTI128(Imm(1), lim[1], lim[0].(VecVirtual).AsY(), l)
+		narrow16(l)
+		VPBLENDVB(m, l, r, r)
+		VMOVDQU(r, Mem{Base: rp, Index: i, Scale: 4})
+		VPSUBD(r, vt, vt)
+		narrow16(vt)
+		VMOVDQU(vt, Mem{Base: ap, Index: i, Scale: 4})
+	}, func() {})
 }
 
 // dwtTapTables holds ADM's DWT taps once in read-only data for the kernels
