@@ -1,7 +1,8 @@
 package vmaf
 
 // The AVX2 kernels (zz_generated_kernels_amd64.s, written by asmgen) cover
-// the largest multiple of 4 pixels of a row; the scalar code does the rest.
+// the largest multiple of 4 pixels of a row (8 for some of ADM's scale 0);
+// the scalar code does the rest.
 
 var avx2Kernels = kernels{
 	cpu:         CPUAVX2,

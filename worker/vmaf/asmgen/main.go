@@ -3,8 +3,8 @@
 //
 //	go run . -out ../zz_generated_kernels_amd64.s -stubs ../zz_generated_kernels_amd64.go -pkg vmaf
 //
-// Each kernel covers a multiple of 4 pixels (8 for the DWT's vertical
-// pass); its Go caller in kernels_amd64.go runs the scalar code on the
+// Each kernel covers a multiple of 4 pixels (8 for the scale-0 kernels of
+// ADM in 32-bit lanes: the DWT, the CSF and the decoupling); its Go caller in kernels_amd64.go runs the scalar code on the
 // rest of the row, and the tests compare every kernel with that scalar code.
 //
 // Bit-exactness rests on the bounds the scalar code documents: a packed
