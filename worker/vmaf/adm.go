@@ -85,6 +85,8 @@ type admState struct {
 	rfactor      [4][3]float32
 	numLimit     float64
 	cmRow        admCMRow
+	decRow       admDecoupleRows
+	denShifts    ADMDenShifts
 	k            *kernels
 }
 
@@ -110,6 +112,7 @@ func newADMState(w, h int, egl float64) *admState {
 	s.csfAh, s.csfAv, s.csfAd = mk(), mk(), mk()
 	s.csfFh, s.csfFv, s.csfFd = mk(), mk(), mk()
 	s.tmpLo, s.tmpHi = make([]int32, w), make([]int32, w)
+	s.decRow.angle = make([]int32, bw)
 	for k := range 4 {
 		s.indY[k] = make([]int, bh)
 		s.indX[k] = make([]int, bw)
@@ -173,15 +176,15 @@ func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
 		if scale == 0 {
 			ds[scale] = s.csfDen0(w, h)
 			s.csf0(w, h, a)
-			ns[scale] = s.cm0(w, h, r, true)
+			ns[scale] = s.cm(w, h, scale, r, true)
 			s.csf0(w, h, r)
-			as[scale] = s.cm0(w, h, a, false)
+			as[scale] = s.cm(w, h, scale, a, false)
 		} else {
 			ds[scale] = s.csfDenS(w, h, scale)
 			s.csfS(w, h, scale, a)
-			ns[scale] = s.cmS(w, h, scale, r, true)
+			ns[scale] = s.cm(w, h, scale, r, true)
 			s.csfS(w, h, scale, r)
-			as[scale] = s.cmS(w, h, scale, a, false)
+			as[scale] = s.cm(w, h, scale, a, false)
 		}
 	}
 	return s.combine(ns, ds, as)
@@ -287,28 +290,42 @@ func (s *admState) dwtS(src []int32, dst *admBands, w, h, scale int) {
 	tlo, thi := s.tmpLo[:w], s.tmpHi[:w]
 	hh := (h + 1) / 2
 	wh := (w + 1) / 2
-	lo0, lo1, lo2, lo3 := int64(dwtLo[0]), int64(dwtLo[1]), int64(dwtLo[2]), int64(dwtLo[3])
-	hi0, hi1, hi2, hi3 := int64(dwtHi[0]), int64(dwtHi[1]), int64(dwtHi[2]), int64(dwtHi[3])
 	for i := 0; i < hh; i++ {
 		r0 := src[s.indY[0][i]*bw:][:w]
 		r1 := src[s.indY[1][i]*bw:][:w]
 		r2 := src[s.indY[2][i]*bw:][:w]
 		r3 := src[s.indY[3][i]*bw:][:w]
-		for j := range tlo {
-			u0, u1, u2, u3 := int64(r0[j]), int64(r1[j]), int64(r2[j]), int64(r3[j])
-			tlo[j] = int32((lo0*u0 + lo1*u1 + lo2*u2 + lo3*u3 + addV) >> shV)
-			thi[j] = int32((hi0*u0 + hi1*u1 + hi2*u2 + hi3*u3 + addV) >> shV)
-		}
+		s.k.admDWTSV(r0, r1, r2, r3, tlo, thi, addV, shV)
 		row := i * bw
-		da, dv, dh, dd := dst.a[row:row+wh], dst.v[row:row+wh], dst.h[row:row+wh], dst.d[row:row+wh]
-		for j := range da {
-			j0, j1, j2, j3 := s.indX[0][j], s.indX[1][j], s.indX[2][j], s.indX[3][j]
-			s0, s1, s2, s3 := int64(tlo[j0]), int64(tlo[j1]), int64(tlo[j2]), int64(tlo[j3])
-			da[j] = int32((lo0*s0 + lo1*s1 + lo2*s2 + lo3*s3 + addH) >> shH)
-			dv[j] = int32((hi0*s0 + hi1*s1 + hi2*s2 + hi3*s3 + addH) >> shH)
-			s0, s1, s2, s3 = int64(thi[j0]), int64(thi[j1]), int64(thi[j2]), int64(thi[j3])
-			dh[j] = int32((lo0*s0 + lo1*s1 + lo2*s2 + lo3*s3 + addH) >> shH)
-			dd[j] = int32((hi0*s0 + hi1*s1 + hi2*s2 + hi3*s3 + addH) >> shH)
-		}
+		s.k.admDWTSH(tlo, dst.a[row:row+wh], dst.v[row:row+wh], &s.indX, addH, shH)
+		s.k.admDWTSH(thi, dst.h[row:row+wh], dst.d[row:row+wh], &s.indX, addH, shH)
 	}
+}
+
+// admDWTSV is dwtS's vertical pass of one output row from four input rows.
+func admDWTSV(r0, r1, r2, r3, tlo, thi []int32, add int64, shift uint) {
+	n := len(tlo)
+	r0, r1, r2, r3, thi = r0[:n], r1[:n], r2[:n], r3[:n], thi[:n]
+	lo0, lo1, lo2, lo3 := int64(dwtLo[0]), int64(dwtLo[1]), int64(dwtLo[2]), int64(dwtLo[3])
+	hi0, hi1, hi2, hi3 := int64(dwtHi[0]), int64(dwtHi[1]), int64(dwtHi[2]), int64(dwtHi[3])
+	for j := range tlo {
+		u0, u1, u2, u3 := int64(r0[j]), int64(r1[j]), int64(r2[j]), int64(r3[j])
+		tlo[j] = int32((lo0*u0 + lo1*u1 + lo2*u2 + lo3*u3 + add) >> shift)
+		thi[j] = int32((hi0*u0 + hi1*u1 + hi2*u2 + hi3*u3 + add) >> shift)
+	}
+}
+
+// admDWTSH is dwtS's horizontal pass of one vertically filtered row t into
+// its low (lo) and high (hi) halves; ind holds the source columns.
+func admDWTSH(t, lo, hi []int32, ind *[4][]int, add int64, shift uint) {
+	for j := range lo {
+		admDWTSHAt(t, lo, hi, ind, j, add, shift)
+	}
+}
+
+// admDWTSHAt is admDWTSH of output j.
+func admDWTSHAt(t, lo, hi []int32, ind *[4][]int, j int, add int64, shift uint) {
+	s0, s1, s2, s3 := int64(t[ind[0][j]]), int64(t[ind[1][j]]), int64(t[ind[2][j]]), int64(t[ind[3][j]])
+	lo[j] = int32((int64(dwtLo[0])*s0 + int64(dwtLo[1])*s1 + int64(dwtLo[2])*s2 + int64(dwtLo[3])*s3 + add) >> shift)
+	hi[j] = int32((int64(dwtHi[0])*s0 + int64(dwtHi[1])*s1 + int64(dwtHi[2])*s2 + int64(dwtHi[3])*s3 + add) >> shift)
 }

@@ -51,24 +51,52 @@ func admScoreRegion(w, h int) (top, bottom, left, right int) {
 // (adm_decouple / adm_decouple_s123). narrow selects scale 0's int16 storage.
 func (s *admState) decouple(w, h int, narrow bool) {
 	top, bottom, left, right := admDecoupleRegion(w, h)
-	cos1 := float64(admCos1DegSq)
-	egl := s.egl
-	for i := top; i < bottom; i++ {
-		row := i * s.stride
-		for j := left; j < right; j++ {
-			x := row + j
-			oh, ov, od := s.ref.h[x], s.ref.v[x], s.ref.d[x]
-			th, tv, td := s.dis.h[x], s.dis.v[x], s.dis.d[x]
-			otDp := int64(oh)*int64(th) + int64(ov)*int64(tv)
-			oMag := int64(oh)*int64(oh) + int64(ov)*int64(ov)
-			tMag := int64(th)*int64(th) + int64(tv)*int64(tv)
-			dp := float64(float32(otDp)) / 4096.0
-			angle := dp >= 0 && dp*dp >= cos1*(float64(float32(oMag))/4096.0)*(float64(float32(tMag))/4096.0)
-			s.rh[x], s.ah[x] = admDecoupleOne(oh, th, angle, egl, narrow)
-			s.rv[x], s.av[x] = admDecoupleOne(ov, tv, angle, egl, narrow)
-			s.rd[x], s.ad[x] = admDecoupleOne(od, td, angle, egl, narrow)
-		}
+	if right <= left {
+		return
 	}
+	// In the state: a local would escape through the kernel's function
+	// value.
+	d := &s.decRow
+	for i := top; i < bottom; i++ {
+		lo, hi := i*s.stride+left, i*s.stride+right
+		d.o = [3][]int32{s.ref.h[lo:hi], s.ref.v[lo:hi], s.ref.d[lo:hi]}
+		d.t = [3][]int32{s.dis.h[lo:hi], s.dis.v[lo:hi], s.dis.d[lo:hi]}
+		d.r = [3][]int32{s.rh[lo:hi], s.rv[lo:hi], s.rd[lo:hi]}
+		d.a = [3][]int32{s.ah[lo:hi], s.av[lo:hi], s.ad[lo:hi]}
+		s.k.admDecouple(d, s.egl, narrow)
+	}
+}
+
+// admDecoupleRows is one row segment of the decoupling: the reference (o)
+// and distorted (t) bands h, v, d, the restored (r) and additive (a)
+// outputs, and the vector kernels' scratch for the angle test.
+type admDecoupleRows struct {
+	o, t, r, a [3][]int32
+	angle      []int32
+}
+
+// admDecoupleRow decouples columns [j0, j1) of a row segment.
+func admDecoupleRow(d *admDecoupleRows, j0, j1 int, egl float64, narrow bool) {
+	for j := j0; j < j1; j++ {
+		oh, ov, od := d.o[0][j], d.o[1][j], d.o[2][j]
+		th, tv, td := d.t[0][j], d.t[1][j], d.t[2][j]
+		angle := admAngle(oh, ov, th, tv, float64(admCos1DegSq))
+		d.r[0][j], d.a[0][j] = admDecoupleOne(oh, th, angle, egl, narrow)
+		d.r[1][j], d.a[1][j] = admDecoupleOne(ov, tv, angle, egl, narrow)
+		d.r[2][j], d.a[2][j] = admDecoupleOne(od, td, angle, egl, narrow)
+	}
+}
+
+// admAngle is the decoupling's test that the reference and distorted
+// (h, v) vectors point the same way within 1°, on their int64 products
+// rounded to float32 as libvmaf does; cos1 is cos(1°)², a parameter for
+// the tests.
+func admAngle(oh, ov, th, tv int32, cos1 float64) bool {
+	otDp := int64(oh)*int64(th) + int64(ov)*int64(tv)
+	oMag := int64(oh)*int64(oh) + int64(ov)*int64(ov)
+	tMag := int64(th)*int64(th) + int64(tv)*int64(tv)
+	dp := float64(float32(otDp)) / 4096.0
+	return dp >= 0 && dp*dp >= cos1*(float64(float32(oMag))/4096.0)*(float64(float32(tMag))/4096.0)
 }
 
 // admDecoupleOne decouples one coefficient pair: k = clamp(t/o, 0, 1) in
@@ -155,19 +183,24 @@ const admFltRound = int64(math.MinInt32)
 // csfS is csf0 for scales 1..3 with 32-bit Q32 weights (i4_adm_csf).
 func (s *admState) csfS(w, h, scale int, src [3][]int32) {
 	top, bottom, left, right := admDecoupleRegion(w, h)
-	rf := s.rfactor[scale]
+	irf := admIRF(s.rfactor[scale])
 	dstA := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
 	dstF := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
 	for t := 0; t < 3; t++ {
-		irf := admIRF(rf)[t]
 		for i := top; i < bottom; i++ {
-			row := i * s.stride
-			for j := left; j < right; j++ {
-				v := int32((irf*int64(src[t][row+j]) + 1<<27) >> 28)
-				dstA[t][row+j] = v
-				dstF[t][row+j] = int32((143165577*int64(abs32(v)) + admFltRound) >> 32)
-			}
+			lo, hi := i*s.stride+left, i*s.stride+right
+			s.k.admCSFS(src[t][lo:hi], dstA[t][lo:hi], dstF[t][lo:hi], irf[t])
 		}
+	}
+}
+
+// admCSFSRow is csfS of one band's row segment.
+func admCSFSRow(src, dstA, dstF []int32, irf int64) {
+	dstA, dstF = dstA[:len(src)], dstF[:len(src)]
+	for j, x := range src {
+		v := int32((irf*int64(x) + 1<<27) >> 28)
+		dstA[j] = v
+		dstF[j] = int32((143165577*int64(abs32(v)) + admFltRound) >> 32)
 	}
 }
 
@@ -188,16 +221,21 @@ func (s *admState) csfDen0(w, h int) float32 {
 	bands := [3][]int32{s.ref.h, s.ref.v, s.ref.d}
 	for t, b := range bands {
 		for i := top; i < bottom; i++ {
-			row := b[i*s.stride+left : i*s.stride+right]
-			var inner uint64
-			for _, c := range row {
-				u := uint64(uint16(abs32(c)))
-				inner += u * u * u
-			}
+			inner := s.k.admDen0Row(b[i*s.stride+left : i*s.stride+right])
 			acc[t] += (inner + add) >> uint(shiftAccum)
 		}
 	}
 	return admDen0Float(acc, w, h, s.rfactor[0])
+}
+
+// admDen0Row is csfDen0's sum over one row of a reference band.
+func admDen0Row(row []int32) uint64 {
+	var inner uint64
+	for _, c := range row {
+		u := uint64(uint16(abs32(c)))
+		inner += u * u * u
+	}
+	return inner
 }
 
 // admDen0Shift is csfDen0's per-row rounding shift and addend.
@@ -230,22 +268,29 @@ func admDen0Float(acc [3]uint64, w, h int, rf [3]float32) float32 {
 // csfDenS is csfDen0 for scales 1..3 (adm_csf_den_s123).
 func (s *admState) csfDenS(w, h, scale int) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
-	p := admDenSShifts(w, h, scale)
-	shiftSq, addSq, shiftCub, addCub, shiftAccum, addAccum := p.ShiftSq, p.AddSq, p.ShiftCub, p.AddCub, p.ShiftAccum, p.AddAccum
+	// In the state: a local would escape through the kernel's function
+	// value.
+	p := &s.denShifts
+	*p = admDenSShifts(w, h, scale)
 	var acc [3]uint64
 	bands := [3][]int32{s.ref.h, s.ref.v, s.ref.d}
 	for t, b := range bands {
 		for i := top; i < bottom; i++ {
-			row := b[i*s.stride+left : i*s.stride+right]
-			var inner uint64
-			for _, c := range row {
-				u := uint64(uint32(abs32(c)))
-				inner += ((((u*u)+addSq)>>shiftSq)*u + addCub) >> shiftCub
-			}
-			acc[t] += (inner + addAccum) >> shiftAccum
+			inner := s.k.admDenSRow(b[i*s.stride+left:i*s.stride+right], p)
+			acc[t] += (inner + p.AddAccum) >> p.ShiftAccum
 		}
 	}
 	return admDenSFloat(acc, w, h, scale, s.rfactor[scale])
+}
+
+// admDenSRow is csfDenS's sum over one row of a reference band.
+func admDenSRow(row []int32, p *ADMDenShifts) uint64 {
+	var inner uint64
+	for _, c := range row {
+		u := uint64(uint32(abs32(c)))
+		inner += ((((u*u)+p.AddSq)>>p.ShiftSq)*u + p.AddCub) >> p.ShiftCub
+	}
+	return inner
 }
 
 // ADMDenShifts are the roundings of the denominator of ADM scales 1..3
@@ -297,33 +342,38 @@ func admNeighbors(i, n int) (int, int) {
 	return lo, hi
 }
 
-// cm0 is scale 0's contrast measure (integer_adm.c, adm_cm): each
-// coefficient of src, CSF weighted, is reduced by a masking threshold from
-// the 3x3 neighbourhood of the CSF-weighted bands in csfA/csfF, clamped at
-// zero, cubed and summed with libvmaf's intermediate roundings. For DLM src
-// is the restored part masked by the additive part; for AIM (measure_aim)
-// src is the additive part masked by the restored part, without noise floor.
-func (s *admState) cm0(w, h int, src [3][]int32, noise bool) float32 {
+// cm is a scale's contrast measure (integer_adm.c, adm_cm and i4_adm_cm):
+// each coefficient of src, CSF weighted, is reduced by a masking threshold
+// from the 3x3 neighbourhood of the CSF-weighted bands in csfA/csfF,
+// clamped at zero, cubed and summed with libvmaf's intermediate roundings.
+// For DLM src is the restored part masked by the additive part; for AIM
+// (measure_aim) src is the additive part masked by the restored part,
+// without noise floor.
+func (s *admState) cm(w, h, scale int, src [3][]int32, noise bool) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
-	p := admCMShifts(w, h, 0)
-	shiftHCub, addHCub, shiftDCub, addDCub, shiftInner, addInner := p.ShiftCub, p.AddCub, p.ShiftDCub, p.AddDCub, p.ShiftInner, p.AddInner
+	p := admCMShifts(w, h, scale)
 	// In the state: a local would escape through the kernel's function
 	// value.
 	r := &s.cmRow
 	*r = admCMRow{
 		stride: s.stride, w: w, left: left, right: right, src: src,
 		fl: [3][]int32{s.csfFh, s.csfFv, s.csfFd}, ca: [3][]int32{s.csfAh, s.csfAv, s.csfAd},
-		addHCub: addHCub, addDCub: addDCub, shiftHCub: shiftHCub, shiftDCub: shiftDCub,
+		addHCub: p.AddCub, addDCub: p.AddDCub, shiftHCub: p.ShiftCub, shiftDCub: p.ShiftDCub,
+		irf: admIRF(s.rfactor[scale]),
+	}
+	row := s.k.admCM0Row
+	if scale > 0 {
+		row = s.k.admCMSRow
 	}
 	var accH, accV, accD int64
 	for i := top; i < bottom; i++ {
 		up, down := admNeighbors(i, h)
-		inH, inV, inD := s.k.admCM0Row(r, up, i, down)
-		accH += (inH + addInner) >> shiftInner
-		accV += (inV + addInner) >> shiftInner
-		accD += (inD + addInner) >> shiftInner
+		inH, inV, inD := row(r, up, i, down)
+		accH += (inH + p.AddInner) >> p.ShiftInner
+		accV += (inV + p.AddInner) >> p.ShiftInner
+		accD += (inD + p.AddInner) >> p.ShiftInner
 	}
-	return admCMFloat([3]int64{accH, accV, accD}, w, h, 0, noise)
+	return admCMFloat([3]int64{accH, accV, accD}, w, h, scale, noise)
 }
 
 // ADMCMShifts are the roundings of the contrast measure (adm_cm, i4_adm_cm):
@@ -369,26 +419,51 @@ func admCMFloat(acc [3]int64, w, h, scale int, noise bool) float32 {
 	return admCubeRoots(fH, fV, fD, (bottom-top)*(right-left), noise)
 }
 
-// admCMRow is what cm0's rows share: the bands, the scored columns and the
-// cube's rounding.
+// admCMRow is what cm's rows share: the bands, the scored columns, the
+// cube's rounding and (scales 1 to 3) the bands' Q32 weights.
 type admCMRow struct {
 	stride, w, left, right int
 	src, fl, ca            [3][]int32
 	addHCub, addDCub       int64
 	shiftHCub, shiftDCub   uint32
+	irf                    [3]int64
 }
 
 // admCM0Row sums the cubed masked contrast of columns [j0, j1) of row i,
 // per band.
 func admCM0Row(r *admCMRow, up, i, down, j0, j1 int) (inH, inV, inD int64) {
+	return admCMRowScalar(r, up, i, down, j0, j1, false)
+}
+
+// admCMSRow is admCM0Row for scales 1 to 3 (i4_adm_cm).
+func admCMSRow(r *admCMRow, up, i, down, j0, j1 int) (inH, inV, inD int64) {
+	return admCMRowScalar(r, up, i, down, j0, j1, true)
+}
+
+// admCMRowScalar is admCM0Row, or with scaleS admCMSRow: the centre of the
+// masking window, the weighting and the cube's roundings differ.
+func admCMRowScalar(r *admCMRow, up, i, down, j0, j1 int, scaleS bool) (inH, inV, inD int64) {
 	ru, rc, rd := up*r.stride, i*r.stride, down*r.stride
 	for j := j0; j < j1; j++ {
 		lj, rj := admNeighbors(j, r.w)
 		var thr int32
 		for t := 0; t < 3; t++ {
+			c := abs32(r.ca[t][rc+j])
+			center := int32(int16((8738*c + 2048) >> 12))
+			if scaleS {
+				center = int32((286331153*int64(c) + admFltRound) >> 32)
+			}
 			f := r.fl[t]
-			center := int32(int16((8738*abs32(r.ca[t][rc+j]) + 2048) >> 12))
 			thr += f[ru+lj] + f[ru+j] + f[ru+rj] + f[rc+lj] + center + f[rc+rj] + f[rd+lj] + f[rd+j] + f[rd+rj]
+		}
+		if scaleS {
+			xh := int32((int64(r.src[0][rc+j])*r.irf[0] + 1<<27) >> 28)
+			xv := int32((int64(r.src[1][rc+j])*r.irf[1] + 1<<27) >> 28)
+			xd := int32((int64(r.src[2][rc+j])*r.irf[2] + 1<<27) >> 28)
+			inH += admCubeAccum(xh, thr, 1<<29, 30, r.addHCub, r.shiftHCub)
+			inV += admCubeAccum(xv, thr, 1<<29, 30, r.addHCub, r.shiftHCub)
+			inD += admCubeAccum(xd, thr, 1<<29, 30, r.addHCub, r.shiftHCub)
+			continue
 		}
 		xh := r.src[0][rc+j] * 36453
 		xv := r.src[1][rc+j] * 36453
@@ -421,42 +496,6 @@ func admCubeAccum(x, thr int32, addSq int64, shiftSq uint, addCub int64, shiftCu
 	x64 := int64(x)
 	xsq := int64(int32((x64*x64 + addSq) >> shiftSq))
 	return (xsq*x64 + addCub) >> shiftCub
-}
-
-// cmS is cm0 for scales 1..3 (i4_adm_cm).
-func (s *admState) cmS(w, h, scale int, src [3][]int32, noise bool) float32 {
-	top, bottom, left, right := admScoreRegion(w, h)
-	irf := admIRF(s.rfactor[scale])
-	p := admCMShifts(w, h, scale)
-	shiftCub, addCub, shiftInner, addInner := p.ShiftCub, p.AddCub, p.ShiftInner, p.AddInner
-	stride := s.stride
-	fl := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
-	ca := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
-	var accH, accV, accD int64
-	for i := top; i < bottom; i++ {
-		up, down := admNeighbors(i, h)
-		ru, rc, rd := up*stride, i*stride, down*stride
-		var inH, inV, inD int64
-		for j := left; j < right; j++ {
-			lj, rj := admNeighbors(j, w)
-			var thr int32
-			for t := 0; t < 3; t++ {
-				f := fl[t]
-				center := int32((286331153*int64(abs32(ca[t][rc+j])) + admFltRound) >> 32)
-				thr += f[ru+lj] + f[ru+j] + f[ru+rj] + f[rc+lj] + center + f[rc+rj] + f[rd+lj] + f[rd+j] + f[rd+rj]
-			}
-			xh := int32((int64(src[0][rc+j])*irf[0] + 1<<27) >> 28)
-			xv := int32((int64(src[1][rc+j])*irf[1] + 1<<27) >> 28)
-			xd := int32((int64(src[2][rc+j])*irf[2] + 1<<27) >> 28)
-			inH += admCubeAccum(xh, thr, 1<<29, 30, addCub, shiftCub)
-			inV += admCubeAccum(xv, thr, 1<<29, 30, addCub, shiftCub)
-			inD += admCubeAccum(xd, thr, 1<<29, 30, addCub, shiftCub)
-		}
-		accH += (inH + addInner) >> shiftInner
-		accV += (inV + addInner) >> shiftInner
-		accD += (inD + addInner) >> shiftInner
-	}
-	return admCMFloat([3]int64{accH, accV, accD}, w, h, scale, noise)
 }
 
 // admIRF is a scale's reciprocal quantisation steps in Q32, as i4_adm_csf

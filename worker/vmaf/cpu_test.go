@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -12,6 +13,19 @@ import (
 // vectorPaths are the non-generic paths; a test skips the ones this
 // processor cannot run and says so.
 var vectorPaths = []CPU{CPUAVX2, CPUAVX512}
+
+// TestKernelSetsComplete wants every kernel of every path's set: a path
+// missing one would crash on its first frame.
+func TestKernelSetsComplete(t *testing.T) {
+	for _, c := range append([]CPU{CPUGeneric}, vectorPaths...) {
+		v := reflect.ValueOf(*kernelsFor(c))
+		for i := range v.NumField() {
+			if f := v.Field(i); f.Kind() == reflect.Func && f.IsNil() {
+				t.Errorf("path %v has no kernel %s", c, v.Type().Field(i).Name)
+			}
+		}
+	}
+}
 
 func TestParseCPU(t *testing.T) {
 	for _, c := range []struct {

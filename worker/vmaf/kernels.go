@@ -6,6 +6,8 @@ package vmaf
 // row that does not fill a vector.
 type kernels struct {
 	cpu CPU
+	// vifFill is vifRing.fill: one input row's products into a ring slot.
+	vifFill func(r *vifRing, slot int, ref, dis []uint16, packSq bool)
 	// vifTapInit and vifTapPair run VIF's vertical filter pass (see
 	// vifTapInit and vifTapPair).
 	vifTapInit func(f uint64, p, q, y, x, accP, accQ, accY, accX []uint64, packSq bool)
@@ -19,15 +21,33 @@ type kernels struct {
 	// subsampling (see vifSubInit and vifSubPair).
 	vifSubInit func(f uint64, rc, dc []uint16, acc []uint64)
 	vifSubPair func(f uint64, ra, rb, da, db []uint16, acc []uint64)
+	// vifSubRound and vifSubRow run its rounding and horizontal pass
+	// (see vifSubRoundRow and vifSubRow).
+	vifSubRound func(acc, dst []uint64, round uint64, shift uint)
+	vifSubRow   func(filt, tmp []uint64, rowR, rowD []uint16)
 	// motionSAD is motionSAD; m is scratch for the vector kernels.
 	motionSAD func(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64
 	// admDWT0V and admDWT0H run the two passes of ADM's first DWT level.
 	admDWT0V func(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP int32)
 	admDWT0H func(t, lo, hi []int32, ind *[4][]int)
-	// admCM0Row is one row of ADM's scale-0 contrast measure (cm0).
+	// admCM0Row and admCMSRow are one row of ADM's contrast measure (cm)
+	// at scale 0 and at scales 1 to 3.
 	admCM0Row func(r *admCMRow, up, i, down int) (inH, inV, inD int64)
+	admCMSRow func(r *admCMRow, up, i, down int) (inH, inV, inD int64)
+	// admCSFS is the CSF of scales 1 to 3 of one band's row segment (csfS).
+	admCSFS func(src, dstA, dstF []int32, irf int64)
 	// admCSF0 is scale 0's CSF of one band's row segment (csf0).
 	admCSF0 func(src, dstA, dstF []int32, irf, add int32, shift uint)
+	// admDWTSV and admDWTSH run the two passes of ADM's DWT of scales 1
+	// to 3.
+	admDWTSV func(r0, r1, r2, r3, tlo, thi []int32, add int64, shift uint)
+	admDWTSH func(t, lo, hi []int32, ind *[4][]int, add int64, shift uint)
+	// admDen0Row and admDenSRow are the inner sums of ADM's denominators
+	// over one row of a reference band (csfDen0, csfDenS).
+	admDen0Row func(row []int32) uint64
+	admDenSRow func(row []int32, p *ADMDenShifts) uint64
+	// admDecouple decouples one row segment of the bands (decouple).
+	admDecouple func(d *admDecoupleRows, egl float64, narrow bool)
 }
 
 // motionRows is the vector motion kernel's scratch: the difference rows of
@@ -50,13 +70,18 @@ func (m *motionRows) ensure(w int) {
 }
 
 var genericKernels = kernels{
-	cpu:        CPUGeneric,
-	vifTapInit: vifTapInit,
-	vifTapPair: vifTapPair,
-	vifRow:     vifRowGeneric,
-	vifRound:   vifRoundRow,
-	vifSubInit: vifSubInit,
-	vifSubPair: vifSubPair,
+	cpu:         CPUGeneric,
+	vifFill:     (*vifRing).fill,
+	vifTapInit:  vifTapInit,
+	vifTapPair:  vifTapPair,
+	vifRow:      vifRowGeneric,
+	vifRound:    vifRoundRow,
+	vifSubInit:  vifSubInit,
+	vifSubPair:  vifSubPair,
+	vifSubRound: vifSubRoundRow,
+	vifSubRow: func(filt, tmp []uint64, rowR, rowD []uint16) {
+		vifSubRow(filt, tmp, rowR, rowD, 0)
+	},
 	motionSAD: func(prev, cur []uint16, w, h, bpc int, row []int64, _ *motionRows) uint64 {
 		return motionSAD(prev, cur, w, h, bpc, row)
 	},
@@ -65,7 +90,18 @@ var genericKernels = kernels{
 	admCM0Row: func(r *admCMRow, up, i, down int) (int64, int64, int64) {
 		return admCM0Row(r, up, i, down, r.left, r.right)
 	},
-	admCSF0: admCSF0Row,
+	admCMSRow: func(r *admCMRow, up, i, down int) (int64, int64, int64) {
+		return admCMSRow(r, up, i, down, r.left, r.right)
+	},
+	admCSF0:    admCSF0Row,
+	admCSFS:    admCSFSRow,
+	admDWTSV:   admDWTSV,
+	admDen0Row: admDen0Row,
+	admDenSRow: admDenSRow,
+	admDWTSH:   admDWTSH,
+	admDecouple: func(d *admDecoupleRows, egl float64, narrow bool) {
+		admDecoupleRow(d, 0, len(d.o[0]), egl, narrow)
+	},
 }
 
 // kernelsFor returns the kernel set of a resolved path.

@@ -1,21 +1,32 @@
 package vmaf
 
 // The AVX2 kernels (zz_generated_kernels_amd64.s, written by asmgen) cover
-// the largest multiple of 4 pixels of a row; the scalar code does the rest.
+// the largest multiple of 4 pixels of a row (8 for some of ADM's scale 0);
+// the scalar code does the rest.
 
 var avx2Kernels = kernels{
-	cpu:        CPUAVX2,
-	vifTapInit: vifTapInitAVX2,
-	vifTapPair: vifTapPairAVX2,
-	vifRow:     vifRowAVX2,
-	vifRound:   vifRoundAVX2,
-	vifSubInit: vifSubInitAVX2,
-	vifSubPair: vifSubPairAVX2,
-	motionSAD:  motionSADAVX2,
-	admDWT0V:   dwt0VAVX2,
-	admDWT0H:   dwt0HAVX2,
-	admCM0Row:  admCM0RowAVX2,
-	admCSF0:    admCSF0AVX2Row,
+	cpu:         CPUAVX2,
+	vifFill:     vifFillAVX2Row,
+	vifTapInit:  vifTapInitAVX2,
+	vifTapPair:  vifTapPairAVX2,
+	vifRow:      vifRowAVX2,
+	vifRound:    vifRoundAVX2,
+	vifSubInit:  vifSubInitAVX2,
+	vifSubPair:  vifSubPairAVX2,
+	vifSubRound: vifSubRoundAVX2Row,
+	vifSubRow:   vifSubRowAVX2,
+	motionSAD:   motionSADAVX2,
+	admDWT0V:    dwt0VAVX2,
+	admDWT0H:    dwt0HAVX2,
+	admCM0Row:   admCM0RowAVX2,
+	admCMSRow:   admCMSRowAVX2,
+	admCSFS:     admCSFSAVX2Row,
+	admCSF0:     admCSF0AVX2Row,
+	admDecouple: admDecoupleAVX2Row,
+	admDWTSV:    dwtSVAVX2,
+	admDen0Row:  admDen0AVX2Row,
+	admDenSRow:  admDenSAVX2Row,
+	admDWTSH:    dwtSHAVX2,
 }
 
 // avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the
@@ -153,6 +164,48 @@ func vifSubPairAVX2(f uint64, ra, rb, da, db []uint16, acc []uint64) {
 	vifSubPair(f, ra[n:], rb[n:], da[n:], db[n:], acc[n:])
 }
 
+// vifFillAVX2Row is vifRing.fill with 4 pixels a step.
+func vifFillAVX2Row(r *vifRing, slot int, ref, dis []uint16, packSq bool) {
+	w := len(ref)
+	n := vecLen(w)
+	if n > 0 {
+		p, q, y, x := r.p[slot][:w], r.q[slot][:w], r.y[slot][:w], r.x[slot][:w]
+		_ = dis[w-1]
+		pack := uint64(0)
+		if packSq {
+			pack = 1
+		}
+		vifFillAVX2(&ref[0], &dis[0], &p[0], &q[0], &y[0], &x[0], pack, n)
+	}
+	r.fillFrom(slot, ref, dis, packSq, n)
+}
+
+// vifSubRoundAVX2Row is vifSubRoundRow with 4 sums a step.
+func vifSubRoundAVX2Row(acc, dst []uint64, round uint64, shift uint) {
+	w := len(acc)
+	n := vecLen(w)
+	dst = dst[:w]
+	if n > 0 {
+		vifSubRoundAVX2(&acc[0], &dst[0], round, uint64(shift), n)
+	}
+	vifSubRoundRow(acc[n:], dst[n:], round, shift)
+}
+
+// vifSubRowAVX2 is vifSubRow with 4 kept columns a step. The kernel reads
+// tmp from the first window's start b to b+2*n+2*half-1 (the last group's
+// last tap's second load), within the padded row since 2*n <= w.
+func vifSubRowAVX2(filt, tmp []uint64, rowR, rowD []uint16) {
+	n := vecLen(len(rowR))
+	half := len(filt) / 2
+	if n > 0 {
+		b := vifMaxPad - half
+		_ = tmp[b+2*n+2*half-1]
+		_ = rowD[n-1]
+		vifSubHAVX2(&filt[0], half, &tmp[b], &rowR[0], &rowD[0], n)
+	}
+	vifSubRow(filt, tmp, rowR, rowD, n)
+}
+
 // motionSADAVX2 is motionSAD with the difference, both filter passes and
 // the sum in AVX2. Its int32 vertical pass is exact up to 12-bit samples;
 // deeper ones take the scalar code.
@@ -235,16 +288,13 @@ func dwt0VAVX2(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP in
 	admDWT0V(r0[n:], r1[n:], r2[n:], r3[n:], tlo[n:], thi[n:], shiftVP, addVP)
 }
 
-// dwt0HAVX2 is admDWT0H with the interior outputs in groups of 4: a group
-// from output g reads t[2g-1] to t[2g+8], so groups start at 1 while
-// 2g+8 < len(t); output 0 (whose window reflects) and the rest take the
-// scalar code.
+// dwt0HAVX2 is admDWT0H with the interior outputs in groups of 8: a group
+// from output g reads t[2g-1] to t[2g+16], so groups start at 1 while
+// their last output's window stays inside t; output 0 (whose window
+// reflects) and the rest take the scalar code.
 func dwt0HAVX2(t, lo, hi []int32, ind *[4][]int) {
-	w, wh := len(t), len(lo)
-	m := 0
-	if g := (w - 9) / 2; w >= 11 {
-		m = min(((g-1)/4+1)*4, wh-1) &^ 3
-	}
+	wh := len(lo)
+	m := dwtHVecLen(len(t), wh) &^ 7
 	admDWT0HAt(t, lo, hi, ind, 0)
 	if m > 0 {
 		_ = t[2*m+2] // the last group's last read
@@ -256,13 +306,63 @@ func dwt0HAVX2(t, lo, hi []int32, ind *[4][]int) {
 	}
 }
 
+// dwtHVecLen is how many outputs from output 1 on the horizontal DWT
+// kernels cover for a row of w samples and wh outputs.
+func dwtHVecLen(w, wh int) int {
+	if w < 11 {
+		return 0
+	}
+	g := (w - 9) / 2
+	return min(((g-1)/4+1)*4, wh-1) &^ 3
+}
+
+// dwtSVAVX2 is admDWTSV with 4 samples per step.
+func dwtSVAVX2(r0, r1, r2, r3, tlo, thi []int32, add int64, shift uint) {
+	w := len(tlo)
+	n := vecLen(w)
+	r0, r1, r2, r3, thi = r0[:w], r1[:w], r2[:w], r3[:w], thi[:w]
+	if n > 0 {
+		admDWTSVAVX2(&r0[0], &r1[0], &r2[0], &r3[0], &tlo[0], &thi[0], uint64(add), uint64(shift), n)
+	}
+	admDWTSV(r0[n:], r1[n:], r2[n:], r3[n:], tlo[n:], thi[n:], add, shift)
+}
+
+// dwtSHAVX2 is admDWTSH with the interior outputs in groups of 4, as
+// dwt0HAVX2.
+func dwtSHAVX2(t, lo, hi []int32, ind *[4][]int, add int64, shift uint) {
+	wh := len(lo)
+	m := dwtHVecLen(len(t), wh)
+	admDWTSHAt(t, lo, hi, ind, 0, add, shift)
+	if m > 0 {
+		_ = t[2*m+2]
+		_, _ = lo[m], hi[m]
+		admDWTSHAVX2(&t[1], &lo[1], &hi[1], uint64(add), uint64(shift), m)
+	}
+	for j := 1 + m; j < wh; j++ {
+		admDWTSHAt(t, lo, hi, ind, j, add, shift)
+	}
+}
+
 // admCM0RowAVX2 is admCM0Row with 4 columns a step; columns whose 3x3
 // window reaches past the band's edge (none at libvmaf's borders) and the
 // rest of the row take the scalar code.
 func admCM0RowAVX2(r *admCMRow, up, i, down int) (inH, inV, inD int64) {
+	return admCMRowAVX2(r, up, i, down, false)
+}
+
+// admCMSRowAVX2 is admCM0RowAVX2 for scales 1 to 3 (admCMSRow).
+func admCMSRowAVX2(r *admCMRow, up, i, down int) (inH, inV, inD int64) {
+	return admCMRowAVX2(r, up, i, down, true)
+}
+
+func admCMRowAVX2(r *admCMRow, up, i, down int, scaleS bool) (inH, inV, inD int64) {
+	scalar := admCM0Row
+	if scaleS {
+		scalar = admCMSRow
+	}
 	j0, j1 := r.left, r.right
 	if j0 < 1 || j1 > r.w-1 || j1 <= j0 {
-		return admCM0Row(r, up, i, down, j0, j1)
+		return scalar(r, up, i, down, j0, j1)
 	}
 	n := vecLen(j1 - j0)
 	if n > 0 {
@@ -275,14 +375,33 @@ func admCM0RowAVX2(r *admCMRow, up, i, down int) (inH, inV, inD int64) {
 			_, _ = f[rc-1], f[rc+n]
 			_, _ = f[down*r.stride+j0-1], f[down*r.stride+j0+n]
 		}
-		cub := [4]uint64{uint64(r.addHCub) + 1<<62, uint64(r.addDCub) + 1<<62, uint64(r.shiftHCub), uint64(r.shiftDCub)}
+		cub := [7]uint64{uint64(r.addHCub) + 1<<62, uint64(r.addDCub) + 1<<62, uint64(r.shiftHCub), uint64(r.shiftDCub),
+			uint64(r.irf[0]), uint64(r.irf[1]), uint64(r.irf[2])}
 		var out [3]int64
-		admCM0AVX2(&r.fl[0][rc], &r.fl[1][rc], &r.fl[2][rc], &r.ca[0][rc], &r.ca[1][rc], &r.ca[2][rc],
-			&r.src[0][rc], &r.src[1][rc], &r.src[2][rc], 4*(up-i)*r.stride, 4*(down-i)*r.stride, &cub, &out, n)
+		upOff, downOff := 4*(up-i)*r.stride, 4*(down-i)*r.stride
+		if scaleS {
+			admCMSAVX2(&r.fl[0][rc], &r.fl[1][rc], &r.fl[2][rc], &r.ca[0][rc], &r.ca[1][rc], &r.ca[2][rc],
+				&r.src[0][rc], &r.src[1][rc], &r.src[2][rc], upOff, downOff, &cub, &out, n)
+		} else {
+			admCM0AVX2(&r.fl[0][rc], &r.fl[1][rc], &r.fl[2][rc], &r.ca[0][rc], &r.ca[1][rc], &r.ca[2][rc],
+				&r.src[0][rc], &r.src[1][rc], &r.src[2][rc], upOff, downOff, (*[4]uint64)(cub[:4]), &out, n)
+		}
 		inH, inV, inD = out[0], out[1], out[2]
 	}
-	h, v, d := admCM0Row(r, up, i, down, j0+n, j1)
+	h, v, d := scalar(r, up, i, down, j0+n, j1)
 	return inH + h, inV + v, inD + d
+}
+
+// admCSFSAVX2Row is admCSFSRow with 4 coefficients a step.
+func admCSFSAVX2Row(src, dstA, dstF []int32, irf int64) {
+	w := len(src)
+	n := vecLen(w)
+	dstA, dstF = dstA[:w], dstF[:w]
+	if n > 0 {
+		w := uint64(irf)
+		admCSFSAVX2(&src[0], &dstA[0], &dstF[0], &w, n)
+	}
+	admCSFSRow(src[n:], dstA[n:], dstF[n:], irf)
 }
 
 // vifRoundAVX2 is vifRoundRow; the means' 32-bit lanes are exact up to
@@ -314,4 +433,56 @@ func admCSF0AVX2Row(src, dstA, dstF []int32, irf, add int32, shift uint) {
 		admCSF0AVX2(&src[0], &dstA[0], &dstF[0], uint64(uint32(irf)), uint64(uint32(add)), uint64(shift), n)
 	}
 	admCSF0Row(src[n:], dstA[n:], dstF[n:], irf, add, shift)
+}
+
+// admDecoupleAVX2Row is admDecoupleRow over a whole row segment: the angle
+// test into d.angle, 4 coefficients a step, then each band. Scale 0
+// (narrow) has int16 coefficients: the angle kernel converts their
+// products the short way, and its bands take 8 coefficients a step.
+func admDecoupleAVX2Row(d *admDecoupleRows, egl float64, narrow bool) {
+	w := len(d.o[0])
+	n := vecLen(w)
+	if narrow {
+		n = w &^ 7
+	}
+	if n > 0 {
+		for b := range 3 {
+			_, _, _, _ = d.o[b][n-1], d.t[b][n-1], d.r[b][n-1], d.a[b][n-1]
+		}
+		_ = d.angle[n-1]
+		wide := uint64(1)
+		if narrow {
+			wide = 0
+		}
+		admAngleAVX2(&d.o[0][0], &d.o[1][0], &d.t[0][0], &d.t[1][0], &d.angle[0], float64(admCos1DegSq), wide, n)
+		for b := range 3 {
+			if narrow {
+				admDecouple0AVX2(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, n)
+			} else {
+				admDecoupleAVX2(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, n)
+			}
+		}
+	}
+	admDecoupleRow(d, n, w, egl, narrow)
+}
+
+// admDen0AVX2Row is admDen0Row with 4 coefficients a step.
+func admDen0AVX2Row(row []int32) uint64 {
+	n := vecLen(len(row))
+	var inner uint64
+	if n > 0 {
+		inner = admDen0AVX2(&row[0], n)
+	}
+	return inner + admDen0Row(row[n:])
+}
+
+// admDenSAVX2Row is admDenSRow with 4 coefficients a step.
+func admDenSAVX2Row(row []int32, p *ADMDenShifts) uint64 {
+	n := vecLen(len(row))
+	var inner uint64
+	if n > 0 {
+		q := [4]uint64{p.AddSq, uint64(p.ShiftSq), p.AddCub, uint64(p.ShiftCub)}
+		inner = admDenSAVX2(&row[0], &q, n)
+	}
+	return inner + admDenSRow(row[n:], p)
 }

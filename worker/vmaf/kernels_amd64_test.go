@@ -260,27 +260,33 @@ func FuzzADMDWT0(f *testing.F) {
 			}
 		}
 		addVP := int32(1) << uint(bpc-1)
-		rows := func() [2][]int32 { return [2][]int32{make([]int32, w), make([]int32, w)} }
-		want, got := rows(), rows()
+		want, got := int32Rows(w), int32Rows(w)
 		admDWT0V(r[0], r[1], r[2], r[3], want[0], want[1], uint(bpc), addVP)
 		dwt0VAVX2(r[0], r[1], r[2], r[3], got[0], got[1], uint(bpc), addVP)
 		if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
 			t.Fatalf("admDWT0VAVX2(w=%d, %d-bit): %v, want %v", w, bpc, got, want)
 		}
-		var ind [4][]int
-		for k := range ind {
-			ind[k] = make([]int, (w+1)/2)
-		}
-		dwtIndices(&ind, w)
-		wh := (w + 1) / 2
-		outs := func() [2][]int32 { return [2][]int32{make([]int32, wh), make([]int32, wh)} }
-		wantH, gotH := outs(), outs()
-		admDWT0H(want[0], wantH[0], wantH[1], &ind)
-		dwt0HAVX2(want[0], gotH[0], gotH[1], &ind)
+		ind := dwtIndexRows(w)
+		wantH, gotH := int32Rows((w+1)/2), int32Rows((w+1)/2)
+		admDWT0H(want[0], wantH[0], wantH[1], ind)
+		dwt0HAVX2(want[0], gotH[0], gotH[1], ind)
 		if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
 			t.Fatalf("admDWT0HAVX2(w=%d): %v, want %v", w, gotH, wantH)
 		}
 	})
+}
+
+// int32Rows is a pair of zeroed rows of n values.
+func int32Rows(n int) [2][]int32 { return [2][]int32{make([]int32, n), make([]int32, n)} }
+
+// dwtIndexRows is the DWT's source columns for a row of w samples.
+func dwtIndexRows(w int) *[4][]int {
+	var ind [4][]int
+	for k := range ind {
+		ind[k] = make([]int, (w+1)/2)
+	}
+	dwtIndices(&ind, w)
+	return &ind
 }
 
 // FuzzADMCM0 compares one row of the scale-0 contrast measure with the
@@ -291,39 +297,77 @@ func FuzzADMCM0(f *testing.F) {
 	f.Add(uint64(2), uint8(200), true)
 	f.Fuzz(func(t *testing.T, seed uint64, n uint8, flip bool) {
 		needAVX2(t)
-		rng := rand.New(rand.NewPCG(seed, 7))
-		w := 33 + int(n%64)
-		band := func() []int32 {
-			b := make([]int32, 3*w)
-			for k := range b {
-				switch rng.IntN(8) {
-				case 0:
-					b[k] = []int32{-32768, 32767, 0, -1}[rng.IntN(4)]
-				default:
-					b[k] = int32(int16(rng.Uint32() >> (16 + rng.IntN(16))))
-				}
-			}
-			return b
-		}
-		var r admCMRow
-		r.stride, r.w = w, w
-		r.left, r.right = 1+rng.IntN(4), w-1-rng.IntN(4)
-		for k := range 3 {
-			r.src[k], r.ca[k], r.fl[k] = band(), band(), band()
-		}
-		r.shiftHCub = uint32(math.Ceil(math.Log2(float64(w)) - 4))
-		r.shiftDCub = uint32(math.Ceil(math.Log2(float64(w)) - 3))
-		r.addHCub, r.addDCub = int64(1)<<(r.shiftHCub-1), int64(1)<<(r.shiftDCub-1)
-		up, down := 0, 2
-		if flip {
-			up, down = 2, 0
-		}
-		h0, v0, d0 := admCM0Row(&r, up, 1, down, r.left, r.right)
-		h1, v1, d1 := admCM0RowAVX2(&r, up, 1, down)
-		if h0 != h1 || v0 != v1 || d0 != d1 {
-			t.Fatalf("admCM0AVX2(w=%d): %d %d %d, want %d %d %d", w, h1, v1, d1, h0, v0, d0)
-		}
+		checkADMCM(t, rand.New(rand.NewPCG(seed, 7)), 33+int(n%64), 0, flip)
 	})
+}
+
+// FuzzADMCMS is FuzzADMCM0 for scales 1 to 3, on any int32 bands and
+// weights.
+func FuzzADMCMS(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(1), false)
+	f.Add(uint64(2), uint8(200), uint8(3), true)
+	f.Fuzz(func(t *testing.T, seed uint64, n, scale uint8, flip bool) {
+		needAVX2(t)
+		checkADMCM(t, rand.New(rand.NewPCG(seed, 16)), 33+int(n%64), 1+int(scale)%3, flip)
+	})
+}
+
+// TestADMCMAVX2 runs the contrast measure's kernels on rows whose scored
+// part is 1 to 8 columns past a vector multiple, at every scale.
+func TestADMCMAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(17, 18))
+	eachTail([]int{0, 1, 2, 3}, func(w, scale int) { checkADMCM(t, rng, w+2, scale, rng.IntN(2) == 0) })
+}
+
+// checkADMCM compares one row of a scale's contrast measure with the scalar
+// row on random bands of three rows of w columns: int16 at scale 0, any
+// int32 at scales 1 to 3 (with random Q32 weights), extremes included.
+func checkADMCM(t *testing.T, rng *rand.Rand, w, scale int, flip bool) {
+	t.Helper()
+	band := func() []int32 {
+		b := make([]int32, 3*w)
+		for k := range b {
+			switch {
+			case rng.IntN(8) == 0 && scale == 0:
+				b[k] = []int32{-32768, 32767, 0, -1}[rng.IntN(4)]
+			case rng.IntN(8) == 0:
+				b[k] = []int32{math.MinInt32, math.MaxInt32, -32768, 32767, 0, -1}[rng.IntN(6)]
+			case scale == 0:
+				b[k] = int32(int16(rng.Uint32() >> (16 + rng.IntN(16))))
+			default:
+				b[k] = int32(rng.Uint32()) >> rng.IntN(32)
+			}
+		}
+		return b
+	}
+	var r admCMRow
+	r.stride, r.w = w, w
+	r.left, r.right = 1+rng.IntN(4), w-1-rng.IntN(4)
+	for k := range 3 {
+		r.src[k], r.ca[k], r.fl[k] = band(), band(), band()
+	}
+	p := admCMShifts(w, 3, scale)
+	r.shiftHCub, r.shiftDCub, r.addHCub, r.addDCub = p.ShiftCub, p.ShiftDCub, p.AddCub, p.AddDCub
+	if scale > 0 {
+		r.irf = admIRF(admRFactors(scale))
+		if rng.IntN(2) == 0 {
+			r.irf = [3]int64{int64(rng.Uint32()), int64(rng.Uint32()), int64(rng.Uint32())}
+		}
+	}
+	up, down := 0, 2
+	if flip {
+		up, down = 2, 0
+	}
+	scalar, vector := admCM0Row, admCM0RowAVX2
+	if scale > 0 {
+		scalar, vector = admCMSRow, admCMSRowAVX2
+	}
+	h0, v0, d0 := scalar(&r, up, 1, down, r.left, r.right)
+	h1, v1, d1 := vector(&r, up, 1, down)
+	if h0 != h1 || v0 != v1 || d0 != d1 {
+		t.Fatalf("contrast measure kernel (w=%d, scale %d): %d %d %d, want %d %d %d", w, scale, h1, v1, d1, h0, v0, d0)
+	}
 }
 
 // FuzzVIFRound compares the rounding of the vertical sums with the scalar
@@ -398,5 +442,439 @@ func FuzzADMCSF0(f *testing.F) {
 		if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
 			t.Fatalf("admCSF0AVX2(w=%d): %v, want %v", w, got, want)
 		}
+	})
+}
+
+// admDecoupleCase makes a row segment of w coefficients per band: int16
+// ones for narrow (scale 0), any int32 otherwise, with the distorted bands
+// often a scaled copy of the reference (so that the angle test and the gain
+// limit run) and extremes mixed in.
+func admDecoupleCase(rng *rand.Rand, w int, narrow bool) *admDecoupleRows {
+	extremes := []int32{0, 1, -1, 32767, -32768, 16384, -16385}
+	if !narrow {
+		extremes = append(extremes, math.MaxInt32, math.MinInt32, 1<<26+1, -(1<<27)-3, 32768, 65535, -65537)
+	}
+	coef := func() int32 {
+		switch rng.IntN(6) {
+		case 0:
+			return extremes[rng.IntN(len(extremes))]
+		case 1:
+			return int32(rng.IntN(65)) - 32
+		}
+		v := int32(rng.Uint32()) >> rng.IntN(32)
+		if narrow {
+			v = int32(int16(v))
+		}
+		return v
+	}
+	d := &admDecoupleRows{angle: make([]int32, w)}
+	for b := range 3 {
+		d.o[b], d.t[b] = make([]int32, w), make([]int32, w)
+		d.r[b], d.a[b] = make([]int32, w), make([]int32, w)
+	}
+	for j := range w {
+		gain := []float64{1, 0.5, 1.5, -0.7, 3, 0.999}[rng.IntN(6)]
+		scaled := rng.IntN(2) == 0
+		for b := range 3 {
+			o := coef()
+			t := coef()
+			if scaled {
+				v := float64(o)*gain + float64(rng.IntN(5)-2)
+				if narrow {
+					v = min(max(v, math.MinInt16), math.MaxInt16)
+				} else {
+					v = min(max(v, math.MinInt32), math.MaxInt32)
+				}
+				t = int32(v)
+			}
+			d.o[b][j], d.t[b][j] = o, t
+		}
+	}
+	return d
+}
+
+// checkADMDecouple compares the vector decoupling of a row segment with the
+// scalar one, and the vector angle test with admAngle.
+func checkADMDecouple(t *testing.T, rng *rand.Rand, w int, narrow bool, egl float64) {
+	t.Helper()
+	want := admDecoupleCase(rng, w, narrow)
+	got := &admDecoupleRows{o: want.o, t: want.t, angle: make([]int32, w)}
+	for b := range 3 {
+		got.r[b], got.a[b] = make([]int32, w), make([]int32, w)
+	}
+	admDecoupleRow(want, 0, w, egl, narrow)
+	admDecoupleAVX2Row(got, egl, narrow)
+	// The angle row holds the vector part: 8 coefficients a step at
+	// scale 0, 4 at the others.
+	for j := range w &^ 7 {
+		wantAngle := admAngle(want.o[0][j], want.o[1][j], want.t[0][j], want.t[1][j], float64(admCos1DegSq))
+		if (got.angle[j] != 0) != wantAngle || (got.angle[j] != 0 && got.angle[j] != -1) {
+			t.Fatalf("admAngleAVX2(w=%d, narrow=%v) pixel %d (o %d %d, t %d %d) = %d, want %v",
+				w, narrow, j, want.o[0][j], want.o[1][j], want.t[0][j], want.t[1][j], got.angle[j], wantAngle)
+		}
+	}
+	for b := range 3 {
+		for j := range w {
+			if got.r[b][j] != want.r[b][j] || got.a[b][j] != want.a[b][j] {
+				t.Fatalf("admDecoupleAVX2(w=%d, narrow=%v, egl=%v) band %d pixel %d (o %d, t %d): r %d a %d, want r %d a %d",
+					w, narrow, egl, b, j, want.o[b][j], want.t[b][j], got.r[b][j], got.a[b][j], want.r[b][j], want.a[b][j])
+			}
+		}
+	}
+}
+
+// TestADMDecoupleAVX2 runs the decoupling kernels on rows 1 to 8
+// coefficients past a vector multiple, at scale 0 (int16) and scales 1 to 3
+// (int32), with the default gain limit and none.
+func TestADMDecoupleAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(10, 11))
+	// Variants: scale 0 or not, times the default gain limit or none.
+	eachTail([]int{0, 1, 2, 3}, func(w, v int) {
+		checkADMDecouple(t, rng, w, v < 2, []float64{defaultEnhnGainLimit, 1}[v%2])
+	})
+}
+
+// FuzzADMDecouple is TestADMDecoupleAVX2 on fuzzed seeds and widths.
+func FuzzADMDecouple(f *testing.F) {
+	f.Add(uint64(1), uint8(0), false, false)
+	f.Add(uint64(2), uint8(200), true, true)
+	f.Fuzz(func(t *testing.T, seed uint64, n uint8, narrow, egl1 bool) {
+		needAVX2(t)
+		egl := defaultEnhnGainLimit
+		if egl1 {
+			egl = 1
+		}
+		checkADMDecouple(t, rand.New(rand.NewPCG(seed, 12)), rowLen(n), narrow, egl)
+	})
+}
+
+// TestADMAngleRounding checks the angle kernels' rounding of the int64
+// products to float32 where it is hard: ties, and values whose bits beyond
+// a double's 53 decide the rounding (a conversion through double alone
+// rounds twice and goes the wrong way). cos1 is set per case so that the
+// test's boundary lies between the two float32 candidates of the dot
+// product: a wrong rounding flips the result.
+func TestADMAngleRounding(t *testing.T) {
+	needAVX2(t)
+	type vec struct{ oh, ov, th, tv int32 }
+	wide := []vec{
+		{1 << 30, 1, 1<<24 + 1, 1},  // 2^54 + 2^30 + 1: above the tie by a bit below double's
+		{1 << 30, 0, 1<<24 + 1, 0},  // 2^54 + 2^30: a tie, to even (down)
+		{1 << 30, 1, 1<<24 + 3, 1},  // above the tie, odd
+		{1 << 30, 0, 1<<24 + 3, 0},  // a tie, to even (up)
+		{1 << 30, 1, 1<<24 + 1, -1}, // below the tie
+		{math.MaxInt32, 3, math.MaxInt32, 5},
+		{1<<31 - 1<<7, 1, 1<<31 - 1<<6, 1},
+	}
+	narrow := []vec{
+		{16384, 16, 16384, 1}, // 2^28 + 2^4: a tie, to even (down)
+		{16384, 16, 16384, 3}, // 2^28 + 48: a tie, to even (up)
+		{16384, 17, 16384, 1}, // above the tie
+		{16384, 15, 16384, 1}, // below the tie
+		{32767, -32768, 32767, -32768},
+		{-32768, -32768, -32768, -32768}, // 2^31 in every product
+	}
+	check := func(cases []vec, isWide bool) {
+		for _, c := range cases {
+			x := int64(c.oh)*int64(c.th) + int64(c.ov)*int64(c.tv)
+			y := int64(c.oh)*int64(c.oh) + int64(c.ov)*int64(c.ov)
+			z := int64(c.th)*int64(c.th) + int64(c.tv)*int64(c.tv)
+			f := float32(x)
+			// The other candidate: the float32 neighbour on x's side.
+			other := math.Nextafter32(f, float32(math.Inf(1)))
+			if float64(f) > float64(x) {
+				other = math.Nextafter32(f, float32(math.Inf(-1)))
+			}
+			mid := (float64(f) + float64(other)) / 2 / 4096
+			yz := float64(float32(y)) / 4096 * (float64(float32(z)) / 4096)
+			for _, cos1 := range []float64{mid * mid / yz, float64(admCos1DegSq)} {
+				row := func(v int32) []int32 { return []int32{v, v, v, v} }
+				angle := make([]int32, 4)
+				wideArg := uint64(0)
+				if isWide {
+					wideArg = 1
+				}
+				admAngleAVX2(&row(c.oh)[0], &row(c.ov)[0], &row(c.th)[0], &row(c.tv)[0], &angle[0], cos1, wideArg, 4)
+				want := admAngle(c.oh, c.ov, c.th, c.tv, cos1)
+				for _, a := range angle {
+					if (a != 0) != want {
+						t.Errorf("angle kernel (wide=%v) on %+v, cos1 %v: %d, want %v", isWide, c, cos1, a, want)
+					}
+				}
+			}
+		}
+	}
+	check(wide, true)
+	check(narrow, false)
+	check(narrow, true)
+}
+
+// checkADMDWTS compares both passes of the DWT of scales 1 to 3 with the
+// scalar ones on a row of w samples of any int32 (extremes included), with
+// the vertical and horizontal roundings of the given scale.
+func checkADMDWTS(t *testing.T, rng *rand.Rand, w, scale int) {
+	t.Helper()
+	sample := func() int32 {
+		switch rng.IntN(6) {
+		case 0:
+			return []int32{math.MaxInt32, math.MinInt32, 0, -1, 1, 32767, -32768}[rng.IntN(7)]
+		case 1:
+			return int32(int16(rng.Uint32()))
+		}
+		return int32(rng.Uint32()) >> rng.IntN(32)
+	}
+	var r [4][]int32
+	for k := range r {
+		r[k] = make([]int32, w)
+		for j := range r[k] {
+			r[k][j] = sample()
+		}
+	}
+	addV, shV := dwtSAddVP[scale-1], dwtSShiftVP[scale-1]
+	addH, shH := dwtSAddHP[scale-1], dwtSShiftHP[scale-1]
+	want, got := int32Rows(w), int32Rows(w)
+	admDWTSV(r[0], r[1], r[2], r[3], want[0], want[1], addV, shV)
+	dwtSVAVX2(r[0], r[1], r[2], r[3], got[0], got[1], addV, shV)
+	if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
+		t.Fatalf("admDWTSVAVX2(w=%d, scale %d): %v, want %v", w, scale, got, want)
+	}
+	ind := dwtIndexRows(w)
+	for _, src := range [][]int32{want[0], r[0]} {
+		wantH, gotH := int32Rows((w+1)/2), int32Rows((w+1)/2)
+		admDWTSH(src, wantH[0], wantH[1], ind, addH, shH)
+		dwtSHAVX2(src, gotH[0], gotH[1], ind, addH, shH)
+		if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
+			t.Fatalf("admDWTSHAVX2(w=%d, scale %d): %v, want %v", w, scale, gotH, wantH)
+		}
+	}
+}
+
+// TestADMDWTSAVX2 runs the DWT kernels of scales 1 to 3 on rows 1 to 8
+// samples past a vector multiple, and on the short rows that leave the
+// horizontal kernel nothing.
+func TestADMDWTSAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(13, 14))
+	eachTail([]int{1, 2, 3}, func(w, scale int) { checkADMDWTS(t, rng, w, scale) })
+	for scale := 1; scale <= 3; scale++ {
+		for w := 4; w <= 16; w++ {
+			checkADMDWTS(t, rng, w, scale)
+		}
+	}
+}
+
+// FuzzADMDWTS is TestADMDWTSAVX2 on fuzzed seeds and widths.
+func FuzzADMDWTS(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(1))
+	f.Add(uint64(2), uint8(140), uint8(3))
+	f.Fuzz(func(t *testing.T, seed uint64, n, scale uint8) {
+		needAVX2(t)
+		checkADMDWTS(t, rand.New(rand.NewPCG(seed, 15)), 4+int(n), 1+int(scale)%3)
+	})
+}
+
+// FuzzADMCSFS compares the CSF of scales 1 to 3 with the scalar one on any
+// int32 coefficients and Q32 weights.
+func FuzzADMCSFS(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(1))
+	f.Add(uint64(2), uint8(77), uint8(3))
+	f.Fuzz(func(t *testing.T, seed uint64, n, scale uint8) {
+		needAVX2(t)
+		checkADMCSFS(t, rand.New(rand.NewPCG(seed, 19)), rowLen(n), 1+int(scale)%3)
+	})
+}
+
+// TestADMCSFSAVX2 runs the CSF kernel of scales 1 to 3 on rows 1 to 8
+// coefficients past a vector multiple.
+func TestADMCSFSAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(20, 21))
+	eachTail([]int{1, 2, 3}, func(w, scale int) { checkADMCSFS(t, rng, w, scale) })
+}
+
+// eachTail calls check 10 times for each variant and each row width 1 to
+// 8 past a vector multiple.
+func eachTail(variants []int, check func(w, variant int)) {
+	for _, v := range variants {
+		for extra := 1; extra <= 8; extra++ {
+			for range 10 {
+				check(64+extra, v)
+			}
+		}
+	}
+}
+
+func checkADMCSFS(t *testing.T, rng *rand.Rand, w, scale int) {
+	t.Helper()
+	src := make([]int32, w)
+	for j := range src {
+		src[j] = int32(rng.Uint32()) >> rng.IntN(32)
+		if rng.IntN(8) == 0 {
+			src[j] = []int32{math.MinInt32, math.MaxInt32, 0, -1, 1}[rng.IntN(5)]
+		}
+	}
+	irf := admIRF(admRFactors(scale))[rng.IntN(3)]
+	if rng.IntN(2) == 0 {
+		irf = int64([]uint32{rng.Uint32(), math.MaxUint32, 0, 1}[rng.IntN(4)])
+	}
+	want, got := int32Rows(w), int32Rows(w)
+	admCSFSRow(src, want[0], want[1], irf)
+	admCSFSAVX2Row(src, got[0], got[1], irf)
+	if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
+		t.Fatalf("admCSFSAVX2(w=%d, irf %d): %v, want %v", w, irf, got, want)
+	}
+}
+
+// checkVIFSubH compares the subsampling's rounding and horizontal pass with
+// the scalar ones for a row of 2*ow (+1 when odd) samples of bpc bits at a
+// scale, with the vertical sums up to the filter's total times the largest
+// sample.
+func checkVIFSubH(t *testing.T, rng *rand.Rand, ow, scale, bpc int, odd bool) {
+	t.Helper()
+	w := 2 * ow
+	if odd {
+		w++
+	}
+	filt := vifFilters[scale]
+	shift, round := uint(16), uint64(32768)
+	if scale == 1 {
+		shift, round = uint(bpc), uint64(1)<<uint(bpc-1)
+	}
+	maxSum := uint64(1)<<16*(uint64(1)<<bpc-1) + 1
+	acc := make([]uint64, w)
+	for j := range acc {
+		lo, hi := rng.Uint64N(maxSum), rng.Uint64N(maxSum)
+		if rng.IntN(8) == 0 {
+			lo, hi = maxSum-1, []uint64{0, maxSum - 1}[rng.IntN(2)]
+		}
+		acc[j] = lo | hi<<32
+	}
+	want, got := make([]uint64, w+2*vifMaxPad), make([]uint64, w+2*vifMaxPad)
+	vifSubRoundRow(acc, want[vifMaxPad:vifMaxPad+w], round, shift)
+	vifSubRoundAVX2Row(acc, got[vifMaxPad:vifMaxPad+w], round, shift)
+	if !slices.Equal(got, want) {
+		t.Fatalf("vifSubRoundAVX2(w=%d, %d-bit, scale %d): %v, want %v", w, bpc, scale, got, want)
+	}
+	padRow(want, w, len(filt)/2)
+	rows := func() [2][]uint16 { return [2][]uint16{make([]uint16, ow), make([]uint16, ow)} }
+	wantR, gotR := rows(), rows()
+	vifSubRow(filt, want, wantR[0], wantR[1], 0)
+	vifSubRowAVX2(filt, want, gotR[0], gotR[1])
+	if !slices.Equal(gotR[0], wantR[0]) || !slices.Equal(gotR[1], wantR[1]) {
+		t.Fatalf("vifSubHAVX2(w=%d, %d-bit, scale %d): %v, want %v", w, bpc, scale, gotR, wantR)
+	}
+}
+
+// TestVIFSubHAVX2 runs the subsampling's horizontal kernels at every scale
+// on outputs 1 to 8 past a vector multiple, at 8, 10, 12 and 16 bits.
+func TestVIFSubHAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(22, 23))
+	eachTail([]int{1, 2, 3}, func(w, scale int) {
+		for _, bpc := range []int{8, 10, 12, 16} {
+			checkVIFSubH(t, rng, w, scale, bpc, rng.IntN(2) == 0)
+		}
+	})
+}
+
+// FuzzVIFSubH is TestVIFSubHAVX2 on fuzzed seeds, widths and bit depths.
+func FuzzVIFSubH(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(1), uint8(8), false)
+	f.Add(uint64(2), uint8(99), uint8(3), uint8(16), true)
+	f.Fuzz(func(t *testing.T, seed uint64, n, scale, bpcIn uint8, odd bool) {
+		needAVX2(t)
+		checkVIFSubH(t, rand.New(rand.NewPCG(seed, 24)), rowLen(n)+4, 1+int(scale)%3, 8+int(bpcIn)%9, odd)
+	})
+}
+
+// checkVIFFill compares the ring fill with the scalar one on a row pair of
+// w samples of bpc bits (extremes included), with packed squares or not.
+func checkVIFFill(t *testing.T, rng *rand.Rand, w, bpc int, packSq bool) {
+	t.Helper()
+	ring := func() *vifRing {
+		mk := func() [][]uint64 { return [][]uint64{make([]uint64, w)} }
+		return &vifRing{p: mk(), q: mk(), y: mk(), x: mk()}
+	}
+	ref, dis := make([]uint16, w), make([]uint16, w)
+	for j := range ref {
+		ref[j], dis[j] = uint16(rng.IntN(1<<bpc)), uint16(rng.IntN(1<<bpc))
+		if rng.IntN(8) == 0 {
+			ref[j], dis[j] = uint16(1<<bpc-1), uint16([]int{0, 1<<bpc - 1}[rng.IntN(2)])
+		}
+	}
+	want, got := ring(), ring()
+	want.fill(0, ref, dis, packSq)
+	vifFillAVX2Row(got, 0, ref, dis, packSq)
+	for k, pair := range [][2][]uint64{{got.p[0], want.p[0]}, {got.q[0], want.q[0]}, {got.y[0], want.y[0]}, {got.x[0], want.x[0]}} {
+		if !slices.Equal(pair[0], pair[1]) {
+			t.Fatalf("vifFillAVX2(w=%d, %d-bit, packSq %v) row %d: %v, want %v", w, bpc, packSq, k, pair[0], pair[1])
+		}
+	}
+}
+
+// TestVIFFillAVX2 runs the ring fill kernel on rows 1 to 8 samples past a
+// vector multiple at 8 bits (packed squares) and 10, 12 and 16 bits.
+func TestVIFFillAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(25, 26))
+	eachTail([]int{8, 10, 12, 16}, func(w, bpc int) { checkVIFFill(t, rng, w, bpc, bpc == 8) })
+}
+
+// FuzzVIFFill is TestVIFFillAVX2 on fuzzed seeds, widths and bit depths.
+func FuzzVIFFill(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(8), true)
+	f.Add(uint64(2), uint8(99), uint8(16), false)
+	f.Fuzz(func(t *testing.T, seed uint64, n, bpcIn uint8, packSq bool) {
+		needAVX2(t)
+		checkVIFFill(t, rand.New(rand.NewPCG(seed, 27)), rowLen(n), 8+int(bpcIn)%9, packSq)
+	})
+}
+
+// checkADMDen compares the denominators' row sums with the scalar ones on a
+// row of w coefficients: int16 ones at scale 0 (with any int32 now and then:
+// the sum takes the low 16 bits of |c|), any int32 at scales 1 to 3 (|MinInt32|
+// makes scale 2's rounded square 2^32 + 1), with the roundings of a random
+// frame size.
+func checkADMDen(t *testing.T, rng *rand.Rand, w, scale int) {
+	t.Helper()
+	row := make([]int32, w)
+	for j := range row {
+		switch {
+		case rng.IntN(8) == 0:
+			row[j] = []int32{math.MinInt32, math.MaxInt32, -32768, 32767, 0, -1}[rng.IntN(6)]
+		case scale == 0:
+			row[j] = int32(int16(rng.Uint32() >> rng.IntN(16)))
+		default:
+			row[j] = int32(rng.Uint32()) >> rng.IntN(32)
+		}
+	}
+	if scale == 0 {
+		if got, want := admDen0AVX2Row(row), admDen0Row(row); got != want {
+			t.Fatalf("admDen0AVX2(w=%d) = %d, want %d", w, got, want)
+		}
+		return
+	}
+	p := admDenSShifts(16+rng.IntN(2000), 16+rng.IntN(2000), scale)
+	if got, want := admDenSAVX2Row(row, &p), admDenSRow(row, &p); got != want {
+		t.Fatalf("admDenSAVX2(w=%d, scale %d, %+v) = %d, want %d", w, scale, p, got, want)
+	}
+}
+
+// TestADMDenAVX2 runs the denominators' kernels at every scale on rows 1 to
+// 8 coefficients past a vector multiple.
+func TestADMDenAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(30, 31))
+	eachTail([]int{0, 1, 2, 3}, func(w, scale int) { checkADMDen(t, rng, w, scale) })
+}
+
+// FuzzADMDen is TestADMDenAVX2 on fuzzed seeds and widths.
+func FuzzADMDen(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(0))
+	f.Add(uint64(2), uint8(99), uint8(2))
+	f.Fuzz(func(t *testing.T, seed uint64, n, scale uint8) {
+		needAVX2(t)
+		checkADMDen(t, rand.New(rand.NewPCG(seed, 32)), rowLen(n), int(scale)%4)
 	})
 }

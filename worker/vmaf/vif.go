@@ -182,22 +182,35 @@ func (s *vifState) subsample(ref, dis []uint16, w, h, scale, bpc int) {
 			a, b := mirror(i-half+k, h)*w, mirror(i+half-k, h)*w
 			s.k.vifSubPair(filt[k], ref[a:a+w], ref[b:b+w], dis[a:a+w], dis[b:b+w], acc)
 		}
-		for j, v := range acc {
-			tmp[vifMaxPad+j] = (v&0xffffffff+roundV)>>shiftV | ((v>>32)+roundV)>>shiftV<<32
-		}
+		s.k.vifSubRound(acc, tmp[vifMaxPad:vifMaxPad+w], roundV, shiftV)
 		padRow(tmp, w, half)
-		rowR := outR[oi*ow : oi*ow+ow]
-		rowD := outD[oi*ow : oi*ow+ow]
-		for oj := range rowR {
-			b := vifMaxPad + 2*oj - half
-			t := tmp[b : b+fw]
-			v := filt[half] * t[half]
-			for k := 0; k < half; k++ {
-				v += filt[k] * (t[k] + t[fw-1-k])
-			}
-			rowR[oj] = uint16((v&0xffffffff + 32768) >> 16)
-			rowD[oj] = uint16(((v >> 32) + 32768) >> 16)
+		s.k.vifSubRow(filt, tmp, outR[oi*ow:oi*ow+ow], outD[oi*ow:oi*ow+ow])
+	}
+}
+
+// vifSubRoundRow rounds subsample's packed vertical sums lane by lane.
+func vifSubRoundRow(acc, dst []uint64, round uint64, shift uint) {
+	dst = dst[:len(acc)]
+	for j, v := range acc {
+		dst[j] = (v&0xffffffff+round)>>shift | ((v>>32)+round)>>shift<<32
+	}
+}
+
+// vifSubRow is subsample's horizontal pass of the kept columns [j0,
+// len(rowR)) from the padded row tmp.
+func vifSubRow(filt, tmp []uint64, rowR, rowD []uint16, j0 int) {
+	fw := len(filt)
+	half := fw / 2
+	rowD = rowD[:len(rowR)]
+	for oj := j0; oj < len(rowR); oj++ {
+		b := vifMaxPad + 2*oj - half
+		t := tmp[b : b+fw]
+		v := filt[half] * t[half]
+		for k := 0; k < half; k++ {
+			v += filt[k] * (t[k] + t[fw-1-k])
 		}
+		rowR[oj] = uint16((v&0xffffffff + 32768) >> 16)
+		rowD[oj] = uint16(((v >> 32) + 32768) >> 16)
 	}
 }
 
@@ -258,7 +271,7 @@ func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleSc
 	filled := 0
 	for i := 0; i < h; i++ {
 		for ; filled <= min(h-1, i+half); filled++ {
-			rg.fill(filled%fw, ref[filled*w:filled*w+w], dis[filled*w:filled*w+w], packSq)
+			s.k.vifFill(rg, filled%fw, ref[filled*w:filled*w+w], dis[filled*w:filled*w+w], packSq)
 		}
 		// Vertical pass: centre tap, then folded pairs.
 		c := i % fw
@@ -328,10 +341,15 @@ type vifRing struct {
 }
 
 func (r *vifRing) fill(slot int, ref, dis []uint16, packSq bool) {
+	r.fillFrom(slot, ref, dis, packSq, 0)
+}
+
+// fillFrom is fill of the pixels from j0 on.
+func (r *vifRing) fillFrom(slot int, ref, dis []uint16, packSq bool, j0 int) {
 	p, q, y, x := r.p[slot][:len(ref)], r.q[slot][:len(ref)], r.y[slot][:len(ref)], r.x[slot][:len(ref)]
 	dis = dis[:len(ref)]
-	for j, rv := range ref {
-		a, b := uint64(rv), uint64(dis[j])
+	for j := j0; j < len(ref); j++ {
+		a, b := uint64(ref[j]), uint64(dis[j])
 		p[j] = a | b<<32
 		x[j] = a * b
 		if packSq {

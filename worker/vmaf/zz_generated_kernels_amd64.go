@@ -64,15 +64,25 @@ func motionHAVX2(row *int32, n int) uint64
 //go:noescape
 func admDWT0VAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int32, hi *int32, loAdd uint64, hiAdd uint64, shift uint64, n int)
 
-// admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 4) from t into lo and hi.
+// admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t into lo and hi.
 //
 //go:noescape
 func admDWT0HAVX2(t *int32, lo *int32, hi *int32, n int)
 
-// admCM0AVX2 sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, and the H and D cube shifts.
+// admCM0AVX2 sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts (and for scales 1 to 3 the bands' irf).
 //
 //go:noescape
 func admCM0AVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[4]uint64, out *[3]int64, n int)
+
+// admCMSAVX2 sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts (and for scales 1 to 3 the bands' irf).
+//
+//go:noescape
+func admCMSAVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
+
+// admCSFSAVX2 weighs n coefficients (a multiple of 4) of src by the Q32 weight *irf into dstA and their masking inputs into dstF.
+//
+//go:noescape
+func admCSFSAVX2(src *int32, dstA *int32, dstF *int32, irf *uint64, n int)
 
 // vifRoundPackedAVX2 rounds n vertical sums (a multiple of 4) into the rows mu, xx, yy and xy.
 //
@@ -88,3 +98,53 @@ func vifRoundWideAVX2(accP *uint64, accQ *uint64, accY *uint64, accX *uint64, mu
 //
 //go:noescape
 func admCSF0AVX2(src *int32, dstA *int32, dstF *int32, irf uint64, add uint64, shift uint64, n int)
+
+// admAngleAVX2 sets angle[i] to -1 where the decoupling's angle test holds, else 0, for i < n (a multiple of 4).
+//
+//go:noescape
+func admAngleAVX2(oh *int32, ov *int32, th *int32, tv *int32, angle *int32, cos1 float64, wide uint64, n int)
+
+// admDecoupleAVX2 decouples n coefficients (a multiple of 4) of one band into r and a; tab is the reciprocal table at its entry 0.
+//
+//go:noescape
+func admDecoupleAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
+
+// admDecouple0AVX2 decouples n int16 coefficients (a multiple of 8) of scale 0 of one band into r and a; tab is the reciprocal table at its entry 0.
+//
+//go:noescape
+func admDecouple0AVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
+
+// admDWTSVAVX2 runs the 64-bit vertical DWT of n samples (a multiple of 4) of four rows into lo and hi.
+//
+//go:noescape
+func admDWTSVAVX2(r0 *int32, r1 *int32, r2 *int32, r3 *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
+
+// admDWTSHAVX2 runs the 64-bit horizontal DWT of n interior outputs (a multiple of 4) from t into lo and hi.
+//
+//go:noescape
+func admDWTSHAVX2(t *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
+
+// vifSubRoundAVX2 rounds n packed vertical sums (a multiple of 4) of the subsampling into dst.
+//
+//go:noescape
+func vifSubRoundAVX2(acc *uint64, dst *uint64, round uint64, shift uint64, n int)
+
+// vifSubHAVX2 filters and keeps n columns (a multiple of 4) of the padded packed row t (from the first output's window) into r and d.
+//
+//go:noescape
+func vifSubHAVX2(filt *uint64, half int, t *uint64, r *uint16, d *uint16, n int)
+
+// vifFillAVX2 writes the products of n samples (a multiple of 4) of a row pair into the ring rows p, q, y and x.
+//
+//go:noescape
+func vifFillAVX2(ref *uint16, dis *uint16, p *uint64, q *uint64, y *uint64, x *uint64, packSq uint64, n int)
+
+// admDen0AVX2 returns the denominator's inner sum of n coefficients (a multiple of 4) of a reference band's row.
+//
+//go:noescape
+func admDen0AVX2(c *int32, n int) uint64
+
+// admDenSAVX2 returns the denominator's inner sum of n coefficients (a multiple of 4) of a reference band's row.
+//
+//go:noescape
+func admDenSAVX2(c *int32, p *[4]uint64, n int) uint64

@@ -136,7 +136,7 @@ pixels:
 
 taps:
 	CMPQ         R12, CX
-	JAE          stat
+	JAE          tapsdone
 	VPBROADCASTD (AX)(R12*8), Y7
 	VMOVDQU      (DX)(R12*8), Y8
 	VPADDD       (DX)(R13*8), Y8, Y8
@@ -158,7 +158,7 @@ taps:
 	DECQ         R13
 	JMP          taps
 
-stat:
+tapsdone:
 	VPSRLQ   $0x20, Y3, Y7
 	VPMULUDQ Y3, Y3, Y8
 	VPMULUDQ Y7, Y7, Y9
@@ -666,45 +666,49 @@ loop:
 	CMPQ         SI, BX
 	JAE          done
 	VPERMD       (AX), Y0, Y2
+	VPERMD       32(AX), Y0, Y3
+	VPERM2I128   $0x20, Y3, Y2, Y4
+	VPERM2I128   $0x31, Y3, Y2, Y2
 	VPERMD       8(AX), Y0, Y3
-	VEXTRACTI128 $0x01, Y2, X4
-	VEXTRACTI128 $0x01, Y3, X5
-	VMOVDQA      X1, X6
-	VPBROADCASTD dwt0hlo<>+0(SB), X7
-	VPMULLD      X2, X7, X7
-	VPADDD       X7, X6, X6
-	VPBROADCASTD dwt0hlo<>+4(SB), X7
-	VPMULLD      X4, X7, X7
-	VPADDD       X7, X6, X6
-	VPBROADCASTD dwt0hlo<>+8(SB), X7
-	VPMULLD      X3, X7, X7
-	VPADDD       X7, X6, X6
-	VPBROADCASTD dwt0hlo<>+12(SB), X7
-	VPMULLD      X5, X7, X7
-	VPADDD       X7, X6, X6
-	VPSRAD       $0x10, X6, X6
-	VPSLLD       $0x10, X6, X6
-	VPSRAD       $0x10, X6, X6
-	VMOVDQU      X6, (CX)(SI*4)
-	VMOVDQA      X1, X6
-	VPBROADCASTD dwt0hhi<>+0(SB), X7
-	VPMULLD      X2, X7, X7
-	VPADDD       X7, X6, X6
-	VPBROADCASTD dwt0hhi<>+4(SB), X7
-	VPMULLD      X4, X7, X7
-	VPADDD       X7, X6, X6
-	VPBROADCASTD dwt0hhi<>+8(SB), X7
-	VPMULLD      X3, X7, X7
-	VPADDD       X7, X6, X6
-	VPBROADCASTD dwt0hhi<>+12(SB), X7
-	VPMULLD      X5, X7, X7
-	VPADDD       X7, X6, X6
-	VPSRAD       $0x10, X6, X6
-	VPSLLD       $0x10, X6, X6
-	VPSRAD       $0x10, X6, X6
-	VMOVDQU      X6, (DX)(SI*4)
-	ADDQ         $0x20, AX
-	ADDQ         $0x04, SI
+	VPERMD       40(AX), Y0, Y5
+	VPERM2I128   $0x20, Y5, Y3, Y6
+	VPERM2I128   $0x31, Y5, Y3, Y3
+	VMOVDQA      Y1, Y5
+	VPBROADCASTD dwt0hlo<>+0(SB), Y7
+	VPMULLD      Y4, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPBROADCASTD dwt0hlo<>+4(SB), Y7
+	VPMULLD      Y2, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPBROADCASTD dwt0hlo<>+8(SB), Y7
+	VPMULLD      Y6, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPBROADCASTD dwt0hlo<>+12(SB), Y7
+	VPMULLD      Y3, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPSRAD       $0x10, Y5, Y5
+	VPSLLD       $0x10, Y5, Y5
+	VPSRAD       $0x10, Y5, Y5
+	VMOVDQU      Y5, (CX)(SI*4)
+	VMOVDQA      Y1, Y5
+	VPBROADCASTD dwt0hhi<>+0(SB), Y7
+	VPMULLD      Y4, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPBROADCASTD dwt0hhi<>+4(SB), Y7
+	VPMULLD      Y2, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPBROADCASTD dwt0hhi<>+8(SB), Y7
+	VPMULLD      Y6, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPBROADCASTD dwt0hhi<>+12(SB), Y7
+	VPMULLD      Y3, Y7, Y7
+	VPADDD       Y7, Y5, Y5
+	VPSRAD       $0x10, Y5, Y5
+	VPSLLD       $0x10, Y5, Y5
+	VPSRAD       $0x10, Y5, Y5
+	VMOVDQU      Y5, (DX)(SI*4)
+	ADDQ         $0x40, AX
+	ADDQ         $0x08, SI
 	JMP          loop
 
 done:
@@ -847,7 +851,7 @@ pixels:
 	VPMAXSD      X9, X8, X8
 	VPMOVZXDQ    X8, Y10
 	VPMULUDQ     Y10, Y10, Y11
-	VPBROADCASTQ cmsq28b<>+0(SB), Y8
+	VPBROADCASTQ cmsq28<>+0(SB), Y8
 	VPADDQ       Y8, Y11, Y11
 	VPSRLQ       $0x1d, Y11, Y11
 	VPSHUFD      $0x08, Y11, Y11
@@ -911,6 +915,12 @@ done:
 	VZEROUPPER
 	RET
 
+DATA cmsq28<>+0(SB)/8, $0x0000000010000000
+GLOBL cmsq28<>(SB), RODATA|NOPTR, $8
+
+DATA cmsq29<>+0(SB)/8, $0x0000000020000000
+GLOBL cmsq29<>(SB), RODATA|NOPTR, $8
+
 DATA cmc8738<>+0(SB)/4, $0x00002222
 GLOBL cmc8738<>(SB), RODATA|NOPTR, $4
 
@@ -926,14 +936,273 @@ GLOBL cmrfv<>(SB), RODATA|NOPTR, $4
 DATA cmrfd<>+0(SB)/4, $0x0000c109
 GLOBL cmrfd<>(SB), RODATA|NOPTR, $4
 
-DATA cmsq28<>+0(SB)/8, $0x0000000010000000
-GLOBL cmsq28<>(SB), RODATA|NOPTR, $8
+// func admCMSAVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·admCMSAVX2(SB), NOSPLIT, $0-112
+	MOVQ     fh+0(FP), AX
+	MOVQ     fv+8(FP), CX
+	MOVQ     fd+16(FP), DX
+	MOVQ     ch+24(FP), BX
+	MOVQ     cv+32(FP), SI
+	MOVQ     cd+40(FP), DI
+	MOVQ     sh+48(FP), R8
+	MOVQ     sv+56(FP), R9
+	MOVQ     sd+64(FP), R10
+	MOVQ     up+72(FP), R11
+	MOVQ     down+80(FP), R12
+	MOVQ     cub+88(FP), R13
+	MOVQ     n+104(FP), R14
+	VPXOR    Y0, Y0, Y0
+	VPXOR    Y1, Y1, Y1
+	VPXOR    Y2, Y2, Y2
+	MOVQ     16(R13), X3
+	MOVQ     24(R13), X4
+	VPCMPEQQ Y5, Y5, Y5
+	VPSRLQ   $0x3f, Y5, Y5
+	VPSLLQ   $0x3e, Y5, Y5
+	VPSRLQ   X4, Y5, Y6
+	VPSRLQ   X3, Y5, Y5
 
-DATA cmsq28b<>+0(SB)/8, $0x0000000010000000
-GLOBL cmsq28b<>(SB), RODATA|NOPTR, $8
+pixels:
+	TESTQ        R14, R14
+	JZ           done
+	VPXOR        X7, X7, X7
+	VPXOR        X9, X9, X9
+	VPADDD       -4(AX)(R11*1), X7, X7
+	VPADDD       (AX)(R11*1), X7, X7
+	VPADDD       4(AX)(R11*1), X7, X7
+	VPADDD       -4(AX), X7, X7
+	VPADDD       4(AX), X7, X7
+	VPADDD       -4(AX)(R12*1), X7, X7
+	VPADDD       (AX)(R12*1), X7, X7
+	VPADDD       4(AX)(R12*1), X7, X7
+	VPABSD       (BX), X8
+	VPMOVZXDQ    X8, Y8
+	VPBROADCASTQ fltq32c286331153<>+0(SB), Y10
+	VPMULDQ      Y10, Y8, Y8
+	VPBROADCASTQ fltq32round<>+0(SB), Y10
+	VPADDQ       Y10, Y8, Y8
+	VPSRLQ       $0x20, Y8, Y8
+	VPSHUFD      $0x08, Y8, Y8
+	VPERMQ       $0x08, Y8, Y8
+	VPADDD       X8, X7, X7
+	VPADDD       -4(CX)(R11*1), X7, X7
+	VPADDD       (CX)(R11*1), X7, X7
+	VPADDD       4(CX)(R11*1), X7, X7
+	VPADDD       -4(CX), X7, X7
+	VPADDD       4(CX), X7, X7
+	VPADDD       -4(CX)(R12*1), X7, X7
+	VPADDD       (CX)(R12*1), X7, X7
+	VPADDD       4(CX)(R12*1), X7, X7
+	VPABSD       (SI), X8
+	VPMOVZXDQ    X8, Y8
+	VPBROADCASTQ fltq32c286331153<>+0(SB), Y10
+	VPMULDQ      Y10, Y8, Y8
+	VPBROADCASTQ fltq32round<>+0(SB), Y10
+	VPADDQ       Y10, Y8, Y8
+	VPSRLQ       $0x20, Y8, Y8
+	VPSHUFD      $0x08, Y8, Y8
+	VPERMQ       $0x08, Y8, Y8
+	VPADDD       X8, X7, X7
+	VPADDD       -4(DX)(R11*1), X7, X7
+	VPADDD       (DX)(R11*1), X7, X7
+	VPADDD       4(DX)(R11*1), X7, X7
+	VPADDD       -4(DX), X7, X7
+	VPADDD       4(DX), X7, X7
+	VPADDD       -4(DX)(R12*1), X7, X7
+	VPADDD       (DX)(R12*1), X7, X7
+	VPADDD       4(DX)(R12*1), X7, X7
+	VPABSD       (DI), X8
+	VPMOVZXDQ    X8, Y8
+	VPBROADCASTQ fltq32c286331153<>+0(SB), Y10
+	VPMULDQ      Y10, Y8, Y8
+	VPBROADCASTQ fltq32round<>+0(SB), Y10
+	VPADDQ       Y10, Y8, Y8
+	VPSRLQ       $0x20, Y8, Y8
+	VPSHUFD      $0x08, Y8, Y8
+	VPERMQ       $0x08, Y8, Y8
+	VPADDD       X8, X7, X7
+	VPMOVSXDQ    (R8), Y8
+	VPBROADCASTQ 32(R13), Y10
+	VPMULUDQ     Y10, Y8, Y12
+	VPXOR        Y11, Y11, Y11
+	VPCMPGTQ     Y8, Y11, Y11
+	VPSLLQ       $0x20, Y10, Y10
+	VPAND        Y10, Y11, Y11
+	VPSUBQ       Y11, Y12, Y12
+	VPBROADCASTQ csfs2p27<>+0(SB), Y10
+	VPADDQ       Y10, Y12, Y12
+	VPSRLQ       $0x1c, Y12, Y12
+	VPSHUFD      $0x08, Y12, Y12
+	VPERMQ       $0x08, Y12, Y12
+	VMOVDQA      X12, X8
+	VPABSD       X8, X8
+	VPSUBD       X7, X8, X8
+	VPMAXSD      X9, X8, X8
+	VPMOVZXDQ    X8, Y10
+	VPMULUDQ     Y10, Y10, Y11
+	VPBROADCASTQ cmsq29<>+0(SB), Y8
+	VPADDQ       Y8, Y11, Y11
+	VPSRLQ       $0x1e, Y11, Y11
+	VPSHUFD      $0x08, Y11, Y11
+	VPERMQ       $0x08, Y11, Y11
+	VPMOVSXDQ    X11, Y11
+	VPMULDQ      Y10, Y11, Y11
+	VPBROADCASTQ (R13), Y8
+	VPADDQ       Y8, Y11, Y11
+	VPSRLQ       X3, Y11, Y11
+	VPSUBQ       Y5, Y11, Y11
+	VPADDQ       Y11, Y0, Y0
+	VPMOVSXDQ    (R9), Y8
+	VPBROADCASTQ 40(R13), Y10
+	VPMULUDQ     Y10, Y8, Y12
+	VPXOR        Y11, Y11, Y11
+	VPCMPGTQ     Y8, Y11, Y11
+	VPSLLQ       $0x20, Y10, Y10
+	VPAND        Y10, Y11, Y11
+	VPSUBQ       Y11, Y12, Y12
+	VPBROADCASTQ csfs2p27<>+0(SB), Y10
+	VPADDQ       Y10, Y12, Y12
+	VPSRLQ       $0x1c, Y12, Y12
+	VPSHUFD      $0x08, Y12, Y12
+	VPERMQ       $0x08, Y12, Y12
+	VMOVDQA      X12, X8
+	VPABSD       X8, X8
+	VPSUBD       X7, X8, X8
+	VPMAXSD      X9, X8, X8
+	VPMOVZXDQ    X8, Y10
+	VPMULUDQ     Y10, Y10, Y11
+	VPBROADCASTQ cmsq29<>+0(SB), Y8
+	VPADDQ       Y8, Y11, Y11
+	VPSRLQ       $0x1e, Y11, Y11
+	VPSHUFD      $0x08, Y11, Y11
+	VPERMQ       $0x08, Y11, Y11
+	VPMOVSXDQ    X11, Y11
+	VPMULDQ      Y10, Y11, Y11
+	VPBROADCASTQ (R13), Y8
+	VPADDQ       Y8, Y11, Y11
+	VPSRLQ       X3, Y11, Y11
+	VPSUBQ       Y5, Y11, Y11
+	VPADDQ       Y11, Y1, Y1
+	VPMOVSXDQ    (R10), Y8
+	VPBROADCASTQ 48(R13), Y10
+	VPMULUDQ     Y10, Y8, Y12
+	VPXOR        Y11, Y11, Y11
+	VPCMPGTQ     Y8, Y11, Y11
+	VPSLLQ       $0x20, Y10, Y10
+	VPAND        Y10, Y11, Y11
+	VPSUBQ       Y11, Y12, Y12
+	VPBROADCASTQ csfs2p27<>+0(SB), Y10
+	VPADDQ       Y10, Y12, Y12
+	VPSRLQ       $0x1c, Y12, Y12
+	VPSHUFD      $0x08, Y12, Y12
+	VPERMQ       $0x08, Y12, Y12
+	VMOVDQA      X12, X8
+	VPABSD       X8, X8
+	VPSUBD       X7, X8, X8
+	VPMAXSD      X9, X8, X8
+	VPMOVZXDQ    X8, Y8
+	VPMULUDQ     Y8, Y8, Y9
+	VPBROADCASTQ cmsq29<>+0(SB), Y7
+	VPADDQ       Y7, Y9, Y9
+	VPSRLQ       $0x1e, Y9, Y9
+	VPSHUFD      $0x08, Y9, Y9
+	VPERMQ       $0x08, Y9, Y9
+	VPMOVSXDQ    X9, Y9
+	VPMULDQ      Y8, Y9, Y9
+	VPBROADCASTQ 8(R13), Y7
+	VPADDQ       Y7, Y9, Y9
+	VPSRLQ       X4, Y9, Y9
+	VPSUBQ       Y6, Y9, Y9
+	VPADDQ       Y9, Y2, Y2
+	ADDQ         $0x10, AX
+	ADDQ         $0x10, CX
+	ADDQ         $0x10, DX
+	ADDQ         $0x10, BX
+	ADDQ         $0x10, SI
+	ADDQ         $0x10, DI
+	ADDQ         $0x10, R8
+	ADDQ         $0x10, R9
+	ADDQ         $0x10, R10
+	SUBQ         $0x04, R14
+	JMP          pixels
 
-DATA cmsq29<>+0(SB)/8, $0x0000000020000000
-GLOBL cmsq29<>(SB), RODATA|NOPTR, $8
+done:
+	MOVQ         out+96(FP), AX
+	VEXTRACTI128 $0x01, Y0, X3
+	VPADDQ       X3, X0, X3
+	VPSHUFD      $0x4e, X3, X0
+	VPADDQ       X0, X3, X3
+	MOVQ         X3, (AX)
+	VEXTRACTI128 $0x01, Y1, X0
+	VPADDQ       X0, X1, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	MOVQ         X0, 8(AX)
+	VEXTRACTI128 $0x01, Y2, X0
+	VPADDQ       X0, X2, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	MOVQ         X0, 16(AX)
+	VZEROUPPER
+	RET
+
+DATA fltq32c286331153<>+0(SB)/8, $0x0000000011111111
+GLOBL fltq32c286331153<>(SB), RODATA|NOPTR, $8
+
+DATA fltq32round<>+0(SB)/8, $0xffffffff80000000
+GLOBL fltq32round<>(SB), RODATA|NOPTR, $8
+
+DATA csfs2p27<>+0(SB)/8, $0x0000000008000000
+GLOBL csfs2p27<>(SB), RODATA|NOPTR, $8
+
+// func admCSFSAVX2(src *int32, dstA *int32, dstF *int32, irf *uint64, n int)
+// Requires: AVX, AVX2
+TEXT ·admCSFSAVX2(SB), NOSPLIT, $0-40
+	MOVQ src+0(FP), AX
+	MOVQ dstA+8(FP), CX
+	MOVQ dstF+16(FP), DX
+	MOVQ irf+24(FP), BX
+	MOVQ n+32(FP), SI
+	XORQ DI, DI
+
+loop:
+	CMPQ         DI, SI
+	JAE          done
+	VPMOVSXDQ    (AX)(DI*4), Y0
+	VPBROADCASTQ (BX), Y1
+	VPMULUDQ     Y1, Y0, Y3
+	VPXOR        Y2, Y2, Y2
+	VPCMPGTQ     Y0, Y2, Y2
+	VPSLLQ       $0x20, Y1, Y1
+	VPAND        Y1, Y2, Y2
+	VPSUBQ       Y2, Y3, Y3
+	VPBROADCASTQ csfs2p27<>+0(SB), Y1
+	VPADDQ       Y1, Y3, Y3
+	VPSRLQ       $0x1c, Y3, Y3
+	VPSHUFD      $0x08, Y3, Y3
+	VPERMQ       $0x08, Y3, Y3
+	VMOVDQA      X3, X0
+	VMOVDQU      X0, (CX)(DI*4)
+	VPABSD       X0, X0
+	VPMOVZXDQ    X0, Y0
+	VPBROADCASTQ fltq32c143165577<>+0(SB), Y1
+	VPMULDQ      Y1, Y0, Y0
+	VPBROADCASTQ fltq32round<>+0(SB), Y1
+	VPADDQ       Y1, Y0, Y0
+	VPSRLQ       $0x20, Y0, Y0
+	VPSHUFD      $0x08, Y0, Y0
+	VPERMQ       $0x08, Y0, Y0
+	VMOVDQU      X0, (DX)(DI*4)
+	ADDQ         $0x04, DI
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA fltq32c143165577<>+0(SB)/8, $0x0000000008888889
+GLOBL fltq32c143165577<>(SB), RODATA|NOPTR, $8
 
 // func vifRoundPackedAVX2(accP *uint64, accQ *uint64, accY *uint64, accX *uint64, mu *uint64, xx *uint64, yy *uint64, xy *uint64, roundMu uint64, shiftMu uint64, roundSq uint64, shiftSq uint64, n int)
 // Requires: AVX, AVX2, SSE2
@@ -1057,3 +1326,727 @@ GLOBL csfc4369<>(SB), RODATA|NOPTR, $4
 
 DATA csfc2048<>+0(SB)/4, $0x00000800
 GLOBL csfc2048<>(SB), RODATA|NOPTR, $4
+
+// func admAngleAVX2(oh *int32, ov *int32, th *int32, tv *int32, angle *int32, cos1 float64, wide uint64, n int)
+// Requires: AVX, AVX2
+TEXT ·admAngleAVX2(SB), NOSPLIT, $96-64
+	MOVQ         oh+0(FP), AX
+	MOVQ         ov+8(FP), CX
+	MOVQ         th+16(FP), DX
+	MOVQ         tv+24(FP), BX
+	MOVQ         angle+32(FP), SI
+	VBROADCASTSD cos1+40(FP), Y0
+	MOVQ         wide+48(FP), DI
+	MOVQ         n+56(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ      R9, R8
+	JAE       done
+	VPMOVSXDQ (AX)(R9*4), Y1
+	VPMOVSXDQ (CX)(R9*4), Y2
+	VPMOVSXDQ (DX)(R9*4), Y3
+	VPMOVSXDQ (BX)(R9*4), Y4
+	VPMULDQ   Y1, Y3, Y5
+	VPMULDQ   Y2, Y4, Y6
+	VPADDQ    Y6, Y5, Y5
+	VMOVDQU   Y5, (SP)
+	VPMULDQ   Y1, Y1, Y1
+	VPMULDQ   Y2, Y2, Y2
+	VPADDQ    Y2, Y1, Y1
+	VMOVDQU   Y1, 32(SP)
+	VPMULDQ   Y3, Y3, Y1
+	VPMULDQ   Y4, Y4, Y2
+	VPADDQ    Y2, Y1, Y1
+	VMOVDQU   Y1, 64(SP)
+	XORQ      R10, R10
+
+convert:
+	VMOVDQU      (SP)(R10*1), Y1
+	CMPQ         DI, $0x00
+	JE           f32narrow
+	VPXOR        Y3, Y3, Y3
+	VPCMPGTQ     Y1, Y3, Y2
+	VPXOR        Y2, Y1, Y1
+	VPSUBQ       Y2, Y1, Y1
+	VPSRLQ       $0x35, Y1, Y4
+	VPCMPEQQ     Y3, Y4, Y4
+	VPBROADCASTQ decc7ff<>+0(SB), Y6
+	VPAND        Y1, Y6, Y5
+	VPCMPEQQ     Y3, Y5, Y5
+	VPANDN       Y1, Y6, Y3
+	VPBROADCASTQ decc800<>+0(SB), Y6
+	VPANDN       Y6, Y5, Y5
+	VPOR         Y5, Y3, Y3
+	VBLENDVPD    Y4, Y1, Y3, Y1
+	VPSRLQ       $0x20, Y1, Y3
+	VPBROADCASTQ decm84<>+0(SB), Y4
+	VPOR         Y4, Y3, Y3
+	VPBROADCASTQ decm52<>+0(SB), Y4
+	VPBLENDD     $0xaa, Y4, Y1, Y1
+	VPBROADCASTQ decm8452<>+0(SB), Y4
+	VSUBPD       Y4, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPD2PSY   Y1, X1
+	VCVTPS2PD    X1, Y1
+	VPSLLQ       $0x3f, Y2, Y2
+	VXORPD       Y2, Y1, Y1
+	JMP          f32join
+
+f32narrow:
+	VPBROADCASTQ decmagic<>+0(SB), Y2
+	VPADDQ       Y2, Y1, Y1
+	VSUBPD       Y2, Y1, Y1
+	VCVTPD2PSY   Y1, X1
+	VCVTPS2PD    X1, Y1
+
+f32join:
+	VPBROADCASTQ decinv4096<>+0(SB), Y2
+	VMULPD       Y2, Y1, Y1
+	VMOVDQU      Y1, (SP)(R10*1)
+	ADDQ         $0x20, R10
+	CMPQ         R10, $0x60
+	JB           convert
+	VMOVUPD      (SP), Y1
+	VMOVUPD      32(SP), Y2
+	VMOVUPD      64(SP), Y3
+	VMULPD       Y1, Y1, Y4
+	VMULPD       Y2, Y0, Y2
+	VMULPD       Y3, Y2, Y2
+	VCMPPD       $0x0d, Y2, Y4, Y4
+	VXORPD       Y2, Y2, Y2
+	VCMPPD       $0x0d, Y2, Y1, Y1
+	VANDPD       Y1, Y4, Y4
+	VPSHUFD      $0x08, Y4, Y4
+	VPERMQ       $0x08, Y4, Y4
+	VMOVDQU      X4, (SI)(R9*4)
+	ADDQ         $0x04, R9
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA decc7ff<>+0(SB)/8, $0x00000000000007ff
+GLOBL decc7ff<>(SB), RODATA|NOPTR, $8
+
+DATA decc800<>+0(SB)/8, $0x0000000000000800
+GLOBL decc800<>(SB), RODATA|NOPTR, $8
+
+DATA decm84<>+0(SB)/8, $0x4530000000000000
+GLOBL decm84<>(SB), RODATA|NOPTR, $8
+
+DATA decm52<>+0(SB)/8, $0x4330000000000000
+GLOBL decm52<>(SB), RODATA|NOPTR, $8
+
+DATA decm8452<>+0(SB)/8, $0x4530000000100000
+GLOBL decm8452<>(SB), RODATA|NOPTR, $8
+
+DATA decmagic<>+0(SB)/8, $0x4338000000000000
+GLOBL decmagic<>(SB), RODATA|NOPTR, $8
+
+DATA decinv4096<>+0(SB)/8, $0x3f30000000000000
+GLOBL decinv4096<>(SB), RODATA|NOPTR, $8
+
+// func admDecoupleAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
+// Requires: AVX, AVX2
+TEXT ·admDecoupleAVX2(SB), NOSPLIT, $0-64
+	MOVQ         o+0(FP), AX
+	MOVQ         t+8(FP), CX
+	MOVQ         angle+16(FP), DX
+	MOVQ         r+24(FP), BX
+	MOVQ         a+32(FP), SI
+	MOVQ         tab+40(FP), DI
+	VBROADCASTSD egl+48(FP), Y0
+	MOVQ         n+56(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ         R9, R8
+	JAE          done
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      (AX)(R9*4), X2
+	VMOVDQU      (CX)(R9*4), X3
+	VPABSD       X2, X4
+	VCVTDQ2PD    X2, Y5
+	VPSRLQ       $0x34, Y5, Y5
+	VPSHUFD      $0x08, Y5, Y5
+	VPERMQ       $0x08, Y5, Y5
+	VPBROADCASTD decc7ffd<>+0(SB), Y6
+	VPAND        X6, X5, X5
+	VPBROADCASTD decc1037<>+0(SB), Y6
+	VPSUBD       X6, X5, X5
+	VPMAXSD      X1, X5, X5
+	VPBROADCASTD decc1d<>+0(SB), Y6
+	VPSLLVD      X5, X6, X6
+	VPSRLD       $0x01, X6, X6
+	VPADDD       X4, X6, X6
+	VPSRLVD      X5, X6, X6
+	VPCMPEQD     X7, X7, X7
+	VPXOR        X4, X4, X4
+	VPGATHERDD   X7, (DI)(X6*4), X4
+	VPMOVZXDQ    X4, Y4
+	VPMOVSXDQ    X3, Y6
+	VPMULDQ      Y6, Y4, Y4
+	VPSRAD       $0x1f, X2, X6
+	VPMOVSXDQ    X6, Y6
+	VPXOR        Y6, Y4, Y4
+	VPSUBQ       Y6, Y4, Y4
+	VPMOVZXDQ    X5, Y5
+	VPBROADCASTQ decc2p14<>+0(SB), Y6
+	VPSLLVQ      Y5, Y6, Y6
+	VPADDQ       Y6, Y4, Y4
+	VPCMPGTQ     Y4, Y1, Y7
+	VPBROADCASTQ decc15<>+0(SB), Y6
+	VPADDQ       Y6, Y5, Y5
+	VPSRLVQ      Y5, Y4, Y4
+	VPBROADCASTQ decc32768<>+0(SB), Y5
+	VPCMPGTQ     Y5, Y4, Y6
+	VBLENDVPD    Y6, Y5, Y4, Y4
+	VPANDN       Y4, Y7, Y4
+	VPMOVSXDQ    X2, Y2
+	VPMULDQ      Y2, Y4, Y5
+	VPBROADCASTQ decc2p14<>+0(SB), Y6
+	VPADDQ       Y6, Y5, Y5
+	VPSRLQ       $0x0f, Y5, Y5
+	VPSHUFD      $0x08, Y5, Y5
+	VPERMQ       $0x08, Y5, Y5
+	VPCMPGTQ     Y1, Y4, Y1
+	VPSHUFD      $0x08, Y1, Y1
+	VPERMQ       $0x08, Y1, Y1
+	VPAND        (DX)(R9*4), X1, X1
+	VCVTDQ2PD    X5, Y4
+	VMULPD       Y0, Y4, Y4
+	VCVTDQ2PD    X3, Y6
+	VCMPPD       $0x01, Y6, Y4, Y8
+	VBLENDVPD    Y8, Y4, Y6, Y7
+	VCMPPD       $0x0e, Y6, Y4, Y8
+	VBLENDVPD    Y8, Y4, Y6, Y8
+	VBLENDVPD    Y2, Y8, Y7, Y7
+	VCVTTPD2DQY  Y7, X2
+	VPBLENDVB    X1, X2, X5, X5
+	VMOVDQU      X5, (BX)(R9*4)
+	VPSUBD       X5, X3, X3
+	VMOVDQU      X3, (SI)(R9*4)
+	ADDQ         $0x04, R9
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA decc7ffd<>+0(SB)/4, $0x000007ff
+GLOBL decc7ffd<>(SB), RODATA|NOPTR, $4
+
+DATA decc1037<>+0(SB)/4, $0x0000040d
+GLOBL decc1037<>(SB), RODATA|NOPTR, $4
+
+DATA decc1d<>+0(SB)/4, $0x00000001
+GLOBL decc1d<>(SB), RODATA|NOPTR, $4
+
+DATA decc2p14<>+0(SB)/8, $0x0000000000004000
+GLOBL decc2p14<>(SB), RODATA|NOPTR, $8
+
+DATA decc15<>+0(SB)/8, $0x000000000000000f
+GLOBL decc15<>(SB), RODATA|NOPTR, $8
+
+DATA decc32768<>+0(SB)/8, $0x0000000000008000
+GLOBL decc32768<>(SB), RODATA|NOPTR, $8
+
+// func admDecouple0AVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
+// Requires: AVX, AVX2
+TEXT ·admDecouple0AVX2(SB), NOSPLIT, $0-64
+	MOVQ         o+0(FP), AX
+	MOVQ         t+8(FP), CX
+	MOVQ         angle+16(FP), DX
+	MOVQ         r+24(FP), BX
+	MOVQ         a+32(FP), SI
+	MOVQ         tab+40(FP), DI
+	VBROADCASTSD egl+48(FP), Y0
+	MOVQ         n+56(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ         R9, R8
+	JAE          done
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      (AX)(R9*4), Y2
+	VMOVDQU      (CX)(R9*4), Y3
+	VPABSD       Y2, Y4
+	VPSRLD       $0x0f, Y4, Y5
+	VPADDD       Y5, Y4, Y4
+	VPSRLVD      Y5, Y4, Y4
+	VPCMPEQD     Y8, Y8, Y8
+	VPXOR        Y7, Y7, Y7
+	VPGATHERDD   Y8, (DI)(Y4*4), Y7
+	VPSIGND      Y2, Y3, Y4
+	VMOVDQA      Y7, Y8
+	VMOVDQA      Y4, Y9
+	VPBROADCASTQ declow32<>+0(SB), Y10
+	VPAND        Y10, Y5, Y10
+	VPMULDQ      Y9, Y8, Y8
+	VPBROADCASTQ decc2p14<>+0(SB), Y9
+	VPSLLVQ      Y10, Y9, Y9
+	VPADDQ       Y9, Y8, Y8
+	VPBROADCASTQ decc2p46<>+0(SB), Y9
+	VPADDQ       Y9, Y8, Y8
+	VPBROADCASTQ decc15<>+0(SB), Y9
+	VPADDQ       Y9, Y10, Y10
+	VPSRLVQ      Y10, Y8, Y8
+	VPBROADCASTQ decc2p46<>+0(SB), Y9
+	VPSRLVQ      Y10, Y9, Y9
+	VPSUBQ       Y9, Y8, Y8
+	VPSRLQ       $0x20, Y7, Y7
+	VPSRLQ       $0x20, Y4, Y4
+	VPSRLQ       $0x20, Y5, Y5
+	VPMULDQ      Y4, Y7, Y7
+	VPBROADCASTQ decc2p14<>+0(SB), Y4
+	VPSLLVQ      Y5, Y4, Y4
+	VPADDQ       Y4, Y7, Y7
+	VPBROADCASTQ decc2p46<>+0(SB), Y4
+	VPADDQ       Y4, Y7, Y7
+	VPBROADCASTQ decc15<>+0(SB), Y4
+	VPADDQ       Y4, Y5, Y5
+	VPSRLVQ      Y5, Y7, Y7
+	VPBROADCASTQ decc2p46<>+0(SB), Y4
+	VPSRLVQ      Y5, Y4, Y4
+	VPSUBQ       Y4, Y7, Y7
+	VPSLLQ       $0x20, Y7, Y7
+	VPBLENDD     $0xaa, Y7, Y8, Y8
+	VPMAXSD      Y1, Y8, Y8
+	VPBROADCASTD decc32768d<>+0(SB), Y4
+	VPMINSD      Y4, Y8, Y8
+	VPMULLD      Y2, Y8, Y4
+	VPBROADCASTD decc2p14d<>+0(SB), Y5
+	VPADDD       Y5, Y4, Y4
+	VPSRAD       $0x0f, Y4, Y4
+	VPSLLD       $0x10, Y4, Y4
+	VPSRAD       $0x10, Y4, Y4
+	VPCMPGTD     Y1, Y8, Y1
+	VPAND        (DX)(R9*4), Y1, Y1
+	VEXTRACTI128 $0x00, Y4, X7
+	VEXTRACTI128 $0x00, Y3, X6
+	VEXTRACTI128 $0x00, Y2, X5
+	VPMOVSXDQ    X5, Y5
+	VCVTDQ2PD    X7, Y7
+	VMULPD       Y0, Y7, Y7
+	VCVTDQ2PD    X6, Y8
+	VCMPPD       $0x01, Y8, Y7, Y10
+	VBLENDVPD    Y10, Y7, Y8, Y9
+	VCMPPD       $0x0e, Y8, Y7, Y10
+	VBLENDVPD    Y10, Y7, Y8, Y10
+	VBLENDVPD    Y5, Y10, Y9, Y9
+	VCVTTPD2DQY  Y9, X6
+	VEXTRACTI128 $0x01, Y4, X5
+	VEXTRACTI128 $0x01, Y3, X7
+	VEXTRACTI128 $0x01, Y2, X2
+	VPMOVSXDQ    X2, Y2
+	VCVTDQ2PD    X5, Y5
+	VMULPD       Y0, Y5, Y5
+	VCVTDQ2PD    X7, Y7
+	VCMPPD       $0x01, Y7, Y5, Y9
+	VBLENDVPD    Y9, Y5, Y7, Y8
+	VCMPPD       $0x0e, Y7, Y5, Y9
+	VBLENDVPD    Y9, Y5, Y7, Y9
+	VBLENDVPD    Y2, Y9, Y8, Y8
+	VCVTTPD2DQY  Y8, X2
+	VINSERTI128  $0x01, X2, Y6, Y2
+	VPSLLD       $0x10, Y2, Y2
+	VPSRAD       $0x10, Y2, Y2
+	VPBLENDVB    Y1, Y2, Y4, Y4
+	VMOVDQU      Y4, (BX)(R9*4)
+	VPSUBD       Y4, Y3, Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPSRAD       $0x10, Y3, Y3
+	VMOVDQU      Y3, (SI)(R9*4)
+	ADDQ         $0x08, R9
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA declow32<>+0(SB)/8, $0x00000000ffffffff
+GLOBL declow32<>(SB), RODATA|NOPTR, $8
+
+DATA decc2p46<>+0(SB)/8, $0x0000400000000000
+GLOBL decc2p46<>(SB), RODATA|NOPTR, $8
+
+DATA decc32768d<>+0(SB)/4, $0x00008000
+GLOBL decc32768d<>(SB), RODATA|NOPTR, $4
+
+DATA decc2p14d<>+0(SB)/4, $0x00004000
+GLOBL decc2p14d<>(SB), RODATA|NOPTR, $4
+
+// func admDWTSVAVX2(r0 *int32, r1 *int32, r2 *int32, r3 *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·admDWTSVAVX2(SB), NOSPLIT, $0-72
+	MOVQ         r0+0(FP), AX
+	MOVQ         r1+8(FP), CX
+	MOVQ         r2+16(FP), DX
+	MOVQ         r3+24(FP), BX
+	MOVQ         lo+32(FP), SI
+	MOVQ         hi+40(FP), DI
+	VPBROADCASTQ add+48(FP), Y0
+	MOVQ         shift+56(FP), X1
+	MOVQ         n+64(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ         R9, R8
+	JAE          done
+	VPMOVSXDQ    (AX)(R9*4), Y2
+	VPMOVSXDQ    (CX)(R9*4), Y3
+	VPMOVSXDQ    (DX)(R9*4), Y4
+	VPMOVSXDQ    (BX)(R9*4), Y5
+	VMOVDQA      Y0, Y6
+	VPBROADCASTD dwtslo<>+0(SB), Y7
+	VPMULDQ      Y2, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPBROADCASTD dwtslo<>+4(SB), Y7
+	VPMULDQ      Y3, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPBROADCASTD dwtslo<>+8(SB), Y7
+	VPMULDQ      Y4, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPBROADCASTD dwtslo<>+12(SB), Y7
+	VPMULDQ      Y5, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPSRLQ       X1, Y6, Y6
+	VPSHUFD      $0x08, Y6, Y6
+	VPERMQ       $0x08, Y6, Y6
+	VMOVDQU      X6, (SI)(R9*4)
+	VMOVDQA      Y0, Y6
+	VPBROADCASTD dwtshi<>+0(SB), Y7
+	VPMULDQ      Y2, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPBROADCASTD dwtshi<>+4(SB), Y7
+	VPMULDQ      Y3, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPBROADCASTD dwtshi<>+8(SB), Y7
+	VPMULDQ      Y4, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPBROADCASTD dwtshi<>+12(SB), Y7
+	VPMULDQ      Y5, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPSRLQ       X1, Y6, Y6
+	VPSHUFD      $0x08, Y6, Y6
+	VPERMQ       $0x08, Y6, Y6
+	VMOVDQU      X6, (DI)(R9*4)
+	ADDQ         $0x04, R9
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA dwtslo<>+0(SB)/4, $0x00003dd2
+DATA dwtslo<>+4(SB)/4, $0x00006b13
+DATA dwtslo<>+8(SB)/4, $0x00001cb1
+DATA dwtslo<>+12(SB)/4, $0xffffef70
+GLOBL dwtslo<>(SB), RODATA|NOPTR, $16
+
+DATA dwtshi<>+0(SB)/4, $0xffffef70
+DATA dwtshi<>+4(SB)/4, $0xffffe34f
+DATA dwtshi<>+8(SB)/4, $0x00006b13
+DATA dwtshi<>+12(SB)/4, $0xffffc22e
+GLOBL dwtshi<>(SB), RODATA|NOPTR, $16
+
+// func admDWTSHAVX2(t *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·admDWTSHAVX2(SB), NOSPLIT, $0-48
+	MOVQ         t+0(FP), AX
+	MOVQ         lo+8(FP), CX
+	MOVQ         hi+16(FP), DX
+	VPBROADCASTQ add+24(FP), Y0
+	MOVQ         shift+32(FP), X1
+	VMOVDQU      dwtsperm<>+0(SB), Y2
+	MOVQ         n+40(FP), BX
+	XORQ         SI, SI
+
+loop:
+	CMPQ         SI, BX
+	JAE          done
+	VPERMD       (AX), Y2, Y3
+	VPERMD       8(AX), Y2, Y4
+	VPMOVSXDQ    X3, Y5
+	VEXTRACTI128 $0x01, Y3, X3
+	VPMOVSXDQ    X3, Y3
+	VPMOVSXDQ    X4, Y6
+	VEXTRACTI128 $0x01, Y4, X4
+	VPMOVSXDQ    X4, Y4
+	VMOVDQA      Y0, Y7
+	VPBROADCASTD dwtslo<>+0(SB), Y8
+	VPMULDQ      Y5, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTD dwtslo<>+4(SB), Y8
+	VPMULDQ      Y3, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTD dwtslo<>+8(SB), Y8
+	VPMULDQ      Y6, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTD dwtslo<>+12(SB), Y8
+	VPMULDQ      Y4, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPSRLQ       X1, Y7, Y7
+	VPSHUFD      $0x08, Y7, Y7
+	VPERMQ       $0x08, Y7, Y7
+	VMOVDQU      X7, (CX)(SI*4)
+	VMOVDQA      Y0, Y7
+	VPBROADCASTD dwtshi<>+0(SB), Y8
+	VPMULDQ      Y5, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTD dwtshi<>+4(SB), Y8
+	VPMULDQ      Y3, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTD dwtshi<>+8(SB), Y8
+	VPMULDQ      Y6, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTD dwtshi<>+12(SB), Y8
+	VPMULDQ      Y4, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPSRLQ       X1, Y7, Y7
+	VPSHUFD      $0x08, Y7, Y7
+	VPERMQ       $0x08, Y7, Y7
+	VMOVDQU      X7, (DX)(SI*4)
+	ADDQ         $0x20, AX
+	ADDQ         $0x04, SI
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA dwtsperm<>+0(SB)/4, $0x00000000
+DATA dwtsperm<>+4(SB)/4, $0x00000002
+DATA dwtsperm<>+8(SB)/4, $0x00000004
+DATA dwtsperm<>+12(SB)/4, $0x00000006
+DATA dwtsperm<>+16(SB)/4, $0x00000001
+DATA dwtsperm<>+20(SB)/4, $0x00000003
+DATA dwtsperm<>+24(SB)/4, $0x00000005
+DATA dwtsperm<>+28(SB)/4, $0x00000007
+GLOBL dwtsperm<>(SB), RODATA|NOPTR, $32
+
+// func vifSubRoundAVX2(acc *uint64, dst *uint64, round uint64, shift uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·vifSubRoundAVX2(SB), NOSPLIT, $0-40
+	MOVQ         acc+0(FP), AX
+	MOVQ         dst+8(FP), CX
+	VPBROADCASTD round+16(FP), Y0
+	MOVQ         shift+24(FP), X1
+	MOVQ         n+32(FP), DX
+	XORQ         BX, BX
+
+loop:
+	CMPQ    BX, DX
+	JAE     done
+	VPADDD  (AX)(BX*8), Y0, Y2
+	VPSRLD  X1, Y2, Y2
+	VMOVDQU Y2, (CX)(BX*8)
+	ADDQ    $0x04, BX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func vifSubHAVX2(filt *uint64, half int, t *uint64, r *uint16, d *uint16, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·vifSubHAVX2(SB), NOSPLIT, $0-48
+	MOVQ         filt+0(FP), AX
+	MOVQ         t+16(FP), CX
+	MOVQ         r+24(FP), DX
+	MOVQ         d+32(FP), BX
+	MOVQ         half+8(FP), SI
+	MOVQ         n+40(FP), DI
+	VPBROADCASTD vifsubround<>+0(SB), Y0
+	VMOVDQU      vifsubshuf<>+0(SB), Y1
+	VMOVDQU      vifsubperm<>+0(SB), Y2
+
+pixels:
+	TESTQ        DI, DI
+	JZ           done
+	VMOVDQU      (CX)(SI*8), Y3
+	VSHUFPD      $0x00, 32(CX)(SI*8), Y3, Y3
+	VPBROADCASTD (AX)(SI*8), Y4
+	VPMULLD      Y4, Y3, Y3
+	XORQ         R8, R8
+	MOVQ         SI, R9
+	SHLQ         $0x01, R9
+
+taps:
+	CMPQ         R8, SI
+	JAE          tapsdone
+	VMOVDQU      (CX)(R8*8), Y4
+	VSHUFPD      $0x00, 32(CX)(R8*8), Y4, Y4
+	VMOVDQU      (CX)(R9*8), Y5
+	VSHUFPD      $0x00, 32(CX)(R9*8), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD (AX)(R8*8), Y5
+	VPMULLD      Y5, Y4, Y4
+	VPADDD       Y4, Y3, Y3
+	INCQ         R8
+	DECQ         R9
+	JMP          taps
+
+tapsdone:
+	VPADDD  Y0, Y3, Y3
+	VPSRLD  $0x10, Y3, Y3
+	VPERMQ  $0xd8, Y3, Y3
+	VPSHUFB Y1, Y3, Y3
+	VPERMD  Y3, Y2, Y3
+	MOVQ    X3, (DX)
+	VPEXTRQ $0x01, X3, (BX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x08, DX
+	ADDQ    $0x08, BX
+	SUBQ    $0x04, DI
+	JMP     pixels
+
+done:
+	VZEROUPPER
+	RET
+
+DATA vifsubround<>+0(SB)/4, $0x00008000
+GLOBL vifsubround<>(SB), RODATA|NOPTR, $4
+
+DATA vifsubshuf<>+0(SB)/4, $0x09080100
+DATA vifsubshuf<>+4(SB)/4, $0x0d0c0504
+DATA vifsubshuf<>+8(SB)/4, $0x80808080
+DATA vifsubshuf<>+12(SB)/4, $0x80808080
+DATA vifsubshuf<>+16(SB)/4, $0x09080100
+DATA vifsubshuf<>+20(SB)/4, $0x0d0c0504
+DATA vifsubshuf<>+24(SB)/4, $0x80808080
+DATA vifsubshuf<>+28(SB)/4, $0x80808080
+GLOBL vifsubshuf<>(SB), RODATA|NOPTR, $32
+
+DATA vifsubperm<>+0(SB)/4, $0x00000000
+DATA vifsubperm<>+4(SB)/4, $0x00000004
+DATA vifsubperm<>+8(SB)/4, $0x00000001
+DATA vifsubperm<>+12(SB)/4, $0x00000005
+DATA vifsubperm<>+16(SB)/4, $0x00000002
+DATA vifsubperm<>+20(SB)/4, $0x00000003
+DATA vifsubperm<>+24(SB)/4, $0x00000006
+DATA vifsubperm<>+28(SB)/4, $0x00000007
+GLOBL vifsubperm<>(SB), RODATA|NOPTR, $32
+
+// func vifFillAVX2(ref *uint16, dis *uint16, p *uint64, q *uint64, y *uint64, x *uint64, packSq uint64, n int)
+// Requires: AVX, AVX2
+TEXT ·vifFillAVX2(SB), NOSPLIT, $0-64
+	MOVQ ref+0(FP), AX
+	MOVQ dis+8(FP), CX
+	MOVQ p+16(FP), DX
+	MOVQ q+24(FP), BX
+	MOVQ y+32(FP), SI
+	MOVQ x+40(FP), DI
+	MOVQ packSq+48(FP), R8
+	MOVQ n+56(FP), R9
+	XORQ R10, R10
+
+loop:
+	CMPQ        R10, R9
+	JAE         done
+	VPMOVZXWD   (AX)(R10*2), X0
+	VPMOVZXWD   (CX)(R10*2), X1
+	VPUNPCKLDQ  X1, X0, X2
+	VPUNPCKHDQ  X1, X0, X0
+	VINSERTI128 $0x01, X0, Y2, Y2
+	VMOVDQU     Y2, (DX)(R10*8)
+	VPSRLQ      $0x20, Y2, Y0
+	VPMULUDQ    Y0, Y2, Y1
+	VMOVDQU     Y1, (DI)(R10*8)
+	TESTQ       R8, R8
+	JZ          wide
+	VPMULLD     Y2, Y2, Y1
+	VMOVDQU     Y1, (BX)(R10*8)
+	JMP         next
+
+wide:
+	VPMULUDQ Y2, Y2, Y1
+	VMOVDQU  Y1, (BX)(R10*8)
+	VPMULUDQ Y0, Y0, Y1
+	VMOVDQU  Y1, (SI)(R10*8)
+
+next:
+	ADDQ $0x04, R10
+	JMP  loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func admDen0AVX2(c *int32, n int) uint64
+// Requires: AVX, AVX2, SSE2
+TEXT ·admDen0AVX2(SB), NOSPLIT, $0-24
+	MOVQ  c+0(FP), AX
+	VPXOR Y0, Y0, Y0
+	MOVQ  n+8(FP), CX
+	XORQ  DX, DX
+
+loop:
+	CMPQ         DX, CX
+	JAE          done
+	VPABSD       (AX)(DX*4), X1
+	VPBROADCASTD denlow16<>+0(SB), Y2
+	VPAND        X2, X1, X1
+	VPMOVZXDQ    X1, Y1
+	VPMULUDQ     Y1, Y1, Y2
+	VPMULUDQ     Y1, Y2, Y2
+	VPADDQ       Y2, Y0, Y0
+	ADDQ         $0x04, DX
+	JMP          loop
+
+done:
+	VEXTRACTI128 $0x01, Y0, X1
+	VPADDQ       X1, X0, X1
+	VPSHUFD      $0x4e, X1, X0
+	VPADDQ       X0, X1, X1
+	MOVQ         X1, AX
+	MOVQ         AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+DATA denlow16<>+0(SB)/4, $0x0000ffff
+GLOBL denlow16<>(SB), RODATA|NOPTR, $4
+
+// func admDenSAVX2(c *int32, p *[4]uint64, n int) uint64
+// Requires: AVX, AVX2, SSE2
+TEXT ·admDenSAVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         p+8(FP), CX
+	VPBROADCASTQ (CX), Y0
+	MOVQ         8(CX), X1
+	VPBROADCASTQ 16(CX), Y2
+	MOVQ         24(CX), X3
+	VPXOR        Y4, Y4, Y4
+	MOVQ         n+16(FP), CX
+	XORQ         DX, DX
+
+loop:
+	CMPQ      DX, CX
+	JAE       done
+	VPABSD    (AX)(DX*4), X5
+	VPMOVZXDQ X5, Y5
+	VPMULUDQ  Y5, Y5, Y6
+	VPADDQ    Y0, Y6, Y6
+	VPSRLQ    X1, Y6, Y6
+	VPSRLQ    $0x20, Y6, Y7
+	VPMULUDQ  Y5, Y7, Y7
+	VPSLLQ    $0x20, Y7, Y7
+	VPMULUDQ  Y5, Y6, Y6
+	VPADDQ    Y7, Y6, Y6
+	VPADDQ    Y2, Y6, Y6
+	VPSRLQ    X3, Y6, Y6
+	VPADDQ    Y6, Y4, Y4
+	ADDQ      $0x04, DX
+	JMP       loop
+
+done:
+	VEXTRACTI128 $0x01, Y4, X0
+	VPADDQ       X0, X4, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	MOVQ         X0, AX
+	MOVQ         AX, ret+24(FP)
+	VZEROUPPER
+	RET

@@ -3,8 +3,8 @@
 //
 //	go run . -out ../zz_generated_kernels_amd64.s -stubs ../zz_generated_kernels_amd64.go -pkg vmaf
 //
-// Each kernel covers a multiple of 4 pixels (8 for the DWT's vertical
-// pass); its Go caller in kernels_amd64.go runs the scalar code on the
+// Each kernel covers a multiple of 4 pixels (8 for the scale-0 kernels of
+// ADM in 32-bit lanes: the DWT, the CSF and the decoupling); its Go caller in kernels_amd64.go runs the scalar code on the
 // rest of the row, and the tests compare every kernel with that scalar code.
 //
 // Bit-exactness rests on the bounds the scalar code documents: a packed
@@ -37,10 +37,22 @@ func main() {
 	motionH()
 	dwt0V()
 	dwt0H()
-	admCM0()
+	admCM(false)
+	admCM(true)
+	admCSFS()
 	vifRound("vifRoundPackedAVX2", true)
 	vifRound("vifRoundWideAVX2", false)
 	admCSF0()
+	admAngle()
+	admDecouple()
+	admDecouple0()
+	dwtSV()
+	dwtSH()
+	vifSubRound()
+	vifSubH()
+	vifFill()
+	admDen(false)
+	admDen(true)
 	Generate()
 }
 
@@ -178,34 +190,24 @@ func vifSigma() {
 	VPMULUDQ(Mem{Base: yy, Index: half, Scale: 8}, f, pyy)
 	VPMULUDQ(Mem{Base: xy, Index: half, Scale: 8}, f, pxy)
 
-	// Folded pairs: taps k and 2*half-k.
-	k, e := GP64(), GP64()
-	XORQ(k, k)
-	MOVQ(half, e)
-	SHLQ(Imm(1), e)
-	Label("taps")
-	CMPQ(k, half)
-	JAE(LabelRef("stat"))
-	f = broadcastTap(Mem{Base: filt, Index: k, Scale: 8})
-	x, y := YMM(), YMM()
-	VMOVDQU(Mem{Base: mu, Index: k, Scale: 8}, x)
-	VPADDD(Mem{Base: mu, Index: e, Scale: 8}, x, x)
-	VPMULLD(f, x, x)
-	VPADDD(x, pm, pm)
-	for _, p := range []struct {
-		src Register
-		acc VecVirtual
-	}{{xx, pxx}, {yy, pyy}, {xy, pxy}} {
-		VPMULUDQ(Mem{Base: p.src, Index: k, Scale: 8}, f, x)
-		VPMULUDQ(Mem{Base: p.src, Index: e, Scale: 8}, f, y)
-		VPADDQ(x, p.acc, p.acc)
-		VPADDQ(y, p.acc, p.acc)
-	}
-	INCQ(k)
-	DECQ(e)
-	JMP(LabelRef("taps"))
+	foldedTaps(half, func(k, e Register) {
+		f := broadcastTap(Mem{Base: filt, Index: k, Scale: 8})
+		x, y := YMM(), YMM()
+		VMOVDQU(Mem{Base: mu, Index: k, Scale: 8}, x)
+		VPADDD(Mem{Base: mu, Index: e, Scale: 8}, x, x)
+		VPMULLD(f, x, x)
+		VPADDD(x, pm, pm)
+		for _, p := range []struct {
+			src Register
+			acc VecVirtual
+		}{{xx, pxx}, {yy, pyy}, {xy, pxy}} {
+			VPMULUDQ(Mem{Base: p.src, Index: k, Scale: 8}, f, x)
+			VPMULUDQ(Mem{Base: p.src, Index: e, Scale: 8}, f, y)
+			VPADDQ(x, p.acc, p.acc)
+			VPADDQ(y, p.acc, p.acc)
+		}
+	})
 
-	Label("stat")
 	// mu1² , mu2², mu1*mu2, each (a*b + 2^31) >> 32.
 	m2, m1sq, m2sq, m12 := YMM(), YMM(), YMM(), YMM()
 	VPSRLQ(Imm(32), pm, m2)
@@ -234,13 +236,33 @@ func vifSigma() {
 		VMOVDQU(p.sum.AsX(), Mem{Base: p.out})
 	}
 
-	ADDQ(Imm(32), mu)
-	ADDQ(Imm(32), xx)
-	ADDQ(Imm(32), yy)
-	ADDQ(Imm(32), xy)
-	ADDQ(Imm(16), s1)
-	ADDQ(Imm(16), s2)
-	ADDQ(Imm(16), s12)
+	nextPixels(n, []Register{mu, xx, yy, xy, s1, s2, s12}, []uint64{32, 32, 32, 32, 16, 16, 16})
+}
+
+// foldedTaps runs body for the folded tap pairs (k, 2*half-k), k < half,
+// of a symmetric filter of 2*half+1 taps.
+func foldedTaps(half Register, body func(k, e Register)) {
+	k, e := GP64(), GP64()
+	XORQ(k, k)
+	MOVQ(half, e)
+	SHLQ(Imm(1), e)
+	Label("taps")
+	CMPQ(k, half)
+	JAE(LabelRef("tapsdone"))
+	body(k, e)
+	INCQ(k)
+	DECQ(e)
+	JMP(LabelRef("taps"))
+	Label("tapsdone")
+}
+
+// nextPixels ends a kernel whose loop starts at label "pixels" and leaves
+// for "done" when n is zero: it advances each pointer by its step in bytes,
+// counts 4 pixels off n and loops, then returns.
+func nextPixels(n Register, ptrs []Register, steps []uint64) {
+	for k, p := range ptrs {
+		ADDQ(Imm(steps[k]), p)
+	}
 	SUBQ(Imm(4), n)
 	JMP(LabelRef("pixels"))
 
@@ -591,17 +613,7 @@ func motionH() {
 		VPABSD(acc, acc)
 		VPAND(low, acc, acc)
 		VPADDQ(acc, sum, sum)
-	}, func() {
-		hi := XMM()
-		VEXTRACTI128(Imm(1), sum, hi)
-		VPADDQ(hi, sum.AsX(), hi)
-		lo := XMM()
-		VPSHUFD(Imm(0x4e), hi, lo)
-		VPADDQ(lo, hi, hi)
-		r := GP64()
-		MOVQ(hi, r)
-		Store(r, ReturnIndex(0))
-	})
+	}, func() { returnSum(sum) })
 }
 
 // dwtLo and dwtHi are ADM's Daubechies filter taps in Q15 (adm.go).
@@ -620,7 +632,7 @@ func dwordTable(name string, v []int32) Mem {
 }
 
 // narrow16 is int32(int16(x)) in every dword.
-func narrow16(x VecVirtual) {
+func narrow16(x Op) {
 	VPSLLD(Imm(16), x, x)
 	VPSRAD(Imm(16), x, x)
 }
@@ -675,7 +687,7 @@ func dwt0V() {
 func dwt0H() {
 	TEXT("admDWT0HAVX2", NOSPLIT, "func(t *int32, lo, hi *int32, n int)")
 	Pragma("noescape")
-	Doc("admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 4) from t into lo and hi.")
+	Doc("admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t into lo and hi.")
 	t := Load(Param("t"), GP64())
 	lo := Load(Param("lo"), GP64())
 	hi := Load(Param("hi"), GP64())
@@ -684,51 +696,61 @@ func dwt0H() {
 	VPBROADCASTD(ConstData("dwt0round", U32(32768)), round)
 	loTab := dwordTable("dwt0hlo", dwtLo[:])
 	hiTab := dwordTable("dwt0hhi", dwtHi[:])
-	rowLoop(func(i Register) {
-		// Offsets 0 and 2 from t[2j-1], split into even and odd dwords:
-		// the four taps' samples of four outputs.
-		a, b := YMM(), YMM()
-		VPERMD(Mem{Base: t}, perm, a)
-		VPERMD(Mem{Base: t, Disp: 8}, perm, b)
+	rowLoopStep(8, func(i Register) {
+		// Offsets 0 and 2 from t[2j-1], split into even and odd dwords
+		// per 128-bit half, then the halves of two loads joined: the four
+		// taps' samples of eight outputs.
 		var sv [4]VecVirtual
-		sv[0], sv[1], sv[2], sv[3] = a, XMM(), b, XMM()
-		VEXTRACTI128(Imm(1), a, sv[1].AsX())
-		VEXTRACTI128(Imm(1), b, sv[3].AsX())
+		for k, disp := range []int{0, 8} {
+			a, b := YMM(), YMM()
+			VPERMD(Mem{Base: t, Disp: disp}, perm, a)
+			VPERMD(Mem{Base: t, Disp: disp + 32}, perm, b)
+			sv[2*k], sv[2*k+1] = YMM(), YMM()
+			VPERM2I128(Imm(0x20), b, a, sv[2*k])
+			VPERM2I128(Imm(0x31), b, a, sv[2*k+1])
+		}
 		for _, p := range []struct {
 			tab Mem
 			out Register
 		}{{loTab, lo}, {hiTab, hi}} {
-			acc, c := XMM(), XMM()
-			VMOVDQA(round.AsX(), acc)
+			acc, c := YMM(), YMM()
+			VMOVDQA(round, acc)
 			for k := range sv {
 				VPBROADCASTD(p.tab.Offset(4*k), c)
-				VPMULLD(sv[k].AsX(), c, c)
+				VPMULLD(sv[k], c, c)
 				VPADDD(c, acc, acc)
 			}
 			VPSRAD(Imm(16), acc, acc)
 			narrow16(acc)
 			VMOVDQU(acc, Mem{Base: p.out, Index: i, Scale: 4})
 		}
-		ADDQ(Imm(32), t)
-	})
+		ADDQ(Imm(64), t)
+	}, func() {})
 }
 
-// admCM0 is one row of ADM's scale-0 contrast measure (admState.cm0) over
-// interior columns: the 3x3 masking threshold from the three bands' CSF
-// filter inputs f (with the centre from the CSF-weighted bands c), then
-// max(|src*rfactor| - thr, 0) cubed with libvmaf's two rounding shifts,
-// summed per band. The cube's arithmetic shift of a possibly negative
-// 64-bit value is a logical shift of the value biased by 2^62 (the product
-// of two values below 2^31 in magnitude), minus the shifted bias.
-func admCM0() {
-	TEXT("admCM0AVX2", NOSPLIT, "func(fh, fv, fd, ch, cv, cd, sh, sv, sd *int32, up, down int, cub *[4]uint64, out *[3]int64, n int)")
-	Pragma("noescape")
-	Doc("admCM0AVX2 sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, and the H and D cube shifts.")
-	names := []string{"fh", "fv", "fd", "ch", "cv", "cd", "sh", "sv", "sd"}
-	var p [9]Register
-	for k, nm := range names {
-		p[k] = Load(Param(nm), GP64())
+// admCM is one row of ADM's contrast measure over interior columns
+// (admCM0Row, and admCMSRow with scaleS): the 3x3 masking threshold from
+// the three bands' CSF filter inputs f (with the centre from the
+// CSF-weighted bands c), then max(|x| - thr, 0) cubed with libvmaf's two
+// rounding shifts, summed per band, where x is src weighted by the band's
+// rfactor. The cube's arithmetic shift of a possibly negative 64-bit value
+// is a logical shift of the value biased by 2^62 (the product of two values
+// below 2^31 in magnitude), minus the shifted bias.
+//
+// Scale 0 (admCM0AVX2) weighs in int32 (Go's wrapping), takes the centre as
+// int16((8738*|c| + 2048) >> 12) and shifts the threshold per band; scales
+// 1 to 3 (admCMSAVX2) weigh as csfS does, (src*irf + 2^27) >> 28 with the
+// unsigned Q32 irf in cub[4..6], take the centre as (286331153*|c| - 2^31)
+// >> 32 in 64 bits, and round every band's square alike.
+func admCM(scaleS bool) {
+	name, cubLen := "admCM0AVX2", 4
+	if scaleS {
+		name, cubLen = "admCMSAVX2", 7
 	}
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(fh, fv, fd, ch, cv, cd, sh, sv, sd *int32, up, down int, cub *[%d]uint64, out *[3]int64, n int)", cubLen))
+	Pragma("noescape")
+	Doc(name + " sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts (and for scales 1 to 3 the bands' irf).")
+	p := loadPointers("fh", "fv", "fd", "ch", "cv", "cd", "sh", "sv", "sd")
 	up := Load(Param("up"), GP64())
 	down := Load(Param("down"), GP64())
 	cub := Load(Param("cub"), GP64())
@@ -737,13 +759,15 @@ func admCM0() {
 	for _, a := range acc {
 		VPXOR(a, a, a)
 	}
-	d := func(name string, v uint32) Mem { return ConstData(name, U32(v)) }
-	q := func(name string, v uint64) Mem { return ConstData(name, U64(v)) }
-	c8738, c2048 := d("cmc8738", 8738), d("cmc2048", 2048)
-	rf := [3]Mem{d("cmrfh", 36453), d("cmrfv", 36453), d("cmrfd", 49417)}
-	addSq := [3]Mem{q("cmsq28", 1<<28), q("cmsq28b", 1<<28), q("cmsq29", 1<<29)}
+	d := func(name string, v uint32) Mem { return constMem(name, U32(v)) }
+	q := func(name string, v uint64) Mem { return constMem(name, U64(v)) }
+	addSq := [3]Mem{q("cmsq28", 1<<28), q("cmsq28", 1<<28), q("cmsq29", 1<<29)}
 	shSq := [3]uint64{29, 29, 30}
 	thrShift := [3]uint64{10, 10, 12}
+	if scaleS {
+		addSq = [3]Mem{q("cmsq29", 1<<29), q("cmsq29", 1<<29), q("cmsq29", 1<<29)}
+		shSq = [3]uint64{30, 30, 30}
+	}
 	// Cube shift counts: H and V share one.
 	shH, shD := XMM(), XMM()
 	MOVQ(Mem{Base: cub, Disp: 16}, shH)
@@ -776,12 +800,17 @@ func admCM0() {
 				VPADDD(m, thr, thr)
 			}
 		}
+		VPABSD(Mem{Base: p[3+b]}, t)
+		if scaleS {
+			// centre = (286331153*|c| - 2^31) >> 32
+			VPADDD(fltQ32(t, 286331153), thr, thr)
+			continue
+		}
 		// centre = int16((8738*|c| + 2048) >> 12)
 		c := XMM()
-		VPABSD(Mem{Base: p[3+b]}, t)
-		VPBROADCASTD(c8738, c)
+		VPBROADCASTD(d("cmc8738", 8738), c)
 		VPMULLD(c, t, t)
-		VPBROADCASTD(c2048, c)
+		VPBROADCASTD(d("cmc2048", 2048), c)
 		VPADDD(c, t, t)
 		VPSRAD(Imm(12), t, t)
 		narrow16(t)
@@ -789,11 +818,19 @@ func admCM0() {
 	}
 	for b := 0; b < 3; b++ {
 		x, c, th := XMM(), XMM(), XMM()
-		VPBROADCASTD(rf[b], c)
-		VPMULLD(Mem{Base: p[6+b]}, c, x)
+		if scaleS {
+			weighS(Mem{Base: p[6+b]}, Mem{Base: cub, Disp: 32 + 8*b}, x)
+		} else {
+			VPBROADCASTD(d([3]string{"cmrfh", "cmrfv", "cmrfd"}[b], [3]uint32{36453, 36453, 49417}[b]), c)
+			VPMULLD(Mem{Base: p[6+b]}, c, x)
+		}
 		VPABSD(x, x)
-		VPSLLD(Imm(thrShift[b]), thr, th)
-		VPSUBD(th, x, x)
+		if scaleS {
+			VPSUBD(thr, x, x)
+		} else {
+			VPSLLD(Imm(thrShift[b]), thr, th)
+			VPSUBD(th, x, x)
+		}
 		VPMAXSD(zero, x, x)
 		x64, sq := YMM(), YMM()
 		VPMOVZXDQ(x, x64)
@@ -825,6 +862,58 @@ func admCM0() {
 	storeSums(acc[:], Load(Param("out"), GP64()))
 	VZEROUPPER()
 	RET()
+}
+
+// fltQ32 is int32((f*int64(x) + admFltRound) >> 32) of four int32 x (the
+// 1/30 and 1/15 filters of scales 1 to 3 in Q32, admFltRound being -2^31):
+// the high dwords of the 64-bit sums.
+func fltQ32(x Register, f uint64) Register {
+	x64, c := YMM(), YMM()
+	VPMOVZXDQ(x, x64)
+	VPBROADCASTQ(constMem(fmt.Sprintf("fltq32c%d", f), U64(f)), c)
+	VPMULDQ(c, x64, x64)
+	VPBROADCASTQ(constMem("fltq32round", U64(0xffffffff80000000)), c)
+	VPADDQ(c, x64, x64)
+	VPSRLQ(Imm(32), x64, x64)
+	return pack32(x64)
+}
+
+// admCSFS is the CSF of scales 1 to 3 of one band's row segment
+// (admCSFSRow): a = weighS(src) and the masking input f = fltQ32(|a|,
+// 143165577), 4 coefficients a step.
+func admCSFS() {
+	TEXT("admCSFSAVX2", NOSPLIT, "func(src, dstA, dstF *int32, irf *uint64, n int)")
+	Pragma("noescape")
+	Doc("admCSFSAVX2 weighs n coefficients (a multiple of 4) of src by the Q32 weight *irf into dstA and their masking inputs into dstF.")
+	p := loadPointers("src", "dstA", "dstF", "irf")
+	rowLoop(func(i Register) {
+		a := XMM()
+		weighS(Mem{Base: p[0], Index: i, Scale: 4}, Mem{Base: p[3]}, a)
+		VMOVDQU(a, Mem{Base: p[1], Index: i, Scale: 4})
+		VPABSD(a, a)
+		VMOVDQU(fltQ32(a, 143165577), Mem{Base: p[2], Index: i, Scale: 4})
+	})
+}
+
+// weighS is csfS's weighting of four int32 coefficients at src by the
+// unsigned Q32 weight at irf: int32((src*irf + 2^27) >> 28) into the XMM x.
+// VPMULUDQ takes src as unsigned, which adds irf*2^32 for a negative src;
+// that is taken off again. The sum stays within int64 (irf < 2^32), and the
+// logical shift's low dword is the arithmetic one's.
+func weighS(src, irf Mem, x Register) {
+	s64, w, neg, p := YMM(), YMM(), YMM(), YMM()
+	VPMOVSXDQ(src, s64)
+	VPBROADCASTQ(irf, w)
+	VPMULUDQ(w, s64, p)
+	VPXOR(neg, neg, neg)
+	VPCMPGTQ(s64, neg, neg) // src < 0
+	VPSLLQ(Imm(32), w, w)
+	VPAND(w, neg, neg)
+	VPSUBQ(neg, p, p)
+	VPBROADCASTQ(constMem("csfs2p27", U64(1<<27)), w)
+	VPADDQ(w, p, p)
+	VPSRLQ(Imm(28), p, p)
+	VMOVDQA(pack32(p), x)
 }
 
 // storeSums writes the sum of each register's four 64-bit lanes to
@@ -916,4 +1005,606 @@ func admCSF0() {
 		narrow16(f)
 		VMOVDQU(f, Mem{Base: dstF, Index: i, Scale: 4})
 	}, func() {})
+}
+
+// pack32 moves the low dwords of a YMM's four 64-bit lanes into its XMM.
+func pack32(y VecVirtual) Register {
+	VPSHUFD(Imm(0x08), y, y)
+	VPERMQ(Imm(0x08), y, y)
+	return y.AsX()
+}
+
+// int64ToFloat32 sets x's four int64 lanes to float64(float32(x)), the
+// rounding Go's float32(int64) does (CVTSQ2SS, round to nearest even). A
+// value of at most 51 bits converts to double exactly (the 1.5*2^52 magic
+// number), so the one rounding is the double's to float32. Where the
+// register wide is not zero, any int64 does: a magnitude of 2^53 or more
+// first has its 11 low bits, which lie below float32's rounding bit,
+// replaced by one sticky bit so that it too converts to double exactly, and
+// the sign goes back after the rounding (round to nearest is symmetric).
+func int64ToFloat32(x VecVirtual, wide Register) {
+	q := bcastConstQ
+	narrowL, joinL := "f32narrow", "f32join"
+	CMPQ(wide, Imm(0))
+	JE(LabelRef(narrowL))
+	neg, zero := YMM(), YMM()
+	VPXOR(zero, zero, zero)
+	VPCMPGTQ(x, zero, neg) // x < 0
+	VPXOR(neg, x, x)
+	VPSUBQ(neg, x, x) // |x| as uint64 (2^63 for MinInt64)
+	// Sticky: big lanes keep bits 63..11, bit 11 ORed with bits 10..0.
+	small, low, t := YMM(), YMM(), YMM()
+	VPSRLQ(Imm(53), x, small)
+	VPCMPEQQ(zero, small, small) // |x| < 2^53
+	c7ff := q("decc7ff", 0x7ff)
+	VPAND(x, c7ff, low)
+	VPCMPEQQ(zero, low, low) // no low bit set
+	VPANDN(x, c7ff, t)       // x without its low bits
+	VPANDN(q("decc800", 0x800), low, low)
+	VPOR(low, t, t)
+	VBLENDVPD(small, x, t, x)
+	// uint64 to double: ((2^84 + hi*2^32) - (2^84 + 2^52)) + (2^52 + lo),
+	// one rounding (none here).
+	hi := YMM()
+	VPSRLQ(Imm(32), x, hi)
+	VPOR(q("decm84", 0x4530000000000000), hi, hi)
+	VPBLENDD(Imm(0xaa), q("decm52", 0x4330000000000000), x, x)
+	VSUBPD(q("decm8452", 0x4530000000100000), hi, hi)
+	VADDPD(hi, x, x)
+	VCVTPD2PSY(x, x.AsX())
+	VCVTPS2PD(x.AsX(), x)
+	VPSLLQ(Imm(63), neg, neg)
+	VXORPD(neg, x, x)
+	JMP(LabelRef(joinL))
+
+	Label(narrowL)
+	magic := q("decmagic", 0x4338000000000000)
+	VPADDQ(magic, x, x)
+	VSUBPD(magic, x, x)
+	VCVTPD2PSY(x, x.AsX())
+	VCVTPS2PD(x.AsX(), x)
+	Label(joinL)
+}
+
+// loadPointers loads the named pointer arguments into registers.
+func loadPointers(names ...string) []Register {
+	r := make([]Register, len(names))
+	for k, nm := range names {
+		r[k] = Load(Param(nm), GP64())
+	}
+	return r
+}
+
+// constData caches read-only constants by name, so that kernels and their
+// helpers may ask for one more than once.
+var constData = map[string]Mem{}
+
+func constMem(name string, v Constant) Mem {
+	m, ok := constData[name]
+	if !ok {
+		m = ConstData(name, v)
+		constData[name] = m
+	}
+	return m
+}
+
+// bcastConstQ is a register with the 64-bit constant v in every lane.
+func bcastConstQ(name string, v uint64) VecVirtual {
+	r := YMM()
+	VPBROADCASTQ(constMem(name, U64(v)), r)
+	return r
+}
+
+// bcastConstD is a register with the 32-bit constant v in every lane.
+func bcastConstD(name string, v uint32) VecVirtual {
+	r := YMM()
+	VPBROADCASTD(constMem(name, U32(v)), r)
+	return r
+}
+
+// admAngle is the angle test of ADM's decoupling (admDecoupleRow in
+// adm_kernels.go) for four pixels a step: with the int64 products ot =
+// oh*th + ov*tv, oo = oh²+ov², tt = th²+tv² rounded to float32 as the scalar
+// code rounds them, angle = dp >= 0 && dp*dp >= cos1*oo*tt in double, where
+// dp, oo and tt are divided by 4096 as there (exact). narrow is for scale
+// 0's int16 coefficients (wide 0), whose products stay within 2^31; wide 1
+// takes any int32 (the sums wrap at 64 bits as Go's do).
+func admAngle() {
+	TEXT("admAngleAVX2", NOSPLIT, "func(oh, ov, th, tv *int32, angle *int32, cos1 float64, wide uint64, n int)")
+	Pragma("noescape")
+	Doc("admAngleAVX2 sets angle[i] to -1 where the decoupling's angle test holds, else 0, for i < n (a multiple of 4).")
+	p := loadPointers("oh", "ov", "th", "tv", "angle")
+	oh, ov, th, tv, angle := p[0], p[1], p[2], p[3], p[4]
+	cos1 := YMM()
+	VBROADCASTSD(paramAddr("cos1"), cos1)
+	wide := Load(Param("wide"), GP64())
+	// The three products go through one conversion loop on the stack.
+	prods := AllocLocal(96)
+	rowLoop(func(i Register) {
+		ld := func(r Register) VecVirtual {
+			v := YMM()
+			VPMOVSXDQ(Mem{Base: r, Index: i, Scale: 4}, v)
+			return v
+		}
+		vOH, vOV, vTH, vTV := ld(oh), ld(ov), ld(th), ld(tv)
+		for k, f := range [3][4]VecVirtual{{vOH, vTH, vOV, vTV}, {vOH, vOH, vOV, vOV}, {vTH, vTH, vTV, vTV}} {
+			x, y := YMM(), YMM()
+			VPMULDQ(f[0], f[1], x)
+			VPMULDQ(f[2], f[3], y)
+			VPADDQ(y, x, x)
+			VMOVDQU(x, prods.Offset(32*k))
+		}
+		off := GP64()
+		XORQ(off, off)
+		Label("convert")
+		x := YMM()
+		at := Mem{Base: prods.Base, Index: off, Scale: 1, Disp: prods.Disp}
+		VMOVDQU(at, x)
+		int64ToFloat32(x, wide)
+		VMULPD(bcastConstQ("decinv4096", 0x3f30000000000000), x, x)
+		VMOVDQU(x, at)
+		ADDQ(Imm(32), off)
+		CMPQ(off, Imm(96))
+		JB(LabelRef("convert"))
+		dp, oo, tt := YMM(), YMM(), YMM()
+		VMOVUPD(prods, dp)
+		VMOVUPD(prods.Offset(32), oo)
+		VMOVUPD(prods.Offset(64), tt)
+		lhs, zero := YMM(), YMM()
+		VMULPD(dp, dp, lhs)
+		VMULPD(oo, cos1, oo)
+		VMULPD(tt, oo, oo)
+		VCMPPD(Imm(0x0d), oo, lhs, lhs) // lhs >= rhs
+		VXORPD(zero, zero, zero)
+		VCMPPD(Imm(0x0d), zero, dp, dp) // dp >= 0
+		VANDPD(dp, lhs, lhs)
+		VMOVDQU(pack32(lhs), Mem{Base: angle, Index: i, Scale: 4})
+	})
+}
+
+// admDecouple is ADM's decoupling of one band (admDecoupleOne in
+// adm_kernels.go) for four coefficients a step: k = clamp(t/o, 0, 1) in Q15
+// through the reciprocal table tab (at its entry 0, so indexed by the
+// normalised |o|) with the int64 product's sign and rounding, r = k*o in
+// Q15, where the angle test holds and k > 0 r becomes its product by the
+// gain limit egl clamped to t, and a = t - r, for scales 1 to 3 (int32
+// coefficients; admDecouple0 is scale 0).
+//
+// The normalisation's shift, 17 - LeadingZeros32(|o|) for |o| >= 2^15, is
+// the exponent of |o| as a double less 14 (at least 0). k*o fits 47 bits
+// and its shifted value int32, so the low dword of the logical shift is the
+// arithmetic one's. A negative rounded product clamps to 0 before its
+// shift.
+func admDecouple() {
+	o, t, angle, rp, ap, tab, egl := decoupleKernel("admDecoupleAVX2", "n coefficients (a multiple of 4)")
+	rowLoop(func(i Register) {
+		zero := YMM()
+		VPXOR(zero, zero, zero)
+		vo, vt, ao := XMM(), XMM(), XMM()
+		VMOVDQU(Mem{Base: o, Index: i, Scale: 4}, vo)
+		VMOVDQU(Mem{Base: t, Index: i, Scale: 4}, vt)
+		VPABSD(vo, ao) // |o| as uint32
+		// shift = max(exponent(|o|) - 1037, 0)
+		sh := YMM()
+		VCVTDQ2PD(vo, sh)
+		VPSRLQ(Imm(52), sh, sh)
+		sh32 := pack32(sh)
+		VPAND(bcastConstD("decc7ffd", 0x7ff).AsX(), sh32, sh32)
+		VPSUBD(bcastConstD("decc1037", 1037).AsX(), sh32, sh32)
+		VPMAXSD(zero.AsX(), sh32, sh32)
+		// msb = (|o| + ((1 << shift) >> 1)) >> shift
+		rnd := XMM()
+		VPSLLVD(sh32, bcastConstD("decc1d", 1).AsX(), rnd)
+		VPSRLD(Imm(1), rnd, rnd)
+		VPADDD(ao, rnd, rnd)
+		VPSRLVD(sh32, rnd, rnd)
+		lk, mask := XMM(), XMM()
+		VPCMPEQD(mask, mask, mask)
+		VPXOR(lk, lk, lk)
+		VPGATHERDD(mask, Mem{Base: tab, Index: rnd, Scale: 4}, lk)
+		// p = lookup * t * sign(o) + (2^14 << shift)
+		p, t64, sgn, sh64 := YMM(), YMM(), YMM(), YMM()
+		VPMOVZXDQ(lk, p)
+		VPMOVSXDQ(vt, t64)
+		VPMULDQ(t64, p, p)
+		VPSRAD(Imm(31), vo, sgn.AsX())
+		VPMOVSXDQ(sgn.AsX(), sgn)
+		VPXOR(sgn, p, p)
+		VPSUBQ(sgn, p, p)
+		VPMOVZXDQ(sh32, sh64)
+		c := YMM()
+		VPSLLVQ(sh64, bcastConstQ("decc2p14", 1<<14), c)
+		VPADDQ(c, p, p)
+		// k = p < 0 ? 0 : min(p >> (15+shift), 32768)
+		neg := YMM()
+		VPCMPGTQ(p, zero, neg)
+		VPADDQ(bcastConstQ("decc15", 15), sh64, sh64)
+		VPSRLVQ(sh64, p, p)
+		c32768 := bcastConstQ("decc32768", 32768)
+		VPCMPGTQ(c32768, p, c)
+		VBLENDVPD(c, c32768, p, p)
+		VPANDN(p, neg, p)
+		k := p
+		// r = (k*o + 2^14) >> 15
+		o64, rr := YMM(), YMM()
+		VPMOVSXDQ(vo, o64)
+		VPMULDQ(o64, k, rr)
+		VPADDQ(bcastConstQ("decc2p14", 1<<14), rr, rr)
+		VPSRLQ(Imm(15), rr, rr)
+		r := pack32(rr)
+		// The gain limit where angle && k > 0 (k > 0 implies o != 0).
+		m := YMM()
+		VPCMPGTQ(zero, k, m)
+		k32 := pack32(m)
+		VPAND(Mem{Base: angle, Index: i, Scale: 4}, k32, k32)
+		lim32 := gainLimit(r, vt, o64, egl)
+		VPBLENDVB(k32, lim32, r, r)
+		VMOVDQU(r, Mem{Base: rp, Index: i, Scale: 4})
+		VPSUBD(r, vt, vt)
+		VMOVDQU(vt, Mem{Base: ap, Index: i, Scale: 4})
+	})
+}
+
+// decoupleKernel starts a decoupling kernel: its signature, its pointers
+// and the gain limit in every lane.
+func decoupleKernel(name, what string) (o, t, angle, r, a, tab Register, egl VecVirtual) {
+	TEXT(name, NOSPLIT, "func(o, t, angle, r, a *int32, tab *int32, egl float64, n int)")
+	Pragma("noescape")
+	Doc(name + " decouples " + what + " of one band into r and a; tab is the reciprocal table at its entry 0.")
+	p := loadPointers("o", "t", "angle", "r", "a", "tab")
+	egl = YMM()
+	VBROADCASTSD(paramAddr("egl"), egl)
+	return p[0], p[1], p[2], p[3], p[4], p[5], egl
+}
+
+// gainLimit is the decoupling's gain limit of four coefficients: v =
+// double(r)*egl clamped to t (o > 0: v < t ? v : t; o < 0: v > t ? v : t,
+// o64 being o sign-extended) and truncated to int32, into an XMM.
+func gainLimit(r, vt Register, o64, egl VecVirtual) Register {
+	v, td, lim, sel := YMM(), YMM(), YMM(), YMM()
+	VCVTDQ2PD(r, v)
+	VMULPD(egl, v, v)
+	VCVTDQ2PD(vt, td)
+	VCMPPD(Imm(0x01), td, v, sel) // v < t
+	VBLENDVPD(sel, v, td, lim)
+	VCMPPD(Imm(0x0e), td, v, sel) // v > t
+	VBLENDVPD(sel, v, td, sel)
+	VBLENDVPD(o64, sel, lim, lim) // o < 0 takes the second
+	lim32 := XMM()
+	VCVTTPD2DQY(lim, lim32)
+	return lim32
+}
+
+// admDecouple0 is admDecouple for scale 0, whose coefficients are int16,
+// eight a step: the normalisation's shift is 1 for |o| = 2^15 alone,
+// t*sign(o) fits int32 (VPSIGND), the product with the reciprocal (below
+// 2^46) is taken in even and odd 64-bit lanes with its arithmetic shift as a
+// logical one of the value biased by 2^46, k*o fits int32, and r and a are
+// narrowed to int16 where the scalar code narrows them.
+func admDecouple0() {
+	o, t, angle, rp, ap, tab, egl := decoupleKernel("admDecouple0AVX2", "n int16 coefficients (a multiple of 8) of scale 0")
+	rowLoopStep(8, func(i Register) {
+		zero, vo, vt, ao, sh := YMM(), YMM(), YMM(), YMM(), YMM()
+		VPXOR(zero, zero, zero)
+		VMOVDQU(Mem{Base: o, Index: i, Scale: 4}, vo)
+		VMOVDQU(Mem{Base: t, Index: i, Scale: 4}, vt)
+		VPABSD(vo, ao)
+		VPSRLD(Imm(15), ao, sh) // 1 for |o| = 2^15, else 0
+		msb, lk, mask := YMM(), YMM(), YMM()
+		VPADDD(sh, ao, msb)
+		VPSRLVD(sh, msb, msb)
+		VPCMPEQD(mask, mask, mask)
+		VPXOR(lk, lk, lk)
+		VPGATHERDD(mask, Mem{Base: tab, Index: msb, Scale: 4}, lk)
+		ts := YMM()
+		VPSIGND(vo, vt, ts) // t*sign(o)
+		// k = (lk*ts + (2^14 << sh)) >> (15+sh) in the even and odd lanes.
+		var k [2]VecVirtual
+		for h := range k {
+			a, b, s, c := YMM(), YMM(), YMM(), YMM()
+			if h == 0 {
+				VMOVDQA(lk, a)
+				VMOVDQA(ts, b)
+				VPAND(bcastConstQ("declow32", 0xffffffff), sh, s)
+			} else {
+				VPSRLQ(Imm(32), lk, a)
+				VPSRLQ(Imm(32), ts, b)
+				VPSRLQ(Imm(32), sh, s)
+			}
+			VPMULDQ(b, a, a)
+			VPSLLVQ(s, bcastConstQ("decc2p14", 1<<14), c)
+			VPADDQ(c, a, a)
+			VPADDQ(bcastConstQ("decc2p46", 1<<46), a, a)
+			VPADDQ(bcastConstQ("decc15", 15), s, s)
+			VPSRLVQ(s, a, a)
+			VPSRLVQ(s, bcastConstQ("decc2p46", 1<<46), c)
+			VPSUBQ(c, a, a)
+			k[h] = a
+		}
+		VPSLLQ(Imm(32), k[1], k[1])
+		VPBLENDD(Imm(0xaa), k[1], k[0], k[0])
+		kk := k[0]
+		VPMAXSD(zero, kk, kk)
+		VPMINSD(bcastConstD("decc32768d", 32768), kk, kk)
+		// r = int16((k*o + 2^14) >> 15)
+		r := YMM()
+		VPMULLD(vo, kk, r)
+		VPADDD(bcastConstD("decc2p14d", 1<<14), r, r)
+		VPSRAD(Imm(15), r, r)
+		narrow16(r)
+		// The gain limit where angle && k > 0, four lanes at a time.
+		m := YMM()
+		VPCMPGTD(zero, kk, m)
+		VPAND(Mem{Base: angle, Index: i, Scale: 4}, m, m)
+		var lim [2]Register
+		for h := range lim {
+			rh, th, oh := XMM(), XMM(), YMM()
+			VEXTRACTI128(Imm(uint64(h)), r, rh)
+			VEXTRACTI128(Imm(uint64(h)), vt, th)
+			VEXTRACTI128(Imm(uint64(h)), vo, oh.AsX())
+			VPMOVSXDQ(oh.AsX(), oh)
+			lim[h] = gainLimit(rh, th, oh, egl)
+		}
+		l := YMM()
+		VINSERTI128(Imm(1), lim[1], lim[0].(VecVirtual).AsY(), l)
+		narrow16(l)
+		VPBLENDVB(m, l, r, r)
+		VMOVDQU(r, Mem{Base: rp, Index: i, Scale: 4})
+		VPSUBD(r, vt, vt)
+		narrow16(vt)
+		VMOVDQU(vt, Mem{Base: ap, Index: i, Scale: 4})
+	}, func() {})
+}
+
+// dwtTapTables holds ADM's DWT taps once in read-only data for the kernels
+// of scales 1 to 3.
+var dwtTapTables [2]*Mem
+
+func dwtTaps() (lo, hi Mem) {
+	if dwtTapTables[0] == nil {
+		l, h := dwordTable("dwtslo", dwtLo[:]), dwordTable("dwtshi", dwtHi[:])
+		dwtTapTables = [2]*Mem{&l, &h}
+	}
+	return *dwtTapTables[0], *dwtTapTables[1]
+}
+
+// dwtSum64 is (sum taps[k]*s[k] + add) >> shift of four int64 lanes (each
+// s[k] an int32 sign-extended), truncated to int32 into out's four dwords.
+// The logical shift's low dword is the arithmetic one's: shift+32 <= 64.
+func dwtSum64(taps Mem, s [4]VecVirtual, add VecVirtual, shift Op, out Mem) {
+	acc, c := YMM(), YMM()
+	VMOVDQA(add, acc)
+	for k := range s {
+		VPBROADCASTD(taps.Offset(4*k), c)
+		VPMULDQ(s[k], c, c)
+		VPADDQ(c, acc, acc)
+	}
+	VPSRLQ(shift, acc, acc)
+	VMOVDQU(pack32(acc), out)
+}
+
+// dwtSV is the vertical pass of ADM's DWT of scales 1 to 3 (admDWTSV):
+// lo = (sum dwtLo[k]*r_k + add) >> shift in 64 bits, truncated to int32,
+// and hi likewise, 4 samples at a time.
+func dwtSV() {
+	TEXT("admDWTSVAVX2", NOSPLIT, "func(r0, r1, r2, r3, lo, hi *int32, add, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("admDWTSVAVX2 runs the 64-bit vertical DWT of n samples (a multiple of 4) of four rows into lo and hi.")
+	p := loadPointers("r0", "r1", "r2", "r3", "lo", "hi")
+	add, shift := YMM(), XMM()
+	VPBROADCASTQ(paramAddr("add"), add)
+	MOVQ(paramAddr("shift"), shift)
+	loTab, hiTab := dwtTaps()
+	rowLoop(func(i Register) {
+		var u [4]VecVirtual
+		for k := range u {
+			u[k] = YMM()
+			VPMOVSXDQ(Mem{Base: p[k], Index: i, Scale: 4}, u[k])
+		}
+		dwtSum64(loTab, u, add, shift, Mem{Base: p[4], Index: i, Scale: 4})
+		dwtSum64(hiTab, u, add, shift, Mem{Base: p[5], Index: i, Scale: 4})
+	})
+}
+
+// dwtSH is the horizontal pass of ADM's DWT of scales 1 to 3 (admDWTSH)
+// for interior outputs, as dwt0H with dwtSV's 64-bit sums.
+func dwtSH() {
+	TEXT("admDWTSHAVX2", NOSPLIT, "func(t, lo, hi *int32, add, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("admDWTSHAVX2 runs the 64-bit horizontal DWT of n interior outputs (a multiple of 4) from t into lo and hi.")
+	p := loadPointers("t", "lo", "hi")
+	t := p[0]
+	add, shift, perm := YMM(), XMM(), YMM()
+	VPBROADCASTQ(paramAddr("add"), add)
+	MOVQ(paramAddr("shift"), shift)
+	VMOVDQU(dwordTable("dwtsperm", []int32{0, 2, 4, 6, 1, 3, 5, 7}), perm)
+	loTab, hiTab := dwtTaps()
+	rowLoop(func(i Register) {
+		// The even and odd dwords from t[2j-1] and t[2j+1]: the four taps'
+		// samples of four outputs.
+		a, b := YMM(), YMM()
+		VPERMD(Mem{Base: t}, perm, a)
+		VPERMD(Mem{Base: t, Disp: 8}, perm, b)
+		var sv [4]VecVirtual
+		for k, half := range []struct {
+			v  VecVirtual
+			hi bool
+		}{{a, false}, {a, true}, {b, false}, {b, true}} {
+			sv[k] = YMM()
+			x := half.v.AsX()
+			if half.hi {
+				VEXTRACTI128(Imm(1), half.v, sv[k].AsX())
+				x = sv[k].AsX()
+			}
+			VPMOVSXDQ(x, sv[k])
+		}
+		dwtSum64(loTab, sv, add, shift, Mem{Base: p[1], Index: i, Scale: 4})
+		dwtSum64(hiTab, sv, add, shift, Mem{Base: p[2], Index: i, Scale: 4})
+		ADDQ(Imm(32), t)
+	})
+}
+
+// vifSubRound rounds the subsampling's packed vertical sums (ref | dis<<32)
+// lane by lane, (v + round) >> shift in 32-bit lanes: the filter sums to
+// 2^16 and samples have at most 16 bits, so no lane reaches 2^32 - round.
+func vifSubRound() {
+	TEXT("vifSubRoundAVX2", NOSPLIT, "func(acc, dst *uint64, round, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("vifSubRoundAVX2 rounds n packed vertical sums (a multiple of 4) of the subsampling into dst.")
+	p := loadPointers("acc", "dst")
+	round, shift := YMM(), XMM()
+	VPBROADCASTD(paramAddr("round"), round)
+	MOVQ(paramAddr("shift"), shift)
+	rowLoop(func(i Register) {
+		x := YMM()
+		VPADDD(Mem{Base: p[0], Index: i, Scale: 8}, round, x)
+		VPSRLD(shift, x, x)
+		VMOVDQU(x, Mem{Base: p[1], Index: i, Scale: 8})
+	})
+}
+
+// vifSubH is the subsampling's horizontal pass (vifSubRow in vif.go) for
+// four kept columns a step: output m takes the symmetric filter of 2*half+1
+// taps over the padded packed row t from t[2m], in 32-bit lanes (the sums
+// stay below 2^32 as in the vertical pass), then (v + 2^15) >> 16 of each
+// lane into r and d. The taps' samples t[k], t[k+2], t[k+4], t[k+6] come
+// from two loads as t[k], t[k+4], t[k+2], t[k+6] (VSHUFPD), an order every
+// tap shares, put right once at the end.
+func vifSubH() {
+	TEXT("vifSubHAVX2", NOSPLIT, "func(filt *uint64, half int, t *uint64, r, d *uint16, n int)")
+	Pragma("noescape")
+	Doc("vifSubHAVX2 filters and keeps n columns (a multiple of 4) of the padded packed row t (from the first output's window) into r and d.")
+	p := loadPointers("filt", "t", "r", "d")
+	filt, t, r, d := p[0], p[1], p[2], p[3]
+	half := Load(Param("half"), GP64())
+	n := Load(Param("n"), GP64())
+	round, shuf, perm := YMM(), YMM(), YMM()
+	VPBROADCASTD(constMem("vifsubround", U32(32768)), round)
+	lane := []int32{0x09080100, 0x0d0c0504, -0x7f7f7f80, -0x7f7f7f80}
+	VMOVDQU(dwordTable("vifsubshuf", append(lane, lane...)), shuf)
+	VMOVDQU(dwordTable("vifsubperm", []int32{0, 4, 1, 5, 2, 3, 6, 7}), perm)
+	taps := func(k Register) VecVirtual {
+		x := YMM()
+		VMOVDQU(Mem{Base: t, Index: k, Scale: 8}, x)
+		VSHUFPD(Imm(0), Mem{Base: t, Index: k, Scale: 8, Disp: 32}, x, x)
+		return x
+	}
+
+	Label("pixels")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	acc := taps(half)
+	VPMULLD(broadcastTap(Mem{Base: filt, Index: half, Scale: 8}), acc, acc)
+	foldedTaps(half, func(k, e Register) {
+		x := taps(k)
+		VPADDD(taps(e), x, x)
+		VPMULLD(broadcastTap(Mem{Base: filt, Index: k, Scale: 8}), x, x)
+		VPADDD(x, acc, acc)
+	})
+	VPADDD(round, acc, acc)
+	VPSRLD(Imm(16), acc, acc)
+	VPERMQ(Imm(0xd8), acc, acc)
+	VPSHUFB(shuf, acc, acc)
+	VPERMD(acc, perm, acc)
+	MOVQ(acc.AsX(), Mem{Base: r})
+	VPEXTRQ(Imm(1), acc.AsX(), Mem{Base: d})
+	nextPixels(n, []Register{t, r, d}, []uint64{64, 8, 8})
+}
+
+// vifFill is VIF's ring fill (vifRing.fill in vif.go): from 4 reference
+// and distorted samples a step, the packed words p = ref | dis<<32, x =
+// ref*dis, and the squares: packed in q (ref² | dis²<<32, each below 2^32
+// for 16-bit samples) when packSq is set, else ref² in q and dis² in y.
+func vifFill() {
+	TEXT("vifFillAVX2", NOSPLIT, "func(ref, dis *uint16, p, q, y, x *uint64, packSq uint64, n int)")
+	Pragma("noescape")
+	Doc("vifFillAVX2 writes the products of n samples (a multiple of 4) of a row pair into the ring rows p, q, y and x.")
+	ptr := loadPointers("ref", "dis", "p", "q", "y", "x")
+	packSq := Load(Param("packSq"), GP64())
+	rowLoop(func(i Register) {
+		at := func(r Register) Mem { return Mem{Base: r, Index: i, Scale: 8} }
+		pk, d, t := loadPacked(ptr[0], nil, ptr[1], nil, i), YMM(), YMM()
+		VMOVDQU(pk, at(ptr[2]))
+		VPSRLQ(Imm(32), pk, d)
+		VPMULUDQ(d, pk, t)
+		VMOVDQU(t, at(ptr[5]))
+		TESTQ(packSq, packSq)
+		JZ(LabelRef("wide"))
+		VPMULLD(pk, pk, t)
+		VMOVDQU(t, at(ptr[3]))
+		JMP(LabelRef("next"))
+		Label("wide")
+		VPMULUDQ(pk, pk, t)
+		VMOVDQU(t, at(ptr[3]))
+		VPMULUDQ(d, d, t)
+		VMOVDQU(t, at(ptr[4]))
+		Label("next")
+	})
+}
+
+// admDen is the inner sum of ADM's denominator over one row of a reference
+// band, 4 coefficients a step in 64-bit lanes. Scale 0 (admDen0AVX2): u =
+// uint16(|c|), sum u³ (u² < 2^32, so two VPMULUDQs are exact). Scales 1 to
+// 3 (admDenSAVX2): u = uint32(|c|), sum (((u² + addSq) >> shiftSq) * u +
+// addCub) >> shiftCub, with p = {addSq, shiftSq, addCub, shiftCub}; the
+// rounded square may reach 2^32 (u = 2^31), so its bit 32 times u is added
+// apart. Both wrap at 64 bits as the scalar sums do.
+func admDen(scaleS bool) {
+	name, sig := "admDen0AVX2", "func(c *int32, n int) uint64"
+	if scaleS {
+		name, sig = "admDenSAVX2", "func(c *int32, p *[4]uint64, n int) uint64"
+	}
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(name + " returns the denominator's inner sum of n coefficients (a multiple of 4) of a reference band's row.")
+	c := Load(Param("c"), GP64())
+	var addSq, shSq, addCub, shCub VecVirtual
+	if scaleS {
+		p := Load(Param("p"), GP64())
+		addSq, shSq, addCub, shCub = YMM(), XMM(), YMM(), XMM()
+		VPBROADCASTQ(Mem{Base: p}, addSq)
+		MOVQ(Mem{Base: p, Disp: 8}, shSq)
+		VPBROADCASTQ(Mem{Base: p, Disp: 16}, addCub)
+		MOVQ(Mem{Base: p, Disp: 24}, shCub)
+	}
+	sum := YMM()
+	VPXOR(sum, sum, sum)
+	rowLoopThen(func(i Register) {
+		u, u64, sq := XMM(), YMM(), YMM()
+		VPABSD(Mem{Base: c, Index: i, Scale: 4}, u)
+		if !scaleS {
+			VPAND(bcastConstD("denlow16", 0xffff).AsX(), u, u)
+		}
+		VPMOVZXDQ(u, u64)
+		VPMULUDQ(u64, u64, sq)
+		if !scaleS {
+			VPMULUDQ(u64, sq, sq)
+			VPADDQ(sq, sum, sum)
+			return
+		}
+		VPADDQ(addSq, sq, sq)
+		VPSRLQ(shSq, sq, sq)
+		hi := YMM()
+		VPSRLQ(Imm(32), sq, hi)
+		VPMULUDQ(u64, hi, hi)
+		VPSLLQ(Imm(32), hi, hi)
+		VPMULUDQ(u64, sq, sq)
+		VPADDQ(hi, sq, sq)
+		VPADDQ(addCub, sq, sq)
+		VPSRLQ(shCub, sq, sq)
+		VPADDQ(sq, sum, sum)
+	}, func() { returnSum(sum) })
+}
+
+// returnSum returns the sum of the four 64-bit lanes of sum.
+func returnSum(sum VecVirtual) {
+	hi := XMM()
+	VEXTRACTI128(Imm(1), sum, hi)
+	VPADDQ(hi, sum.AsX(), hi)
+	lo := XMM()
+	VPSHUFD(Imm(0x4e), hi, lo)
+	VPADDQ(lo, hi, hi)
+	r := GP64()
+	MOVQ(hi, r)
+	Store(r, ReturnIndex(0))
 }
