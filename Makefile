@@ -210,6 +210,9 @@ CONTAINERD_TAGS := urfave_cli_no_docs no_btrfs no_devmapper no_zfs
 .PHONY: cluster-bins
 cluster-bins: $(CLUSTER_BINS) ## Build the cluster's binaries from module sources, cached by version (about 12 minutes on 2 cores the first time).
 
+.PHONY: tools
+tools: cluster-bins versitygw registry helm pushgateway ## Build every third-party program the tests and the local cluster use, cached by version (.ci/run starts it beside make verify).
+
 .PHONY: cluster-up
 cluster-up: cluster-bins $(VMAFX_CLUSTER) ## Start the local single-node cluster (a no-op when it is up); KUBECONFIG=.cluster/kubeconfig.
 	$(VMAFX_CLUSTER) up $(CLUSTER_FLAGS)
