@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -276,4 +278,44 @@ func RequireGenerated(t testing.TB, page, begin, end, want string) {
 		return
 	}
 	t.Errorf("docs/%s is stale after %q; run the test with VMAFX_UPDATE_DOCS=1. Want:\n%s", page, strings.TrimSpace(begin), want)
+}
+
+// Parallel calls f(0) to f(n-1) from 16 goroutines, as a fleet of clients would (creating
+// a thousand nodes one by one would measure the test, not the system), and returns the
+// first error any call returned once all are done.
+func Parallel(n int, f func(i int) error) error {
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	var first atomic.Pointer[error]
+	for range 16 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if err := f(i); err != nil {
+					first.CompareAndSwap(nil, &err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if p := first.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Every calls f with the time every period, from its own goroutine, until ctx ends: the
+// periodic writes (heartbeats) a test makes in place of a component.
+func Every(ctx context.Context, period time.Duration, f func(now time.Time)) {
+	go func() {
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				f(now)
+			}
+		}
+	}()
 }

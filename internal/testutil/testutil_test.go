@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -106,4 +107,47 @@ func TestRepoRoot(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(RepoRoot(), "go.mod")); err != nil {
 		t.Fatalf("RepoRoot %s has no go.mod: %v", RepoRoot(), err)
 	}
+}
+
+func TestParallel(t *testing.T) {
+	const n = 1000
+	var seen [n]atomic.Int32
+	boom := errors.New("boom")
+	err := Parallel(n, func(i int) error {
+		seen[i].Add(1)
+		if i == 500 {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) {
+		t.Errorf("Parallel returned %v, want the failing call's error", err)
+	}
+	for i := range seen {
+		if c := seen[i].Load(); c != 1 {
+			t.Fatalf("f(%d) called %d times, want once", i, c)
+		}
+	}
+	if err := Parallel(0, func(int) error { return boom }); err != nil {
+		t.Errorf("Parallel of nothing returned %v", err)
+	}
+}
+
+func TestEvery(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ticks := make(chan time.Time, 100)
+	Every(ctx, 5*time.Millisecond, func(now time.Time) { ticks <- now })
+	first, second := <-ticks, <-ticks
+	if !second.After(first) {
+		t.Errorf("ticks at %v then %v", first, second)
+	}
+	cancel()
+	// Once ctx has ended, at most a call already under way may still report.
+	before := len(ticks)
+	Consistently(t, 50*time.Millisecond, "no tick after the context ended", func(context.Context) error {
+		if n := len(ticks) - before; n > 1 {
+			return fmt.Errorf("%d ticks after cancel", n)
+		}
+		return nil
+	})
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 
@@ -47,7 +48,7 @@ func createNodes(tb testing.TB, ctx context.Context, n int) *fakeNodes {
 		tb.Fatal(err)
 	}
 	f := &fakeNodes{names: make([]string, n)}
-	errs := parallel(n, func(i int) error {
+	errs := testutil.Parallel(n, func(i int) error {
 		name := fmt.Sprintf("scale-n%04d", i)
 		f.names[i] = name
 		res := corev1.ResourceList{
@@ -99,21 +100,11 @@ func (f *fakeNodes) delete(tb testing.TB) {
 
 // heartbeats writes every node's heartbeat every 10 s, as the device plugins do, until ctx ends.
 func (f *fakeNodes) heartbeats(tb testing.TB, ctx context.Context) {
-	go func() {
-		tick := time.NewTicker(heartbeatEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				now := time.Now()
-				if err := parallel(len(f.names), func(i int) error { return beat(ctx, f.names[i], now) }); err != nil && ctx.Err() == nil {
-					tb.Errorf("heartbeats: %v", err)
-				}
-			}
+	testutil.Every(ctx, heartbeatEvery, func(now time.Time) {
+		if err := testutil.Parallel(len(f.names), func(i int) error { return beat(ctx, f.names[i], now) }); err != nil && ctx.Err() == nil {
+			tb.Errorf("heartbeats: %v", err)
 		}
-	}()
+	})
 }
 
 // beat writes status.lastHeartbeat as the node's device plugin does: a status merge patch.
@@ -242,25 +233,4 @@ func workerResult() string {
 		panic(err)
 	}
 	return string(b)
-}
-
-// parallel runs f(0..n-1) on 16 goroutines and returns the first error.
-func parallel(n int, f func(i int) error) error {
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	var first atomic.Pointer[error]
-	for range 16 {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				if err := f(i); err != nil {
-					first.CompareAndSwap(nil, &err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if p := first.Load(); p != nil {
-		return *p
-	}
-	return nil
 }

@@ -189,7 +189,7 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 		b.Fatal(err)
 	}
 	start := time.Now()
-	if err := parallel(jobs, func(i int) error {
+	if err := testutil.Parallel(jobs, func(i int) error {
 		return c.Create(roundCtx, &vmafxv1.VmafxJob{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("job-%05d", i)},
 			Spec:       vmafxv1.VmafxJobSpec{Reference: "https://media.example.com/ref.y4m", Distorted: "https://media.example.com/dist.y4m"},

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 
@@ -51,38 +52,23 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 	ctx := cl.ctx
 	vendors := []vmafxv1.GPUVendor{vmafxv1.VendorNVIDIA, vmafxv1.VendorAMD, vmafxv1.VendorIntel}
 	names := make([]string, benchNodes)
-	parallel(benchNodes, func(i int) {
+	if err := testutil.Parallel(benchNodes, func(i int) error {
 		name, err := cl.createNode(fmt.Sprintf("n%04d", i), benchSlots)
 		if err == nil {
 			err = cl.createVmafxNode(name, vendors[i%len(vendors)], time.Now())
 		}
-		if err != nil {
-			b.Error(err)
-		}
 		names[i] = name
-	})
-	if b.Failed() {
-		b.FailNow()
+		return err
+	}); err != nil {
+		b.Fatal(err)
 	}
 	beatCtx, stopBeats := context.WithCancel(ctx)
 	defer stopBeats()
-	go func() {
-		tick := time.NewTicker(heartbeatEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-beatCtx.Done():
-				return
-			case <-tick.C:
-				now := time.Now()
-				parallel(benchNodes, func(i int) {
-					if err := cl.beat(names[i], now); err != nil && beatCtx.Err() == nil {
-						b.Error(err)
-					}
-				})
-			}
+	testutil.Every(beatCtx, heartbeatEvery, func(now time.Time) {
+		if err := testutil.Parallel(benchNodes, func(i int) error { return cl.beat(names[i], now) }); err != nil && beatCtx.Err() == nil {
+			b.Error(err)
 		}
-	}()
+	})
 
 	cfg := throughputConfig(b)
 	results := map[string][]roundResult{}
@@ -158,13 +144,14 @@ func (cl *cluster) throughputRound(b *testing.B, ctx context.Context, cfg map[st
 	restCfg := testenv.Config()
 	restCfg.QPS, restCfg.Burst = 2000, 2000
 	cs := kubernetes.NewForConfigOrDie(restCfg)
-	parallel(benchPods, func(i int) {
+	if err := testutil.Parallel(benchPods, func(i int) error {
 		pod := newWorkerPod(cl.ns, fmt.Sprintf("r%d-%04d", round, i), "auto", nil)
 		pod.Spec.SchedulerName = profile
-		if _, err := cs.CoreV1().Pods(cl.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			b.Errorf("creating pod: %v", err)
-		}
-	})
+		_, err := cs.CoreV1().Pods(cl.ns).Create(ctx, pod, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		b.Errorf("creating pod: %v", err)
+	}
 
 	// Watch binds from the test process.
 	var mu sync.Mutex
@@ -237,18 +224,4 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// parallel runs f(0..n-1) on 16 goroutines.
-func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	next := atomic.Int64{}
-	for range 16 {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				f(i)
-			}
-		})
-	}
-	wg.Wait()
 }
