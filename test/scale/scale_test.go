@@ -53,6 +53,9 @@ func size(name string, def int) int {
 //	KUBEBUILDER_ASSETS=$HOME/.cache/vmafx/envtest/v1.37.1-etcd-v3.6.16 \
 //	  go test ./test/scale/ -run '^$' -bench Scale -benchtime 1x -timeout 60m
 //
+// VMAFX_SCALE_PROFILE=DIR writes a 20 s CPU profile of kube-apiserver per round into DIR
+// (go tool pprof -top DIR/apiserver-round1.pprof).
+//
 // Jobs leave every field at its default. The operator runs with its defaults; the
 // scheduler with the shipped configuration, leader election off and client QPS raised to
 // 1000 (burst 2000), as docs/scheduler.md advises for clusters that start hundreds of jobs
@@ -76,7 +79,7 @@ func BenchmarkScale(b *testing.B) {
 	var results []roundResult
 	for b.Loop() {
 		for r := range rounds {
-			res := runRound(b, ctx, operatorBin, schedulerBin, jobs)
+			res := runRound(b, ctx, operatorBin, schedulerBin, jobs, r+1)
 			b.Logf("round %d: %d jobs on %d nodes: %s", r+1, jobs, nodes, res)
 			results = append(results, res)
 		}
@@ -92,6 +95,7 @@ func BenchmarkScale(b *testing.B) {
 	b.ReportMetric(m.operatorCPU.Seconds()*1000/float64(jobs), "operator-cpu-ms/job")
 	b.ReportMetric(m.schedulerCPU.Seconds()*1000/float64(jobs), "scheduler-cpu-ms/job")
 	b.ReportMetric(m.controlPlaneCPU.Seconds()*1000/float64(jobs), "apiserver-etcd-cpu-ms/job")
+	b.ReportMetric(m.etcdCPU.Seconds()*1000/float64(jobs), "etcd-cpu-ms/job")
 	b.ReportMetric(float64(m.operatorPeak>>20), "operator-peak-MiB")
 	b.ReportMetric(float64(m.schedulerPeak>>20), "scheduler-peak-MiB")
 	b.ReportMetric(m.load, "load1")
@@ -130,19 +134,20 @@ type roundResult struct {
 	// controlPlaneCPU is kube-apiserver's and etcd's; testCPU the benchmark's own (the
 	// simulated kubelets and device plugins, the proxies, the job watch).
 	controlPlaneCPU, testCPU            time.Duration
+	etcdCPU                             time.Duration // etcd's part of controlPlaneCPU
 	operatorRequests, schedulerRequests map[string]int
 }
 
 func (r roundResult) String() string {
-	return fmt.Sprintf("%.1f jobs/s (sustained %.1f); writes/job operator %.2f (+%.2f events, +%.2f VmafxNode status), scheduler %.2f (+%.2f events); CPU operator %v, scheduler %v, API server and etcd %v, benchmark %v; peak RSS operator %d MiB, scheduler %d MiB; load %.2f",
+	return fmt.Sprintf("%.1f jobs/s (sustained %.1f); writes/job operator %.2f (+%.2f events, +%.2f VmafxNode status), scheduler %.2f (+%.2f events); CPU operator %v, scheduler %v, API server and etcd %v (etcd %v), benchmark %v; peak RSS operator %d MiB, scheduler %d MiB; load %.2f",
 		r.jobsPerSecond, r.sustained, r.operatorWritesPerJob, r.operatorEventsPerJob, r.nodeStatusWritesPerJob,
 		r.schedulerWritesPerJob, r.schedulerEventsPerJob, r.operatorCPU.Round(time.Millisecond),
-		r.schedulerCPU.Round(time.Millisecond), r.controlPlaneCPU.Round(time.Millisecond), r.testCPU.Round(time.Millisecond), r.operatorPeak>>20, r.schedulerPeak>>20, r.load)
+		r.schedulerCPU.Round(time.Millisecond), r.controlPlaneCPU.Round(time.Millisecond), r.etcdCPU.Round(time.Millisecond), r.testCPU.Round(time.Millisecond), r.operatorPeak>>20, r.schedulerPeak>>20, r.load)
 }
 
 // runRound starts an operator and a scheduler, applies jobs VmafxJobs in a fresh
 // namespace, waits until all have Succeeded, and measures.
-func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin string, jobs int) roundResult {
+func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin string, jobs, round int) roundResult {
 	b.Helper()
 	ns := testenv.CreateNamespace(b)
 	roundCtx, endRound := context.WithCancel(ctx)
@@ -179,7 +184,7 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 	}
 	opReq0, schedReq0 := opProxy.snapshot(), schedProxy.snapshot()
 	plane := controlPlane()
-	planeCPU0 := cpuOf(plane)
+	planeCPU0, etcdCPU0 := cpuOf(plane), cpuOf(plane, "etcd")
 	selfCPU0 := selfCPU()
 
 	cfg := testenv.Config()
@@ -198,6 +203,8 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 		b.Fatal(err)
 	}
 	applied := time.Since(start)
+	// Once every job is applied, the rest of the round is the steady state the profile samples.
+	profileAPIServer(b, roundCtx, os.Getenv("VMAFX_SCALE_PROFILE"), round)
 	// Generous: a shared machine can be slow; the wait is bounded all the same.
 	timeout := 10*time.Minute + time.Duration(jobs)*200*time.Millisecond
 	var finished []time.Time
@@ -210,6 +217,7 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 	opCPU1, _ := op.cpu()
 	schedCPU1, _ := sched.cpu()
 	planeCPU := cpuOf(plane) - planeCPU0
+	etcdCPU := cpuOf(plane, "etcd") - etcdCPU0
 	testCPU := selfCPU() - selfCPU0
 	_, opPeak, _ := op.memory()
 	_, schedPeak, _ := sched.memory()
@@ -233,6 +241,7 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 		schedulerPeak:          schedPeak,
 		load:                   loadAverage(),
 		controlPlaneCPU:        planeCPU,
+		etcdCPU:                etcdCPU,
 		testCPU:                testCPU,
 		operatorRequests:       opReq,
 		schedulerRequests:      schedReq,
@@ -357,9 +366,13 @@ func watchJobs(b *testing.B, ctx context.Context, ns string, jobs int) *jobWatch
 	return w
 }
 
-func cpuOf(ps []*process) time.Duration {
+// cpuOf sums the CPU time of ps, or of those named only when names are given.
+func cpuOf(ps []*process, only ...string) time.Duration {
 	var sum time.Duration
 	for _, p := range ps {
+		if len(only) > 0 && !slices.Contains(only, p.name) {
+			continue
+		}
 		if c, err := p.cpu(); err == nil {
 			sum += c
 		}
