@@ -1,12 +1,17 @@
 package command
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/gob"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"time"
 
@@ -187,7 +192,8 @@ func (s *scorer) succeedProbe(frames int) int {
 }
 
 // merge joins the chunk parts beside the output into one result, writes the output and,
-// once it is written, removes the parts.
+// once it is written, removes the parts. A merge that finds parts missing and the record
+// of an earlier merge of the same parts reports that merge's result (see mergeRecord).
 func (s *scorer) merge(ctx context.Context) (*vmaf.Result, error) {
 	cfg := s.cfg
 	http := cfg.http
@@ -203,15 +209,37 @@ func (s *scorer) merge(ctx context.Context) (*vmaf.Result, error) {
 	defer out.abort()
 	mux := fetch.NewMux(fetch.NewHTTP(http), stores)
 	parts := make([]*vmaf.Part, cfg.mergeParts)
+	digests := make([]string, cfg.mergeParts)
+	var missing error
 	for i := range parts {
-		cp, err := readPart(ctx, mux, vmafxv1.ChunkPartURI(cfg.output, i))
+		cp, digest, err := readPart(ctx, mux, vmafxv1.ChunkPartURI(cfg.output, i))
+		if errors.Is(err, fetch.ErrNotFound) && ctx.Err() == nil {
+			if missing == nil {
+				missing = fmt.Errorf("chunk %d: %w", i, err)
+			}
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("chunk %d: %w", i, err)
 		}
 		if i == 0 {
 			s.prov, s.scaledFrom, s.interlaced = cp.Provenance, cp.ScaledFrom, cp.Interlaced
 		}
-		parts[i] = cp.Part
+		parts[i], digests[i] = cp.Part, digest
+	}
+	if missing != nil {
+		r, err := s.recoverMerge(ctx, mux, digests)
+		if err != nil {
+			return nil, fmt.Errorf("%w (%w)", missing, err)
+		}
+		if r == nil {
+			return nil, missing
+		}
+		s.log.Info("An earlier merge of these parts wrote the output and was stopped while it removed them; reporting its result",
+			"output", out.name, "score", r.Score, "frames", r.Frames)
+		s.finishMerge(ctx, stores, len(parts))
+		s.recovered = r
+		return nil, nil
 	}
 	res, err := vmaf.Merge(parts)
 	if err != nil {
@@ -223,57 +251,152 @@ func (s *scorer) merge(ctx context.Context) (*vmaf.Result, error) {
 		return res, nil
 	}
 	s.log.Info("Merged chunks", "output", out.name, "chunks", len(parts), "frames", len(res.Frames))
-	s.removeParts(ctx, stores, len(parts))
+	if err := s.writeMergeRecord(ctx, stores, digests, s.result(res)); err != nil {
+		// Without the record, a merge stopped halfway through the removals could not be
+		// replaced: keep the parts, a re-run merges them again.
+		s.log.Error(err, "Merge record not written; the chunk parts are kept", "record", mergeRecordURI(out.name))
+		return res, nil
+	}
+	s.finishMerge(ctx, stores, len(parts))
 	return res, nil
+}
+
+// mergeRecordVersion marks the layout of a merge record; a merge ignores any other.
+const mergeRecordVersion = "vmafx.dev/chunk-merge/v1"
+
+// mergeRecord is what a merge writes beside the output once the output is written and
+// before it removes any part: the result it reports and the SHA-256 of every part it
+// merged. A merge Pod killed while it removes the parts (its node lost, say) leaves some
+// of them missing, and its replacement could merge nothing; with the record, the
+// replacement checks that the parts left are the ones merged and reports the recorded
+// result. The record goes last, once every part is removed.
+type mergeRecord struct {
+	Version string                `json:"version"`
+	Parts   []string              `json:"parts"`
+	Result  *vmafxv1.WorkerResult `json:"result"`
+}
+
+// mergeRecordURI is where the merge of output's parts records its result.
+func mergeRecordURI(output string) string { return output + ".chunks-merged" }
+
+func (s *scorer) writeMergeRecord(ctx context.Context, stores *fetch.Stores, digests []string, r *vmafxv1.WorkerResult) error {
+	rec, err := openOutput(mergeRecordURI(s.cfg.output), partFormat, stores)
+	if err != nil {
+		return err
+	}
+	defer rec.abort()
+	rec.part = func(w io.Writer, _ *vmaf.Result) error {
+		return json.NewEncoder(w).Encode(&mergeRecord{Version: mergeRecordVersion, Parts: digests, Result: r})
+	}
+	return rec.commit(ctx, nil)
+}
+
+// recoverMerge returns the result of the earlier merge recorded beside the output, when
+// there is a record and every part still present (digests, "" where missing) is one it
+// merged; nil when there is none, or it is of other parts (an earlier job's). The output
+// it wrote must still be there.
+func (s *scorer) recoverMerge(ctx context.Context, mux *fetch.Mux, digests []string) (*vmafxv1.WorkerResult, error) {
+	data, _, err := readAll(ctx, mux, mergeRecordURI(s.cfg.output))
+	if errors.Is(err, fetch.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("merge record: %w", err)
+	}
+	var rec mergeRecord
+	if err := json.Unmarshal(data, &rec); err != nil || rec.Version != mergeRecordVersion || rec.Result == nil ||
+		len(rec.Parts) != len(digests) {
+		return nil, nil
+	}
+	for i, d := range digests {
+		if d != "" && d != rec.Parts[i] {
+			return nil, nil
+		}
+	}
+	if _, _, err := readAll(ctx, mux, s.cfg.output); err != nil {
+		return nil, fmt.Errorf("a merge of these parts recorded its result, but its output: %w", err)
+	}
+	return rec.Result, nil
+}
+
+// finishMerge removes the parts and then, when none is left, the merge record.
+func (s *scorer) finishMerge(ctx context.Context, stores *fetch.Stores, n int) {
+	if left := s.removeParts(ctx, stores, n); left > 0 || ctx.Err() != nil {
+		return // the record stays with the parts it describes
+	}
+	if err := removeObject(ctx, stores, mergeRecordURI(s.cfg.output)); err != nil {
+		s.log.Error(err, "Merge record not removed; the output is written")
+	}
 }
 
 // removeParts removes the chunk parts once the output they were merged into is written,
 // wherever they are: on the file system or in the output's bucket, with the output's
-// credentials. A merge that fails before that, or does not write the output, keeps
-// them, so that its retry (or a person) can merge them again. A part that cannot be
-// removed is logged and left: the score and the output stand.
-func (s *scorer) removeParts(ctx context.Context, stores *fetch.Stores, n int) {
+// credentials, and returns how many are left. A merge that fails before that, or does not
+// write the output, keeps them, so that its retry (or a person) can merge them again. A
+// part that cannot be removed is logged and left: the score and the output stand.
+func (s *scorer) removeParts(ctx context.Context, stores *fetch.Stores, n int) int {
 	removed := 0
 	for i := range n {
 		if ctx.Err() != nil {
 			break // stopped (SIGTERM): report the result rather than remove the rest
 		}
-		uri := vmafxv1.ChunkPartURI(s.cfg.output, i)
-		u, err := fetch.ParseURI(uri)
-		switch {
-		case err != nil:
-		case u.Scheme == "file":
-			if err = os.Remove(u.Path); errors.Is(err, fs.ErrNotExist) {
-				err = nil
-			}
-		default:
-			err = stores.Delete(ctx, u)
-		}
-		if err != nil {
+		if err := removeObject(ctx, stores, vmafxv1.ChunkPartURI(s.cfg.output, i)); err != nil {
 			s.log.Error(err, "Chunk part not removed; the output is written", "chunk", i)
 			continue
 		}
 		removed++
+		afterPartRemoved(i)
 	}
 	s.log.Info("Removed chunk parts", "removed", removed, "left", n-removed)
+	return n - removed
 }
 
-func readPart(ctx context.Context, mux *fetch.Mux, uri string) (*chunkPart, error) {
+// afterPartRemoved lets a test stop a merge halfway through its removals, as a kill does.
+var afterPartRemoved = func(int) {}
+
+// removeObject removes the file or object at uri; one already gone counts as removed.
+func removeObject(ctx context.Context, stores *fetch.Stores, uri string) error {
+	u, err := fetch.ParseURI(uri)
+	switch {
+	case err != nil:
+	case u.Scheme == "file":
+		if err = os.Remove(u.Path); errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+	default:
+		err = stores.Delete(ctx, u)
+	}
+	return err
+}
+
+// readAll reads the whole file or object at uri.
+func readAll(ctx context.Context, mux *fetch.Mux, uri string) ([]byte, *url.URL, error) {
 	u, err := fetch.ParseURI(uri)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	obj, err := mux.Open(ctx, u)
 	if err != nil {
-		return nil, err
+		return nil, u, err
 	}
 	defer obj.Close()
+	data, err := io.ReadAll(obj)
+	return data, u, err
+}
+
+// readPart reads the chunk part at uri and returns it with its SHA-256.
+func readPart(ctx context.Context, mux *fetch.Mux, uri string) (*chunkPart, string, error) {
+	data, u, err := readAll(ctx, mux, uri)
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(data)
 	var cp chunkPart
-	if err := gob.NewDecoder(obj).Decode(&cp); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", vmaf.ErrBadPart, fetch.Redact(u), err)
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&cp); err != nil {
+		return nil, "", fmt.Errorf("%w: %s: %w", vmaf.ErrBadPart, fetch.Redact(u), err)
 	}
 	if cp.Version != partVersion || cp.Part == nil {
-		return nil, fmt.Errorf("%w: %s is %q, want %q", vmaf.ErrBadPart, fetch.Redact(u), cp.Version, partVersion)
+		return nil, "", fmt.Errorf("%w: %s is %q, want %q", vmaf.ErrBadPart, fetch.Redact(u), cp.Version, partVersion)
 	}
-	return &cp, nil
+	return &cp, hex.EncodeToString(sum[:]), nil
 }

@@ -1,7 +1,10 @@
 package command
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -207,5 +210,83 @@ func TestFailedMergeKeepsParts(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Errorf("the output: %v", err)
+	}
+}
+
+// TestMergeKilledWhileRemovingParts: a merge stopped after it wrote the output and removed
+// some parts (a kill, here a panic after the first removal, reports nothing) leaves a
+// record; its replacement reports the same result from it, removes the parts left and the
+// record, and leaves the output as written. Without the record the replacement fails on
+// the missing part, and a record of other parts (an earlier job's) is not taken.
+func TestMergeKilledWhileRemovingParts(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	leftovers := func() []string {
+		left, err := filepath.Glob(out + ".chunk*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return left
+	}
+	chunks, _ := scoreChunks(t, rawArgs(refClip, distClip), 3, out, -1)
+	merge := append(rawArgs(refClip, distClip), "--output", out, "--merge-parts", strconv.Itoa(chunks))
+
+	afterPartRemoved = func(i int) { panic(fmt.Sprintf("killed after removing part %d", i)) }
+	killed := runWorker(t, context.Background(), nil, merge...)
+	afterPartRemoved = func(int) {}
+	if killed.code == 0 {
+		t.Fatalf("the killed merge succeeded: %s", killed.stderr)
+	}
+	written, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("the killed merge wrote no output: %v", err)
+	}
+	if got := len(leftovers()); got != chunks {
+		t.Fatalf("after the kill: %v, want %d parts left and the record", leftovers(), chunks-1)
+	}
+	record, err := os.ReadFile(mergeRecordURI(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A record of other parts: the replacement must not take its result.
+	var rec mergeRecord
+	if err := json.Unmarshal(record, &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Parts[chunks-1] = strings.Repeat("0", 64)
+	stale, err := json.Marshal(&rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mergeRecordURI(out), stale, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runWorker(t, context.Background(), nil, merge...); r.code == 0 || !strings.HasPrefix(r.result(t).Error.Message, "chunk 0: ") {
+		t.Fatalf("merge beside another merge's record: exit %d, %+v; want a failure naming chunk 0", r.code, r.result(t).Error)
+	}
+	if err := os.WriteFile(mergeRecordURI(out), record, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	r := runWorker(t, context.Background(), nil, merge...)
+	got := r.result(t)
+	if r.code != 0 || got.Error != nil {
+		t.Fatalf("replacement merge: exit %d, %+v, stderr:\n%s", r.code, got.Error, r.stderr)
+	}
+	one := runWorker(t, context.Background(), nil, rawArgs(refClip, distClip)...).result(t)
+	if got.Score != one.Score || got.HarmonicMean != one.HarmonicMean || got.Min != one.Min || got.Max != one.Max || got.Frames != one.Frames {
+		t.Errorf("replacement merge reported %+v, want one run's %+v", got, one)
+	}
+	if left := leftovers(); len(left) != 0 {
+		t.Errorf("the replacement left %v", left)
+	}
+	if now, err := os.ReadFile(out); err != nil || !bytes.Equal(now, written) {
+		t.Errorf("the output changed or went (%v)", err)
+	}
+
+	// With neither parts nor record, there is nothing to report: the missing part is named.
+	if r := runWorker(t, context.Background(), nil, merge...); r.code == 0 || !strings.HasPrefix(r.result(t).Error.Message, "chunk 0: ") {
+		t.Errorf("merge with no parts: exit %d, %+v; want a failure naming chunk 0", r.code, r.result(t).Error)
 	}
 }

@@ -43,6 +43,8 @@ type scorer struct {
 	scaledFrom string
 	interlaced []string
 	outputErr  error
+	// recovered is an earlier merge's result, which a merge reports in place of its own.
+	recovered *vmafxv1.WorkerResult
 }
 
 // newLogger returns a klog text logger on w; quiet discards all but errors'
@@ -85,7 +87,10 @@ func (s *scorer) run(ctx context.Context) (code int) {
 	if s.cfg.probe {
 		return s.succeedProbe(s.probed)
 	}
-	return s.succeed(res)
+	if s.recovered != nil {
+		return s.succeed(s.recovered)
+	}
+	return s.succeed(s.result(res))
 }
 
 // score does the work: backend, model, output, inputs, kernel, output.
@@ -279,13 +284,18 @@ func (s *scorer) checkAlignment(ref, dist *source.Input) error {
 	return nil
 }
 
-// succeed reports res and returns exit code 0.
-func (s *scorer) succeed(res *vmaf.Result) int {
+// result is the worker result that reports res.
+func (s *scorer) result(res *vmaf.Result) *vmafxv1.WorkerResult {
 	r := report.Success(res, s.prov, time.Since(s.start))
 	r.DistortedScaledFrom, r.Interlaced, r.Deinterlaced = s.scaledFrom, s.interlaced, s.cfg.deinterlace && len(s.interlaced) > 0
 	if s.outputErr != nil {
 		r.OutputError = oneLine(s.outputErr.Error(), maxOutputError)
 	}
+	return r
+}
+
+// succeed reports r and returns exit code 0.
+func (s *scorer) succeed(r *vmafxv1.WorkerResult) int {
 	s.log.Info("Scored", "score", r.Score, "harmonicMean", r.HarmonicMean, "min", r.Min, "max", r.Max,
 		"frames", r.Frames, "fps", r.FPS, "wallSeconds", r.WallSeconds, "backend", r.Backend)
 	s.emit(r)
