@@ -28,6 +28,7 @@ import (
 	"github.com/vmafx/vmafx/operator/internal/controller/ladder"
 	"github.com/vmafx/vmafx/operator/internal/controller/node"
 	"github.com/vmafx/vmafx/operator/internal/controller/training"
+	"github.com/vmafx/vmafx/operator/internal/labelindex"
 	"github.com/vmafx/vmafx/operator/internal/metrics"
 )
 
@@ -125,6 +126,15 @@ func setupIndexes(mgr ctrl.Manager) error {
 	}); err != nil {
 		return fmt.Errorf("indexing VmafxNodes by node name: %w", err)
 	}
+	// The children of each job, comparison and ladder, listed on every reconcile.
+	for _, by := range []struct {
+		obj client.Object
+		key string
+	}{{&corev1.Pod{}, vmafxv1.LabelJob}, {&vmafxv1.VmafxJob{}, vmafxv1.LabelComparison}, {&vmafxv1.VmafxJob{}, vmafxv1.LabelLadder}} {
+		if err := labelindex.Register(ctx, idx, by.obj, by.key); err != nil {
+			return fmt.Errorf("indexing %T by label %s: %w", by.obj, by.key, err)
+		}
+	}
 	return nil
 }
 
@@ -142,6 +152,9 @@ func newLadderPodCache(restConfig *rest.Config, mgr ctrl.Manager) (cache.Cache, 
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the ladder Pod cache: %w", err)
+	}
+	if err := labelindex.Register(context.Background(), c, &corev1.Pod{}, vmafxv1.LabelLadder); err != nil {
+		return nil, fmt.Errorf("indexing ladder Pods by ladder: %w", err)
 	}
 	if err := mgr.Add(c); err != nil {
 		return nil, err

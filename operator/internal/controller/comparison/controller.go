@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/labelindex"
 )
 
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxcomparisons,verbs=get;list;watch
@@ -116,7 +117,7 @@ func JobName(cmp *vmafxv1.VmafxComparison, name string) string { return cmp.Name
 // listJobs returns the comparison's jobs from the cache, by name.
 func (r *Reconciler) listJobs(ctx context.Context, cmp *vmafxv1.VmafxComparison) (map[string]*vmafxv1.VmafxJob, error) {
 	var list vmafxv1.VmafxJobList
-	if err := r.Client.List(ctx, &list, client.InNamespace(cmp.Namespace), client.MatchingLabels{vmafxv1.LabelComparison: vmafxv1.JobLabelValue(cmp.Name)}); err != nil {
+	if err := r.Client.List(ctx, &list, client.InNamespace(cmp.Namespace), labelindex.Matching(vmafxv1.LabelComparison, vmafxv1.JobLabelValue(cmp.Name))); err != nil {
 		return nil, fmt.Errorf("listing the jobs of comparison %s: %w", cmp.Name, err)
 	}
 	jobs := map[string]*vmafxv1.VmafxJob{}

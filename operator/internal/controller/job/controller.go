@@ -23,6 +23,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/labelindex"
 	"github.com/vmafx/vmafx/operator/internal/metrics"
 )
 
@@ -189,7 +190,7 @@ func isFinished(job *vmafxv1.VmafxJob) bool {
 // listPods returns the job's Pods from the cache, ordered by attempt.
 func (r *Reconciler) listPods(ctx context.Context, job *vmafxv1.VmafxJob) ([]*corev1.Pod, error) {
 	var list corev1.PodList
-	if err := r.Client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{vmafxv1.LabelJob: vmafxv1.JobLabelValue(job.Name)}); err != nil {
+	if err := r.Client.List(ctx, &list, client.InNamespace(job.Namespace), labelindex.Matching(vmafxv1.LabelJob, vmafxv1.JobLabelValue(job.Name))); err != nil {
 		return nil, fmt.Errorf("listing the Pods of job %s: %w", job.Name, err)
 	}
 	pods := make([]*corev1.Pod, 0, len(list.Items))

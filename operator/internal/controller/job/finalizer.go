@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/labelindex"
 )
 
 // Worker Pods carry the finalizer vmafx.dev/result from their creation: the API server
@@ -67,7 +68,7 @@ func (r *Reconciler) release(ctx context.Context, pods ...*corev1.Pod) error {
 // job of that name is let go, so that a job the cache has not seen yet keeps its Pods.
 func (r *Reconciler) releaseOrphans(ctx context.Context, key types.NamespacedName) error {
 	var list corev1.PodList
-	if err := r.Client.List(ctx, &list, client.InNamespace(key.Namespace), client.MatchingLabels{vmafxv1.LabelJob: vmafxv1.JobLabelValue(key.Name)}); err != nil {
+	if err := r.Client.List(ctx, &list, client.InNamespace(key.Namespace), labelindex.Matching(vmafxv1.LabelJob, vmafxv1.JobLabelValue(key.Name))); err != nil {
 		return fmt.Errorf("listing the Pods of job %s: %w", key.Name, err)
 	}
 	var held []*corev1.Pod

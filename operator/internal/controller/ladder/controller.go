@@ -22,6 +22,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/labelindex"
 	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
@@ -126,7 +127,7 @@ func finished(l *vmafxv1.VmafxLadder) bool {
 
 // observe lists the ladder's Pods and jobs from the caches.
 func (r *Reconciler) observe(ctx context.Context, l *vmafxv1.VmafxLadder) (*scope, error) {
-	sel := client.MatchingLabels{vmafxv1.LabelLadder: vmafxv1.JobLabelValue(l.Name)}
+	sel := labelindex.Matching(vmafxv1.LabelLadder, vmafxv1.JobLabelValue(l.Name))
 	var pods corev1.PodList
 	if err := r.Pods.List(ctx, &pods, client.InNamespace(l.Namespace), sel); err != nil {
 		return nil, fmt.Errorf("listing the Pods of ladder %s: %w", l.Name, err)
