@@ -81,6 +81,8 @@ func BenchmarkScale(b *testing.B) {
 		for r := range rounds {
 			res := runRound(b, ctx, operatorBin, schedulerBin, jobs, r+1)
 			b.Logf("round %d: %d jobs on %d nodes: %s", r+1, jobs, nodes, res)
+			// Also at once: a run of the size takes an hour, and b.Logf shows only at its end.
+			fmt.Fprintf(os.Stderr, "scale: round %d: %d jobs on %d nodes: %s\n", r+1, jobs, nodes, res)
 			results = append(results, res)
 		}
 	}
