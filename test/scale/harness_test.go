@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -48,5 +49,23 @@ func TestProcessStats(t *testing.T) {
 	}
 	if loadAverage() < 0 {
 		t.Error("no load average")
+	}
+}
+
+// TestCPUOfNamed: the control plane's CPU is summed over all its processes, or over those
+// named (etcd's share, reported apart).
+func TestCPUOfNamed(t *testing.T) {
+	self := func(name string) *process {
+		return &process{name: name, cmd: &exec.Cmd{Process: &os.Process{Pid: os.Getpid()}}}
+	}
+	ps := []*process{self("kube-apiserver"), self("etcd")}
+	// etcd's first: CPU time only grows, so the sum read after it is at least twice it.
+	etcd := cpuOf(ps, "etcd")
+	all := cpuOf(ps)
+	if etcd <= 0 || all < 2*etcd || all > 2*etcd+time.Second {
+		t.Errorf("cpuOf = %v in all, %v for etcd; want etcd's to be half of all (both are this process)", all, etcd)
+	}
+	if none := cpuOf(ps, "kubelet"); none != 0 {
+		t.Errorf("cpuOf(kubelet) = %v, want 0", none)
 	}
 }
