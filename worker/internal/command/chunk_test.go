@@ -268,6 +268,16 @@ func TestMergeKilledWhileRemovingParts(t *testing.T) {
 	if err := os.WriteFile(mergeRecordURI(out), record, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The record without the output it speaks of (removed since): the merge fails and says so.
+	if err := os.Rename(out, out+".aside"); err != nil {
+		t.Fatal(err)
+	}
+	if r := runWorker(t, context.Background(), nil, merge...); r.code == 0 || !strings.Contains(r.result(t).Error.Message, "recorded its result, but its output") {
+		t.Fatalf("merge whose recorded output is gone: exit %d, %+v; want a failure naming the output", r.code, r.result(t).Error)
+	}
+	if err := os.Rename(out+".aside", out); err != nil {
+		t.Fatal(err)
+	}
 
 	r := runWorker(t, context.Background(), nil, merge...)
 	got := r.result(t)
