@@ -80,7 +80,7 @@ func TestGeneratedDrift(t *testing.T) {
 	}{
 		{"CRDs", readObjects(t, "crd/*.yaml"), res.CRDs},
 		{"roles", readObjects(t, "rbac/*.yaml"), objectsOf(res.Objects, "ClusterRole", "Role")},
-		{"admission policy", readObjects(t, "helm/vmafx/files/device-plugin-admission-policy.yaml"), objectsOf(res.Objects, "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")},
+		{"admission policy", readObjects(t, "helm/vmafx/files/device-plugin-admission-policy.yaml"), named(objectsOf(res.Objects, "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"), "vmafx-device-plugin-")},
 	}
 	// The scheduler's leader election Role is the chart's own, not a generated one.
 	for i, o := range tests[1].got {
@@ -107,6 +107,17 @@ func TestGeneratedDrift(t *testing.T) {
 			t.Errorf("config.yaml differs from files/scheduler-config.yaml (-file +rendered):\n%s", diff)
 		}
 	})
+}
+
+// named returns the objects whose name starts with prefix.
+func named(objs []*unstructured.Unstructured, prefix string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if strings.HasPrefix(o.GetName(), prefix) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 func toMaps(objs []*unstructured.Unstructured) []map[string]any {
