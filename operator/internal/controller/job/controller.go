@@ -25,6 +25,7 @@ import (
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/labelindex"
 	"github.com/vmafx/vmafx/operator/internal/metrics"
+	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
 // requeueWithBackoff runs the reconcile again through the queue's rate limiter (growing
@@ -528,7 +529,7 @@ func backoffLimit(job *vmafxv1.VmafxJob) int32 {
 
 // startAttempt creates attempt n's Pod. AlreadyExists means an earlier reconcile made it.
 func (r *Reconciler) startAttempt(ctx context.Context, s *scope, n int32, kind string) (ctrl.Result, error) {
-	if err := checkVolume(s.job.Spec.Volume, r.Volumes); err != nil {
+	if err := workerpod.CheckVolume(s.job.Spec.Volume, r.Volumes); err != nil {
 		msg := oneLine(err.Error())
 		setFailed(s.job, ReasonVolumeNotAllowed, msg, s.now)
 		s.emit(true, ReasonVolumeNotAllowed, "Fail", msg, nil)

@@ -49,6 +49,9 @@ const (
 	ReasonReportFailed = "ReportFailed"
 	// ReasonLadderInProgress: rungs are still encoding or scoring.
 	ReasonLadderInProgress = "InProgress"
+	// ReasonVolumeNotAllowed: spec.volume names a CSI driver the operator's configuration
+	// does not allow; no Pod is created.
+	ReasonVolumeNotAllowed = "VolumeNotAllowed"
 )
 
 // Reconciler reconciles VmafxLadders.
@@ -59,6 +62,9 @@ type Reconciler struct {
 	Pods     cache.Cache
 	Recorder events.EventRecorder
 	Worker   config.WorkerConfig
+	// Volumes is the operator's volume allow-list: the encode Pods mount spec.volume with
+	// the operator's rights, as a VmafxJob's worker Pods do.
+	Volumes config.VolumePolicy
 }
 
 // SetupWithManager registers the reconciler: it watches VmafxLadders, the VmafxJobs they
@@ -92,6 +98,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	logger := klog.FromContext(ctx).WithValues("vmafxLadder", klog.KObj(l))
 	ctx = klog.NewContext(ctx, logger)
 	before := l.DeepCopy()
+	if err := workerpod.CheckVolume(l.Spec.Volume, r.Volumes); err != nil {
+		return ctrl.Result{}, r.refuse(ctx, l, before, ReasonVolumeNotAllowed, oneLine(err.Error()))
+	}
 	s, err := r.observe(ctx, l)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -119,6 +128,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	return ctrl.Result{}, errors.Join(errs...)
+}
+
+// refuse fails a ladder that cannot run as written, before any Pod or job is created.
+func (r *Reconciler) refuse(ctx context.Context, l, before *vmafxv1.VmafxLadder, reason, msg string) error {
+	l.Status.Phase = vmafxv1.JobFailed
+	l.Status.ObservedGeneration = l.Generation
+	setCondition(l, vmafxv1.LadderFailed, true, reason, msg)
+	if err := r.Client.Status().Patch(ctx, l, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).V(2).Info("Ladder refused", "reason", reason, "message", msg)
+	r.Recorder.Eventf(l, nil, corev1.EventTypeWarning, reason, "Refuse", "%s", msg)
+	return nil
 }
 
 func finished(l *vmafxv1.VmafxLadder) bool {
