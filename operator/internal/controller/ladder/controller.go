@@ -23,6 +23,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/labelindex"
+	"github.com/vmafx/vmafx/operator/internal/owned"
 	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
@@ -49,6 +50,10 @@ const (
 	ReasonReportFailed = "ReportFailed"
 	// ReasonLadderInProgress: rungs are still encoding or scoring.
 	ReasonLadderInProgress = "InProgress"
+	// ReasonNameTaken: a Pod or VmafxJob of the name the ladder gives its child exists and
+	// is not the ladder's (no controller reference with its UID); it is never adopted, and
+	// that rung (or the report) fails.
+	ReasonNameTaken = "NameTaken"
 	// ReasonVolumeNotAllowed: spec.volume names a CSI driver the operator's configuration
 	// does not allow; no Pod is created.
 	ReasonVolumeNotAllowed = "VolumeNotAllowed"
@@ -57,6 +62,9 @@ const (
 // Reconciler reconciles VmafxLadders.
 type Reconciler struct {
 	Client client.Client
+	// APIReader reads around the caches: whose is a Pod or job of a child's name that
+	// already exists (the Pod caches hold only labelled Pods).
+	APIReader client.Reader
 	// Pods is the cache of the ladders' own Pods (labelled vmafx.dev/ladder): the
 	// manager's Pod cache holds worker Pods of VmafxJobs only.
 	Pods     cache.Cache
@@ -244,7 +252,15 @@ func (r *Reconciler) advanceEncode(ctx context.Context, s *scope, rung *vmafxv1.
 func (r *Reconciler) startEncode(ctx context.Context, s *scope, rung *vmafxv1.LadderRung, n int32) error {
 	l := s.ladder
 	pod := buildPod(l, EncodePodName(l, rung.Name, n), stepEncode, rung.Name, n, encodeArgs(l, rung), r.Worker)
-	if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+	err := r.Client.Create(ctx, pod)
+	if apierrors.IsAlreadyExists(err) {
+		if msg, err := r.nameTaken(ctx, s, pod, &corev1.Pod{}); msg != "" || err != nil {
+			if msg != "" {
+				rung.Phase, rung.Message = vmafxv1.RungFailed, msg
+			}
+			return err
+		}
+	} else if err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 			rung.Phase, rung.Message = vmafxv1.RungFailed, oneLine(fmt.Sprintf("the API server refused encode Pod %s: %v", pod.Name, err))
 			return nil
@@ -263,7 +279,13 @@ func (r *Reconciler) advanceScore(ctx context.Context, s *scope, rung *vmafxv1.L
 		want := buildJob(l, rung)
 		err := r.Client.Create(ctx, want)
 		switch {
-		case err == nil, apierrors.IsAlreadyExists(err):
+		case apierrors.IsAlreadyExists(err):
+			msg, err := r.nameTaken(ctx, s, want, &vmafxv1.VmafxJob{})
+			if msg != "" {
+				rung.Phase, rung.Message, rung.Job = vmafxv1.RungFailed, msg, ""
+			}
+			return err
+		case err == nil:
 		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
 			rung.Phase, rung.Message = vmafxv1.RungFailed, oneLine(fmt.Sprintf("the API server refused VmafxJob %s: %v", want.Name, err))
 		default:
@@ -282,6 +304,34 @@ func (r *Reconciler) advanceScore(ctx context.Context, s *scope, rung *vmafxv1.L
 		r.Recorder.Eventf(l, job, corev1.EventTypeWarning, ReasonRungFailed, "Score", "rung %s: %s", rung.Name, rung.Message)
 	}
 	return nil
+}
+
+// nameTaken looks at what holds the name of the child want, read into into, when its
+// create found the name taken. The ladder's own (the cache is behind) or one on its way
+// out is waited for: the reconcile is requeued by the error or, once it goes, by a
+// later event. Anyone else's is never adopted: its outcome could be anything its author
+// wrote, so msg says why the step fails, naming it.
+func (r *Reconciler) nameTaken(ctx context.Context, s *scope, want, into client.Object) (msg string, _ error) {
+	l := s.ladder
+	kind := "Pod"
+	if _, ok := want.(*vmafxv1.VmafxJob); ok {
+		kind = "VmafxJob"
+	}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), into); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("%s %s was there a moment ago and is gone: creating it again", kind, want.GetName())
+		}
+		return "", fmt.Errorf("reading %s %s: %w", kind, want.GetName(), err)
+	}
+	switch verdict, why := owned.Check(into, l, "VmafxLadder"); verdict {
+	case owned.Going:
+		return "", fmt.Errorf("waiting for %s %s to go (%s) before creating the ladder's own under that name", kind, want.GetName(), why)
+	case owned.Foreign:
+		msg = oneLine(fmt.Sprintf("%s %s already exists and is not this ladder's (%s): it is not adopted; delete it, or create the ladder under another name", kind, want.GetName(), why))
+		r.Recorder.Eventf(l, into, corev1.EventTypeWarning, ReasonNameTaken, "Create", "%s", msg)
+		return msg, nil
+	}
+	return "", nil
 }
 
 // buildJob returns the VmafxJob that scores a rung's encode against the reference; the
@@ -344,7 +394,17 @@ func (r *Reconciler) report(ctx context.Context, s *scope) error {
 			return err
 		}
 		pod = buildPod(l, ReportPodName(l, attempts), stepReport, "", attempts, args, r.Worker)
-		if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+		err = r.Client.Create(ctx, pod)
+		if apierrors.IsAlreadyExists(err) {
+			msg, err := r.nameTaken(ctx, s, pod, &corev1.Pod{})
+			if msg == "" || err != nil {
+				return err
+			}
+			setCondition(l, vmafxv1.LadderReportWritten, false, ReasonNameTaken, msg+"; the table and hull are in the status")
+			l.Status.Phase = vmafxv1.JobSucceeded
+			return nil
+		}
+		if err != nil {
 			return fmt.Errorf("creating report Pod %s: %w", pod.Name, err)
 		}
 		return nil
