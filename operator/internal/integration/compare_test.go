@@ -143,7 +143,7 @@ func encodeMessage(output string, w, h, frames int, bytes int64) string {
 }
 
 // TestLadder drives a 2 resolutions x 2 crf ladder through its encode Pods (placed by
-// the default scheduler, no slot), the VmafxJobs that score the encodes, and the report
+// vmafx-scheduler, no slot), the VmafxJobs that score the encodes, and the report
 // Pod, and checks the table, the hull and the Pods' command lines.
 func TestLadder(t *testing.T) {
 	ns := testenv.CreateNamespace(t)
@@ -169,8 +169,8 @@ func TestLadder(t *testing.T) {
 
 	for i, rung := range rungs {
 		pod := waitForPod(t, ns, "title-enc-"+rung+"-1")
-		if pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != corev1.DefaultSchedulerName {
-			t.Errorf("encode Pod scheduler %q, want the default scheduler", pod.Spec.SchedulerName)
+		if pod.Spec.SchedulerName != vmafxv1.SchedulerName {
+			t.Errorf("encode Pod scheduler %q, want %s", pod.Spec.SchedulerName, vmafxv1.SchedulerName)
 		}
 		if _, ok := pod.Spec.Containers[0].Resources.Limits[vmafxv1.ResourceSlot]; ok {
 			t.Error("encode Pod asks for a scoring slot")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -22,6 +23,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/controller/job"
 	"github.com/vmafx/vmafx/operator/internal/labelindex"
 	"github.com/vmafx/vmafx/operator/internal/owned"
 	"github.com/vmafx/vmafx/operator/internal/workerpod"
@@ -70,6 +72,9 @@ type Reconciler struct {
 	Pods     cache.Cache
 	Recorder events.EventRecorder
 	Worker   config.WorkerConfig
+	// Limit is the namespace's limit of live worker Pods, shared with the job reconciler:
+	// encode Pods count against it and wait for a place; nil: no limit.
+	Limit *job.NamespaceLimit
 	// Volumes is the operator's volume allow-list: the encode Pods mount spec.volume with
 	// the operator's rights, as a VmafxJob's worker Pods do.
 	Volumes config.VolumePolicy
@@ -92,7 +97,13 @@ type scope struct {
 	ladder *vmafxv1.VmafxLadder
 	pods   map[string]*corev1.Pod // by name
 	jobs   map[string]*vmafxv1.VmafxJob
+	// limited is set when an encode waits for a place under the namespace's limit.
+	limited bool
 }
+
+// limitRecheck is how often a ladder whose encodes wait for a place under the namespace's
+// limit looks again: the jobs' Pods finishing do not wake it.
+const limitRecheck = 10 * time.Second
 
 // Reconcile moves every rung one step forward and records what it saw.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -135,7 +146,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			logger.V(2).Info("Ladder finished", "phase", l.Status.Phase, "hull", l.Status.Hull)
 		}
 	}
-	return ctrl.Result{}, errors.Join(errs...)
+	var result ctrl.Result
+	if s.limited {
+		result.RequeueAfter = limitRecheck
+	}
+	return result, errors.Join(errs...)
 }
 
 // refuse fails a ladder that cannot run as written, before any Pod or job is created.
@@ -252,7 +267,18 @@ func (r *Reconciler) advanceEncode(ctx context.Context, s *scope, rung *vmafxv1.
 func (r *Reconciler) startEncode(ctx context.Context, s *scope, rung *vmafxv1.LadderRung, n int32) error {
 	l := s.ladder
 	pod := buildPod(l, EncodePodName(l, rung.Name, n), stepEncode, rung.Name, n, encodeArgs(l, rung), r.Worker)
+	if ok, err := r.Limit.AdmitLadderPod(ctx, r.Client, l, pod.Name, time.Now()); err != nil || !ok {
+		if err == nil {
+			s.limited = true
+			rung.Message = fmt.Sprintf("waiting: namespace %s is at its limit of %d live worker Pods (%s); the encode starts when one finishes",
+				l.Namespace, r.Limit.Max(), config.EnvMaxWorkersPerNamespace)
+		}
+		return err
+	}
 	err := r.Client.Create(ctx, pod)
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		r.Limit.Forget(pod.Namespace, pod.Name)
+	}
 	if apierrors.IsAlreadyExists(err) {
 		if msg, err := r.nameTaken(ctx, s, pod, &corev1.Pod{}); msg != "" || err != nil {
 			if msg != "" {
@@ -267,7 +293,7 @@ func (r *Reconciler) startEncode(ctx context.Context, s *scope, rung *vmafxv1.La
 		}
 		return fmt.Errorf("creating encode Pod %s: %w", pod.Name, err)
 	}
-	rung.EncodeAttempts = n
+	rung.EncodeAttempts, rung.Message = n, ""
 	return nil
 }
 
