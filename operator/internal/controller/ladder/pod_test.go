@@ -54,6 +54,11 @@ func TestEncodePod(t *testing.T) {
 	if _, ok := pod.Annotations[vmafxv1.AnnotationBackend]; ok {
 		t.Errorf("encode Pod annotated with a backend: %v", pod.Annotations)
 	}
+	// The chart's egress NetworkPolicy (vmafx-worker-egress) selects worker Pods by this
+	// label: an encode Pod must be held to it like a scoring Pod.
+	if pod.Labels["app.kubernetes.io/name"] != "vmafx-worker" {
+		t.Errorf("encode Pod labels %v: the worker egress policy would not select it", pod.Labels)
+	}
 	c := pod.Spec.Containers[0]
 	if _, ok := c.Resources.Limits[vmafxv1.ResourceSlot]; ok || c.Resources.Limits.Cpu().String() != "2" {
 		t.Errorf("resources %v: want the worker's CPU without the slot", c.Resources)
