@@ -65,19 +65,35 @@ func TestComparisonAdoptsOnlyItsOwnJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range workerPods(t, ns, "cmp-d2") {
-		if err := testenv.Client().Delete(context.Background(), &p, client.GracePeriodSeconds(0)); err != nil {
+		if !metav1.IsControlledBy(&p, stale) {
+			continue // the comparison's own job's, already
+		}
+		if err := testenv.Client().Delete(context.Background(), &p, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
 			t.Fatal(err)
 		}
 	}
 	cmpObj := getComparison(t, ns, "cmp")
+	own := &vmafxv1.VmafxJob{}
 	eventually(t, 20*time.Second, "the comparison's own cmp-d2", func() (bool, error) {
-		j := &vmafxv1.VmafxJob{}
-		if err := testenv.Client().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "cmp-d2"}, j); err != nil {
+		if err := testenv.Client().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "cmp-d2"}, own); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		return metav1.IsControlledBy(j, cmpObj), nil
+		return metav1.IsControlledBy(own, cmpObj), nil
 	})
-	kubeletFinish(t, bindAndRun(t, ns, "cmp-d2", 1, "node-a"), 0, resultMessage(80, 10))
+	// Its worker Pod: attempt 1, or a later one if the stale job's Pod of that name was
+	// still going when it started.
+	var pod *corev1.Pod
+	eventually(t, 20*time.Second, "a worker Pod of the comparison's own cmp-d2", func() (bool, error) {
+		for _, p := range workerPods(t, ns, "cmp-d2") {
+			if metav1.IsControlledBy(&p, own) && p.DeletionTimestamp == nil {
+				pod = &p
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	kubeletBind(t, pod, "node-a", true)
+	kubeletFinish(t, pod, 0, resultMessage(80, 10))
 	c = waitForComparison(t, ns, "cmp", "Failed", func(c *vmafxv1.VmafxComparison) bool { return c.Status.Phase == vmafxv1.JobFailed })
 	if d1, d2 := c.Status.Results[0], c.Status.Results[1]; d1.Score != "" || d2.Phase != vmafxv1.JobSucceeded || c.Status.Best != "d2" {
 		t.Errorf("results %+v, best %q; want d1 failed without a score, d2 scored", c.Status.Results, c.Status.Best)
