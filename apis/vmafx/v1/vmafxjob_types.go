@@ -244,8 +244,8 @@ type VmafxJobSpec struct {
 
 	// volume, when set, is mounted read-only into the worker at /data, so that
 	// file:///data/... URIs resolve. Set exactly one of its fields. persistentVolumeClaim
-	// and csi are always allowed (and attached read-only); hostPath and nfs only where the
-	// operator's configuration allows that path or server (see docs/operator.md).
+	// is always allowed (and attached read-only); hostPath, nfs and csi only where the
+	// operator's configuration allows that path, server or CSI driver (see docs/operator.md).
 	// +optional
 	Volume *JobVolume `json:"volume,omitempty"`
 
@@ -310,7 +310,7 @@ type JobVolume struct {
 	// nfs mounts an NFS export.
 	// +optional
 	NFS *corev1.NFSVolumeSource `json:"nfs,omitempty"`
-	// csi mounts an inline CSI volume.
+	// csi mounts an inline CSI volume of a driver the operator allows.
 	// +optional
 	CSI *corev1.CSIVolumeSource `json:"csi,omitempty"`
 }

@@ -114,7 +114,16 @@ type VmafxLadderSpec struct {
 	Output OutputURI `json:"output"`
 
 	// encodeResources are the CPU and memory requests and limits of each encode Pod.
-	// Unset: those of the operator's worker Pods (without the scoring slot).
+	// Unset: those of the operator's worker Pods (without the scoring slot). When set,
+	// limits must give cpu (at most 64) and memory (at most 256Gi); requests, if given, at
+	// most the limits; no other resource and no claims (an encode needs no slot or GPU).
+	// +kubebuilder:validation:XValidation:rule="!has(self.claims)",message="encodeResources.claims is not supported: an encode Pod asks for cpu and memory only",fieldPath=".claims"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || self.requests.all(k, k == 'cpu' || k == 'memory')",message="encodeResources.requests may name cpu and memory only (an encode needs no vmafx.dev/slot or GPU)",fieldPath=".requests"
+	// +kubebuilder:validation:XValidation:rule="has(self.limits) && 'cpu' in self.limits && 'memory' in self.limits && self.limits.all(k, k == 'cpu' || k == 'memory')",message="encodeResources.limits must give cpu and memory, and nothing else: an encode Pod without limits could take a whole node",fieldPath=".limits"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !('cpu' in self.limits) || (quantity(string(self.limits['cpu'])).isGreaterThan(quantity('0')) && quantity(string(self.limits['cpu'])).compareTo(quantity('64')) <= 0)",message="encodeResources.limits.cpu must be above 0 and at most 64",fieldPath=".limits"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !('memory' in self.limits) || (quantity(string(self.limits['memory'])).isGreaterThan(quantity('0')) && quantity(string(self.limits['memory'])).compareTo(quantity('256Gi')) <= 0)",message="encodeResources.limits.memory must be above 0 and at most 256Gi",fieldPath=".limits"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !('cpu' in self.requests) || (!quantity(string(self.requests['cpu'])).isLessThan(quantity('0')) && (!has(self.limits) || !('cpu' in self.limits) || quantity(string(self.requests['cpu'])).compareTo(quantity(string(self.limits['cpu']))) <= 0))",message="encodeResources.requests.cpu must be at least 0 and at most encodeResources.limits.cpu",fieldPath=".requests"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !('memory' in self.requests) || (!quantity(string(self.requests['memory'])).isLessThan(quantity('0')) && (!has(self.limits) || !('memory' in self.limits) || quantity(string(self.requests['memory'])).compareTo(quantity(string(self.limits['memory']))) <= 0))",message="encodeResources.requests.memory must be at least 0 and at most encodeResources.limits.memory",fieldPath=".requests"
 	// +optional
 	EncodeResources *corev1.ResourceRequirements `json:"encodeResources,omitempty"`
 

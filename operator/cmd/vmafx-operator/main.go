@@ -45,7 +45,7 @@ func run(ctx context.Context, args []string, lookup config.Lookup, stdout, stder
 	log.Info("Starting vmafx-operator", "metricsAddr", cfg.MetricsAddr, "healthProbeAddr", cfg.HealthProbeAddr,
 		"leaderElection", cfg.LeaderElection, "workerImage", cfg.Worker.Image, "nodeStaleAfter", cfg.NodeStaleAfter,
 		"maxConcurrentReconciles", cfg.MaxConcurrentReconciles, "kubeAPIQPS", cfg.KubeAPIQPS, "kubeAPIBurst", cfg.KubeAPIBurst,
-		"namespace", cfg.Namespace, "allowedHostPaths", cfg.Volumes.HostPaths, "allowedNFSServers", cfg.Volumes.NFSServers,
+		"namespace", cfg.Namespace, "allowedHostPaths", cfg.Volumes.HostPaths, "allowedNFSServers", cfg.Volumes.NFSServers, "allowedCSIDrivers", cfg.Volumes.CSIDrivers,
 		"pendingDeadline", cfg.PendingDeadline, "podStartTimeout", cfg.PodStartTimeout, "terminatingTimeout", cfg.TerminatingTimeout,
 		"ttlAfterFinished", cfg.TTLAfterFinished)
 	restConfig, err := ctrl.GetConfig()

@@ -94,15 +94,19 @@ type WorkerConfig struct {
 }
 
 // VolumePolicy says which node-level volume sources a VmafxJob may mount. A job's volume
-// becomes a worker Pod's volume, created with the operator's permissions, so a hostPath or
-// an NFS export is the operator's to allow, not the job author's. PVCs (bound by the
-// cluster's own storage rules) and CSI volumes are always allowed, read-only.
+// becomes a worker Pod's volume, created with the operator's permissions, so a hostPath,
+// an NFS export or an inline CSI volume is the operator's to allow, not the job author's.
+// PVCs (bound by the cluster's own storage rules) are always allowed, read-only.
 type VolumePolicy struct {
 	// HostPaths are the absolute path prefixes a hostPath volume may name (a path matches
 	// a prefix when it is the prefix or lies below it).
 	HostPaths []string
 	// NFSServers are the NFS servers an nfs volume may name; "*" allows any.
 	NFSServers []string
+	// CSIDrivers are the CSI drivers an inline csi volume may name; empty: none. An inline
+	// volume hands its attributes to the driver with the operator's rights (an NFS or SMB
+	// driver mounts any share it is told), so each driver is allowed by name, no wildcard.
+	CSIDrivers []string
 }
 
 // Lookup returns an environment variable and whether it is set.
@@ -134,6 +138,7 @@ const (
 	EnvKubeAPIBurst            = "VMAFX_OPERATOR_KUBE_API_BURST"
 	EnvAllowedHostPaths        = "VMAFX_OPERATOR_ALLOWED_HOST_PATHS"
 	EnvAllowedNFSServers       = "VMAFX_OPERATOR_ALLOWED_NFS_SERVERS"
+	EnvAllowedCSIDrivers       = "VMAFX_OPERATOR_ALLOWED_CSI_DRIVERS"
 	EnvNamespace               = "VMAFX_OPERATOR_NAMESPACE"
 	EnvUnhealthyThreshold      = "VMAFX_OPERATOR_UNHEALTHY_THRESHOLD"
 	EnvPendingDeadline         = "VMAFX_OPERATOR_PENDING_DEADLINE"
@@ -239,6 +244,7 @@ func Flags(c *Config) *cli.Set {
 	}
 	s.AbsPaths(&c.Volumes.HostPaths, "allowed-host-paths", EnvAllowedHostPaths, "path prefixes a job's hostPath volume may name (see Volumes below)")
 	s.List(&c.Volumes.NFSServers, "allowed-nfs-servers", EnvAllowedNFSServers, "NFS servers a job's nfs volume may name; * allows any")
+	s.List(&c.Volumes.CSIDrivers, "allowed-csi-drivers", EnvAllowedCSIDrivers, "CSI drivers a job's or ladder's inline csi volume may name, each by name (no wildcard)")
 	s.NonEmpty(&c.Namespace, "namespace", EnvNamespace, DefaultNamespace, "the operator's own namespace, the only one whose VmafxNodes count")
 	s.Fraction(&c.UnhealthyThreshold, "unhealthy-threshold", EnvUnhealthyThreshold, DefaultUnhealthyThreshold, "share of stale VmafxNodes at which the operator stops moving jobs")
 	s.DurationOrZero(&c.PendingDeadline, "pending-deadline", EnvPendingDeadline, 0, "default of spec.pendingDeadlineSeconds; 0: none")

@@ -143,7 +143,7 @@ func encodeMessage(output string, w, h, frames int, bytes int64) string {
 }
 
 // TestLadder drives a 2 resolutions x 2 crf ladder through its encode Pods (placed by
-// the default scheduler, no slot), the VmafxJobs that score the encodes, and the report
+// vmafx-scheduler, no slot), the VmafxJobs that score the encodes, and the report
 // Pod, and checks the table, the hull and the Pods' command lines.
 func TestLadder(t *testing.T) {
 	ns := testenv.CreateNamespace(t)
@@ -169,8 +169,8 @@ func TestLadder(t *testing.T) {
 
 	for i, rung := range rungs {
 		pod := waitForPod(t, ns, "title-enc-"+rung+"-1")
-		if pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != corev1.DefaultSchedulerName {
-			t.Errorf("encode Pod scheduler %q, want the default scheduler", pod.Spec.SchedulerName)
+		if pod.Spec.SchedulerName != vmafxv1.SchedulerName {
+			t.Errorf("encode Pod scheduler %q, want %s", pod.Spec.SchedulerName, vmafxv1.SchedulerName)
 		}
 		if _, ok := pod.Spec.Containers[0].Resources.Limits[vmafxv1.ResourceSlot]; ok {
 			t.Error("encode Pod asks for a scoring slot")
@@ -279,4 +279,39 @@ func waitForLadder(t *testing.T, ns, name, what string, cond func(*vmafxv1.Vmafx
 		return cond(l), nil
 	})
 	return l
+}
+
+// TestLadderCSIVolumeOutsideTheAllowlist: a ladder's encode Pods mount its volume with the
+// operator's rights, so an inline CSI driver the operator does not allow fails the ladder
+// before any Pod or job is made, naming the driver and the setting.
+func TestLadderCSIVolumeOutsideTheAllowlist(t *testing.T) {
+	ns := testenv.CreateNamespace(t)
+	startOperator(t, operatorEnv())
+	create(t, &vmafxv1.VmafxLadder{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "csi"},
+		Spec: vmafxv1.VmafxLadderSpec{
+			Reference:   "file:///data/title.mp4",
+			Resolutions: []vmafxv1.LadderResolution{{Height: 360}},
+			Codecs:      []vmafxv1.LadderCodec{{Encoder: vmafxv1.EncoderX264, Values: []int32{30}}},
+			Output:      "s3://results/csi",
+			ScoringSettings: vmafxv1.ScoringSettings{Volume: &vmafxv1.JobVolume{CSI: &corev1.CSIVolumeSource{
+				Driver: "smb.csi.k8s.io", VolumeAttributes: map[string]string{"source": "//10.1.2.3/share"}}}},
+		},
+	})
+	l := waitForLadder(t, ns, "csi", "Failed", func(l *vmafxv1.VmafxLadder) bool { return l.Status.Phase == vmafxv1.JobFailed })
+	cond := meta.FindStatusCondition(l.Status.Conditions, vmafxv1.LadderFailed)
+	if cond == nil || cond.Reason != "VolumeNotAllowed" || !strings.Contains(cond.Message, "smb.csi.k8s.io") || !strings.Contains(cond.Message, "VMAFX_OPERATOR_ALLOWED_CSI_DRIVERS") {
+		t.Errorf("Failed condition %+v; want VolumeNotAllowed naming the driver and the setting", cond)
+	}
+	var pods corev1.PodList
+	if err := testenv.Client().List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var jobs vmafxv1.VmafxJobList
+	if err := testenv.Client().List(context.Background(), &jobs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items)+len(jobs.Items) != 0 {
+		t.Errorf("%d Pods and %d jobs for a refused ladder", len(pods.Items), len(jobs.Items))
+	}
 }

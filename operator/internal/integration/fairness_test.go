@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
@@ -81,4 +82,47 @@ func podExists(t *testing.T, ns, name string) bool {
 		t.Fatal(err)
 	}
 	return err == nil
+}
+
+// TestLadderEncodesCountAgainstTheNamespaceLimit: a ladder's encode Pods take places under
+// the namespace's worker limit like the jobs' worker Pods: at the limit an encode waits,
+// saying why in its rung, and a live encode Pod holds back a job.
+func TestLadderEncodesCountAgainstTheNamespaceLimit(t *testing.T) {
+	ns := testenv.CreateNamespace(t)
+	startOperator(t, operatorEnv(config.EnvMaxWorkersPerNamespace, "1"))
+	create(t, newJob(ns, "first"))
+	first := waitForPod(t, ns, "first-1")
+	create(t, &vmafxv1.VmafxLadder{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lad"},
+		Spec: vmafxv1.VmafxLadderSpec{
+			Reference:   "s3://media/title.mp4",
+			Resolutions: []vmafxv1.LadderResolution{{Height: 360}},
+			Codecs:      []vmafxv1.LadderCodec{{Encoder: vmafxv1.EncoderX264, Values: []int32{30}}},
+			Output:      "s3://results/lad",
+		},
+	})
+	l := waitForLadder(t, ns, "lad", "an encode waiting for the limit", func(l *vmafxv1.VmafxLadder) bool {
+		return len(l.Status.Rungs) == 1 && strings.Contains(l.Status.Rungs[0].Message, config.EnvMaxWorkersPerNamespace)
+	})
+	if r := l.Status.Rungs[0]; r.EncodeAttempts != 0 || !strings.Contains(r.Message, ns) || podExists(t, ns, "lad-enc-360p-x264-crf30-1") {
+		t.Errorf("rung %+v; want no encode Pod while the namespace is at its limit", r)
+	}
+	kubeletBind(t, first, "node-a", true)
+	kubeletFinish(t, first, 0, resultMessage(90, 10))
+	enc := waitForPod(t, ns, "lad-enc-360p-x264-crf30-1")
+	if enc.Spec.SchedulerName != vmafxv1.SchedulerName {
+		t.Errorf("encode Pod on scheduler %q, want %s", enc.Spec.SchedulerName, vmafxv1.SchedulerName)
+	}
+	// The live encode Pod holds the namespace's one place.
+	create(t, newJob(ns, "second"))
+	waitForJob(t, ns, "second", "waiting for the namespace limit", func(j *vmafxv1.VmafxJob) bool {
+		return j.Status.Phase == vmafxv1.JobPending && condition(j, vmafxv1.JobScheduled) == "False/"+jobctl.ReasonNamespaceLimit
+	})
+	if podExists(t, ns, "second-1") {
+		t.Fatal("a job's Pod was created while an encode Pod held the namespace's one place")
+	}
+	kubeletBind(t, enc, "cpu-node", true)
+	kubeletFinish(t, enc, 0, encodeMessage("s3://results/lad/360p-x264-crf30.mkv", 640, 360, 25, 10000))
+	// The job waits behind nothing now (the ladder's scoring job is created after it).
+	waitForPod(t, ns, "second-1")
 }

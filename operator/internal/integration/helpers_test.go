@@ -296,13 +296,19 @@ func errorMessage(reason, msg string) string {
 // jobEvents returns the reasons of the events regarding a job, oldest first.
 func jobEvents(t *testing.T, ns, job string) []string {
 	t.Helper()
+	return eventReasons(t, ns, "VmafxJob", job)
+}
+
+// eventReasons returns the reasons of the events regarding the object kind/name.
+func eventReasons(t *testing.T, ns, kind, name string) []string {
+	t.Helper()
 	var list eventsv1.EventList
 	if err := testenv.Client().List(context.Background(), &list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	var reasons []string
 	for _, e := range list.Items {
-		if e.Regarding.Kind == "VmafxJob" && e.Regarding.Name == job {
+		if e.Regarding.Kind == kind && e.Regarding.Name == name {
 			for range max(1, eventCount(e)) {
 				reasons = append(reasons, e.Reason)
 			}

@@ -127,7 +127,8 @@ func TestStandingRefusalsFailTheJob(t *testing.T) {
 	if err := testenv.Client().Update(context.Background(), nsObj); err != nil {
 		t.Fatal(err)
 	}
-	startOperator(t, operatorEnv(config.EnvAllowedHostPaths, "/var/lib/vmafx"))
+	// The driver is allowed, so that the API server, not the allow-list, refuses its name.
+	startOperator(t, operatorEnv(config.EnvAllowedHostPaths, "/var/lib/vmafx", config.EnvAllowedCSIDrivers, "Not A Driver!"))
 	create(t, newJob(ns, "host-path", func(s *vmafxv1.VmafxJobSpec) {
 		s.Volume = &vmafxv1.JobVolume{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/vmafx/clips"}}
 	}))
@@ -147,23 +148,27 @@ func TestStandingRefusalsFailTheJob(t *testing.T) {
 	}
 }
 
-// TestVolumesOutsideTheAllowlistAreRefused: hostPath and NFS volumes only where the
-// operator's configuration allows them; a PVC always, attached read-only.
+// TestVolumesOutsideTheAllowlistAreRefused: hostPath, NFS and inline CSI volumes only
+// where the operator's configuration allows them; a PVC always, attached read-only.
 func TestVolumesOutsideTheAllowlistAreRefused(t *testing.T) {
 	ns := testenv.CreateNamespace(t)
-	startOperator(t, operatorEnv(config.EnvAllowedHostPaths, "/var/lib/vmafx", config.EnvAllowedNFSServers, "nas.local"))
+	startOperator(t, operatorEnv(config.EnvAllowedHostPaths, "/var/lib/vmafx", config.EnvAllowedNFSServers, "nas.local",
+		config.EnvAllowedCSIDrivers, "s3.csi.example.com"))
 	volumes := map[string]*vmafxv1.JobVolume{
 		"etc":       {HostPath: &corev1.HostPathVolumeSource{Path: "/etc"}},
 		"escape":    {HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/vmafx/../../etc"}},
 		"other-nfs": {NFS: &corev1.NFSVolumeSource{Server: "10.1.2.3", Path: "/exports"}},
-		"clips":     {HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/vmafx/clips"}},
-		"nas":       {NFS: &corev1.NFSVolumeSource{Server: "nas.local", Path: "/exports"}},
-		"claim":     {PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "clips"}},
+		// An NFS CSI driver would reach any server: the NFS allow-list's bypass.
+		"csi-nfs": {CSI: &corev1.CSIVolumeSource{Driver: "nfs.csi.k8s.io", VolumeAttributes: map[string]string{"server": "10.1.2.3", "share": "/"}}},
+		"csi-s3":  {CSI: &corev1.CSIVolumeSource{Driver: "s3.csi.example.com", VolumeAttributes: map[string]string{"bucket": "clips"}}},
+		"clips":   {HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/vmafx/clips"}},
+		"nas":     {NFS: &corev1.NFSVolumeSource{Server: "nas.local", Path: "/exports"}},
+		"claim":   {PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "clips"}},
 	}
 	for name, v := range volumes {
 		create(t, newJob(ns, name, func(s *vmafxv1.VmafxJobSpec) { s.Volume = v }))
 	}
-	for _, name := range []string{"etc", "escape", "other-nfs"} {
+	for _, name := range []string{"etc", "escape", "other-nfs", "csi-nfs"} {
 		j := waitForJob(t, ns, name, "Failed", finished)
 		if condition(j, vmafxv1.JobFailedCondition) != "True/VolumeNotAllowed" || !strings.Contains(j.Status.Message, "VMAFX_OPERATOR_ALLOWED_") {
 			t.Errorf("%s: Failed %s: %s; want VolumeNotAllowed naming the setting", name, condition(j, vmafxv1.JobFailedCondition), j.Status.Message)
@@ -172,7 +177,10 @@ func TestVolumesOutsideTheAllowlistAreRefused(t *testing.T) {
 			t.Errorf("%s: %d worker Pods for a refused volume", name, len(pods))
 		}
 	}
-	for _, name := range []string{"clips", "nas", "claim"} {
+	if j := waitForJob(t, ns, "csi-nfs", "Failed", finished); !strings.Contains(j.Status.Message, "nfs.csi.k8s.io") {
+		t.Errorf("csi-nfs: %s; want the driver named", j.Status.Message)
+	}
+	for _, name := range []string{"clips", "nas", "claim", "csi-s3"} {
 		pod := waitForPod(t, ns, name+"-1")
 		mount := pod.Spec.Containers[0].VolumeMounts[len(pod.Spec.Containers[0].VolumeMounts)-1]
 		if mount.MountPath != vmafxv1.DataMountPath || !mount.ReadOnly {

@@ -167,19 +167,22 @@ func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock, opt
 	metrics.Register(jobMetrics.Collectors()...)
 	metrics.Register(metrics.NewPhaseCollector(mgr.GetClient()), version.Collector())
 	recorder := mgr.GetEventRecorder(Name)
+	// One limit for the jobs' worker Pods and the ladders' Pods alike.
+	limit := job.NewNamespaceLimit(cfg.MaxWorkersPerNamespace, ladderPods)
 	if err := (&job.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Metrics: jobMetrics,
 		Worker: cfg.Worker, Volumes: cfg.Volumes, RetryBackoff: cfg.RetryBackoff, MaxRetryBackoff: cfg.MaxRetryBackoff,
 		PendingDeadline: cfg.PendingDeadline, PodStartTimeout: cfg.PodStartTimeout, TerminatingTimeout: cfg.TerminatingTimeout,
 		TTLAfterFinished: cfg.TTLAfterFinished, MaxConcurrentReconciles: cfg.MaxConcurrentReconciles,
-		MaxWorkersPerNamespace: cfg.MaxWorkersPerNamespace,
+		MaxWorkersPerNamespace: cfg.MaxWorkersPerNamespace, Limit: limit, LadderPods: ladderPods,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the VmafxJob reconciler: %w", err)
 	}
-	if err := (&comparison.Reconciler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(mgr); err != nil {
+	if err := (&comparison.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the VmafxComparison reconciler: %w", err)
 	}
-	if err := (&ladder.Reconciler{Client: mgr.GetClient(), Pods: ladderPods, Recorder: recorder, Worker: cfg.Worker}).SetupWithManager(mgr); err != nil {
+	if err := (&ladder.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Pods: ladderPods, Recorder: recorder, Worker: cfg.Worker, Volumes: cfg.Volumes,
+		Limit: limit}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the VmafxLadder reconciler: %w", err)
 	}
 	contact := &node.Connectivity{Reader: mgr.GetAPIReader(), Namespace: cfg.Namespace, Clock: clk, Interval: node.ProbeInterval(cfg.NodeStaleAfter)}

@@ -1,9 +1,12 @@
 package api
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +41,27 @@ func comparison(mutate func(*vmafxv1.VmafxComparisonSpec)) client.Object {
 	c := validComparison("", "bad")
 	mutate(&c.Spec)
 	return c
+}
+
+// rl is a resource list in short: name to quantity.
+type rl map[corev1.ResourceName]string
+
+func resourceList(r rl) corev1.ResourceList {
+	if r == nil {
+		return nil
+	}
+	out := corev1.ResourceList{}
+	for k, v := range r {
+		out[k] = resource.MustParse(v)
+	}
+	return out
+}
+
+// encode is a ladder with these encodeResources.
+func encode(requests, limits rl) client.Object {
+	return ladder(func(s *vmafxv1.VmafxLadderSpec) {
+		s.EncodeResources = &corev1.ResourceRequirements{Requests: resourceList(requests), Limits: resourceList(limits)}
+	})
 }
 
 func ladder(mutate func(*vmafxv1.VmafxLadderSpec)) client.Object {
@@ -101,6 +125,19 @@ func TestComparisonAndLadderValidation(t *testing.T) {
 			s.OutputVolume = &vmafxv1.OutputVolume{PersistentVolumeClaim: other}
 		}), "spec.output"},
 		{"ladder hostPath volume", ladder(func(s *vmafxv1.VmafxLadderSpec) { s.Volume = &vmafxv1.JobVolume{HostPath: &corev1HostPath} }), "spec.volume"},
+		{"encodeResources without limits", encode(rl{"cpu": "2"}, nil), "spec.encodeResources.limits"},
+		{"encodeResources without a memory limit", encode(nil, rl{"cpu": "2"}), "spec.encodeResources.limits"},
+		{"encodeResources asking for a slot", encode(nil, rl{"cpu": "2", "memory": "1Gi", vmafxv1.ResourceSlot: "1"}), "spec.encodeResources.limits"},
+		{"encodeResources asking for a GPU", encode(rl{"nvidia.com/gpu": "1"}, rl{"cpu": "2", "memory": "1Gi"}), "spec.encodeResources.requests"},
+		{"encodeResources 65 CPUs", encode(nil, rl{"cpu": "65", "memory": "1Gi"}), "spec.encodeResources.limits"},
+		{"encodeResources 1Ti memory", encode(nil, rl{"cpu": "2", "memory": "1Ti"}), "spec.encodeResources.limits"},
+		{"encodeResources zero CPU", encode(nil, rl{"cpu": "0", "memory": "1Gi"}), "spec.encodeResources.limits"},
+		{"encodeResources request above limit", encode(rl{"cpu": "4"}, rl{"cpu": "2", "memory": "1Gi"}), "spec.encodeResources.requests"},
+		{"encodeResources memory request above limit", encode(rl{"memory": "2Gi"}, rl{"cpu": "2", "memory": "1Gi"}), "spec.encodeResources.requests"},
+		{"encodeResources negative request", encode(rl{"cpu": "-1"}, rl{"cpu": "2", "memory": "1Gi"}), "spec.encodeResources.requests"},
+		{"encodeResources claims", ladder(func(s *vmafxv1.VmafxLadderSpec) {
+			s.EncodeResources = &corev1.ResourceRequirements{Limits: resourceList(rl{"cpu": "2", "memory": "1Gi"}), Claims: []corev1.ResourceClaim{{Name: "gpu"}}}
+		}), "spec.encodeResources.claims"},
 	}
 	ns := testenv.CreateNamespace(t)
 	ctx := testenv.Context(t)
@@ -112,6 +149,17 @@ func TestComparisonAndLadderValidation(t *testing.T) {
 	}
 
 	// Valid ones pass, with the defaults of the CRD set.
+	for i, r := range []*corev1.ResourceRequirements{
+		{Limits: resourceList(rl{"cpu": "64", "memory": "256Gi"})},
+		{Requests: resourceList(rl{"cpu": "500m", "memory": "512Mi"}), Limits: resourceList(rl{"cpu": "2", "memory": "2Gi"})},
+		{Requests: resourceList(rl{"cpu": "2"}), Limits: resourceList(rl{"cpu": "2", "memory": "1G"})},
+	} {
+		l := validLadder(ns, "resources-"+strconv.Itoa(i))
+		l.Spec.EncodeResources = r
+		if err := testenv.Client().Create(ctx, l); err != nil {
+			t.Errorf("valid encodeResources %v were refused: %v", r, err)
+		}
+	}
 	l := validLadder(ns, "ok")
 	l.Spec.Output, l.Spec.Volume = "file:///output/title", pvc()
 	l.Spec.OutputVolume = &vmafxv1.OutputVolume{PersistentVolumeClaim: corev1PVC}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -16,6 +17,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/labelindex"
+	"github.com/vmafx/vmafx/operator/internal/owned"
 )
 
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxcomparisons,verbs=get;list;watch
@@ -39,12 +41,23 @@ const (
 	ReasonSomeFailed = "SomeFailed"
 	// ReasonInProgress: jobs are still running.
 	ReasonInProgress = "InProgress"
+	// ReasonJobNameTaken: a VmafxJob of the name the comparison gives an input's job
+	// exists and is not the comparison's (no controller reference with its UID); it is
+	// never adopted, and that input fails.
+	ReasonJobNameTaken = "JobNameTaken"
 )
+
+// nameFreeRecheck is how often a comparison looks again whether a job of its child's name
+// that is on its way out (being deleted, or an earlier comparison's) is gone.
+const nameFreeRecheck = 5 * time.Second
 
 // Reconciler reconciles VmafxComparisons.
 type Reconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
+	Client client.Client
+	// APIReader reads around the cache: whose is a job of a child's name that already
+	// exists.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 }
 
 // SetupWithManager registers the reconciler: it watches VmafxComparisons and the
@@ -75,6 +88,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	var errs []error
+	var result ctrl.Result
 	table := make([]vmafxv1.ComparisonEntry, len(cmp.Spec.Distorted))
 	for i := range cmp.Spec.Distorted {
 		name := cmp.Spec.InputName(i)
@@ -86,8 +100,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		case e.Phase == vmafxv1.JobSucceeded || e.Phase == vmafxv1.JobFailed:
 			// Recorded; its job may be gone with its TTL and is never made again.
 		default:
-			if err := r.createJob(ctx, cmp, i, &e); err != nil {
+			wait, err := r.createJob(ctx, cmp, i, &e)
+			if err != nil {
 				errs = append(errs, err)
+			}
+			if wait {
+				result.RequeueAfter = nameFreeRecheck
 			}
 		}
 		table[i] = e
@@ -108,7 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.Recorder.Eventf(cmp, nil, typ, reason, "Compare", "%d of %d distorted videos scored; best: %s", cmp.Status.Succeeded, cmp.Status.Total, orDash(cmp.Status.Best))
 		}
 	}
-	return ctrl.Result{}, errors.Join(errs...)
+	return result, errors.Join(errs...)
 }
 
 // JobName is the name of the VmafxJob that scores the comparison's input called name.
@@ -129,25 +147,48 @@ func (r *Reconciler) listJobs(ctx context.Context, cmp *vmafxv1.VmafxComparison)
 	return jobs, nil
 }
 
-// createJob creates the job of input i. AlreadyExists means an earlier reconcile made
-// it and the cache has not seen it yet. A refusal that stands fails that input.
-func (r *Reconciler) createJob(ctx context.Context, cmp *vmafxv1.VmafxComparison, i int, e *vmafxv1.ComparisonEntry) error {
+// createJob creates the job of input i. A refusal that stands fails that input. wait
+// says the job's name is held by a job on its way out: look again later.
+func (r *Reconciler) createJob(ctx context.Context, cmp *vmafxv1.VmafxComparison, i int, e *vmafxv1.ComparisonEntry) (wait bool, _ error) {
 	job := BuildJob(cmp, i)
 	err := r.Client.Create(ctx, job)
+	e.Phase, e.Message = vmafxv1.JobPending, ""
 	switch {
 	case err == nil:
 		klog.FromContext(ctx).V(2).Info("Created a job", "vmafxJob", klog.KObj(job))
 		r.Recorder.Eventf(cmp, job, corev1.EventTypeNormal, ReasonJobCreated, "Create", "created VmafxJob %s for %s", job.Name, e.Name)
 	case apierrors.IsAlreadyExists(err):
+		return r.nameTaken(ctx, cmp, job.Name, e)
 	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err):
 		e.Phase, e.Message = vmafxv1.JobFailed, oneLine(fmt.Sprintf("the API server refused VmafxJob %s: %v", job.Name, err))
 		r.Recorder.Eventf(cmp, nil, corev1.EventTypeWarning, ReasonJobRefused, "Create", "%s", e.Message)
-		return nil
 	default:
-		return fmt.Errorf("creating VmafxJob %s: %w", job.Name, err)
+		return false, fmt.Errorf("creating VmafxJob %s: %w", job.Name, err)
 	}
-	e.Phase = vmafxv1.JobPending
-	return nil
+	return false, nil
+}
+
+// nameTaken looks at the job that holds the name of input e's job. The comparison's own
+// (an earlier reconcile made it and the cache has not seen it yet) is waited for; one on
+// its way out is waited for; anyone else's is never adopted: its result could be
+// anything its author wrote, so the input fails, naming the job.
+func (r *Reconciler) nameTaken(ctx context.Context, cmp *vmafxv1.VmafxComparison, name string, e *vmafxv1.ComparisonEntry) (wait bool, _ error) {
+	job := &vmafxv1.VmafxJob{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: cmp.Namespace, Name: name}, job); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil // gone since: create it next time
+		}
+		return false, fmt.Errorf("reading VmafxJob %s: %w", name, err)
+	}
+	switch verdict, why := owned.Check(job, cmp, "VmafxComparison"); verdict {
+	case owned.Going:
+		e.Message = oneLine(fmt.Sprintf("waiting for VmafxJob %s to go (%s) before creating this input's job under that name", name, why))
+		return true, nil
+	case owned.Foreign:
+		e.Phase, e.Message = vmafxv1.JobFailed, oneLine(fmt.Sprintf("VmafxJob %s already exists and is not this comparison's (%s): it is not adopted; delete it, or create the comparison under another name", name, why))
+		r.Recorder.Eventf(cmp, job, corev1.EventTypeWarning, ReasonJobNameTaken, "Create", "%s", e.Message)
+	}
+	return false, nil
 }
 
 // BuildJob returns the VmafxJob that scores input i of cmp.

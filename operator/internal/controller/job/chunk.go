@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
 // A job with spec.parallelism above 1 is chunked: it runs in steps, each a worker Pod of
@@ -241,7 +242,7 @@ func (c *chunkRun) fail(reason, msg string) {
 // reconcileChunked moves a chunked job forward: the probe, then every chunk, then the
 // merge.
 func (r *Reconciler) reconcileChunked(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if err := checkVolume(s.job.Spec.Volume, r.Volumes); err != nil {
+	if err := workerpod.CheckVolume(s.job.Spec.Volume, r.Volumes); err != nil {
 		msg := oneLine(err.Error())
 		setFailed(s.job, ReasonVolumeNotAllowed, msg, s.now)
 		s.emit(true, ReasonVolumeNotAllowed, "Fail", msg, nil)

@@ -17,14 +17,18 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/labelindex"
 	"github.com/vmafx/vmafx/operator/internal/metrics"
+	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
 // requeueWithBackoff runs the reconcile again through the queue's rate limiter (growing
@@ -69,8 +73,14 @@ type Reconciler struct {
 	MaxConcurrentReconciles int
 	// MaxWorkersPerNamespace caps the live worker Pods of one namespace; 0: no cap.
 	MaxWorkersPerNamespace int
+	// Limit, when set, is the namespace limit shared with the ladder reconciler; unset, the
+	// reconciler makes its own from MaxWorkersPerNamespace.
+	Limit *NamespaceLimit
+	// LadderPods is the cache of the ladders' Pods: one that finishes or goes wakes the
+	// jobs waiting for the namespace's limit, as a worker Pod does. Nil: not watched.
+	LadderPods cache.Cache
 
-	limit *namespaceLimit
+	limit *NamespaceLimit
 }
 
 // SetupWithManager registers the reconciler: it watches VmafxJobs and the Pods they own.
@@ -80,10 +90,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Pod{}).
 		Named("vmafxjob").
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles})
-	r.limit = newNamespaceLimit(r.MaxWorkersPerNamespace)
+	r.limit = r.Limit
+	if r.limit == nil {
+		r.limit = NewNamespaceLimit(r.MaxWorkersPerNamespace, nil)
+	}
 	if r.limit != nil {
 		// A worker Pod that finishes or goes wakes the jobs its namespace's limit holds.
 		b = b.Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.wakeWaiting))
+		if r.LadderPods != nil {
+			b = b.WatchesRawSource(source.Kind(r.LadderPods, &corev1.Pod{}, handler.TypedEnqueueRequestsFromMapFunc(
+				func(ctx context.Context, pod *corev1.Pod) []reconcile.Request { return r.wakeWaiting(ctx, pod) })))
+		}
 	}
 	return b.Complete(r)
 }
@@ -528,7 +545,7 @@ func backoffLimit(job *vmafxv1.VmafxJob) int32 {
 
 // startAttempt creates attempt n's Pod. AlreadyExists means an earlier reconcile made it.
 func (r *Reconciler) startAttempt(ctx context.Context, s *scope, n int32, kind string) (ctrl.Result, error) {
-	if err := checkVolume(s.job.Spec.Volume, r.Volumes); err != nil {
+	if err := workerpod.CheckVolume(s.job.Spec.Volume, r.Volumes); err != nil {
 		msg := oneLine(err.Error())
 		setFailed(s.job, ReasonVolumeNotAllowed, msg, s.now)
 		s.emit(true, ReasonVolumeNotAllowed, "Fail", msg, nil)

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,12 +34,16 @@ const namespaceLimitRecheck = time.Minute
 // shows it; past that the cache has it, or it is gone.
 const createdGrace = time.Minute
 
-// namespaceLimit counts live worker Pods per namespace. Reconciles run in parallel, and the
-// cache shows a Pod a moment after its create: the Pods admitted but not yet seen in the
-// cache are kept here, so that two reconciles cannot both take the last place.
-type namespaceLimit struct {
+// NamespaceLimit counts live worker Pods per namespace: the VmafxJobs' worker Pods and the
+// VmafxLadders' encode and report Pods alike, so that a ladder is no way around the limit.
+// Reconciles run in parallel, and the cache shows a Pod a moment after its create: the
+// Pods admitted but not yet seen in the cache are kept here, so that two reconciles (of
+// the job and the ladder controllers alike) cannot both take the last place.
+type NamespaceLimit struct {
 	max int
-	mu  sync.Mutex
+	// ladderPods reads the ladders' Pods (their own cache); nil: none counted.
+	ladderPods client.Reader
+	mu         sync.Mutex
 	// created holds, per namespace, the Pods admitted and not yet seen in the cache: Pod
 	// name to the job that made it and when.
 	created map[string]map[string]admitted
@@ -49,12 +54,36 @@ type admitted struct {
 	at  time.Time
 }
 
-func newNamespaceLimit(maxPods int) *namespaceLimit {
+// NewNamespaceLimit returns the limit of maxPods live worker Pods per namespace, counting
+// the ladder Pods that ladderPods reads too; nil when maxPods is 0 (no limit). The
+// manager makes one and gives it to the job and ladder reconcilers.
+func NewNamespaceLimit(maxPods int, ladderPods client.Reader) *NamespaceLimit {
 	if maxPods <= 0 {
 		return nil
 	}
-	return &namespaceLimit{max: maxPods, created: map[string]map[string]admitted{}}
+	return &NamespaceLimit{max: maxPods, ladderPods: ladderPods, created: map[string]map[string]admitted{}}
 }
+
+// Max is the limit: live worker Pods per namespace.
+func (l *NamespaceLimit) Max() int { return l.max }
+
+// ladderKey marks a ladder's admissions among the jobs' (":" is in no object name).
+const ladderKey = "ladder:"
+
+// AdmitLadderPod decides whether ladder l may create its Pod pod now, as admit does for a
+// job: the ladder queues as a job of the ladder's priority created when the ladder was,
+// behind the waiting jobs that go before it. c reads VmafxJobs and their Pods.
+func (l *NamespaceLimit) AdmitLadderPod(ctx context.Context, c client.Reader, ladder *vmafxv1.VmafxLadder, pod string, now time.Time) (bool, error) {
+	if l == nil {
+		return true, nil
+	}
+	as := &vmafxv1.VmafxJob{ObjectMeta: metav1.ObjectMeta{Namespace: ladder.Namespace, Name: ladderKey + ladder.Name, CreationTimestamp: ladder.CreationTimestamp}}
+	as.Spec.Priority = ladder.Spec.Priority
+	return l.admit(ctx, c, as, pod, now)
+}
+
+// Forget drops a ladder Pod that was admitted but not created.
+func (l *NamespaceLimit) Forget(ns, pod string) { l.forget(ns, pod) }
 
 // waitForNamespaceLimit reports whether s.job must wait before it creates attempt n's Pod,
 // and records the wait in its status; when it may go ahead, its Pod counts against the
@@ -95,7 +124,7 @@ func (r *Reconciler) waitForNamespaceLimit(ctx context.Context, s *scope, n int3
 
 // admit decides whether job may create Pod pod now: the namespace has fewer live worker
 // Pods than the limit, and more free places than waiting jobs that go before this one.
-func (l *namespaceLimit) admit(ctx context.Context, c client.Reader, job *vmafxv1.VmafxJob, pod string, now time.Time) (bool, error) {
+func (l *NamespaceLimit) admit(ctx context.Context, c client.Reader, job *vmafxv1.VmafxJob, pod string, now time.Time) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ns := job.Namespace
@@ -103,6 +132,13 @@ func (l *namespaceLimit) admit(ctx context.Context, c client.Reader, job *vmafxv
 	// The cache's own objects, read and not kept: no copy of every Pod per admission.
 	if err := c.List(ctx, &pods, client.InNamespace(ns), client.HasLabels{vmafxv1.LabelJob}, client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("listing the worker Pods of namespace %s: %w", ns, err)
+	}
+	if l.ladderPods != nil {
+		var ladderPods corev1.PodList
+		if err := l.ladderPods.List(ctx, &ladderPods, client.InNamespace(ns), client.HasLabels{vmafxv1.LabelLadder}, client.UnsafeDisableDeepCopy); err != nil {
+			return false, fmt.Errorf("listing the ladder Pods of namespace %s: %w", ns, err)
+		}
+		pods.Items = append(pods.Items, ladderPods.Items...)
 	}
 	live := 0
 	seen := make(map[string]bool, len(pods.Items))
@@ -141,7 +177,7 @@ func (l *namespaceLimit) admit(ctx context.Context, c client.Reader, job *vmafxv
 }
 
 // forget drops a Pod that was admitted but not created (the API server refused it).
-func (l *namespaceLimit) forget(ns, pod string) {
+func (l *NamespaceLimit) forget(ns, pod string) {
 	if l == nil {
 		return
 	}
@@ -153,7 +189,7 @@ func (l *namespaceLimit) forget(ns, pod string) {
 // waitingAhead counts the jobs of job's namespace that wait for the limit and go before
 // job: higher spec.priority, or the same and created earlier. A job admitted a moment ago
 // whose status does not show it yet is not waiting.
-func (l *namespaceLimit) waitingAhead(ctx context.Context, c client.Reader, job *vmafxv1.VmafxJob, created map[string]admitted) (int, error) {
+func (l *NamespaceLimit) waitingAhead(ctx context.Context, c client.Reader, job *vmafxv1.VmafxJob, created map[string]admitted) (int, error) {
 	var jobs vmafxv1.VmafxJobList
 	if err := c.List(ctx, &jobs, client.InNamespace(job.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return 0, fmt.Errorf("listing the jobs of namespace %s: %w", job.Namespace, err)

@@ -65,7 +65,7 @@ func TestNamespaceLimitAdmit(t *testing.T) {
 		"places enough for those ahead too": {objs: []client.Object{limitJob("vip", 5, 1, true)}, job: limitJob("new", 0, 9, false), want: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			l := newNamespaceLimit(2)
+			l := NewNamespaceLimit(2, nil)
 			got, err := l.admit(ctx, limitClient(t, tc.objs...), tc.job, "new-1", limitNow)
 			if err != nil {
 				t.Fatal(err)
@@ -82,7 +82,7 @@ func TestNamespaceLimitAdmit(t *testing.T) {
 // gives its place back, and one the cache never showed stops counting after a minute.
 func TestNamespaceLimitCountsPodsNotYetCached(t *testing.T) {
 	ctx := context.Background()
-	l := newNamespaceLimit(1)
+	l := NewNamespaceLimit(1, nil)
 	c := limitClient(t)
 	if ok, _ := l.admit(ctx, c, limitJob("a", 0, 1, false), "a-1", limitNow); !ok {
 		t.Fatal("the first job was not admitted into an empty namespace")
@@ -100,9 +100,9 @@ func TestNamespaceLimitCountsPodsNotYetCached(t *testing.T) {
 }
 
 func TestNoLimit(t *testing.T) {
-	if newNamespaceLimit(0) != nil {
+	if NewNamespaceLimit(0, nil) != nil {
 		t.Error("a limit of 0 made a limiter; it means no limit")
 	}
-	var l *namespaceLimit
+	var l *NamespaceLimit
 	l.forget("team", "x") // no limit: nothing to forget, and no panic
 }

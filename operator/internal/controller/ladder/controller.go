@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -22,7 +23,9 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/controller/job"
 	"github.com/vmafx/vmafx/operator/internal/labelindex"
+	"github.com/vmafx/vmafx/operator/internal/owned"
 	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
@@ -49,16 +52,32 @@ const (
 	ReasonReportFailed = "ReportFailed"
 	// ReasonLadderInProgress: rungs are still encoding or scoring.
 	ReasonLadderInProgress = "InProgress"
+	// ReasonNameTaken: a Pod or VmafxJob of the name the ladder gives its child exists and
+	// is not the ladder's (no controller reference with its UID); it is never adopted, and
+	// that rung (or the report) fails.
+	ReasonNameTaken = "NameTaken"
+	// ReasonVolumeNotAllowed: spec.volume names a CSI driver the operator's configuration
+	// does not allow; no Pod is created.
+	ReasonVolumeNotAllowed = "VolumeNotAllowed"
 )
 
 // Reconciler reconciles VmafxLadders.
 type Reconciler struct {
 	Client client.Client
+	// APIReader reads around the caches: whose is a Pod or job of a child's name that
+	// already exists (the Pod caches hold only labelled Pods).
+	APIReader client.Reader
 	// Pods is the cache of the ladders' own Pods (labelled vmafx.dev/ladder): the
 	// manager's Pod cache holds worker Pods of VmafxJobs only.
 	Pods     cache.Cache
 	Recorder events.EventRecorder
 	Worker   config.WorkerConfig
+	// Limit is the namespace's limit of live worker Pods, shared with the job reconciler:
+	// encode Pods count against it and wait for a place; nil: no limit.
+	Limit *job.NamespaceLimit
+	// Volumes is the operator's volume allow-list: the encode Pods mount spec.volume with
+	// the operator's rights, as a VmafxJob's worker Pods do.
+	Volumes config.VolumePolicy
 }
 
 // SetupWithManager registers the reconciler: it watches VmafxLadders, the VmafxJobs they
@@ -78,7 +97,13 @@ type scope struct {
 	ladder *vmafxv1.VmafxLadder
 	pods   map[string]*corev1.Pod // by name
 	jobs   map[string]*vmafxv1.VmafxJob
+	// limited is set when an encode waits for a place under the namespace's limit.
+	limited bool
 }
+
+// limitRecheck is how often a ladder whose encodes wait for a place under the namespace's
+// limit looks again: the jobs' Pods finishing do not wake it.
+const limitRecheck = 10 * time.Second
 
 // Reconcile moves every rung one step forward and records what it saw.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -92,6 +117,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	logger := klog.FromContext(ctx).WithValues("vmafxLadder", klog.KObj(l))
 	ctx = klog.NewContext(ctx, logger)
 	before := l.DeepCopy()
+	if err := workerpod.CheckVolume(l.Spec.Volume, r.Volumes); err != nil {
+		return ctrl.Result{}, r.refuse(ctx, l, before, ReasonVolumeNotAllowed, oneLine(err.Error()))
+	}
 	s, err := r.observe(ctx, l)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -118,7 +146,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			logger.V(2).Info("Ladder finished", "phase", l.Status.Phase, "hull", l.Status.Hull)
 		}
 	}
-	return ctrl.Result{}, errors.Join(errs...)
+	var result ctrl.Result
+	if s.limited {
+		result.RequeueAfter = limitRecheck
+	}
+	return result, errors.Join(errs...)
+}
+
+// refuse fails a ladder that cannot run as written, before any Pod or job is created.
+func (r *Reconciler) refuse(ctx context.Context, l, before *vmafxv1.VmafxLadder, reason, msg string) error {
+	l.Status.Phase = vmafxv1.JobFailed
+	l.Status.ObservedGeneration = l.Generation
+	setCondition(l, vmafxv1.LadderFailed, true, reason, msg)
+	if err := r.Client.Status().Patch(ctx, l, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).V(2).Info("Ladder refused", "reason", reason, "message", msg)
+	r.Recorder.Eventf(l, nil, corev1.EventTypeWarning, reason, "Refuse", "%s", msg)
+	return nil
 }
 
 func finished(l *vmafxv1.VmafxLadder) bool {
@@ -222,14 +267,33 @@ func (r *Reconciler) advanceEncode(ctx context.Context, s *scope, rung *vmafxv1.
 func (r *Reconciler) startEncode(ctx context.Context, s *scope, rung *vmafxv1.LadderRung, n int32) error {
 	l := s.ladder
 	pod := buildPod(l, EncodePodName(l, rung.Name, n), stepEncode, rung.Name, n, encodeArgs(l, rung), r.Worker)
-	if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+	if ok, err := r.Limit.AdmitLadderPod(ctx, r.Client, l, pod.Name, time.Now()); err != nil || !ok {
+		if err == nil {
+			s.limited = true
+			rung.Message = fmt.Sprintf("waiting: namespace %s is at its limit of %d live worker Pods (%s); the encode starts when one finishes",
+				l.Namespace, r.Limit.Max(), config.EnvMaxWorkersPerNamespace)
+		}
+		return err
+	}
+	err := r.Client.Create(ctx, pod)
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		r.Limit.Forget(pod.Namespace, pod.Name)
+	}
+	if apierrors.IsAlreadyExists(err) {
+		if msg, err := r.nameTaken(ctx, s, pod, &corev1.Pod{}); msg != "" || err != nil {
+			if msg != "" {
+				rung.Phase, rung.Message = vmafxv1.RungFailed, msg
+			}
+			return err
+		}
+	} else if err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 			rung.Phase, rung.Message = vmafxv1.RungFailed, oneLine(fmt.Sprintf("the API server refused encode Pod %s: %v", pod.Name, err))
 			return nil
 		}
 		return fmt.Errorf("creating encode Pod %s: %w", pod.Name, err)
 	}
-	rung.EncodeAttempts = n
+	rung.EncodeAttempts, rung.Message = n, ""
 	return nil
 }
 
@@ -241,7 +305,13 @@ func (r *Reconciler) advanceScore(ctx context.Context, s *scope, rung *vmafxv1.L
 		want := buildJob(l, rung)
 		err := r.Client.Create(ctx, want)
 		switch {
-		case err == nil, apierrors.IsAlreadyExists(err):
+		case apierrors.IsAlreadyExists(err):
+			msg, err := r.nameTaken(ctx, s, want, &vmafxv1.VmafxJob{})
+			if msg != "" {
+				rung.Phase, rung.Message, rung.Job = vmafxv1.RungFailed, msg, ""
+			}
+			return err
+		case err == nil:
 		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
 			rung.Phase, rung.Message = vmafxv1.RungFailed, oneLine(fmt.Sprintf("the API server refused VmafxJob %s: %v", want.Name, err))
 		default:
@@ -260,6 +330,34 @@ func (r *Reconciler) advanceScore(ctx context.Context, s *scope, rung *vmafxv1.L
 		r.Recorder.Eventf(l, job, corev1.EventTypeWarning, ReasonRungFailed, "Score", "rung %s: %s", rung.Name, rung.Message)
 	}
 	return nil
+}
+
+// nameTaken looks at what holds the name of the child want, read into into, when its
+// create found the name taken. The ladder's own (the cache is behind) or one on its way
+// out is waited for: the reconcile is requeued by the error or, once it goes, by a
+// later event. Anyone else's is never adopted: its outcome could be anything its author
+// wrote, so msg says why the step fails, naming it.
+func (r *Reconciler) nameTaken(ctx context.Context, s *scope, want, into client.Object) (msg string, _ error) {
+	l := s.ladder
+	kind := "Pod"
+	if _, ok := want.(*vmafxv1.VmafxJob); ok {
+		kind = "VmafxJob"
+	}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), into); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("%s %s was there a moment ago and is gone: creating it again", kind, want.GetName())
+		}
+		return "", fmt.Errorf("reading %s %s: %w", kind, want.GetName(), err)
+	}
+	switch verdict, why := owned.Check(into, l, "VmafxLadder"); verdict {
+	case owned.Going:
+		return "", fmt.Errorf("waiting for %s %s to go (%s) before creating the ladder's own under that name", kind, want.GetName(), why)
+	case owned.Foreign:
+		msg = oneLine(fmt.Sprintf("%s %s already exists and is not this ladder's (%s): it is not adopted; delete it, or create the ladder under another name", kind, want.GetName(), why))
+		r.Recorder.Eventf(l, into, corev1.EventTypeWarning, ReasonNameTaken, "Create", "%s", msg)
+		return msg, nil
+	}
+	return "", nil
 }
 
 // buildJob returns the VmafxJob that scores a rung's encode against the reference; the
@@ -322,7 +420,17 @@ func (r *Reconciler) report(ctx context.Context, s *scope) error {
 			return err
 		}
 		pod = buildPod(l, ReportPodName(l, attempts), stepReport, "", attempts, args, r.Worker)
-		if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+		err = r.Client.Create(ctx, pod)
+		if apierrors.IsAlreadyExists(err) {
+			msg, err := r.nameTaken(ctx, s, pod, &corev1.Pod{})
+			if msg == "" || err != nil {
+				return err
+			}
+			setCondition(l, vmafxv1.LadderReportWritten, false, ReasonNameTaken, msg+"; the table and hull are in the status")
+			l.Status.Phase = vmafxv1.JobSucceeded
+			return nil
+		}
+		if err != nil {
 			return fmt.Errorf("creating report Pod %s: %w", pod.Name, err)
 		}
 		return nil

@@ -47,9 +47,11 @@ func readURI(out vmafxv1.OutputURI) vmafxv1.VideoURI {
 	return vmafxv1.VideoURI(out)
 }
 
-// buildPod returns a ladder Pod that runs the worker with args: CPU work, placed by the
-// default scheduler (no schedulerName, no vmafx.dev/slot: slots are scoring capacity,
-// and an encode needs none), with the ladder's volumes and credentials.
+// buildPod returns a ladder Pod that runs the worker with args: CPU work, placed by
+// vmafx-scheduler like every worker Pod (in the queue by the ladder's priority), with no
+// vmafx.dev/slot (slots are scoring capacity, and an encode needs none) and no backend
+// annotation, so that the VmafxPlacement plugin leaves it to the profile's default
+// plugins (fit to CPU and memory, any node); with the ladder's volumes and credentials.
 func buildPod(l *vmafxv1.VmafxLadder, name, step, rung string, n int32, args []string, w config.WorkerConfig) *corev1.Pod {
 	resources := w.Resources.DeepCopy()
 	delete(resources.Limits, vmafxv1.ResourceSlot)
@@ -70,7 +72,9 @@ func buildPod(l *vmafxv1.VmafxLadder, name, step, rung string, n int32, args []s
 	pod := workerpod.New(metav1.ObjectMeta{
 		Name: name, Namespace: l.Namespace, Labels: labels,
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(l, vmafxv1.GroupVersion.WithKind("VmafxLadder"))},
+		Annotations:     map[string]string{vmafxv1.AnnotationPriority: strconv.Itoa(int(l.Spec.Priority))},
 	}, w, args, *resources, l.Spec.ActiveDeadlineSeconds)
+	pod.Spec.SchedulerName = vmafxv1.SchedulerName
 	if v := l.Spec.Volume; v != nil && step == stepEncode {
 		// Only a PVC or a CSI volume (the CRD refuses others), attached read-only.
 		workerpod.AddDataVolume(pod, v)

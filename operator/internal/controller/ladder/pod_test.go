@@ -46,8 +46,18 @@ func TestEncodePod(t *testing.T) {
 	}}
 	rung := l.Spec.Rungs()[0]
 	pod := buildPod(l, EncodePodName(l, rung.Name, 1), stepEncode, rung.Name, 1, encodeArgs(l, &rung), w)
-	if pod.Name != "t-enc-640x360-x265-qp30-1" || pod.Spec.SchedulerName != "" {
-		t.Errorf("pod %s on scheduler %q", pod.Name, pod.Spec.SchedulerName)
+	// Through vmafx-scheduler, without the backend annotation that would make the
+	// placement plugin treat it as a scoring Pod.
+	if pod.Name != "t-enc-640x360-x265-qp30-1" || pod.Spec.SchedulerName != vmafxv1.SchedulerName {
+		t.Errorf("pod %s on scheduler %q; want %s", pod.Name, pod.Spec.SchedulerName, vmafxv1.SchedulerName)
+	}
+	if _, ok := pod.Annotations[vmafxv1.AnnotationBackend]; ok {
+		t.Errorf("encode Pod annotated with a backend: %v", pod.Annotations)
+	}
+	// The chart's egress NetworkPolicy (vmafx-worker-egress) selects worker Pods by this
+	// label: an encode Pod must be held to it like a scoring Pod.
+	if pod.Labels["app.kubernetes.io/name"] != "vmafx-worker" {
+		t.Errorf("encode Pod labels %v: the worker egress policy would not select it", pod.Labels)
 	}
 	c := pod.Spec.Containers[0]
 	if _, ok := c.Resources.Limits[vmafxv1.ResourceSlot]; ok || c.Resources.Limits.Cpu().String() != "2" {

@@ -1,4 +1,4 @@
-package job
+package workerpod
 
 import (
 	"fmt"
@@ -10,11 +10,12 @@ import (
 	"github.com/vmafx/vmafx/operator/internal/config"
 )
 
-// checkVolume refuses a job volume that reaches into a node or a network share the
-// operator's configuration does not allow. Creating a VmafxJob creates a Pod with the
-// operator's rights, so without this check anyone who may create a job could mount any
-// directory of any node.
-func checkVolume(v *vmafxv1.JobVolume, policy config.VolumePolicy) error {
+// CheckVolume refuses a job volume that reaches into a node, a network share or a CSI
+// driver the operator's configuration does not allow. Creating a VmafxJob or a VmafxLadder
+// creates Pods with the operator's rights, so without this check anyone who may create
+// one could mount any directory of any node, or hand any attributes to any CSI driver of
+// the cluster (an NFS or SMB driver reaches any share, bypassing the NFS allow-list).
+func CheckVolume(v *vmafxv1.JobVolume, policy config.VolumePolicy) error {
 	switch {
 	case v == nil:
 		return nil
@@ -37,6 +38,12 @@ func checkVolume(v *vmafxv1.JobVolume, policy config.VolumePolicy) error {
 		}
 		return fmt.Errorf("spec.volume.nfs.server %s is not allowed: the operator allows the NFS servers %s (%s)",
 			v.NFS.Server, listOrNone(policy.NFSServers), config.EnvAllowedNFSServers)
+	case v.CSI != nil:
+		if slices.Contains(policy.CSIDrivers, v.CSI.Driver) {
+			return nil
+		}
+		return fmt.Errorf("spec.volume.csi.driver %s is not allowed: the operator allows the inline CSI drivers %s; an admin allows one by adding it to %s (chart value operator.allowedCSIDrivers)",
+			v.CSI.Driver, listOrNone(policy.CSIDrivers), config.EnvAllowedCSIDrivers)
 	}
 	return nil
 }
