@@ -77,7 +77,20 @@ func (m *Metrics) instrument(route string, h http.HandlerFunc) http.HandlerFunc 
 		if rec.code == 0 {
 			rec.code = http.StatusOK
 		}
-		m.requests.WithLabelValues(route, r.Method, strconv.Itoa(rec.code)).Inc()
-		m.latency.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
+		method := methodLabel(r.Method)
+		m.requests.WithLabelValues(route, method, strconv.Itoa(rec.code)).Inc()
+		m.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 	}
+}
+
+// methodLabel maps a request's method to a fixed set: the method is the client's to
+// choose (any token up to the header limit), and every new label value is a series kept
+// for the life of the process, so invented methods would grow memory without bound.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "other"
 }

@@ -36,13 +36,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // Instrument adds m's middleware to s.
 func (m *Metrics) Instrument(s *mcp.Server) {
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return func(ctx context.Context, rawMethod string, req mcp.Request) (mcp.Result, error) {
 			start := time.Now()
 			tool := ""
 			if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil {
-				tool = call.Params.Name
+				tool = toolLabel(call.Params.Name)
 			}
-			res, err := next(ctx, method, req)
+			method := methodLabel(rawMethod)
+			res, err := next(ctx, rawMethod, req)
 			outcome := "ok"
 			if err != nil {
 				outcome = "error"
@@ -54,4 +55,35 @@ func (m *Metrics) Instrument(s *mcp.Server) {
 			return res, err
 		}
 	})
+}
+
+// The label values a client can choose come from fixed sets: a tool name or method is
+// the client's to invent, and every new label value is a series kept for the life of the
+// process, so invented names would grow memory without bound.
+var (
+	knownTools   = map[string]bool{ToolScore: true, ToolCompare: true, ToolGet: true, ToolWait: true, ToolList: true, ToolListModels: true}
+	knownMethods = map[string]bool{
+		"initialize": true, "ping": true, "tools/list": true, "tools/call": true,
+		"resources/list": true, "resources/templates/list": true, "resources/read": true,
+		"resources/subscribe": true, "resources/unsubscribe": true, "prompts/list": true,
+		"prompts/get": true, "completion/complete": true, "logging/setLevel": true,
+		"notifications/initialized": true, "notifications/cancelled": true,
+		"notifications/progress": true, "notifications/roots/list_changed": true,
+	}
+)
+
+// toolLabel is name if the server has such a tool, else "other".
+func toolLabel(name string) string {
+	if knownTools[name] {
+		return name
+	}
+	return "other"
+}
+
+// methodLabel is method if it is one of MCP's, else "other".
+func methodLabel(method string) string {
+	if knownMethods[method] {
+		return method
+	}
+	return "other"
 }
