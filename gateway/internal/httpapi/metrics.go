@@ -77,7 +77,18 @@ func (m *Metrics) instrument(route string, h http.HandlerFunc) http.HandlerFunc 
 		if rec.code == 0 {
 			rec.code = http.StatusOK
 		}
-		m.requests.WithLabelValues(route, r.Method, strconv.Itoa(rec.code)).Inc()
-		m.latency.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
+		method := MethodLabel(r.Method)
+		m.requests.WithLabelValues(route, method, strconv.Itoa(rec.code)).Inc()
+		m.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 	}
+}
+
+// MethodLabel is method as a metric label: the standard methods as they are, anything a
+// client invents "other", so that a flood of invented methods cannot add series.
+func MethodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions:
+		return method
+	}
+	return "other"
 }

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,8 +41,9 @@ func (m *Metrics) Instrument(s *mcp.Server) {
 			start := time.Now()
 			tool := ""
 			if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil {
-				tool = call.Params.Name
+				tool = ToolLabel(call.Params.Name)
 			}
+			label := MethodLabel(method)
 			res, err := next(ctx, method, req)
 			outcome := "ok"
 			if err != nil {
@@ -49,9 +51,39 @@ func (m *Metrics) Instrument(s *mcp.Server) {
 			} else if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
 				outcome = "tool_error"
 			}
-			m.requests.WithLabelValues(method, tool, outcome).Inc()
-			m.latency.WithLabelValues(method, tool).Observe(time.Since(start).Seconds())
+			m.requests.WithLabelValues(label, tool, outcome).Inc()
+			m.latency.WithLabelValues(label, tool).Observe(time.Since(start).Seconds())
 			return res, err
 		}
 	})
+}
+
+// Tools are the server's tool names.
+var Tools = []string{ToolScore, ToolCompare, ToolGet, ToolList, ToolWait, ToolListModels}
+
+// ToolLabel is a called tool's name as a metric label: the server's own tools as they
+// are, any name a client invents "other", so that a flood of invented names cannot add
+// series.
+func ToolLabel(name string) string {
+	if slices.Contains(Tools, name) {
+		return name
+	}
+	return "other"
+}
+
+// methods are the MCP methods the metrics name; others (a later protocol's, or invented)
+// count as "other".
+var methods = []string{
+	"initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/read",
+	"resources/templates/list", "resources/subscribe", "resources/unsubscribe", "prompts/list",
+	"prompts/get", "completion/complete", "logging/setLevel", "notifications/initialized",
+	"notifications/cancelled", "notifications/progress", "notifications/roots/list_changed",
+}
+
+// MethodLabel is an MCP method as a metric label: a known one as it is, else "other".
+func MethodLabel(method string) string {
+	if slices.Contains(methods, method) {
+		return method
+	}
+	return "other"
 }

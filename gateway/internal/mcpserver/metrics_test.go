@@ -1,0 +1,98 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vmafx/vmafx/gateway/internal/access"
+	"github.com/vmafx/vmafx/gateway/internal/jobs"
+)
+
+// refuseAll authenticates nobody and allows nothing.
+type refuseAll struct{}
+
+func (refuseAll) Authenticate(context.Context, string) (access.User, error) {
+	return access.User{}, access.ErrUnauthenticated
+}
+func (refuseAll) Authorize(context.Context, access.User, access.Action) error {
+	return access.ErrUnauthenticated
+}
+
+// testSpec is a VmafxJob spec schema small enough for the tests.
+var testSpec = map[string]any{"type": "object", "properties": map[string]any{
+	"reference": map[string]any{"type": "string"}, "distorted": map[string]any{"type": "string"},
+}}
+
+// connect returns a client session of a new server whose metrics reg gathers.
+func connect(t *testing.T, reg prometheus.Registerer) *mcp.ClientSession {
+	t.Helper()
+	s := New(jobs.New(nil, refuseAll{}), testSpec, Options{Namespace: "a"})
+	NewMetrics(reg).Instrument(s)
+	st, ct := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func seriesCount(t *testing.T, reg prometheus.Gatherer) int {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, mf := range mfs {
+		n += len(mf.GetMetric())
+	}
+	return n
+}
+
+// A flood of calls of invented tools adds no series: they all count as "other".
+func TestInventedToolsAddNoSeries(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	cs := connect(t, reg)
+	ctx := context.Background()
+	call := func(name string) {
+		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+	}
+	call(ToolGet)
+	call("invented")
+	before := seriesCount(t, reg)
+	for i := range 2000 {
+		call(fmt.Sprintf("invented-%d", i))
+	}
+	after := seriesCount(t, reg)
+	t.Logf("series: %d before the flood, %d after 2000 calls of invented tools", before, after)
+	if after > before {
+		t.Errorf("invented tools added %d series (before %d, after %d)", after-before, before, after)
+	}
+	if after > 50 {
+		t.Errorf("%d series; want at most 50", after)
+	}
+}
+
+func TestLabels(t *testing.T) {
+	for in, want := range map[string]string{ToolScore: ToolScore, ToolListModels: ToolListModels, "Score": "other", "": "other"} {
+		if got := ToolLabel(in); got != want {
+			t.Errorf("ToolLabel(%q) = %q; want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{"tools/call": "tools/call", "initialize": "initialize", "tools/invented": "other"} {
+		if got := MethodLabel(in); got != want {
+			t.Errorf("MethodLabel(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
