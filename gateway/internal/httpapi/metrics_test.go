@@ -7,18 +7,14 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-// seriesCount is the number of series reg holds.
 func seriesCount(t *testing.T, reg prometheus.Gatherer) int {
 	t.Helper()
-	mfs, err := reg.Gather()
+	n, err := testutil.GatherAndCount(reg)
 	if err != nil {
 		t.Fatal(err)
-	}
-	n := 0
-	for _, mf := range mfs {
-		n += len(mf.GetMetric())
 	}
 	return n
 }

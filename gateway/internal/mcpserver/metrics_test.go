@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/vmafx/vmafx/gateway/internal/access"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
@@ -49,13 +50,9 @@ func connect(t *testing.T, reg prometheus.Registerer) *mcp.ClientSession {
 
 func seriesCount(t *testing.T, reg prometheus.Gatherer) int {
 	t.Helper()
-	mfs, err := reg.Gather()
+	n, err := testutil.GatherAndCount(reg)
 	if err != nil {
 		t.Fatal(err)
-	}
-	n := 0
-	for _, mf := range mfs {
-		n += len(mf.GetMetric())
 	}
 	return n
 }
