@@ -17,6 +17,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/access"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
+	"github.com/vmafx/vmafx/gateway/internal/serve"
 )
 
 // OpenAPI is the API's OpenAPI 3 document, served at /openapi.json. A test checks it
@@ -28,6 +29,10 @@ var OpenAPI []byte
 // maxBody bounds a submitted job: a spec is a few hundred bytes; 1 MiB is what the API
 // server itself accepts for most objects' fields combined and more than any job needs.
 const maxBody = 1 << 20
+
+// extendSlack is what a wait's or a stream's deadline adds to its own timeout: time to
+// read the job and answer.
+const extendSlack = 30 * time.Second
 
 // Route is one operation of the API.
 type Route struct {
@@ -175,6 +180,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, u access.User) {
 			writeError(r.Context(), w, apierrors.NewBadRequest("wait: "+perr.Error()))
 			return
 		}
+		serve.Extend(w, d+extendSlack)
 		job, err = a.store.Wait(r.Context(), u, ns, name, d)
 	} else {
 		job, err = a.store.Get(r.Context(), u, ns, name)
@@ -208,6 +214,7 @@ func (a *API) events(w http.ResponseWriter, r *http.Request, u access.User) {
 		}
 		timeout = d
 	}
+	serve.Extend(w, timeout+extendSlack)
 	flusher, _ := w.(http.Flusher)
 	started := false
 	send := func(event string, v any) error {
