@@ -288,9 +288,17 @@ func asStatus(err error) metav1.Status {
 		s.APIVersion, s.Kind = "v1", "Status"
 		return s
 	}
-	if errors.Is(err, access.ErrUnauthenticated) {
+	failure := func(code int32, reason metav1.StatusReason) metav1.Status {
 		return metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusFailure,
-			Code: http.StatusUnauthorized, Reason: metav1.StatusReasonUnauthorized, Message: err.Error()}
+			Code: code, Reason: reason, Message: err.Error()}
+	}
+	switch {
+	case errors.Is(err, access.ErrUnauthenticated):
+		return failure(http.StatusUnauthorized, metav1.StatusReasonUnauthorized)
+	case errors.Is(err, access.ErrRateLimited):
+		return failure(http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests)
+	case errors.Is(err, access.ErrReviewFailed):
+		return failure(http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		s := apierrors.NewTimeoutError(err.Error(), 1).Status()
@@ -312,8 +320,11 @@ func writeError(ctx context.Context, w http.ResponseWriter, err error) {
 	if s.Code >= 500 {
 		klog.FromContext(ctx).Error(err, "Request failed")
 	}
-	if s.Code == http.StatusUnauthorized {
+	switch s.Code {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="vmafx"`)
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "5")
 	}
 	writeJSON(w, int(s.Code), s)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/klog/v2"
 
+	"github.com/vmafx/vmafx/gateway/internal/access"
 	"github.com/vmafx/vmafx/internal/version"
 )
 
@@ -57,7 +58,8 @@ func Extend(w http.ResponseWriter, d time.Duration) {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 }
 
-// guard bounds every request's body and closes the connection after a refusal (401, 403,
+// guard names the client (its remote host) in the request's context for the rate limit
+// of token reviews, bounds every request's body and closes the connection after a refusal (401, 403,
 // 413, 429) without reading the rest of its body: net/http would otherwise read up to
 // 256 KiB of it, which a client can drip for as long as ReadTimeout allows.
 func guard(h http.Handler) http.Handler {
@@ -65,6 +67,11 @@ func guard(h http.Handler) http.Handler {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		}
+		client, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			client = r.RemoteAddr
+		}
+		r = r.WithContext(access.WithClient(r.Context(), client))
 		h.ServeHTTP(&closeOnRefusal{ResponseWriter: w, body: r.ContentLength != 0}, r)
 	})
 }
