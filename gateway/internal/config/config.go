@@ -30,6 +30,10 @@ const (
 	// DefaultShutdownTimeout is what a Pod's default 30 s grace period leaves after the
 	// endpoints controller has taken the Pod out of its Service (a few seconds).
 	DefaultShutdownTimeout = 20 * time.Second
+	// DefaultAudience is the token audience the doors accept unless told otherwise: a
+	// client asks for a token for the doors (kubectl create token NAME --audience vmafx),
+	// and a token meant for the API server, such as any Pod's own, is refused.
+	DefaultAudience = "vmafx"
 	// DefaultDrainPeriod is a few seconds for the endpoints controller and kube-proxy
 	// (or an ingress) to stop sending new requests after the Pod began terminating;
 	// with DefaultShutdownTimeout it stays within the default 30 s grace period.
@@ -50,7 +54,7 @@ type Config struct {
 	Kubeconfig string
 	// Context is the kubeconfig context; empty: its current one.
 	Context string
-	// Audiences are the token audiences accepted; empty: the API server's.
+	// Audiences are the token audiences accepted; DefaultAudience unless set.
 	Audiences []string
 }
 
@@ -67,7 +71,7 @@ func Parse(name, prefix, summary string, args []string, lookup cli.Lookup, stdou
 	s.String(&c.Serve.TLSKeyFile, "tls-key-file", env("tls-key-file"), "", "TLS private key (PEM)")
 	s.String(&c.Kubeconfig, "kubeconfig", env("kubeconfig"), "", "kubeconfig file; empty: in-cluster configuration")
 	s.String(&c.Context, "context", env("context"), "", "kubeconfig context")
-	s.List(&c.Audiences, "token-audiences", env("token-audiences"), "token audiences to accept; empty: the API server's")
+	s.List(&c.Audiences, "token-audiences", env("token-audiences"), "token audiences to accept; empty: "+DefaultAudience+" (list the API server's own to accept Pods' default tokens)")
 	s.DurationOrZero(&c.Serve.ShutdownTimeout, "shutdown-timeout", env("shutdown-timeout"), DefaultShutdownTimeout, "how long in-flight requests may finish after SIGTERM")
 	s.DurationOrZero(&c.Serve.DrainPeriod, "drain-period", env("drain-period"), DefaultDrainPeriod, "how long the door keeps serving after SIGTERM with /readyz failing, before it stops accepting requests")
 	s.Duration(&c.Serve.ReadTimeout, "read-timeout", env("read-timeout"), DefaultReadTimeout, "how long a client may take to send a request, body included")
@@ -81,6 +85,9 @@ func Parse(name, prefix, summary string, args []string, lookup cli.Lookup, stdou
 	s.AddGoFlagSet(klogFlags)
 	if err := s.Parse(args, lookup, stdout); err != nil {
 		return nil, err
+	}
+	if len(c.Audiences) == 0 {
+		c.Audiences = []string{DefaultAudience}
 	}
 	if (c.Serve.TLSCertFile == "") != (c.Serve.TLSKeyFile == "") {
 		return nil, fmt.Errorf("invalid %s configuration: set --tls-cert-file (%s) and --tls-key-file (%s) together", name, env("tls-cert-file"), env("tls-key-file"))
