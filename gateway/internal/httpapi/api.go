@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -101,15 +102,9 @@ func (a *API) openAPI(w http.ResponseWriter, _ *http.Request, _ access.User) {
 }
 
 func (a *API) submit(w http.ResponseWriter, r *http.Request, u access.User) {
-	var job vmafxv1.VmafxJob
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&job); err != nil {
-		writeError(r.Context(), w, apierrors.NewBadRequest(fmt.Sprintf("the body must be a VmafxJob (metadata and spec) in JSON: %v", err)))
-		return
-	}
-	if job.Kind != "" && job.Kind != "VmafxJob" {
-		writeError(r.Context(), w, apierrors.NewBadRequest(fmt.Sprintf("kind %q: the body must be a VmafxJob", job.Kind)))
+	job, err := decodeJob(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeError(r.Context(), w, err)
 		return
 	}
 	dryRun := false
@@ -121,13 +116,28 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request, u access.User) {
 		writeError(r.Context(), w, apierrors.NewBadRequest(fmt.Sprintf("dryRun: %q is not All", v)))
 		return
 	}
-	created, err := a.store.Submit(r.Context(), u, r.PathValue("namespace"), &job, dryRun)
+	created, err := a.store.Submit(r.Context(), u, r.PathValue("namespace"), job, dryRun)
 	if err != nil {
 		writeError(r.Context(), w, err)
 		return
 	}
 	w.Header().Set("Location", "/v1/namespaces/"+created.Namespace+"/jobs/"+created.Name)
 	writeJSON(w, http.StatusCreated, typed(created))
+}
+
+// decodeJob reads a submitted job: a VmafxJob in JSON, no unknown field; the error is a
+// BadRequest that says what is wrong.
+func decodeJob(body io.Reader) (*vmafxv1.VmafxJob, error) {
+	var job vmafxv1.VmafxJob
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&job); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body must be a VmafxJob (metadata and spec) in JSON: %v", err))
+	}
+	if job.Kind != "" && job.Kind != "VmafxJob" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("kind %q: the body must be a VmafxJob", job.Kind))
+	}
+	return &job, nil
 }
 
 func (a *API) list(w http.ResponseWriter, r *http.Request, u access.User) {
@@ -155,10 +165,10 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, u access.User) {
 
 // parseWait reads ?wait= as a Go duration (60s, 2m) or whole seconds (60).
 func parseWait(v string) (time.Duration, error) {
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second, nil
-	}
 	d, err := time.ParseDuration(v)
+	if n, aerr := strconv.Atoi(v); aerr == nil && n >= 0 {
+		d, err = time.Duration(min(n, int(jobs.MaxWait.Seconds())+1))*time.Second, nil
+	}
 	if err != nil || d < 0 {
 		return 0, fmt.Errorf("%q is not a duration such as 60s or 2m", v)
 	}
