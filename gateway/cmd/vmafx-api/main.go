@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"k8s.io/klog/v2"
 
@@ -22,6 +23,10 @@ import (
 
 const summary = `vmafx-api is the HTTP scoring API: it creates and reads VmafxJobs for callers who
 present a Kubernetes bearer token (docs/gateway.md).`
+
+// readyPeriod is how often the door checks that the API server answers (/readyz reports
+// the last check).
+const readyPeriod = 10 * time.Second
 
 func main() {
 	version.HandleFlag(os.Args)
@@ -57,7 +62,7 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	ctx = klog.NewContext(ctx, logger)
-	if err := serve.Serve(ctx, cfg.Serve, door, probe, api.Handler(), reg, store.Ready); err != nil {
+	if err := serve.Serve(ctx, cfg.Serve, door, probe, api.Handler(), reg, serve.Readiness(ctx, store.Ready, readyPeriod)); err != nil {
 		logger.Error(err, "Server failed")
 		return 1
 	}

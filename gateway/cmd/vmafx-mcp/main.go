@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"k8s.io/klog/v2"
@@ -28,6 +29,10 @@ const summary = `vmafx-mcp is the VMAFX Model Context Protocol server: in the cl
 streamable HTTP transport to clients that present a Kubernetes bearer token; on a
 workstation, with --transport=stdio, it talks to the API server with the user's kubeconfig
 (docs/gateway.md).`
+
+// readyPeriod is how often the door checks that the API server answers (/readyz reports
+// the last check).
+const readyPeriod = 10 * time.Second
 
 func main() {
 	version.HandleFlag(os.Args)
@@ -88,7 +93,7 @@ func run() int {
 		logger.Error(err, "Listening")
 		return 1
 	}
-	if err := serve.Serve(ctx, cfg.Serve, door, probe, mcpserver.HTTPHandler(server, reviewer), reg, store.Ready); err != nil {
+	if err := serve.Serve(ctx, cfg.Serve, door, probe, mcpserver.HTTPHandler(server, reviewer), reg, serve.Readiness(ctx, store.Ready, readyPeriod)); err != nil {
 		logger.Error(err, "Server failed")
 		return 1
 	}

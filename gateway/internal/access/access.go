@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	authnclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authzclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	"k8s.io/klog/v2"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
@@ -32,6 +35,26 @@ const (
 
 // ErrUnauthenticated is returned for a missing, invalid or expired bearer token.
 var ErrUnauthenticated = errors.New("a valid Kubernetes bearer token is required (Authorization: Bearer <token>)")
+
+// ErrRateLimited is returned when a client has had too many tokens reviewed of late.
+var ErrRateLimited = errors.New("too many unrecognized bearer tokens from this client; try again in a few seconds")
+
+// ErrReviewFailed is what a caller whose token could not be reviewed learns: the API
+// server's own error is logged, not shown to an unauthenticated client.
+var ErrReviewFailed = errors.New("the bearer token could not be checked just now; try again")
+
+type clientKey struct{}
+
+// WithClient returns ctx for a request from client (its remote host): the rate limit of
+// token reviews is per client.
+func WithClient(ctx context.Context, client string) context.Context {
+	return context.WithValue(ctx, clientKey{}, client)
+}
+
+func clientOf(ctx context.Context) string {
+	c, _ := ctx.Value(clientKey{}).(string)
+	return c
+}
 
 // User is a caller as the API server's TokenReview knows it.
 type User struct {
@@ -70,6 +93,23 @@ func BearerToken(h http.Header) (string, bool) {
 // most requests of a busy client.
 const cacheTTL = 10 * time.Second
 
+// failedTTL is how long a refused token stays refused without asking again: a client
+// repeating a junk token costs the API server one review per failedTTL.
+const failedTTL = 30 * time.Second
+
+// Per client, the token reviews the door asks for (cache misses only: a known token,
+// good or bad, costs nothing): a burst for a client's first tokens, then a few a second.
+// A client sending fresh junk tokens is refused (429) beyond that, and the door's shared
+// API client stays free for everyone else.
+const (
+	reviewRate  rate.Limit = 5
+	reviewBurst            = 20
+)
+
+// cacheLimit is the size above which the caches drop expired entries; the negative cache
+// and the limiters stop growing beyond four times it.
+const cacheLimit = 4096
+
 // Reviewer asks the API server. It caches positive answers for cacheTTL.
 type Reviewer struct {
 	tokens  authnclient.TokenReviewInterface
@@ -78,9 +118,11 @@ type Reviewer struct {
 	audiences []string
 	now       func() time.Time
 
-	mu      sync.Mutex
-	users   map[string]cachedUser
-	allowed map[string]time.Time
+	mu       sync.Mutex
+	users    map[string]cachedUser
+	allowed  map[string]time.Time
+	failed   map[[sha256.Size]byte]time.Time
+	limiters map[string]*rate.Limiter
 }
 
 type cachedUser struct {
@@ -97,26 +139,45 @@ func NewReviewer(authn authnclient.AuthenticationV1Interface, authz authzclient.
 		now:       time.Now,
 		users:     map[string]cachedUser{},
 		allowed:   map[string]time.Time{},
+		failed:    map[[sha256.Size]byte]time.Time{},
+		limiters:  map[string]*rate.Limiter{},
 	}
 }
 
-// Authenticate returns the token's user, or ErrUnauthenticated.
+// Authenticate returns the token's user, or ErrUnauthenticated (also for a token refused
+// within failedTTL), ErrRateLimited (the client has had too many tokens reviewed of late)
+// or ErrReviewFailed (the API server did not answer; its error is logged).
 func (r *Reviewer) Authenticate(ctx context.Context, token string) (User, error) {
 	if token == "" {
 		return User{}, ErrUnauthenticated
 	}
 	now := r.now()
+	sum := sha256.Sum256([]byte(token))
 	r.mu.Lock()
 	c, ok := r.users[token]
+	failedUntil, failed := r.failed[sum]
 	r.mu.Unlock()
 	if ok && now.Before(c.expires) {
 		return c.user, nil
 	}
+	if failed && now.Before(failedUntil) {
+		return User{}, ErrUnauthenticated
+	}
+	if !r.limiter(clientOf(ctx), now).AllowN(now, 1) {
+		return User{}, ErrRateLimited
+	}
 	tr, err := r.tokens.Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token, Audiences: r.audiences}}, metav1.CreateOptions{})
 	if err != nil {
-		return User{}, fmt.Errorf("reviewing the bearer token: %w", err)
+		klog.FromContext(ctx).Error(err, "Reviewing a bearer token", "client", clientOf(ctx))
+		return User{}, ErrReviewFailed
 	}
 	if !tr.Status.Authenticated {
+		r.mu.Lock()
+		r.prune(now)
+		if len(r.failed) < 4*cacheLimit {
+			r.failed[sum] = now.Add(failedTTL)
+		}
+		r.mu.Unlock()
 		return User{}, ErrUnauthenticated
 	}
 	u := User{Name: tr.Status.User.Username, UID: tr.Status.User.UID, Groups: tr.Status.User.Groups}
@@ -131,6 +192,33 @@ func (r *Reviewer) Authenticate(ctx context.Context, token string) (User, error)
 	r.users[token] = cachedUser{user: u, expires: now.Add(cacheTTL)}
 	r.mu.Unlock()
 	return u, nil
+}
+
+// limiter is client's token-review limiter.
+func (r *Reviewer) limiter(client string, now time.Time) *rate.Limiter {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.limiters[client]
+	if !ok {
+		if len(r.limiters) >= cacheLimit {
+			// Drop the limiters that are full again: their clients have been quiet.
+			for k, l := range r.limiters {
+				if l.TokensAt(now) >= reviewBurst {
+					delete(r.limiters, k)
+				}
+			}
+		}
+		if len(r.limiters) >= 4*cacheLimit {
+			// Many clients at once, all busy: they share one limiter until some go quiet.
+			client = ""
+			if l, ok = r.limiters[client]; ok {
+				return l
+			}
+		}
+		l = rate.NewLimiter(reviewRate, reviewBurst)
+		r.limiters[client] = l
+	}
+	return l
 }
 
 // Authorize returns nil when u may do a, else the API server's Forbidden error for it.
@@ -170,11 +258,18 @@ func (r *Reviewer) Authorize(ctx context.Context, u User, a Action) error {
 // prune drops expired entries; the caller holds mu. It runs only when a map has grown,
 // so a steady set of callers costs nothing.
 func (r *Reviewer) prune(now time.Time) {
-	const limit = 4096
+	const limit = cacheLimit
 	if len(r.users) > limit {
 		for k, c := range r.users {
 			if !now.Before(c.expires) {
 				delete(r.users, k)
+			}
+		}
+	}
+	if len(r.failed) > limit {
+		for k, exp := range r.failed {
+			if !now.Before(exp) {
+				delete(r.failed, k)
 			}
 		}
 	}

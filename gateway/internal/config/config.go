@@ -30,6 +30,21 @@ const (
 	// DefaultShutdownTimeout is what a Pod's default 30 s grace period leaves after the
 	// endpoints controller has taken the Pod out of its Service (a few seconds).
 	DefaultShutdownTimeout = 20 * time.Second
+	// DefaultAudience is the token audience the doors accept unless told otherwise: a
+	// client asks for a token for the doors (kubectl create token NAME --audience vmafx),
+	// and a token meant for the API server, such as any Pod's own, is refused.
+	DefaultAudience = "vmafx"
+	// DefaultDrainPeriod is a few seconds for the endpoints controller and kube-proxy
+	// (or an ingress) to stop sending new requests after the Pod began terminating;
+	// with DefaultShutdownTimeout it stays within the default 30 s grace period.
+	DefaultDrainPeriod = 5 * time.Second
+	// DefaultReadTimeout bounds reading a request with its body (at most 1 MiB).
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultIdleTimeout closes kept-alive connections that send nothing.
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultRequestTimeout is an answer's deadline; waits and event streams extend theirs
+	// to the longest wait (10 min).
+	DefaultRequestTimeout = time.Minute
 )
 
 // Config is a door's effective configuration.
@@ -39,7 +54,7 @@ type Config struct {
 	Kubeconfig string
 	// Context is the kubeconfig context; empty: its current one.
 	Context string
-	// Audiences are the token audiences accepted; empty: the API server's.
+	// Audiences are the token audiences accepted; DefaultAudience unless set.
 	Audiences []string
 }
 
@@ -56,8 +71,12 @@ func Parse(name, prefix, summary string, args []string, lookup cli.Lookup, stdou
 	s.String(&c.Serve.TLSKeyFile, "tls-key-file", env("tls-key-file"), "", "TLS private key (PEM)")
 	s.String(&c.Kubeconfig, "kubeconfig", env("kubeconfig"), "", "kubeconfig file; empty: in-cluster configuration")
 	s.String(&c.Context, "context", env("context"), "", "kubeconfig context")
-	s.List(&c.Audiences, "token-audiences", env("token-audiences"), "token audiences to accept; empty: the API server's")
+	s.List(&c.Audiences, "token-audiences", env("token-audiences"), "token audiences to accept; empty: "+DefaultAudience+" (list the API server's own to accept Pods' default tokens)")
 	s.DurationOrZero(&c.Serve.ShutdownTimeout, "shutdown-timeout", env("shutdown-timeout"), DefaultShutdownTimeout, "how long in-flight requests may finish after SIGTERM")
+	s.DurationOrZero(&c.Serve.DrainPeriod, "drain-period", env("drain-period"), DefaultDrainPeriod, "how long the door keeps serving after SIGTERM with /readyz failing, before it stops accepting requests")
+	s.Duration(&c.Serve.ReadTimeout, "read-timeout", env("read-timeout"), DefaultReadTimeout, "how long a client may take to send a request, body included")
+	s.Duration(&c.Serve.IdleTimeout, "idle-timeout", env("idle-timeout"), DefaultIdleTimeout, "how long a kept-alive connection may stay idle")
+	s.Duration(&c.Serve.RequestTimeout, "request-timeout", env("request-timeout"), DefaultRequestTimeout, "a request's deadline for its answer; waits and event streams extend theirs")
 	if extra != nil {
 		extra(s, env)
 	}
@@ -66,6 +85,9 @@ func Parse(name, prefix, summary string, args []string, lookup cli.Lookup, stdou
 	s.AddGoFlagSet(klogFlags)
 	if err := s.Parse(args, lookup, stdout); err != nil {
 		return nil, err
+	}
+	if len(c.Audiences) == 0 {
+		c.Audiences = []string{DefaultAudience}
 	}
 	if (c.Serve.TLSCertFile == "") != (c.Serve.TLSKeyFile == "") {
 		return nil, fmt.Errorf("invalid %s configuration: set --tls-cert-file (%s) and --tls-key-file (%s) together", name, env("tls-cert-file"), env("tls-key-file"))
@@ -76,7 +98,8 @@ func Parse(name, prefix, summary string, args []string, lookup cli.Lookup, stdou
 // KeysAndValues is the configuration for one log line.
 func (c *Config) KeysAndValues() []any {
 	return []any{"addr", c.Serve.Addr, "probeAddr", c.Serve.ProbeAddr, "tls", c.Serve.TLSCertFile != "",
-		"kubeconfig", c.Kubeconfig, "context", c.Context, "audiences", c.Audiences, "shutdownTimeout", c.Serve.ShutdownTimeout}
+		"kubeconfig", c.Kubeconfig, "context", c.Context, "audiences", c.Audiences, "shutdownTimeout", c.Serve.ShutdownTimeout,
+		"drainPeriod", c.Serve.DrainPeriod, "readTimeout", c.Serve.ReadTimeout, "idleTimeout", c.Serve.IdleTimeout, "requestTimeout", c.Serve.RequestTimeout}
 }
 
 // RESTConfig is the API server's address and the door's own credentials.

@@ -32,6 +32,17 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// Without a setting the doors accept tokens for their own audience only.
+func TestParseDefaultAudience(t *testing.T) {
+	c, err := Parse("vmafx-test", "VMAFX_API_", "test", nil, lookup(), io.Discard, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Audiences, ",") != DefaultAudience {
+		t.Errorf("audiences %q; want %q", c.Audiences, DefaultAudience)
+	}
+}
+
 func TestParseRefuses(t *testing.T) {
 	for name, env := range map[string][]string{
 		"VMAFX_API_SHUTDOWN_TIMEOUT": {"VMAFX_API_SHUTDOWN_TIMEOUT", "soon"},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -17,6 +18,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/access"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
+	"github.com/vmafx/vmafx/gateway/internal/serve"
 )
 
 // OpenAPI is the API's OpenAPI 3 document, served at /openapi.json. A test checks it
@@ -28,6 +30,10 @@ var OpenAPI []byte
 // maxBody bounds a submitted job: a spec is a few hundred bytes; 1 MiB is what the API
 // server itself accepts for most objects' fields combined and more than any job needs.
 const maxBody = 1 << 20
+
+// extendSlack is what a wait's or a stream's deadline adds to its own timeout: time to
+// read the job and answer.
+const extendSlack = 30 * time.Second
 
 // Route is one operation of the API.
 type Route struct {
@@ -96,15 +102,9 @@ func (a *API) openAPI(w http.ResponseWriter, _ *http.Request, _ access.User) {
 }
 
 func (a *API) submit(w http.ResponseWriter, r *http.Request, u access.User) {
-	var job vmafxv1.VmafxJob
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&job); err != nil {
-		writeError(r.Context(), w, apierrors.NewBadRequest(fmt.Sprintf("the body must be a VmafxJob (metadata and spec) in JSON: %v", err)))
-		return
-	}
-	if job.Kind != "" && job.Kind != "VmafxJob" {
-		writeError(r.Context(), w, apierrors.NewBadRequest(fmt.Sprintf("kind %q: the body must be a VmafxJob", job.Kind)))
+	job, err := decodeJob(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeError(r.Context(), w, err)
 		return
 	}
 	dryRun := false
@@ -116,13 +116,28 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request, u access.User) {
 		writeError(r.Context(), w, apierrors.NewBadRequest(fmt.Sprintf("dryRun: %q is not All", v)))
 		return
 	}
-	created, err := a.store.Submit(r.Context(), u, r.PathValue("namespace"), &job, dryRun)
+	created, err := a.store.Submit(r.Context(), u, r.PathValue("namespace"), job, dryRun)
 	if err != nil {
 		writeError(r.Context(), w, err)
 		return
 	}
 	w.Header().Set("Location", "/v1/namespaces/"+created.Namespace+"/jobs/"+created.Name)
 	writeJSON(w, http.StatusCreated, typed(created))
+}
+
+// decodeJob reads a submitted job: a VmafxJob in JSON, no unknown field; the error is a
+// BadRequest that says what is wrong.
+func decodeJob(body io.Reader) (*vmafxv1.VmafxJob, error) {
+	var job vmafxv1.VmafxJob
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&job); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body must be a VmafxJob (metadata and spec) in JSON: %v", err))
+	}
+	if job.Kind != "" && job.Kind != "VmafxJob" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("kind %q: the body must be a VmafxJob", job.Kind))
+	}
+	return &job, nil
 }
 
 func (a *API) list(w http.ResponseWriter, r *http.Request, u access.User) {
@@ -150,10 +165,10 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, u access.User) {
 
 // parseWait reads ?wait= as a Go duration (60s, 2m) or whole seconds (60).
 func parseWait(v string) (time.Duration, error) {
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second, nil
-	}
 	d, err := time.ParseDuration(v)
+	if n, aerr := strconv.Atoi(v); aerr == nil && n >= 0 {
+		d, err = time.Duration(min(n, int(jobs.MaxWait.Seconds())+1))*time.Second, nil
+	}
 	if err != nil || d < 0 {
 		return 0, fmt.Errorf("%q is not a duration such as 60s or 2m", v)
 	}
@@ -175,6 +190,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, u access.User) {
 			writeError(r.Context(), w, apierrors.NewBadRequest("wait: "+perr.Error()))
 			return
 		}
+		serve.Extend(w, d+extendSlack)
 		job, err = a.store.Wait(r.Context(), u, ns, name, d)
 	} else {
 		job, err = a.store.Get(r.Context(), u, ns, name)
@@ -208,6 +224,7 @@ func (a *API) events(w http.ResponseWriter, r *http.Request, u access.User) {
 		}
 		timeout = d
 	}
+	serve.Extend(w, timeout+extendSlack)
 	flusher, _ := w.(http.Flusher)
 	started := false
 	send := func(event string, v any) error {
@@ -281,9 +298,17 @@ func asStatus(err error) metav1.Status {
 		s.APIVersion, s.Kind = "v1", "Status"
 		return s
 	}
-	if errors.Is(err, access.ErrUnauthenticated) {
+	failure := func(code int32, reason metav1.StatusReason) metav1.Status {
 		return metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusFailure,
-			Code: http.StatusUnauthorized, Reason: metav1.StatusReasonUnauthorized, Message: err.Error()}
+			Code: code, Reason: reason, Message: err.Error()}
+	}
+	switch {
+	case errors.Is(err, access.ErrUnauthenticated):
+		return failure(http.StatusUnauthorized, metav1.StatusReasonUnauthorized)
+	case errors.Is(err, access.ErrRateLimited):
+		return failure(http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests)
+	case errors.Is(err, access.ErrReviewFailed):
+		return failure(http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		s := apierrors.NewTimeoutError(err.Error(), 1).Status()
@@ -305,8 +330,11 @@ func writeError(ctx context.Context, w http.ResponseWriter, err error) {
 	if s.Code >= 500 {
 		klog.FromContext(ctx).Error(err, "Request failed")
 	}
-	if s.Code == http.StatusUnauthorized {
+	switch s.Code {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="vmafx"`)
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "5")
 	}
 	writeJSON(w, int(s.Code), s)
 }

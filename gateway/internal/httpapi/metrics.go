@@ -77,20 +77,18 @@ func (m *Metrics) instrument(route string, h http.HandlerFunc) http.HandlerFunc 
 		if rec.code == 0 {
 			rec.code = http.StatusOK
 		}
-		method := methodLabel(r.Method)
+		method := MethodLabel(r.Method)
 		m.requests.WithLabelValues(route, method, strconv.Itoa(rec.code)).Inc()
 		m.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 	}
 }
 
-// methodLabel maps a request's method to a fixed set: the method is the client's to
-// choose (any token up to the header limit), and every new label value is a series kept
-// for the life of the process, so invented methods would grow memory without bound.
-func methodLabel(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodOptions:
-		return m
+// MethodLabel is method as a metric label: the standard methods as they are, anything a
+// client invents "other", so that a flood of invented methods cannot add series.
+func MethodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions:
+		return method
 	}
 	return "other"
 }

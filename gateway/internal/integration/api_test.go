@@ -133,6 +133,8 @@ func TestAPIRefusesWithoutPermission(t *testing.T) {
 	ns := testenv.CreateNamespace(t)
 	d := startAPI(t)
 	reader := tokenFor(t, ns, "reader", "get", "list")
+	// A token for the API server's audience, as every Pod has, even one allowed everything.
+	podToken := tokenForAudience(t, ns, "pod", nil, allVerbs...)
 	base := d.url + "/v1/namespaces/" + ns + "/jobs"
 	for _, tc := range []struct {
 		name, token string
@@ -141,6 +143,7 @@ func TestAPIRefusesWithoutPermission(t *testing.T) {
 		{"no token", "", http.StatusUnauthorized},
 		{"a token the API server does not know", "not-a-token", http.StatusUnauthorized},
 		{"a token without create vmafxjobs", reader, http.StatusForbidden},
+		{"a token for the API server's audience", podToken, http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body := do(t, http.MethodPost, base, tc.token, jobBody("refused"))

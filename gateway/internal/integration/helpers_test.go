@@ -53,7 +53,7 @@ func doorClient(t testing.TB) client.WithWatch {
 
 func reviewer(t testing.TB) *access.Reviewer {
 	t.Helper()
-	_, r, err := config.Clients(testenv.Config(), nil)
+	_, r, err := config.Clients(testenv.Config(), []string{config.DefaultAudience})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +106,14 @@ func waitServing(t testing.TB, url string) {
 }
 
 // tokenFor creates a ServiceAccount in ns bound to a Role allowing verbs on vmafxjobs (none:
-// no binding) and returns a token for it from the TokenRequest API.
+// no binding) and returns a token for it from the TokenRequest API, for the doors'
+// audience.
 func tokenFor(t testing.TB, ns, name string, verbs ...string) string {
+	return tokenForAudience(t, ns, name, []string{config.DefaultAudience}, verbs...)
+}
+
+// tokenForAudience is tokenFor with the token's audiences; none: the API server's.
+func tokenForAudience(t testing.TB, ns, name string, audiences []string, verbs ...string) string {
 	t.Helper()
 	ctx := context.Background()
 	c := testenv.Client()
@@ -129,7 +135,7 @@ func tokenFor(t testing.TB, ns, name string, verbs ...string) string {
 		}
 	}
 	cs := kubernetes.NewForConfigOrDie(testenv.Config())
-	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authnv1.TokenRequest{}, metav1.CreateOptions{})
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{Audiences: audiences}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,53 +37,52 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // Instrument adds m's middleware to s.
 func (m *Metrics) Instrument(s *mcp.Server) {
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, rawMethod string, req mcp.Request) (mcp.Result, error) {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			start := time.Now()
 			tool := ""
 			if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil {
-				tool = toolLabel(call.Params.Name)
+				tool = ToolLabel(call.Params.Name)
 			}
-			method := methodLabel(rawMethod)
-			res, err := next(ctx, rawMethod, req)
+			label := MethodLabel(method)
+			res, err := next(ctx, method, req)
 			outcome := "ok"
 			if err != nil {
 				outcome = "error"
 			} else if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
 				outcome = "tool_error"
 			}
-			m.requests.WithLabelValues(method, tool, outcome).Inc()
-			m.latency.WithLabelValues(method, tool).Observe(time.Since(start).Seconds())
+			m.requests.WithLabelValues(label, tool, outcome).Inc()
+			m.latency.WithLabelValues(label, tool).Observe(time.Since(start).Seconds())
 			return res, err
 		}
 	})
 }
 
-// The label values a client can choose come from fixed sets: a tool name or method is
-// the client's to invent, and every new label value is a series kept for the life of the
-// process, so invented names would grow memory without bound.
-var (
-	knownTools   = map[string]bool{ToolScore: true, ToolCompare: true, ToolGet: true, ToolWait: true, ToolList: true, ToolListModels: true}
-	knownMethods = map[string]bool{
-		"initialize": true, "ping": true, "tools/list": true, "tools/call": true,
-		"resources/list": true, "resources/templates/list": true, "resources/read": true,
-		"resources/subscribe": true, "resources/unsubscribe": true, "prompts/list": true,
-		"prompts/get": true, "completion/complete": true, "logging/setLevel": true,
-		"notifications/initialized": true, "notifications/cancelled": true,
-		"notifications/progress": true, "notifications/roots/list_changed": true,
-	}
-)
+// Tools are the server's tool names.
+var Tools = []string{ToolScore, ToolCompare, ToolGet, ToolList, ToolWait, ToolListModels}
 
-// toolLabel is name if the server has such a tool, else "other".
-func toolLabel(name string) string {
-	if knownTools[name] {
+// ToolLabel is a called tool's name as a metric label: the server's own tools as they
+// are, any name a client invents "other", so that a flood of invented names cannot add
+// series.
+func ToolLabel(name string) string {
+	if slices.Contains(Tools, name) {
 		return name
 	}
 	return "other"
 }
 
-// methodLabel is method if it is one of MCP's, else "other".
-func methodLabel(method string) string {
-	if knownMethods[method] {
+// methods are the MCP methods the metrics name; others (a later protocol's, or invented)
+// count as "other".
+var methods = []string{
+	"initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/read",
+	"resources/templates/list", "resources/subscribe", "resources/unsubscribe", "prompts/list",
+	"prompts/get", "completion/complete", "logging/setLevel", "notifications/initialized",
+	"notifications/cancelled", "notifications/progress", "notifications/roots/list_changed",
+}
+
+// MethodLabel is an MCP method as a metric label: a known one as it is, else "other".
+func MethodLabel(method string) string {
+	if slices.Contains(methods, method) {
 		return method
 	}
 	return "other"

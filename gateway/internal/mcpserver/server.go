@@ -19,6 +19,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/access"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
+	"github.com/vmafx/vmafx/gateway/internal/serve"
 )
 
 // maxCompare bounds one compare call: each distorted video is a job and a worker Pod.
@@ -133,7 +134,13 @@ func HTTPHandler(s *mcp.Server, checker access.Checker) http.Handler {
 		}
 		return &auth.TokenInfo{UserID: u.Name, Extra: map[string]any{userKey: u}}, nil
 	}
-	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	// An authenticated request may wait (wait_job, waitSeconds) or stream (the session's
+	// event stream) up to the longest wait; a refused one keeps the server's short deadline.
+	long := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		serve.Extend(w, jobs.MaxWait+time.Minute)
+		h.ServeHTTP(w, r)
+	})
+	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(long)
 }
 
 type handlers struct {

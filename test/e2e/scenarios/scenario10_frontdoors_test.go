@@ -217,7 +217,7 @@ func waitReady(t *testing.T, obj client.Object, name string) {
 }
 
 // serviceAccountToken creates a ServiceAccount in ns allowed verbs on vmafxjobs and returns
-// a token for it from the TokenRequest API.
+// a token for it from the TokenRequest API, for the doors' audience (vmafx).
 func serviceAccountToken(t *testing.T, ns, name string, verbs ...string) string {
 	t.Helper()
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
@@ -231,7 +231,7 @@ func serviceAccountToken(t *testing.T, ns, name string, verbs ...string) string 
 			t.Fatal(err)
 		}
 	}
-	tr := &authnv1.TokenRequest{}
+	tr := &authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{Audiences: []string{"vmafx"}}}
 	if err := c.SubResource("token").Create(t.Context(), sa, tr); err != nil {
 		t.Fatalf("token for %s/%s: %v", ns, name, err)
 	}
