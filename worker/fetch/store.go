@@ -43,9 +43,15 @@ const (
 // StoreOptions configures Stores. Zero fields take the HTTP defaults.
 type StoreOptions struct {
 	// CredentialsDir holds the credentials, one file per key (see
-	// LoadCredentials); without it the SDKs' default chains apply
-	// (environment, workload identity, instance metadata).
+	// LoadCredentials); without it requests are anonymous, unless
+	// DefaultCredentials is set.
 	CredentialsDir string
+	// DefaultCredentials lets a store without credentials of its own use the
+	// SDKs' default chains (environment, shared files, workload identity,
+	// instance metadata). Off by default: those are the node's or the worker
+	// ServiceAccount's rights, not the job author's, so any job that names no
+	// Secret would act with them (docs/security.md).
+	DefaultCredentials bool
 	// S3Endpoint, S3Region and S3PathStyle override AWS_ENDPOINT_URL,
 	// AWS_REGION and AWS_S3_USE_PATH_STYLE of the credentials.
 	S3Endpoint, S3Region string
@@ -191,9 +197,13 @@ func (s *Stores) openS3(ctx context.Context, name string) (*blob.Bucket, error) 
 	if c.Region != "" {
 		opts = append(opts, config.WithRegion(c.Region))
 	}
-	if c.Static {
+	switch {
+	case c.Static:
 		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(
 			s.creds[KeyAWSAccessKeyID], s.creds[KeyAWSSecretAccessKey], s.creds[KeyAWSSessionToken])))
+	case !s.opts.DefaultCredentials:
+		// Unsigned requests: a public bucket reads, anything else answers AccessDenied.
+		opts = append(opts, config.WithCredentialsProvider(aws.AnonymousCredentials{}))
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
@@ -224,6 +234,8 @@ func (s *Stores) openGCS(ctx context.Context, name string) (*blob.Bucket, error)
 			return nil, fmt.Errorf("credential %s is not a Google service account key file (JSON)", KeyGCSCredentialsJSON)
 		}
 		ts = creds.TokenSource
+	} else if !s.opts.DefaultCredentials {
+		return gcsblob.OpenBucket(ctx, gcp.NewAnonymousHTTPClient(gcp.DefaultTransport()), name, nil)
 	} else {
 		creds, err := gcp.DefaultCredentials(ctx)
 		if err != nil {
@@ -270,6 +282,12 @@ func (s *Stores) openAzure(ctx context.Context, name string) (*blob.Bucket, erro
 		}
 	case s.creds[KeyAzureSASToken] != "":
 		client, err = container.NewClientWithNoCredential(containerURL+"?"+strings.TrimPrefix(s.creds[KeyAzureSASToken], "?"), opts)
+		if err != nil {
+			return nil, errors.New(s.creds.scrub(err.Error()))
+		}
+	case !s.opts.DefaultCredentials:
+		// Anonymous: a container with public access reads, anything else is refused.
+		client, err = container.NewClientWithNoCredential(containerURL, opts)
 		if err != nil {
 			return nil, errors.New(s.creds.scrub(err.Error()))
 		}

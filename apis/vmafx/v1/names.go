@@ -64,6 +64,11 @@ const (
 	// EnvRegistryPlainHTTP is set by the operator on worker and trainer Pods to the
 	// comma-separated OCI registries (host[:port]) reached over plain HTTP, not HTTPS.
 	EnvRegistryPlainHTTP = "VMAFX_REGISTRY_PLAIN_HTTP"
+	// EnvDefaultCredentials is set to "true" by the operator on worker Pods where its
+	// configuration (VMAFX_OPERATOR_WORKER_DEFAULT_CREDENTIALS) lets a job that names no
+	// Secret use the object storage SDKs' default credentials; otherwise such a job's
+	// requests are anonymous.
+	EnvDefaultCredentials = "VMAFX_DEFAULT_CREDENTIALS"
 	// EnvSlots is set by Allocate to the comma-separated slot IDs given to the container.
 	EnvSlots = "VMAFX_SLOTS"
 

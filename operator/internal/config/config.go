@@ -86,6 +86,10 @@ type WorkerConfig struct {
 	// PlainHTTPRegistries are the OCI registries (host[:port]) that workers and trainers
 	// reach over plain HTTP instead of HTTPS, such as an in-cluster registry without TLS.
 	PlainHTTPRegistries []string
+	// DefaultCredentials lets the worker of a job that names no Secret use the object
+	// storage SDKs' default credentials: the node's instance metadata or the worker
+	// ServiceAccount's workload identity, rights no job author was given. Off: anonymous.
+	DefaultCredentials bool
 	// TrainerServiceAccount runs trainer Pods; it needs to read VmafxJobs and Nodes.
 	TrainerServiceAccount string
 	// KueueQueueName, when set, is the Kueue LocalQueue that worker Pods are submitted to
@@ -149,6 +153,7 @@ const (
 	EnvTrainerServiceAccount   = "VMAFX_OPERATOR_TRAINER_SERVICE_ACCOUNT"
 	EnvMaxWorkersPerNamespace  = "VMAFX_OPERATOR_MAX_WORKERS_PER_NAMESPACE"
 	EnvKueueQueueName          = "VMAFX_OPERATOR_KUEUE_QUEUE_NAME"
+	EnvWorkerDefaultCreds      = "VMAFX_OPERATOR_WORKER_DEFAULT_CREDENTIALS"
 )
 
 // Defaults. The heartbeat period of the device plugin is 10 s, so 60 s of staleness
@@ -220,6 +225,7 @@ func Flags(c *Config) *cli.Set {
 		return errors.New("must be one of Always, IfNotPresent, Never")
 	})
 	s.String(&c.Worker.ServiceAccount, "worker-service-account", EnvWorkerServiceAccount, "", "service account of the worker Pods (its token is never mounted)")
+	s.Bool(&c.Worker.DefaultCredentials, "worker-default-credentials", EnvWorkerDefaultCreds, false, "let a job that names no Secret read and write object storage with the SDKs' default credentials (instance metadata, the worker service account's workload identity) instead of anonymously: every job author then acts with those rights (docs/security.md)")
 	s.List(&c.Worker.PlainHTTPRegistries, "plain-http-registries", EnvPlainHTTPRegistries, "OCI registries (host[:port]) that workers (for oci:// models) and trainers reach over plain HTTP, e.g. an in-cluster registry without TLS")
 	s.String(&c.Worker.TrainerServiceAccount, "trainer-service-account", EnvTrainerServiceAccount, DefaultTrainerServiceAccount, "the account trainer Pods run as; it must exist in the run's namespace (docs/training.md)")
 	c.Worker.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}

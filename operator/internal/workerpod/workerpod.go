@@ -36,6 +36,12 @@ const (
 // encoded inputs that must be seeked are spooled there up to the worker's --spool-limit,
 // and the size limit makes the kubelet evict a runaway writer rather than fill the node.
 func New(meta metav1.ObjectMeta, w config.WorkerConfig, args []string, resources corev1.ResourceRequirements, activeDeadline *int64) *corev1.Pod {
+	var env []corev1.EnvVar
+	if w.DefaultCredentials {
+		// Only where the operator's configuration says so: the default chain acts with the
+		// node's or the worker ServiceAccount's rights, not the job author's.
+		env = append(env, corev1.EnvVar{Name: vmafxv1.EnvDefaultCredentials, Value: "true"})
+	}
 	return &corev1.Pod{
 		ObjectMeta: meta,
 		Spec: corev1.PodSpec{
@@ -57,6 +63,7 @@ func New(meta metav1.ObjectMeta, w config.WorkerConfig, args []string, resources
 				Image:                    w.Image,
 				ImagePullPolicy:          w.PullPolicy,
 				Args:                     args,
+				Env:                      env,
 				Resources:                resources,
 				TerminationMessagePath:   TerminationPath,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

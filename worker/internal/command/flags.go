@@ -94,6 +94,7 @@ func newFlags(name, summary string) *cli.Set { return cli.New("vmafx-worker "+na
 // addStoreFlags adds the object storage flags of the commands that read or write objects.
 func addStoreFlags(s *cli.Set, o *fetch.StoreOptions) {
 	s.String(&o.CredentialsDir, "credentials-dir", envName("credentials-dir"), "", "`directory` of object storage credentials, one file per key (AWS_ACCESS_KEY_ID, AZURE_STORAGE_KEY, GOOGLE_APPLICATION_CREDENTIALS_JSON, ...): a mounted Secret")
+	s.Bool(&o.DefaultCredentials, "default-credentials", envName("default-credentials"), false, "without --credentials-dir, sign object storage requests with the SDKs' default credentials (environment, shared files, workload identity, instance metadata) instead of sending them anonymously; the operator sets it only where its configuration allows")
 	s.Func("s3-endpoint", envName("s3-endpoint"), "", "S3 endpoint `URL` of an S3-compatible server (overrides AWS_ENDPOINT_URL of --credentials-dir)", func(v string) error {
 		if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 			return errors.New("want an http:// or https:// URL")
