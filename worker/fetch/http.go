@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -56,6 +57,10 @@ type HTTPOptions struct {
 	UserAgent string
 	// Redirects says which redirects are followed.
 	Redirects RedirectPolicy
+	// lookup resolves a host name and dial connects to an address, for the dials to a
+	// URI's own host; nil: the system's. Tests set a name that re-resolves.
+	lookup func(context.Context, string) ([]netip.Addr, error)
+	dial   func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // HTTP fetches http:// and https:// URIs. It is safe for concurrent use.
@@ -84,6 +89,14 @@ func NewHTTP(o HTTPOptions) *HTTP {
 	}
 	noFollow := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	t := transport(&net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second})
+	dial, lookup := o.dial, o.lookup
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second}).DialContext
+	}
+	if lookup == nil {
+		lookup = defaultLookup
+	}
+	t.DialContext = o.Redirects.guardedDial(dial, lookup)
 	// A separate pool for redirect hops: its connections were all checked
 	// when they were made, and a hop never reuses one that was not.
 	ht := transport(&net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second, ControlContext: o.Redirects.control})
@@ -150,7 +163,9 @@ func (h *HTTP) proxied(req *http.Request) bool {
 // when the server advertised byte ranges and a validator (ETag or
 // Last-Modified) for the object; else the read fails.
 func (h *HTTP) Open(ctx context.Context, u *url.URL) (*Object, error) {
-	b := &body{h: h, ctx: ctx, u: u, size: -1}
+	// One guard for every dial of this object: retries, resumes and redirects back to
+	// its host (pin.go).
+	b := &body{h: h, ctx: withHostGuard(ctx), u: u, size: -1}
 	if err := b.connect(nil); err != nil {
 		return nil, err
 	}
