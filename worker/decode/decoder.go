@@ -71,10 +71,16 @@ type Decoder struct {
 	err    error // sticky, once the frames ended
 }
 
+// ProtocolWhitelist is the protocols every ffmpeg and ffprobe the worker runs may open:
+// the local file it was given and its pipes. An input is a file the worker fetched
+// itself, through its own checks; a playlist or concat file inside it that names
+// http://, tcp:// or another file would let the video reach what the worker may not.
+const ProtocolWhitelist = "file,pipe"
+
 // Args returns ffmpeg's arguments for in and o (without the program name).
 func Args(in Input, o Options) []string {
 	args := []string{"-hide_banner", "-nostats", "-loglevel", "error", "-xerror",
-		"-protocol_whitelist", "file,pipe"}
+		"-protocol_whitelist", ProtocolWhitelist}
 	switch {
 	case in.Raw != nil:
 		args = append(args, "-f", "rawvideo", "-pix_fmt", in.Raw.Format.String(),

@@ -123,7 +123,7 @@ type probeJSON struct {
 // input whose first bytes are head (ffprobe reads them on its stdin; enough
 // for the stream headers, not for the length of a stream without an index).
 func (t *Tools) Probe(ctx context.Context, path string, head []byte) (*Info, error) {
-	args := []string{"-hide_banner", "-loglevel", "error", "-protocol_whitelist", "file,pipe",
+	args := []string{"-hide_banner", "-loglevel", "error", "-protocol_whitelist", ProtocolWhitelist,
 		"-print_format", "json", "-show_format", "-show_streams"}
 	cmd := exec.CommandContext(ctx, t.FFprobe)
 	if path != "" {

@@ -82,7 +82,9 @@ func Args(in, out string, raw Raw, s Settings) []string {
 	if s.Width > 0 {
 		width = strconv.Itoa(s.Width)
 	}
-	args = append(args, "-i", "file:"+in, "-map", "0:v:0", "-an", "-sn", "-dn",
+	// The same protocols as decoding (decode.ProtocolWhitelist): the reference is a
+	// fetched file, and a playlist in it must not open anything else.
+	args = append(args, "-protocol_whitelist", decode.ProtocolWhitelist, "-i", "file:"+in, "-map", "0:v:0", "-an", "-sn", "-dn",
 		"-vf", "scale="+width+":"+strconv.Itoa(s.Height)+":flags=bicubic", "-c:v", string(s.Encoder))
 	v := strconv.Itoa(s.Value)
 	switch {

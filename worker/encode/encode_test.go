@@ -3,8 +3,11 @@ package encode_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
@@ -126,5 +129,44 @@ func TestValidate(t *testing.T) {
 		if err := s.Validate(); !errors.Is(err, encode.ErrBadSettings) {
 			t.Errorf("%s: %v, want ErrBadSettings", name, err)
 		}
+	}
+}
+
+// TestRunRefusesOtherProtocols: a reference that is an HLS playlist naming a segment
+// over http:// (a listener of this test that counts connections) fails the encode
+// without ffmpeg opening it: encoding runs under decoding's protocol whitelist.
+func TestRunRefusesOtherProtocols(t *testing.T) {
+	tools := fftest.Tools(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var conns atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			c.Close()
+		}
+	}()
+	playlist := filepath.Join(t.TempDir(), "ref.m3u8")
+	body := "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1.0,\nhttp://" + ln.Addr().String() + "/seg.ts\n#EXT-X-ENDLIST\n"
+	if err := os.WriteFile(playlist, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := encode.Settings{Encoder: vmafxv1.EncoderX264, RateControl: vmafxv1.RateCRF, Value: 30, Height: 72}
+	_, err = encode.Run(context.Background(), tools, playlist, filepath.Join(t.TempDir(), "r.mkv"), encode.Raw{}, s)
+	if err == nil {
+		t.Fatal("the playlist encoded; want a failure")
+	}
+	if n := conns.Load(); n != 0 {
+		t.Errorf("ffmpeg opened %d connections to the playlist's http:// segment; want none", n)
+	}
+	if args := strings.Join(encode.Args("in", "out", encode.Raw{}, s), " "); !strings.Contains(args, "-protocol_whitelist "+decode.ProtocolWhitelist+" -i file:in") {
+		t.Errorf("ffmpeg arguments %q; want the protocol whitelist before the input", args)
 	}
 }
