@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
@@ -57,6 +59,37 @@ type Client struct {
 	PlainHTTP []string
 	// Credentials, when not nil, answers the registries' logins (a Docker config's auths).
 	Credentials credentials.Store
+	// Timeout bounds each call (Pull, Push, Tags) as a whole, its retries included;
+	// 0: DefaultTimeout. A registry that accepts a connection and never answers would
+	// otherwise hold a worker, or the trainer, forever.
+	Timeout time.Duration
+}
+
+// Timeouts of registry calls: a whole call, and the steps of each request.
+const (
+	DefaultTimeout        = 5 * time.Minute
+	dialTimeout           = 10 * time.Second
+	tlsHandshakeTimeout   = 10 * time.Second
+	responseHeaderTimeout = 30 * time.Second
+)
+
+// httpClient is shared by every registry call: net/http's defaults but for bounded
+// connects, handshakes and waits for a response's headers, under oras' retries.
+var httpClient = func() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = tlsHandshakeTimeout
+	t.ResponseHeaderTimeout = responseHeaderTimeout
+	return &http.Client{Transport: retry.NewTransport(t)}
+}()
+
+// bound returns ctx limited to the client's Timeout.
+func (c *Client) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := c.Timeout
+	if d <= 0 {
+		d = DefaultTimeout
+	}
+	return context.WithTimeout(ctx, d)
 }
 
 // LoadDockerConfig reads a Docker config file (the .dockerconfigjson key of a Secret of
@@ -79,7 +112,7 @@ func (c *Client) repository(m vmafxv1.OCIModel) (*remote.Repository, error) {
 		return nil, err
 	}
 	repo.PlainHTTP = slices.Contains(c.PlainHTTP, m.Registry)
-	client := &auth.Client{Client: retry.DefaultClient, Cache: auth.NewCache(), Header: http.Header{"User-Agent": {"vmafx"}}}
+	client := &auth.Client{Client: httpClient, Cache: auth.NewCache(), Header: http.Header{"User-Agent": {"vmafx"}}}
 	if c.Credentials != nil {
 		client.Credential = credentials.Credential(c.Credentials)
 	}
@@ -100,6 +133,8 @@ type Version struct {
 // Push uploads v to repository repo (Reference ignored) and tags it; it returns the
 // manifest's digest.
 func (c *Client) Push(ctx context.Context, repo vmafxv1.OCIModel, v Version) (string, error) {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
 	r, err := c.repository(repo)
 	if err != nil {
 		return "", err
@@ -147,6 +182,8 @@ type Artifact struct {
 // Pull fetches the model version ref (a tag or a digest), with its state when withState.
 // Every blob is checked against its digest.
 func (c *Client) Pull(ctx context.Context, ref vmafxv1.OCIModel, withState bool) (*Artifact, error) {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
 	r, err := c.repository(ref)
 	if err != nil {
 		return nil, err
@@ -196,6 +233,8 @@ func (c *Client) Pull(ctx context.Context, ref vmafxv1.OCIModel, withState bool)
 
 // Tags returns the tags of repo that start with prefix.
 func (c *Client) Tags(ctx context.Context, repo vmafxv1.OCIModel, prefix string) ([]string, error) {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
 	r, err := c.repository(repo)
 	if err != nil {
 		return nil, err
