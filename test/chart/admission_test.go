@@ -134,7 +134,7 @@ func TestReferencesPolicyCoversTheCRDs(t *testing.T) {
 		}
 	}
 	// The walk must find what is known today, or it proves nothing.
-	for _, known := range []string{"credentials.secretRef.name", "outputVolume.persistentVolumeClaim.claimName", "volume.persistentVolumeClaim.claimName", "registryCredentials.name", "dataSource.credentials.secretRef.name", "dataSource.outputClaim"} {
+	for _, known := range []string{"credentials.secretRef.name", "outputVolume.persistentVolumeClaim.claimName", "volume.persistentVolumeClaim.claimName", "registryCredentials.name", "dataSource.credentials.secretRef.name", "dataSource.outputClaim", "volume.csi.nodePublishSecretRef.name"} {
 		if !fields[known] {
 			t.Errorf("spec.%s not found in the CRDs; found %v", known, slices.Sorted(maps.Keys(fields)))
 		}
@@ -142,7 +142,7 @@ func TestReferencesPolicyCoversTheCRDs(t *testing.T) {
 }
 
 var (
-	namesSecret = regexp.MustCompile(`(?i)\bnames (a|the) Secret\b`)
+	namesSecret = regexp.MustCompile(`(?i)\bnames (a|the) Secret\b|\breference to the secret object\b`)
 	namesClaim  = regexp.MustCompile(`\bPersistentVolumeClaim\b`)
 )
 

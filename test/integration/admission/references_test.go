@@ -116,6 +116,13 @@ var references = []reference{
 		tr.Spec.DataSource.OutputClaim = "clips"
 		return tr
 	}, "spec.dataSource.outputClaim", `PersistentVolumeClaim "clips"`, "get"},
+	// Last, so that the indexes the other cases use (ref-9, a training) stay.
+	{"job CSI volume's Secret", func(ns, n string) client.Object {
+		j := job(ns, n)
+		j.Spec.Volume = &vmafxv1.JobVolume{CSI: &corev1.CSIVolumeSource{Driver: "smb.csi.k8s.io",
+			NodePublishSecretRef: &corev1.LocalObjectReference{Name: "team-keys"}}}
+		return j
+	}, "spec.volume.csi.nodePublishSecretRef.name", `Secret "team-keys"`, "get"},
 }
 
 // TestReferences applies the shipped policy and checks, for every field of every kind
