@@ -47,8 +47,12 @@ func TestNoDefaultCredentialChain(t *testing.T) {
 			s := NewStores(StoreOptions{S3Endpoint: srv.URL, S3Region: "us-east-1", S3PathStyle: &pathStyle,
 				DefaultCredentials: tc.defaults, Limits: HTTPOptions{Attempts: 1}})
 			defer s.Close()
-			if _, err := s.Open(t.Context(), u); err == nil || !strings.Contains(err.Error(), "AccessDenied") {
+			_, err := s.Open(t.Context(), u)
+			if err == nil || !strings.Contains(err.Error(), "AccessDenied") {
 				t.Fatalf("Open: %v; want the endpoint's AccessDenied", err)
+			}
+			if anonymous := strings.Contains(err.Error(), "anonymous request"); anonymous == tc.signed {
+				t.Errorf("Open: %v; want it to say the request was anonymous: %v", err, !tc.signed)
 			}
 			mu.Lock()
 			defer mu.Unlock()

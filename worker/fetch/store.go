@@ -328,6 +328,11 @@ func (s *Stores) storeCause(err error) error {
 	case gcerrors.Code(err) == gcerrors.NotFound:
 		return fmt.Errorf("%w: %s", ErrNotFound, cause)
 	case gcerrors.Code(err) == gcerrors.PermissionDenied || status == http.StatusUnauthorized || status == http.StatusForbidden:
+		if len(s.creds) == 0 && !s.opts.DefaultCredentials {
+			// Say why the request was anonymous: a job that names no Secret no longer
+			// borrows the node's credentials (docs/security.md).
+			return fmt.Errorf("access denied to an anonymous request (the job names no credentials, and the default credential chain is off: name a Secret in spec.credentials): %s", cause)
+		}
 		return fmt.Errorf("access denied (check the credentials and the bucket's policy): %s", cause)
 	case gcerrors.Code(err) == gcerrors.DeadlineExceeded:
 		return fmt.Errorf("%w: %s", ErrTimeout, cause)
