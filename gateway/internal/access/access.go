@@ -102,8 +102,8 @@ const failedTTL = 30 * time.Second
 // A client sending fresh junk tokens is refused (429) beyond that, and the door's shared
 // API client stays free for everyone else.
 const (
-	reviewRate  rate.Limit = 5
-	reviewBurst            = 20
+	reviewRate  = rate.Limit(5)
+	reviewBurst = 20
 )
 
 // cacheLimit is the size above which the caches drop expired entries; the negative cache

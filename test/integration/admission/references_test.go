@@ -151,7 +151,7 @@ func TestReferences(t *testing.T) {
 	eventually(t, "the policy refuses mallory's job naming a Secret", func() error {
 		err := mallory.Create(ctx, first.object(ns, "probe"), client.DryRunAll)
 		if err == nil || !strings.Contains(err.Error(), first.field) {
-			return fmt.Errorf("mallory's create: %v", err)
+			return fmt.Errorf("mallory's create: %w", err)
 		}
 		return nil
 	})
@@ -187,7 +187,7 @@ func TestReferences(t *testing.T) {
 	eventually(t, "an impostor of the operator is refused", func() error {
 		err := impostor.Create(ctx, first.object(ns, "impostor"), client.DryRunAll)
 		if err == nil || !strings.Contains(err.Error(), first.field) {
-			return fmt.Errorf("the impostor's create: %v", err)
+			return fmt.Errorf("the impostor's create: %w", err)
 		}
 		return nil
 	})
