@@ -51,9 +51,10 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 	pod.Spec.Hostname = hostname(name)
 	c := &pod.Spec.Containers[0]
 	// The worker sizes its threads and Go's memory limit to the container's.
-	c.Env = []corev1.EnvVar{{Name: vmafxv1.EnvMemoryLimit, ValueFrom: &corev1.EnvVarSource{
+	// Appended: workerpod.New sets what every worker Pod gets (VMAFX_DEFAULT_CREDENTIALS).
+	c.Env = append(c.Env, corev1.EnvVar{Name: vmafxv1.EnvMemoryLimit, ValueFrom: &corev1.EnvVarSource{
 		ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: workerpod.ContainerName, Resource: "limits.memory"},
-	}}}
+	}})
 	if len(w.PlainHTTPRegistries) > 0 {
 		c.Env = append(c.Env, corev1.EnvVar{Name: vmafxv1.EnvRegistryPlainHTTP, Value: strings.Join(w.PlainHTTPRegistries, ",")})
 	}

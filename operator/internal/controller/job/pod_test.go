@@ -121,3 +121,24 @@ func TestBuildPodKueueQueue(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildPodDefaultCredentials: the setting workerpod.New puts on every worker Pod
+// survives the job's own environment variables.
+func TestBuildPodDefaultCredentials(t *testing.T) {
+	job := &vmafxv1.VmafxJob{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns"}}
+	for _, on := range []bool{false, true} {
+		pod := buildPod(job, 1, config.WorkerConfig{Image: "w:dev", DefaultCredentials: on})
+		got, memory := "", false
+		for _, e := range pod.Spec.Containers[0].Env {
+			switch e.Name {
+			case vmafxv1.EnvDefaultCredentials:
+				got = e.Value
+			case vmafxv1.EnvMemoryLimit:
+				memory = true
+			}
+		}
+		if want := map[bool]string{true: "true"}[on]; got != want || !memory {
+			t.Errorf("DefaultCredentials %v: %s=%q (want %q), %s set: %v", on, vmafxv1.EnvDefaultCredentials, got, want, vmafxv1.EnvMemoryLimit, memory)
+		}
+	}
+}
