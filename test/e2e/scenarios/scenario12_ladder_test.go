@@ -23,7 +23,8 @@ import (
 // TestEncodingLadder is scenario 12 (issue 16): a small per-title ladder, run for real. The
 // reference (clip p01 as lossless FFV1, 176x144) lies in a bucket on the in-cluster S3
 // server; a VmafxLadder of 2 resolutions x libx264 x 2 crf values runs 4 encode Pods
-// (ffmpeg in the worker image, placed by the default scheduler), 4 VmafxJobs that score
+// (ffmpeg in the worker image, placed by vmafx-scheduler without a slot, so that they
+// count against the namespace's worker cap; issue 29), 4 VmafxJobs that score
 // the encodes scaled back to 176x144 (placed by vmafx-scheduler on scoring slots), and the
 // report Pod, which writes ladder.json, ladder.csv and ladder.svg beside the encodes.
 // Every other field is at its default.
@@ -91,7 +92,7 @@ func TestEncodingLadder(t *testing.T) {
 		}
 	})
 
-	t.Run("encodes ran on the default scheduler without a slot", func(t *testing.T) {
+	t.Run("encodes ran on vmafx-scheduler without a slot", func(t *testing.T) {
 		var pods corev1.PodList
 		if err := c.List(t.Context(), &pods, client.InNamespace(ns), client.MatchingLabels{vmafxv1.LabelStep: "encode"}); err != nil {
 			t.Fatal(err)
@@ -100,7 +101,7 @@ func TestEncodingLadder(t *testing.T) {
 			t.Fatalf("%d encode Pods, want 4", len(pods.Items))
 		}
 		for _, p := range pods.Items {
-			if p.Spec.SchedulerName != corev1.DefaultSchedulerName {
+			if p.Spec.SchedulerName != vmafxv1.SchedulerName {
 				t.Errorf("encode Pod %s placed by %q", p.Name, p.Spec.SchedulerName)
 			}
 			if _, ok := p.Spec.Containers[0].Resources.Requests[vmafxv1.ResourceSlot]; ok {
