@@ -68,7 +68,9 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	ctx = klog.NewContext(ctx, logger)
-	spec, err := mcpserver.SpecSchema(ctx, c)
+	// The tools' schemas come from the VmafxJob CRD, read as the door itself (no user is
+	// involved; vmafx-gateway-mcp allows it).
+	spec, err := mcpserver.SpecSchema(ctx, c.Own())
 	if err != nil {
 		logger.Error(err, "Building the tools' schemas")
 		return 1
@@ -77,7 +79,7 @@ func run() int {
 
 	if transport == "stdio" {
 		// The user's own credentials reach the API server, which authorizes each call.
-		server := mcpserver.New(jobs.New(c, access.Direct{}), spec, opts)
+		server := mcpserver.New(jobs.New(jobs.Self{C: c.Own()}, access.Direct{}), spec, opts)
 		if err := server.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
 			logger.Error(err, "MCP session failed")
 			return 1
@@ -93,7 +95,7 @@ func run() int {
 		logger.Error(err, "Listening")
 		return 1
 	}
-	if err := serve.Serve(ctx, cfg.Serve, door, probe, mcpserver.HTTPHandler(server, reviewer), reg, serve.Readiness(ctx, store.Ready, readyPeriod)); err != nil {
+	if err := serve.Serve(ctx, cfg.Serve, door, probe, mcpserver.HTTPHandler(server, reviewer), reg, serve.Readiness(ctx, c.Ready, readyPeriod)); err != nil {
 		logger.Error(err, "Server failed")
 		return 1
 	}

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/gateway/internal/jobs"
 	"github.com/vmafx/vmafx/gateway/internal/mcpserver"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
 	"github.com/vmafx/vmafx/test/integration/testenv"
@@ -26,10 +25,9 @@ func startMCP(t *testing.T, defaultNamespace string) *door {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := doorClient(t)
-	store := jobs.New(c, reviewer(t))
+	store, c := newStore(t, "vmafx-mcp")
 	ctx, cancel := context.WithCancel(context.Background())
-	spec, err := mcpserver.SpecSchema(ctx, c)
+	spec, err := mcpserver.SpecSchema(ctx, c.Own())
 	if err != nil {
 		t.Fatal(err)
 	}
