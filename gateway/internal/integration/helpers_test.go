@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -34,6 +35,7 @@ import (
 type door struct {
 	url, probeURL string
 	store         *jobs.Store
+	reg           *prometheus.Registry
 	cancel        context.CancelFunc
 	done          chan error
 }
@@ -121,7 +123,7 @@ func startAPI(t testing.TB) *door {
 	reg := serve.NewRegistry()
 	api := httpapi.New(store, httpapi.NewMetrics(reg))
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &door{url: "http://" + ln.Addr().String(), probeURL: "http://" + probe.Addr().String(), store: store, cancel: cancel, done: make(chan error, 1)}
+	d := &door{url: "http://" + ln.Addr().String(), probeURL: "http://" + probe.Addr().String(), store: store, reg: reg, cancel: cancel, done: make(chan error, 1)}
 	go func() { d.done <- serve.Serve(ctx, opts, ln, probe, api.Handler(), reg, nil) }()
 	t.Cleanup(func() { d.stop(t) })
 	waitServing(t, d.probeURL+"/healthz")
