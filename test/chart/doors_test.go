@@ -1,12 +1,14 @@
 package chart_test
 
 import (
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	render "github.com/vmafx/vmafx/internal/chartrender"
@@ -92,5 +94,25 @@ func TestDoors(t *testing.T) {
 	}
 	if find(res.Objects, "ClusterRoleBinding", "vmafx-api-mcp") != nil {
 		t.Error("the HTTP API may read CRDs, which only the MCP server needs")
+	}
+	// The doors act as their caller: they may impersonate, and touch no VmafxJob,
+	// Secret or volume of their own.
+	for _, name := range []string{"vmafx-gateway-access", "vmafx-gateway-jobs", "vmafx-gateway-mcp"} {
+		o := find(res.Objects, "ClusterRole", name)
+		if o == nil {
+			t.Errorf("ClusterRole %s missing", name)
+			continue
+		}
+		for _, r := range decode(t, o).(*rbacv1.ClusterRole).Rules {
+			for _, g := range r.APIGroups {
+				if g == vmafxv1.GroupVersion.Group || (g == "" && !slices.Equal(r.Verbs, []string{"impersonate"})) {
+					t.Errorf("ClusterRole %s grants %v on %s %v; the doors act as their caller", name, r.Verbs, g, r.Resources)
+				}
+			}
+		}
+	}
+	env = envOf(mcp.Spec.Template.Spec.Containers[0])
+	if env["VMAFX_MCP_MAX_SESSIONS_PER_USER"] != "10" || env["VMAFX_MCP_MAX_SESSIONS"] != "1000" || env["VMAFX_MCP_SESSION_IDLE_TIMEOUT"] != "5m" {
+		t.Errorf("vmafx-mcp session limits: %v", env)
 	}
 }

@@ -62,7 +62,7 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	ctx = klog.NewContext(ctx, logger)
-	if err := serve.Serve(ctx, cfg.Serve, door, probe, api.Handler(), reg, serve.Readiness(ctx, store.Ready, readyPeriod)); err != nil {
+	if err := serve.Serve(ctx, cfg.Serve, door, probe, api.Handler(), reg, serve.Readiness(ctx, c.Ready, readyPeriod)); err != nil {
 		logger.Error(err, "Server failed")
 		return 1
 	}

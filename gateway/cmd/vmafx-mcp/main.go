@@ -41,9 +41,13 @@ func main() {
 
 func run() int {
 	transport, namespace := "", ""
+	var limits mcpserver.SessionLimits
 	cfg, err := config.Parse("vmafx-mcp", "VMAFX_MCP_", summary, os.Args[1:], os.LookupEnv, os.Stdout, func(s *cli.Set, env func(string) string) {
 		s.OneOf(&transport, "transport", env("transport"), "http", "http: streamable HTTP, bearer tokens checked with TokenReview; stdio: the kubeconfig's identity", "http", "stdio")
 		s.String(&namespace, "namespace", env("namespace"), "", "namespace of calls that name none; empty: the kubeconfig context's")
+		s.Int(&limits.PerUser, "max-sessions-per-user", env("max-sessions-per-user"), mcpserver.DefaultMaxSessionsPerUser, 1, 1_000_000, "open sessions one user may hold; a new one beyond is refused with 429")
+		s.Int(&limits.Total, "max-sessions", env("max-sessions"), mcpserver.DefaultMaxSessions, 1, 10_000_000, "open sessions of all users in this replica; a new one beyond is refused with 503")
+		s.Duration(&limits.IdleTimeout, "session-idle-timeout", env("session-idle-timeout"), mcpserver.DefaultSessionIdleTimeout, "a session that receives no request for this long is closed")
 	})
 	if errors.Is(err, cli.ErrHelp) {
 		return 0
@@ -58,7 +62,8 @@ func run() int {
 	defer klog.Flush()
 	// Logs go to stderr (klog's default): on stdio, stdout carries the protocol alone.
 	logger := klog.Background().WithName("vmafx-mcp")
-	logger.Info("Effective configuration", append(cfg.KeysAndValues(), "transport", transport, "namespace", namespace)...)
+	logger.Info("Effective configuration", append(cfg.KeysAndValues(), "transport", transport, "namespace", namespace,
+		"maxSessionsPerUser", limits.PerUser, "maxSessions", limits.Total, "sessionIdleTimeout", limits.IdleTimeout)...)
 
 	c, reviewer, err := cfg.Connect()
 	if err != nil {
@@ -68,7 +73,9 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	ctx = klog.NewContext(ctx, logger)
-	spec, err := mcpserver.SpecSchema(ctx, c)
+	// The tools' schemas come from the VmafxJob CRD, read as the door itself (no user is
+	// involved; vmafx-gateway-mcp allows it).
+	spec, err := mcpserver.SpecSchema(ctx, c.Own())
 	if err != nil {
 		logger.Error(err, "Building the tools' schemas")
 		return 1
@@ -77,7 +84,7 @@ func run() int {
 
 	if transport == "stdio" {
 		// The user's own credentials reach the API server, which authorizes each call.
-		server := mcpserver.New(jobs.New(c, access.Direct{}), spec, opts)
+		server := mcpserver.New(jobs.New(jobs.Self{C: c.Own()}, access.Direct{}), spec, opts)
 		if err := server.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
 			logger.Error(err, "MCP session failed")
 			return 1
@@ -87,13 +94,14 @@ func run() int {
 	store := jobs.New(c, reviewer)
 	server := mcpserver.New(store, spec, opts)
 	reg := serve.NewRegistry()
-	mcpserver.NewMetrics(reg).Instrument(server)
+	metrics := mcpserver.NewMetrics(reg)
+	metrics.Instrument(server)
 	door, probe, err := serve.Listen(cfg.Serve)
 	if err != nil {
 		logger.Error(err, "Listening")
 		return 1
 	}
-	if err := serve.Serve(ctx, cfg.Serve, door, probe, mcpserver.HTTPHandler(server, reviewer), reg, serve.Readiness(ctx, store.Ready, readyPeriod)); err != nil {
+	if err := serve.Serve(ctx, cfg.Serve, door, probe, mcpserver.HTTPHandler(server, reviewer, limits, metrics), reg, serve.Readiness(ctx, c.Ready, readyPeriod)); err != nil {
 		logger.Error(err, "Server failed")
 		return 1
 	}

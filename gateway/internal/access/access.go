@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,20 +11,14 @@ import (
 
 	"golang.org/x/time/rate"
 	authnv1 "k8s.io/api/authentication/v1"
-	authzv1 "k8s.io/api/authorization/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	authnclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
-	authzclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/klog/v2"
-
-	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
-// The door asks the API server who a token belongs to and what that user may do.
+// The door asks the API server who a token belongs to; what that user may do is the API
+// server's to decide when the door acts as the user (jobs.Impersonating).
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
-// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // The resources the front doors act on.
 const (
@@ -64,18 +57,9 @@ type User struct {
 	Extra  map[string][]string
 }
 
-// Action is one verb on one resource of a namespace (name empty for list and create).
-type Action struct {
-	Verb      string
-	Resource  string
-	Namespace string
-	Name      string
-}
-
-// Checker authenticates tokens and authorizes actions.
+// Checker authenticates tokens.
 type Checker interface {
 	Authenticate(ctx context.Context, token string) (User, error)
-	Authorize(ctx context.Context, u User, a Action) error
 }
 
 // BearerToken returns the token of an "Authorization: Bearer <token>" header.
@@ -87,10 +71,9 @@ func BearerToken(h http.Header) (string, bool) {
 	return f[1], true
 }
 
-// cacheTTL bounds how long a TokenReview or an allowed SubjectAccessReview is reused: the
-// API server's own webhook authenticator caches for 2 minutes and its authorizer for 5;
-// 10 s keeps a revoked permission effective within seconds while saving two API calls on
-// most requests of a busy client.
+// cacheTTL bounds how long a TokenReview is reused: the API server's own webhook
+// authenticator caches for 2 minutes; 10 s keeps a deleted ServiceAccount's token refused
+// within seconds while saving an API call on most requests of a busy client.
 const cacheTTL = 10 * time.Second
 
 // failedTTL is how long a refused token stays refused without asking again: a client
@@ -112,15 +95,13 @@ const cacheLimit = 4096
 
 // Reviewer asks the API server. It caches positive answers for cacheTTL.
 type Reviewer struct {
-	tokens  authnclient.TokenReviewInterface
-	reviews authzclient.SubjectAccessReviewInterface
+	tokens authnclient.TokenReviewInterface
 	// audiences, when set, are the token audiences the door accepts.
 	audiences []string
 	now       func() time.Time
 
 	mu       sync.Mutex
 	users    map[string]cachedUser
-	allowed  map[string]time.Time
 	failed   map[[sha256.Size]byte]time.Time
 	limiters map[string]*rate.Limiter
 }
@@ -130,15 +111,13 @@ type cachedUser struct {
 	expires time.Time
 }
 
-// NewReviewer returns a Reviewer using the given API clients.
-func NewReviewer(authn authnclient.AuthenticationV1Interface, authz authzclient.AuthorizationV1Interface, audiences []string) *Reviewer {
+// NewReviewer returns a Reviewer using the given API client.
+func NewReviewer(authn authnclient.AuthenticationV1Interface, audiences []string) *Reviewer {
 	return &Reviewer{
 		tokens:    authn.TokenReviews(),
-		reviews:   authz.SubjectAccessReviews(),
 		audiences: audiences,
 		now:       time.Now,
 		users:     map[string]cachedUser{},
-		allowed:   map[string]time.Time{},
 		failed:    map[[sha256.Size]byte]time.Time{},
 		limiters:  map[string]*rate.Limiter{},
 	}
@@ -221,40 +200,6 @@ func (r *Reviewer) limiter(client string, now time.Time) *rate.Limiter {
 	return l
 }
 
-// Authorize returns nil when u may do a, else the API server's Forbidden error for it.
-func (r *Reviewer) Authorize(ctx context.Context, u User, a Action) error {
-	key := u.Name + "\x00" + u.UID + "\x00" + strings.Join(u.Groups, ",") + "\x00" + a.Verb + "\x00" + a.Resource + "\x00" + a.Namespace + "\x00" + a.Name
-	now := r.now()
-	r.mu.Lock()
-	exp, ok := r.allowed[key]
-	r.mu.Unlock()
-	if ok && now.Before(exp) {
-		return nil
-	}
-	extra := map[string]authzv1.ExtraValue{}
-	for k, v := range u.Extra {
-		extra[k] = v
-	}
-	sar, err := r.reviews.Create(ctx, &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
-		User: u.Name, UID: u.UID, Groups: u.Groups, Extra: extra,
-		ResourceAttributes: &authzv1.ResourceAttributes{
-			Group: vmafxv1.GroupVersion.Group, Version: vmafxv1.GroupVersion.Version,
-			Resource: a.Resource, Verb: a.Verb, Namespace: a.Namespace, Name: a.Name,
-		},
-	}}, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("reviewing access: %w", err)
-	}
-	if !sar.Status.Allowed {
-		return Forbidden(u, a, sar.Status.Reason)
-	}
-	r.mu.Lock()
-	r.prune(now)
-	r.allowed[key] = now.Add(cacheTTL)
-	r.mu.Unlock()
-	return nil
-}
-
 // prune drops expired entries; the caller holds mu. It runs only when a map has grown,
 // so a steady set of callers costs nothing.
 func (r *Reviewer) prune(now time.Time) {
@@ -273,32 +218,12 @@ func (r *Reviewer) prune(now time.Time) {
 			}
 		}
 	}
-	if len(r.allowed) > limit {
-		for k, exp := range r.allowed {
-			if !now.Before(exp) {
-				delete(r.allowed, k)
-			}
-		}
-	}
 }
 
-// Forbidden is the API server's 403 for a refused action, worded as kube-apiserver words it.
-func Forbidden(u User, a Action, reason string) error {
-	gr := schema.GroupResource{Group: vmafxv1.GroupVersion.Group, Resource: a.Resource}
-	msg := fmt.Sprintf("User %q cannot %s resource %q in API group %q in the namespace %q", u.Name, a.Verb, a.Resource, gr.Group, a.Namespace)
-	if reason != "" {
-		msg += ": " + reason
-	}
-	return apierrors.NewForbidden(gr, a.Name, errors.New(msg))
-}
-
-// Direct trusts the API server to check each call itself: for a door that talks to the
-// API server with the caller's own credentials (the MCP server on stdio with the user's
-// kubeconfig), where a second check would only repeat the first.
+// Direct is the Checker of a door that talks to the API server with the caller's own
+// credentials (the MCP server on stdio with the user's kubeconfig, jobs.Self): there is no
+// token to review, and the API server checks each call.
 type Direct struct{}
 
 // Authenticate returns the kubeconfig's user, unnamed.
 func (Direct) Authenticate(context.Context, string) (User, error) { return User{}, nil }
-
-// Authorize allows everything; the API server refuses what the kubeconfig may not do.
-func (Direct) Authorize(context.Context, User, Action) error { return nil }

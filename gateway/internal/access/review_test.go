@@ -30,7 +30,7 @@ func reviewer(fail bool) (*Reviewer, *atomic.Int32) {
 		}
 		return true, tr, nil
 	})
-	return NewReviewer(cs.AuthenticationV1(), cs.AuthorizationV1(), []string{"vmafx"}), &n
+	return NewReviewer(cs.AuthenticationV1(), []string{"vmafx"}), &n
 }
 
 // A junk token repeated costs one TokenReview per failedTTL.

@@ -13,10 +13,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/access"
+	"github.com/vmafx/vmafx/gateway/internal/jobs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
 	"github.com/vmafx/vmafx/internal/cli"
 )
@@ -112,8 +112,9 @@ func (c *Config) RESTConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Every request costs a TokenReview and a SubjectAccessReview besides its own call
-	// (fewer while they are cached): allow bursts well above client-go's 5 QPS default.
+	// Every request costs a TokenReview besides its own calls (none while it is cached),
+	// all users' calls sharing this budget: allow bursts well above client-go's 5 QPS
+	// default.
 	cfg.QPS, cfg.Burst = 100, 200
 	return cfg, nil
 }
@@ -146,7 +147,7 @@ func Scheme() *k8sruntime.Scheme {
 }
 
 // Connect returns the door's clients for the configured API server.
-func (c *Config) Connect() (client.WithWatch, *access.Reviewer, error) {
+func (c *Config) Connect() (*jobs.Impersonating, *access.Reviewer, error) {
 	cfg, err := c.RESTConfig()
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading the API server's configuration: %w", err)
@@ -154,9 +155,10 @@ func (c *Config) Connect() (client.WithWatch, *access.Reviewer, error) {
 	return Clients(cfg, c.Audiences)
 }
 
-// Clients returns the door's client for VmafxJobs and the access reviewer.
-func Clients(cfg *rest.Config, audiences []string) (client.WithWatch, *access.Reviewer, error) {
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: Scheme()})
+// Clients returns the door's clients, its own and those acting as each caller, over cfg
+// (the door's own credentials), and the token reviewer.
+func Clients(cfg *rest.Config, audiences []string) (*jobs.Impersonating, *access.Reviewer, error) {
+	c, err := jobs.NewImpersonating(cfg, Scheme())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,5 +166,5 @@ func Clients(cfg *rest.Config, audiences []string) (client.WithWatch, *access.Re
 	if err != nil {
 		return nil, nil, err
 	}
-	return c, access.NewReviewer(cs.AuthenticationV1(), cs.AuthorizationV1(), audiences), nil
+	return c, access.NewReviewer(cs.AuthenticationV1(), audiences), nil
 }

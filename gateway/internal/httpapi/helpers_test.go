@@ -17,7 +17,6 @@ type refuseAll struct{}
 func (refuseAll) Authenticate(context.Context, string) (access.User, error) {
 	return access.User{}, access.ErrUnauthenticated
 }
-func (refuseAll) Authorize(context.Context, access.User, access.Action) error { return nil }
 
 func init() { testStore = jobs.New(nil, refuseAll{}) }
 

@@ -5,20 +5,24 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/gateway/internal/access"
 	"github.com/vmafx/vmafx/gateway/internal/config"
 	"github.com/vmafx/vmafx/gateway/internal/httpapi"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
@@ -31,33 +35,69 @@ import (
 type door struct {
 	url, probeURL string
 	store         *jobs.Store
+	reg           *prometheus.Registry
 	cancel        context.CancelFunc
 	done          chan error
 }
 
-// newStore returns a Store that acts as the door's ServiceAccount would: here the admin.
-func newStore(t testing.TB) *jobs.Store {
+// newStore returns a Store that acts as the door named name (vmafx-api or vmafx-mcp)
+// does in a cluster: as its ServiceAccount with the shipped RBAC, impersonating each
+// caller.
+func newStore(t testing.TB, name string) (*jobs.Store, *jobs.Impersonating) {
 	t.Helper()
-	return jobs.New(doorClient(t), reviewer(t))
-}
-
-// doorClient is the client a door builds (config.Clients), with the admin's credentials.
-func doorClient(t testing.TB) client.WithWatch {
-	t.Helper()
-	c, _, err := config.Clients(testenv.Config(), nil)
+	c, r, err := config.Clients(doorConfig(t, name), []string{config.DefaultAudience})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return jobs.New(c, r), c
 }
 
-func reviewer(t testing.TB) *access.Reviewer {
+// doorRoles are the generated ClusterRoles the chart binds each door's ServiceAccount to
+// (manifests/helm/vmafx/templates/gateway-rbac.yaml).
+var doorRoles = map[string][]string{
+	"vmafx-api": {"vmafx-gateway-access", "vmafx-gateway-jobs"},
+	"vmafx-mcp": {"vmafx-gateway-access", "vmafx-gateway-jobs", "vmafx-gateway-mcp"},
+}
+
+var doorConfigs sync.Map
+
+// doorConfig returns credentials of the door's ServiceAccount in the system namespace,
+// bound to exactly the roles the chart ships for it (files/rbac, generated from the
+// +kubebuilder:rbac markers): a token from the TokenRequest API, no client certificate.
+func doorConfig(t testing.TB, name string) *rest.Config {
 	t.Helper()
-	_, r, err := config.Clients(testenv.Config(), []string{config.DefaultAudience})
+	if cfg, ok := doorConfigs.Load(name); ok {
+		return rest.CopyConfig(cfg.(*rest.Config))
+	}
+	ctx := context.Background()
+	c := testenv.Client()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: vmafxv1.SystemNamespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: vmafxv1.SystemNamespace, Name: name}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	for _, role := range doorRoles[name] {
+		if err := testenv.ApplyFile(ctx, filepath.Join(testenv.RepoRoot(), "manifests", "helm", "vmafx", "files", "rbac", role+".yaml")); err != nil {
+			t.Fatal(err)
+		}
+		crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name + "-" + strings.TrimPrefix(role, "vmafx-gateway-")},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: vmafxv1.SystemNamespace}}}
+		if err := c.Create(ctx, crb); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	cs := kubernetes.NewForConfigOrDie(testenv.Config())
+	tr, err := cs.CoreV1().ServiceAccounts(vmafxv1.SystemNamespace).CreateToken(ctx, name, &authnv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	cfg := rest.AnonymousClientConfig(testenv.Config())
+	cfg.BearerToken = tr.Status.Token
+	cfg.QPS, cfg.Burst = 500, 1000
+	doorConfigs.Store(name, cfg)
+	return rest.CopyConfig(cfg)
 }
 
 func (d *door) stop(t testing.TB) {
@@ -79,11 +119,11 @@ func startAPI(t testing.TB) *door {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := newStore(t)
+	store, _ := newStore(t, "vmafx-api")
 	reg := serve.NewRegistry()
 	api := httpapi.New(store, httpapi.NewMetrics(reg))
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &door{url: "http://" + ln.Addr().String(), probeURL: "http://" + probe.Addr().String(), store: store, cancel: cancel, done: make(chan error, 1)}
+	d := &door{url: "http://" + ln.Addr().String(), probeURL: "http://" + probe.Addr().String(), store: store, reg: reg, cancel: cancel, done: make(chan error, 1)}
 	go func() { d.done <- serve.Serve(ctx, opts, ln, probe, api.Handler(), reg, nil) }()
 	t.Cleanup(func() { d.stop(t) })
 	waitServing(t, d.probeURL+"/healthz")

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/gateway/internal/jobs"
 	"github.com/vmafx/vmafx/gateway/internal/mcpserver"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
 	"github.com/vmafx/vmafx/test/integration/testenv"
@@ -21,24 +20,30 @@ import (
 // startMCP runs the MCP server's streamable HTTP transport as vmafx-mcp does in a cluster.
 func startMCP(t *testing.T, defaultNamespace string) *door {
 	t.Helper()
+	return startMCPWith(t, defaultNamespace, mcpserver.SessionLimits{})
+}
+
+// startMCPWith is startMCP with session limits (zero fields: the defaults).
+func startMCPWith(t *testing.T, defaultNamespace string, limits mcpserver.SessionLimits) *door {
+	t.Helper()
 	opts := serve.Options{Addr: "127.0.0.1:0", ProbeAddr: "127.0.0.1:0", ShutdownTimeout: 10 * time.Second}
 	ln, probe, err := serve.Listen(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := doorClient(t)
-	store := jobs.New(c, reviewer(t))
+	store, c := newStore(t, "vmafx-mcp")
 	ctx, cancel := context.WithCancel(context.Background())
-	spec, err := mcpserver.SpecSchema(ctx, c)
+	spec, err := mcpserver.SpecSchema(ctx, c.Own())
 	if err != nil {
 		t.Fatal(err)
 	}
 	server := mcpserver.New(store, spec, mcpserver.Options{Namespace: defaultNamespace})
 	reg := serve.NewRegistry()
-	mcpserver.NewMetrics(reg).Instrument(server)
-	d := &door{url: "http://" + ln.Addr().String(), probeURL: "http://" + probe.Addr().String(), store: store, cancel: cancel, done: make(chan error, 1)}
+	metrics := mcpserver.NewMetrics(reg)
+	metrics.Instrument(server)
+	d := &door{url: "http://" + ln.Addr().String(), probeURL: "http://" + probe.Addr().String(), store: store, reg: reg, cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		d.done <- serve.Serve(ctx, opts, ln, probe, mcpserver.HTTPHandler(server, store.Checker()), reg, nil)
+		d.done <- serve.Serve(ctx, opts, ln, probe, mcpserver.HTTPHandler(server, store.Checker(), limits, metrics), reg, nil)
 	}()
 	t.Cleanup(func() { d.stop(t) })
 	waitServing(t, d.probeURL+"/healthz")

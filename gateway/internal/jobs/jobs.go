@@ -19,11 +19,6 @@ import (
 	"github.com/vmafx/vmafx/gateway/internal/access"
 )
 
-// The door acts on jobs in every namespace, each action allowed by the caller's own
-// SubjectAccessReview first; it reads trainings for the model list.
-// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxmodeltrainings,verbs=list
-
 // DefaultGenerateName prefixes the names the API server generates for jobs submitted
 // without a name.
 const DefaultGenerateName = "vmafx-"
@@ -35,35 +30,27 @@ const MaxWait = 10 * time.Minute
 // firstAnswerTimeout bounds the reviews and the get that give a wait its first answer.
 const firstAnswerTimeout = 10 * time.Second
 
-// Store runs the doors' actions on VmafxJobs.
+// Store runs the doors' actions on VmafxJobs, each as the caller (Clients.For): the API
+// server's RBAC and admission decide, and its refusals reach the caller as they are.
 type Store struct {
-	client  client.WithWatch
+	clients Clients
 	checker access.Checker
 }
 
-// New returns a Store that acts through c after asking checker.
-func New(c client.WithWatch, checker access.Checker) *Store {
-	return &Store{client: c, checker: checker}
+// New returns a Store that acts through clients for the users checker authenticates.
+func New(clients Clients, checker access.Checker) *Store {
+	return &Store{clients: clients, checker: checker}
 }
 
-// Ready returns nil while the API server answers the door's own VmafxJob list (of the
-// system namespace, one item: a cheap request).
-func (s *Store) Ready(ctx context.Context) error {
-	return s.client.List(ctx, &vmafxv1.VmafxJobList{}, client.InNamespace(vmafxv1.SystemNamespace), client.Limit(1))
-}
-
-// Checker returns the Store's authenticator and authorizer.
+// Checker returns the Store's authenticator.
 func (s *Store) Checker() access.Checker { return s.checker }
-
-func (s *Store) authorize(ctx context.Context, u access.User, verb, resource, ns, name string) error {
-	return s.checker.Authorize(ctx, u, access.Action{Verb: verb, Resource: resource, Namespace: ns, Name: name})
-}
 
 // Submit creates job in ns. Its metadata may carry a name (else generateName is used),
 // labels and annotations; everything else of the metadata is ignored. Validation is the
 // API server's: a refused spec returns its Invalid error, field messages included.
 func (s *Store) Submit(ctx context.Context, u access.User, ns string, job *vmafxv1.VmafxJob, dryRun bool) (*vmafxv1.VmafxJob, error) {
-	if err := s.authorize(ctx, u, "create", access.ResourceJobs, ns, ""); err != nil {
+	c, err := s.clients.For(u)
+	if err != nil {
 		return nil, err
 	}
 	obj := &vmafxv1.VmafxJob{
@@ -83,7 +70,7 @@ func (s *Store) Submit(ctx context.Context, u access.User, ns string, job *vmafx
 	if dryRun {
 		opts = append(opts, client.DryRunAll)
 	}
-	if err := s.client.Create(ctx, obj, opts...); err != nil {
+	if err := c.Create(ctx, obj, opts...); err != nil {
 		return nil, err
 	}
 	return obj, nil
@@ -91,11 +78,12 @@ func (s *Store) Submit(ctx context.Context, u access.User, ns string, job *vmafx
 
 // Get returns the job ns/name.
 func (s *Store) Get(ctx context.Context, u access.User, ns, name string) (*vmafxv1.VmafxJob, error) {
-	if err := s.authorize(ctx, u, "get", access.ResourceJobs, ns, name); err != nil {
+	c, err := s.clients.For(u)
+	if err != nil {
 		return nil, err
 	}
 	j := &vmafxv1.VmafxJob{}
-	if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
 		return nil, err
 	}
 	return j, nil
@@ -113,7 +101,8 @@ type ListOptions struct {
 
 // List returns the jobs of ns that match opts, one page at a time.
 func (s *Store) List(ctx context.Context, u access.User, ns string, opts ListOptions) (*vmafxv1.VmafxJobList, error) {
-	if err := s.authorize(ctx, u, "list", access.ResourceJobs, ns, ""); err != nil {
+	c, err := s.clients.For(u)
+	if err != nil {
 		return nil, err
 	}
 	sel, err := labels.Parse(opts.Selector)
@@ -124,7 +113,7 @@ func (s *Store) List(ctx context.Context, u access.User, ns string, opts ListOpt
 		return nil, apierrors.NewBadRequest("limit must be 0 or more")
 	}
 	list := &vmafxv1.VmafxJobList{}
-	err = s.client.List(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel},
+	err = c.List(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel},
 		client.Limit(opts.Limit), client.Continue(opts.Continue))
 	if err != nil {
 		return nil, err
@@ -135,14 +124,15 @@ func (s *Store) List(ctx context.Context, u access.User, ns string, opts ListOpt
 // Cancel deletes the job ns/name, which stops its worker Pod (the operator's owner
 // reference takes the Pod with it). It returns the job as it was.
 func (s *Store) Cancel(ctx context.Context, u access.User, ns, name string) (*vmafxv1.VmafxJob, error) {
-	if err := s.authorize(ctx, u, "delete", access.ResourceJobs, ns, name); err != nil {
+	c, err := s.clients.For(u)
+	if err != nil {
 		return nil, err
 	}
 	j := &vmafxv1.VmafxJob{}
-	if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
 		return nil, err
 	}
-	if err := s.client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+	if err := c.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 		return nil, err
 	}
 	return j, nil
@@ -177,14 +167,12 @@ func (s *Store) Follow(ctx context.Context, u access.User, ns, name string, time
 	// a long poll then returns the job as it is rather than an error.
 	first, cancelFirst := context.WithTimeout(context.WithoutCancel(ctx), firstAnswerTimeout)
 	defer cancelFirst()
-	if err := s.authorize(first, u, "get", access.ResourceJobs, ns, name); err != nil {
-		return err
-	}
-	if err := s.authorize(first, u, "watch", access.ResourceJobs, ns, name); err != nil {
+	c, err := s.clients.For(u)
+	if err != nil {
 		return err
 	}
 	j := &vmafxv1.VmafxJob{}
-	if err := s.client.Get(first, client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
+	if err := c.Get(first, client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
 		return err
 	}
 	if err := each(j); err != nil {
@@ -196,7 +184,7 @@ func (s *Store) Follow(ctx context.Context, u access.User, ns, name string, time
 	last := j.Status
 	rv := j.ResourceVersion
 	for !Finished(j) {
-		w, err := s.client.Watch(ctx, &vmafxv1.VmafxJobList{}, client.InNamespace(ns),
+		w, err := c.Watch(ctx, &vmafxv1.VmafxJobList{}, client.InNamespace(ns),
 			&client.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name), Raw: &metav1.ListOptions{ResourceVersion: rv}})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -222,7 +210,7 @@ func (s *Store) Follow(ctx context.Context, u access.User, ns, name string, time
 		if next {
 			// The watch ended or its resourceVersion expired: start again from a fresh get.
 			j = &vmafxv1.VmafxJob{}
-			if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
 				return err
 			}
 			rv = j.ResourceVersion
@@ -304,14 +292,16 @@ func (s *Store) Models(ctx context.Context, u access.User, ns string) ([]Model, 
 	for _, m := range vmafxv1.BuiltinModels {
 		out = append(out, Model{Name: m, Source: "builtin", Default: m == vmafxv1.DefaultModel})
 	}
-	if err := s.authorize(ctx, u, "list", access.ResourceTrainings, ns, ""); err != nil {
-		if apierrors.IsForbidden(err) {
-			return out, nil
-		}
+	c, err := s.clients.For(u)
+	if err != nil {
 		return nil, err
 	}
 	var trainings vmafxv1.VmafxModelTrainingList
-	if err := s.client.List(ctx, &trainings, client.InNamespace(ns)); err != nil {
+	if err := c.List(ctx, &trainings, client.InNamespace(ns)); err != nil {
+		if apierrors.IsForbidden(err) {
+			// A caller who may not list trainings sees the built-in models.
+			return out, nil
+		}
 		return nil, err
 	}
 	for _, t := range trainings.Items {

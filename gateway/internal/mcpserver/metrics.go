@@ -15,6 +15,8 @@ import (
 type Metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	sessions prometheus.Gauge
+	refused  *prometheus.CounterVec
 }
 
 // NewMetrics registers the MCP server's metrics with reg.
@@ -29,8 +31,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "MCP request latency by method and tool; waits last as long as the job takes.",
 			Buckets: serve.LatencyBuckets,
 		}, []string{"method", "tool"}),
+		sessions: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vmafx_mcp_sessions",
+			Help: "MCP sessions open in this replica (and new ones being opened).",
+		}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmafx_mcp_sessions_refused_total",
+			Help: "New MCP sessions refused by the cap they hit: user (sessions per user) or total (sessions of the replica).",
+		}, []string{"cap"}),
 	}
-	reg.MustRegister(m.requests, m.latency)
+	reg.MustRegister(m.requests, m.latency, m.sessions, m.refused)
 	return m
 }
 

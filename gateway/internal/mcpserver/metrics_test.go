@@ -8,20 +8,25 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vmafx/vmafx/gateway/internal/access"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
 )
 
-// refuseAll authenticates nobody and allows nothing.
+// refuseAll authenticates nobody.
 type refuseAll struct{}
 
 func (refuseAll) Authenticate(context.Context, string) (access.User, error) {
 	return access.User{}, access.ErrUnauthenticated
 }
-func (refuseAll) Authorize(context.Context, access.User, access.Action) error {
-	return access.ErrUnauthenticated
-}
+
+// nobody acts for no one: every call fails as an impersonating door's does without a
+// caller.
+type nobody struct{}
+
+func (nobody) For(access.User) (client.WithWatch, error) { return nil, jobs.ErrNoCaller }
+func (nobody) Own() client.WithWatch                     { return nil }
 
 // testSpec is a VmafxJob spec schema small enough for the tests.
 var testSpec = map[string]any{"type": "object", "properties": map[string]any{
@@ -31,7 +36,7 @@ var testSpec = map[string]any{"type": "object", "properties": map[string]any{
 // connect returns a client session of a new server whose metrics reg gathers.
 func connect(t *testing.T, reg prometheus.Registerer) *mcp.ClientSession {
 	t.Helper()
-	s := New(jobs.New(nil, refuseAll{}), testSpec, Options{Namespace: "a"})
+	s := New(jobs.New(nobody{}, refuseAll{}), testSpec, Options{Namespace: "a"})
 	NewMetrics(reg).Instrument(s)
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()

@@ -117,13 +117,16 @@ func object(props map[string]any, required ...string) map[string]any {
 }
 
 // HTTPHandler serves s over the streamable HTTP transport, each request authenticated by
-// its bearer token with checker (a TokenReview).
-func HTTPHandler(s *mcp.Server, checker access.Checker) http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
-		// Idle sessions go after an hour: a StatefulSet Pod keeps its sessions while it
-		// lives, and clients open a new one after a restart.
-		SessionTimeout: time.Hour,
-	})
+// its bearer token with checker (a TokenReview) before anything else, and new sessions
+// within limits (zero fields: the defaults); m (optional) counts the open sessions.
+func HTTPHandler(s *mcp.Server, checker access.Checker, limits SessionLimits, m *Metrics) http.Handler {
+	limits = limits.withDefaults()
+	sess := &sessions{server: s, limits: limits, metrics: m, byUser: map[string]int{}}
+	h := sess.wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+		// Idle sessions go after a few minutes, their slot with them; a client that
+		// waits longer than that between calls opens a new session.
+		SessionTimeout: limits.IdleTimeout,
+	}))
 	verify := func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		u, err := checker.Authenticate(ctx, token)
 		if err != nil {

@@ -220,6 +220,14 @@ from a Secret mounted at /etc/vmafx/tls, and the hardened security context.
     - name: {{ $prefix }}TOKEN_AUDIENCES
       value: {{ join "," . | quote }}
     {{- end }}
+    {{- with $v.sessions }}
+    - name: {{ $prefix }}MAX_SESSIONS_PER_USER
+      value: {{ .maxPerUser | int | toString | quote }}
+    - name: {{ $prefix }}MAX_SESSIONS
+      value: {{ .max | int | toString | quote }}
+    - name: {{ $prefix }}SESSION_IDLE_TIMEOUT
+      value: {{ .idleTimeout | quote }}
+    {{- end }}
     {{- if $v.tls.secretName }}
     - name: {{ $prefix }}TLS_CERT_FILE
       value: /etc/vmafx/tls/tls.crt
