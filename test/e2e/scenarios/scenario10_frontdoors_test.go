@@ -106,20 +106,9 @@ func TestFrontDoors(t *testing.T) {
 		checkScore(t, "HTTP API", string(job.Status.Phase), job.Status.Score)
 	})
 
-	var mcpURL string
-	eventually(t, time.Minute, "vmafx-mcp-0 has a Pod IP", func(ctx context.Context) error {
-		var p corev1.Pod
-		if err := c.Get(ctx, systemKey("vmafx-mcp-0"), &p); err != nil {
-			return err
-		}
-		if p.Status.PodIP == "" {
-			return fmt.Errorf("no Pod IP yet")
-		}
-		// The headless Service gives each replica its own name; without cluster DNS here,
-		// its Pod IP stands for vmafx-mcp-0.vmafx-mcp.vmafx-system.svc.
-		mcpURL = "http://" + net.JoinHostPort(p.Status.PodIP, "8080")
-		return nil
-	})
+	// The headless Service gives each replica its own name; without cluster DNS here,
+	// its Pod IP stands for vmafx-mcp-0.vmafx-mcp.vmafx-system.svc.
+	mcpURL := "http://" + net.JoinHostPort(systemPodIP(t, "vmafx-mcp-0"), "8080")
 	t.Run("MCP server scores a pair", func(t *testing.T) {
 		s := mcpSession(t, mcpURL, scorer)
 		spec, _ := json.Marshal(newJob(ns, "", p01).Spec)
@@ -192,6 +181,24 @@ func TestFrontDoors(t *testing.T) {
 		}
 		checkScore(t, "batch Job via the Pushgateway", string(vmafxv1.JobSucceeded), fields[1])
 	})
+}
+
+// systemPodIP waits for Pod name of the system namespace to have an IP and returns it.
+func systemPodIP(t *testing.T, name string) string {
+	t.Helper()
+	var ip string
+	eventually(t, time.Minute, name+" has a Pod IP", func(ctx context.Context) error {
+		var p corev1.Pod
+		if err := c.Get(ctx, systemKey(name), &p); err != nil {
+			return err
+		}
+		if p.Status.PodIP == "" {
+			return fmt.Errorf("no Pod IP yet")
+		}
+		ip = p.Status.PodIP
+		return nil
+	})
+	return ip
 }
 
 // waitReady waits for a Deployment or StatefulSet of the system namespace to have all its
