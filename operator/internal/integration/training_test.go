@@ -131,7 +131,7 @@ func TestTrainingRunsATrainer(t *testing.T) {
 		}
 		return n
 	}
-	eventually(t, 10*time.Second, "a CheckpointWritten event", func() (bool, error) { return checkpointEvents() == 1, nil })
+	eventually(t, 30*time.Second, "a CheckpointWritten event", func() (bool, error) { return checkpointEvents() == 1, nil })
 
 	// Suspended: no trainer, phase Stopped.
 	tr := get()
