@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -149,6 +150,13 @@ func (r *Reviewer) Authenticate(ctx context.Context, token string) (User, error)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Reviewing a bearer token", "client", clientOf(ctx))
 		return User{}, ErrReviewFailed
+	}
+	if tr.Status.Authenticated && len(r.audiences) > 0 && !slices.ContainsFunc(tr.Status.Audiences, func(a string) bool { return slices.Contains(r.audiences, a) }) {
+		// The TokenReview API: a review that names none of the audiences asked for comes
+		// from an authenticator that ignores audiences, so the token is valid for the API
+		// server, not for the door.
+		klog.FromContext(ctx).Info("Refusing a token reviewed without the door's audience", "client", clientOf(ctx), "audiences", tr.Status.Audiences)
+		tr.Status.Authenticated = false
 	}
 	if !tr.Status.Authenticated {
 		r.mu.Lock()

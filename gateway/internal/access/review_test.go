@@ -25,8 +25,12 @@ func reviewer(fail bool) (*Reviewer, *atomic.Int32) {
 			return true, nil, errors.New("etcdserver: request timed out at 10.0.0.7:2379")
 		}
 		tr := a.(k8stesting.CreateAction).GetObject().(*authnv1.TokenReview)
-		if tr.Spec.Token == "good" {
-			tr.Status = authnv1.TokenReviewStatus{Authenticated: true, User: authnv1.UserInfo{Username: "alice"}}
+		switch tr.Spec.Token {
+		case "good":
+			tr.Status = authnv1.TokenReviewStatus{Authenticated: true, User: authnv1.UserInfo{Username: "alice"}, Audiences: tr.Spec.Audiences}
+		case "audience-unaware":
+			// An authenticator that ignores audiences: the token is good for the API server.
+			tr.Status = authnv1.TokenReviewStatus{Authenticated: true, User: authnv1.UserInfo{Username: "bob"}}
 		}
 		return true, tr, nil
 	})
@@ -79,5 +83,19 @@ func TestReviewErrorsAreGeneric(t *testing.T) {
 	_, err := r.Authenticate(context.Background(), "any")
 	if !errors.Is(err, ErrReviewFailed) || strings.Contains(err.Error(), "etcd") {
 		t.Errorf("a failed review gave %v; want ErrReviewFailed without the API server's text", err)
+	}
+}
+
+// A review that authenticates the token without naming one of the door's audiences comes
+// from an authenticator that ignores audiences: the token is the API server's, and the
+// door refuses it (the TokenReview API asks its clients to check status.audiences).
+func TestAudienceUnawareReviewsAreRefused(t *testing.T) {
+	r, _ := reviewer(false)
+	ctx := WithClient(context.Background(), "10.1.1.1")
+	if _, err := r.Authenticate(ctx, "audience-unaware"); !errors.Is(err, ErrUnauthenticated) {
+		t.Errorf("a review without the door's audience: %v; want ErrUnauthenticated", err)
+	}
+	if u, err := r.Authenticate(ctx, "good"); err != nil || u.Name != "alice" {
+		t.Errorf("a review naming the door's audience: %v, %v; want alice", u, err)
 	}
 }
