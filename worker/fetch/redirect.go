@@ -77,10 +77,8 @@ func (p RedirectPolicy) checkAddr(a netip.Addr) error {
 	if p.AllowPrivate {
 		return nil
 	}
-	for _, c := range p.AllowCIDRs {
-		if c.Contains(a) {
-			return nil
-		}
+	if p.allowedCIDR(a) {
+		return nil
 	}
 	return &refusedError{fmt.Sprintf("%s is %s address (the worker's --http-allow-private or --http-allow-cidrs allow it)", a, kind)}
 }

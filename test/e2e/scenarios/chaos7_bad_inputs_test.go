@@ -2,10 +2,7 @@ package scenarios
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
@@ -137,35 +132,7 @@ func corruptY4M(t *testing.T) string {
 // a redirect of every request to the same path on 127.0.0.1, and returns its base URL.
 func redirector(t *testing.T) string {
 	t.Helper()
-	var node corev1.Node
-	if err := c.Get(t.Context(), types.NamespacedName{Name: nodeName}, &node); err != nil {
-		t.Fatal(err)
-	}
-	ip := ""
-	for _, a := range node.Status.Addresses {
-		if a.Type == corev1.NodeInternalIP {
-			ip = a.Address
-		}
-	}
-	if ip == "" {
-		t.Fatal("the node has no InternalIP")
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://127.0.0.1:1"+r.URL.Path, http.StatusFound)
-	}), ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("redirector: %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
-	return "http://" + ln.Addr().String()
+	}).url
 }

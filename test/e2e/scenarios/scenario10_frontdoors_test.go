@@ -55,30 +55,15 @@ func TestFrontDoors(t *testing.T) {
 	requireBaseline(t)
 	h := &helmCLI{bin: helmBin, home: t.TempDir()}
 	ns := createNamespace(t)
-	chart := filepath.Join(repoRoot(), "manifests", "helm", "vmafx")
-	localValues := filepath.Join(repoRoot(), "manifests", "helm", "local-values.yaml")
 
 	args := append([]string{"image", pushBin, "pushgateway"}, strings.Fields(os.Getenv(envClusterFlags))...)
 	if out, err := exec.CommandContext(t.Context(), os.Getenv(envCluster), append(args, "-out", t.TempDir())...).CombinedOutput(); err != nil {
 		t.Fatalf("importing the Pushgateway image: %v\n%s", err, out)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		if out, err := h.command(ctx, "uninstall", doorsRelease, "--namespace", vmafxv1.SystemNamespace, "--wait", "--timeout", "2m"); err != nil {
-			t.Errorf("helm uninstall %s: %v\n%s", doorsRelease, err, out)
-		}
-	})
-	base := []string{"upgrade", "--install", doorsRelease, chart, "--namespace", vmafxv1.SystemNamespace, "--values", localValues,
-		"--set", "server.replicaCount=1",
+	base := installDoors(t, h,
 		"--set", "pushgateway.enabled=true", "--set", "pushgateway.image.repository=vmafx.local/pushgateway",
-		"--set", "pushgateway.image.tag=dev", "--set", "pushgateway.image.pullPolicy=Never",
-		"--wait", "--timeout", "3m"}
-	h.run(t, append(base, "--set", "workload={server,mcp}")...)
-	for _, d := range []string{"vmafx-api", "vmafx-pushgateway"} {
-		waitReady(t, &appsv1.Deployment{}, d)
-	}
-	waitReady(t, &appsv1.StatefulSet{}, "vmafx-mcp")
+		"--set", "pushgateway.image.tag=dev", "--set", "pushgateway.image.pullPolicy=Never")
+	waitReady(t, &appsv1.Deployment{}, "vmafx-pushgateway")
 
 	scorer := serviceAccountToken(t, ns, "scorer", "create", "get", "list", "watch", "delete")
 	reader := serviceAccountToken(t, ns, "reader", "get", "list")
@@ -181,6 +166,27 @@ func TestFrontDoors(t *testing.T) {
 		}
 		checkScore(t, "batch Job via the Pushgateway", string(vmafxv1.JobSucceeded), fields[1])
 	})
+}
+
+// installDoors installs the release doorsRelease with the server and mcp workloads (and
+// set), waits for both doors and uninstalls the release when the test ends. It returns the
+// arguments of its upgrade, for a later upgrade of the same release.
+func installDoors(t *testing.T, h *helmCLI, set ...string) []string {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if out, err := h.command(ctx, "uninstall", doorsRelease, "--namespace", vmafxv1.SystemNamespace, "--wait", "--timeout", "2m"); err != nil {
+			t.Errorf("helm uninstall %s: %v\n%s", doorsRelease, err, out)
+		}
+	})
+	base := append([]string{"upgrade", "--install", doorsRelease, filepath.Join(repoRoot(), "manifests", "helm", "vmafx"),
+		"--namespace", vmafxv1.SystemNamespace, "--values", filepath.Join(repoRoot(), "manifests", "helm", "local-values.yaml"),
+		"--set", "server.replicaCount=1", "--wait", "--timeout", "3m"}, set...)
+	h.run(t, append(base, "--set", "workload={server,mcp}")...)
+	waitReady(t, &appsv1.Deployment{}, "vmafx-api")
+	waitReady(t, &appsv1.StatefulSet{}, "vmafx-mcp")
+	return base
 }
 
 // systemPodIP waits for Pod name of the system namespace to have an IP and returns it.

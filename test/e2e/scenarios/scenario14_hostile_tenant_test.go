@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	appsv1 "k8s.io/api/apps/v1"
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -261,19 +259,7 @@ func TestHostileTenantAtTheDoors(t *testing.T) {
 		t.Skipf("%s is not set (`make e2e` builds helm and sets it)", envHelm)
 	}
 	requireBaseline(t)
-	h := &helmCLI{bin: helmBin, home: t.TempDir()}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		if out, err := h.command(ctx, "uninstall", doorsRelease, "--namespace", vmafxv1.SystemNamespace, "--wait", "--timeout", "2m"); err != nil {
-			t.Errorf("helm uninstall %s: %v\n%s", doorsRelease, err, out)
-		}
-	})
-	h.run(t, "upgrade", "--install", doorsRelease, filepath.Join(repoRoot(), "manifests", "helm", "vmafx"),
-		"--namespace", vmafxv1.SystemNamespace, "--values", filepath.Join(repoRoot(), "manifests", "helm", "local-values.yaml"),
-		"--set", "server.replicaCount=1", "--set", "workload={server,mcp}", "--wait", "--timeout", "3m")
-	waitReady(t, &appsv1.Deployment{}, "vmafx-api")
-	waitReady(t, &appsv1.StatefulSet{}, "vmafx-mcp")
+	installDoors(t, &helmCLI{bin: helmBin, home: t.TempDir()})
 
 	ns := createNamespace(t)
 	tenantUser := "system:serviceaccount:" + ns + ":tenant"
@@ -452,7 +438,7 @@ func doorPodIP(t *testing.T, name string) string {
 	}
 	for _, p := range pods.Items {
 		if p.DeletionTimestamp == nil && p.Status.PodIP != "" {
-			return systemPodIP(t, p.Name)
+			return p.Status.PodIP
 		}
 	}
 	t.Fatalf("no running Pod of %s", name)
