@@ -46,11 +46,11 @@ generate: deps ## Generate deepcopy code, CRDs (manifests/crd), RBAC (manifests/
 	hack/generate-spirv.sh
 	$(MAKE) --no-print-directory generate-kernels
 
-# The kernel's vector assembly is written by avo from worker/vmaf/asmgen, its own module
+# The kernel's vector assembly is written by avo from vmaf/asmgen, its own module
 # (avo stays out of go.mod); verify regenerates it with the rest (zz_generated*).
 .PHONY: generate-kernels
-generate-kernels: ## Regenerate the worker kernel's AVX2 assembly (worker/vmaf/zz_generated_kernels_amd64.*).
-	cd worker/vmaf/asmgen && $(GO) run . -out ../zz_generated_kernels_amd64.s -stubs ../zz_generated_kernels_amd64.go -pkg vmaf
+generate-kernels: ## Regenerate the worker kernel's AVX2 assembly (vmaf/zz_generated_kernels_amd64.*).
+	cd vmaf/asmgen && $(GO) run . -out ../zz_generated_kernels_amd64.s -stubs ../zz_generated_kernels_amd64.go -pkg vmaf
 
 .PHONY: verify
 verify: ## Fail when generated files are stale or the code is not gofmt/vet clean.
@@ -63,7 +63,7 @@ lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint (.golangci.yml; the li
 	  if [ -n "$$bad" ]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
 	$(GO) vet $(GO_PACKAGES)
 	$(GOLANGCI_LINT) run --allow-parallel-runners $(GO_PACKAGES)
-	cd worker/vmaf/asmgen && $(GO) vet ./...
+	cd vmaf/asmgen && $(GO) vet ./...
 
 .PHONY: build
 build: ## Build every binary into bin/.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates worker/testdata/encoded: small encoded pairs made with Debian's ffmpeg
-# (bookworm, 5.1) from the kernel's reference clips (worker/vmaf/testdata/clips), for the
+# (bookworm, 5.1) from the kernel's reference clips (vmaf/testdata/clips), for the
 # decode tests and the truth test (encoded path == raw path on ffmpeg's own decode).
 # Deterministic encoders only run single-threaded; re-running may still change a few
 # bytes with another ffmpeg build, which the tests do not depend on: they compare
@@ -9,7 +9,7 @@
 #   hack/make-encoded-testdata.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-clips=worker/vmaf/testdata/clips
+clips=vmaf/testdata/clips
 out=worker/testdata/encoded
 mkdir -p "$out"
 

@@ -1,6 +1,7 @@
 // Package imports checks the module's package boundaries with `go list`: each
-// component's binaries link only their own packages, the shared ones (apis/, internal/)
-// and third-party code, and no test double or test helper is linked into a binary.
+// component's binaries link only their own packages, the shared ones (apis/, internal/),
+// the libraries (vmaf/) and third-party code, no test double or test helper is linked
+// into a binary, and the libraries link nothing of Kubernetes or of the components.
 package imports
 
 import (
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,8 +29,16 @@ var binaries = map[string]string{
 	"kubectl-vmafx/cmd/kubectl-vmafx":       "kubectl-vmafx/",
 }
 
-// shared may be linked by every component.
-var shared = []string{"apis/", "internal/"}
+// shared may be linked by every component: the API types, the shared helpers and the
+// libraries.
+var shared = []string{"apis/", "internal/", "vmaf/"}
+
+// libraries are Kubernetes-free Go libraries another program could import: they link
+// only their own packages and third-party code that is not Kubernetes.
+var libraries = []string{"vmaf/"}
+
+// kubernetes are the module prefixes a library may not link.
+var kubernetes = []string{"k8s.io/", "sigs.k8s.io/"}
 
 // testOnly is never linked into a binary.
 var testOnly = []string{"internal/testutil", "/testing/", "test/"}
@@ -50,12 +60,36 @@ func TestBinariesLinkOnlyTheirComponentAndSharedPackages(t *testing.T) {
 						t.Errorf("%s links the test-only package %s", bin, rel)
 					}
 				}
-				if !strings.HasPrefix(rel, component) && !hasAnyPrefix(rel, shared) {
+				if !within(rel, component) && !slices.ContainsFunc(shared, func(dir string) bool { return within(rel, dir) }) {
 					t.Errorf("%s links %s, another component's package; share it through apis/ or internal/", bin, rel)
 				}
 			}
 		})
 	}
+}
+
+func TestLibrariesLinkNoKubernetesAndNoComponent(t *testing.T) {
+	goCmd, err := testutil.GoCommand()
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, lib := range libraries {
+		t.Run(lib, func(t *testing.T) {
+			for _, dep := range deps(t, goCmd, module+lib+"...") {
+				if hasAnyPrefix(dep, kubernetes) {
+					t.Errorf("%s links %s: the library must stay usable without Kubernetes", lib, dep)
+				}
+				if rel, ours := strings.CutPrefix(dep, module); ours && !within(rel, lib) {
+					t.Errorf("%s links %s, a package outside the library", lib, rel)
+				}
+			}
+		})
+	}
+}
+
+// within reports whether the package rel is the folder dir ("vmaf/") or below it.
+func within(rel, dir string) bool {
+	return rel == strings.TrimSuffix(dir, "/") || strings.HasPrefix(rel, dir)
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {

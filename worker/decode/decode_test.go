@@ -14,9 +14,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/decode"
 	"github.com/vmafx/vmafx/worker/internal/fftest"
-	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
 func TestOutputFormat(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vmafx/vmafx/worker/vmaf"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // Output pixel formats by chroma layout and bit depth: the kernel reads

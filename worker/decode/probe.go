@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vmafx/vmafx/worker/vmaf"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // Info describes the video stream of an input, as ffprobe sees it.

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/vmafx/vmafx/worker/vmaf"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // BenchmarkAdd measures the learner's throughput on samples of 240 frames (ten seconds

@@ -8,14 +8,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/vmafx/vmafx/worker/vmaf"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // scoreP01 scores the first frames of reference pair p01 with model.
 func scoreP01(t *testing.T, model *vmaf.Model) []float64 {
 	t.Helper()
 	open := func(name string) vmaf.FrameSource {
-		data, err := os.ReadFile(filepath.Join("..", "vmaf", "testdata", "clips", name))
+		data, err := os.ReadFile(filepath.Join("..", "..", "vmaf", "testdata", "clips", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,8 +98,8 @@ func TestCheckpointIsAModel(t *testing.T) {
 	// the six decimals of the per-frame log the learner reads features from.
 	var log bytes.Buffer
 	res := func() *vmaf.Result {
-		data, _ := os.ReadFile(filepath.Join("..", "vmaf", "testdata", "clips", "p01_ref.yuv"))
-		dist, _ := os.ReadFile(filepath.Join("..", "vmaf", "testdata", "clips", "p01_dist.yuv"))
+		data, _ := os.ReadFile(filepath.Join("..", "..", "vmaf", "testdata", "clips", "p01_ref.yuv"))
+		dist, _ := os.ReadFile(filepath.Join("..", "..", "vmaf", "testdata", "clips", "p01_dist.yuv"))
 		fb := vmaf.YUV420P.FrameBytes(176, 144)
 		r, _ := vmaf.OpenRaw(bytes.NewReader(data[:8*fb]), 176, 144, vmaf.YUV420P)
 		d, _ := vmaf.OpenRaw(bytes.NewReader(dist[:8*fb]), 176, 144, vmaf.YUV420P)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/vmafx/vmafx/worker/vmaf"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // Config are a learner's settings.

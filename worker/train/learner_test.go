@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/vmafx/vmafx/worker/vmaf"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // tinyModel is a libvmaf model small enough to step by hand: one feature (motion2) used as
@@ -114,7 +114,7 @@ func TestHeldOutEveryKth(t *testing.T) {
 // pairLog is a libvmaf 3.2.0 JSON log of the kernel's reference pairs.
 func pairLog(t *testing.T, pair, model string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "vmaf", "testdata", "ref", pair+"_"+model+".json"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "vmaf", "testdata", "ref", pair+"_"+model+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/vmafx/vmafx/worker/vmaf"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // frameLog is the part of a libvmaf JSON log (ours, vmaf.Result.WriteJSON, or libvmaf's)

@@ -10,7 +10,7 @@ import (
 const DefaultModel = "vmaf_v0.6.1"
 
 // BuiltinModels are the models every worker carries: the worker's kernel embeds them
-// (worker/vmaf), the CRD's validation of spec.model and spec.baseModel lists them (a test
+// (vmaf), the CRD's validation of spec.model and spec.baseModel lists them (a test
 // checks the generated CRD against this list), and the operator and trainer check names
 // against it.
 var BuiltinModels = []string{"vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_v0.6.1phone", "vmaf_v0.6.1negphone"}

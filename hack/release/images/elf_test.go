@@ -149,7 +149,7 @@ func TestRuntimeLayerRunsVulkan(t *testing.T) {
 		t.Fatal(err)
 	}
 	delete(own, bin)
-	clip, err := filepath.Abs(filepath.Join(testutil.RepoRoot(), "worker/vmaf/testdata/clips/p02_ref.yuv"))
+	clip, err := filepath.Abs(filepath.Join(testutil.RepoRoot(), "vmaf/testdata/clips/p02_ref.yuv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func (img Image) LicenseFiles(repo string) map[string]string {
 		LicenseDir + "/NOTICE":  filepath.Join(repo, "NOTICE"),
 	}
 	if img.Worker {
-		files[LicenseDir+"/vmaf-models/LICENSE"] = filepath.Join(repo, "worker", "vmaf", "models", "LICENSE")
+		files[LicenseDir+"/vmaf-models/LICENSE"] = filepath.Join(repo, "vmaf", "models", "LICENSE")
 	}
 	return files
 }

@@ -42,7 +42,7 @@ func Demo(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	clips := filepath.Join(cfg.RepoRoot, "worker", "vmaf", "testdata", "clips")
+	clips := filepath.Join(cfg.RepoRoot, "vmaf", "testdata", "clips")
 	if _, err := os.Stat(filepath.Join(clips, "p01_ref.yuv")); err != nil {
 		return fmt.Errorf("the demo clips are missing: %w", err)
 	}

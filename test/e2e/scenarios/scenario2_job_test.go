@@ -24,8 +24,8 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
-// clipPair is one of the worker's test clip pairs (worker/vmaf/testdata/pairs.tsv), with
-// libvmaf's own score of it in worker/vmaf/testdata/ref.
+// clipPair is one of the worker's test clip pairs (vmaf/testdata/pairs.tsv), with
+// libvmaf's own score of it in vmaf/testdata/ref.
 type clipPair struct {
 	name          string
 	width, height int32
@@ -40,7 +40,7 @@ var p01 = clipPair{name: "p01", width: 176, height: 144, format: "yuv420p"}
 // is this machine, so a hostPath volume of it gives the worker the clips.
 func testdata() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "worker", "vmaf", "testdata")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "vmaf", "testdata")
 }
 
 // newJob returns a VmafxJob that scores pair, its clips mounted from the work tree, with

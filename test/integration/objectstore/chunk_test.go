@@ -56,7 +56,7 @@ func chunkedJob(t *testing.T, bucket, output string) (*vmafxv1.WorkerResult, int
 func scoreChunks(t *testing.T, bucket, output string) (args, merge []string) {
 	t.Helper()
 	for key, clip := range map[string]string{"ref.yuv": "p02_ref.yuv", "dist.yuv": "p02_dist.yuv"} {
-		data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "worker/vmaf/testdata/clips", clip))
+		data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "vmaf/testdata/clips", clip))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,8 +23,8 @@ import (
 // The test pair: p02 of the kernel's reference data, 176x144 yuv420p, 16
 // frames; libvmaf 3.2.0 pools its vmaf_v0.6.1 scores to a mean of 18.698871.
 const (
-	refClip      = "../../vmaf/testdata/clips/p02_ref.yuv"
-	distClip     = "../../vmaf/testdata/clips/p02_dist.yuv"
+	refClip      = "../../../vmaf/testdata/clips/p02_ref.yuv"
+	distClip     = "../../../vmaf/testdata/clips/p02_dist.yuv"
 	pairW, pairH = 176, 144
 	libvmafMean  = 18.698871
 )

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/worker/vmaf"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // Backend computes VMAF for a pair of videos on one kind of device.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/vmafx/vmafx/worker/internal/vulkan"
-	"github.com/vmafx/vmafx/worker/vmaf"
+	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/vmaf/vulkan"
 )
 
 // fakeGPU stands in for the Vulkan backend in the selection table, so that
@@ -98,7 +98,7 @@ func TestVulkan(t *testing.T) {
 		t.Errorf("device features %v, host features %v: want motion on the device and each feature once", d.Features, d.HostFeatures)
 	}
 	open := func() vmaf.FrameSource {
-		f, err := os.Open("../../vmaf/testdata/clips/p02_ref.yuv")
+		f, err := os.Open("../../../vmaf/testdata/clips/p02_ref.yuv")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,9 +4,9 @@ import (
 	"context"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/worker/internal/vulkan"
-	"github.com/vmafx/vmafx/worker/vmaf"
-	"github.com/vmafx/vmafx/worker/vmaf/vkkernel"
+	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/vmaf/vkkernel"
+	"github.com/vmafx/vmafx/vmaf/vulkan"
 )
 
 // Vulkan runs the kernel's features on a Vulkan device (those the device

@@ -6,8 +6,8 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/internal/source"
-	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
 // skipped drops the first n frames of its source before the first read:

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/fetch"
 	"github.com/vmafx/vmafx/worker/internal/report"
-	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
 // A job split into chunks (spec.parallelism) runs the score command in three modes, one

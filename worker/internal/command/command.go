@@ -18,9 +18,9 @@ import (
 
 	"github.com/vmafx/vmafx/internal/cli"
 	"github.com/vmafx/vmafx/internal/version"
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/internal/backend"
 	"github.com/vmafx/vmafx/worker/internal/report"
-	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
 // summary is the first paragraph of "vmafx-worker --help".

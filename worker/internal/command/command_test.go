@@ -24,15 +24,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/internal/backend"
 	"github.com/vmafx/vmafx/worker/internal/fftest"
-	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
 // The test pair: p02 of the kernel's reference data, 176x144 yuv420p, 16
 // frames, with libvmaf 3.2.0's output for it.
 const (
-	testdata = "../../vmaf/testdata"
+	testdata = "../../../vmaf/testdata"
 	pairW    = 176
 	pairH    = 144
 	frames   = 16
@@ -71,7 +71,7 @@ func readLibvmafJSON(t *testing.T, path string) *libvmafJSON {
 // modelSHA256 is the checksum of a built-in model's JSON file.
 func modelSHA256(t *testing.T, name string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("../../vmaf/models", name+".json"))
+	data, err := os.ReadFile(filepath.Join("../../../vmaf/models", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestScoreFailures(t *testing.T) {
 	short := write("short.yuv", distData[:len(distData)-fb])
 	empty := write("empty.yuv", nil)
 	otherSize := write("other.y4m", y4m(make([]byte, 64*64*3/2*frames), 64, 64))
-	model, err := os.ReadFile("../../vmaf/models/vmaf_v0.6.1.json")
+	model, err := os.ReadFile("../../../vmaf/models/vmaf_v0.6.1.json")
 	if err != nil {
 		t.Fatal(err)
 	}

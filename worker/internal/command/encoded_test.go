@@ -15,8 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/internal/fftest"
-	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
 // testSecret is the secret key of the tests' credentials; it must never

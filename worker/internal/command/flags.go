@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"github.com/vmafx/vmafx/internal/cli"
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/fetch"
 	"github.com/vmafx/vmafx/worker/internal/report"
 	"github.com/vmafx/vmafx/worker/internal/source"
-	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
 // defaultTerminationLog is where the kubelet reads a container's termination

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/vmafx/vmafx/worker/vmaf"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // Progress line timing: nothing for the first second, so short clips print

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/decode"
 	"github.com/vmafx/vmafx/worker/fetch"
 	"github.com/vmafx/vmafx/worker/internal/backend"
@@ -20,7 +21,6 @@ import (
 	"github.com/vmafx/vmafx/worker/internal/push"
 	"github.com/vmafx/vmafx/worker/internal/report"
 	"github.com/vmafx/vmafx/worker/internal/source"
-	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
 // selectBackend is backend.Select; tests replace it.

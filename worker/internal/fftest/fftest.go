@@ -40,5 +40,5 @@ func Path(name string) string { return filepath.Join(Dir(), name) }
 
 // Clip returns the path of one of the kernel's raw reference clips, e.g. Clip("p01_ref.yuv").
 func Clip(name string) string {
-	return filepath.Join(Dir(), "..", "..", "vmaf", "testdata", "clips", name)
+	return filepath.Join(Dir(), "..", "..", "..", "vmaf", "testdata", "clips", name)
 }

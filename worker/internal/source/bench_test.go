@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/decode"
 	"github.com/vmafx/vmafx/worker/internal/fftest"
-	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
 // benchFrames is the length of the benchmark's 1080p pair: 2 s at 30 fps.

@@ -14,10 +14,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/decode"
 	"github.com/vmafx/vmafx/worker/fetch"
 	"github.com/vmafx/vmafx/worker/internal/fftest"
-	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
 // streamed serves local files as a remote fetcher would: by stream, with
@@ -180,8 +180,8 @@ func TestOpenEncoded(t *testing.T) {
 		{name: "audio only", file: "bad_audio_only.mka", opts: Options{Tools: tools}, wantErr: decode.ErrUndecodable},
 		{name: "unknown codec", file: "bad_unknown_codec.mkv", stream: true, opts: Options{Tools: tools}, wantErr: decode.ErrUndecodable},
 		{name: "zero frames", file: "bad_zero_frames.mkv", opts: Options{Tools: tools}, wantErr: decode.ErrUndecodable},
-		{name: "raw without geometry", file: "../../vmaf/testdata/clips/p01_ref.yuv", opts: Options{Tools: tools}, wantErr: ErrNoGeometry},
-		{name: "raw without geometry or ffmpeg", file: "../../vmaf/testdata/clips/p01_ref.yuv", opts: Options{ToolsErr: noTools}, wantErr: ErrNoGeometry},
+		{name: "raw without geometry", file: "../../../vmaf/testdata/clips/p01_ref.yuv", opts: Options{Tools: tools}, wantErr: ErrNoGeometry},
+		{name: "raw without geometry or ffmpeg", file: "../../../vmaf/testdata/clips/p01_ref.yuv", opts: Options{ToolsErr: noTools}, wantErr: ErrNoGeometry},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

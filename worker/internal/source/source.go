@@ -10,9 +10,9 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/decode"
 	"github.com/vmafx/vmafx/worker/fetch"
-	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
 // Sentinel errors. Test them with errors.Is.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/fetch"
-	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
 func TestOpen(t *testing.T) {

@@ -24,8 +24,8 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/internal/testutil"
 	"github.com/vmafx/vmafx/test/integration/testenv"
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/modelregistry"
-	"github.com/vmafx/vmafx/worker/vmaf"
 )
 
 type frameLog struct {
@@ -37,7 +37,7 @@ type frameLog struct {
 
 func readLog(t *testing.T, pair, model string) frameLog {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "vmaf", "testdata", "ref", pair+"_"+model+".json"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "vmaf", "testdata", "ref", pair+"_"+model+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,258 @@
+package vkkernel
+
+import (
+	_ "embed"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/vmaf/vulkan"
+)
+
+var (
+	//go:embed shaders/adm_dwt_v.spv
+	admDWTVSPV []byte
+	//go:embed shaders/adm_dwt_h.spv
+	admDWTHSPV []byte
+	//go:embed shaders/adm_decouple.spv
+	admDecoupleSPV []byte
+	//go:embed shaders/adm_csf.spv
+	admCSFSPV []byte
+	//go:embed shaders/adm_den.spv
+	admDenSPV []byte
+	//go:embed shaders/adm_cm.spv
+	admCMSPV []byte
+)
+
+// admPushSize is the push constant block of adm_common.glsl.
+const admPushSize = 112
+
+// admPipelines are the ADM passes.
+type admPipelines struct {
+	dwtV, dwtH, decouple, csf, den, cm *vulkan.Pipeline
+}
+
+func newADMPipelines(dev *vulkan.Device) (*admPipelines, error) {
+	b := &pipelines{dev: dev, pushSize: admPushSize}
+	p := &admPipelines{
+		dwtV: b.build(admDWTVSPV, 2, 4), dwtH: b.build(admDWTHSPV, 2, 2),
+		decouple: b.build(admDecoupleSPV, 3, 1), csf: b.build(admCSFSPV, 2, 2),
+		den: b.build(admDenSPV, 2, 1), cm: b.build(admCMSPV, 3, 2),
+	}
+	if b.err != nil {
+		p.close()
+		return nil, b.err
+	}
+	return p, nil
+}
+
+func (p *admPipelines) close() {
+	closePipelines(p.dwtV, p.dwtH, p.decouple, p.csf, p.den, p.cm)
+}
+
+// admPush is adm_common.glsl's push constant block.
+type admPush struct {
+	w, h, stride, plane, scale, bpc, src, rowsOff int32
+	irf                                           [3]int64
+	eglBits, cosBits                              uint64
+	shiftA, shiftB                                uint32
+	addA, addB                                    uint64
+	top, bottom, left, right                      int32
+}
+
+func (p admPush) bytes() []byte {
+	b := make([]byte, admPushSize)
+	le := binary.LittleEndian
+	for i, v := range []int32{p.w, p.h, p.stride, p.plane, p.scale, p.bpc, p.src, p.rowsOff} {
+		le.PutUint32(b[4*i:], uint32(v))
+	}
+	for i, v := range p.irf {
+		le.PutUint64(b[32+8*i:], uint64(v))
+	}
+	le.PutUint64(b[56:], p.eglBits)
+	le.PutUint64(b[64:], p.cosBits)
+	le.PutUint32(b[72:], p.shiftA)
+	le.PutUint32(b[76:], p.shiftB)
+	le.PutUint64(b[80:], p.addA)
+	le.PutUint64(b[88:], p.addB)
+	for i, v := range []int32{p.top, p.bottom, p.left, p.right} {
+		le.PutUint32(b[96+4*i:], uint32(v))
+	}
+	return b
+}
+
+// admScale is one scale's dispatches, their push constants recorded once.
+type admScale struct {
+	inW, inH, bw, bh                    int // the DWT's input and the bands' size
+	dwt, decouple, csfA, csfR, den, dlm []byte
+	aim                                 []byte
+	decW, decH, scoreRows               int
+}
+
+// admWorker is one goroutine's ADM buffers: the uploaded planes, the DWT's
+// vertical pass (low and high planes per image), the bands of both images
+// (a, h, v, d), the decoupled parts (r then a), the CSF of a and of r, and
+// the row sums of every scale with their readback.
+type admWorker struct {
+	k            *Kernel
+	w, h         int
+	plane        int64 // bytes of an uploaded luma plane
+	stride, bsz  int   // band stride and words per band plane
+	rowsPerScale int   // words of rows per scale: 3 measures x 3 bands x band rows
+	stream       *vulkan.Stream
+	staging      *vulkan.Buffer
+	back         *vulkan.Buffer
+	rowsBuf      *vulkan.Buffer
+	mem          allocs
+	scales       [4]admScale
+
+	dwtV0Ref, dwtV0Dis, dwtVRef, dwtVDis *vulkan.DescriptorSet
+	dwtHRef, dwtHDis, decouple, den      *vulkan.DescriptorSet
+	csfA, csfR, dlm, aim                 *vulkan.DescriptorSet
+	ref0, dis0                           *vulkan.Buffer
+	rows                                 vmaf.ADMRows
+}
+
+func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig) (*admWorker, error) {
+	w, h, bpc := cfg.Width, cfg.Height, cfg.BitDepth
+	bw, bh := (w+1)/2, (h+1)/2
+	aw := &admWorker{k: k, w: w, h: h, plane: int64(w * h * 2), stride: bw, bsz: bw * bh, rowsPerScale: 9 * bh, mem: allocs{dev: k.dev}}
+	p := k.adm
+	a := &aw.mem
+	words := func(n int) int64 { return int64(4 * n) }
+	aw.staging = a.buffer(2*aw.plane, vulkan.Host)
+	aw.ref0, aw.dis0 = a.buffer(aw.plane, vulkan.DeviceLocal), a.buffer(aw.plane, vulkan.DeviceLocal)
+	tmpR, tmpD := a.buffer(words(2*bh*w), vulkan.DeviceLocal), a.buffer(words(2*bh*w), vulkan.DeviceLocal)
+	refB, disB := a.buffer(words(4*aw.bsz), vulkan.DeviceLocal), a.buffer(words(4*aw.bsz), vulkan.DeviceLocal)
+	dec := a.buffer(words(6*aw.bsz), vulkan.DeviceLocal)
+	csfA, csfR := a.buffer(words(6*aw.bsz), vulkan.DeviceLocal), a.buffer(words(6*aw.bsz), vulkan.DeviceLocal)
+	aw.rowsBuf = a.buffer(int64(8*4*aw.rowsPerScale), vulkan.DeviceLocal)
+	aw.back = a.buffer(int64(8*4*aw.rowsPerScale), vulkan.Host)
+	aw.dwtV0Ref, aw.dwtV0Dis = a.bind(p.dwtV, aw.ref0, tmpR), a.bind(p.dwtV, aw.dis0, tmpD)
+	aw.dwtVRef, aw.dwtVDis = a.bind(p.dwtV, refB, tmpR), a.bind(p.dwtV, disB, tmpD)
+	aw.dwtHRef, aw.dwtHDis = a.bind(p.dwtH, tmpR, refB), a.bind(p.dwtH, tmpD, disB)
+	aw.decouple = a.bind(p.decouple, refB, disB, dec)
+	aw.csfA, aw.csfR = a.bind(p.csf, dec, csfA), a.bind(p.csf, dec, csfR)
+	aw.den = a.bind(p.den, refB, aw.rowsBuf)
+	// DLM: the restored part (planes 0..2) masked by the CSF of the additive part;
+	// AIM: the additive part (planes 3..5) masked by the CSF of the restored part.
+	aw.dlm, aw.aim = a.bind(p.cm, dec, csfA, aw.rowsBuf), a.bind(p.cm, dec, csfR, aw.rowsBuf)
+	err := a.err
+	if err == nil {
+		aw.stream, err = k.dev.NewStream()
+	}
+	if err != nil {
+		aw.close()
+		return nil, err
+	}
+
+	base := admPush{stride: int32(bw), plane: int32(aw.bsz), bpc: int32(bpc),
+		eglBits: math.Float64bits(cfg.ADMEnhnGainLimit), cosBits: math.Float64bits(vmaf.ADMCos1DegSq())}
+	sw, sh := w, h
+	for sc := range 4 {
+		s := &aw.scales[sc]
+		s.inW, s.inH = sw, sh
+		sw, sh = (sw+1)/2, (sh+1)/2
+		s.bw, s.bh = sw, sh
+		score, decouple := vmaf.ADMRegion(sw, sh)
+		denSh, cmSh := vmaf.ADMShifts(sw, sh, sc)
+		rows := int32(sc * aw.rowsPerScale)
+		p := base
+		p.scale = int32(sc)
+		if sc > 0 {
+			p.irf = vmaf.ADMIRF(sc)
+		}
+		dwt := p
+		dwt.w, dwt.h = int32(s.inW), int32(s.inH)
+		s.dwt = dwt.bytes()
+		band := p
+		band.w, band.h = int32(sw), int32(sh)
+		dec := band
+		dec.top, dec.bottom, dec.left, dec.right = int32(decouple[0]), int32(decouple[1]), int32(decouple[2]), int32(decouple[3])
+		s.decouple = dec.bytes()
+		s.decW, s.decH = decouple[3]-decouple[2], decouple[1]-decouple[0]
+		dec.src = 3
+		s.csfA = dec.bytes()
+		dec.src = 0
+		s.csfR = dec.bytes()
+		sco := band
+		sco.top, sco.bottom, sco.left, sco.right = int32(score[0]), int32(score[1]), int32(score[2]), int32(score[3])
+		s.scoreRows = score[1] - score[0]
+		den := sco
+		den.rowsOff = rows
+		den.shiftA, den.addA, den.shiftB, den.addB = denSh.ShiftSq, denSh.AddSq, denSh.ShiftCub, denSh.AddCub
+		s.den = den.bytes()
+		cm := sco
+		cm.shiftA, cm.addA, cm.shiftB, cm.addB = cmSh.ShiftCub, uint64(cmSh.AddCub), cmSh.ShiftDCub, uint64(cmSh.AddDCub)
+		cm.src, cm.rowsOff = 0, rows+int32(3*bh)
+		s.dlm = cm.bytes()
+		cm.src, cm.rowsOff = 3, rows+int32(6*bh)
+		s.aim = cm.bytes()
+	}
+	return aw, nil
+}
+
+// run uploads a frame pair and computes the rows of every scale.
+func (aw *admWorker) run(ref, dis []uint16) (*vmaf.ADMRows, error) {
+	s := aw.stream
+	p := aw.k.adm
+	if err := beginPair(s, aw.staging, aw.ref0, aw.dis0, aw.plane, ref, dis, aw.w*aw.h); err != nil {
+		return nil, fmt.Errorf("vulkan adm: %w", err)
+	}
+	s.Fill(aw.rowsBuf, 0, aw.rowsBuf.Size(), 0)
+	s.Barrier()
+	for sc := range aw.scales {
+		c := &aw.scales[sc]
+		vr, vd := aw.dwtVRef, aw.dwtVDis
+		if sc == 0 {
+			vr, vd = aw.dwtV0Ref, aw.dwtV0Dis
+		}
+		s.Dispatch(p.dwtV, vr, c.dwt, (c.inW+63)/64, (c.bh+3)/4, 1)
+		s.Dispatch(p.dwtV, vd, c.dwt, (c.inW+63)/64, (c.bh+3)/4, 1)
+		s.Barrier()
+		s.Dispatch(p.dwtH, aw.dwtHRef, c.dwt, (c.bw+63)/64, (c.bh+3)/4, 1)
+		s.Dispatch(p.dwtH, aw.dwtHDis, c.dwt, (c.bw+63)/64, (c.bh+3)/4, 1)
+		s.Barrier()
+		if c.decW > 0 && c.decH > 0 {
+			s.Dispatch(p.decouple, aw.decouple, c.decouple, (c.decW+63)/64, (c.decH+3)/4, 1)
+		}
+		if c.scoreRows > 0 {
+			s.Dispatch(p.den, aw.den, c.den, c.scoreRows, 1, 1)
+		}
+		s.Barrier()
+		if c.decW > 0 && c.decH > 0 {
+			s.Dispatch(p.csf, aw.csfA, c.csfA, (c.decW+63)/64, (c.decH+3)/4, 1)
+			s.Dispatch(p.csf, aw.csfR, c.csfR, (c.decW+63)/64, (c.decH+3)/4, 1)
+		}
+		s.Barrier()
+		if c.scoreRows > 0 {
+			s.Dispatch(p.cm, aw.dlm, c.dlm, c.scoreRows, 1, 1)
+			s.Dispatch(p.cm, aw.aim, c.aim, c.scoreRows, 1, 1)
+		}
+		s.Barrier()
+	}
+	s.Copy(aw.back, 0, aw.rowsBuf, 0, aw.rowsBuf.Size())
+	if err := submitWait(s); err != nil {
+		return nil, fmt.Errorf("vulkan adm: %w", err)
+	}
+	b := aw.back.Bytes()
+	all := unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), 4*aw.rowsPerScale)
+	bh := aw.rowsPerScale / 9
+	for sc := range 4 {
+		r := all[sc*aw.rowsPerScale:]
+		aw.rows.Den[sc] = r[:3*bh]
+		aw.rows.Num[sc] = unsafe.Slice((*int64)(unsafe.Pointer(&r[3*bh])), 3*bh)
+		aw.rows.AIM[sc] = unsafe.Slice((*int64)(unsafe.Pointer(&r[6*bh])), 3*bh)
+	}
+	return &aw.rows, nil
+}
+
+func (aw *admWorker) close() {
+	if aw.stream != nil {
+		aw.stream.Close()
+	}
+	aw.mem.close()
+	aw.stream = nil
+}

@@ -1,0 +1,79 @@
+package vkkernel
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"testing"
+
+	"github.com/vmafx/vmafx/vmaf"
+)
+
+// planeSource yields n frames cycling through pre-made luma planes, so that
+// the benchmark measures upload and scoring rather than I/O.
+type planeSource struct {
+	w, h   int
+	planes [][]uint16
+	n, pos int
+	format vmaf.PixelFormat // YUV420P when unset
+}
+
+func (s *planeSource) Info() vmaf.VideoInfo {
+	return vmaf.VideoInfo{Width: s.w, Height: s.h, Format: cmp.Or(s.format, vmaf.YUV420P)}
+}
+
+func (s *planeSource) ReadFrame(f *vmaf.Frame) error {
+	if s.pos >= s.n {
+		return io.EOF
+	}
+	f.Width, f.Height, f.BitDepth = s.w, s.h, s.Info().Format.BitDepth()
+	f.Y = append(f.Y[:0], s.planes[s.pos%len(s.planes)]...)
+	s.pos++
+	return nil
+}
+
+// benchPlanes makes k reference planes (a texture panning one pixel per
+// frame) and distorted ones (the texture with a coarser grain).
+func benchPlanes(w, h, k int) (ref, dist [][]uint16) {
+	for f := range k {
+		r, d := make([]uint16, w*h), make([]uint16, w*h)
+		for y := range h {
+			for x := range w {
+				v := 64 + ((x+f)*3+y*2)%128 + ((x+f)*7919+y*104729)%48
+				r[y*w+x] = uint16(v)
+				d[y*w+x] = uint16(v &^ 7)
+			}
+		}
+		ref, dist = append(ref, r), append(dist, d)
+	}
+	return ref, dist
+}
+
+// BenchmarkScore is vmaf's BenchmarkScore on the Vulkan backend:
+// uploads and the device's features (Kernel.Features) with the rest on the
+// CPU, per frame. On lavapipe its speed says nothing of a GPU's; it is here
+// for the GPU runs (docs/benchmarks.md).
+func BenchmarkScore(b *testing.B) {
+	k := openOrSkip(b)
+	device, host := k.Features()
+	b.Logf("device %s (%s): %v on the device, %v on the CPU", k.Info().Name, k.Info().Driver, device, host)
+	for _, sz := range []struct{ w, h, frames int }{{176, 144, 32}, {1280, 720, 8}, {1920, 1080, 6}} {
+		refP, distP := benchPlanes(sz.w, sz.h, 4)
+		for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
+			b.Run(fmt.Sprintf("%dx%d/threads=%d", sz.w, sz.h, threads), func(b *testing.B) {
+				for b.Loop() {
+					ref := &planeSource{w: sz.w, h: sz.h, planes: refP, n: sz.frames}
+					dist := &planeSource{w: sz.w, h: sz.h, planes: distP, n: sz.frames}
+					if _, err := vmaf.Score(context.Background(), ref, dist, vmaf.Options{Threads: threads, Offload: k}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				n := float64(b.N * sz.frames)
+				b.ReportMetric(n/b.Elapsed().Seconds(), "frames/s")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/frame")
+			})
+		}
+	}
+}

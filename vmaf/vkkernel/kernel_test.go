@@ -1,0 +1,287 @@
+package vkkernel
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/vmaf/vulkan"
+)
+
+// openOrSkip opens the default device's kernel. Without a usable device
+// the test skips, unless VMAFX_REQUIRE_VULKAN=1 (make test sets it).
+func openOrSkip(t testing.TB) *Kernel {
+	t.Helper()
+	k, err := Open(vulkan.Config{})
+	if err != nil {
+		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" && errors.Is(err, vulkan.ErrUnavailable) {
+			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
+		}
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(k.Close)
+	return k
+}
+
+// pair is a line of vmaf/testdata/pairs.tsv.
+type pair struct {
+	name, ref, dist string
+	w, h            int
+	pf              vmaf.PixelFormat
+}
+
+func loadPairs(t testing.TB) []pair {
+	t.Helper()
+	f, err := os.Open("../testdata/pairs.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var pairs []pair
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		c := strings.Split(sc.Text(), "\t")
+		if strings.HasPrefix(c[0], "#") || len(c) < 8 {
+			continue
+		}
+		w, _ := strconv.Atoi(c[3])
+		h, _ := strconv.Atoi(c[4])
+		pf, err := vmaf.ParsePixelFormat(c[5])
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs = append(pairs, pair{name: c[0], ref: c[1], dist: c[2], w: w, h: h, pf: pf})
+	}
+	if len(pairs) == 0 {
+		t.Fatal("no pairs in pairs.tsv")
+	}
+	return pairs
+}
+
+func openClip(t testing.TB, name string, p pair) *vmaf.RawReader {
+	t.Helper()
+	f, err := os.Open(filepath.Join("../testdata/clips", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	r, err := vmaf.OpenRaw(bufio.NewReader(f), p.w, p.h, p.pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestScoreMatchesCPU scores every testdata pair with the device computing
+// what it offloads and compares every per-frame feature and score, and the
+// pooled scores, with the CPU kernel's: they must be identical, not close.
+// One pair is scored with a "neg" model too (enhancement gain limit 1).
+func TestScoreMatchesCPU(t *testing.T) {
+	k := openOrSkip(t)
+	if device, _ := k.Features(); k.Info().Float64 && !slices.Equal(device, []string{"motion", "vif", "adm"}) {
+		t.Errorf("device features %v on a device with shaderFloat64, want motion, vif and adm", device)
+	}
+	pairs := loadPairs(t)
+	for i, p := range append(pairs, pairs[0]) {
+		model := "vmaf_v0.6.1"
+		if i == len(pairs) {
+			model, p.name = "vmaf_v0.6.1neg", p.name+"_neg"
+		}
+		t.Run(p.name, func(t *testing.T) {
+			score := func(off vmaf.Offload) *vmaf.Result {
+				res, err := vmaf.Score(context.Background(), openClip(t, p.ref, p), openClip(t, p.dist, p),
+					vmaf.Options{Threads: 2, Offload: off, Model: model})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			cpu, gpu := score(nil), score(k)
+			if diff := cmp.Diff(cpu.Frames, gpu.Frames); diff != "" {
+				t.Errorf("per-frame features (-cpu +vulkan):\n%s", diff)
+			}
+			if diff := cmp.Diff(cpu.Pooled, gpu.Pooled); diff != "" {
+				t.Errorf("pooled (-cpu +vulkan):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMotionSAD compares the motion integer directly with the CPU's on
+// planes that stress the arithmetic: every bit depth, odd sizes, full-scale
+// steps between frames (the largest blurred values) and noise.
+func TestMotionSAD(t *testing.T) {
+	k := openOrSkip(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	sizes := [][2]int{{33, 33}, {177, 145}, {640, 360}, {1921, 37}}
+	for _, bpc := range []int{8, 10, 12, 16} {
+		for _, sz := range sizes {
+			w, h := sz[0], sz[1]
+			wk, err := k.NewWorker(vmaf.OffloadConfig{Width: w, Height: h, BitDepth: bpc, VIFEnhnGainLimit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, p := range stressPlanes(rng, w, h, bpc) {
+				got, err := wk.MotionSAD(p[0], p[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := vmaf.MotionSAD(p[0], p[1], w, h, bpc); got != want {
+					t.Errorf("%dx%d %d-bit %s: SAD %d, CPU %d", w, h, bpc, name, got, want)
+				}
+			}
+			wk.Close()
+		}
+	}
+}
+
+// stressPlanes returns pairs of planes that stress the arithmetic: noise,
+// full-scale steps (the largest filtered values and variances), a flat pair
+// and a pair that differs by a small gain, for the given bit depth.
+func stressPlanes(rng *rand.Rand, w, h, bpc int) map[string][2][]uint16 {
+	maxv := 1<<bpc - 1
+	out := map[string][2][]uint16{}
+	for _, pattern := range []string{"noise", "steps", "flat", "gain"} {
+		a, b := make([]uint16, w*h), make([]uint16, w*h)
+		for i := range a {
+			switch pattern {
+			case "noise":
+				a[i], b[i] = uint16(rng.IntN(maxv+1)), uint16(rng.IntN(maxv+1))
+			case "steps":
+				if (i/w+i%w/3)%2 == 0 {
+					a[i] = uint16(maxv)
+				} else {
+					b[i] = uint16(maxv)
+				}
+			case "flat":
+				a[i], b[i] = 7, 7
+			case "gain":
+				a[i] = uint16(rng.IntN(maxv + 1))
+				b[i] = uint16(min(int(a[i])*9/8+rng.IntN(3), maxv))
+			}
+		}
+		out[pattern] = [2][]uint16{a, b}
+	}
+	return out
+}
+
+// TestVIFStatistic compares the device's scale-0 VIF sums with the CPU
+// kernel's on stress planes, for every bit depth and both gain limits.
+func TestVIFStatistic(t *testing.T) {
+	k := openOrSkip(t)
+	if k.vif == nil {
+		t.Skipf("%s lacks shaderFloat64: VIF runs on the CPU", k.Info().Name)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, bpc := range []int{8, 10, 12} {
+		for _, sz := range [][2]int{{33, 33}, {177, 145}, {320, 240}} {
+			w, h := sz[0], sz[1]
+			for _, egl := range []float64{100, 1} {
+				wk, err := k.NewWorker(vmaf.OffloadConfig{Width: w, Height: h, BitDepth: bpc, VIFEnhnGainLimit: egl})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for name, p := range stressPlanes(rng, w, h, bpc) {
+					got, ok, err := wk.VIF(p[0], p[1])
+					if err != nil || !ok {
+						t.Fatalf("VIF: %v, ok %v", err, ok)
+					}
+					if want := vmaf.VIFStatistic(p[0], p[1], w, h, 0, bpc, egl); got[0] != want {
+						t.Errorf("%dx%d %d-bit egl %v %s: scale 0 sums %+v, CPU %+v", w, h, bpc, egl, name, got[0], want)
+					}
+				}
+				wk.Close()
+			}
+		}
+	}
+}
+
+// TestScoreStressMatchesCPU scores the stress planes, one pattern a frame,
+// at every bit depth and at sizes down to the smallest ADM takes, on both
+// backends: every feature of every frame must be identical.
+func TestScoreStressMatchesCPU(t *testing.T) {
+	k := openOrSkip(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	formats := map[int]vmaf.PixelFormat{8: vmaf.YUV420P, 10: vmaf.YUV420P10LE, 12: vmaf.YUV420P12LE}
+	for _, bpc := range []int{8, 10, 12} {
+		for _, sz := range [][2]int{{33, 33}, {177, 145}, {321, 240}} {
+			w, h := sz[0], sz[1]
+			var refP, disP [][]uint16
+			for _, name := range []string{"noise", "steps", "gain", "flat"} {
+				p := stressPlanes(rng, w, h, bpc)[name]
+				refP, disP = append(refP, p[0]), append(disP, p[1])
+			}
+			score := func(off vmaf.Offload) *vmaf.Result {
+				ref := &planeSource{w: w, h: h, planes: refP, n: len(refP), format: formats[bpc]}
+				dis := &planeSource{w: w, h: h, planes: disP, n: len(disP), format: formats[bpc]}
+				res, err := vmaf.Score(context.Background(), ref, dis, vmaf.Options{Threads: 2, Offload: off})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			if diff := cmp.Diff(score(nil).Frames, score(k).Frames); diff != "" {
+				t.Errorf("%dx%d %d-bit (-cpu +vulkan):\n%s", w, h, bpc, diff)
+			}
+		}
+	}
+}
+
+// failing is an Offload whose workers fail, as a lost device does.
+type failing struct{ err error }
+
+func (f failing) NewWorker(vmaf.OffloadConfig) (vmaf.OffloadWorker, error) { return nil, f.err }
+
+// TestScoreOffloadError checks that a failing device fails the score with
+// its error rather than scoring anything on the CPU behind its back.
+func TestScoreOffloadError(t *testing.T) {
+	p := loadPairs(t)[0]
+	want := errors.New("device lost")
+	_, err := vmaf.Score(context.Background(), openClip(t, p.ref, p), openClip(t, p.dist, p),
+		vmaf.Options{Threads: 2, Offload: failing{want}})
+	if !errors.Is(err, want) {
+		t.Errorf("Score = %v, want %v", err, want)
+	}
+}
+
+// TestNewWorkerTooLarge asks for buffers beyond the device's limits: the
+// worker fails cleanly and its slot is given back.
+func TestNewWorkerTooLarge(t *testing.T) {
+	k := openOrSkip(t)
+	_, err := k.NewWorker(vmaf.OffloadConfig{Width: 1 << 20, Height: 1 << 20, BitDepth: 8, VIFEnhnGainLimit: 100})
+	if err == nil {
+		t.Fatal("NewWorker of 2^40 pixels succeeded")
+	}
+	if k.workers != 0 {
+		t.Errorf("%d workers counted after the failure, want 0", k.workers)
+	}
+}
+
+func TestWorkers(t *testing.T) {
+	k := openOrSkip(t)
+	mem := k.dev.Info.Memory
+	defer func() { k.dev.Info.Memory = mem }()
+	k.dev.Info.Memory = 8 << 30 // an 8 GiB GPU: 4 GiB for workers
+	tests := []struct{ want, w, h, got int }{
+		{want: 4, w: 1920, h: 1080, got: 4},
+		{want: 32, w: 1920, h: 1080, got: 23}, // 4 GiB / (90 B x 2.07 Mpx)
+		{want: 32, w: 3840, h: 2160, got: 5},  // 4 GiB / (90 B x 8.3 Mpx)
+		{want: 100, w: 176, h: 144, got: 64},  // maxWorkers
+		{want: 2, w: 16384, h: 16384, got: 1}, // never none
+	}
+	for _, tc := range tests {
+		if got := k.Workers(tc.want, tc.w, tc.h); got != tc.got {
+			t.Errorf("Workers(%d, %d, %d) = %d, want %d", tc.want, tc.w, tc.h, got, tc.got)
+		}
+	}
+}

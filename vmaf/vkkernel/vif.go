@@ -1,0 +1,260 @@
+package vkkernel
+
+import (
+	_ "embed"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/vmaf/vulkan"
+)
+
+var (
+	//go:embed shaders/vif_subsample_v.spv
+	vifSubVSPV []byte
+	//go:embed shaders/vif_subsample_h.spv
+	vifSubHSPV []byte
+	//go:embed shaders/vif_stat_v.spv
+	vifStatVSPV []byte
+	//go:embed shaders/vif_stat_h.spv
+	vifStatHSPV []byte
+)
+
+// vifPushSize is the push constant block of vif_common.glsl: eight 32-bit
+// words, two 64-bit ones and the 17 filter taps (within the 128 bytes every
+// device offers).
+const vifPushSize = 48 + 4*17
+
+// vifFilters are vmaf's VIF filters, per scale (vif.go, vifFilters;
+// libvmaf integer_vif.h), pushed to the shaders with each dispatch.
+var vifFilters = [4][]uint32{
+	{489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784, 7455, 6547, 5274, 3896, 2640, 1640, 935, 489},
+	{1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244},
+	{3571, 16004, 26386, 16004, 3571},
+	{10904, 43728, 10904},
+}
+
+// vifEps is vif.go's epsilon, 65536 * 1.0e-10, rounded once to a double as
+// Go rounds the constant; the shader receives its bits so that no GLSL
+// literal parsing can change it.
+const vifEps = 65536 * 1.0e-10
+
+// vifPipelines are the VIF passes and the log2 table they share.
+type vifPipelines struct {
+	subV, subH, statV, statH *vulkan.Pipeline
+	log2                     *vulkan.Buffer
+}
+
+func newVIFPipelines(dev *vulkan.Device) (*vifPipelines, error) {
+	b := &pipelines{dev: dev, pushSize: vifPushSize}
+	p := &vifPipelines{
+		subV: b.build(vifSubVSPV, 4, 3), subH: b.build(vifSubHSPV, 4, 3),
+		statV: b.build(vifStatVSPV, 7, 4), statH: b.build(vifStatHSPV, 7, 4),
+	}
+	err := b.err
+	if err == nil {
+		err = p.uploadLog2(dev)
+	}
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// uploadLog2 puts the CPU kernel's log2 table, one entry per 32-bit word,
+// into a device buffer that every worker binds.
+func (p *vifPipelines) uploadLog2(dev *vulkan.Device) error {
+	t := vmaf.VIFLog2Table()
+	size := int64(4 * len(t))
+	stage, err := dev.NewBuffer(size, vulkan.Host)
+	if err != nil {
+		return err
+	}
+	defer stage.Close()
+	for i, v := range t {
+		stage.Uint32s()[i] = uint32(v)
+	}
+	if p.log2, err = dev.NewBuffer(size, vulkan.DeviceLocal); err != nil {
+		return err
+	}
+	s, err := dev.NewStream()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.Begin(); err != nil {
+		return err
+	}
+	s.Copy(p.log2, 0, stage, 0, size)
+	s.Barrier()
+	if err := s.Submit(); err != nil {
+		return err
+	}
+	return s.Wait()
+}
+
+func (p *vifPipelines) close() {
+	closePipelines(p.subV, p.subH, p.statV, p.statH)
+	if p.log2 != nil {
+		p.log2.Close()
+	}
+}
+
+// vifScale is one scale's geometry and descriptor sets.
+type vifScale struct {
+	w, h          int
+	subV, subH    *vulkan.DescriptorSet // scales 1..3: made from the previous scale
+	statV, statH  *vulkan.DescriptorSet
+	subPush, push []byte
+	rows          *vulkan.Buffer // 4 int64 per row
+	rowsOff       int64          // where the rows land in the readback buffer
+}
+
+// vifWorker is one goroutine's VIF buffers: the uploaded planes (packed
+// 16-bit), the images of scales 1..3 (32-bit samples), the subsampling's
+// vertical pass, the statistic's five vertical planes, and the per-row sums
+// of every scale with their readback.
+type vifWorker struct {
+	k       *Kernel
+	w, h    int
+	plane   int64
+	stream  *vulkan.Stream
+	staging *vulkan.Buffer
+	back    *vulkan.Buffer
+	mem     allocs
+	scales  [4]vifScale
+	ref0    *vulkan.Buffer
+	dis0    *vulkan.Buffer
+}
+
+func newVIFWorker(k *Kernel, cfg vmaf.OffloadConfig) (*vifWorker, error) {
+	w, h, bpc := cfg.Width, cfg.Height, cfg.BitDepth
+	vw := &vifWorker{k: k, w: w, h: h, plane: int64(w * h * 2), mem: allocs{dev: k.dev}}
+	p := k.vif
+	a := &vw.mem
+	buf, bind := a.buffer, a.bind
+	vw.staging = buf(2*vw.plane, vulkan.Host)
+	vw.ref0, vw.dis0 = buf(vw.plane, vulkan.DeviceLocal), buf(vw.plane, vulkan.DeviceLocal)
+	tmpR, tmpD := buf(int64(w*(h/2)*4), vulkan.DeviceLocal), buf(int64(w*(h/2)*4), vulkan.DeviceLocal)
+	var vert []*vulkan.Buffer // the statistic's five vertical planes
+	for range 5 {
+		vert = append(vert, buf(int64(w*h*4), vulkan.DeviceLocal))
+	}
+	ref, dis := vw.ref0, vw.dis0
+	sw, sh := w, h
+	var back int64
+	egl, eps := math.Float64bits(cfg.VIFEnhnGainLimit), math.Float64bits(vifEps)
+	for sc := range 4 {
+		s := &vw.scales[sc]
+		if sc > 0 {
+			// The subsampling reads the previous scale (sw x sh) with this scale's filter.
+			shift, round := uint32(16), uint32(32768)
+			if sc == 1 {
+				shift, round = uint32(bpc), uint32(1)<<(bpc-1)
+			}
+			packed := int32(0)
+			if sc == 1 {
+				packed = 1
+			}
+			s.subPush = vifPush(sw, sh, sc, packed, shift, round, 0, 0, 0, 0)
+			nr, nd := buf(int64((sw/2)*(sh/2)*4), vulkan.DeviceLocal), buf(int64((sw/2)*(sh/2)*4), vulkan.DeviceLocal)
+			s.subV = bind(p.subV, ref, dis, tmpR, tmpD)
+			s.subH = bind(p.subH, tmpR, tmpD, nr, nd)
+			ref, dis = nr, nd
+			sw, sh = sw/2, sh/2
+		}
+		s.w, s.h = sw, sh
+		shiftMu, roundMu := uint32(16), uint32(32768)
+		shiftSq, roundSq := uint32(16), uint32(32768)
+		packed := int32(0)
+		if sc == 0 {
+			packed = 1
+			shiftMu, roundMu = uint32(bpc), uint32(1)<<(bpc-1)
+			shiftSq, roundSq = uint32(2*(bpc-8)), 0
+			if bpc > 8 {
+				roundSq = uint32(1) << (shiftSq - 1)
+			}
+		}
+		s.push = vifPush(sw, sh, sc, packed, shiftMu, roundMu, shiftSq, roundSq, egl, eps)
+		s.rows = buf(int64(sh*32), vulkan.DeviceLocal)
+		s.rowsOff = back
+		back += int64(sh * 32)
+		s.statV = bind(p.statV, append([]*vulkan.Buffer{ref, dis}, vert...)...)
+		s.statH = bind(p.statH, append(vert[:5:5], p.log2, s.rows)...)
+	}
+	vw.back = buf(back, vulkan.Host)
+	err := a.err
+	if err == nil {
+		vw.stream, err = k.dev.NewStream()
+	}
+	if err != nil {
+		vw.close()
+		return nil, err
+	}
+	return vw, nil
+}
+
+func vifPush(w, h, scale int, packed int32, shiftA, roundA, shiftB, roundB uint32, egl, eps uint64) []byte {
+	b := make([]byte, vifPushSize)
+	le := binary.LittleEndian
+	for i, v := range []uint32{uint32(w), uint32(h), uint32(scale), uint32(packed), shiftA, roundA, shiftB, roundB} {
+		le.PutUint32(b[4*i:], v)
+	}
+	le.PutUint64(b[32:], egl)
+	le.PutUint64(b[40:], eps)
+	for i, f := range vifFilters[scale] {
+		le.PutUint32(b[48+4*i:], f)
+	}
+	return b
+}
+
+// run uploads a frame pair and computes the four scales' sums.
+func (vw *vifWorker) run(ref, dis []uint16) ([4]vmaf.VIFSums, error) {
+	var out [4]vmaf.VIFSums
+	s := vw.stream
+	p := vw.k.vif
+	if err := beginPair(s, vw.staging, vw.ref0, vw.dis0, vw.plane, ref, dis, vw.w*vw.h); err != nil {
+		return out, fmt.Errorf("vulkan vif: %w", err)
+	}
+	pw, ph := vw.w, vw.h
+	for sc := range vw.scales {
+		c := &vw.scales[sc]
+		if sc > 0 {
+			s.Dispatch(p.subV, c.subV, c.subPush, (pw+63)/64, (ph/2+3)/4, 1)
+			s.Barrier()
+			s.Dispatch(p.subH, c.subH, c.subPush, (pw/2+63)/64, (ph/2+3)/4, 1)
+			s.Barrier()
+		}
+		s.Dispatch(p.statV, c.statV, c.push, (c.w+63)/64, (c.h+3)/4, 1)
+		s.Barrier()
+		s.Dispatch(p.statH, c.statH, c.push, c.h, 1, 1)
+		s.Barrier()
+		s.Copy(vw.back, c.rowsOff, c.rows, 0, int64(c.h*32))
+		pw, ph = c.w, c.h
+	}
+	if err := submitWait(s); err != nil {
+		return out, fmt.Errorf("vulkan vif: %w", err)
+	}
+	b := vw.back.Bytes()
+	for sc := range vw.scales {
+		c := &vw.scales[sc]
+		for i := range c.h {
+			r := b[c.rowsOff+int64(i*32):]
+			out[sc].NumLog += int64(binary.LittleEndian.Uint64(r))
+			out[sc].DenLog += int64(binary.LittleEndian.Uint64(r[8:]))
+			out[sc].NumNonLog += int64(binary.LittleEndian.Uint64(r[16:]))
+			out[sc].DenNonLog += int64(binary.LittleEndian.Uint64(r[24:]))
+		}
+	}
+	return out, nil
+}
+
+func (vw *vifWorker) close() {
+	if vw.stream != nil {
+		vw.stream.Close()
+	}
+	vw.mem.close()
+	vw.stream = nil
+}
