@@ -18,7 +18,7 @@ type Part struct {
 	Model                   string
 	Width, Height, BitDepth int
 	Features                []Feature
-	VIFSuffix, ADMSuffix    string
+	Layout                  MetricLayout
 	Chroma                  bool
 	Frames                  []FrameScore
 }
@@ -27,7 +27,7 @@ type Part struct {
 func (r *Result) Part() *Part {
 	return &Part{
 		Model: r.Model, Width: r.Width, Height: r.Height, BitDepth: r.BitDepth, Features: r.Features,
-		VIFSuffix: r.vifSuffix, ADMSuffix: r.admSuffix, Chroma: r.chroma, Frames: r.Frames,
+		Layout: r.layout, Chroma: r.chroma, Frames: r.Frames,
 	}
 }
 
@@ -53,7 +53,7 @@ func Merge(parts []*Part) (*Result, error) {
 	first := parts[0]
 	res := &Result{
 		Model: first.Model, Width: first.Width, Height: first.Height, BitDepth: first.BitDepth,
-		Features: first.Features, vifSuffix: first.VIFSuffix, admSuffix: first.ADMSuffix, chroma: first.Chroma,
+		Features: first.Features, layout: first.Layout, chroma: first.Chroma,
 	}
 	n := 0
 	for _, p := range parts {
@@ -62,7 +62,7 @@ func Merge(parts []*Part) (*Result, error) {
 	res.Frames = make([]FrameScore, 0, n)
 	for i, p := range parts {
 		if p.Model != first.Model || p.Width != first.Width || p.Height != first.Height || p.BitDepth != first.BitDepth ||
-			!slices.Equal(p.Features, first.Features) || p.VIFSuffix != first.VIFSuffix || p.ADMSuffix != first.ADMSuffix || p.Chroma != first.Chroma {
+			!slices.Equal(p.Features, first.Features) || p.Layout != first.Layout || p.Chroma != first.Chroma {
 			return nil, fmt.Errorf("%w: part %d is %s %dx%d %d-bit %v, part 0 %s %dx%d %d-bit %v", ErrBadPart, i,
 				p.Model, p.Width, p.Height, p.BitDepth, p.Features, first.Model, first.Width, first.Height, first.BitDepth, first.Features)
 		}

@@ -1,6 +1,8 @@
 package vmaf
 
 import (
+	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -27,6 +29,29 @@ type FrameScore struct {
 	// its feature is in Result.Features.
 	PSNRY, PSNRCb, PSNRCr float64
 	SSIM, MSSSIM, CAMBI   float64
+	// ModelCAMBI is the model's CAMBI feature, computed with the model's options
+	// (VMAF v1: cambi_hrs_1080_cmxv_17_vlt_0.06); CAMBI above is the extra
+	// feature's, with libvmaf's default options.
+	ModelCAMBI float64
+	// SpeedU, SpeedV and SpeedUV are speed_chroma_u, speed_chroma_v and
+	// speed_chroma_uv: SpEED of the chroma planes, for models that use them
+	// (VMAF v1).
+	SpeedU, SpeedV, SpeedUV float64
+	// Bootstrap is set for a bootstrapped model (vmaf_b_v0.6.3): each of its
+	// models' scores and the interval they give.
+	Bootstrap *BootstrapScore
+}
+
+// BootstrapScore is a bootstrapped model's view of one frame (predict.c,
+// vmaf_bootstrap_predict_score_at_index).
+type BootstrapScore struct {
+	// Models holds each bootstrap model's score: vmaf_0001, vmaf_0002, ...
+	Models []float64
+	// Bagging is the mean of the bootstrap models' scores (vmaf_bagging),
+	// StdDev their standard deviation (vmaf_stddev), CILow and CIHigh the
+	// 95% confidence interval (vmaf_ci_p95_lo, vmaf_ci_p95_hi), each mapped
+	// through the model's transform and clip as libvmaf does.
+	Bagging, StdDev, CILow, CIHigh float64
 }
 
 func (f *FrameScore) feature(k featureKind) float64 {
@@ -35,8 +60,24 @@ func (f *FrameScore) feature(k featureKind) float64 {
 		return f.VIF[k-featVIF0]
 	case featADM2:
 		return f.ADM2
+	case featADM3:
+		return f.ADM3
+	case featAIM:
+		return f.AIM
+	case featADMScale0, featADMScale1, featADMScale2, featADMScale3:
+		return f.ADMScale[k-featADMScale0]
 	case featMotion2:
 		return f.Motion2
+	case featMotion3:
+		return f.Motion3
+	case featCAMBI:
+		return f.ModelCAMBI
+	case featSpeedU:
+		return f.SpeedU
+	case featSpeedV:
+		return f.SpeedV
+	case featSpeedUV:
+		return f.SpeedUV
 	}
 	return 0
 }
@@ -57,8 +98,42 @@ type Result struct {
 	// output order, without repeats; nil for VMAF alone.
 	Features []Feature
 
-	vifSuffix, admSuffix string
-	chroma               bool // psnr_cb and psnr_cr are present
+	layout MetricLayout
+	chroma bool // psnr_cb and psnr_cr are present
+}
+
+// MetricLayout says which of the model's metrics a Result holds and the names
+// libvmaf gives them, which carry the options of the extractor that computed them
+// (e.g. "_egl_1" for vmaf_v0.6.1neg, "_mmxv_18" for VMAF v1's motion).
+type MetricLayout struct {
+	// VIF: the VIF scales are computed (VMAF v1 models use none).
+	VIF                                bool
+	VIFSuffix, ADMSuffix, MotionSuffix string
+	// CAMBI is the model's CAMBI metric name, empty when the model has none.
+	CAMBI string
+	// Speed: the SpEED chroma metrics are computed, named with SpeedSuffix.
+	Speed       bool
+	SpeedSuffix string
+	// Bootstrap is the number of bootstrap models (0 for a plain model).
+	Bootstrap int
+}
+
+// Layout returns which metrics r holds.
+func (r *Result) Layout() MetricLayout { return r.layout }
+
+// layout returns the metrics scoring with m produces.
+func (m *Model) layout() MetricLayout {
+	l := MetricLayout{
+		VIF: m.vif, VIFSuffix: eglSuffix(m.vifEGL), ADMSuffix: m.adm.suffix(), MotionSuffix: m.motion.suffix(),
+		Speed: m.speed != nil, Bootstrap: len(m.bootstrap),
+	}
+	if m.cambi != nil {
+		l.CAMBI = metricCAMBI + m.cambi.suffix()
+	}
+	if m.speed != nil {
+		l.SpeedSuffix = m.speed.suffix()
+	}
+	return l
 }
 
 // Metric names, in libvmaf's JSON order. The VIF and ADM names take the
@@ -73,7 +148,19 @@ const (
 	metricMotion2   = "integer_motion2"
 	metricMotion3   = "integer_motion3"
 	metricVMAF      = "vmaf"
+	metricSpeed     = "speed_chroma_"
 )
+
+// A bootstrapped model's metrics (predict.c): each model's score is vmaf_0001, ...;
+// these are the statistics over them.
+const (
+	MetricBagging = metricVMAF + "_bagging"
+	MetricStdDev  = metricVMAF + "_stddev"
+	MetricCILow   = metricVMAF + "_ci_p95_lo"
+	MetricCIHigh  = metricVMAF + "_ci_p95_hi"
+)
+
+func bootstrapMetric(i int) string { return fmt.Sprintf("%s_%04d", metricVMAF, i+1) }
 
 // eglSuffix is the feature-name suffix libvmaf appends for a non-default
 // enhancement gain limit (feature_name.c, alias "egl").
@@ -85,19 +172,38 @@ func eglSuffix(egl float64) string {
 }
 
 // Metrics returns the names of the per-frame metrics, in output order:
-// libvmaf's, with the extra features (Result.Features) between the VIF
-// scales and integer_motion2 as libvmaf writes them.
+// libvmaf's (the model's CAMBI and SpEED first, then ADM, motion and VIF), with
+// the extra features (Result.Features) between the VIF scales and
+// integer_motion2 as libvmaf writes them, and a bootstrapped model's scores and
+// interval after vmaf.
 func (r *Result) Metrics() []string {
-	names := []string{metricADM2 + r.admSuffix, metricAIM + r.admSuffix, metricADM3 + r.admSuffix}
-	for i := range 4 {
-		names = append(names, metricADMScale+strconv.Itoa(i)+r.admSuffix)
+	l := &r.layout
+	var names []string
+	if l.CAMBI != "" {
+		names = append(names, l.CAMBI)
 	}
-	names = append(names, metricMotionSAD)
+	if l.Speed {
+		names = append(names, metricSpeed+"u"+l.SpeedSuffix, metricSpeed+"v"+l.SpeedSuffix, metricSpeed+"uv"+l.SpeedSuffix)
+	}
+	names = append(names, metricADM2+l.ADMSuffix, metricAIM+l.ADMSuffix, metricADM3+l.ADMSuffix)
 	for i := range 4 {
-		names = append(names, metricVIFScale+strconv.Itoa(i)+r.vifSuffix)
+		names = append(names, metricADMScale+strconv.Itoa(i)+l.ADMSuffix)
+	}
+	names = append(names, metricMotionSAD+l.MotionSuffix)
+	if l.VIF {
+		for i := range 4 {
+			names = append(names, metricVIFScale+strconv.Itoa(i)+l.VIFSuffix)
+		}
 	}
 	names = append(names, r.ExtraMetrics()...)
-	return append(names, metricMotion2, metricMotion3, metricVMAF)
+	names = append(names, metricMotion2+l.MotionSuffix, metricMotion3+l.MotionSuffix, metricVMAF)
+	if l.Bootstrap > 0 {
+		for i := range l.Bootstrap {
+			names = append(names, bootstrapMetric(i))
+		}
+		names = append(names, MetricBagging, MetricStdDev, MetricCILow, MetricCIHigh)
+	}
+	return names
 }
 
 // ExtraMetrics returns the names of the extra features' metrics
@@ -125,8 +231,18 @@ func (r *Result) ExtraMetrics() []string {
 
 // values returns f's metrics in Metrics order.
 func (r *Result) values(f *FrameScore, dst []float64) []float64 {
-	dst = append(dst[:0], f.ADM2, f.AIM, f.ADM3, f.ADMScale[0], f.ADMScale[1], f.ADMScale[2], f.ADMScale[3], f.MotionSAD,
-		f.VIF[0], f.VIF[1], f.VIF[2], f.VIF[3])
+	l := &r.layout
+	dst = dst[:0]
+	if l.CAMBI != "" {
+		dst = append(dst, f.ModelCAMBI)
+	}
+	if l.Speed {
+		dst = append(dst, f.SpeedU, f.SpeedV, f.SpeedUV)
+	}
+	dst = append(dst, f.ADM2, f.AIM, f.ADM3, f.ADMScale[0], f.ADMScale[1], f.ADMScale[2], f.ADMScale[3], f.MotionSAD)
+	if l.VIF {
+		dst = append(dst, f.VIF[0], f.VIF[1], f.VIF[2], f.VIF[3])
+	}
 	for _, ft := range r.Features {
 		switch ft {
 		case FeaturePSNR:
@@ -142,7 +258,21 @@ func (r *Result) values(f *FrameScore, dst []float64) []float64 {
 			dst = append(dst, f.CAMBI)
 		}
 	}
-	return append(dst, f.Motion2, f.Motion3, f.VMAF)
+	dst = append(dst, f.Motion2, f.Motion3, f.VMAF)
+	if l.Bootstrap > 0 {
+		b := f.Bootstrap
+		if b == nil || len(b.Models) != l.Bootstrap {
+			// A frame without its bootstrap scores (a part from another version): NaN,
+			// written as null, rather than a wrong number.
+			b = &BootstrapScore{Models: make([]float64, l.Bootstrap), Bagging: math.NaN(), StdDev: math.NaN(), CILow: math.NaN(), CIHigh: math.NaN()}
+			for i := range b.Models {
+				b.Models[i] = math.NaN()
+			}
+		}
+		dst = append(dst, b.Models...)
+		dst = append(dst, b.Bagging, b.StdDev, b.CILow, b.CIHigh)
+	}
+	return dst
 }
 
 // Metric returns the value of metric name for frame i of r, and whether the

@@ -66,7 +66,8 @@ type slot struct {
 
 // worker holds one goroutine's scratch buffers, reused for every frame.
 type worker struct {
-	vif   *vifState
+	k     *kernels
+	vif   *vifState // nil when the model has no VIF feature
 	adm   *admState
 	row   []int64
 	mot   motionRows
@@ -126,7 +127,7 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 
 	res := &Result{
 		Model: model.Name, Width: ri.Width, Height: ri.Height, BitDepth: p.bpc, Frames: frames,
-		vifSuffix: eglSuffix(model.vifEGL), admSuffix: eglSuffix(model.admEGL),
+		layout: model.layout(),
 	}
 	if extra != nil {
 		res.Features, res.chroma = extra.features, extra.chroma
@@ -179,10 +180,13 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 		go func() {
 			defer wg.Done()
 			wk := &worker{
-				vif:   newVIFState(p.w, p.h, p.model.vifEGL).with(p.k),
+				k:     p.k,
 				adm:   newADMState(p.w, p.h, p.model.admEGL).with(p.k),
 				row:   make([]int64, p.w),
 				extra: p.extra.newState(p.w, p.h, p.bpc),
+			}
+			if p.model.vif {
+				wk.vif = newVIFState(p.w, p.h, p.model.vifEGL).with(p.k)
 			}
 			var offErr error
 			if p.opts.Offload != nil {
@@ -346,12 +350,14 @@ func (wk *worker) computeADM(ref, dis []uint16, bpc int) (admScore, error) {
 // process computes one slot's features; it fails only when the Offload does.
 func (wk *worker) process(s *slot, w, h, bpc int) error {
 	if s.full {
-		v, err := wk.computeVIF(s.ref.Y, s.dist.Y, bpc)
-		if err != nil {
-			return err
-		}
-		for i := range v {
-			s.score.VIF[i] = v[i].score()
+		if wk.vif != nil {
+			v, err := wk.computeVIF(s.ref.Y, s.dist.Y, bpc)
+			if err != nil {
+				return err
+			}
+			for i := range v {
+				s.score.VIF[i] = v[i].score()
+			}
 		}
 		a, err := wk.computeADM(s.ref.Y, s.dist.Y, bpc)
 		if err != nil {
@@ -374,8 +380,7 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 			return err
 		}
 	default:
-		// The worker's kernels are its VIF state's.
-		s.sad = wk.vif.k.motionSAD(s.prev.ref.Y, s.ref.Y, w, h, bpc, wk.row, &wk.mot)
+		s.sad = wk.k.motionSAD(s.prev.ref.Y, s.ref.Y, w, h, bpc, wk.row, &wk.mot)
 	}
 	return nil
 }

@@ -42,6 +42,9 @@ type WorkerResult struct {
 	WorkerVersion string `json:"workerVersion,omitempty"`
 	WorkerCommit  string `json:"workerCommit,omitempty"`
 
+	// Interval is set for a bootstrapped model (vmaf_b_v0.6.3): the pooled means of the
+	// per-frame 95% confidence interval and bagged score.
+	Interval *WorkerInterval `json:"interval,omitempty"`
 	// Features are the pooled means of the extra metrics asked for, by libvmaf's names
 	// (psnr_y, psnr_cb, psnr_cr, float_ssim, float_ms_ssim, cambi).
 	Features map[string]float64 `json:"features,omitempty"`
@@ -59,6 +62,17 @@ type WorkerResult struct {
 
 	// Error is set when the worker failed.
 	Error *WorkerError `json:"error,omitempty"`
+}
+
+// WorkerInterval is a bootstrapped model's uncertainty about a score: the pooled (mean)
+// values of libvmaf's vmaf_ci_p95_lo, vmaf_ci_p95_hi, vmaf_bagging and vmaf_stddev.
+//
+// +kubebuilder:object:generate=false
+type WorkerInterval struct {
+	Low     float64 `json:"low"`
+	High    float64 `json:"high"`
+	Bagging float64 `json:"bagging"`
+	StdDev  float64 `json:"stddev"`
 }
 
 // WorkerDevice describes the device a GPU backend scored on, and which features it

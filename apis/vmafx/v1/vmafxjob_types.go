@@ -144,6 +144,7 @@ type VmafxJobSpec struct {
 	Distorted VideoURI `json:"distorted"`
 
 	// model is the VMAF model: a built-in model (vmaf_v0.6.1, vmaf_v0.6.1neg,
+	// vmaf_4k_v0.6.1, vmaf_4k_v0.6.1neg, vmaf_b_v0.6.3 with a 95% confidence interval,
 	// vmaf_v0.6.1phone, vmaf_v0.6.1negphone) or a trained model version in an OCI registry,
 	// oci://<registry>/<repository>:<tag> or oci://<registry>/<repository>@sha256:<digest>,
 	// which the worker pulls (a VmafxModelTraining's status.lastCheckpoint.reference).
@@ -382,6 +383,11 @@ type JobResult struct {
 	// model is the model that scored, with its checksum.
 	// +optional
 	Model string `json:"model,omitempty"`
+	// confidenceInterval is the score's 95% confidence interval, for a bootstrapped
+	// model (vmaf_b_v0.6.3): how far the score could move had the model been trained on
+	// other subjective data.
+	// +optional
+	ConfidenceInterval *ScoreInterval `json:"confidenceInterval,omitempty"`
 	// features are the pooled (mean) values of spec.features, by libvmaf's names
 	// (psnr_y, float_ssim, ...), as decimal strings with six decimals.
 	// +optional
@@ -395,6 +401,23 @@ type JobResult struct {
 	// CPU. Features still computed on the CPU are named after "host:".
 	// +optional
 	Device string `json:"device,omitempty"`
+}
+
+// ScoreInterval is a bootstrapped model's 95% confidence interval around a pooled score:
+// the means of libvmaf's per-frame vmaf_ci_p95_lo and vmaf_ci_p95_hi, with the bagged
+// score (the mean of the bootstrap models) and their standard deviation, as decimal
+// strings with six decimals.
+type ScoreInterval struct {
+	// low is the interval's lower end.
+	Low string `json:"low"`
+	// high is the interval's upper end.
+	High string `json:"high"`
+	// bagging is the mean of the bootstrap models' scores.
+	// +optional
+	Bagging string `json:"bagging,omitempty"`
+	// stddev is the bootstrap models' standard deviation.
+	// +optional
+	StdDev string `json:"stddev,omitempty"`
 }
 
 // VmafxJobStatus is what the operator has observed of a job.

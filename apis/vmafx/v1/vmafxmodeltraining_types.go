@@ -72,7 +72,10 @@ type RegistryRepository string
 type VmafxModelTrainingSpec struct {
 	// baseModel is the built-in model the run starts from: vmaf_v0.6.1 or vmaf_v0.6.1neg.
 	// Its feature normalisation and support vectors are kept; the run learns the SVR's
-	// coefficients and offset.
+	// coefficients and offset. The other built-in models are not bases: the phone
+	// variants' score transform cannot be written into a model file, a bootstrapped
+	// model is 21 models, and the 4K models are meant for a viewing distance the
+	// labels of a training run rarely describe.
 	// +kubebuilder:validation:XValidation:rule="self in ['vmaf_v0.6.1', 'vmaf_v0.6.1neg']",message="baseModel must be vmaf_v0.6.1 or vmaf_v0.6.1neg (the phone variants are these models with a score transform that a model file cannot enable)"
 	// +required
 	BaseModel string `json:"baseModel"`

@@ -113,7 +113,7 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		{"backoffLimit above 10", job(func(s *vmafxv1.VmafxJobSpec) { s.BackoffLimit = ptr.To[int32](11) }), "spec.backoffLimit"},
 		{"zero activeDeadlineSeconds", job(func(s *vmafxv1.VmafxJobSpec) { s.ActiveDeadlineSeconds = ptr.To[int64](0) }), "spec.activeDeadlineSeconds"},
 		{"model name with a path", job(func(s *vmafxv1.VmafxJobSpec) { s.Model = "../etc/passwd" }), "spec.model"},
-		{"model not built in", job(func(s *vmafxv1.VmafxJobSpec) { s.Model = "vmaf_4k_v0.6.1" }), "spec.model"},
+		{"model not built in", job(func(s *vmafxv1.VmafxJobSpec) { s.Model = "vmaf_8k_v0.6.1" }), "spec.model"},
 		{"model from a registry without a tag", job(func(s *vmafxv1.VmafxJobSpec) { s.Model = "oci://ghcr.io/vmafx/models" }), "spec.model"},
 		{"model from a registry with a short digest", job(func(s *vmafxv1.VmafxJobSpec) { s.Model = "oci://ghcr.io/vmafx/models@sha256:abc" }), "spec.model"},
 		{"model over https", job(func(s *vmafxv1.VmafxJobSpec) { s.Model = "https://ghcr.io/vmafx/models:v1" }), "spec.model"},

@@ -127,6 +127,12 @@ func Success(res *vmaf.Result, p Provenance, wall time.Duration) *vmafxv1.Worker
 	r.Score, r.HarmonicMean, r.Min, r.Max = s.Mean, s.HarmonicMean, s.Min, s.Max
 	r.Frames = len(res.Frames)
 	r.FPS = round3(res.FPS)
+	if res.Layout().Bootstrap > 0 {
+		r.Interval = &vmafxv1.WorkerInterval{
+			Low: res.Pooled[vmaf.MetricCILow].Mean, High: res.Pooled[vmaf.MetricCIHigh].Mean,
+			Bagging: res.Pooled[vmaf.MetricBagging].Mean, StdDev: res.Pooled[vmaf.MetricStdDev].Mean,
+		}
+	}
 	// The extra metrics' pooled means, by libvmaf's names; a value that is not a finite
 	// number is left out rather than breaking the JSON of the whole result.
 	for _, name := range res.ExtraMetrics() {

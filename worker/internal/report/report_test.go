@@ -149,3 +149,34 @@ func TestWriteTermination(t *testing.T) {
 		}
 	}
 }
+
+// TestSuccessInterval: a bootstrapped model's result carries the pooled interval, which
+// holds the bagged score; a plain model's carries none.
+func TestSuccessInterval(t *testing.T) {
+	score := func(model string) *vmaf.Result {
+		open := func(name string) vmaf.FrameSource {
+			f, err := os.Open(filepath.Join("../../../vmaf/testdata/clips", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			r, err := vmaf.OpenRaw(f, 176, 144, vmaf.YUV420P)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		res, err := vmaf.Score(context.Background(), open("p01_ref.yuv"), open("p01_dist.yuv"), vmaf.Options{Model: model, Count: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	r := Success(score("vmaf_b_v0.6.3"), Provenance{Model: "vmaf_b_v0.6.3"}, time.Second)
+	if i := r.Interval; i == nil || !(i.Low <= i.Bagging && i.Bagging <= i.High) || i.Low >= i.High || i.StdDev <= 0 {
+		t.Fatalf("interval %+v, want low <= bagging <= high and a spread", r.Interval)
+	}
+	if r := Success(score("vmaf_v0.6.1"), Provenance{Model: "vmaf_v0.6.1"}, time.Second); r.Interval != nil {
+		t.Errorf("vmaf_v0.6.1 has an interval %+v", r.Interval)
+	}
+}

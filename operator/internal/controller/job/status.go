@@ -77,6 +77,11 @@ func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
 		Frames: int32(r.Frames), FPS: fmt.Sprintf("%.2f", r.FPS), Backend: r.Backend, Model: model,
 		DistortedScaledFrom: r.DistortedScaledFrom, Device: deviceSummary(r.Device),
 	}
+	if i := r.Interval; i != nil {
+		job.Status.Result.ConfidenceInterval = &vmafxv1.ScoreInterval{
+			Low: decimal(i.Low), High: decimal(i.High), Bagging: decimal(i.Bagging), StdDev: decimal(i.StdDev),
+		}
+	}
 	if len(r.Features) > 0 {
 		job.Status.Result.Features = make(map[string]string, len(r.Features))
 		for name, v := range r.Features {
@@ -87,7 +92,11 @@ func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
 	if r.RequestedBackend != "" && r.RequestedBackend != r.Backend {
 		backend = fmt.Sprintf("%s (the slot offered %s)", r.Backend, r.RequestedBackend)
 	}
-	job.Status.Message = fmt.Sprintf("VMAF %s over %d frames on node %s, backend %s", job.Status.Score, r.Frames, o.node, backend)
+	score := job.Status.Score
+	if ci := job.Status.Result.ConfidenceInterval; ci != nil {
+		score = fmt.Sprintf("%s (95%% confidence interval %s to %s)", score, ci.Low, ci.High)
+	}
+	job.Status.Message = fmt.Sprintf("VMAF %s over %d frames on node %s, backend %s", score, r.Frames, o.node, backend)
 	ended := o.ended
 	if ended.IsZero() {
 		ended = now

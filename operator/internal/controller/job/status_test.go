@@ -1,6 +1,7 @@
 package job
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -58,5 +59,26 @@ func TestSetSucceededOutputAndFeatures(t *testing.T) {
 				t.Errorf("OutputWritten message %q, want the worker's %q", c.Message, tc.outputErr)
 			}
 		})
+	}
+}
+
+// TestSetSucceededInterval: a bootstrapped model's interval reaches the result and the
+// message beside the score; a plain model's result has none.
+func TestSetSucceededInterval(t *testing.T) {
+	job := &vmafxv1.VmafxJob{}
+	r := &vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Score: 83.1335624, Frames: 10, Backend: "cpu", Model: "vmaf_b_v0.6.3",
+		Interval: &vmafxv1.WorkerInterval{Low: 80.5467981, High: 84.7569861, Bagging: 82.9, StdDev: 1.25}}
+	setSucceeded(job, observation{node: "n1", result: r}, time.Unix(100, 0))
+	ci := job.Status.Result.ConfidenceInterval
+	if ci == nil || ci.Low != "80.546798" || ci.High != "84.756986" || ci.Bagging != "82.900000" || ci.StdDev != "1.250000" {
+		t.Fatalf("confidenceInterval %+v", ci)
+	}
+	if want := "VMAF 83.133562 (95% confidence interval 80.546798 to 84.756986) over 10 frames"; !strings.HasPrefix(job.Status.Message, want) {
+		t.Errorf("message %q, want it to start with %q", job.Status.Message, want)
+	}
+	r.Interval = nil
+	setSucceeded(job, observation{node: "n1", result: r}, time.Unix(100, 0))
+	if job.Status.Result.ConfidenceInterval != nil || strings.Contains(job.Status.Message, "interval") {
+		t.Errorf("a plain model's result has an interval: %+v, %q", job.Status.Result.ConfidenceInterval, job.Status.Message)
 	}
 }

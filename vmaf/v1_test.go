@@ -1,0 +1,145 @@
+package vmaf
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"testing"
+)
+
+// v1Tolerance is how far a metric may be from libvmaf's printed value: libvmaf prints
+// six decimals, so an exact computation is within 5e-7 of it; 1e-6 leaves room for the
+// last printed digit's own rounding.
+const v1Tolerance = 1e-6
+
+// TestV1Accuracy scores every pair of the v1 reference set with every model it holds and
+// compares every frame's metrics, and the pooled ones, with libvmaf 3.2.0's C path: the
+// same metric names (options in the suffixes), the same values.
+func TestV1Accuracy(t *testing.T) {
+	for _, p := range loadV1Pairs(t) {
+		for _, model := range v1Models {
+			t.Run(p.name+"/"+model, func(t *testing.T) {
+				t.Parallel()
+				want := readV1Log(t, p, model)
+				ref, dist := openV1Pair(t, p)
+				got, err := Score(context.Background(), ref, dist, Options{Model: model, Threads: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got.Frames) != len(want.Frames) {
+					t.Fatalf("got %d frames, want %d", len(got.Frames), len(want.Frames))
+				}
+				names := got.Metrics()
+				wantNames := make([]string, 0, len(want.Frames[0].Metrics))
+				for k := range want.Frames[0].Metrics {
+					wantNames = append(wantNames, k)
+				}
+				sorted := slices.Clone(names)
+				sort.Strings(sorted)
+				sort.Strings(wantNames)
+				if !slices.Equal(sorted, wantNames) {
+					t.Fatalf("metrics\n got %v\nwant %v", sorted, wantNames)
+				}
+				worst := map[string]float64{}
+				for i, wf := range want.Frames {
+					for _, key := range names {
+						gv, _ := got.Metric(i, key)
+						d := math.Abs(gv - wf.Metrics[key])
+						worst[key] = max(worst[key], d)
+						if d > v1Tolerance {
+							t.Errorf("frame %d %s: want %.6f, got %.7f (delta %.2g)", wf.FrameNum, key, wf.Metrics[key], gv, d)
+						}
+					}
+				}
+				for _, key := range names {
+					w, g := want.PooledMetrics[key], got.Pooled[key]
+					for stat, gv := range map[string]float64{"min": g.Min, "max": g.Max, "mean": g.Mean, "harmonic_mean": g.HarmonicMean} {
+						if d := math.Abs(gv - w[stat]); d > v1Tolerance {
+							t.Errorf("pooled %s %s: want %.6f, got %.7f", key, stat, w[stat], gv)
+						}
+					}
+				}
+				t.Logf("worst |delta|: vmaf %.2g, all %.2g", worst[metricVMAF], maxValue(worst))
+			})
+		}
+	}
+}
+
+func maxValue(m map[string]float64) float64 {
+	v := 0.0
+	for _, x := range m {
+		v = max(v, x)
+	}
+	return v
+}
+
+func TestBuiltinModelsLoad(t *testing.T) {
+	for _, name := range BuiltinModels() {
+		m, err := LoadModel(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if m.Name != name {
+			t.Errorf("%s: loaded as %q", name, m.Name)
+		}
+	}
+	for _, name := range []string{"vmaf_4k_v0.6.1phone", "vmaf_v1.0.16_3d0hphone", "vmaf_v1.0.16", "../models/vmaf_v0.6.1"} {
+		if _, err := LoadModel(name); !errors.Is(err, ErrUnknownModel) {
+			t.Errorf("%s: err = %v, want ErrUnknownModel", name, err)
+		}
+	}
+}
+
+func TestModelCollectionRefused(t *testing.T) {
+	var top map[string]json.RawMessage
+	data, err := builtinModels.ReadFile("models/vmaf_b_v0.6.3.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &top); err != nil {
+		t.Fatal(err)
+	}
+	one, _ := json.Marshal(map[string]json.RawMessage{"0": top["0"]})
+	var m0 map[string]any
+	if err := json.Unmarshal(top["1"], &m0); err != nil {
+		t.Fatal(err)
+	}
+	md := m0["model_dict"].(map[string]any)
+	md["feature_names"] = []any{"VMAF_integer_feature_adm2_score", "VMAF_integer_feature_motion2_score", "VMAF_integer_feature_vif_scale0_score",
+		"VMAF_integer_feature_vif_scale1_score", "VMAF_integer_feature_vif_scale2_score", "VMAF_integer_feature_adm3_score"}
+	other, _ := json.Marshal(m0)
+	mixed, _ := json.Marshal(map[string]json.RawMessage{"0": top["0"], "1": other})
+	huge := map[string]json.RawMessage{}
+	for i := range maxBootstrapModels + 2 {
+		huge[strconv.Itoa(i)] = top["0"]
+	}
+	tooMany, _ := json.Marshal(huge)
+	for name, doc := range map[string][]byte{"one model": one, "other features": mixed, "too many": tooMany, "empty": []byte(`{}`)} {
+		if _, err := ParseModel(doc, "x"); !errors.Is(err, ErrBadModel) {
+			t.Errorf("%s: err = %v, want ErrBadModel", name, err)
+		}
+	}
+}
+
+// TestChromaCorrection checks the substitution libvmaf makes before the SVM: a SpEED
+// chroma score of exactly 0 becomes c*(1-adm3), in normalised units; any other is kept.
+func TestChromaCorrection(t *testing.T) {
+	m := &Model{linear: true, chromaCorrection: 120, features: []modelFeature{
+		{kind: featSpeedUV, name: "Speed_chroma_feature_speed_chroma_uv_score", slope: 0.5, intercept: 0.25},
+		{kind: featADM3, name: "VMAF_integer_feature_adm3_score", slope: 2, intercept: -1},
+	}}
+	x := make([]float64, 2)
+	m.input(&FrameScore{SpeedUV: 0, ADM3: 0.99}, x)
+	if want := 0.5*(-120*0.99+120) + 0.25; math.Abs(x[0]-want) > 1e-12 {
+		t.Errorf("speed 0: x = %v, want %v", x[0], want)
+	}
+	m.input(&FrameScore{SpeedUV: 1.5, ADM3: 0.99}, x)
+	if want := 0.5*1.5 + 0.25; x[0] != want {
+		t.Errorf("speed 1.5: x = %v, want %v (kept)", x[0], want)
+	}
+}
