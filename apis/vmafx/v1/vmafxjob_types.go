@@ -238,6 +238,14 @@ type VmafxJobSpec struct {
 	// +optional
 	Deinterlace bool `json:"deinterlace,omitempty"`
 
+	// scoringBitDepth scores at this many bits per sample, 10 or 12: shallower inputs are
+	// converted as ffmpeg's format filter converts them (format=yuv420p10le shifts each
+	// sample left). libvmaf recommends scoring VMAF v1 at 10 bits even for 8-bit
+	// encodes. Unset, the job scores at the inputs' own depth.
+	// +kubebuilder:validation:Enum=10;12
+	// +optional
+	ScoringBitDepth *int32 `json:"scoringBitDepth,omitempty"`
+
 	// alignment pairs frames of inputs that start at different frames or differ in length
 	// or frame rate. Without it such inputs fail the job with a reason naming both values.
 	// +optional

@@ -718,6 +718,11 @@ func (in *VmafxJobSpec) DeepCopyInto(out *VmafxJobSpec) {
 		*out = make([]Feature, len(*in))
 		copy(*out, *in)
 	}
+	if in.ScoringBitDepth != nil {
+		in, out := &in.ScoringBitDepth, &out.ScoringBitDepth
+		*out = new(int32)
+		**out = **in
+	}
 	if in.Alignment != nil {
 		in, out := &in.Alignment, &out.Alignment
 		*out = new(Alignment)

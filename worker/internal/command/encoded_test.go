@@ -3,10 +3,12 @@ package command
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/internal/fftest"
 )
@@ -242,5 +245,48 @@ func TestScoreEncodedOverHTTP(t *testing.T) {
 		if entries, _ := os.ReadDir(spool); len(entries) != 0 {
 			t.Errorf("%s: %d files left in the spool", dist, len(entries))
 		}
+	}
+}
+
+// TestScoringBitDepthIsFfmpegs: --scoring-bit-depth 10 on an 8-bit pair scores exactly
+// what the same pair converted by ffmpeg's format=yuv420p10le scores, frame for frame;
+// the kernel equals libvmaf at 10 bits (vmaf's accuracy tests), so this is libvmaf's
+// score of ffmpeg's conversion.
+func TestScoringBitDepthIsFfmpegs(t *testing.T) {
+	tools := fftest.Tools(t)
+	dir := t.TempDir()
+	convert := func(clip string) string {
+		out := filepath.Join(dir, filepath.Base(clip)+".10")
+		cmd := exec.Command(tools.FFmpeg, "-v", "error", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", fmt.Sprintf("%dx%d", pairW, pairH),
+			"-i", clip, "-vf", "format=yuv420p10le", "-f", "rawvideo", out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("ffmpeg: %v\n%s", err, b)
+		}
+		return out
+	}
+	perFrame := func(args ...string) ([]map[string]float64, *vmafxv1.WorkerResult) {
+		out := filepath.Join(dir, fmt.Sprintf("out%d.json", len(args)))
+		r := runWorker(t, context.Background(), nil, append(args, "--output", out, "--features", "psnr")...)
+		if r.code != 0 {
+			t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+		}
+		var frames []map[string]float64
+		for _, f := range readLibvmafJSON(t, out).Frames {
+			frames = append(frames, f.Metrics)
+		}
+		return frames, r.result(t)
+	}
+	got, gotRes := perFrame(rawArgs(refClip, distClip, "--scoring-bit-depth", "10")...)
+	want, wantRes := perFrame("score", "--reference", convert(refClip), "--distorted", convert(distClip),
+		"--width", strconv.Itoa(pairW), "--height", strconv.Itoa(pairH), "--pixel-format", "yuv420p10le")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("per-frame metrics differ from ffmpeg's 10-bit conversion (-ffmpeg +flag):\n%s", diff)
+	}
+	if gotRes.Score != wantRes.Score {
+		t.Errorf("score %v, ffmpeg's conversion scores %v", gotRes.Score, wantRes.Score)
+	}
+	at8, res8 := perFrame(rawArgs(refClip, distClip)...)
+	if cmp.Equal(at8, got) || res8.Features["psnr_y"] == gotRes.Features["psnr_y"] {
+		t.Error("scoring at 10 bits changed nothing: the flag was not applied")
 	}
 }

@@ -32,7 +32,9 @@ type scoreConfig struct {
 	start        int
 	count        int
 	subsample    int
-	backend      string
+	// bitDepth scores at this many bits per sample (0: the inputs' own).
+	bitDepth int
+	backend  string
 
 	// align pairs frames by index after skipping refStart and distStart
 	// frames, accepting different frame counts and rates.
@@ -169,6 +171,17 @@ func newScoreFlags() *scoreFlags {
 		return err
 	})
 	count(&c.subsample, "subsample", 1, 1, "score every `N`th frame (motion still looks at every frame)")
+	check("scoring-bit-depth", "", "score at `BITS` per sample, 10 or 12: shallower inputs are converted as ffmpeg's format filter converts them (format=yuv420p10le); libvmaf recommends 10 for VMAF v1 even for 8-bit encodes. Empty scores at the inputs' own depth", func(val string) error {
+		switch val {
+		case "":
+			c.bitDepth = 0
+		case "10", "12":
+			c.bitDepth, _ = strconv.Atoi(val)
+		default:
+			return errors.New("want 10 or 12")
+		}
+		return nil
+	})
 	check("features", "", "extra metrics computed beside VMAF in the same pass, comma-separated: psnr, ssim, ms_ssim, cambi", func(val string) (err error) {
 		c.features, err = vmaf.ParseFeatures(val)
 		return err

@@ -176,7 +176,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		"reference", fetch.Redact(cfg.reference), "distorted", fetch.Redact(cfg.distorted),
 		"referenceFormat", ref.String(), "distortedFormat", dist.String(), "model", model.Name, "modelSHA256", model.SHA256,
 		"backend", b.Name(), "requestedBackend", cfg.backend, "device", s.env(vmafxv1.EnvDevice), "accelerator", s.prov.Device,
-		"threads", threads, "start", cfg.start, "count", cfg.count, "subsample", cfg.subsample,
+		"threads", threads, "start", cfg.start, "count", cfg.count, "subsample", cfg.subsample, "scoringBitDepth", cfg.bitDepth,
 		"align", cfg.align, "referenceStart", cfg.refStart, "distortedStart", cfg.distStart,
 		"kernel", vmaf.Version, "cpuPath", cpuPath(), "referenceSeekedFrames", ref.Skipped, "distortedSeekedFrames", dist.Skipped)
 	if dist.ScaledFrom != "" {
@@ -200,6 +200,14 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	}
 	if cfg.align {
 		refSrc, distSrc = pairShortest(refSrc, distSrc)
+	}
+	if cfg.bitDepth > 0 {
+		if refSrc, err = vmaf.Upconvert(refSrc, cfg.bitDepth); err != nil {
+			return nil, fmt.Errorf("reference: --scoring-bit-depth: %w", err)
+		}
+		if distSrc, err = vmaf.Upconvert(distSrc, cfg.bitDepth); err != nil {
+			return nil, fmt.Errorf("distorted: --scoring-bit-depth: %w", err)
+		}
 	}
 	if cfg.probe {
 		exact := ref.FramesExact && dist.FramesExact && ref.Frames >= 0 && dist.Frames >= 0

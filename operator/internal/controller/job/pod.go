@@ -112,6 +112,9 @@ func workerArgs(job *vmafxv1.VmafxJob) []string {
 	if s.Deinterlace {
 		args = append(args, "--deinterlace")
 	}
+	if s.ScoringBitDepth != nil {
+		args = append(args, "--scoring-bit-depth", strconv.Itoa(int(*s.ScoringBitDepth)))
+	}
 	if a := s.Alignment; a != nil {
 		args = append(args, "--align", "--reference-start", strconv.Itoa(int(a.ReferenceStart)),
 			"--distorted-start", strconv.Itoa(int(a.DistortedStart)), "--frames", ":"+strconv.Itoa(int(a.Frames)))

@@ -142,3 +142,17 @@ func TestBuildPodDefaultCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerArgsScoringBitDepth: spec.scoringBitDepth reaches the worker as its flag, and
+// a job without it scores at the inputs' depth (no flag).
+func TestWorkerArgsScoringBitDepth(t *testing.T) {
+	job := &vmafxv1.VmafxJob{Spec: vmafxv1.VmafxJobSpec{Reference: "s3://b/ref.mp4", Distorted: "s3://b/dist.mp4"}}
+	if args := workerArgs(job); slices.Contains(args, "--scoring-bit-depth") {
+		t.Errorf("default job: %v", args)
+	}
+	job.Spec.ScoringBitDepth = ptr.To[int32](10)
+	args := workerArgs(job)
+	if i := slices.Index(args, "--scoring-bit-depth"); i < 0 || i+1 >= len(args) || args[i+1] != "10" {
+		t.Errorf("scoringBitDepth 10: %v", args)
+	}
+}
