@@ -323,3 +323,52 @@ func FuzzParseADMOptions(f *testing.F) {
 		}
 	})
 }
+
+// admRowsOffload is an OffloadWorker that offers ADM rows (of the wrong
+// frame: zeros) and counts the calls.
+type admRowsOffload struct {
+	calls int
+	rows  ADMRows
+}
+
+func (o *admRowsOffload) MotionSAD(prev, cur []uint16) (uint64, error) { return 0, nil }
+func (o *admRowsOffload) VIF(ref, dis []uint16) ([4]VIFSums, bool, error) {
+	return [4]VIFSums{}, false, nil
+}
+func (o *admRowsOffload) ADM(ref, dis []uint16) (*ADMRows, bool, error) {
+	o.calls++
+	return &o.rows, true, nil
+}
+func (o *admRowsOffload) Close() {}
+
+// TestComputeADMOffloadDefaultOnly checks that the worker asks an Offload
+// for ADM under the default options only: the v1 options' CSF is not the
+// Offload's, so their ADM runs on the CPU.
+func TestComputeADMOffloadDefaultOnly(t *testing.T) {
+	const w, h = 48, 40
+	ref, dist := randomPlanes(rand.New(rand.NewPCG(3, 4)), w, h, 8, 1)
+	for _, c := range []struct {
+		opt     admOptions
+		offload bool
+	}{{defaultADMOptions(), true}, {admOptionsEGL(1), true}, {admV1Options(3, 1080), false}, {admV1Options(1.5, 2160), false}} {
+		off := &admRowsOffload{}
+		bh := h
+		for s := range 4 {
+			bh = (bh + 1) / 2
+			off.rows.Den[s], off.rows.Num[s], off.rows.AIM[s] = make([]uint64, 3*bh), make([]int64, 3*bh), make([]int64, 3*bh)
+		}
+		wk := &worker{adm: newADMState(w, h, c.opt), off: off}
+		got, err := wk.computeADM(ref[0], dist[0], 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (off.calls == 1) != c.offload {
+			t.Errorf("%+v: %d Offload calls, want offload %v", c.opt, off.calls, c.offload)
+		}
+		if !c.offload {
+			if want := newADMState(w, h, c.opt).compute(ref[0], dist[0], 8); got != want {
+				t.Errorf("%+v: %+v, CPU %+v", c.opt, got, want)
+			}
+		}
+	}
+}
