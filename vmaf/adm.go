@@ -38,23 +38,20 @@ var (
 	}
 )
 
-// admQuantStep is integer_adm.c's dwt_quant_step for the default viewing
-// distance, with its float and double roundings. The exponent k*temp*temp is
+// admDisplayResolution is the display's pixels per degree of visual angle
+// (dwt_quant_step's r), rounded to float32 from libvmaf's double steps.
+func admDisplayResolution(normViewDist float64, refDisplayHeight int) float32 {
+	return float32(normViewDist * float64(refDisplayHeight) * math.Pi / 180.0)
+}
+
+// admQuantStep is integer_adm.c's dwt_quant_step at display resolution r,
+// with its float and double roundings. The exponent k*temp*temp is
 // evaluated in float32, as libvmaf 3.2.0 does; doing it in double moves the
 // ADM scores by up to 1e-6.
-func admQuantStep(lambda, theta int) float32 {
-	r := float32(admNormViewDist * admRefDisplayHeight * math.Pi / 180.0)
+func admQuantStep(r float32, lambda, theta int) float32 {
 	temp := float32(math.Log10(math.Pow(2.0, float64(lambda+1)) * float64(admModelF0) * float64(admModelG[theta]) / float64(r)))
 	q := float32(2.0 * float64(admModelA) * math.Pow(10.0, float64(admModelK*temp*temp)) / float64(admAmp[lambda][theta]))
 	return q
-}
-
-// admRFactors returns the reciprocal quantisation steps of a scale for the
-// h, v and d bands.
-func admRFactors(scale int) [3]float32 {
-	f1 := admQuantStep(scale, 1)
-	f2 := admQuantStep(scale, 2)
-	return [3]float32{1.0 / f1, 1.0 / f1, 1.0 / f2}
 }
 
 // admBands holds the four DWT bands of one image at one scale.
@@ -71,7 +68,7 @@ func newADMBands(n int) admBands {
 type admState struct {
 	w, h   int
 	stride int // (w+1)/2, libvmaf's buf_stride
-	egl    float64
+	opt    admOptions
 
 	ref, dis     admBands
 	rh, rv, rd   []int32 // decouple_r
@@ -82,16 +79,14 @@ type admState struct {
 	csfFd        []int32
 	tmpLo, tmpHi []int32
 	indY, indX   [4][]int
-	rfactor      [4][3]float32
+	rfactor      [4][3]float32 // the CSF weights of the options
+	irf0         [3]int32      // scale 0's, in fixed point
 	numLimit     float64
 	cmRow        admCMRow
 	decRow       admDecoupleRows
 	denShifts    ADMDenShifts
 	k            *kernels
 }
-
-// admDLMWeight weighs DLM (adm2) against AIM in adm3 (adm_dlm_weight).
-const admDLMWeight = 0.5
 
 // admScore is the result of the ADM extractor for one frame: adm2 (the
 // detail loss measure), aim (the additive impairment measure, normalised by
@@ -101,10 +96,13 @@ type admScore struct {
 	num, den        [4]float32
 }
 
-func newADMState(w, h int, egl float64) *admState {
+// newADMState makes the scratch of w x h frames under the options opt,
+// which parseADMOptions has checked (defaultADMOptions for the default
+// features).
+func newADMState(w, h int, opt admOptions) *admState {
 	bw, bh := (w+1)/2, (h+1)/2
 	n := bw * bh
-	s := &admState{w: w, h: h, stride: bw, egl: egl}
+	s := &admState{w: w, h: h, stride: bw, opt: opt}
 	s.ref, s.dis = newADMBands(n), newADMBands(n)
 	mk := func() []int32 { return make([]int32, n) }
 	s.rh, s.rv, s.rd = mk(), mk(), mk()
@@ -118,8 +116,9 @@ func newADMState(w, h int, egl float64) *admState {
 		s.indX[k] = make([]int, bw)
 	}
 	for sc := range 4 {
-		s.rfactor[sc] = admRFactors(sc)
+		s.rfactor[sc] = opt.rfactors(sc)
 	}
+	s.irf0 = opt.irf0()
 	s.numLimit = 1e-10 * float64(w*h) / (1920.0 * 1080.0)
 	s.k = kernelsFor(CPUGeneric)
 	return s
@@ -176,15 +175,19 @@ func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
 		if scale == 0 {
 			ds[scale] = s.csfDen0(w, h)
 			s.csf0(w, h, a)
-			ns[scale] = s.cm(w, h, scale, r, true)
-			s.csf0(w, h, r)
-			as[scale] = s.cm(w, h, scale, a, false)
+			ns[scale] = s.cm(w, h, scale, r, s.opt.noiseWeight)
+			if !s.opt.skipAIM {
+				s.csf0(w, h, r)
+				as[scale] = s.cm(w, h, scale, a, 0)
+			}
 		} else {
 			ds[scale] = s.csfDenS(w, h, scale)
 			s.csfS(w, h, scale, a)
-			ns[scale] = s.cm(w, h, scale, r, true)
-			s.csfS(w, h, scale, r)
-			as[scale] = s.cm(w, h, scale, a, false)
+			ns[scale] = s.cm(w, h, scale, r, s.opt.noiseWeight)
+			if !s.opt.skipAIM {
+				s.csfS(w, h, scale, r)
+				as[scale] = s.cm(w, h, scale, a, 0)
+			}
 		}
 	}
 	return s.combine(ns, ds, as)
@@ -213,8 +216,15 @@ func (s *admState) combine(ns, ds, as [4]float32) admScore {
 		out.adm2 = num / den
 		out.aim = aim / den
 	}
-	// DEFAULT adm_dlm_weight 0.5 and adm_min_val 0 (integer_adm.c, extract).
-	out.adm3 = max(out.adm2*admDLMWeight+(1-out.aim)*(1-admDLMWeight), 0)
+	// integer_adm.c, extract: MAX(adm2*w + (1-aim)*(1-w), min_val). The
+	// conversions keep the products rounded apart (no fused multiply-add),
+	// and the comparison is C's MAX, which takes min_val for a NaN.
+	w := s.opt.dlmWeight
+	adm3 := float64(out.adm2*w) + float64((1-out.aim)*(1-w))
+	out.adm3 = s.opt.minVal
+	if adm3 > s.opt.minVal {
+		out.adm3 = adm3
+	}
 	return out
 }
 

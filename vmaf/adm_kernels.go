@@ -63,7 +63,7 @@ func (s *admState) decouple(w, h int, narrow bool) {
 		d.t = [3][]int32{s.dis.h[lo:hi], s.dis.v[lo:hi], s.dis.d[lo:hi]}
 		d.r = [3][]int32{s.rh[lo:hi], s.rv[lo:hi], s.rd[lo:hi]}
 		d.a = [3][]int32{s.ah[lo:hi], s.av[lo:hi], s.ad[lo:hi]}
-		s.k.admDecouple(d, s.egl, narrow)
+		s.k.admDecouple(d, s.opt.egl, narrow)
 	}
 }
 
@@ -147,11 +147,10 @@ func admDecoupleOne(o, t int32, angle bool, egl float64, narrow bool) (r, a int3
 
 // csf0 applies scale 0's contrast sensitivity weights to the additive bands
 // in fixed point and derives the masking filter input |csf_a|/30
-// (integer_adm.c, adm_csf). The constants are libvmaf's i_rfactor for the
-// default viewing distance.
+// (integer_adm.c, adm_csf), with the options' i_rfactor.
 func (s *admState) csf0(w, h int, src [3][]int32) {
 	top, bottom, left, right := admDecoupleRegion(w, h)
-	irf := [3]int32{36453, 36453, 49417}
+	irf := s.irf0
 	shifts := [3]uint{15, 15, 17}
 	adds := [3]int32{16384, 16384, 65535}
 	dstA := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
@@ -225,7 +224,7 @@ func (s *admState) csfDen0(w, h int) float32 {
 			acc[t] += (inner + add) >> uint(shiftAccum)
 		}
 	}
-	return admDen0Float(acc, w, h, s.rfactor[0])
+	return admDen0Float(acc, w, h, s.rfactor[0], s.opt.noiseWeight)
 }
 
 // admDen0Row is csfDen0's sum over one row of a reference band.
@@ -250,13 +249,13 @@ func admDen0Shift(w, h int) (shift int, add uint64) {
 }
 
 // admDen0Float is csfDen0's float part: the bands' accumulators to the
-// scale's denominator.
-func admDen0Float(acc [3]uint64, w, h int, rf [3]float32) float32 {
+// scale's denominator, with the noise floor of weight nw.
+func admDen0Float(acc [3]uint64, w, h int, rf [3]float32, nw float64) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
 	area := (bottom - top) * (right - left)
 	shiftAccum, _ := admDen0Shift(w, h)
 	shiftCsf := math.Pow(2, float64(18-shiftAccum))
-	powAdd := powf(float32(area)/32.0, admOneThird)
+	powAdd := admNoiseFloor(area, nw)
 	var den float32
 	for t := range 3 {
 		csf := float64(acc[t]) / shiftCsf * math.Pow(float64(rf[t]), 3)
@@ -280,7 +279,7 @@ func (s *admState) csfDenS(w, h, scale int) float32 {
 			acc[t] += (inner + p.AddAccum) >> p.ShiftAccum
 		}
 	}
-	return admDenSFloat(acc, w, h, scale, s.rfactor[scale])
+	return admDenSFloat(acc, w, h, scale, s.rfactor[scale], s.opt.noiseWeight)
 }
 
 // admDenSRow is csfDenS's sum over one row of a reference band.
@@ -313,13 +312,13 @@ func admDenSShifts(w, h, scale int) ADMDenShifts {
 }
 
 // admDenSFloat is csfDenS's float part.
-func admDenSFloat(acc [3]uint64, w, h, scale int, rf [3]float32) float32 {
+func admDenSFloat(acc [3]uint64, w, h, scale int, rf [3]float32, nw float64) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
 	p := admDenSShifts(w, h, scale)
 	conv := [3]uint32{32, 27, 23}[scale-1]
 	shiftCsf := math.Pow(2, float64(conv-p.ShiftAccum-p.ShiftCub))
 	area := (bottom - top) * (right - left)
-	powAdd := powf(float32(area)/32.0, admOneThird)
+	powAdd := admNoiseFloor(area, nw)
 	var den float32
 	for t := range 3 {
 		csf := float64(acc[t]) / shiftCsf * math.Pow(float64(rf[t]), 3)
@@ -346,10 +345,10 @@ func admNeighbors(i, n int) (int, int) {
 // each coefficient of src, CSF weighted, is reduced by a masking threshold
 // from the 3x3 neighbourhood of the CSF-weighted bands in csfA/csfF,
 // clamped at zero, cubed and summed with libvmaf's intermediate roundings.
-// For DLM src is the restored part masked by the additive part; for AIM
-// (measure_aim) src is the additive part masked by the restored part,
-// without noise floor.
-func (s *admState) cm(w, h, scale int, src [3][]int32, noise bool) float32 {
+// For DLM src is the restored part masked by the additive part, with the
+// noise floor of weight nw; for AIM (measure_aim) src is the additive part
+// masked by the restored part, with nw 0.
+func (s *admState) cm(w, h, scale int, src [3][]int32, nw float64) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
 	p := admCMShifts(w, h, scale)
 	// In the state: a local would escape through the kernel's function
@@ -360,6 +359,9 @@ func (s *admState) cm(w, h, scale int, src [3][]int32, noise bool) float32 {
 		fl: [3][]int32{s.csfFh, s.csfFv, s.csfFd}, ca: [3][]int32{s.csfAh, s.csfAv, s.csfAd},
 		addHCub: p.AddCub, addDCub: p.AddDCub, shiftHCub: p.ShiftCub, shiftDCub: p.ShiftDCub,
 		irf: admIRF(s.rfactor[scale]),
+	}
+	if scale == 0 {
+		r.irf = [3]int64{int64(s.irf0[0]), int64(s.irf0[1]), int64(s.irf0[2])}
 	}
 	row := s.k.admCM0Row
 	if scale > 0 {
@@ -373,7 +375,7 @@ func (s *admState) cm(w, h, scale int, src [3][]int32, noise bool) float32 {
 		accV += (inV + p.AddInner) >> p.ShiftInner
 		accD += (inD + p.AddInner) >> p.ShiftInner
 	}
-	return admCMFloat([3]int64{accH, accV, accD}, w, h, scale, noise)
+	return admCMFloat([3]int64{accH, accV, accD}, w, h, scale, nw)
 }
 
 // ADMCMShifts are the roundings of the contrast measure (adm_cm, i4_adm_cm):
@@ -402,7 +404,7 @@ func admCMShifts(w, h, scale int) ADMCMShifts {
 
 // admCMFloat is the contrast measure's float part: the bands' accumulators
 // (h, v, d) to the sum of their cube roots.
-func admCMFloat(acc [3]int64, w, h, scale int, noise bool) float32 {
+func admCMFloat(acc [3]int64, w, h, scale int, nw float64) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
 	p := admCMShifts(w, h, scale)
 	var fH, fV, fD float32
@@ -416,11 +418,12 @@ func admCMFloat(acc [3]int64, w, h, scale int, noise bool) float32 {
 		fV = float32(acc[1]) / finalShift
 		fD = float32(acc[2]) / finalShift
 	}
-	return admCubeRoots(fH, fV, fD, (bottom-top)*(right-left), noise)
+	return admCubeRoots(fH, fV, fD, (bottom-top)*(right-left), nw)
 }
 
 // admCMRow is what cm's rows share: the bands, the scored columns, the
-// cube's rounding and (scales 1 to 3) the bands' Q32 weights.
+// cube's rounding and the bands' CSF weights (scale 0: i_rfactor, below
+// 2^16; scales 1 to 3: Q32).
 type admCMRow struct {
 	stride, w, left, right int
 	src, fl, ca            [3][]int32
@@ -465,9 +468,10 @@ func admCMRowScalar(r *admCMRow, up, i, down, j0, j1 int, scaleS bool) (inH, inV
 			inD += admCubeAccum(xd, thr, 1<<29, 30, r.addHCub, r.shiftHCub)
 			continue
 		}
-		xh := r.src[0][rc+j] * 36453
-		xv := r.src[1][rc+j] * 36453
-		xd := r.src[2][rc+j] * 49417
+		// int32 products that wrap, as libvmaf's int multiplications do.
+		xh := r.src[0][rc+j] * int32(r.irf[0])
+		xv := r.src[1][rc+j] * int32(r.irf[1])
+		xd := r.src[2][rc+j] * int32(r.irf[2])
 		inH += admCubeAccum(xh, thr<<10, 1<<28, 29, r.addHCub, r.shiftHCub)
 		inV += admCubeAccum(xv, thr<<10, 1<<28, 29, r.addHCub, r.shiftHCub)
 		inD += admCubeAccum(xd, thr<<12, 1<<29, 30, r.addDCub, r.shiftDCub)
@@ -475,15 +479,20 @@ func admCMRowScalar(r *admCMRow, up, i, down, j0, j1 int, scaleS bool) (inH, inV
 	return inH, inV, inD
 }
 
-// admCubeRoots sums the cube roots of the three band energies, each plus the
-// noise floor (area * DEFAULT_ADM_NOISE_WEIGHT, i.e. area/32) when noise is
-// set; AIM runs with a zero noise weight.
-func admCubeRoots(fH, fV, fD float32, area int, noise bool) float32 {
-	var add float32
-	if noise {
-		add = powf(float32(area)/32.0, admOneThird)
-	}
+// admCubeRoots sums the cube roots of the three band energies, each plus
+// the noise floor of weight nw (adm_cm's num_scale_*); AIM runs with nw 0,
+// whose floor is 0.
+func admCubeRoots(fH, fV, fD float32, area int, nw float64) float32 {
+	add := admNoiseFloor(area, nw)
 	return (powf(fH, admOneThird) + add) + (powf(fV, admOneThird) + add) + (powf(fD, admOneThird) + add)
+}
+
+// admNoiseFloor is the cube root of a scale's noise floor, the scored
+// area times the noise weight: powf of the double product rounded to
+// float, as adm_cm and adm_csf_den_* compute it. At the default weight
+// 1/32 it is powf(area/32).
+func admNoiseFloor(area int, nw float64) float32 {
+	return powf(float32(float64(area)*nw), admOneThird)
 }
 
 // admCubeAccum is ADM_CM_ACCUM_ROUND: max(|x| - thr, 0) cubed with two

@@ -26,7 +26,7 @@ func BenchmarkKernels(b *testing.B) {
 		return func() { s.compute(ref[0], dist[0], 8) }
 	})
 	kernel("ADM", func() func() {
-		s := newADMState(w, h, defaultEnhnGainLimit)
+		s := newADMState(w, h, defaultADMOptions())
 		return func() { s.compute(ref[0], dist[0], 8) }
 	})
 	kernel("Motion", func() func() {

@@ -384,7 +384,7 @@ func admCMRowAVX2(r *admCMRow, up, i, down int, scaleS bool) (inH, inV, inD int6
 				&r.src[0][rc], &r.src[1][rc], &r.src[2][rc], upOff, downOff, &cub, &out, n)
 		} else {
 			admCM0AVX2(&r.fl[0][rc], &r.fl[1][rc], &r.fl[2][rc], &r.ca[0][rc], &r.ca[1][rc], &r.ca[2][rc],
-				&r.src[0][rc], &r.src[1][rc], &r.src[2][rc], upOff, downOff, (*[4]uint64)(cub[:4]), &out, n)
+				&r.src[0][rc], &r.src[1][rc], &r.src[2][rc], upOff, downOff, &cub, &out, n)
 		}
 		inH, inV, inD = out[0], out[1], out[2]
 	}

@@ -349,11 +349,19 @@ func checkADMCM(t *testing.T, rng *rand.Rand, w, scale int, flip bool) {
 	}
 	p := admCMShifts(w, 3, scale)
 	r.shiftHCub, r.shiftDCub, r.addHCub, r.addDCub = p.ShiftCub, p.ShiftDCub, p.AddCub, p.AddDCub
-	if scale > 0 {
-		r.irf = admIRF(admRFactors(scale))
-		if rng.IntN(2) == 0 {
-			r.irf = [3]int64{int64(rng.Uint32()), int64(rng.Uint32()), int64(rng.Uint32())}
-		}
+	// The weights of the default options, of a v1 model's, or random ones
+	// (scale 0's below 2^16, as its uint16 i_rfactor).
+	switch k := rng.IntN(3); {
+	case k < 2 && scale == 0:
+		o := []admOptions{defaultADMOptions(), admV1Options(3, 1080)}[k]
+		irf := o.irf0()
+		r.irf = [3]int64{int64(irf[0]), int64(irf[1]), int64(irf[2])}
+	case k < 2:
+		r.irf = admIRF([]admOptions{defaultADMOptions(), admV1Options(3, 1080)}[k].rfactors(scale))
+	case scale == 0:
+		r.irf = [3]int64{int64(rng.Uint32() >> 16), int64(rng.Uint32() >> 16), int64(rng.Uint32() >> 16)}
+	default:
+		r.irf = [3]int64{int64(rng.Uint32()), int64(rng.Uint32()), int64(rng.Uint32())}
 	}
 	up, down := 0, 2
 	if flip {
@@ -420,15 +428,21 @@ func FuzzVIFRound(f *testing.F) {
 }
 
 // FuzzADMCSF0 compares scale 0's CSF with the scalar one on any int32
-// coefficients (both wrap alike) with each band's weight and rounding.
+// coefficients (both wrap alike) with each band's rounding and weight:
+// the default one or any below 2^16 (other CSFs and viewing conditions).
 func FuzzADMCSF0(f *testing.F) {
 	f.Add(uint64(1), uint8(0), uint8(0))
 	f.Add(uint64(2), uint8(77), uint8(2))
+	f.Add(uint64(3), uint8(50), uint8(5))
 	f.Fuzz(func(t *testing.T, seed uint64, n, band uint8) {
 		needAVX2(t)
 		rng := rand.New(rand.NewPCG(seed, 9))
 		w := rowLen(n) + 4
 		irf := [3]int32{36453, 36453, 49417}[band%3]
+		if band >= 3 {
+			// Another viewing condition's or CSF's weight.
+			irf = int32(rng.Uint32() >> 16)
+		}
 		add := [3]int32{16384, 16384, 65535}[band%3]
 		shift := [3]uint{15, 15, 17}[band%3]
 		src := make([]int32, w)
@@ -714,7 +728,7 @@ func checkADMCSFS(t *testing.T, rng *rand.Rand, w, scale int) {
 			src[j] = []int32{math.MinInt32, math.MaxInt32, 0, -1, 1}[rng.IntN(5)]
 		}
 	}
-	irf := admIRF(admRFactors(scale))[rng.IntN(3)]
+	irf := admIRF(defaultADMOptions().rfactors(scale))[rng.IntN(3)]
 	if rng.IntN(2) == 0 {
 		irf = int64([]uint32{rng.Uint32(), math.MaxUint32, 0, 1}[rng.IntN(4)])
 	}

@@ -52,12 +52,29 @@ func ADMShifts(w, h, scale int) (den ADMDenShifts, cm ADMCMShifts) {
 }
 
 // ADMIRF returns a scale's CSF weights in Q32 (scales 1..3), for the
-// h, v and d bands.
-func ADMIRF(scale int) [3]int64 { return admIRF(admRFactors(scale)) }
+// h, v and d bands, under the default ADM options (vmaf_v0.6.1's): an
+// Offload's ADM rows use these weights only (see admState.offloadable).
+func ADMIRF(scale int) [3]int64 { return admIRF(defaultADMOptions().rfactors(scale)) }
 
 // ADMCos1DegSq is the decoupling's angle threshold, cos(1 degree)^2 as
 // float32, widened.
 func ADMCos1DegSq() float64 { return float64(admCos1DegSq) }
+
+// offloadable reports whether an Offload's ADM rows hold this state's
+// integers: the rows weigh the bands with the default options' CSF (the
+// Vulkan kernel's fixed weights), so other CSF modes and viewing
+// conditions (the v1 models) must run on the CPU. The enhancement gain
+// limit travels in OffloadConfig; the noise weight, DLM weight, minimum
+// and skipped AIM enter only fromRows' float part, which is the CPU's.
+func (s *admState) offloadable() bool {
+	def := defaultADMOptions()
+	for sc := range 4 {
+		if s.rfactor[sc] != def.rfactors(sc) {
+			return false
+		}
+	}
+	return s.irf0 == def.irf0()
+}
 
 // fromRows derives the ADM features from an Offload's rows, rounding and
 // adding them as the CPU kernel's own loops do.
@@ -83,12 +100,14 @@ func (s *admState) fromRows(r *ADMRows) admScore {
 			}
 		}
 		if scale == 0 {
-			ds[scale] = admDen0Float(den, w, h, s.rfactor[0])
+			ds[scale] = admDen0Float(den, w, h, s.rfactor[0], s.opt.noiseWeight)
 		} else {
-			ds[scale] = admDenSFloat(den, w, h, scale, s.rfactor[scale])
+			ds[scale] = admDenSFloat(den, w, h, scale, s.rfactor[scale], s.opt.noiseWeight)
 		}
-		ns[scale] = admCMFloat(num, w, h, scale, true)
-		as[scale] = admCMFloat(aim, w, h, scale, false)
+		ns[scale] = admCMFloat(num, w, h, scale, s.opt.noiseWeight)
+		if !s.opt.skipAIM {
+			as[scale] = admCMFloat(aim, w, h, scale, 0)
+		}
 	}
 	return s.combine(ns, ds, as)
 }

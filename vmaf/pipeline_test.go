@@ -63,7 +63,7 @@ func TestWorkerNoAllocs(t *testing.T) {
 			t.Logf("this processor has no %v; not checked", c)
 			continue
 		}
-		wk := &worker{k: kernelsFor(c), vif: newVIFState(w, h, defaultEnhnGainLimit).with(kernelsFor(c)), adm: newADMState(w, h, defaultEnhnGainLimit).with(kernelsFor(c)), row: make([]int64, w)}
+		wk := &worker{k: kernelsFor(c), vif: newVIFState(w, h, defaultEnhnGainLimit).with(kernelsFor(c)), adm: newADMState(w, h, defaultADMOptions()).with(kernelsFor(c)), row: make([]int64, w)}
 		if n := testing.AllocsPerRun(5, func() { _ = wk.process(s, w, h, 8) }); n != 0 {
 			t.Fatalf("process on the %v path allocates %v times per frame", c, n)
 		}
@@ -76,7 +76,7 @@ func TestWorkerNoAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	eref, edist := synthPair(ew, eh, 2)
-	ewk := &worker{k: kernelsFor(CPUGeneric), vif: newVIFState(ew, eh, defaultEnhnGainLimit), adm: newADMState(ew, eh, defaultEnhnGainLimit),
+	ewk := &worker{k: kernelsFor(CPUGeneric), vif: newVIFState(ew, eh, defaultEnhnGainLimit), adm: newADMState(ew, eh, defaultADMOptions()),
 		row: make([]int64, ew), extra: cfg.newState(ew, eh, 8)}
 	chroma := func(p []uint16) []uint16 { return p[:(ew/2)*(eh/2)] }
 	frame := func(p []uint16) Frame {

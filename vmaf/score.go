@@ -181,7 +181,7 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			defer wg.Done()
 			wk := &worker{
 				k:     p.k,
-				adm:   newADMState(p.w, p.h, p.model.admEGL).with(p.k),
+				adm:   newADMState(p.w, p.h, p.model.adm).with(p.k),
 				row:   make([]int64, p.w),
 				extra: p.extra.newState(p.w, p.h, p.bpc),
 			}
@@ -334,8 +334,10 @@ func (wk *worker) computeVIF(ref, dis []uint16, bpc int) ([4]vifScaleScore, erro
 }
 
 // computeADM computes ADM on the Offload when it offers it, else on the CPU.
+// The Offload weighs with the default CSF only: under other ADM options
+// (the v1 models') the CPU computes ADM.
 func (wk *worker) computeADM(ref, dis []uint16, bpc int) (admScore, error) {
-	if wk.off != nil {
+	if wk.off != nil && wk.adm.offloadable() {
 		rows, ok, err := wk.off.ADM(ref, dis)
 		if err != nil {
 			return admScore{}, err

@@ -6,22 +6,6 @@ package vmaf
 
 import "fmt"
 
-type admOptions struct{ egl float64 }
-
-func parseADMOptions(opts map[string]any) (admOptions, error) {
-	o := admOptions{egl: defaultEnhnGainLimit}
-	for k, v := range opts {
-		x, ok := v.(float64)
-		if k != "adm_enhn_gain_limit" || !ok || x < 1 || x > defaultEnhnGainLimit {
-			return o, fmt.Errorf("unsupported option %s=%v", k, v)
-		}
-		o.egl = x
-	}
-	return o, nil
-}
-
-func (o admOptions) suffix() string { return eglSuffix(o.egl) }
-
 type motionOptions struct{}
 
 func parseMotionOptions(opts map[string]any) (motionOptions, error) {

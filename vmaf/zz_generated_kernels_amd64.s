@@ -740,7 +740,7 @@ DATA dwt0hhi<>+8(SB)/4, $0x00006b13
 DATA dwt0hhi<>+12(SB)/4, $0xffffc22e
 GLOBL dwt0hhi<>(SB), RODATA|NOPTR, $16
 
-// func admCM0AVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[4]uint64, out *[3]int64, n int)
+// func admCM0AVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
 // Requires: AVX, AVX2, SSE2
 TEXT ·admCM0AVX2(SB), NOSPLIT, $0-112
 	MOVQ     fh+0(FP), AX
@@ -823,7 +823,7 @@ pixels:
 	VPSLLD       $0x10, X8, X8
 	VPSRAD       $0x10, X8, X8
 	VPADDD       X8, X7, X7
-	VPBROADCASTD cmrfh<>+0(SB), X8
+	VPBROADCASTD 32(R13), X8
 	VPMULLD      (R8), X8, X8
 	VPABSD       X8, X8
 	VPSLLD       $0x0a, X7, X10
@@ -843,7 +843,7 @@ pixels:
 	VPSRLQ       X3, Y11, Y11
 	VPSUBQ       Y5, Y11, Y11
 	VPADDQ       Y11, Y0, Y0
-	VPBROADCASTD cmrfv<>+0(SB), X8
+	VPBROADCASTD 40(R13), X8
 	VPMULLD      (R9), X8, X8
 	VPABSD       X8, X8
 	VPSLLD       $0x0a, X7, X10
@@ -863,7 +863,7 @@ pixels:
 	VPSRLQ       X3, Y11, Y11
 	VPSUBQ       Y5, Y11, Y11
 	VPADDQ       Y11, Y1, Y1
-	VPBROADCASTD cmrfd<>+0(SB), X8
+	VPBROADCASTD 48(R13), X8
 	VPMULLD      (R10), X8, X8
 	VPABSD       X8, X8
 	VPSLLD       $0x0c, X7, X7
@@ -926,15 +926,6 @@ GLOBL cmc8738<>(SB), RODATA|NOPTR, $4
 
 DATA cmc2048<>+0(SB)/4, $0x00000800
 GLOBL cmc2048<>(SB), RODATA|NOPTR, $4
-
-DATA cmrfh<>+0(SB)/4, $0x00008e65
-GLOBL cmrfh<>(SB), RODATA|NOPTR, $4
-
-DATA cmrfv<>+0(SB)/4, $0x00008e65
-GLOBL cmrfv<>(SB), RODATA|NOPTR, $4
-
-DATA cmrfd<>+0(SB)/4, $0x0000c109
-GLOBL cmrfd<>(SB), RODATA|NOPTR, $4
 
 // func admCMSAVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
 // Requires: AVX, AVX2, SSE2

@@ -737,19 +737,20 @@ func dwt0H() {
 // is a logical shift of the value biased by 2^62 (the product of two values
 // below 2^31 in magnitude), minus the shifted bias.
 //
-// Scale 0 (admCM0AVX2) weighs in int32 (Go's wrapping), takes the centre as
+// Scale 0 (admCM0AVX2) weighs by its i_rfactor in cub[4..6] in int32 (Go's
+// wrapping), takes the centre as
 // int16((8738*|c| + 2048) >> 12) and shifts the threshold per band; scales
 // 1 to 3 (admCMSAVX2) weigh as csfS does, (src*irf + 2^27) >> 28 with the
 // unsigned Q32 irf in cub[4..6], take the centre as (286331153*|c| - 2^31)
 // >> 32 in 64 bits, and round every band's square alike.
 func admCM(scaleS bool) {
-	name, cubLen := "admCM0AVX2", 4
+	name := "admCM0AVX2"
 	if scaleS {
-		name, cubLen = "admCMSAVX2", 7
+		name = "admCMSAVX2"
 	}
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(fh, fv, fd, ch, cv, cd, sh, sv, sd *int32, up, down int, cub *[%d]uint64, out *[3]int64, n int)", cubLen))
+	TEXT(name, NOSPLIT, "func(fh, fv, fd, ch, cv, cd, sh, sv, sd *int32, up, down int, cub *[7]uint64, out *[3]int64, n int)")
 	Pragma("noescape")
-	Doc(name + " sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts (and for scales 1 to 3 the bands' irf).")
+	Doc(name + " sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).")
 	p := loadPointers("fh", "fv", "fd", "ch", "cv", "cd", "sh", "sv", "sd")
 	up := Load(Param("up"), GP64())
 	down := Load(Param("down"), GP64())
@@ -821,7 +822,9 @@ func admCM(scaleS bool) {
 		if scaleS {
 			weighS(Mem{Base: p[6+b]}, Mem{Base: cub, Disp: 32 + 8*b}, x)
 		} else {
-			VPBROADCASTD(d([3]string{"cmrfh", "cmrfv", "cmrfd"}[b], [3]uint32{36453, 36453, 49417}[b]), c)
+			// The weight is the low dword of cub[4+b] (the options'
+			// i_rfactor, below 2^16).
+			VPBROADCASTD(Mem{Base: cub, Disp: 32 + 8*b}, c)
 			VPMULLD(Mem{Base: p[6+b]}, c, x)
 		}
 		VPABSD(x, x)
