@@ -49,19 +49,37 @@ type Options struct {
 	// and else picks the fastest the processor supports. Every path gives
 	// the same scores.
 	CPU CPU
+
+	// motion holds the integer motion options of the model's
+	// feature_opts_dicts (see parseMotionOptions); nil means libvmaf's
+	// defaults. The five-frame window (motion_five_frame_window) makes
+	// each frame's motion compare it with the frame two back.
+	motion *motionOptions
+}
+
+// motionOpts returns the motion options Score uses.
+func (o *Options) motionOpts() motionOptions {
+	if o.motion != nil {
+		return *o.motion
+	}
+	return defaultMotionOptions()
 }
 
 // slot carries one frame pair through the pipeline. Slots are recycled: a
-// slot is free again once the collector has consumed the next frame, whose
-// motion reads this slot's reference.
+// slot is free again once the collector has consumed the frame whose motion
+// reads this slot's reference: the next frame, or the one after it with the
+// five-frame window.
 type slot struct {
 	idx       int
 	ref, dist Frame
-	prev      *slot
-	full      bool // compute VIF and ADM (subsampling)
-	score     FrameScore
-	sad       uint64
-	err       error // an Offload failure
+	// prev is the slot whose reference motion compares with this one's
+	// (the frame before, or two before with the five-frame window); nil for
+	// the first frames, whose SAD libvmaf leaves at 0.
+	prev  *slot
+	full  bool // compute VIF and ADM (subsampling)
+	score FrameScore
+	sad   uint64
+	err   error // an Offload failure
 }
 
 // worker holds one goroutine's scratch buffers, reused for every frame.
@@ -72,6 +90,9 @@ type worker struct {
 	mot   motionRows
 	extra *extraState   // nil without extra features
 	off   OffloadWorker // nil without Offload
+	// noMotion skips the SAD: motion_force_zero reports 0 without it
+	// (integer_motion.c, extract).
+	noMotion bool
 }
 
 // Score computes VMAF between a reference and a distorted source, frame by
@@ -115,6 +136,7 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	p := &pipeline{
 		ctx: ctx, cancel: cancel, ref: ref, dist: dist, model: model, opts: opts, sub: sub,
 		w: ri.Width, h: ri.Height, bpc: ri.Format.BitDepth(), extra: extra, k: kernelsFor(cpu),
+		mo: opts.motionOpts(),
 	}
 	frames, sads, err := p.run(threads)
 	if err != nil {
@@ -131,7 +153,7 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	if extra != nil {
 		res.Features, res.chroma = extra.features, extra.chroma
 	}
-	m2, m3 := motionTemporal(sads)
+	m2, m3 := motionTemporal(sads, p.mo)
 	x := make([]float64, len(model.features))
 	for i := range res.Frames {
 		f := &res.Frames[i]
@@ -156,13 +178,17 @@ type pipeline struct {
 	w, h, bpc int
 	extra     *extraConfig // nil without extra features
 	k         *kernels
+	mo        motionOptions
 	readErr   error
 }
 
 // run streams the frame pairs through threads workers and returns the
 // scored frames and every frame's motion score, in order.
 func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
-	nSlots := threads + 3
+	// The collector holds the last lag consumed slots, which the next
+	// frames' motion reads; the rest keep threads busy as before.
+	lag := p.mo.minIndex()
+	nSlots := threads + 2 + lag
 	free := make(chan *slot, nSlots)
 	chroma := p.extra != nil && p.extra.chroma
 	for range nSlots {
@@ -179,10 +205,11 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 		go func() {
 			defer wg.Done()
 			wk := &worker{
-				vif:   newVIFState(p.w, p.h, p.model.vifEGL).with(p.k),
-				adm:   newADMState(p.w, p.h, p.model.admEGL).with(p.k),
-				row:   make([]int64, p.w),
-				extra: p.extra.newState(p.w, p.h, p.bpc),
+				vif:      newVIFState(p.w, p.h, p.model.vifEGL).with(p.k),
+				adm:      newADMState(p.w, p.h, p.model.admEGL).with(p.k),
+				row:      make([]int64, p.w),
+				extra:    p.extra.newState(p.w, p.h, p.bpc),
+				noMotion: p.mo.forceZero,
 			}
 			var offErr error
 			if p.opts.Offload != nil {
@@ -210,7 +237,7 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 	// Collect in order; ring holds out-of-order results.
 	ring := make([]*slot, nSlots)
 	next := 0
-	var prev *slot
+	held := make([]*slot, 0, lag+1) // consumed slots still read, oldest first
 	var frames []FrameScore
 	var sads []float64
 	var offErr error
@@ -223,14 +250,18 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 		for ring[next%nSlots] != nil && ring[next%nSlots].idx == next {
 			cur := ring[next%nSlots]
 			ring[next%nSlots] = nil
-			sads = append(sads, motionScore(cur.sad, p.w, p.h))
+			sads = append(sads, motionScore(cur.sad, p.w, p.h, p.mo))
 			if cur.full {
 				frames = append(frames, cur.score)
 			}
-			if prev != nil {
-				free <- prev
+			// The next lag frames compare with the last lag consumed
+			// (cur among them); the slot before those is read by no
+			// frame to come.
+			held = append(held, cur)
+			if len(held) > lag {
+				free <- held[0]
+				held = append(held[:0], held[1:]...)
 			}
-			prev = cur
 			next++
 		}
 	}
@@ -260,7 +291,10 @@ func (p *pipeline) produce(free <-chan *slot, jobs chan<- *slot) {
 			return
 		}
 	}
-	var prev *slot
+	// recent are the last lag slots queued, oldest first: a frame's motion
+	// compares it with recent[0].
+	lag := p.mo.minIndex()
+	recent := make([]*slot, 0, lag)
 	for idx := 0; p.opts.Count <= 0 || idx < p.opts.Count; idx++ {
 		var s *slot
 		select {
@@ -274,10 +308,14 @@ func (p *pipeline) produce(free <-chan *slot, jobs chan<- *slot) {
 			}
 			return
 		}
-		s.idx, s.prev = idx, prev
+		s.idx, s.prev = idx, nil
+		if len(recent) == lag {
+			s.prev = recent[0]
+			recent = append(recent[:0], recent[1:]...)
+		}
+		recent = append(recent, s)
 		s.full = idx%p.sub == 0
 		s.score = FrameScore{Index: idx + max(p.opts.Start, 0) + p.opts.FirstIndex}
-		prev = s
 		jobs <- s
 	}
 }
@@ -367,7 +405,7 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 	}
 	s.sad = 0
 	switch {
-	case s.prev == nil:
+	case s.prev == nil || wk.noMotion:
 	case wk.off != nil:
 		var err error
 		if s.sad, err = wk.off.MotionSAD(s.prev.ref.Y, s.ref.Y); err != nil {
