@@ -194,7 +194,7 @@ func FuzzMotionOptions(f *testing.F) {
 			t.Fatalf("out of range accepted: %+v", o)
 		}
 		// What parses prints a name that names the same options.
-		if o2, err := parseMotionOptions(o.values()); err != nil || o2 != o || o2.suffix() != o.suffix() {
+		if o2, err := parseMotionOptions(fexNonDefault(motionOptionTable, o.values())); err != nil || o2 != o || o2.suffix() != o.suffix() {
 			t.Fatalf("%+v: reparsed %+v, %v", o, o2, err)
 		}
 		m2, m3 := motionTemporal([]float64{0, 0, 1.5, 20, 0.25, 3}, o)

@@ -55,6 +55,17 @@ type Options struct {
 	// defaults. The five-frame window (motion_five_frame_window) makes
 	// each frame's motion compare it with the frame two back.
 	motion *motionOptions
+	// cambi holds CAMBI's options of the model's feature_opts_dicts (see
+	// parseCAMBIOptions); nil means libvmaf's defaults.
+	cambi *cambiOptions
+}
+
+// cambiOpts returns the CAMBI options Score uses.
+func (o *Options) cambiOpts() cambiOptions {
+	if o.cambi != nil {
+		return *o.cambi
+	}
+	return defaultCAMBIOptions()
 }
 
 // motionOpts returns the motion options Score uses.
@@ -116,7 +127,7 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	if ri.Width < minADMSize || ri.Height < minADMSize {
 		return nil, fmt.Errorf("%w: %dx%d, need at least %dx%d", ErrTooSmall, ri.Width, ri.Height, minADMSize, minADMSize)
 	}
-	extra, err := newExtraConfig(opts.Features, ri, di)
+	extra, err := newExtraConfig(opts.Features, ri, di, opts.cambiOpts())
 	if err != nil {
 		return nil, err
 	}
