@@ -1,29 +1,27 @@
 package vmaf
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
 // CAMBI (Contrast Aware Multiscale Banding Index) is libvmaf's no-reference
-// banding detector (cambi.c, with the defaults libvmaf 3.2.0 uses when the
-// feature is asked for by name). It looks at the distorted luma only,
-// converted to 10 bits: pixels inside flat areas (the spatial mask) whose
+// banding detector (cambi.c; its options in cambi_options.go, the defaults
+// those libvmaf 3.2.0 uses when the feature is asked for by name). It looks
+// at the distorted luma only, converted to 10 bits (and scaled down to the
+// encode's size): pixels inside flat areas (the spatial mask) whose
 // neighbourhood holds a band one to four 10-bit codes brighter or darker,
-// a step the eye can see at that luminance (the TVI threshold), score by
-// how much of the window the two levels fill. Scores are pooled over the
-// worst 60% of pixels at five scales and weighted towards the fine ones.
+// a step the eye can see at that luminance (the TVI threshold) and above the
+// visibility luminance threshold, score by how much of the window the two
+// levels fill. Scores are pooled over the worst 60% of pixels at five scales
+// and weighted towards the fine ones.
 //
 // Everything up to the per-pixel scores is integer, ported exactly; the
 // scores are float as libvmaf's, and pooled in the same order.
 
 // libvmaf's CAMBI defaults (cambi.c).
 const (
-	cambiWindowSize     = 65    // DEFAULT_CAMBI_WINDOW_SIZE, ~1 degree at 4K
-	cambiTopK           = 0.6   // DEFAULT_CAMBI_TOPK_POOLING
-	cambiTVIThreshold   = 0.019 // DEFAULT_CAMBI_TVI, for BT.1886
-	cambiMaxLogContrast = 2     // DEFAULT_CAMBI_MAX_LOG_CONTRAST
-	cambiNumDiffs       = 1 << cambiMaxLogContrast
+	cambiWindowSize     = 65     // DEFAULT_CAMBI_WINDOW_SIZE, ~1 degree at 4K
+	cambiTopK           = 0.6    // DEFAULT_CAMBI_TOPK_POOLING
+	cambiTVIThreshold   = 0.019  // DEFAULT_CAMBI_TVI, for BT.1886
+	cambiMaxLogContrast = 2      // DEFAULT_CAMBI_MAX_LOG_CONTRAST
 	cambiMaxVal         = 1000.0 // DEFAULT_CAMBI_MAX_VAL
 	cambiMinWidthHeight = 216    // CAMBI_MIN_WIDTH_HEIGHT
 	cambiMaskFilterSize = 7      // MASK_FILTER_SIZE
@@ -37,28 +35,32 @@ const (
 // cambiScaleWeights weight the scales' pooled scores (g_scale_weights).
 var cambiScaleWeights = [cambiNumScales]float64{16, 8, 4, 2, 1}
 
-// cambiContrastWeights is the suprathreshold contrast response of diffs
-// 1..4 (g_contrast_weights, the part max_log_contrast 2 uses).
-var cambiContrastWeights = [cambiNumDiffs]int{1, 2, 3, 4}
+// cambiMaxDiffs is the most steps CAMBI looks for (max_log_contrast 5).
+const cambiMaxDiffs = 32
 
-// cambiWindow returns the window size for a w x h frame
-// (adjust_window_size): 65 scaled by (w+h)/(3840+2160), rounded down, made
-// odd.
-func cambiWindow(w, h int) int {
-	return ((cambiWindowSize*(w+h))/375)>>4 | 1
+// cambiContrastWeights is the suprathreshold contrast response of diffs
+// 1..32 (g_contrast_weights).
+var cambiContrastWeights = [cambiMaxDiffs]int{1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8,
+	8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9}
+
+// cambiWindow returns the window size for a w x h encode
+// (adjust_window_size): ws (65 by default) scaled by (w+h)/(3840+2160),
+// rounded down, halved (rounding up) with the high-resolution speed-up,
+// made odd.
+func cambiWindow(ws, w, h int, speedup bool) int {
+	ws = (ws * (w + h) / 375) >> 4
+	if speedup {
+		ws = (ws + 1) >> 1
+	}
+	return ws | 1
 }
 
-// checkCAMBISize refuses the frames libvmaf's cambi refuses at init: both
-// sides below 216, or a window too large for its reciprocal table (width
-// plus height above about 6000).
+// checkCAMBISize refuses the frames libvmaf's cambi refuses at init under
+// the default options (see cambiOptions.check): both sides below 216, or a
+// window too large for its reciprocal table (width plus height above about
+// 6000).
 func checkCAMBISize(w, h int) error {
-	if w < cambiMinWidthHeight && h < cambiMinWidthHeight {
-		return fmt.Errorf("%w: %dx%d, CAMBI needs a side of at least %d", ErrTooSmall, w, h, cambiMinWidthHeight)
-	}
-	if ws := cambiWindow(w, h); ws*ws >= cambiReciprocalLUTSize {
-		return fmt.Errorf("%w: %dx%d, CAMBI's window of %d exceeds libvmaf's 65", ErrTooLarge, w, h, ws)
-	}
-	return nil
+	return defaultCAMBIOptions().check(w, h, 8)
 }
 
 // BT.1886 with libvmaf's constants (luminance_tools.c): gamma 2.4, white
@@ -70,33 +72,45 @@ func cambiBT1886(v float64) float64 {
 	return a * math.Pow(max(v+b, 0), gamma)
 }
 
+// cambiPQ is SMPTE ST 2084 (luminance_tools.c, vmaf_luminance_pq_eotf), up
+// to 10000 cd/m².
+func cambiPQ(v float64) float64 {
+	const m1, m2, c1, c2, c3 = 0.1593017578125, 78.84375, 0.8359375, 18.8515625, 18.6875
+	num := math.Pow(v, 1.0/m2) - c1
+	den := c2 - c3*math.Pow(v, 1.0/m2)
+	return 10000 * math.Pow(max(num, 0)/den, 1.0/m1)
+}
+
+// cambiEOTFs are the EOTFs the eotf options name (vmaf_luminance_init_eotf).
+var cambiEOTFs = map[string]func(float64) float64{"bt1886": cambiBT1886, "pq": cambiPQ}
+
 // 10-bit limited range, where CAMBI computes its thresholds
 // (vmaf_luminance_init_luma_range(10, LIMITED)).
 const cambiFoot, cambiHead = 64, 940
 
 // cambiLuminance is vmaf_luminance_get_luminance of a 10-bit sample.
-func cambiLuminance(sample int) float64 {
+func cambiLuminance(sample int, eotf func(float64) float64) float64 {
 	c := min(max(sample, cambiFoot), cambiHead)
-	return cambiBT1886(float64(c-cambiFoot) / float64(cambiHead-cambiFoot))
+	return eotf(float64(c-cambiFoot) / float64(cambiHead-cambiFoot))
 }
 
 // cambiTVICondition reports whether a step of diff codes above sample is
 // visible: its luminance change exceeds the TVI threshold (tvi_condition).
-func cambiTVICondition(sample, diff int) bool {
-	mean := cambiLuminance(sample)
-	return cambiLuminance(sample+diff)-mean > cambiTVIThreshold*mean
+func cambiTVICondition(sample, diff int, tvi float64, eotf func(float64) float64) bool {
+	mean := cambiLuminance(sample, eotf)
+	return cambiLuminance(sample+diff, eotf)-mean > tvi*mean
 }
 
 // cambiTVIForDiff returns the largest 10-bit sample at which a step of diff
 // codes is still visible (get_tvi_for_diff): the bisection of libvmaf,
 // whose condition holds below the answer and fails above it.
-func cambiTVIForDiff(diff int) int {
+func cambiTVIForDiff(diff int, tvi float64, eotf func(float64) float64) int {
 	const tooSmall, correct, tooBig = 0, 1, 2
 	hard := func(sample int) int {
-		if !cambiTVICondition(sample, diff) {
+		if !cambiTVICondition(sample, diff, tvi, eotf) {
 			return tooBig
 		}
-		if cambiTVICondition(sample+1, diff) {
+		if cambiTVICondition(sample+1, diff, tvi, eotf) {
 			return tooSmall
 		}
 		return correct
@@ -127,18 +141,20 @@ func cambiTVIForDiff(diff int) int {
 	}
 }
 
-// cambiTVI holds tvi_for_diff: the TVI limits of diffs 1..4, offset by
-// cambiNumDiffs as libvmaf stores them. cambiVLT is the visibility
-// luminance threshold's luma, 0 with the default threshold of 0 cd/m²
-// (get_vlt_luma returns 0 when the foot already passes).
-var cambiTVI = func() (t [cambiNumDiffs]int) {
-	for d := range t {
-		t[d] = cambiTVIForDiff(d+1) + cambiNumDiffs
+// cambiVLTLuma is the smallest 10-bit sample whose luminance reaches the
+// visibility threshold (get_vlt_luma), or 0 when the foot already does (the
+// default threshold of 0 cd/m² among others). setup refuses thresholds above
+// the EOTF's peak, where libvmaf's search would not end.
+func cambiVLTLuma(threshold float64, eotf func(float64) float64) int {
+	sample := cambiFoot
+	for sample < cambiHead && cambiLuminance(sample, eotf) < threshold {
+		sample++
 	}
-	return t
-}()
-
-const cambiVLT = 0
+	if sample == cambiFoot {
+		return 0
+	}
+	return sample
+}
 
 // cambiReciprocal is 1/n in float, libvmaf's reciprocal_lut.
 var cambiReciprocal = func() []float32 {
@@ -151,9 +167,21 @@ var cambiReciprocal = func() []float32 {
 
 // cambiState is one worker's scratch for CAMBI at one frame size.
 type cambiState struct {
-	w, h, bpc int
-	window    int
-	maskIndex int
+	inW, inH, bpc int // the input plane
+	// w x h is where CAMBI works: the encode's size, at most the input's.
+	w, h       int
+	antiDither bool // the encode's depth is below 10 bits
+	speedup    bool // halve the picture after the spatial mask
+	window     int
+	maskIndex  int
+	topk       float64
+	maxVal     float64
+	// numDiffs steps of 1..numDiffs codes are looked for; tvi[d] is the
+	// TVI limit of step d+1 (get_tvi_for_diff), offset by numDiffs as
+	// libvmaf stores them; vlt is the visibility threshold's luma.
+	numDiffs int
+	tvi      [cambiMaxDiffs]int
+	vlt      int
 	// Histogram rows exist only for the values some c-value can read
 	// (libvmaf's v_band): [bandBase, bandBase+bandSize).
 	bandBase, bandSize int
@@ -166,11 +194,21 @@ type cambiState struct {
 	modeBuf            []uint16  // filter_mode's 3 rows
 }
 
-func newCAMBIState(w, h, bpc int) *cambiState {
-	s := &cambiState{w: w, h: h, bpc: bpc, window: cambiWindow(w, h)}
+// newCAMBIState prepares CAMBI under o for w x h inputs of depth bpc, which
+// o.check must have accepted (cambi.c, init).
+func newCAMBIState(w, h, bpc int, o cambiOptions) *cambiState {
+	c, _ := o.setup(w, h, bpc)
+	s := &cambiState{inW: w, inH: h, bpc: bpc, w: c.encW, h: c.encH, antiDither: c.encBPC < 10,
+		speedup: c.speedup, window: c.window, topk: c.topk, maxVal: o.maxVal}
+	w, h = s.w, s.h
+	s.numDiffs = 1 << o.maxLogContrast
+	for d := range s.numDiffs {
+		s.tvi[d] = cambiTVIForDiff(d+1, o.tviThreshold, c.eotf) + s.numDiffs
+	}
+	s.vlt = cambiVLTLuma(o.visLumThreshold, c.eotf)
 	s.maskIndex = cambiMaskIndex(w, h)
-	s.bandBase = max(cambiVLT-3*cambiNumDiffs+1, 0)
-	s.bandSize = cambiTVI[cambiNumDiffs-1] + 1 - s.bandBase
+	s.bandBase = max(s.vlt-3*s.numDiffs+1, 0)
+	s.bandSize = s.tvi[s.numDiffs-1] + 1 - s.bandBase
 	s.img = make([]uint16, w*h)
 	s.mask = make([]bool, w*h)
 	s.cvals = make([]float32, w*h)
@@ -202,7 +240,9 @@ func (s *cambiState) compute(y []uint16) float64 {
 	var scores [cambiNumScales]float64
 	w, h := s.w, s.h
 	for scale := range cambiNumScales {
-		if scale > 0 {
+		// The speed-up halves the picture and mask once more, before the
+		// first scale (cambi_score).
+		if scale > 0 || s.speedup {
 			nw, nh := (w+1)>>1, (h+1)>>1
 			decimateInPlace(s.img, w, nw, nh)
 			decimateInPlace(s.mask, w, nw, nh)
@@ -210,7 +250,7 @@ func (s *cambiState) compute(y []uint16) float64 {
 		}
 		s.filterMode(w, h)
 		s.cValues(w, h)
-		scores[scale] = cambiPool(s.cvals[:w*h], cambiTopK)
+		scores[scale] = cambiPool(s.cvals[:w*h], s.topk)
 	}
 	var score float64
 	for i, v := range scores {
@@ -218,31 +258,58 @@ func (s *cambiState) compute(y []uint16) float64 {
 	}
 	pad := s.window >> 1
 	score /= float64((2*pad + 1) * (2*pad + 1))
-	return min(score, cambiMaxVal)
+	return min(score, s.maxVal)
 }
 
-// preprocess converts the plane to 10 bits (cambi_preprocessing): 8-bit
-// samples are shifted up and then smoothed by the anti-dithering 2x2 mean
-// (encodes below 10 bits), 12-bit and deeper ones are rounded down to 10.
+// preprocess converts the plane to 10 bits and the encode's size
+// (cambi_preprocessing): 8- and 9-bit samples are shifted up, 12-bit and
+// deeper ones rounded down to 10; a smaller encode takes the nearest input
+// sample (decimate_generic_*_and_convert_to_10b, in float as libvmaf steps
+// through it). Encodes below 10 bits are then smoothed by the
+// anti-dithering 2x2 mean.
 func (s *cambiState) preprocess(y []uint16) {
-	w, h := s.w, s.h
+	w, h, inW := s.w, s.h, s.inW
 	d := s.img
-	switch {
-	case s.bpc == 10:
-		copy(d, y[:w*h])
-	case s.bpc > 10:
-		shift := uint(s.bpc - 10)
-		round := uint16(1) << (shift - 1)
-		for i, v := range y[:w*h] {
-			d[i] = (v + round) >> shift
+	var shift uint
+	var round uint16
+	up := s.bpc < 10
+	if up {
+		shift = uint(10 - s.bpc)
+	} else if s.bpc > 10 {
+		shift = uint(s.bpc - 10)
+		round = uint16(1) << (shift - 1)
+	}
+	conv := func(v uint16) uint16 {
+		if up {
+			return v << shift
 		}
-	default:
-		shift := uint(10 - s.bpc)
-		for i, v := range y[:w*h] {
-			d[i] = v << shift
+		return (v + round) >> shift
+	}
+	if w == inW && h == s.inH {
+		switch {
+		case s.bpc == 10:
+			copy(d, y[:w*h])
+		default:
+			for i, v := range y[:w*h] {
+				d[i] = conv(v)
+			}
+		}
+	} else {
+		ratioX, ratioY := float32(inW)/float32(w), float32(s.inH)/float32(h)
+		startX := float32(float64(ratioX/2) - 0.5)
+		fy := float32(float64(ratioY/2) - 0.5)
+		for i := 0; i < h; i++ {
+			row := y[min(int(float64(fy)+0.5), s.inH-1)*inW:]
+			out := d[i*w : (i+1)*w]
+			fx := startX
+			for j := range out {
+				out[j] = conv(row[min(int(float64(fx)+0.5), inW-1)])
+				fx += ratioX
+			}
+			fy += ratioY
 		}
 	}
-	if s.bpc >= 10 {
+	if !s.antiDither {
 		return
 	}
 	// anti_dithering_filter, in place: each sample becomes the mean of its
@@ -463,27 +530,33 @@ func (s *cambiState) cValues(w, h int) {
 
 // cValuesRow fills the c-values of row i's masked pixels (c_value_pixel).
 func (s *cambiState) cValuesRow(i, w int, out []float32) {
-	base, size := s.bandBase, s.bandSize
+	base, size, nd, vlt := s.bandBase, s.bandSize, s.numDiffs, s.vlt
 	hist := s.hist
+	tvi := s.tvi[:nd]
 	row, mask := s.img[i*w:(i+1)*w], s.mask[i*w:(i+1)*w]
 	for j, v := range row {
 		if !mask[j] {
 			continue
 		}
-		// libvmaf offsets values by cambiNumDiffs so that value-d stays
+		// libvmaf offsets values by numDiffs so that value-d stays
 		// non-negative; the TVI limits carry the same offset.
-		value := int(v) + cambiNumDiffs
+		value := int(v) + nd
 		cv := int(v) - base
 		if uint(cv) >= uint(size) {
 			continue
 		}
 		p0 := int(hist[cv*w+j])
 		var best float32
-		for d := range cambiNumDiffs {
-			if value > cambiTVI[d] || value+d+1 <= cambiVLT {
+		for d, limit := range tvi {
+			if value > limit || value+d+1 <= vlt {
 				continue
 			}
-			p1 := int(hist[(cv+d+1)*w+j])
+			// In the band: the limits grow with the step, so value+d+1
+			// is at most the last limit (libvmaf's band argument).
+			p1 := 0
+			if k := cv + d + 1; k < size {
+				p1 = int(hist[k*w+j])
+			}
 			p2 := 0
 			if cv-d-1 >= 0 {
 				p2 = int(hist[(cv-d-1)*w+j])

@@ -32,7 +32,7 @@ func TestCAMBICValuesDirect(t *testing.T) {
 		{40, 30, 7, 100}, {23, 50, 9, 170}, {64, 64, 15, 2}, {5, 12, 9, 300}, {33, 7, 21, 176},
 	} {
 		t.Run(fmt.Sprintf("%dx%d/ws=%d/v=%d", tc.w, tc.h, tc.window, tc.v0), func(t *testing.T) {
-			s := newCAMBIState(tc.w, tc.h, 10)
+			s := newCAMBIState(tc.w, tc.h, 10, defaultCAMBIOptions())
 			s.window = tc.window
 			copy(s.img, blockyPlane(&rng, tc.w, tc.h, tc.v0))
 			for i := range s.mask {
@@ -60,8 +60,8 @@ func TestCAMBICValuesDirect(t *testing.T) {
 					var want float32
 					if v := int(s.img[i*tc.w+j]); s.mask[i*tc.w+j] && v < s.bandBase+s.bandSize {
 						p0 := count(i, j, v)
-						for d := range cambiNumDiffs {
-							if v+cambiNumDiffs > cambiTVI[d] {
+						for d := range s.numDiffs {
+							if v+s.numDiffs > s.tvi[d] {
 								continue
 							}
 							p := max(count(i, j, v+d+1), count(i, j, v-d-1))
@@ -87,7 +87,7 @@ func TestCAMBIMaskAndModeDirect(t *testing.T) {
 	rng := xorshift(777)
 	for _, sz := range [][2]int{{40, 30}, {7, 9}, {3, 3}, {65, 17}} {
 		w, h := sz[0], sz[1]
-		s := newCAMBIState(w, h, 10)
+		s := newCAMBIState(w, h, 10, defaultCAMBIOptions())
 		img := blockyPlane(&rng, w, h, 200)
 		copy(s.img, img)
 		s.spatialMask()

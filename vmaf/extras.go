@@ -12,6 +12,8 @@ type extraConfig struct {
 	ssim     bool
 	msssim   bool
 	cambi    bool
+	// cambiOpts are CAMBI's options (the model's, or the defaults).
+	cambiOpts cambiOptions
 	// chroma: PSNR's chroma planes are read (the inputs have chroma).
 	chroma bool
 	// psnrCW x psnrCH is the part of each chroma plane PSNR compares (see
@@ -19,21 +21,22 @@ type extraConfig struct {
 	psnrCW, psnrCH, chromaStride, chromaRows int
 }
 
-// newExtraConfig validates the requested features against the inputs.
-func newExtraConfig(features []Feature, ri, di VideoInfo) (*extraConfig, error) {
+// newExtraConfig validates the requested features against the inputs, CAMBI
+// under the options co.
+func newExtraConfig(features []Feature, ri, di VideoInfo, co cambiOptions) (*extraConfig, error) {
 	fs, err := normalizeFeatures(features)
 	if err != nil || len(fs) == 0 {
 		return nil, err
 	}
 	c := &extraConfig{features: fs, psnr: slices.Contains(fs, FeaturePSNR), ssim: slices.Contains(fs, FeatureSSIM),
-		msssim: slices.Contains(fs, FeatureMSSSIM), cambi: slices.Contains(fs, FeatureCAMBI)}
+		msssim: slices.Contains(fs, FeatureMSSSIM), cambi: slices.Contains(fs, FeatureCAMBI), cambiOpts: co}
 	if c.msssim {
 		if err := checkMSSSIMSize(ri.Width, ri.Height); err != nil {
 			return nil, err
 		}
 	}
 	if c.cambi {
-		if err := checkCAMBISize(ri.Width, ri.Height); err != nil {
+		if err := co.check(ri.Width, ri.Height, ri.Format.BitDepth()); err != nil {
 			return nil, err
 		}
 	}
@@ -81,7 +84,7 @@ func (c *extraConfig) newState(w, h, bpc int) *extraState {
 		e.msssim = newMSSSIMState(w, h)
 	}
 	if c.cambi {
-		e.cambi = newCAMBIState(w, h, bpc)
+		e.cambi = newCAMBIState(w, h, bpc, c.cambiOpts)
 	}
 	return e
 }

@@ -67,7 +67,7 @@ func BenchmarkKernels(b *testing.B) {
 	// the noisy synthetic pair has few, the banded ramp of synthClip
 	// (half the picture) many.
 	kernel("CAMBI", func() func() {
-		s := newCAMBIState(w, h, 8)
+		s := newCAMBIState(w, h, 8, defaultCAMBIOptions())
 		return func() { s.compute(dist[0]) }
 	})
 	kernel("CAMBI/banded", func() func() {
@@ -76,7 +76,7 @@ func BenchmarkKernels(b *testing.B) {
 		for i := range plane {
 			plane[i] = uint16(raw[i])
 		}
-		s := newCAMBIState(w, h, 8)
+		s := newCAMBIState(w, h, 8, defaultCAMBIOptions())
 		return func() { s.compute(plane) }
 	})
 }

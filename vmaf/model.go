@@ -410,6 +410,19 @@ func parseOneModel(data []byte, name string) (*Model, error) {
 	return m, nil
 }
 
+// checkInput refuses an input the model's features cannot score, before anything is
+// decoded: CAMBI's and SpEED's smallest sizes (libvmaf 3.2.0 fails, or crashes, on
+// smaller ones), and SpEED's need for chroma planes.
+func (m *Model) checkInput(info VideoInfo) error {
+	bpc := info.Format.BitDepth()
+	if m.cambi != nil {
+		if err := m.cambi.check(info.Width, info.Height, bpc); err != nil {
+			return fmt.Errorf("model %s: CAMBI: %w", m.Name, err)
+		}
+	}
+	return m.checkSpeed(info)
+}
+
 // featureIndex returns the index of the one feature whose libvmaf name contains sub,
 // or -1 when none or several do (libvmaf matches the correction's features by substring).
 func (m *Model) featureIndex(sub string) int {

@@ -56,29 +56,62 @@ func motionSAD(prev, cur []uint16, w, h, bpc int, row []int64) uint64 {
 }
 
 // motionScore normalises a SAD to the per-pixel motion score libvmaf
-// reports, clipped at motionMaxVal.
-func motionScore(sad uint64, w, h int) float64 {
-	return min(float64(sad)/256.0/float64(w*h), motionMaxVal)
+// reports, weighted and clipped (integer_motion.c, extract):
+// sad / 256 / (w*h) * motion_fps_weight, at most motion_max_val.
+func motionScore(sad uint64, w, h int, o motionOptions) float64 {
+	if o.forceZero {
+		return 0
+	}
+	return min(float64(sad)/256.0/float64(w*h)*o.fpsWeight, o.maxVal)
 }
 
-// motionTemporal derives motion2 and motion3 from the per-frame SAD scores
-// (integer_motion.c, flush): motion2[i] = min(sad[i], sad[i+1]) with frame 0
-// at 0 and the last frame keeping its own score; motion3 equals motion2
-// with libvmaf's default blend (factor 1) and frame 0 takes sad[1].
-func motionTemporal(sad []float64) (m2, m3 []float64) {
+// motionBlend is libvmaf's motion_blend (motion_blend_tools.h): the score
+// blended with min(offset, score); factor 1, the default, keeps the score.
+func motionBlend(score float64, o motionOptions) float64 {
+	return score*o.blendFactor + (1-o.blendFactor)*min(o.blendOffset, score)
+}
+
+// motionTemporal derives motion2 and motion3 from the per-frame SAD scores,
+// frames below o.minIndex() having none (integer_motion.c, flush):
+//   - motion2[i] is min(sad[i-m+1], sad[i+1]) with m = minIndex: the frame's
+//     own and the next SAD by default; with the five-frame window the SADs
+//     of frames i-1 and i+1 (i-3 to i-1 and i-1 to i+1), or sad[i+1] alone
+//     while frame i-1 has none. The last frame keeps its own SAD; frames
+//     below m are 0.
+//   - motion3[i] is motion2[i] blended and clipped at motion_max_val,
+//     averaged with the previous frame's under the moving average. Frames
+//     below m take the "stamp", frame m's SAD blended and clipped, which is
+//     also the previous value frame m averages with.
+func motionTemporal(sad []float64, o motionOptions) (m2, m3 []float64) {
 	n := len(sad)
 	m2 = make([]float64, n)
 	m3 = make([]float64, n)
-	for i := 1; i < n; i++ {
-		if i+1 < n {
-			m2[i] = min(sad[i], sad[i+1])
-		} else {
-			m2[i] = sad[i]
-		}
-		m3[i] = min(m2[i], motionMaxVal)
+	m := o.minIndex()
+	var stamp float64
+	if n > m {
+		stamp = min(motionBlend(sad[m], o), o.maxVal)
 	}
-	if n > 1 {
-		m3[0] = min(sad[1], motionMaxVal)
+	prev := 0.0
+	for i := range n {
+		if i < m {
+			m3[i], prev = stamp, stamp
+			continue
+		}
+		lo, hi := i-m+1, i+1
+		switch {
+		case hi >= n:
+			m2[i] = sad[i]
+		case lo >= m:
+			m2[i] = min(sad[lo], sad[hi])
+		default:
+			m2[i] = sad[hi]
+		}
+		cur := min(motionBlend(m2[i], o), o.maxVal)
+		m3[i] = cur
+		if o.movingAverage {
+			m3[i] = (cur + prev) / 2.0
+		}
+		prev = cur
 	}
 	return m2, m3
 }

@@ -32,8 +32,11 @@ func (r *Result) Part() *Part {
 }
 
 // Trim drops the first lead and the last trail of r's frames and pools the rest again.
-// A chunk scores one frame of context on each side that borders another chunk (motion
-// compares a frame with its neighbours) and drops them with Trim.
+// A chunk scores frames of context on each side that borders another chunk (motion
+// compares a frame with its neighbours) and drops them with Trim: one frame each side
+// with libvmaf's default motion; with the five-frame window (vmaf_v1.0.16_hfr_*) up to
+// four before and one after, and frame 2 for a chunk that holds frames 0 or 1
+// (motionOptions.chunkContext says how many).
 func (r *Result) Trim(lead, trail int) error {
 	if lead < 0 || trail < 0 || lead+trail >= len(r.Frames) {
 		return fmt.Errorf("%w: %d frames scored, %d of them context", ErrNoFrames, len(r.Frames), lead+trail)

@@ -71,7 +71,7 @@ func TestWorkerNoAllocs(t *testing.T) {
 	// The same with every extra feature, at a size all of them accept.
 	const ew, eh = 232, 184
 	info := VideoInfo{Width: ew, Height: eh, Format: YUV420P}
-	cfg, err := newExtraConfig(AllFeatures, info, info)
+	cfg, err := newExtraConfig(AllFeatures, info, info, defaultCAMBIOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 )
@@ -49,19 +50,49 @@ type Options struct {
 	// and else picks the fastest the processor supports. Every path gives
 	// the same scores.
 	CPU CPU
+
+	// motion holds the integer motion options of the model's
+	// feature_opts_dicts (see parseMotionOptions); nil means libvmaf's
+	// defaults. The five-frame window (motion_five_frame_window) makes
+	// each frame's motion compare it with the frame two back.
+	motion *motionOptions
+	// cambi holds CAMBI's options of the model's feature_opts_dicts (see
+	// parseCAMBIOptions); nil means libvmaf's defaults.
+	cambi *cambiOptions
+}
+
+// cambiOpts returns the CAMBI options Score uses.
+func (o *Options) cambiOpts() cambiOptions {
+	if o.cambi != nil {
+		return *o.cambi
+	}
+	return defaultCAMBIOptions()
+}
+
+// motionOpts returns the motion options Score uses: the model's, unless a test set
+// Options.motion.
+func (o *Options) motionOpts(m *Model) motionOptions {
+	if o.motion != nil {
+		return *o.motion
+	}
+	return m.motion
 }
 
 // slot carries one frame pair through the pipeline. Slots are recycled: a
-// slot is free again once the collector has consumed the next frame, whose
-// motion reads this slot's reference.
+// slot is free again once the collector has consumed the frame whose motion
+// reads this slot's reference: the next frame, or the one after it with the
+// five-frame window.
 type slot struct {
 	idx       int
 	ref, dist Frame
-	prev      *slot
-	full      bool // compute VIF and ADM (subsampling)
-	score     FrameScore
-	sad       uint64
-	err       error // an Offload failure
+	// prev is the slot whose reference motion compares with this one's
+	// (the frame before, or two before with the five-frame window); nil for
+	// the first frames, whose SAD libvmaf leaves at 0.
+	prev  *slot
+	full  bool // compute VIF and ADM (subsampling)
+	score FrameScore
+	sad   uint64
+	err   error // an Offload failure
 }
 
 // worker holds one goroutine's scratch buffers, reused for every frame.
@@ -72,7 +103,11 @@ type worker struct {
 	row   []int64
 	mot   motionRows
 	extra *extraState   // nil without extra features
+	cambi *cambiState   // the model's CAMBI; nil when it has none
 	off   OffloadWorker // nil without Offload
+	// noMotion skips the SAD: motion_force_zero reports 0 without it
+	// (integer_motion.c, extract).
+	noMotion bool
 }
 
 // Score computes VMAF between a reference and a distorted source, frame by
@@ -96,7 +131,16 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	if ri.Width < minADMSize || ri.Height < minADMSize {
 		return nil, fmt.Errorf("%w: %dx%d, need at least %dx%d", ErrTooSmall, ri.Width, ri.Height, minADMSize, minADMSize)
 	}
-	extra, err := newExtraConfig(opts.Features, ri, di)
+	if err := model.checkInput(ri); err != nil {
+		return nil, err
+	}
+	features := opts.Features
+	if model.cambi != nil && model.cambi.suffix() == "" {
+		// The model's CAMBI has libvmaf's default options: it is the extra feature
+		// "cambi" itself, reported once under the model.
+		features = slices.DeleteFunc(slices.Clone(features), func(f Feature) bool { return f == FeatureCAMBI })
+	}
+	extra, err := newExtraConfig(features, ri, di, opts.cambiOpts())
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +160,7 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	p := &pipeline{
 		ctx: ctx, cancel: cancel, ref: ref, dist: dist, model: model, opts: opts, sub: sub,
 		w: ri.Width, h: ri.Height, bpc: ri.Format.BitDepth(), extra: extra, k: kernelsFor(cpu),
+		mo: opts.motionOpts(model),
 	}
 	frames, sads, err := p.run(threads)
 	if err != nil {
@@ -132,7 +177,7 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	if extra != nil {
 		res.Features, res.chroma = extra.features, extra.chroma
 	}
-	m2, m3 := motionTemporal(sads)
+	m2, m3 := motionTemporal(sads, p.mo)
 	x := make([]float64, len(model.features))
 	for i := range res.Frames {
 		f := &res.Frames[i]
@@ -157,13 +202,17 @@ type pipeline struct {
 	w, h, bpc int
 	extra     *extraConfig // nil without extra features
 	k         *kernels
+	mo        motionOptions
 	readErr   error
 }
 
 // run streams the frame pairs through threads workers and returns the
 // scored frames and every frame's motion score, in order.
 func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
-	nSlots := threads + 3
+	// The collector holds the last lag consumed slots, which the next
+	// frames' motion reads; the rest keep threads busy as before.
+	lag := p.mo.minIndex()
+	nSlots := threads + 2 + lag
 	free := make(chan *slot, nSlots)
 	chroma := p.extra != nil && p.extra.chroma
 	for range nSlots {
@@ -180,10 +229,14 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 		go func() {
 			defer wg.Done()
 			wk := &worker{
-				k:     p.k,
-				adm:   newADMState(p.w, p.h, p.model.adm).with(p.k),
-				row:   make([]int64, p.w),
-				extra: p.extra.newState(p.w, p.h, p.bpc),
+				k:        p.k,
+				adm:      newADMState(p.w, p.h, p.model.adm).with(p.k),
+				row:      make([]int64, p.w),
+				extra:    p.extra.newState(p.w, p.h, p.bpc),
+				noMotion: p.mo.forceZero,
+			}
+			if c := p.model.cambi; c != nil {
+				wk.cambi = newCAMBIState(p.w, p.h, p.bpc, *c)
 			}
 			if p.model.vif {
 				wk.vif = newVIFState(p.w, p.h, p.model.vifEGL).with(p.k)
@@ -214,7 +267,7 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 	// Collect in order; ring holds out-of-order results.
 	ring := make([]*slot, nSlots)
 	next := 0
-	var prev *slot
+	held := make([]*slot, 0, lag+1) // consumed slots still read, oldest first
 	var frames []FrameScore
 	var sads []float64
 	var offErr error
@@ -227,14 +280,18 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 		for ring[next%nSlots] != nil && ring[next%nSlots].idx == next {
 			cur := ring[next%nSlots]
 			ring[next%nSlots] = nil
-			sads = append(sads, motionScore(cur.sad, p.w, p.h))
+			sads = append(sads, motionScore(cur.sad, p.w, p.h, p.mo))
 			if cur.full {
 				frames = append(frames, cur.score)
 			}
-			if prev != nil {
-				free <- prev
+			// The next lag frames compare with the last lag consumed
+			// (cur among them); the slot before those is read by no
+			// frame to come.
+			held = append(held, cur)
+			if len(held) > lag {
+				free <- held[0]
+				held = append(held[:0], held[1:]...)
 			}
-			prev = cur
 			next++
 		}
 	}
@@ -264,7 +321,10 @@ func (p *pipeline) produce(free <-chan *slot, jobs chan<- *slot) {
 			return
 		}
 	}
-	var prev *slot
+	// recent are the last lag slots queued, oldest first: a frame's motion
+	// compares it with recent[0].
+	lag := p.mo.minIndex()
+	recent := make([]*slot, 0, lag)
 	for idx := 0; p.opts.Count <= 0 || idx < p.opts.Count; idx++ {
 		var s *slot
 		select {
@@ -278,10 +338,14 @@ func (p *pipeline) produce(free <-chan *slot, jobs chan<- *slot) {
 			}
 			return
 		}
-		s.idx, s.prev = idx, prev
+		s.idx, s.prev = idx, nil
+		if len(recent) == lag {
+			s.prev = recent[0]
+			recent = append(recent[:0], recent[1:]...)
+		}
+		recent = append(recent, s)
 		s.full = idx%p.sub == 0
 		s.score = FrameScore{Index: idx + max(p.opts.Start, 0) + p.opts.FirstIndex}
-		prev = s
 		jobs <- s
 	}
 }
@@ -372,10 +436,14 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 		if wk.extra != nil {
 			wk.extra.compute(&s.ref, &s.dist, &s.score)
 		}
+		if wk.cambi != nil {
+			// CAMBI is no-reference: libvmaf scores the distorted picture.
+			s.score.ModelCAMBI = wk.cambi.compute(s.dist.Y)
+		}
 	}
 	s.sad = 0
 	switch {
-	case s.prev == nil:
+	case s.prev == nil || wk.noMotion:
 	case wk.off != nil:
 		var err error
 		if s.sad, err = wk.off.MotionSAD(s.prev.ref.Y, s.ref.Y); err != nil {

@@ -6,28 +6,6 @@ package vmaf
 
 import "fmt"
 
-type motionOptions struct{}
-
-func parseMotionOptions(opts map[string]any) (motionOptions, error) {
-	if len(opts) > 0 {
-		return motionOptions{}, fmt.Errorf("unsupported motion options %v", opts)
-	}
-	return motionOptions{}, nil
-}
-
-func (motionOptions) suffix() string { return "" }
-
-type cambiOptions struct{}
-
-func parseCAMBIOptions(opts map[string]any) (cambiOptions, error) {
-	if len(opts) > 0 {
-		return cambiOptions{}, fmt.Errorf("unsupported cambi options %v", opts)
-	}
-	return cambiOptions{}, nil
-}
-
-func (cambiOptions) suffix() string { return "" }
-
 type speedOptions struct{}
 
 func parseSpeedOptions(opts map[string]any) (speedOptions, error) {
@@ -38,3 +16,5 @@ func parseSpeedOptions(opts map[string]any) (speedOptions, error) {
 }
 
 func (speedOptions) suffix() string { return "" }
+
+func (m *Model) checkSpeed(VideoInfo) error { return nil }
