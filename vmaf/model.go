@@ -410,6 +410,15 @@ func parseOneModel(data []byte, name string) (*Model, error) {
 	return m, nil
 }
 
+// ChunkContext is how many frames before and after its range a chunk of a split scoring
+// must score and then drop (Result.Trim), so that every frame of the range has the
+// motion it has in one run: one before and one after for libvmaf's default motion,
+// four before under the high-frame-rate models' five-frame window and moving average.
+// start and count are the chunk's range in a scoring of total frames.
+func (m *Model) ChunkContext(start, count, total int) (lead, trail int) {
+	return m.motion.chunkContext(start, count, total)
+}
+
 // checkInput refuses an input the model's features cannot score, before anything is
 // decoded: CAMBI's and SpEED's smallest sizes (libvmaf 3.2.0 fails, or crashes, on
 // smaller ones), and SpEED's need for chroma planes.

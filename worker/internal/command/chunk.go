@@ -26,8 +26,9 @@ import (
 // part; --merge-parts joins the parts, in order, into the job's output and pools them as
 // one run does. Motion compares a frame with the one before (its SAD) and motion2 takes
 // the smaller of a frame's SAD and the next frame's, so a chunk reads one frame before
-// its range and one after it (where another chunk borders it), scores them, and drops
-// them: every frame of the range then has the neighbours it has in one run, and its
+// its range and one after it (where another chunk borders it; the high-frame-rate
+// models' five-frame window and moving average reach four frames back,
+// vmaf.Model.ChunkContext), scores them, and drops them: every frame of the range then has the neighbours it has in one run, and its
 // scores are bit for bit one run's. The pooled values are summed by the merge over all
 // frames in frame order, as one run sums them.
 
@@ -94,13 +95,10 @@ func (m *chunkMode) parse(chunk, output string) error {
 
 // window is the frames a chunk reads: its range, counted from offset (--frames START: the
 // chunks split the frames one run would score), with lead frames of context before and
-// trail after where another chunk borders it.
-func (m chunkMode) window(offset int) (start, count, lead, trail int) {
+// trail after where another chunk borders it, as many as the model's motion reaches.
+func (m chunkMode) window(offset int, model *vmaf.Model) (start, count, lead, trail int) {
 	c := m.chunk
-	lead = min(c.Start, 1)
-	if c.Start+c.Count < m.totalFrames {
-		trail = 1
-	}
+	lead, trail = model.ChunkContext(c.Start, c.Count, m.totalFrames)
 	return offset + c.Start - lead, c.Count + lead + trail, lead, trail
 }
 
@@ -108,21 +106,21 @@ func (m chunkMode) window(offset int) (start, count, lead, trail int) {
 // FirstIndex of the scoring: the alignment's starts, and for a chunk the frames before its
 // window, which each input skips on its own (an encoded one by seeking), so the scoring
 // starts at the window's first frame and counts from it.
-func (c *scoreConfig) chunkSkips() (refSkip, distSkip, start, count, first int) {
+func (c *scoreConfig) chunkSkips(model *vmaf.Model) (refSkip, distSkip, start, count, first int) {
 	if c.align {
 		refSkip, distSkip = c.refStart, c.distStart
 	}
 	if c.chunk == nil {
 		return refSkip, distSkip, c.start, c.count, 0
 	}
-	first, count, _, _ = c.window(c.start)
+	first, count, _, _ = c.window(c.start, model)
 	return refSkip + first, distSkip + first, 0, count, first
 }
 
 // trimChunk drops the context frames of a chunk's result; inputs shorter than the probe
 // found fail the chunk.
-func (s *scorer) trimChunk(res *vmaf.Result) error {
-	_, count, lead, trail := s.cfg.window(s.cfg.start)
+func (s *scorer) trimChunk(res *vmaf.Result, model *vmaf.Model) error {
+	_, count, lead, trail := s.cfg.window(s.cfg.start, model)
 	if len(res.Frames) != count {
 		return fmt.Errorf("%w: chunk %d:%d read %d frames of the %d it needs: the inputs are shorter than the probe counted",
 			vmaf.ErrFrameCountMismatch, s.cfg.chunk.Start, s.cfg.chunk.Count, len(res.Frames), count)

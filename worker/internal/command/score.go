@@ -142,7 +142,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	}
 	// A chunk skips the frames before its window in each input: an encoded input seeks
 	// there, the others are read and dropped (see chunkSkips).
-	refSkip, distSkip, start, count, first := cfg.chunkSkips()
+	refSkip, distSkip, start, count, first := cfg.chunkSkips(model)
 	opts.SkipFrames = refSkip
 	ref, err := source.Open(ctx, mux, cfg.reference, opts)
 	if err != nil {
@@ -240,7 +240,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		return nil, err
 	}
 	if cfg.chunk != nil {
-		if err := s.trimChunk(res); err != nil {
+		if err := s.trimChunk(res, model); err != nil {
 			return nil, err
 		}
 		// The part is the chunk's whole product: failing to write it fails the chunk.
