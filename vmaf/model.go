@@ -419,6 +419,32 @@ func (m *Model) ChunkContext(start, count, total int) (lead, trail int) {
 	return m.motion.chunkContext(start, count, total)
 }
 
+// OffloadSplit splits the feature extractors scoring with m runs (motion, vif, adm,
+// cambi, speed_chroma) into those an Offload computes, of the offered ones it has
+// kernels for, and those that stay on the CPU: ADM leaves the device under options its
+// kernels do not implement (VMAF v1's CSF), and CAMBI and SpEED have no device kernels.
+func (m *Model) OffloadSplit(offered []string) (device, host []string) {
+	used := []string{"motion"}
+	if m.vif {
+		used = append(used, "vif")
+	}
+	used = append(used, "adm")
+	if m.cambi != nil {
+		used = append(used, "cambi")
+	}
+	if m.speed != nil {
+		used = append(used, "speed_chroma")
+	}
+	for _, f := range used {
+		if slices.Contains(offered, f) && (f != "adm" || m.adm.offloadable()) {
+			device = append(device, f)
+		} else {
+			host = append(host, f)
+		}
+	}
+	return device, host
+}
+
 // checkInput refuses an input the model's features cannot score, before anything is
 // decoded: CAMBI's and SpEED's smallest sizes (libvmaf 3.2.0 fails, or crashes, on
 // smaller ones), and SpEED's need for chroma planes.

@@ -76,6 +76,18 @@ func (s *admState) offloadable() bool {
 	return s.irf0 == def.irf0()
 }
 
+// offloadable reports whether an Offload's ADM rows serve these options (see
+// admState.offloadable).
+func (o admOptions) offloadable() bool {
+	def := defaultADMOptions()
+	for sc := range 4 {
+		if o.rfactors(sc) != def.rfactors(sc) {
+			return false
+		}
+	}
+	return o.irf0() == def.irf0()
+}
+
 // fromRows derives the ADM features from an Offload's rows, rounding and
 // adding them as the CPU kernel's own loops do.
 func (s *admState) fromRows(r *ADMRows) admScore {

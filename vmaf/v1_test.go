@@ -143,3 +143,24 @@ func TestChromaCorrection(t *testing.T) {
 		t.Errorf("speed 1.5: x = %v, want %v (kept)", x[0], want)
 	}
 }
+
+// TestOffloadSplit: a device that offers motion, VIF and ADM takes all three for
+// vmaf_v0.6.1, and only motion for a model whose ADM options its kernels lack, the rest
+// of whose features stay on the CPU.
+func TestOffloadSplit(t *testing.T) {
+	offered := []string{"motion", "vif", "adm"}
+	m, err := LoadModel("vmaf_v0.6.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dev, host := m.OffloadSplit(offered); !slices.Equal(dev, offered) || len(host) != 0 {
+		t.Errorf("vmaf_v0.6.1: device %v host %v", dev, host)
+	}
+	if dev, host := m.OffloadSplit([]string{"motion"}); !slices.Equal(dev, []string{"motion"}) || !slices.Equal(host, []string{"vif", "adm"}) {
+		t.Errorf("vmaf_v0.6.1 on a device with motion alone: device %v host %v", dev, host)
+	}
+	v1 := &Model{adm: admV1Options(3, 1080), cambi: &cambiOptions{}, speed: &speedOptions{}}
+	if dev, host := v1.OffloadSplit(offered); !slices.Equal(dev, []string{"motion"}) || !slices.Equal(host, []string{"adm", "cambi", "speed_chroma"}) {
+		t.Errorf("v1: device %v host %v", dev, host)
+	}
+}

@@ -111,6 +111,13 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		return nil, err
 	}
 	s.prov.Model, s.prov.ModelSHA256 = model.Name, model.SHA256
+	if d := s.prov.Device; d != nil {
+		// What runs where depends on the model too: VMAF v1's ADM options, CAMBI and
+		// SpEED run on the CPU beside the device.
+		device := *d
+		device.Features, device.HostFeatures = model.OffloadSplit(d.Features)
+		s.prov.Device = &device
+	}
 
 	http := cfg.http
 	http.UserAgent = "vmafx-worker/" + buildVersion()
