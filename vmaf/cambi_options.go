@@ -231,3 +231,23 @@ func (o cambiOptions) check(w, h, bpc int) error {
 	_, err := o.setup(w, h, bpc)
 	return err
 }
+
+// Encode describes how the distorted video was encoded before it was scaled or
+// converted for scoring. CAMBI judges banding on the picture as it was encoded: at the
+// encode's size (the distorted picture scaled back down, nearest neighbour) and, below
+// 10 bits, smoothed against the encode's dithering. These are libvmaf's CAMBI options
+// enc_width, enc_height and enc_bitdepth; zero fields mean the input's own.
+type Encode struct {
+	Width, Height, BitDepth int
+}
+
+// withEncode returns o with the encode's parameters set, where e sets them.
+func (o cambiOptions) withEncode(e Encode) cambiOptions {
+	if e.Width > 0 && e.Height > 0 {
+		o.encWidth, o.encHeight = e.Width, e.Height
+	}
+	if e.BitDepth > 0 {
+		o.encBitDepth = e.BitDepth
+	}
+	return o
+}

@@ -51,6 +51,10 @@ type Options struct {
 	// the same scores.
 	CPU CPU
 
+	// Encode describes the distorted video's encode, for CAMBI (the model's and the
+	// extra feature): see Encode. The zero value judges banding on the input as it is.
+	Encode Encode
+
 	// motion holds the integer motion options of the model's
 	// feature_opts_dicts (see parseMotionOptions); nil means libvmaf's
 	// defaults. The five-frame window (motion_five_frame_window) makes
@@ -61,12 +65,14 @@ type Options struct {
 	cambi *cambiOptions
 }
 
-// cambiOpts returns the CAMBI options Score uses.
+// cambiOpts returns the options of the extra CAMBI feature: libvmaf's defaults (or a
+// test's Options.cambi) with the encode's parameters.
 func (o *Options) cambiOpts() cambiOptions {
+	c := defaultCAMBIOptions()
 	if o.cambi != nil {
-		return *o.cambi
+		c = *o.cambi
 	}
-	return defaultCAMBIOptions()
+	return c.withEncode(o.Encode)
 }
 
 // motionOpts returns the motion options Score uses: the model's, unless a test set
@@ -130,6 +136,13 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	}
 	if ri.Width < minADMSize || ri.Height < minADMSize {
 		return nil, fmt.Errorf("%w: %dx%d, need at least %dx%d", ErrTooSmall, ri.Width, ri.Height, minADMSize, minADMSize)
+	}
+	if model.cambi != nil && opts.Encode != (Encode{}) {
+		// The model's CAMBI judges the encode too: a copy of the model carries it, and
+		// the metric's name says so, as libvmaf's does with the options set.
+		m := *model
+		c := model.cambi.withEncode(opts.Encode)
+		m.cambi, model = &c, &m
 	}
 	if err := model.checkInput(ri); err != nil {
 		return nil, err

@@ -86,3 +86,38 @@ func TestUpconvertRefusesWhatFfmpegWouldNot(t *testing.T) {
 		t.Errorf("10 to 10 bits: %v, %v; want the source itself", same, err)
 	}
 }
+
+// TestEncodeReachesCAMBI: Options.Encode gives the extra CAMBI feature the encode's
+// size and bit depth, so its score is CAMBI's under enc_width, enc_height and
+// enc_bitdepth, and without it CAMBI judges the input as it is.
+func TestEncodeReachesCAMBI(t *testing.T) {
+	const w, h = 432, 240
+	ref, dist := synthClip(w, h, YUV420P10LE, 2)
+	score := func(e Encode) float64 {
+		r, _ := OpenRaw(bytes.NewReader(ref), w, h, YUV420P10LE)
+		d, _ := OpenRaw(bytes.NewReader(dist), w, h, YUV420P10LE)
+		res, err := Score(context.Background(), r, d, Options{Features: []Feature{FeatureCAMBI}, Encode: e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Frames[1].CAMBI
+	}
+	direct := func(e Encode) float64 {
+		d, _ := OpenRaw(bytes.NewReader(dist), w, h, YUV420P10LE)
+		var f Frame
+		for range 2 {
+			if err := d.ReadFrame(&f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return newCAMBIState(w, h, 10, defaultCAMBIOptions().withEncode(e)).compute(f.Y)
+	}
+	for _, e := range []Encode{{}, {Width: w / 2, Height: h / 2}, {BitDepth: 8}} {
+		if got, want := score(e), direct(e); got != want {
+			t.Errorf("encode %+v: Score's CAMBI %v, the state's %v", e, got, want)
+		}
+	}
+	if score(Encode{Width: w / 2, Height: h / 2}) == score(Encode{}) {
+		t.Error("a half-size encode scored like the input: Options.Encode did not reach CAMBI")
+	}
+}

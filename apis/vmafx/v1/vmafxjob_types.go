@@ -246,6 +246,14 @@ type VmafxJobSpec struct {
 	// +optional
 	ScoringBitDepth *int32 `json:"scoringBitDepth,omitempty"`
 
+	// encode describes how the distorted video was encoded, when it was scaled or
+	// converted before scoring: CAMBI (VMAF v1's banding feature, and the cambi feature)
+	// judges banding on the picture as encoded, at the encode's size and bit depth
+	// (libvmaf's enc_width, enc_height and enc_bitdepth). Unset, CAMBI judges the input
+	// as it is.
+	// +optional
+	Encode *EncodeParameters `json:"encode,omitempty"`
+
 	// alignment pairs frames of inputs that start at different frames or differ in length
 	// or frame rate. Without it such inputs fail the job with a reason naming both values.
 	// +optional
@@ -409,6 +417,26 @@ type JobResult struct {
 	// CPU. Features still computed on the CPU are named after "host:".
 	// +optional
 	Device string `json:"device,omitempty"`
+}
+
+// EncodeParameters are the size and bit depth a distorted video was encoded at.
+// +kubebuilder:validation:XValidation:rule="has(self.width) == has(self.height)",message="encode.width and encode.height go together"
+// +kubebuilder:validation:XValidation:rule="has(self.width) || has(self.bitDepth)",message="encode needs a width and height, a bitDepth, or both"
+type EncodeParameters struct {
+	// width is the encode's width in pixels.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16384
+	// +optional
+	Width *int32 `json:"width,omitempty"`
+	// height is the encode's height in pixels.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16384
+	// +optional
+	Height *int32 `json:"height,omitempty"`
+	// bitDepth is the encode's bits per sample.
+	// +kubebuilder:validation:Enum=8;10;12
+	// +optional
+	BitDepth *int32 `json:"bitDepth,omitempty"`
 }
 
 // ScoreInterval is a bootstrapped model's 95% confidence interval around a pooled score:

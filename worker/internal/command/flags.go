@@ -34,6 +34,8 @@ type scoreConfig struct {
 	subsample    int
 	// bitDepth scores at this many bits per sample (0: the inputs' own).
 	bitDepth int
+	// encode is the distorted video's encode, for CAMBI (zero: the input's own).
+	encode vmaf.Encode
 	backend  string
 
 	// align pairs frames by index after skipping refStart and distStart
@@ -186,6 +188,9 @@ func newScoreFlags() *scoreFlags {
 		c.features, err = vmaf.ParseFeatures(val)
 		return err
 	})
+	count(&c.encode.Width, "encode-width", 0, 0, "width the distorted video was encoded at, when it was scaled for scoring: CAMBI judges banding at the encode's size (libvmaf's enc_width); 0 means the input's")
+	count(&c.encode.Height, "encode-height", 0, 0, "height the distorted video was encoded at (libvmaf's enc_height); 0 means the input's")
+	count(&c.encode.BitDepth, "encode-bit-depth", 0, 0, "bit depth the distorted video was encoded at: below 10, CAMBI smooths against the encode's dithering (libvmaf's enc_bitdepth); 0 means the input's")
 	boolean(&c.align, "align", "pair frames by index after --reference-start and --distorted-start, stopping at the shorter input: inputs of different frame counts or rates are accepted")
 	count(&c.refStart, "reference-start", 0, 0, "skip the reference's first `N` frames (implies --align)")
 	count(&c.distStart, "distorted-start", 0, 0, "skip the distorted's first `N` frames (implies --align)")

@@ -238,7 +238,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	}
 	res, err := b.Score(ctx, refSrc, counter, vmaf.Options{
 		LoadedModel: model, Threads: threads, Start: start, Count: count, FirstIndex: first, Subsample: cfg.subsample,
-		Features: cfg.features,
+		Features: cfg.features, Encode: cfg.encode,
 	})
 	if errors.Is(err, vmaf.ErrFrameCountMismatch) && !cfg.align {
 		err = countMismatch(err, refCount, distCount, ref, dist)

@@ -112,6 +112,14 @@ func workerArgs(job *vmafxv1.VmafxJob) []string {
 	if s.Deinterlace {
 		args = append(args, "--deinterlace")
 	}
+	if e := s.Encode; e != nil {
+		if e.Width != nil && e.Height != nil {
+			args = append(args, "--encode-width", strconv.Itoa(int(*e.Width)), "--encode-height", strconv.Itoa(int(*e.Height)))
+		}
+		if e.BitDepth != nil {
+			args = append(args, "--encode-bit-depth", strconv.Itoa(int(*e.BitDepth)))
+		}
+	}
 	if s.ScoringBitDepth != nil {
 		args = append(args, "--scoring-bit-depth", strconv.Itoa(int(*s.ScoringBitDepth)))
 	}

@@ -143,16 +143,19 @@ func TestBuildPodDefaultCredentials(t *testing.T) {
 	}
 }
 
-// TestWorkerArgsScoringBitDepth: spec.scoringBitDepth reaches the worker as its flag, and
-// a job without it scores at the inputs' depth (no flag).
+// TestWorkerArgsScoringBitDepth: spec.scoringBitDepth and spec.encode reach the worker as
+// its flags, and a job without them scores at the inputs' depth (no flag).
 func TestWorkerArgsScoringBitDepth(t *testing.T) {
 	job := &vmafxv1.VmafxJob{Spec: vmafxv1.VmafxJobSpec{Reference: "s3://b/ref.mp4", Distorted: "s3://b/dist.mp4"}}
 	if args := workerArgs(job); slices.Contains(args, "--scoring-bit-depth") {
 		t.Errorf("default job: %v", args)
 	}
 	job.Spec.ScoringBitDepth = ptr.To[int32](10)
-	args := workerArgs(job)
-	if i := slices.Index(args, "--scoring-bit-depth"); i < 0 || i+1 >= len(args) || args[i+1] != "10" {
-		t.Errorf("scoringBitDepth 10: %v", args)
+	job.Spec.Encode = &vmafxv1.EncodeParameters{Width: ptr.To[int32](1280), Height: ptr.To[int32](720), BitDepth: ptr.To[int32](8)}
+	args := strings.Join(workerArgs(job), " ")
+	for _, want := range []string{"--scoring-bit-depth 10", "--encode-width 1280 --encode-height 720", "--encode-bit-depth 8"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
 	}
 }
