@@ -35,8 +35,8 @@ type scoreConfig struct {
 	// bitDepth scores at this many bits per sample (0: the inputs' own).
 	bitDepth int
 	// encode is the distorted video's encode, for CAMBI (zero: the input's own).
-	encode vmaf.Encode
-	backend  string
+	encode  vmaf.Encode
+	backend string
 
 	// align pairs frames by index after skipping refStart and distStart
 	// frames, accepting different frame counts and rates.
