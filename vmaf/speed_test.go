@@ -2,11 +2,13 @@ package vmaf
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -77,4 +79,231 @@ func TestSpeedV1Reference(t *testing.T) {
 	}
 }
 
-var _ = fmt.Sprint
+// TestSpeedOptions: the option parser and libvmaf's metric-name suffix.
+func TestSpeedOptions(t *testing.T) {
+	v1 := map[string]any{"speed_kernelscale": 1.0, "speed_nn_floor": 0.1, "speed_sigma_nn": 0.19,
+		"speed_weight_var_mode": 5.0, "speed_max_val": 45.0}
+	with := func(m map[string]any, kv ...any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			out[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i].(string)] = kv[i+1]
+		}
+		return out
+	}
+	for _, c := range []struct {
+		opts   map[string]any
+		suffix string // "" with err set: an error naming err
+		err    string
+	}{
+		{opts: nil, suffix: ""},
+		{opts: v1, suffix: "_mxv_45_nnf_0.1_snn_0.19_wvm_5"},
+		{opts: with(v1, "speed_prescale", 0.5, "speed_prescale_method", "bilinear"),
+			suffix: "_mxv_45_nnf_0.1_ps_0.5_psm_bilinear_snn_0.19_wvm_5"},
+		{opts: with(v1, "speed_prescale", 0.6, "speed_prescale_method", "bilinear"),
+			suffix: "_mxv_45_nnf_0.1_ps_0.6_psm_bilinear_snn_0.19_wvm_5"},
+		{opts: map[string]any{"speed_kernelscale": 1.5, "speed_sigma_nn": 0.29}, suffix: "_ks_1.5"},
+		{opts: map[string]any{"speed_kernelscale": 360.0 / 97}, suffix: "_ks_3.71134"},
+		{opts: map[string]any{"speed_max_val": 1000.0, "speed_weight_var_mode": 0.0}, suffix: ""},
+		{opts: map[string]any{"speed_prescale_method": "lanczos4"}, suffix: "_psm_lanczos4"},
+		// Doubles keep six significant digits, as libvmaf's dictionary keeps them.
+		{opts: map[string]any{"speed_sigma_nn": 0.123456789}, suffix: "_snn_0.123457"},
+		{opts: map[string]any{"speed_weight_var_mode": 6}, suffix: "_wvm_6"},
+		{opts: map[string]any{"speed_kernel_scale": 1.0}, err: `unknown option "speed_kernel_scale"`},
+		{opts: map[string]any{"motion_max_val": 1.0}, err: `unknown option "motion_max_val"`},
+		{opts: map[string]any{"speed_weight_var_mode": 7.0}, err: "speed_weight_var_mode"},
+		{opts: map[string]any{"speed_weight_var_mode": 2.5}, err: "speed_weight_var_mode"},
+		{opts: map[string]any{"speed_sigma_nn": 0.05}, err: "speed_sigma_nn"},
+		{opts: map[string]any{"speed_sigma_nn": "0.2"}, err: "speed_sigma_nn"},
+		{opts: map[string]any{"speed_nn_floor": true}, err: "speed_nn_floor"},
+		{opts: map[string]any{"speed_max_val": 1001.0}, err: "speed_max_val"},
+		{opts: map[string]any{"speed_max_val": math.NaN()}, err: "speed_max_val"},
+		{opts: map[string]any{"speed_prescale": 5.0}, err: "speed_prescale"},
+		{opts: map[string]any{"speed_prescale": 1.0005}, err: "speed_prescale"},
+		{opts: map[string]any{"speed_prescale_method": "area"}, err: "speed_prescale_method"},
+		{opts: map[string]any{"speed_prescale_method": 1.0}, err: "speed_prescale_method"},
+		{opts: map[string]any{"speed_kernelscale": 1.2}, err: "speed_kernelscale"},
+	} {
+		o, err := parseSpeedOptions(c.opts)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%v: err = %v, want one naming %s", c.opts, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", c.opts, err)
+			continue
+		}
+		if got := o.suffix(); got != c.suffix {
+			t.Errorf("%v: suffix %q, want %q", c.opts, got, c.suffix)
+		}
+	}
+	if got := speedModelOptions(t, "vmaf_v1.0.16_3d0h").metricNames(); got != [3]string{
+		"speed_chroma_u_mxv_45_nnf_0.1_snn_0.19_wvm_5", "speed_chroma_v_mxv_45_nnf_0.1_snn_0.19_wvm_5",
+		"speed_chroma_uv_mxv_45_nnf_0.1_snn_0.19_wvm_5"} {
+		t.Errorf("vmaf_v1.0.16_3d0h metric names %q", got)
+	}
+	// The table is in the order feature_name.c sorts the names in.
+	if !slices.IsSortedFunc(speedOptionTable, func(a, b speedOption) int { return strings.Compare(a.name, b.name) }) {
+		t.Error("speedOptionTable is not sorted by name")
+	}
+}
+
+// TestSpeedSize: the smallest frames SpEED chroma takes, where libvmaf
+// 3.2.0 still runs and one pixel less crashes it (a segmentation fault,
+// checked with the harness of TestSpeedAgainstC).
+func TestSpeedSize(t *testing.T) {
+	def := defaultSpeedOptions()
+	half := def
+	half.prescale = 0.5
+	for _, c := range []struct {
+		w, h int
+		pf   PixelFormat
+		o    speedOptions
+		ok   bool
+	}{
+		{176, 144, YUV420P, def, false}, // the issue's crash
+		{160, 160, YUV420P, def, true},
+		{161, 161, YUV420P10LE, def, true},
+		{159, 160, YUV420P, def, false},
+		{160, 159, YUV420P, def, false},
+		{160, 80, YUV422P, def, true},
+		{160, 79, YUV422P, def, false},
+		{80, 80, YUV444P, def, true},
+		{79, 80, YUV444P12LE, def, false},
+		{318, 318, YUV420P, half, true}, // 159 * 0.5 rounds to 80
+		{317, 318, YUV420P, half, false},
+		{640, 360, YUV420P, half, true},
+		{1920, 1080, Gray, def, false},
+	} {
+		err := checkSpeedSize(c.w, c.h, c.pf, c.o)
+		if (err == nil) != c.ok {
+			t.Errorf("%dx%d %v ps %g: err = %v, want ok %v", c.w, c.h, c.pf, c.o.prescale, err, c.ok)
+		}
+		if err != nil && c.pf != Gray && !errors.Is(err, ErrTooSmall) {
+			t.Errorf("%dx%d %v: %v is not ErrTooSmall", c.w, c.h, c.pf, err)
+		}
+		if err != nil && c.pf == Gray && !errors.Is(err, ErrNoChroma) {
+			t.Errorf("%dx%d %v: %v is not ErrNoChroma", c.w, c.h, c.pf, err)
+		}
+		if _, err2 := newSpeedState(c.w, c.h, c.pf, c.o); (err2 == nil) != c.ok {
+			t.Errorf("%dx%d %v: newSpeedState err = %v", c.w, c.h, c.pf, err2)
+		}
+	}
+	if w, h := def.minSize(YUV420P); w != 160 || h != 160 {
+		t.Errorf("min size 4:2:0 %dx%d, want 160x160", w, h)
+	}
+	if w, h := half.minSize(YUV420P); w != 318 || h != 318 {
+		t.Errorf("min size 4:2:0 at prescale 0.5 %dx%d, want 318x318", w, h)
+	}
+	err := checkSpeedSize(176, 144, YUV420P, def)
+	if err == nil || !strings.Contains(err.Error(), "160x160") {
+		t.Errorf("176x144: %v, want the smallest size named", err)
+	}
+}
+
+// TestSpeedFrameErrors: frames without chroma planes or of another size
+// are errors, not panics.
+func TestSpeedFrameErrors(t *testing.T) {
+	s, err := newSpeedState(192, 192, YUV420P, defaultSpeedOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := speedRandomFrame(rand.New(rand.NewPCG(1, 1)), 192, 192, YUV420P)
+	noChroma := *f
+	noChroma.U, noChroma.V, noChroma.ChromaWidth, noChroma.ChromaHeight = nil, nil, 0, 0
+	if _, err := s.compute(f, &noChroma); !errors.Is(err, ErrNoChroma) {
+		t.Errorf("no chroma: err = %v", err)
+	}
+	other := speedRandomFrame(rand.New(rand.NewPCG(1, 1)), 200, 192, YUV420P)
+	if _, err := s.compute(other, f); !errors.Is(err, ErrSizeMismatch) {
+		t.Errorf("other size: err = %v", err)
+	}
+}
+
+// speedRandomFrame is a frame of noise over a smooth pattern, with chroma.
+func speedRandomFrame(r *rand.Rand, w, h int, pf PixelFormat) *Frame {
+	cw, ch := pf.chromaSize(w, h)
+	bd := pf.BitDepth()
+	f := &Frame{Width: w, Height: h, BitDepth: bd, Chroma: true, ChromaWidth: cw, ChromaHeight: ch,
+		Y: make([]uint16, w*h), U: make([]uint16, cw*ch), V: make([]uint16, cw*ch)}
+	maxV := int(1)<<bd - 1
+	fx, fy := 0.02+0.2*r.Float64(), 0.02+0.2*r.Float64()
+	for _, p := range [][]uint16{f.Y, f.U, f.V} {
+		pw := w
+		if len(p) != w*h {
+			pw = cw
+		}
+		amp, noise := r.Float64(), r.Float64()*0.3
+		for i := range p {
+			x, y := float64(i%pw), float64(i/pw)
+			v := 0.5 + 0.5*amp*math.Sin(fx*x)*math.Cos(fy*y) + noise*(r.Float64()-0.5)
+			p[i] = uint16(min(max(v, 0), 1) * float64(maxV))
+		}
+	}
+	return f
+}
+
+// FuzzSpeed: small random frames in any chroma format and option set never
+// panic, and scores stay finite or capped.
+func FuzzSpeed(f *testing.F) {
+	f.Add(uint64(1), uint16(160), uint16(160), uint8(0), uint8(5), uint8(0), false)
+	f.Add(uint64(2), uint16(200), uint16(170), uint8(4), uint8(0), uint8(1), true)
+	f.Add(uint64(3), uint16(90), uint16(81), uint8(2), uint8(3), uint8(2), false)
+	f.Add(uint64(4), uint16(330), uint16(170), uint8(1), uint8(6), uint8(3), true)
+	f.Add(uint64(5), uint16(176), uint16(144), uint8(0), uint8(5), uint8(0), false)
+	f.Fuzz(func(t *testing.T, seed uint64, w, h uint16, fmtIdx, wvm, method uint8, flat bool) {
+		w, h = w%400+1, h%300+1
+		pfs := []PixelFormat{YUV420P, YUV422P, YUV444P, YUV420P10LE, YUV444P12LE}
+		pf := pfs[int(fmtIdx)%len(pfs)]
+		o := defaultSpeedOptions()
+		o.weightVarMode = int(wvm % 7)
+		o.prescaleMethod = speedScaleMethods[int(method)%len(speedScaleMethods)]
+		o.prescale = []float64{1, 0.5, 0.6, 1.5}[int(seed%4)]
+		o.nnFloor, o.sigmaNN, o.maxVal = 0.1, 0.19, 45
+		s, err := newSpeedState(int(w), int(h), pf, o)
+		if err != nil {
+			if checkSpeedSize(int(w), int(h), pf, o) == nil {
+				t.Fatalf("newSpeedState refused what checkSpeedSize takes: %v", err)
+			}
+			return
+		}
+		r := rand.New(rand.NewPCG(seed, 2))
+		ref, dis := speedRandomFrame(r, int(w), int(h), pf), speedRandomFrame(r, int(w), int(h), pf)
+		if flat {
+			for i := range dis.V {
+				dis.V[i] = 0
+			}
+		}
+		got, err := s.compute(ref, dis)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []float64{got.U, got.V, got.UV} {
+			if !(v >= 0 && v <= o.maxVal) {
+				t.Fatalf("%dx%d %v %+v: score %v", w, h, pf, o, v)
+			}
+		}
+	})
+}
+
+// BenchmarkSpeed640x360 is one 640x360 4:2:0 frame pair's SpEED chroma
+// under vmaf_v1.0.16_3d0h's options.
+func BenchmarkSpeed640x360(b *testing.B) {
+	o := speedModelOptions(b, "vmaf_v1.0.16_3d0h")
+	s, err := newSpeedState(640, 360, YUV420P, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	ref, dis := speedRandomFrame(r, 640, 360, YUV420P), speedRandomFrame(r, 640, 360, YUV420P)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.compute(ref, dis); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
