@@ -123,6 +123,14 @@ func (l *speedLinalg) qr(a []float32) {
 		for i := range n {
 			tq[i*n+i] += 1
 		}
+		fast := d != 0
+		for _, v := range vec {
+			fast = fast && speedFinite(v)
+		}
+		if fast {
+			l.applyReflector(k)
+			continue
+		}
 		speedMatMul(r, tq, tz, n, n, n)
 		copy(tz, r)
 		speedMatMul(r, tq, q, n, n, n)
@@ -131,6 +139,48 @@ func (l *speedLinalg) qr(a []float32) {
 	speedMatMul(r, q, a, n, n, n)
 	speedTranspose(q)
 }
+
+// applyReflector does step k's two full products, tz = tq tz and q = tq q,
+// with the work their structure makes moot, giving the same bits. Here v's
+// first k elements are +0 (tz's column k was zeroed above row k by
+// matrix_minor, then divided by a finite d), so tq's rows and columns
+// before k are the identity's, their off-diagonal elements ±0. A ±0 term
+// leaves a float sum that starts at +0 (matrix_zero) bit for bit as it is,
+// so each element of a row i >= k sums over m >= k only, in libvmaf's
+// order. A row i < k of a product is the other factor's row with -0 turned
+// into +0 (1*x plus ±0 terms). And the next step's matrix_minor overwrites
+// tz's rows and columns up to k, so only tz's trailing block past k is
+// computed. The cost per step falls from 2n^3 to about (n-k)^3 + (n-k)^2 n.
+func (l *speedLinalg) applyReflector(k int) {
+	const n = speedN
+	q, r, tq, tz := l.q[:], l.r[:], l.tq[:], l.tz[:]
+	for i := k + 1; i < n; i++ {
+		drow := r[i*n+k+1 : i*n+n]
+		clear(drow)
+		for m := k; m < n; m++ {
+			speedAxpyRow(drow, tz[m*n+k+1:m*n+n], tq[i*n+m])
+		}
+	}
+	for i := k + 1; i < n; i++ {
+		copy(tz[i*n+k+1:i*n+n], r[i*n+k+1:i*n+n])
+	}
+	for i := k; i < n; i++ {
+		drow := r[i*n : i*n+n]
+		clear(drow)
+		for m := k; m < n; m++ {
+			speedAxpyRow(drow, q[m*n:m*n+n], tq[i*n+m])
+		}
+	}
+	copy(q[k*n:], r[k*n:n*n])
+	for i, v := range q[:k*n] {
+		if v == 0 {
+			q[i] = 0 // -0 becomes +0, as in the full product
+		}
+	}
+}
+
+// speedFinite reports whether x is neither infinite nor NaN.
+func speedFinite(x float32) bool { return x-x == 0 }
 
 // solve is solve_linear_system: X (n x cols, in x) with K X = B by K = Q R
 // and back substitution on R X = Q^T B (solve_triangular_system), using

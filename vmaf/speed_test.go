@@ -307,3 +307,111 @@ func BenchmarkSpeed640x360(b *testing.B) {
 		}
 	}
 }
+
+// speedQRNaive is matrix_qr_decomposition as libvmaf writes it, every
+// product in full: the reference for speedLinalg.qr's shortcuts.
+func speedQRNaive(l *speedLinalg, a []float32) {
+	const n = speedN
+	q, r, tq, tz := l.q[:], l.r[:], l.tq[:], l.tz[:]
+	copy(tz, a)
+	speedIdentity(q)
+	vec := r[:n]
+	for k := range n - 1 {
+		for i := range n {
+			for j := range n {
+				if i < k || j < k {
+					tz[i*n+j] = 0
+					if i == j {
+						tz[i*n+j] = 1
+					}
+				}
+			}
+		}
+		for i := range n {
+			vec[i] = tz[i*n+k]
+		}
+		norm := speedNorm(vec)
+		vec[k] += speedSign(a[k*n+k]) * norm
+		d := speedNorm(vec)
+		for i := range n {
+			vec[i] /= d
+		}
+		for i := range n {
+			for j := range n {
+				tq[i*n+j] = -2 * vec[i] * vec[j]
+			}
+		}
+		for i := range n {
+			tq[i*n+i] += 1
+		}
+		speedMatMul(r, tq, tz, n, n, n)
+		copy(tz, r)
+		speedMatMul(r, tq, q, n, n, n)
+		copy(q, r)
+	}
+	speedMatMul(r, q, a, n, n, n)
+	speedTranspose(q)
+}
+
+// TestSpeedQRExact: the QR's structured products give libvmaf's full
+// products' bits, zero signs included, on covariance-like, sparse,
+// singular and degenerate matrices.
+func TestSpeedQRExact(t *testing.T) {
+	const n = speedN
+	r := rand.New(rand.NewPCG(3, 4))
+	var fast, naive speedLinalg
+	for c := range 300 {
+		a := make([]float32, n*n)
+		switch c % 6 {
+		case 0: // symmetric positive semi-definite, like a covariance
+			b := make([]float32, n*n)
+			for i := range b {
+				b[i] = float32(r.NormFloat64())
+			}
+			for i := range n {
+				for j := range n {
+					var s float32
+					for m := range n {
+						s += b[i*n+m] * b[j*n+m]
+					}
+					a[i*n+j] = s
+				}
+			}
+		case 1: // sparse, with signed zeros
+			for i := range a {
+				switch r.IntN(4) {
+				case 0:
+					a[i] = float32(r.NormFloat64())
+				case 1:
+					a[i] = float32(math.Copysign(0, -1))
+				}
+			}
+		case 2: // rank one
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = float32(r.NormFloat64())
+			}
+			for i := range n {
+				for j := range n {
+					a[i*n+j] = v[i] * v[j]
+				}
+			}
+		case 3: // all zero: 0/0 reflectors
+		case 4: // tiny values: reflectors near underflow
+			for i := range a {
+				a[i] = float32(r.NormFloat64() * 1e-38)
+			}
+		default: // dense
+			for i := range a {
+				a[i] = float32(r.NormFloat64() * math.Exp(4*r.NormFloat64()))
+			}
+		}
+		fast.qr(a)
+		speedQRNaive(&naive, a)
+		for i := range n * n {
+			if math.Float32bits(fast.q[i]) != math.Float32bits(naive.q[i]) || math.Float32bits(fast.r[i]) != math.Float32bits(naive.r[i]) {
+				t.Fatalf("case %d (kind %d) element %d: q %v r %v, full products q %v r %v", c, c%6, i, fast.q[i], fast.r[i], naive.q[i], naive.r[i])
+			}
+		}
+	}
+}
