@@ -30,10 +30,12 @@ func TestSpeedAgainstC(t *testing.T) {
 	bin := buildSpeedHarness(t, src)
 	for _, c := range speedCCases() {
 		want := runSpeedHarness(t, bin, c)
-		got := speedCaseScores(t, c)
-		for i := range want {
-			if math.Float32bits(got[i].score) != math.Float32bits(want[i].score) || got[i].err != want[i].err {
-				t.Errorf("%s frame %d: Go %v (err %v), C %v (err %v)", c.name(), i, got[i].score, got[i].err, want[i].score, want[i].err)
+		for _, cpu := range speedPaths() {
+			got := speedCaseScores(t, c, cpu)
+			for i := range want {
+				if math.Float32bits(got[i].score) != math.Float32bits(want[i].score) || got[i].err != want[i].err {
+					t.Errorf("%s %v frame %d: Go %v (err %v), C %v (err %v)", c.name(), cpu, i, got[i].score, got[i].err, want[i].score, want[i].err)
+				}
 			}
 		}
 		if testing.Verbose() {
@@ -120,9 +122,9 @@ type speedCScore struct {
 }
 
 // speedCaseScores runs the Go core (one plane of a 4:4:4 frame) on a case.
-func speedCaseScores(t testing.TB, c speedCCase) []speedCScore {
+func speedCaseScores(t testing.TB, c speedCCase, cpu CPU) []speedCScore {
 	t.Helper()
-	s, err := newSpeedState(c.w, c.h, YUV444P, c.o)
+	s, err := newSpeedState(c.w, c.h, YUV444P, c.o, cpu)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,10 +270,12 @@ func TestSpeedGolden(t *testing.T) {
 		t.Fatalf("%d cases, %d golden results", len(cs), len(speedCGolden))
 	}
 	for i, c := range cs {
-		got := speedCaseScores(t, c)
-		for k, want := range speedCGolden[i] {
-			if b := math.Float32bits(got[k].score); b != want {
-				t.Errorf("%s frame %d: %v (0x%08x), libvmaf %v (0x%08x)", c.name(), k, got[k].score, b, math.Float32frombits(want), want)
+		for _, cpu := range speedPaths() {
+			got := speedCaseScores(t, c, cpu)
+			for k, want := range speedCGolden[i] {
+				if b := math.Float32bits(got[k].score); b != want {
+					t.Errorf("%s %v frame %d: %v (0x%08x), libvmaf %v (0x%08x)", c.name(), cpu, k, got[k].score, b, math.Float32frombits(want), want)
+				}
 			}
 		}
 	}

@@ -47,14 +47,16 @@ type speedState struct {
 	refRes, disR speedResult
 }
 
-// newSpeedState returns a state for w x h frames in pf under o. It refuses
-// what checkSpeedSize refuses.
-func newSpeedState(w, h int, pf PixelFormat, o speedOptions) (*speedState, error) {
+// newSpeedState returns a state for w x h frames in pf under o, running
+// cpu's kernels (CPUAuto: BestCPU's). It refuses what checkSpeedSize
+// refuses.
+func newSpeedState(w, h int, pf PixelFormat, o speedOptions, cpu CPU) (*speedState, error) {
 	if err := checkSpeedSize(w, h, pf, o); err != nil {
 		return nil, err
 	}
 	cw, ch, _ := speedPlaneSize(w, h, pf)
 	s := &speedState{o: o, w: w, h: h, cw: cw, ch: ch, sigma: float32(o.sigmaNN)}
+	s.la.axpy = speedAxpyFor(cpu)
 	// speed_init_dimensions
 	s.sw, s.sh = speedScaled(cw, o.prescale), speedScaled(ch, o.prescale)
 	s.scale = o.prescale != 1 && (s.sw != cw || s.sh != ch)
@@ -212,7 +214,7 @@ func (s *speedState) prepare(p []uint16, stride, bpc int) {
 		clear(s.vrow)
 		for fi, f := range s.aa {
 			s.sourceRow(speedMirror(i-half+fi, s.sh), p, stride, scaler)
-			speedAxpyRow(s.vrow, s.row, f)
+			s.la.axpy(s.vrow, s.row, f)
 		}
 		out := s.img[r*s.dw : (r+1)*s.dw]
 		for c := range out {
@@ -289,7 +291,7 @@ func (s *speedState) estParams(out *speedResult) bool {
 		ox := x/speedBlock*stride + x%speedBlock
 		for y := 0; y <= x; y++ {
 			oy := y/speedBlock*stride + y%speedBlock
-			sum := speedCov(img[ox:], img[oy:], stride, subW, subH, float64(s.means[x]), float64(s.means[y]))
+			sum := speedCovGo(img[ox:], img[oy:], stride, subW, subH, float64(s.means[x]), float64(s.means[y]))
 			c := float32(sum / float64(cnt))
 			s.cov[x*n+y], s.cov[y*n+x] = c, c
 		}

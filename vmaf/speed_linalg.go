@@ -29,23 +29,15 @@ func speedHypot(x, y float32) float32 { return speedSqrt(float32(x*x) + float32(
 // each element summed over k from 0 in float. The loop runs k outside j, as
 // libvmaf's does, which leaves each element's order of additions unchanged
 // and lets the inner loop run along rows.
-func speedMatMul(dst, x, y []float32, xr, xc, yc int) {
+func speedMatMul(axpy speedAxpy, dst, x, y []float32, xr, xc, yc int) {
 	dst = dst[:xr*yc]
 	clear(dst)
 	for i := range xr {
 		drow := dst[i*yc : (i+1)*yc]
 		xrow := x[i*xc : (i+1)*xc]
 		for k, a := range xrow {
-			speedAxpyRow(drow, y[k*yc:(k+1)*yc], a)
+			axpy(drow, y[k*yc:(k+1)*yc], a)
 		}
-	}
-}
-
-// speedAxpyRowGo is the inner loop of matrix_mul: d[j] += a*y[j] in float.
-func speedAxpyRowGo(d, y []float32, a float32) {
-	y = y[:len(d)]
-	for j := range d {
-		d[j] += float32(a * y[j])
 	}
 }
 
@@ -80,6 +72,7 @@ type speedLinalg struct {
 	a, q, r, tq, tz [speedN * speedN]float32 // the QR's matrices
 	ev              [speedN * speedN]float32 // the eigenvalue solver's copy
 	d, sd, v, x     [speedN]float32
+	axpy            speedAxpy
 }
 
 // qr is matrix_qr_decomposition of a: Q (in l.q, transposed back as
@@ -131,12 +124,12 @@ func (l *speedLinalg) qr(a []float32) {
 			l.applyReflector(k)
 			continue
 		}
-		speedMatMul(r, tq, tz, n, n, n)
+		speedMatMul(l.axpy, r, tq, tz, n, n, n)
 		copy(tz, r)
-		speedMatMul(r, tq, q, n, n, n)
+		speedMatMul(l.axpy, r, tq, q, n, n, n)
 		copy(q, r)
 	}
-	speedMatMul(r, q, a, n, n, n)
+	speedMatMul(l.axpy, r, q, a, n, n, n)
 	speedTranspose(q)
 }
 
@@ -158,7 +151,7 @@ func (l *speedLinalg) applyReflector(k int) {
 		drow := r[i*n+k+1 : i*n+n]
 		clear(drow)
 		for m := k; m < n; m++ {
-			speedAxpyRow(drow, tz[m*n+k+1:m*n+n], tq[i*n+m])
+			l.axpy(drow, tz[m*n+k+1:m*n+n], tq[i*n+m])
 		}
 	}
 	for i := k + 1; i < n; i++ {
@@ -168,7 +161,7 @@ func (l *speedLinalg) applyReflector(k int) {
 		drow := r[i*n : i*n+n]
 		clear(drow)
 		for m := k; m < n; m++ {
-			speedAxpyRow(drow, q[m*n:m*n+n], tq[i*n+m])
+			l.axpy(drow, q[m*n:m*n+n], tq[i*n+m])
 		}
 	}
 	copy(q[k*n:], r[k*n:n*n])
@@ -191,7 +184,7 @@ func (l *speedLinalg) solve(k, b, x, rect []float32, cols int) bool {
 	copy(l.a[:], k[:n*n])
 	l.qr(l.a[:])
 	speedTranspose(l.q[:])
-	speedMatMul(rect, l.q[:], b, n, n, cols)
+	speedMatMul(l.axpy, rect, l.q[:], b, n, n, cols)
 	r := l.r[:]
 	for i := n - 1; i >= 0; i-- {
 		den := r[i*n+i]

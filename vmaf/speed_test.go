@@ -41,6 +41,15 @@ func speedModelOptions(t testing.TB, model string) speedOptions {
 	return o
 }
 
+// speedPaths are the CPU paths SpEED's tests run: the scalar one and, where
+// this processor has AVX2, the vector one.
+func speedPaths() []CPU {
+	if hasAVX2 {
+		return []CPU{CPUGeneric, CPUAVX2}
+	}
+	return []CPU{CPUGeneric}
+}
+
 // TestSpeedV1Reference compares every frame's speed_chroma_u, _v and _uv
 // with libvmaf 3.2.0's on every pair of the v1 reference set under every
 // v1 model that reads them.
@@ -49,32 +58,34 @@ func TestSpeedV1Reference(t *testing.T) {
 	for _, p := range loadV1Pairs(t) {
 		ref, dis := v1Frames(t, p, "ref", true), v1Frames(t, p, "dist", true)
 		for _, m := range speedV1Models {
-			o := speedModelOptions(t, m)
-			names := o.metricNames()
-			l := readV1Log(t, p, m)
-			s, err := newSpeedState(p.w, p.h, p.pf, o)
-			if err != nil {
-				t.Fatalf("%s %s: %v", p.name, m, err)
-			}
-			var worst [3]float64
-			for i := range ref {
-				got, err := s.compute(ref[i], dis[i])
+			for _, cpu := range speedPaths() {
+				o := speedModelOptions(t, m)
+				names := o.metricNames()
+				l := readV1Log(t, p, m)
+				s, err := newSpeedState(p.w, p.h, p.pf, o, cpu)
 				if err != nil {
-					t.Fatal(err)
+					t.Fatalf("%s %s: %v", p.name, m, err)
 				}
-				for k, g := range []float64{got.U, got.V, got.UV} {
-					want, ok := l.Frames[i].Metrics[names[k]]
-					if !ok {
-						t.Fatalf("%s %s: frame %d has no %s", p.name, m, i, names[k])
+				var worst [3]float64
+				for i := range ref {
+					got, err := s.compute(ref[i], dis[i])
+					if err != nil {
+						t.Fatal(err)
 					}
-					d := math.Abs(g - want)
-					worst[k] = max(worst[k], d)
-					if !(d <= tol) {
-						t.Errorf("%s %s frame %d %s: %.9f, libvmaf %.6f", p.name, m, i, names[k], g, want)
+					for k, g := range []float64{got.U, got.V, got.UV} {
+						want, ok := l.Frames[i].Metrics[names[k]]
+						if !ok {
+							t.Fatalf("%s %s: frame %d has no %s", p.name, m, i, names[k])
+						}
+						d := math.Abs(g - want)
+						worst[k] = max(worst[k], d)
+						if !(d <= tol) {
+							t.Errorf("%s %s %v frame %d %s: %.9f, libvmaf %.6f", p.name, m, cpu, i, names[k], g, want)
+						}
 					}
 				}
+				t.Logf("%s %-24s %-7v worst |delta| u %.2g v %.2g uv %.2g", p.name, m, cpu, worst[0], worst[1], worst[2])
 			}
-			t.Logf("%s %-24s worst |delta| u %.2g v %.2g uv %.2g", p.name, m, worst[0], worst[1], worst[2])
 		}
 	}
 }
@@ -189,7 +200,7 @@ func TestSpeedSize(t *testing.T) {
 		if err != nil && c.pf == Gray && !errors.Is(err, ErrNoChroma) {
 			t.Errorf("%dx%d %v: %v is not ErrNoChroma", c.w, c.h, c.pf, err)
 		}
-		if _, err2 := newSpeedState(c.w, c.h, c.pf, c.o); (err2 == nil) != c.ok {
+		if _, err2 := newSpeedState(c.w, c.h, c.pf, c.o, CPUGeneric); (err2 == nil) != c.ok {
 			t.Errorf("%dx%d %v: newSpeedState err = %v", c.w, c.h, c.pf, err2)
 		}
 	}
@@ -208,7 +219,7 @@ func TestSpeedSize(t *testing.T) {
 // TestSpeedFrameErrors: frames without chroma planes or of another size
 // are errors, not panics.
 func TestSpeedFrameErrors(t *testing.T) {
-	s, err := newSpeedState(192, 192, YUV420P, defaultSpeedOptions())
+	s, err := newSpeedState(192, 192, YUV420P, defaultSpeedOptions(), CPUGeneric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +275,7 @@ func FuzzSpeed(f *testing.F) {
 		o.prescaleMethod = speedScaleMethods[int(method)%len(speedScaleMethods)]
 		o.prescale = []float64{1, 0.5, 0.6, 1.5}[int(seed%4)]
 		o.nnFloor, o.sigmaNN, o.maxVal = 0.1, 0.19, 45
-		s, err := newSpeedState(int(w), int(h), pf, o)
+		s, err := newSpeedState(int(w), int(h), pf, o, CPUGeneric)
 		if err != nil {
 			if checkSpeedSize(int(w), int(h), pf, o) == nil {
 				t.Fatalf("newSpeedState refused what checkSpeedSize takes: %v", err)
@@ -282,6 +293,13 @@ func FuzzSpeed(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Every vector path gives the scalar path's bits.
+		for _, cpu := range speedPaths()[1:] {
+			v, _ := newSpeedState(int(w), int(h), pf, o, cpu)
+			if vg, _ := v.compute(ref, dis); vg != got {
+				t.Fatalf("%dx%d %v %+v: %v path %+v, scalar %+v", w, h, pf, o, cpu, vg, got)
+			}
+		}
 		for _, v := range []float64{got.U, got.V, got.UV} {
 			if !(v >= 0 && v <= o.maxVal) {
 				t.Fatalf("%dx%d %v %+v: score %v", w, h, pf, o, v)
@@ -294,17 +312,21 @@ func FuzzSpeed(f *testing.F) {
 // under vmaf_v1.0.16_3d0h's options.
 func BenchmarkSpeed640x360(b *testing.B) {
 	o := speedModelOptions(b, "vmaf_v1.0.16_3d0h")
-	s, err := newSpeedState(640, 360, YUV420P, o)
-	if err != nil {
-		b.Fatal(err)
-	}
 	r := rand.New(rand.NewPCG(9, 9))
 	ref, dis := speedRandomFrame(r, 640, 360, YUV420P), speedRandomFrame(r, 640, 360, YUV420P)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := s.compute(ref, dis); err != nil {
-			b.Fatal(err)
-		}
+	for _, cpu := range speedPaths() {
+		b.Run(cpu.String(), func(b *testing.B) {
+			s, err := newSpeedState(640, 360, YUV420P, o, cpu)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.compute(ref, dis); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -344,12 +366,12 @@ func speedQRNaive(l *speedLinalg, a []float32) {
 		for i := range n {
 			tq[i*n+i] += 1
 		}
-		speedMatMul(r, tq, tz, n, n, n)
+		speedMatMul(l.axpy, r, tq, tz, n, n, n)
 		copy(tz, r)
-		speedMatMul(r, tq, q, n, n, n)
+		speedMatMul(l.axpy, r, tq, q, n, n, n)
 		copy(q, r)
 	}
-	speedMatMul(r, q, a, n, n, n)
+	speedMatMul(l.axpy, r, q, a, n, n, n)
 	speedTranspose(q)
 }
 
@@ -357,9 +379,15 @@ func speedQRNaive(l *speedLinalg, a []float32) {
 // products' bits, zero signs included, on covariance-like, sparse,
 // singular and degenerate matrices.
 func TestSpeedQRExact(t *testing.T) {
+	for _, cpu := range speedPaths() {
+		speedQRCheck(t, cpu)
+	}
+}
+
+func speedQRCheck(t *testing.T, cpu CPU) {
 	const n = speedN
 	r := rand.New(rand.NewPCG(3, 4))
-	var fast, naive speedLinalg
+	fast, naive := speedLinalg{axpy: speedAxpyFor(cpu)}, speedLinalg{axpy: speedAxpyGo}
 	for c := range 300 {
 		a := make([]float32, n*n)
 		switch c % 6 {
@@ -410,7 +438,7 @@ func TestSpeedQRExact(t *testing.T) {
 		speedQRNaive(&naive, a)
 		for i := range n * n {
 			if math.Float32bits(fast.q[i]) != math.Float32bits(naive.q[i]) || math.Float32bits(fast.r[i]) != math.Float32bits(naive.r[i]) {
-				t.Fatalf("case %d (kind %d) element %d: q %v r %v, full products q %v r %v", c, c%6, i, fast.q[i], fast.r[i], naive.q[i], naive.r[i])
+				t.Fatalf("%v case %d (kind %d) element %d: q %v r %v, full products q %v r %v", cpu, c, c%6, i, fast.q[i], fast.r[i], naive.q[i], naive.r[i])
 			}
 		}
 	}
