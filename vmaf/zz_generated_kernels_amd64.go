@@ -148,3 +148,8 @@ func admDen0AVX2(c *int32, n int) uint64
 //
 //go:noescape
 func admDenSAVX2(c *int32, p *[4]uint64, n int) uint64
+
+// speedAxpyAVX2 sets d[i] += a*y[i] in float32 for i < n (a multiple of 8).
+//
+//go:noescape
+func speedAxpyAVX2(d *float32, y *float32, a float32, n int)

@@ -2041,3 +2041,25 @@ done:
 	MOVQ         AX, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func speedAxpyAVX2(d *float32, y *float32, a float32, n int)
+// Requires: AVX
+TEXT ·speedAxpyAVX2(SB), NOSPLIT, $0-32
+	VBROADCASTSS a+16(FP), Y0
+	MOVQ         d+0(FP), AX
+	MOVQ         y+8(FP), CX
+	MOVQ         n+24(FP), DX
+	XORQ         BX, BX
+
+loop:
+	CMPQ    BX, DX
+	JAE     done
+	VMULPS  (CX)(BX*4), Y0, Y1
+	VADDPS  (AX)(BX*4), Y1, Y1
+	VMOVUPS Y1, (AX)(BX*4)
+	ADDQ    $0x08, BX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET

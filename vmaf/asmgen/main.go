@@ -53,6 +53,7 @@ func main() {
 	vifFill()
 	admDen(false)
 	admDen(true)
+	speedAxpy()
 	Generate()
 }
 
@@ -1610,4 +1611,24 @@ func returnSum(sum VecVirtual) {
 	r := GP64()
 	MOVQ(hi, r)
 	Store(r, ReturnIndex(0))
+}
+
+// speedAxpy: d[i] += a * y[i] in float32 for i < n (a multiple of 8), the
+// inner loop of SpEED's matrix products. VMULPS then VADDPS round the
+// product and the sum separately, as the scalar code does (no FMA), and
+// each lane is one element's sum, so the bits are the scalar code's.
+func speedAxpy() {
+	TEXT("speedAxpyAVX2", NOSPLIT, "func(d, y *float32, a float32, n int)")
+	Pragma("noescape")
+	Doc("speedAxpyAVX2 sets d[i] += a*y[i] in float32 for i < n (a multiple of 8).")
+	a := YMM()
+	VBROADCASTSS(paramAddr("a"), a)
+	d := Load(Param("d"), GP64())
+	y := Load(Param("y"), GP64())
+	rowLoopStep(8, func(i Register) {
+		p := YMM()
+		VMULPS(Mem{Base: y, Index: i, Scale: 4}, a, p)
+		VADDPS(Mem{Base: d, Index: i, Scale: 4}, p, p)
+		VMOVUPS(p, Mem{Base: d, Index: i, Scale: 4})
+	}, func() {})
 }

@@ -1,0 +1,27 @@
+package vmaf
+
+// speedAxpyFor returns the AVX2 speedAxpy on the AVX2 and AVX-512 paths
+// (the latter has no kernel of its own), the scalar one otherwise. CPUAuto
+// means BestCPU.
+func speedAxpyFor(c CPU) speedAxpy {
+	if c == CPUAuto {
+		c = BestCPU()
+	}
+	if (c == CPUAVX2 || c == CPUAVX512) && hasAVX2 {
+		return speedAxpyAVX2Row
+	}
+	return speedAxpyGo
+}
+
+// speedAxpyAVX2Row runs the AVX2 kernel on the largest multiple of 8
+// elements and the scalar code on the rest.
+func speedAxpyAVX2Row(d, y []float32, a float32) {
+	y = y[:len(d)]
+	n := len(d) &^ 7
+	if n > 0 {
+		speedAxpyAVX2(&d[0], &y[0], a, n)
+	}
+	for j := n; j < len(d); j++ {
+		d[j] += float32(a * y[j])
+	}
+}

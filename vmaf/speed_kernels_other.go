@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package vmaf
+
+// speedAxpyFor: no vector kernels outside amd64.
+func speedAxpyFor(CPU) speedAxpy { return speedAxpyGo }
