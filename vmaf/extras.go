@@ -119,7 +119,7 @@ func (e *extraState) compute(ref, dist *Frame, fs *FrameScore) {
 // does not hold the planes its format has: a source that ignored the
 // request, or filled planes of another size.
 func (c *extraConfig) checkChroma(f *Frame, input string) error {
-	if !f.Chroma {
+	if !c.chroma || !f.Chroma {
 		return nil
 	}
 	cw, ch := c.chromaStride, c.chromaRows

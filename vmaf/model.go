@@ -33,9 +33,8 @@ const DefaultModel = "vmaf_v0.6.1"
 // "hfr" for high frame rates). Each is models/<name>.json, unchanged.
 var builtinNames = []string{
 	"vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_4k_v0.6.1", "vmaf_4k_v0.6.1neg", "vmaf_b_v0.6.3",
-	// The VMAF v1 models (vmaf_v1.0.16_3d0h, _5d0h, _1d5h_2160, _3d0h_2160 and the
-	// four _hfr_ ones) join this list with their features' kernels: ADM's v1
-	// options, motion3's windows, SpEED chroma and CAMBI's options.
+	"vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_5d0h", "vmaf_v1.0.16_1d5h_2160", "vmaf_v1.0.16_3d0h_2160",
+	"vmaf_v1.0.16_hfr_3d0h", "vmaf_v1.0.16_hfr_5d0h", "vmaf_v1.0.16_hfr_1d5h_2160", "vmaf_v1.0.16_hfr_3d0h_2160",
 }
 
 // phoneModels have a phone variant, as libvmaf's documentation offers it: the v1 models
@@ -455,7 +454,12 @@ func (m *Model) checkInput(info VideoInfo) error {
 			return fmt.Errorf("model %s: CAMBI: %w", m.Name, err)
 		}
 	}
-	return m.checkSpeed(info)
+	if m.speed != nil {
+		if err := checkSpeedSize(info.Width, info.Height, info.Format, *m.speed); err != nil {
+			return fmt.Errorf("model %s: SpEED chroma: %w", m.Name, err)
+		}
+	}
+	return nil
 }
 
 // featureIndex returns the index of the one feature whose libvmaf name contains sub,

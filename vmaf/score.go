@@ -110,6 +110,7 @@ type worker struct {
 	mot   motionRows
 	extra *extraState   // nil without extra features
 	cambi *cambiState   // the model's CAMBI; nil when it has none
+	speed *speedState   // the model's SpEED chroma; nil when it has none
 	off   OffloadWorker // nil without Offload
 	// noMotion skips the SAD: motion_force_zero reports 0 without it
 	// (integer_motion.c, extract).
@@ -172,7 +173,7 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	defer cancel()
 	p := &pipeline{
 		ctx: ctx, cancel: cancel, ref: ref, dist: dist, model: model, opts: opts, sub: sub,
-		w: ri.Width, h: ri.Height, bpc: ri.Format.BitDepth(), extra: extra, k: kernelsFor(cpu),
+		w: ri.Width, h: ri.Height, bpc: ri.Format.BitDepth(), extra: extra, k: kernelsFor(cpu), cpu: cpu, format: ri.Format,
 		mo: opts.motionOpts(model),
 	}
 	frames, sads, err := p.run(threads)
@@ -215,6 +216,8 @@ type pipeline struct {
 	w, h, bpc int
 	extra     *extraConfig // nil without extra features
 	k         *kernels
+	cpu       CPU
+	format    PixelFormat
 	mo        motionOptions
 	readErr   error
 }
@@ -227,7 +230,8 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 	lag := p.mo.minIndex()
 	nSlots := threads + 2 + lag
 	free := make(chan *slot, nSlots)
-	chroma := p.extra != nil && p.extra.chroma
+	// PSNR's chroma and the model's SpEED read the chroma planes.
+	chroma := (p.extra != nil && p.extra.chroma) || p.model.speed != nil
 	for range nSlots {
 		free <- &slot{ref: Frame{Chroma: chroma}, dist: Frame{Chroma: chroma}}
 	}
@@ -251,11 +255,15 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			if c := p.model.cambi; c != nil {
 				wk.cambi = newCAMBIState(p.w, p.h, p.bpc, *c)
 			}
+			var stateErr error
+			if sp := p.model.speed; sp != nil {
+				wk.speed, stateErr = newSpeedState(p.w, p.h, p.format, *sp, p.cpu)
+			}
 			if p.model.vif {
 				wk.vif = newVIFState(p.w, p.h, p.model.vifEGL).with(p.k)
 			}
-			var offErr error
-			if p.opts.Offload != nil {
+			offErr := stateErr
+			if offErr == nil && p.opts.Offload != nil {
 				if wk.off, offErr = p.opts.Offload.NewWorker(OffloadConfig{
 					Width: p.w, Height: p.h, BitDepth: p.bpc,
 					VIFEnhnGainLimit: p.model.vifEGL, ADMEnhnGainLimit: p.model.admEGL,
@@ -452,6 +460,13 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 		if wk.cambi != nil {
 			// CAMBI is no-reference: libvmaf scores the distorted picture.
 			s.score.ModelCAMBI = wk.cambi.compute(s.dist.Y)
+		}
+		if wk.speed != nil {
+			sp, err := wk.speed.compute(&s.ref, &s.dist)
+			if err != nil {
+				return err
+			}
+			s.score.SpeedU, s.score.SpeedV, s.score.SpeedUV = sp.U, sp.V, sp.UV
 		}
 	}
 	s.sad = 0

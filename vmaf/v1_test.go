@@ -1,13 +1,16 @@
 package vmaf
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -20,53 +23,64 @@ const v1Tolerance = 1e-6
 // compares every frame's metrics, and the pooled ones, with libvmaf 3.2.0's C path: the
 // same metric names (options in the suffixes), the same values.
 func TestV1Accuracy(t *testing.T) {
+	paths := []CPU{CPUGeneric}
+	if best := BestCPU(); best != CPUGeneric {
+		paths = append(paths, best)
+	}
 	for _, p := range loadV1Pairs(t) {
 		for _, model := range v1Models {
-			t.Run(p.name+"/"+model, func(t *testing.T) {
-				t.Parallel()
-				want := readV1Log(t, p, model)
-				ref, dist := openV1Pair(t, p)
-				got, err := Score(context.Background(), ref, dist, Options{Model: model, Threads: 2})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(got.Frames) != len(want.Frames) {
-					t.Fatalf("got %d frames, want %d", len(got.Frames), len(want.Frames))
-				}
-				names := got.Metrics()
-				wantNames := make([]string, 0, len(want.Frames[0].Metrics))
-				for k := range want.Frames[0].Metrics {
-					wantNames = append(wantNames, k)
-				}
-				sorted := slices.Clone(names)
-				sort.Strings(sorted)
-				sort.Strings(wantNames)
-				if !slices.Equal(sorted, wantNames) {
-					t.Fatalf("metrics\n got %v\nwant %v", sorted, wantNames)
-				}
-				worst := map[string]float64{}
-				for i, wf := range want.Frames {
-					for _, key := range names {
-						gv, _ := got.Metric(i, key)
-						d := math.Abs(gv - wf.Metrics[key])
-						worst[key] = max(worst[key], d)
-						if d > v1Tolerance {
-							t.Errorf("frame %d %s: want %.6f, got %.7f (delta %.2g)", wf.FrameNum, key, wf.Metrics[key], gv, d)
-						}
-					}
-				}
-				for _, key := range names {
-					w, g := want.PooledMetrics[key], got.Pooled[key]
-					for stat, gv := range map[string]float64{"min": g.Min, "max": g.Max, "mean": g.Mean, "harmonic_mean": g.HarmonicMean} {
-						if d := math.Abs(gv - w[stat]); d > v1Tolerance {
-							t.Errorf("pooled %s %s: want %.6f, got %.7f", key, stat, w[stat], gv)
-						}
-					}
-				}
-				t.Logf("worst |delta|: vmaf %.2g, all %.2g", worst[metricVMAF], maxValue(worst))
-			})
+			for _, cpu := range paths {
+				t.Run(p.name+"/"+model+"/"+cpu.String(), func(t *testing.T) {
+					t.Parallel()
+					testV1Pair(t, p, model, cpu)
+				})
+			}
 		}
 	}
+}
+
+// testV1Pair scores pair p with model on one kernel path and compares every metric.
+func testV1Pair(t *testing.T, p v1Pair, model string, cpu CPU) {
+	want := readV1Log(t, p, model)
+	ref, dist := openV1Pair(t, p)
+	got, err := Score(context.Background(), ref, dist, Options{Model: model, Threads: 2, CPU: cpu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Frames) != len(want.Frames) {
+		t.Fatalf("got %d frames, want %d", len(got.Frames), len(want.Frames))
+	}
+	names := got.Metrics()
+	wantNames := make([]string, 0, len(want.Frames[0].Metrics))
+	for k := range want.Frames[0].Metrics {
+		wantNames = append(wantNames, k)
+	}
+	sorted := slices.Clone(names)
+	sort.Strings(sorted)
+	sort.Strings(wantNames)
+	if !slices.Equal(sorted, wantNames) {
+		t.Fatalf("metrics\n got %v\nwant %v", sorted, wantNames)
+	}
+	worst := map[string]float64{}
+	for i, wf := range want.Frames {
+		for _, key := range names {
+			gv, _ := got.Metric(i, key)
+			d := math.Abs(gv - wf.Metrics[key])
+			worst[key] = max(worst[key], d)
+			if d > v1Tolerance {
+				t.Errorf("frame %d %s: want %.6f, got %.7f (delta %.2g)", wf.FrameNum, key, wf.Metrics[key], gv, d)
+			}
+		}
+	}
+	for _, key := range names {
+		w, g := want.PooledMetrics[key], got.Pooled[key]
+		for stat, gv := range map[string]float64{"min": g.Min, "max": g.Max, "mean": g.Mean, "harmonic_mean": g.HarmonicMean} {
+			if d := math.Abs(gv - w[stat]); d > v1Tolerance {
+				t.Errorf("pooled %s %s: want %.6f, got %.7f", key, stat, w[stat], gv)
+			}
+		}
+	}
+	t.Logf("%s %s %v: worst |delta| vmaf %.2g, any metric %.2g", p.name, model, cpu, worst[metricVMAF], maxValue(worst))
 }
 
 func maxValue(m map[string]float64) float64 {
@@ -163,4 +177,50 @@ func TestOffloadSplit(t *testing.T) {
 	if dev, host := v1.OffloadSplit(offered); !slices.Equal(dev, []string{"motion"}) || !slices.Equal(host, []string{"adm", "cambi", "speed_chroma"}) {
 		t.Errorf("v1: device %v host %v", dev, host)
 	}
+}
+
+// TestV1RefusesWhatItCannotScore: libvmaf 3.2.0 crashes in SpEED on a 176x144 input and
+// fails in CAMBI below 216 pixels; a v1 model refuses such inputs, and gray ones (SpEED
+// scores chroma), before reading a frame, naming the smallest size.
+func TestV1RefusesWhatItCannotScore(t *testing.T) {
+	cases := []struct {
+		w, h int
+		pf   PixelFormat
+		want error
+		says string
+	}{
+		{176, 144, YUV420P, ErrTooSmall, "216"},
+		{640, 150, YUV420P, ErrTooSmall, "160"},
+		{200, 200, YUV420P, ErrTooSmall, "216"},
+		{640, 360, Gray, ErrNoChroma, ""},
+	}
+	for _, tc := range cases {
+		src := &unreadable{info: VideoInfo{Width: tc.w, Height: tc.h, Format: tc.pf}}
+		_, err := Score(context.Background(), src, src, Options{Model: "vmaf_v1.0.16_3d0h"})
+		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%dx%d %v: err = %v, want %v naming %q", tc.w, tc.h, tc.pf, err, tc.want, tc.says)
+		}
+		if src.reads > 0 {
+			t.Errorf("%dx%d %v: %d frames read before the refusal", tc.w, tc.h, tc.pf, src.reads)
+		}
+	}
+	// vmaf_v0.6.1 has neither feature: the same small input scores.
+	ref, dist := synthClip(176, 144, YUV420P, 2)
+	r, _ := OpenRaw(bytes.NewReader(ref), 176, 144, YUV420P)
+	d, _ := OpenRaw(bytes.NewReader(dist), 176, 144, YUV420P)
+	if _, err := Score(context.Background(), r, d, Options{}); err != nil {
+		t.Errorf("vmaf_v0.6.1 at 176x144: %v", err)
+	}
+}
+
+// unreadable is a source that counts reads and has no frames.
+type unreadable struct {
+	info  VideoInfo
+	reads int
+}
+
+func (u *unreadable) Info() VideoInfo { return u.info }
+func (u *unreadable) ReadFrame(*Frame) error {
+	u.reads++
+	return io.EOF
 }

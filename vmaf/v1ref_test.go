@@ -26,7 +26,10 @@ type v1Pair struct {
 }
 
 // v1Models are the models testdata/v1/ref holds a log for, per pair.
-var v1Models = []string{"vmaf_4k_v0.6.1", "vmaf_b_v0.6.3"}
+var v1Models = []string{
+	"vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_5d0h", "vmaf_v1.0.16_1d5h_2160", "vmaf_v1.0.16_3d0h_2160",
+	"vmaf_v1.0.16_hfr_3d0h", "vmaf_4k_v0.6.1", "vmaf_b_v0.6.3",
+}
 
 func loadV1Pairs(t testing.TB) []v1Pair {
 	t.Helper()

@@ -145,7 +145,9 @@ type VmafxJobSpec struct {
 
 	// model is the VMAF model: a built-in model (vmaf_v0.6.1, vmaf_v0.6.1neg,
 	// vmaf_4k_v0.6.1, vmaf_4k_v0.6.1neg, vmaf_b_v0.6.3 with a 95% confidence interval,
-	// vmaf_v0.6.1phone, vmaf_v0.6.1negphone) or a trained model version in an OCI registry,
+	// VMAF v1: vmaf_v1.0.16_3d0h, _5d0h, _1d5h_2160, _3d0h_2160 and their _hfr_ variants
+	// for high frame rates, vmaf_v0.6.1phone, vmaf_v0.6.1negphone) or a trained model
+	// version in an OCI registry,
 	// oci://<registry>/<repository>:<tag> or oci://<registry>/<repository>@sha256:<digest>,
 	// which the worker pulls (a VmafxModelTraining's status.lastCheckpoint.reference).
 	// +kubebuilder:default=vmaf_v0.6.1
