@@ -285,3 +285,35 @@ func TestWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreV1MatchesCPU: VMAF v1 models on the Vulkan backend give the CPU's scores:
+// motion (with the HFR models' five-frame window, which hands the device the frame two
+// back) runs on the device; ADM under v1's options, CAMBI and SpEED stay on the CPU, as
+// the model's OffloadSplit says.
+func TestScoreV1MatchesCPU(t *testing.T) {
+	k := openOrSkip(t)
+	for _, p := range loadPairs(t) {
+		if p.w < 216 || p.h < 216 {
+			continue // below CAMBI's smallest size: v1 models refuse it
+		}
+		for _, model := range []string{"vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_hfr_3d0h"} {
+			t.Run(p.name+"/"+model, func(t *testing.T) {
+				score := func(off vmaf.Offload) *vmaf.Result {
+					res, err := vmaf.Score(context.Background(), openClip(t, p.ref, p), openClip(t, p.dist, p),
+						vmaf.Options{Threads: 2, Offload: off, Model: model})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return res
+				}
+				cpu, gpu := score(nil), score(k)
+				if diff := cmp.Diff(cpu.Frames, gpu.Frames); diff != "" {
+					t.Errorf("per-frame features (-cpu +vulkan):\n%s", diff)
+				}
+				if diff := cmp.Diff(cpu.Pooled, gpu.Pooled); diff != "" {
+					t.Errorf("pooled (-cpu +vulkan):\n%s", diff)
+				}
+			})
+		}
+	}
+}
