@@ -65,6 +65,12 @@ var fpsLine = regexp.MustCompile(`(?m)^  "fps": .*$`)
 // TestSplitEqualsOneRun: a job split into chunks, each on its own, merges into the same
 // per-frame output, to the last byte but the speed, and the same pooled values as one
 // run, for raw, Y4M and encoded inputs, odd splits and more chunks than frames.
+// p03Args scores the 320x240 pair p03, large enough for VMAF v1's CAMBI and SpEED.
+func p03Args(extra ...string) []string {
+	return append([]string{"score", "--reference", filepath.Join(testdata, "clips/p03_ref.yuv"), "--distorted", filepath.Join(testdata, "clips/p03_dist.yuv"),
+		"--width", "320", "--height", "240"}, extra...)
+}
+
 func TestSplitEqualsOneRun(t *testing.T) {
 	y4mRef, y4mDist := writeY4MPair(t, t.TempDir())
 	tests := []struct {
@@ -78,6 +84,8 @@ func TestSplitEqualsOneRun(t *testing.T) {
 	}{
 		{name: "raw in 3", args: rawArgs(refClip, distClip), parallelism: 3, wantFrames: frames},
 		{name: "raw, odd frame count, with features", args: rawArgs(refClip, distClip, "--frames", ":15", "--features", "psnr,ssim"), parallelism: 4, wantFrames: 15},
+		{name: "VMAF v1 HFR in 4 (motion reaches four frames back)", args: p03Args("--model", "vmaf_v1.0.16_hfr_3d0h"), parallelism: 4, wantFrames: 12},
+		{name: "bootstrapped model in 3, with its interval", args: p03Args("--model", "vmaf_b_v0.6.3"), parallelism: 3, wantFrames: 12},
 		{name: "y4m in 2", args: []string{"score", "--reference", y4mRef, "--distorted", y4mDist}, parallelism: 2, wantFrames: frames},
 		{name: "more chunks than frames", args: rawArgs(refClip, distClip, "--frames", "3:5"), parallelism: 8, wantFrames: 5},
 		{name: "aligned", args: []string{"score", "--reference", y4mRef, "--distorted", y4mDist, "--reference-start", "2", "--distorted-start", "1"}, parallelism: 3, wantFrames: frames - 2},
