@@ -21,7 +21,7 @@ generated=(
   -o -path './manifests/default/*' -o -path './manifests/overlays/local/*'
   -o -path './manifests/helm/vmafx/values.schema.json' -o -path './docs/values-reference.md'
   -o -path './docs/api-reference.md' -o -path './docs/reference.md'
-  -o -path './worker/*.spv'
+  -o -path './vmaf/*.spv'
 )
 status=0
 while IFS= read -r f; do
