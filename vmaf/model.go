@@ -713,7 +713,9 @@ func (m *Model) predictBootstrap(f *FrameScore, x []float64) *BootstrapScore {
 	mean := sum / float64(n)
 	ssd := 0.0
 	for _, v := range raw {
-		ssd += math.Pow(v-mean, 2)
+		// libvmaf's pow(v - mean, 2): a correctly rounded square, which d*d is.
+		d := v - mean
+		ssd += d * d
 	}
 	stddev := math.Sqrt(ssd / float64(n))
 	slices.Sort(raw)

@@ -141,7 +141,9 @@ func runSpeedHarness(t *testing.T, bin string, c speedCCase) []speedCScore {
 	t.Helper()
 	var buf bytes.Buffer
 	for _, p := range speedCPlanes(c) {
-		binary.Write(&buf, binary.LittleEndian, p)
+		if err := binary.Write(&buf, binary.LittleEndian, p); err != nil {
+			t.Fatal(err)
+		}
 	}
 	in := filepath.Join(t.TempDir(), "planes")
 	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {

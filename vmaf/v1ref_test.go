@@ -3,6 +3,7 @@ package vmaf
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -121,7 +122,7 @@ func v1Frames(t testing.TB, p v1Pair, which string, chroma bool) []*Frame {
 	var frames []*Frame
 	for {
 		f := &Frame{Chroma: chroma}
-		if err := src.ReadFrame(f); err == io.EOF {
+		if err := src.ReadFrame(f); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
 			t.Fatal(err)
