@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -124,7 +125,11 @@ func (o *options) scoreCmd() *cobra.Command {
 			return o.waitAndPrint(cmd.Context(), c, ns, job.Name, timeout)
 		},
 	}
-	cmd.Flags().StringVar(&model, "model", "", "VMAF model (default: the API's, vmaf_v0.6.1)")
+	cmd.Flags().StringVar(&model, "model", "", "VMAF model: a built-in one ("+strings.Join(vmafxv1.BuiltinModels, ", ")+") or oci://REGISTRY/REPOSITORY:TAG (default: the API's, vmaf_v0.6.1)")
+	// Shell completion offers the built-in models, VMAF v1's included.
+	_ = cmd.RegisterFlagCompletionFunc("model", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return vmafxv1.BuiltinModels, cobra.ShellCompDirectiveNoFileComp
+	})
 	cmd.Flags().StringVar(&backend, "backend", "", "cuda, hip, sycl, vulkan, cpu or auto (default: the API's, auto)")
 	cmd.Flags().StringVar(&name, "name", "", "name of the job (default: generated, vmafx-...)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the score and print the job")
