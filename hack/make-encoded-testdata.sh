@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates worker/testdata/encoded: small encoded pairs made with Debian's ffmpeg
+# Regenerates media/testdata/encoded: small encoded pairs made with Debian's ffmpeg
 # (bookworm, 5.1) from the kernel's reference clips (vmaf/testdata/clips), for the
 # decode tests and the truth test (encoded path == raw path on ffmpeg's own decode).
 # Deterministic encoders only run single-threaded; re-running may still change a few
@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 clips=vmaf/testdata/clips
-out=worker/testdata/encoded
+out=media/testdata/encoded
 mkdir -p "$out"
 
 ff() { ffmpeg -hide_banner -loglevel error -nostdin -y -threads 1 "$@"; }

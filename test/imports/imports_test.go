@@ -1,6 +1,6 @@
 // Package imports checks the module's package boundaries with `go list`: each
 // component's binaries link only their own packages, the shared ones (apis/, internal/),
-// the libraries (vmaf/) and third-party code, no test double or test helper is linked
+// the libraries (vmaf/, media/) and third-party code, no test double or test helper is linked
 // into a binary, and the libraries link nothing of Kubernetes or of the components.
 package imports
 
@@ -29,9 +29,9 @@ var binaries = map[string]string{
 	"kubectl-vmafx/cmd/kubectl-vmafx":       "kubectl-vmafx/",
 }
 
-// shared may be linked by every component: the API types, the shared helpers and the
-// libraries.
-var shared = []string{"apis/", "internal/", "vmaf/"}
+// shared may be linked by every component: the API types, the shared helpers, the VMAF
+// library and the media input and output (fetch, decode, encode).
+var shared = []string{"apis/", "internal/", "vmaf/", "media/"}
 
 // libraries are Kubernetes-free Go libraries another program could import: they link
 // only their own packages and third-party code that is not Kubernetes.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmafx/vmafx/worker/fetch"
+	"github.com/vmafx/vmafx/media/fetch"
 )
 
 // rootKeys are the server's credentials as a job's Secret holds them.

@@ -44,10 +44,10 @@ func runWorker(t *testing.T, args ...string) (*vmafxv1.WorkerResult, int, string
 	return r, code, stderr.String()
 }
 
-// encoded is a file of worker/testdata/encoded.
+// encoded is a file of media/testdata/encoded.
 func encoded(t *testing.T, name string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "worker/testdata/encoded", name))
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "media/testdata/encoded", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestWorkerScoresABucket(t *testing.T) {
 	if got.OutputError != "" {
 		t.Errorf("output error: %s", got.OutputError)
 	}
-	dir := filepath.Join(testenv.RepoRoot(), "worker/testdata/encoded")
+	dir := filepath.Join(testenv.RepoRoot(), "media/testdata/encoded")
 	local, code, logs := runWorker(t, "--reference", filepath.Join(dir, "ref_ffv1.mkv"), "--distorted", filepath.Join(dir, "dist_h264_moovend.mp4"))
 	if code != 0 {
 		t.Fatalf("file:// run: exit %d\n%s", code, logs)

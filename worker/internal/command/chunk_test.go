@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/worker/internal/fftest"
+	"github.com/vmafx/vmafx/internal/testutil/fftest"
 )
 
 // splitRun scores args as the operator runs a job of the given parallelism: a probe,

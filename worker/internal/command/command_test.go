@@ -26,7 +26,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/internal/backend"
-	"github.com/vmafx/vmafx/worker/internal/fftest"
+	"github.com/vmafx/vmafx/internal/testutil/fftest"
 )
 
 // The test pair: p02 of the kernel's reference data, 176x144 yuv420p, 16
@@ -352,7 +352,7 @@ func TestScoreFailures(t *testing.T) {
 	creds := writeCredentials(t, map[string]string{"AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": testSecret})
 	otherRate := write("other-rate.y4m", []byte(strings.Replace(string(y4m(distData, pairW, pairH)), "F25:1", "F30:1", 1)))
 	noFFmpeg := map[string]string{"VMAFX_FFMPEG": "/nonexistent/ffmpeg"}
-	enc := func(name string) string { return filepath.Join("../../testdata/encoded", name) }
+	enc := func(name string) string { return fftest.Path(name) }
 
 	tests := []struct {
 		name       string

@@ -14,9 +14,9 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/internal/cli"
-	"github.com/vmafx/vmafx/worker/decode"
-	"github.com/vmafx/vmafx/worker/encode"
-	"github.com/vmafx/vmafx/worker/fetch"
+	"github.com/vmafx/vmafx/media/decode"
+	"github.com/vmafx/vmafx/media/encode"
+	"github.com/vmafx/vmafx/media/fetch"
 	"github.com/vmafx/vmafx/worker/internal/report"
 	"github.com/vmafx/vmafx/worker/internal/source"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/worker/internal/fftest"
+	"github.com/vmafx/vmafx/internal/testutil/fftest"
 )
 
 // TestEncodeThenScore runs what a ladder rung runs: "encode" writes a downscaled encode

@@ -19,7 +19,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
-	"github.com/vmafx/vmafx/worker/internal/fftest"
+	"github.com/vmafx/vmafx/internal/testutil/fftest"
 )
 
 // testSecret is the secret key of the tests' credentials; it must never

@@ -13,7 +13,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/internal/cli"
-	"github.com/vmafx/vmafx/worker/fetch"
+	"github.com/vmafx/vmafx/media/fetch"
 	"github.com/vmafx/vmafx/worker/internal/ladderreport"
 	"github.com/vmafx/vmafx/worker/internal/report"
 )

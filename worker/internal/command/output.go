@@ -14,7 +14,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
-	"github.com/vmafx/vmafx/worker/fetch"
+	"github.com/vmafx/vmafx/media/fetch"
 )
 
 // maxOutputError bounds the output error in the result, which shares the

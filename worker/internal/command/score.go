@@ -14,8 +14,8 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
-	"github.com/vmafx/vmafx/worker/decode"
-	"github.com/vmafx/vmafx/worker/fetch"
+	"github.com/vmafx/vmafx/media/decode"
+	"github.com/vmafx/vmafx/media/fetch"
 	"github.com/vmafx/vmafx/worker/internal/backend"
 	"github.com/vmafx/vmafx/worker/internal/memlimit"
 	"github.com/vmafx/vmafx/worker/internal/push"

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/vmafx/vmafx/vmaf"
-	"github.com/vmafx/vmafx/worker/decode"
-	"github.com/vmafx/vmafx/worker/internal/fftest"
+	"github.com/vmafx/vmafx/media/decode"
+	"github.com/vmafx/vmafx/internal/testutil/fftest"
 )
 
 // benchFrames is the length of the benchmark's 1080p pair: 2 s at 30 fps.

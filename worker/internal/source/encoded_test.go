@@ -15,9 +15,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vmafx/vmafx/vmaf"
-	"github.com/vmafx/vmafx/worker/decode"
-	"github.com/vmafx/vmafx/worker/fetch"
-	"github.com/vmafx/vmafx/worker/internal/fftest"
+	"github.com/vmafx/vmafx/media/decode"
+	"github.com/vmafx/vmafx/media/fetch"
+	"github.com/vmafx/vmafx/internal/testutil/fftest"
 )
 
 // streamed serves local files as a remote fetcher would: by stream, with

@@ -11,8 +11,8 @@ import (
 	"strconv"
 
 	"github.com/vmafx/vmafx/vmaf"
-	"github.com/vmafx/vmafx/worker/decode"
-	"github.com/vmafx/vmafx/worker/fetch"
+	"github.com/vmafx/vmafx/media/decode"
+	"github.com/vmafx/vmafx/media/fetch"
 )
 
 // Sentinel errors. Test them with errors.Is.

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vmafx/vmafx/vmaf"
-	"github.com/vmafx/vmafx/worker/fetch"
+	"github.com/vmafx/vmafx/media/fetch"
 )
 
 func TestOpen(t *testing.T) {

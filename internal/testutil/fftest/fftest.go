@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/vmafx/vmafx/worker/decode"
+	"github.com/vmafx/vmafx/media/decode"
 )
 
 // EnvRequire makes a missing ffmpeg a test failure.
@@ -29,10 +29,10 @@ func Tools(t testing.TB) *decode.Tools {
 	return tools
 }
 
-// Dir is worker/testdata/encoded, made by hack/make-encoded-testdata.sh.
+// Dir is media/testdata/encoded, made by hack/make-encoded-testdata.sh.
 func Dir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "encoded")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "media", "testdata", "encoded")
 }
 
 // Path returns the path of an encoded test video, e.g. Path("dist_h264.mp4").

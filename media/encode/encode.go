@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/worker/decode"
+	"github.com/vmafx/vmafx/media/decode"
 )
 
 // Settings are one rung's encode settings.

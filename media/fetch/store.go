@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
+	"github.com/go-logr/logr"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/azureblob"
 	"gocloud.dev/blob/gcsblob"
@@ -30,7 +31,6 @@ import (
 	"gocloud.dev/gcp"
 	"golang.org/x/oauth2/google"
 	"google.golang.org/api/googleapi"
-	"k8s.io/klog/v2"
 )
 
 // Object storage schemes.
@@ -112,7 +112,7 @@ func (s *Stores) bucket(ctx context.Context, u *url.URL) (*blob.Bucket, string, 
 		s.once = true
 		s.creds, s.loaded = LoadCredentials(s.opts.CredentialsDir)
 		if s.loaded == nil {
-			klog.FromContext(ctx).V(2).Info("Loaded object storage credentials", "dir", s.opts.CredentialsDir, "keys", s.creds.Keys())
+			logr.FromContextOrDiscard(ctx).V(2).Info("Loaded object storage credentials", "dir", s.opts.CredentialsDir, "keys", s.creds.Keys())
 		}
 	}
 	if s.loaded != nil {
@@ -422,7 +422,7 @@ func (r *rangeReader) open() error {
 				return fail(r.u, fmt.Errorf("%w (gave up after %d attempts)", last, r.tries))
 			}
 			wait := r.s.opts.Limits.backoff(r.tries)
-			klog.FromContext(r.ctx).Info("Retrying fetch", "uri", Redact(r.u), "offset", r.off, "attempt", r.tries+1, "wait", wait, "err", last.Error())
+			logr.FromContextOrDiscard(r.ctx).Info("Retrying fetch", "uri", Redact(r.u), "offset", r.off, "attempt", r.tries+1, "wait", wait, "err", last.Error())
 			if err := sleep(r.ctx, wait); err != nil {
 				return err
 			}
@@ -506,7 +506,7 @@ func (r *rangeReader) Read(p []byte) (int, error) {
 			r.err = fail(r.u, fmt.Errorf("%s (gave up after %d attempts)", r.s.creds.scrub(cause.Error()), r.tries))
 			return n, nil
 		}
-		klog.FromContext(r.ctx).Info("Resuming fetch", "uri", Redact(r.u), "offset", r.off, "err", r.s.creds.scrub(cause.Error()))
+		logr.FromContextOrDiscard(r.ctx).Info("Resuming fetch", "uri", Redact(r.u), "offset", r.off, "err", r.s.creds.scrub(cause.Error()))
 		if n > 0 {
 			return n, nil
 		}

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/klog/v2"
+	"github.com/go-logr/logr"
 )
 
 // Defaults for the zero fields of HTTPOptions.
@@ -215,7 +215,7 @@ func (b *body) connect(prev *retryable) error {
 				return fail(b.u, fmt.Errorf("%w (gave up after %d attempts)", prev.err, b.tries))
 			}
 			wait := max(b.h.opts.backoff(b.tries), min(prev.after, maxRetryAfter))
-			klog.FromContext(b.ctx).Info("Retrying fetch", "uri", Redact(b.u), "attempt", b.tries+1, "wait", wait, "err", prev.err.Error())
+			logr.FromContextOrDiscard(b.ctx).Info("Retrying fetch", "uri", Redact(b.u), "attempt", b.tries+1, "wait", wait, "err", prev.err.Error())
 			if err := sleep(b.ctx, wait); err != nil {
 				return err
 			}

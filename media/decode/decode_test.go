@@ -15,8 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vmafx/vmafx/vmaf"
-	"github.com/vmafx/vmafx/worker/decode"
-	"github.com/vmafx/vmafx/worker/internal/fftest"
+	"github.com/vmafx/vmafx/media/decode"
+	"github.com/vmafx/vmafx/internal/testutil/fftest"
 )
 
 func TestOutputFormat(t *testing.T) {
