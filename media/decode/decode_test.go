@@ -14,9 +14,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/vmafx/vmafx/vmaf"
-	"github.com/vmafx/vmafx/media/decode"
 	"github.com/vmafx/vmafx/internal/testutil/fftest"
+	"github.com/vmafx/vmafx/media/decode"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 func TestOutputFormat(t *testing.T) {

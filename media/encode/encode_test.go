@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/testutil/fftest"
 	"github.com/vmafx/vmafx/media/decode"
 	"github.com/vmafx/vmafx/media/encode"
-	"github.com/vmafx/vmafx/internal/testutil/fftest"
 )
 
 // TestRun encodes the 176x144, 24-frame, 25 fps test reference with Debian's ffmpeg,

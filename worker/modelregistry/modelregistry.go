@@ -20,8 +20,6 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 	"oras.land/oras-go/v2/registry/remote/errcode"
 	"oras.land/oras-go/v2/registry/remote/retry"
-
-	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
 // Media types and annotations of a model version.
@@ -106,7 +104,7 @@ func LoadDockerConfig(path string) (credentials.Store, error) {
 	return store, nil
 }
 
-func (c *Client) repository(m vmafxv1.OCIModel) (*remote.Repository, error) {
+func (c *Client) repository(m Reference) (*remote.Repository, error) {
 	repo, err := remote.NewRepository(m.Registry + "/" + m.Repository)
 	if err != nil {
 		return nil, err
@@ -132,7 +130,7 @@ type Version struct {
 
 // Push uploads v to repository repo (Reference ignored) and tags it; it returns the
 // manifest's digest.
-func (c *Client) Push(ctx context.Context, repo vmafxv1.OCIModel, v Version) (string, error) {
+func (c *Client) Push(ctx context.Context, repo Reference, v Version) (string, error) {
 	ctx, cancel := c.bound(ctx)
 	defer cancel()
 	r, err := c.repository(repo)
@@ -181,7 +179,7 @@ type Artifact struct {
 
 // Pull fetches the model version ref (a tag or a digest), with its state when withState.
 // Every blob is checked against its digest.
-func (c *Client) Pull(ctx context.Context, ref vmafxv1.OCIModel, withState bool) (*Artifact, error) {
+func (c *Client) Pull(ctx context.Context, ref Reference, withState bool) (*Artifact, error) {
 	ctx, cancel := c.bound(ctx)
 	defer cancel()
 	r, err := c.repository(ref)
@@ -232,7 +230,7 @@ func (c *Client) Pull(ctx context.Context, ref vmafxv1.OCIModel, withState bool)
 }
 
 // Tags returns the tags of repo that start with prefix.
-func (c *Client) Tags(ctx context.Context, repo vmafxv1.OCIModel, prefix string) ([]string, error) {
+func (c *Client) Tags(ctx context.Context, repo Reference, prefix string) ([]string, error) {
 	ctx, cancel := c.bound(ctx)
 	defer cancel()
 	r, err := c.repository(repo)

@@ -16,8 +16,6 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/registry"
-
-	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
 // serve runs go-containerregistry's in-memory OCI registry on 127.0.0.1 (a test
@@ -47,7 +45,7 @@ func TestPushPull(t *testing.T) {
 	host := serve(t, "", "")
 	c := &Client{PlainHTTP: []string{host}}
 	ctx := context.Background()
-	repo := vmafxv1.OCIModel{Registry: host, Repository: "vmafx/models"}
+	repo := Reference{Registry: host, Repository: "vmafx/models"}
 
 	if tags, err := c.Tags(ctx, repo, "run-v"); err != nil || len(tags) != 0 {
 		t.Fatalf("Tags of an empty repository = %v, %v", tags, err)
@@ -85,11 +83,11 @@ func TestPushPull(t *testing.T) {
 		}
 	}
 	// Without asking for the state, none is fetched.
-	a, err := c.Pull(ctx, vmafxv1.OCIModel{Registry: host, Repository: "vmafx/models", Reference: "run-v1"}, false)
+	a, err := c.Pull(ctx, Reference{Registry: host, Repository: "vmafx/models", Reference: "run-v1"}, false)
 	if err != nil || a.State != nil {
 		t.Errorf("Pull without state: %v, state %q", err, a.State)
 	}
-	if _, err := c.Pull(ctx, vmafxv1.OCIModel{Registry: host, Repository: "vmafx/models", Reference: "missing"}, false); err == nil {
+	if _, err := c.Pull(ctx, Reference{Registry: host, Repository: "vmafx/models", Reference: "missing"}, false); err == nil {
 		t.Error("pulled a tag that does not exist")
 	}
 }
@@ -99,7 +97,7 @@ func TestPullRefusesOtherArtifacts(t *testing.T) {
 	host := serve(t, "", "")
 	c := &Client{PlainHTTP: []string{host}}
 	ctx := context.Background()
-	repo := vmafxv1.OCIModel{Registry: host, Repository: "other"}
+	repo := Reference{Registry: host, Repository: "other"}
 	r, err := c.repository(repo)
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +117,7 @@ func TestPullRefusesOtherArtifacts(t *testing.T) {
 func TestCredentials(t *testing.T) {
 	host := serve(t, "trainer", "s3cret")
 	ctx := context.Background()
-	repo := vmafxv1.OCIModel{Registry: host, Repository: "vmafx/models"}
+	repo := Reference{Registry: host, Repository: "vmafx/models"}
 	anon := &Client{PlainHTTP: []string{host}}
 	if _, err := anon.Push(ctx, repo, Version{Tag: "v1", Model: []byte("{}")}); err == nil {
 		t.Fatal("pushed without credentials")

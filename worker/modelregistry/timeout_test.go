@@ -4,8 +4,6 @@ import (
 	"net"
 	"testing"
 	"time"
-
-	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
 // TestSilentRegistryTimesOut: a registry that accepts connections and never answers
@@ -27,7 +25,7 @@ func TestSilentRegistryTimesOut(t *testing.T) {
 	}()
 	host := ln.Addr().String()
 	c := &Client{PlainHTTP: []string{host}, Timeout: 300 * time.Millisecond}
-	ref := vmafxv1.OCIModel{Registry: host, Repository: "models/m", Reference: "v1"}
+	ref := Reference{Registry: host, Repository: "models/m", Reference: "v1"}
 	calls := map[string]func() error{
 		"Pull": func() error { _, err := c.Pull(t.Context(), ref, false); return err },
 		"Tags": func() error { _, err := c.Tags(t.Context(), ref, ""); return err },

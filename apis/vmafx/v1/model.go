@@ -1,8 +1,6 @@
 package v1
 
 import (
-	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -34,51 +32,5 @@ type ModelReference string
 // OCIModelScheme prefixes a model reference that names a model version in a registry.
 const OCIModelScheme = "oci://"
 
-// ociReference matches what follows oci:// in a ModelReference (the CRD's rule).
-var ociReference = regexp.MustCompile(`^([a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?)((/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)+)(:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}|@sha256:[a-f0-9]{64})$`)
-
-// OCIModel is a model version in an OCI registry.
-type OCIModel struct {
-	// Registry is the registry's host[:port].
-	Registry string
-	// Repository is the repository path in the registry, without a leading slash.
-	Repository string
-	// Reference is the tag or the sha256:<hex> digest.
-	Reference string
-}
-
-// String returns the oci:// form.
-func (m OCIModel) String() string {
-	sep := ":"
-	if strings.HasPrefix(m.Reference, "sha256:") {
-		sep = "@"
-	}
-	return OCIModelScheme + m.Registry + "/" + m.Repository + sep + m.Reference
-}
-
 // IsOCI reports whether r names a model in a registry rather than a built-in model.
 func (r ModelReference) IsOCI() bool { return strings.HasPrefix(string(r), OCIModelScheme) }
-
-// ParseOCIModel parses oci://<registry>/<repository>:<tag> or ...@sha256:<digest>.
-func ParseOCIModel(ref string) (OCIModel, error) {
-	rest, ok := strings.CutPrefix(ref, OCIModelScheme)
-	if !ok {
-		return OCIModel{}, fmt.Errorf("model reference %q does not start with %s", ref, OCIModelScheme)
-	}
-	m := ociReference.FindStringSubmatch(rest)
-	if m == nil {
-		return OCIModel{}, fmt.Errorf("model reference %q is not %s<registry>/<repository>:<tag> or @sha256:<digest>", ref, OCIModelScheme)
-	}
-	return OCIModel{Registry: m[1], Repository: m[4][1:], Reference: m[8][1:]}, nil
-}
-
-// ParseRepository parses a VmafxModelTraining's outputRegistry, <registry>/<repository>
-// with an optional oci:// prefix, into an OCIModel without a Reference.
-func ParseRepository(repo string) (OCIModel, error) {
-	m, err := ParseOCIModel(OCIModelScheme + strings.TrimPrefix(repo, OCIModelScheme) + ":x")
-	if err != nil {
-		return OCIModel{}, fmt.Errorf("registry repository %q is not <registry>/<repository>", repo)
-	}
-	m.Reference = ""
-	return m, nil
-}

@@ -48,37 +48,3 @@ func TestCRDModelListsMatch(t *testing.T) {
 		}
 	}
 }
-
-func TestParseOCIModel(t *testing.T) {
-	digest := "sha256:" + strings.Repeat("ab", 32)
-	cases := []struct {
-		in   string
-		want OCIModel
-		ok   bool
-	}{
-		{"oci://ghcr.io/vmafx/models:v3", OCIModel{"ghcr.io", "vmafx/models", "v3"}, true},
-		{"oci://10.96.0.12:5000/models@" + digest, OCIModel{"10.96.0.12:5000", "models", digest}, true},
-		{"oci://registry:5000/a/b-c/d__e:run-1-v2", OCIModel{"registry:5000", "a/b-c/d__e", "run-1-v2"}, true},
-		{"oci://ghcr.io/vmafx/models", OCIModel{}, false},
-		{"oci://ghcr.io:v1", OCIModel{}, false},
-		{"oci://ghcr.io/Vmafx/models:v1", OCIModel{}, false},
-		{"vmaf_v0.6.1", OCIModel{}, false},
-		{"oci://ghcr.io/m@sha256:abc", OCIModel{}, false},
-	}
-	for _, tc := range cases {
-		got, err := ParseOCIModel(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("ParseOCIModel(%q) = %+v, %v; want %+v, ok %v", tc.in, got, err, tc.want, tc.ok)
-		}
-		if tc.ok && got.String() != tc.in {
-			t.Errorf("String() = %q; want %q", got.String(), tc.in)
-		}
-	}
-	repo, err := ParseRepository("ghcr.io/vmafx/models")
-	if err != nil || repo != (OCIModel{"ghcr.io", "vmafx/models", ""}) {
-		t.Errorf("ParseRepository = %+v, %v", repo, err)
-	}
-	if _, err := ParseRepository("ghcr.io/vmafx/models:v1"); err == nil {
-		t.Error("ParseRepository accepted a tag")
-	}
-}

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/media/fetch"
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/internal/report"
 )
 

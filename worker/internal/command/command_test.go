@@ -24,9 +24,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/testutil/fftest"
 	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/internal/backend"
-	"github.com/vmafx/vmafx/internal/testutil/fftest"
 )
 
 // The test pair: p02 of the kernel's reference data, 176x144 yuv420p, 16

@@ -18,8 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/internal/testutil/fftest"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // testSecret is the secret key of the tests' credentials; it must never

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/vmafx/vmafx/internal/cli"
-	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/media/fetch"
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/internal/report"
 	"github.com/vmafx/vmafx/worker/internal/source"
 )

@@ -10,8 +10,8 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/media/fetch"
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/modelregistry"
 )
 
@@ -23,7 +23,7 @@ func loadModel(ctx context.Context, cfg *scoreConfig) (*vmaf.Model, error) {
 	if !vmafxv1.ModelReference(cfg.model).IsOCI() {
 		return vmaf.LoadModel(cfg.model)
 	}
-	ref, err := vmafxv1.ParseOCIModel(cfg.model)
+	ref, err := modelregistry.ParseReference(cfg.model)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", vmaf.ErrUnknownModel, err)
 	}

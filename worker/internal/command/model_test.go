@@ -48,7 +48,7 @@ func TestOCIModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &modelregistry.Client{PlainHTTP: []string{host}}
-	digest, err := c.Push(context.Background(), vmafxv1.OCIModel{Registry: host, Repository: "vmafx/models"},
+	digest, err := c.Push(context.Background(), modelregistry.Reference{Registry: host, Repository: "vmafx/models"},
 		modelregistry.Version{Tag: "run-v1", Model: trained})
 	if err != nil {
 		t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/media/fetch"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // maxOutputError bounds the output error in the result, which shares the

@@ -13,9 +13,9 @@ import (
 	"k8s.io/klog/v2/textlogger"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/media/decode"
 	"github.com/vmafx/vmafx/media/fetch"
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/internal/backend"
 	"github.com/vmafx/vmafx/worker/internal/memlimit"
 	"github.com/vmafx/vmafx/worker/internal/push"

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmafx/vmafx/vmaf"
-	"github.com/vmafx/vmafx/media/decode"
 	"github.com/vmafx/vmafx/internal/testutil/fftest"
+	"github.com/vmafx/vmafx/media/decode"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // benchFrames is the length of the benchmark's 1080p pair: 2 s at 30 fps.

@@ -14,10 +14,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/internal/testutil/fftest"
 	"github.com/vmafx/vmafx/media/decode"
 	"github.com/vmafx/vmafx/media/fetch"
-	"github.com/vmafx/vmafx/internal/testutil/fftest"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // streamed serves local files as a remote fetcher would: by stream, with

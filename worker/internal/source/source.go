@@ -10,9 +10,9 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/media/decode"
 	"github.com/vmafx/vmafx/media/fetch"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // Sentinel errors. Test them with errors.Is.

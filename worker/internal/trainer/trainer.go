@@ -24,8 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/media/fetch"
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/modelregistry"
 	"github.com/vmafx/vmafx/worker/train"
 )
@@ -70,7 +70,7 @@ type Trainer struct {
 
 	// Set by start.
 	run       *vmafxv1.VmafxModelTraining
-	repo      vmafxv1.OCIModel
+	repo      modelregistry.Reference
 	base      *vmaf.Model
 	baseDoc   []byte
 	learner   *train.Learner
@@ -224,7 +224,7 @@ func (t *Trainer) start(ctx context.Context) error {
 		return fmt.Errorf("reading the run: %w", err)
 	}
 	spec := run.Spec
-	repo, err := vmafxv1.ParseRepository(string(spec.OutputRegistry))
+	repo, err := modelregistry.ParseRepository(string(spec.OutputRegistry))
 	if err != nil {
 		return permanentError{err}
 	}

@@ -163,7 +163,7 @@ func TestTrainerLearnsAndResumes(t *testing.T) {
 
 	// The version is a model and says what it is.
 	c := &modelregistry.Client{PlainHTTP: []string{host}}
-	ref, err := vmafxv1.ParseOCIModel(st.LastCheckpoint.Reference)
+	ref, err := modelregistry.ParseReference(st.LastCheckpoint.Reference)
 	if err != nil {
 		t.Fatal(err)
 	}
