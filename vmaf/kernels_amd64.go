@@ -27,6 +27,14 @@ var avx2Kernels = kernels{
 	admDen0Row:  admDen0AVX2Row,
 	admDenSRow:  admDenSAVX2Row,
 	admDWTSH:    dwtSHAVX2,
+	// CAMBI: the scalar kernels until the AVX2 ones land.
+	cambiMode3:      cambiMode3Row,
+	cambiZeroDeriv:  cambiZeroDerivRow,
+	cambiColSum:     cambiColSumRow,
+	cambiMaskRow:    cambiMaskRowGo,
+	cambiBand:       cambiBandRow,
+	cambiHistRow:    cambiHistRowGo,
+	cambiCValuesRow: cambiCValuesRowGo,
 }
 
 // avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the
