@@ -27,13 +27,13 @@ var avx2Kernels = kernels{
 	admDen0Row:  admDen0AVX2Row,
 	admDenSRow:  admDenSAVX2Row,
 	admDWTSH:    dwtSHAVX2,
-	// CAMBI: the scalar kernels until the AVX2 ones land.
-	cambiMode3:      cambiMode3Row,
-	cambiZeroDeriv:  cambiZeroDerivRow,
-	cambiColSum:     cambiColSumRow,
-	cambiMaskRow:    cambiMaskRowGo,
-	cambiBand:       cambiBandRow,
-	cambiHistRow:    cambiHistRowGo,
+	// CAMBI (cambi_kernels_amd64.go).
+	cambiMode3:      cambiMode3AVX2Row,
+	cambiZeroDeriv:  cambiZeroDerivAVX2Row,
+	cambiColSum:     cambiColSumAVX2Row,
+	cambiMaskRow:    cambiMaskRowAVX2Row,
+	cambiBand:       cambiBandAVX2Row,
+	cambiHistRow:    cambiHistAVX2Row,
 	cambiCValuesRow: cambiCValuesRowGo,
 }
 
