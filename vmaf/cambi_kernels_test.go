@@ -119,3 +119,148 @@ func checkCAMBIScales(t *testing.T, s *cambiState, pic []uint16, check func(scal
 		check(scale, s.cvals[:w*h])
 	}
 }
+
+// cambiSamples makes n samples of depth bpc, most of them within a few
+// codes of one value so that equal neighbours, the mode filter's cases
+// and the band's edges all occur.
+func cambiSamples(rng *rand.Rand, n, bpc int) []uint16 {
+	maxV := 1<<bpc - 1
+	base := rng.IntN(maxV + 1)
+	s := make([]uint16, n)
+	for i := range s {
+		v := base + rng.IntN(4) - 1
+		if rng.IntN(8) == 0 {
+			v = rng.IntN(maxV + 1)
+		}
+		s[i] = uint16(min(max(v, 0), maxV))
+	}
+	return s
+}
+
+// checkCAMBIKernels runs each CAMBI kernel of path k on random rows of w
+// samples of depth bpc and wants the scalar kernel's results.
+func checkCAMBIKernels(t *testing.T, k *kernels, rng *rand.Rand, w, bpc int) {
+	t.Helper()
+	a, b, c := cambiSamples(rng, w, bpc), cambiSamples(rng, w, bpc), cambiSamples(rng, w, bpc)
+	for i := range a {
+		if rng.IntN(2) == 0 { // columns alike, as in flat areas
+			b[i], c[i] = a[i], a[max(i-1, 0)]
+		}
+	}
+	want, got := make([]uint16, w), make([]uint16, w)
+	cambiMode3Row(a, b, c, want)
+	k.cambiMode3(a, b, c, got)
+	if !slices.Equal(got, want) {
+		t.Errorf("w %d %d-bit: cambiMode3 differs", w, bpc)
+	}
+
+	zw, zg := make([]uint8, w), make([]uint8, w)
+	for _, next := range [][]uint16{b, a} {
+		cambiZeroDerivRow(a, next, zw)
+		k.cambiZeroDeriv(a, next, zg)
+		if !slices.Equal(zg, zw) {
+			t.Errorf("w %d %d-bit: cambiZeroDeriv differs", w, bpc)
+		}
+	}
+
+	zin, zout := make([]uint8, w), make([]uint8, w)
+	csW, csG := make([]uint16, w+6), make([]uint16, w+6)
+	for i := range zin {
+		zin[i], zout[i] = uint8(rng.IntN(2)), uint8(rng.IntN(2))
+		csW[i+3] = uint16(rng.IntN(8))
+	}
+	copy(csG, csW)
+	cambiColSumRow(csW[3:3+w], zin, zout)
+	k.cambiColSum(csG[3:3+w], zin, zout)
+	if !slices.Equal(csG, csW) {
+		t.Errorf("w %d: cambiColSum differs", w)
+	}
+	for i := range csW {
+		csW[i] = uint16(rng.IntN(8))
+	}
+	mw, mg := make([]bool, w), make([]bool, w)
+	for _, thr := range []int{-1, 0, rng.IntN(50), 48, 49} {
+		cambiMaskRowGo(csW, mw, thr)
+		k.cambiMaskRow(csW, mg, thr)
+		if !slices.Equal(mg, mw) {
+			t.Errorf("w %d threshold %d: cambiMaskRow differs", w, thr)
+		}
+	}
+
+	mask := make([]bool, w)
+	for i := range mask {
+		mask[i] = rng.IntN(3) > 0
+	}
+	bw, bg := make([]int16, w), make([]int16, w)
+	base, nd := max(int(a[0])-rng.IntN(4), 0), 1<<rng.IntN(6)
+	for _, size := range []int{0, 1, rng.IntN(8), rng.IntN(1 << bpc), 1 << bpc} {
+		cambiBandRow(a, mask, bw, base, size, nd)
+		k.cambiBand(a, mask, bg, base, size, nd)
+		if !slices.Equal(bg, bw) {
+			t.Errorf("w %d %d-bit base %d size %d nd %d: cambiBand differs", w, bpc, base, size, nd)
+		}
+	}
+}
+
+// checkCAMBIHist slides random histograms of rows rows of w columns by
+// one row under a window of pad columns each side.
+func checkCAMBIHist(t *testing.T, k *kernels, rng *rand.Rand, w, pad, rows int) {
+	t.Helper()
+	hw := make([]uint16, rows*w+cambiSlack)
+	for i := range rows * w {
+		hw[i] = uint16(rng.IntN(4096) + 64)
+	}
+	hg := slices.Clone(hw)
+	out, in := make([]int16, w), make([]int16, w)
+	for j := range out {
+		out[j], in[j] = int16(rng.IntN(rows+1)-1), int16(rng.IntN(rows+1)-1)
+		if rng.IntN(3) == 0 {
+			in[j] = out[j]
+		}
+	}
+	cambiHistRowGo(hw, w, pad, out, in)
+	k.cambiHistRow(hg, w, pad, out, in)
+	if !slices.Equal(hg, hw) {
+		t.Errorf("w %d pad %d rows %d: cambiHistRow differs", w, pad, rows)
+	}
+}
+
+// TestCAMBIKernelsAVX2 compares each vector CAMBI kernel with the scalar
+// one at depths 8, 10 and 12, on widths around the vector's 16 words.
+func TestCAMBIKernelsAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(3, 16))
+	for _, c := range vectorPaths {
+		if !c.Supported() {
+			continue
+		}
+		k := kernelsFor(c)
+		for _, w := range []int{1, 2, 3, 15, 16, 17, 18, 31, 32, 33, 47, 100, 257, 1280} {
+			for _, bpc := range []int{8, 10, 12} {
+				checkCAMBIKernels(t, k, rng, w, bpc)
+			}
+			for _, pad := range []int{0, 1, 7, 8, 10, 15, 16, 32, 63} {
+				checkCAMBIHist(t, k, rng, w, pad, 1+rng.IntN(12))
+			}
+		}
+	}
+}
+
+func FuzzCAMBIKernels(f *testing.F) {
+	for _, s := range []struct {
+		seed      uint64
+		w, pad    uint16
+		bpc, rows uint8
+	}{{1, 17, 10, 8, 4}, {2, 33, 0, 10, 1}, {3, 1, 3, 12, 9}, {4, 250, 32, 10, 40}, {5, 64, 16, 8, 2}} {
+		f.Add(s.seed, s.w, s.pad, s.bpc, s.rows)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, w, pad uint16, bpc, rows uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 0))
+		width := 1 + int(w)%600
+		depth := []int{8, 10, 12}[int(bpc)%3]
+		k := kernelsFor(CPUAVX2)
+		checkCAMBIKernels(t, k, rng, width, depth)
+		checkCAMBIHist(t, k, rng, width, int(pad)%64, 1+int(rows)%48)
+	})
+}
