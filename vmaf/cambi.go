@@ -336,14 +336,7 @@ func (s *cambiState) preprocess(y []uint16) {
 		return (v + round) >> shift
 	}
 	if w == inW && h == s.inH {
-		switch {
-		case s.bpc == 10:
-			copy(d, y[:w*h])
-		default:
-			for i, v := range y[:w*h] {
-				d[i] = conv(v)
-			}
-		}
+		s.k.cambiConv(y[:w*h], d[:w*h], s.bpc)
 	} else {
 		ratioX, ratioY := float32(inW)/float32(w), float32(s.inH)/float32(h)
 		startX := float32(float64(ratioX/2) - 0.5)
@@ -365,11 +358,7 @@ func (s *cambiState) preprocess(y []uint16) {
 	// anti_dithering_filter, in place: each sample becomes the mean of its
 	// 2x2 block to the right and below, read before being overwritten.
 	for i := 0; i < h-1; i++ {
-		r, n := d[i*w:(i+1)*w], d[(i+1)*w:(i+2)*w]
-		for j := 0; j < w-1; j++ {
-			r[j] = uint16((uint32(r[j]) + uint32(r[j+1]) + uint32(n[j]) + uint32(n[j+1])) >> 2)
-		}
-		r[w-1] = uint16((uint32(r[w-1]) + uint32(n[w-1])) >> 1)
+		s.k.cambiAntiDither(d[i*w:(i+1)*w], d[(i+1)*w:(i+2)*w])
 	}
 	r := d[(h-1)*w : h*w]
 	for j := 0; j < w-1; j++ {

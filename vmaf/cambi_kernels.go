@@ -134,3 +134,38 @@ func cambiCValuesRowGo(hist []uint16, w int, band []int16, diffs []uint32, out [
 		out[j] = best
 	}
 }
+
+// cambiConvShifts are the conversion of bpc-bit samples to 10 bits:
+// 8- and 9-bit ones shifted up, 12-bit and deeper ones rounded down.
+func cambiConvShifts(bpc int) (round uint16, up, down uint) {
+	switch {
+	case bpc < 10:
+		return 0, uint(10 - bpc), 0
+	case bpc > 10:
+		return uint16(1) << (bpc - 11), 0, uint(bpc - 10)
+	}
+	return 0, 0, 0
+}
+
+// cambiConvRow converts src, of depth bpc, to 10 bits into dst.
+func cambiConvRow(src, dst []uint16, bpc int) {
+	round, up, down := cambiConvShifts(bpc)
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = ((v + round) << up) >> down
+	}
+}
+
+// cambiAntiDitherRow is one row of anti_dithering_filter, in place: each
+// sample becomes the mean of its 2x2 block to the right and below, read
+// before being overwritten; the last column's block is its column's two.
+func cambiAntiDitherRow(r, next []uint16) {
+	w := len(r)
+	next = next[:w]
+	for j := 0; j < w-1; j++ {
+		r[j] = uint16((uint32(r[j]) + uint32(r[j+1]) + uint32(next[j]) + uint32(next[j+1])) >> 2)
+	}
+	if w > 0 {
+		r[w-1] = uint16((uint32(r[w-1]) + uint32(next[w-1])) >> 1)
+	}
+}

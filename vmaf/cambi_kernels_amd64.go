@@ -110,3 +110,26 @@ func cambiHistAVX2Row(hist []uint16, w, pad int, out, in []int16) {
 	edge(0, pad)
 	edge(w-pad, w)
 }
+
+func cambiConvAVX2Row(src, dst []uint16, bpc int) {
+	w := len(dst)
+	src = src[:w]
+	n := vec16(w)
+	if n > 0 {
+		round, up, down := cambiConvShifts(bpc)
+		cambiConvAVX2(&src[0], &dst[0], round, uint64(up), uint64(down), n)
+	}
+	cambiConvRow(src[n:], dst[n:], bpc)
+}
+
+// cambiAntiDitherAVX2Row leaves the last column and the rest of a vector
+// to the scalar code; the kernel has read r[n] but not written it.
+func cambiAntiDitherAVX2Row(r, next []uint16) {
+	w := len(r)
+	next = next[:w]
+	n := (w - 1) &^ 7
+	if n > 0 {
+		cambiAntiDitherAVX2(&r[0], &next[0], n)
+	}
+	cambiAntiDitherRow(r[n:], next[n:])
+}

@@ -148,6 +148,26 @@ func checkCAMBIKernels(t *testing.T, k *kernels, rng *rand.Rand, w, bpc int) {
 		}
 	}
 	want, got := make([]uint16, w), make([]uint16, w)
+	cambiConvRow(a, want, bpc)
+	k.cambiConv(a, got, bpc)
+	if !slices.Equal(got, want) {
+		t.Errorf("w %d %d-bit: cambiConv differs", w, bpc)
+	}
+	// The anti-dithering's sums, on samples up to 16 bits too.
+	for _, wide := range []bool{false, true} {
+		r, next := slices.Clone(b), slices.Clone(c)
+		if wide {
+			for i := range r {
+				r[i], next[i] = uint16(rng.Uint32()), uint16(rng.Uint32())
+			}
+		}
+		rg := slices.Clone(r)
+		cambiAntiDitherRow(r, next)
+		k.cambiAntiDither(rg, next)
+		if !slices.Equal(rg, r) {
+			t.Errorf("w %d %d-bit wide %v: cambiAntiDither differs", w, bpc, wide)
+		}
+	}
 	cambiMode3Row(a, b, c, want)
 	k.cambiMode3(a, b, c, got)
 	if !slices.Equal(got, want) {
@@ -235,7 +255,7 @@ func TestCAMBIKernelsAVX2(t *testing.T) {
 			continue
 		}
 		k := kernelsFor(c)
-		for _, w := range []int{1, 2, 3, 15, 16, 17, 18, 31, 32, 33, 47, 100, 257, 1280} {
+		for _, w := range []int{1, 2, 3, 7, 8, 9, 15, 16, 17, 18, 31, 32, 33, 47, 100, 257, 1280} {
 			for _, bpc := range []int{8, 10, 12} {
 				checkCAMBIKernels(t, k, rng, w, bpc)
 			}

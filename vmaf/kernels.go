@@ -51,6 +51,8 @@ type kernels struct {
 	// CAMBI's rows (cambi_kernels.go): the mode filter's mode3, the
 	// spatial mask's zero derivatives, column sums and 7x7 test, the
 	// pixels' histogram rows, the histograms' slide and the c-values.
+	cambiConv       func(src, dst []uint16, bpc int)
+	cambiAntiDither func(r, next []uint16)
 	cambiMode3      func(a, b, c, dst []uint16)
 	cambiZeroDeriv  func(cur, next []uint16, z []uint8)
 	cambiColSum     func(cs []uint16, zin, zout []uint8)
@@ -112,6 +114,8 @@ var genericKernels = kernels{
 	admDecouple: func(d *admDecoupleRows, egl float64, narrow bool) {
 		admDecoupleRow(d, 0, len(d.o[0]), egl, narrow)
 	},
+	cambiConv:       cambiConvRow,
+	cambiAntiDither: cambiAntiDitherRow,
 	cambiMode3:      cambiMode3Row,
 	cambiZeroDeriv:  cambiZeroDerivRow,
 	cambiColSum:     cambiColSumRow,

@@ -28,6 +28,8 @@ var avx2Kernels = kernels{
 	admDenSRow:  admDenSAVX2Row,
 	admDWTSH:    dwtSHAVX2,
 	// CAMBI (cambi_kernels_amd64.go).
+	cambiConv:       cambiConvAVX2Row,
+	cambiAntiDither: cambiAntiDitherAVX2Row,
 	cambiMode3:      cambiMode3AVX2Row,
 	cambiZeroDeriv:  cambiZeroDerivAVX2Row,
 	cambiColSum:     cambiColSumAVX2Row,

@@ -183,3 +183,13 @@ func cambiBandAVX2(img *uint16, mask *bool, out *int16, base uint16, last uint16
 //
 //go:noescape
 func cambiHistAVX2(hist *uint16, w int, out *int16, in *int16, full int, tail *[16]uint16, n int)
+
+// cambiConvAVX2 sets dst[i] = ((src[i]+add)<<shl)>>shr in 16 bits for i < n (a multiple of 16).
+//
+//go:noescape
+func cambiConvAVX2(src *uint16, dst *uint16, add uint16, shl uint64, shr uint64, n int)
+
+// cambiAntiDitherAVX2 sets r[j] = (r[j]+r[j+1]+next[j]+next[j+1])>>2 for j < n (a multiple of 8; the rows hold n+1 words).
+//
+//go:noescape
+func cambiAntiDitherAVX2(r *uint16, next *uint16, n int)

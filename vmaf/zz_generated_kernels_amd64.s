@@ -2298,3 +2298,58 @@ next:
 done:
 	VZEROUPPER
 	RET
+
+// func cambiConvAVX2(src *uint16, dst *uint16, add uint16, shl uint64, shr uint64, n int)
+// Requires: AVX, AVX2
+TEXT ·cambiConvAVX2(SB), NOSPLIT, $0-48
+	MOVQ         src+0(FP), AX
+	MOVQ         dst+8(FP), CX
+	VPBROADCASTW add+16(FP), Y0
+	VMOVQ        shl+24(FP), X1
+	VMOVQ        shr+32(FP), X2
+	MOVQ         n+40(FP), DX
+	XORQ         BX, BX
+
+loop:
+	CMPQ    BX, DX
+	JAE     done
+	VMOVDQU (AX)(BX*2), Y3
+	VPADDW  Y0, Y3, Y3
+	VPSLLW  X1, Y3, Y3
+	VPSRLW  X2, Y3, Y3
+	VMOVDQU Y3, (CX)(BX*2)
+	ADDQ    $0x10, BX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func cambiAntiDitherAVX2(r *uint16, next *uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·cambiAntiDitherAVX2(SB), NOSPLIT, $0-24
+	MOVQ r+0(FP), AX
+	MOVQ next+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+
+loop:
+	CMPQ         BX, DX
+	JAE          done
+	VPMOVZXWD    (AX)(BX*2), Y0
+	VPMOVZXWD    2(AX)(BX*2), Y1
+	VPMOVZXWD    (CX)(BX*2), Y2
+	VPMOVZXWD    2(CX)(BX*2), Y3
+	VPADDD       Y1, Y0, Y0
+	VPADDD       Y3, Y2, Y2
+	VPADDD       Y2, Y0, Y0
+	VPSRLD       $0x02, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
+	VMOVDQU      X0, (AX)(BX*2)
+	ADDQ         $0x08, BX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET

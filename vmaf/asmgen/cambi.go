@@ -18,6 +18,8 @@ func cambiKernels() {
 	cambiMaskRow()
 	cambiBand()
 	cambiHist()
+	cambiConv()
+	cambiAntiDither()
 }
 
 // wordsToBytes packs the 16 words of x (each 0 or -1) into the 16 bytes
@@ -219,4 +221,51 @@ func cambiHist() {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// cambiConv: dst[i] = ((src[i]+add) << shl) >> shr in words, the
+// conversion to 10 bits (add and shr round deeper samples down, shl moves
+// shallower ones up).
+func cambiConv() {
+	TEXT("cambiConvAVX2", NOSPLIT, "func(src, dst *uint16, add uint16, shl, shr uint64, n int)")
+	Pragma("noescape")
+	Doc("cambiConvAVX2 sets dst[i] = ((src[i]+add)<<shl)>>shr in 16 bits for i < n (a multiple of 16).")
+	p := loadPointers("src", "dst")
+	add := YMM()
+	VPBROADCASTW(paramAddr("add"), add)
+	shl, shr := XMM(), XMM()
+	VMOVQ(paramAddr("shl"), shl)
+	VMOVQ(paramAddr("shr"), shr)
+	rowLoopStep(16, func(i Register) {
+		x := YMM()
+		VMOVDQU(Mem{Base: p[0], Index: i, Scale: 2}, x)
+		VPADDW(add, x, x)
+		VPSLLW(shl, x, x)
+		VPSRLW(shr, x, x)
+		VMOVDQU(x, Mem{Base: p[1], Index: i, Scale: 2})
+	}, func() {})
+}
+
+// cambiAntiDither: r[j] = (r[j]+r[j+1]+next[j]+next[j+1]) >> 2 in place,
+// summed in dwords; each step reads r[j+8] before a later one writes it.
+func cambiAntiDither() {
+	TEXT("cambiAntiDitherAVX2", NOSPLIT, "func(r, next *uint16, n int)")
+	Pragma("noescape")
+	Doc("cambiAntiDitherAVX2 sets r[j] = (r[j]+r[j+1]+next[j]+next[j+1])>>2 for j < n (a multiple of 8; the rows hold n+1 words).")
+	p := loadPointers("r", "next")
+	rowLoopStep(8, func(i Register) {
+		a, b, c, d := YMM(), YMM(), YMM(), YMM()
+		VPMOVZXWD(Mem{Base: p[0], Index: i, Scale: 2}, a)
+		VPMOVZXWD(Mem{Base: p[0], Index: i, Scale: 2, Disp: 2}, b)
+		VPMOVZXWD(Mem{Base: p[1], Index: i, Scale: 2}, c)
+		VPMOVZXWD(Mem{Base: p[1], Index: i, Scale: 2, Disp: 2}, d)
+		VPADDD(b, a, a)
+		VPADDD(d, c, c)
+		VPADDD(c, a, a)
+		VPSRLD(Imm(2), a, a)
+		hi, out := XMM(), XMM()
+		VEXTRACTI128(Imm(1), a, hi)
+		VPACKUSDW(hi, a.AsX(), out)
+		VMOVDQU(out, Mem{Base: p[0], Index: i, Scale: 2})
+	}, func() {})
 }
