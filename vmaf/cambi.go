@@ -167,6 +167,7 @@ var cambiReciprocal = func() []float32 {
 
 // cambiState is one worker's scratch for CAMBI at one frame size.
 type cambiState struct {
+	k             *kernels
 	inW, inH, bpc int // the input plane
 	// w x h is where CAMBI works: the encode's size, at most the input's.
 	w, h       int
@@ -188,17 +189,30 @@ type cambiState struct {
 	img                []uint16  // the 10-bit picture, compacted to each scale's width
 	mask               []bool    // the spatial mask, likewise
 	cvals              []float32 // per-pixel scores of one scale
-	hist               []uint16  // bandSize rows of w columns
-	zd                 []uint8   // zero-derivative rows, a ring of 8
-	colSum             []int32   // mask: column sums over 7 rows
-	modeBuf            []uint16  // filter_mode's 3 rows
+	// band holds, per pixel of one scale, its histogram row
+	// (numDiffs+value-bandBase) when it is masked and its value within the
+	// band, else -1.
+	band []int16
+	// hist holds numDiffs zero rows, the bandSize rows of the band and
+	// numDiffs zero rows again, w columns each, then cambiSlack words: the
+	// zero rows stand for the values outside the band, which count 0.
+	hist []uint16
+	// diffs[r] has bit d set when a pixel of histogram row r looks for a
+	// step of d+1 codes (its value within TVI limit d and the step
+	// reaching the visibility threshold).
+	diffs   []uint32
+	none    []int16  // a row of -1: no pixel counts
+	zd      []uint8  // zero-derivative rows, a ring of 8
+	zero    []uint8  // a row of zeros
+	colSum  []uint16 // mask: column sums over 7 rows, 3 zero columns each side
+	modeBuf []uint16 // filter_mode's 3 rows
 }
 
 // newCAMBIState prepares CAMBI under o for w x h inputs of depth bpc, which
 // o.check must have accepted (cambi.c, init).
 func newCAMBIState(w, h, bpc int, o cambiOptions) *cambiState {
 	c, _ := o.setup(w, h, bpc)
-	s := &cambiState{inW: w, inH: h, bpc: bpc, w: c.encW, h: c.encH, antiDither: c.encBPC < 10,
+	s := &cambiState{k: cambiDefaultKernels(), inW: w, inH: h, bpc: bpc, w: c.encW, h: c.encH, antiDither: c.encBPC < 10,
 		speedup: c.speedup, window: c.window, topk: c.topk, maxVal: o.maxVal}
 	w, h = s.w, s.h
 	s.numDiffs = 1 << o.maxLogContrast
@@ -212,10 +226,46 @@ func newCAMBIState(w, h, bpc int, o cambiOptions) *cambiState {
 	s.img = make([]uint16, w*h)
 	s.mask = make([]bool, w*h)
 	s.cvals = make([]float32, w*h)
-	s.hist = make([]uint16, s.bandSize*w)
+	s.band = make([]int16, w*h)
+	nd := s.numDiffs
+	s.hist = make([]uint16, (s.bandSize+2*nd)*w+cambiSlack)
+	s.diffs = make([]uint32, s.bandSize+2*nd)
+	for r := nd; r < nd+s.bandSize; r++ {
+		// value is the pixel's value offset by numDiffs, as libvmaf keeps
+		// it and the TVI limits.
+		value := r - nd + s.bandBase + nd
+		for d := range nd {
+			if value <= s.tvi[d] && value+d+1 > s.vlt {
+				s.diffs[r] |= 1 << d
+			}
+		}
+	}
+	s.none = make([]int16, w)
+	for j := range s.none {
+		s.none[j] = -1
+	}
 	s.zd = make([]uint8, 8*w)
-	s.colSum = make([]int32, w)
+	s.zero = make([]uint8, w)
+	s.colSum = make([]uint16, w+6)
 	s.modeBuf = make([]uint16, 3*w)
+	return s
+}
+
+// cambiDefaultKernels is the kernel set of the path Score runs when
+// Options.CPU is left at CPUAuto (VMAFX_CPU's, else the best one): the
+// pipeline's workers build their cambiState without naming a path; with
+// sets one.
+func cambiDefaultKernels() *kernels {
+	c, err := resolveCPU(CPUAuto)
+	if err != nil {
+		c = CPUGeneric
+	}
+	return kernelsFor(c)
+}
+
+// with makes s run on kernel set k.
+func (s *cambiState) with(k *kernels) *cambiState {
+	s.k = k
 	return s
 }
 
@@ -286,14 +336,7 @@ func (s *cambiState) preprocess(y []uint16) {
 		return (v + round) >> shift
 	}
 	if w == inW && h == s.inH {
-		switch {
-		case s.bpc == 10:
-			copy(d, y[:w*h])
-		default:
-			for i, v := range y[:w*h] {
-				d[i] = conv(v)
-			}
-		}
+		s.k.cambiConv(y[:w*h], d[:w*h], s.bpc)
 	} else {
 		ratioX, ratioY := float32(inW)/float32(w), float32(s.inH)/float32(h)
 		startX := float32(float64(ratioX/2) - 0.5)
@@ -315,11 +358,7 @@ func (s *cambiState) preprocess(y []uint16) {
 	// anti_dithering_filter, in place: each sample becomes the mean of its
 	// 2x2 block to the right and below, read before being overwritten.
 	for i := 0; i < h-1; i++ {
-		r, n := d[i*w:(i+1)*w], d[(i+1)*w:(i+2)*w]
-		for j := 0; j < w-1; j++ {
-			r[j] = uint16((uint32(r[j]) + uint32(r[j+1]) + uint32(n[j]) + uint32(n[j+1])) >> 2)
-		}
-		r[w-1] = uint16((uint32(r[w-1]) + uint32(n[w-1])) >> 1)
+		s.k.cambiAntiDither(d[i*w:(i+1)*w], d[(i+1)*w:(i+2)*w])
 	}
 	r := d[(h-1)*w : h*w]
 	for j := 0; j < w-1; j++ {
@@ -334,62 +373,36 @@ func (s *cambiState) preprocess(y []uint16) {
 // (outside the frame counts as not). libvmaf sums with a rolling 2D prefix
 // sum; column sums over a ring of rows give the same integers.
 func (s *cambiState) spatialMask() {
-	w, h := s.w, s.h
+	w, h, k := s.w, s.h, s.k
 	const pad = cambiMaskFilterSize / 2
 	const ring = 8 // rows i-pad-1 .. i+pad
-	img, cs := s.img, s.colSum
+	img := s.img
+	cs := s.colSum // cs[c+pad] sums column c; pad zero columns each side
 	clear(cs)
 	zdRow := func(r int) []uint8 {
 		z := s.zd[(r%ring)*w : (r%ring+1)*w]
-		cur := img[r*w : (r+1)*w]
-		var next []uint16
+		cur, next := img[r*w:(r+1)*w], img[r*w:(r+1)*w]
 		if r < h-1 {
-			next = img[(r+1)*w : (r+2)*w]
+			next = img[(r+1)*w : (r+2)*w] // the last row compares with itself
 		}
-		for c, v := range cur {
-			ok := c == w-1 || v == cur[c+1]
-			if next != nil {
-				ok = ok && v == next[c]
-			}
-			z[c] = 0
-			if ok {
-				z[c] = 1
-			}
-		}
+		k.cambiZeroDeriv(cur, next, z)
 		return z
 	}
 	for r := 0; r < pad && r < h; r++ {
-		for c, v := range zdRow(r) {
-			cs[c] += int32(v)
-		}
+		k.cambiColSum(cs[pad:pad+w], zdRow(r), s.zero)
 	}
-	threshold := int32(s.maskIndex)
+	// The mask's threshold, within int16 (the sums reach 49 at most).
+	threshold := min(max(s.maskIndex, -1), 1<<15-1)
 	for i := 0; i < h; i++ {
+		zin, zout := s.zero, s.zero
 		if r := i + pad; r < h {
-			for c, v := range zdRow(r) {
-				cs[c] += int32(v)
-			}
+			zin = zdRow(r)
 		}
 		if r := i - pad - 1; r >= 0 {
-			z := s.zd[(r%ring)*w : (r%ring+1)*w]
-			for c, v := range z {
-				cs[c] -= int32(v)
-			}
+			zout = s.zd[(r%ring)*w : (r%ring+1)*w]
 		}
-		var sum int32
-		for c := 0; c < pad && c < w; c++ {
-			sum += cs[c]
-		}
-		m := s.mask[i*w : (i+1)*w]
-		for c := range m {
-			if c+pad < w {
-				sum += cs[c+pad]
-			}
-			if c-pad-1 >= 0 {
-				sum -= cs[c-pad-1]
-			}
-			m[c] = sum > threshold
-		}
+		k.cambiColSum(cs[pad:pad+w], zin, zout)
+		k.cambiMaskRow(cs, s.mask[i*w:(i+1)*w], threshold)
 	}
 }
 
@@ -407,37 +420,22 @@ func decimateInPlace[T any](p []T, w, nw, nh int) {
 	}
 }
 
-// mode3 is the majority of three values, or their minimum when all differ.
-func mode3(a, b, c uint16) uint16 {
-	if a == b || a == c {
-		return a
-	}
-	if b == c {
-		return b
-	}
-	return min(a, b, c)
-}
-
 // filterMode applies libvmaf's 3x3 mode filter in place (filter_mode): a
 // horizontal mode3 of each row (edge columns kept), then a vertical mode3
 // of three such rows; the first and last rows stay as they are.
 func (s *cambiState) filterMode(w, h int) {
-	d, buf := s.img, s.modeBuf
+	d, buf, k := s.img, s.modeBuf, s.k
 	line := 0
 	for i := 0; i < h; i++ {
 		row := d[i*w : (i+1)*w]
 		b := buf[line*w : (line+1)*w]
 		b[0] = row[0]
-		for j := 1; j < w-1; j++ {
-			b[j] = mode3(row[j-1], row[j], row[j+1])
+		if w > 2 {
+			k.cambiMode3(row[:w-2], row[1:w-1], row[2:], b[1:w-1])
 		}
 		b[w-1] = row[w-1]
 		if i > 1 {
-			out := d[(i-1)*w : i*w]
-			b0, b1, b2 := buf[:w], buf[w:2*w], buf[2*w:3*w]
-			for j := range out {
-				out[j] = mode3(b0[j], b1[j], b2[j])
-			}
+			k.cambiMode3(buf[:w], buf[w:2*w], buf[2*w:3*w], d[(i-1)*w:i*w])
 		}
 		line++
 		if line == 3 {
@@ -455,117 +453,25 @@ func (s *cambiState) filterMode(w, h int) {
 // value in the window and p the more frequent of value+d and value-d.
 func (s *cambiState) cValues(w, h int) {
 	pad := s.window >> 1
-	base, size := s.bandBase, s.bandSize
-	img, mask := s.img, s.mask
-	hist := s.hist[:size*w]
+	k := s.k
+	band := s.band[:w*h]
+	k.cambiBand(s.img[:w*h], s.mask[:w*h], band, s.bandBase, s.bandSize, s.numDiffs)
+	hist := s.hist[:(s.bandSize+2*s.numDiffs)*w+cambiSlack]
 	clear(hist)
-	cv := s.cvals[:w*h]
-	clear(cv)
-	// band returns the histogram row of pixel k, or -1 when it does not
-	// count: outside the mask, or a value no c-value reads.
-	band := func(k int) int {
-		if !mask[k] {
-			return -1
-		}
-		v := int(img[k]) - base
-		if uint(v) >= uint(size) {
-			return -1
-		}
-		return v
-	}
-	span := func(j int) (int, int) { return max(j-pad, 0), min(j+pad+1, w) }
-	add := func(r int) {
-		for j := 0; j < w; j++ {
-			if v := band(r*w + j); v >= 0 {
-				lo, hi := span(j)
-				seg := hist[v*w+lo : v*w+hi]
-				for k := range seg {
-					seg[k]++
-				}
-			}
-		}
-	}
+	none := s.none[:w]
 	for r := 0; r < pad && r < h; r++ {
-		add(r)
+		k.cambiHistRow(hist, w, pad, none, band[r*w:(r+1)*w])
 	}
 	for i := 0; i < h; i++ {
-		in, out := i+pad, i-pad-1
-		switch {
-		case in < h && out >= 0:
-			for j := 0; j < w; j++ {
-				vo, vi := band(out*w+j), band(in*w+j)
-				if vo == vi {
-					continue // the decrement and increment cancel
-				}
-				lo, hi := span(j)
-				if vo >= 0 {
-					seg := hist[vo*w+lo : vo*w+hi]
-					for k := range seg {
-						seg[k]--
-					}
-				}
-				if vi >= 0 {
-					seg := hist[vi*w+lo : vi*w+hi]
-					for k := range seg {
-						seg[k]++
-					}
-				}
-			}
-		case in < h:
-			add(in)
-		case out >= 0:
-			for j := 0; j < w; j++ {
-				if v := band(out*w + j); v >= 0 {
-					lo, hi := span(j)
-					seg := hist[v*w+lo : v*w+hi]
-					for k := range seg {
-						seg[k]--
-					}
-				}
-			}
+		out, in := none, none
+		if r := i + pad; r < h {
+			in = band[r*w : (r+1)*w]
 		}
-		s.cValuesRow(i, w, cv[i*w:(i+1)*w])
-	}
-}
-
-// cValuesRow fills the c-values of row i's masked pixels (c_value_pixel).
-func (s *cambiState) cValuesRow(i, w int, out []float32) {
-	base, size, nd, vlt := s.bandBase, s.bandSize, s.numDiffs, s.vlt
-	hist := s.hist
-	tvi := s.tvi[:nd]
-	row, mask := s.img[i*w:(i+1)*w], s.mask[i*w:(i+1)*w]
-	for j, v := range row {
-		if !mask[j] {
-			continue
+		if r := i - pad - 1; r >= 0 {
+			out = band[r*w : (r+1)*w]
 		}
-		// libvmaf offsets values by numDiffs so that value-d stays
-		// non-negative; the TVI limits carry the same offset.
-		value := int(v) + nd
-		cv := int(v) - base
-		if uint(cv) >= uint(size) {
-			continue
-		}
-		p0 := int(hist[cv*w+j])
-		var best float32
-		for d, limit := range tvi {
-			if value > limit || value+d+1 <= vlt {
-				continue
-			}
-			// In the band: the limits grow with the step, so value+d+1
-			// is at most the last limit (libvmaf's band argument).
-			p1 := 0
-			if k := cv + d + 1; k < size {
-				p1 = int(hist[k*w+j])
-			}
-			p2 := 0
-			if cv-d-1 >= 0 {
-				p2 = int(hist[(cv-d-1)*w+j])
-			}
-			p := max(p1, p2)
-			val := float32(cambiContrastWeights[d]*p0*p) * cambiReciprocal[p+p0]
-			best = max(best, val)
-		}
-		out[j] = best
+		k.cambiHistRow(hist, w, pad, out, in)
+		k.cambiCValuesRow(hist, w, band[i*w:(i+1)*w], s.diffs, s.cvals[i*w:(i+1)*w])
 	}
 }
 

@@ -79,4 +79,29 @@ func BenchmarkKernels(b *testing.B) {
 		s := newCAMBIState(w, h, 8, defaultCAMBIOptions())
 		return func() { s.compute(plane) }
 	})
+	// vmaf_v1.0.16_3d0h's CAMBI options (a visibility threshold, no
+	// speed-up at 720p) on both pictures, on each CPU path.
+	v1, err := LoadModel("vmaf_v1.0.16_3d0h")
+	if err != nil || v1.cambi == nil {
+		b.Fatal("no v1 CAMBI options:", err)
+	}
+	_, raw := synthClip(w, h, YUV420P, 1)
+	banded := make([]uint16, w*h)
+	for i := range banded {
+		banded[i] = uint16(raw[i])
+	}
+	for _, c := range []CPU{CPUGeneric, CPUAVX2} {
+		if !c.Supported() {
+			continue
+		}
+		for _, in := range []struct {
+			name  string
+			plane []uint16
+		}{{"noisy", dist[0]}, {"banded", banded}} {
+			kernel("CAMBI/v1/"+in.name+"/"+c.String(), func() func() {
+				s := newCAMBIState(w, h, 8, *v1.cambi).with(kernelsFor(c))
+				return func() { s.compute(in.plane) }
+			})
+		}
+	}
 }

@@ -48,6 +48,18 @@ type kernels struct {
 	admDenSRow func(row []int32, p *ADMDenShifts) uint64
 	// admDecouple decouples one row segment of the bands (decouple).
 	admDecouple func(d *admDecoupleRows, egl float64, narrow bool)
+	// CAMBI's rows (cambi_kernels.go): the mode filter's mode3, the
+	// spatial mask's zero derivatives, column sums and 7x7 test, the
+	// pixels' histogram rows, the histograms' slide and the c-values.
+	cambiConv       func(src, dst []uint16, bpc int)
+	cambiAntiDither func(r, next []uint16)
+	cambiMode3      func(a, b, c, dst []uint16)
+	cambiZeroDeriv  func(cur, next []uint16, z []uint8)
+	cambiColSum     func(cs []uint16, zin, zout []uint8)
+	cambiMaskRow    func(cs []uint16, out []bool, threshold int)
+	cambiBand       func(img []uint16, mask []bool, out []int16, base, size, nd int)
+	cambiHistRow    func(hist []uint16, w, pad int, out, in []int16)
+	cambiCValuesRow func(hist []uint16, w int, band []int16, diffs []uint32, out []float32)
 }
 
 // motionRows is the vector motion kernel's scratch: the difference rows of
@@ -102,6 +114,15 @@ var genericKernels = kernels{
 	admDecouple: func(d *admDecoupleRows, egl float64, narrow bool) {
 		admDecoupleRow(d, 0, len(d.o[0]), egl, narrow)
 	},
+	cambiConv:       cambiConvRow,
+	cambiAntiDither: cambiAntiDitherRow,
+	cambiMode3:      cambiMode3Row,
+	cambiZeroDeriv:  cambiZeroDerivRow,
+	cambiColSum:     cambiColSumRow,
+	cambiMaskRow:    cambiMaskRowGo,
+	cambiBand:       cambiBandRow,
+	cambiHistRow:    cambiHistRowGo,
+	cambiCValuesRow: cambiCValuesRowGo,
 }
 
 // kernelsFor returns the kernel set of a resolved path.

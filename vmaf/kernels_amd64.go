@@ -27,6 +27,16 @@ var avx2Kernels = kernels{
 	admDen0Row:  admDen0AVX2Row,
 	admDenSRow:  admDenSAVX2Row,
 	admDWTSH:    dwtSHAVX2,
+	// CAMBI (cambi_kernels_amd64.go).
+	cambiConv:       cambiConvAVX2Row,
+	cambiAntiDither: cambiAntiDitherAVX2Row,
+	cambiMode3:      cambiMode3AVX2Row,
+	cambiZeroDeriv:  cambiZeroDerivAVX2Row,
+	cambiColSum:     cambiColSumAVX2Row,
+	cambiMaskRow:    cambiMaskRowAVX2Row,
+	cambiBand:       cambiBandAVX2Row,
+	cambiHistRow:    cambiHistAVX2Row,
+	cambiCValuesRow: cambiCValuesRowGo,
 }
 
 // avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the

@@ -153,3 +153,43 @@ func admDenSAVX2(c *int32, p *[4]uint64, n int) uint64
 //
 //go:noescape
 func speedAxpyAVX2(d *float32, y *float32, a float32, n int)
+
+// cambiMode3AVX2 sets dst[j] = mode3(a[j], b[j], c[j]) for j < n (a multiple of 16).
+//
+//go:noescape
+func cambiMode3AVX2(a *uint16, b *uint16, c *uint16, dst *uint16, n int)
+
+// cambiZeroDerivAVX2 sets z[c] = 1 where cur[c] == cur[c+1] == next[c], else 0, for c < n (a multiple of 16; cur holds n+1 words).
+//
+//go:noescape
+func cambiZeroDerivAVX2(cur *uint16, next *uint16, z *uint8, n int)
+
+// cambiColSumAVX2 adds zin[c]-zout[c] to cs[c] for c < n (a multiple of 16).
+//
+//go:noescape
+func cambiColSumAVX2(cs *uint16, zin *uint8, zout *uint8, n int)
+
+// cambiMaskRowAVX2 sets out[c] = cs[c]+...+cs[c+6] > threshold (an int16) for c < n (a multiple of 16).
+//
+//go:noescape
+func cambiMaskRowAVX2(cs *uint16, out *bool, threshold uint16, n int)
+
+// cambiBandAVX2 sets out[k] = nd+img[k]-base where mask[k] and img[k]-base <= last (unsigned), else -1, for k < n (a multiple of 16).
+//
+//go:noescape
+func cambiBandAVX2(img *uint16, mask *bool, out *int16, base uint16, last uint16, nd uint16, n int)
+
+// cambiHistAVX2 slides CAMBI's histograms by one row over n columns (see cambiHistRowGo).
+//
+//go:noescape
+func cambiHistAVX2(hist *uint16, w int, out *int16, in *int16, full int, tail *[16]uint16, n int)
+
+// cambiConvAVX2 sets dst[i] = ((src[i]+add)<<shl)>>shr in 16 bits for i < n (a multiple of 16).
+//
+//go:noescape
+func cambiConvAVX2(src *uint16, dst *uint16, add uint16, shl uint64, shr uint64, n int)
+
+// cambiAntiDitherAVX2 sets r[j] = (r[j]+r[j+1]+next[j]+next[j+1])>>2 for j < n (a multiple of 8; the rows hold n+1 words).
+//
+//go:noescape
+func cambiAntiDitherAVX2(r *uint16, next *uint16, n int)

@@ -2063,3 +2063,293 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func cambiMode3AVX2(a *uint16, b *uint16, c *uint16, dst *uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·cambiMode3AVX2(SB), NOSPLIT, $0-40
+	MOVQ a+0(FP), AX
+	MOVQ b+8(FP), CX
+	MOVQ c+16(FP), DX
+	MOVQ dst+24(FP), BX
+	MOVQ n+32(FP), SI
+	XORQ DI, DI
+
+loop:
+	CMPQ      DI, SI
+	JAE       done
+	VMOVDQU   (AX)(DI*2), Y0
+	VMOVDQU   (CX)(DI*2), Y1
+	VMOVDQU   (DX)(DI*2), Y2
+	VPCMPEQW  Y0, Y1, Y3
+	VPCMPEQW  Y0, Y2, Y4
+	VPCMPEQW  Y1, Y2, Y5
+	VPOR      Y3, Y4, Y3
+	VPMINUW   Y0, Y1, Y4
+	VPMINUW   Y2, Y4, Y4
+	VPBLENDVB Y5, Y1, Y4, Y4
+	VPBLENDVB Y3, Y0, Y4, Y4
+	VMOVDQU   Y4, (BX)(DI*2)
+	ADDQ      $0x10, DI
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func cambiZeroDerivAVX2(cur *uint16, next *uint16, z *uint8, n int)
+// Requires: AVX, AVX2
+TEXT ·cambiZeroDerivAVX2(SB), NOSPLIT, $0-32
+	MOVQ cur+0(FP), AX
+	MOVQ next+8(FP), CX
+	MOVQ z+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+
+loop:
+	CMPQ         SI, BX
+	JAE          done
+	VMOVDQU      (AX)(SI*2), Y0
+	VMOVDQU      2(AX)(SI*2), Y1
+	VMOVDQU      (CX)(SI*2), Y2
+	VPCMPEQW     Y0, Y1, Y1
+	VPCMPEQW     Y0, Y2, Y2
+	VPAND        Y1, Y2, Y2
+	VEXTRACTI128 $0x01, Y2, X0
+	VPACKSSWB    X0, X2, X0
+	VPABSB       X0, X0
+	VMOVDQU      X0, (DX)(SI*1)
+	ADDQ         $0x10, SI
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func cambiColSumAVX2(cs *uint16, zin *uint8, zout *uint8, n int)
+// Requires: AVX, AVX2
+TEXT ·cambiColSumAVX2(SB), NOSPLIT, $0-32
+	MOVQ cs+0(FP), AX
+	MOVQ zin+8(FP), CX
+	MOVQ zout+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+
+loop:
+	CMPQ      SI, BX
+	JAE       done
+	VPMOVZXBW (CX)(SI*1), Y1
+	VPMOVZXBW (DX)(SI*1), Y2
+	VMOVDQU   (AX)(SI*2), Y0
+	VPADDW    Y1, Y0, Y0
+	VPSUBW    Y2, Y0, Y0
+	VMOVDQU   Y0, (AX)(SI*2)
+	ADDQ      $0x10, SI
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func cambiMaskRowAVX2(cs *uint16, out *bool, threshold uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·cambiMaskRowAVX2(SB), NOSPLIT, $0-32
+	MOVQ         cs+0(FP), AX
+	MOVQ         out+8(FP), CX
+	VPBROADCASTW threshold+16(FP), Y0
+	MOVQ         n+24(FP), DX
+	XORQ         BX, BX
+
+loop:
+	CMPQ         BX, DX
+	JAE          done
+	VMOVDQU      (AX)(BX*2), Y1
+	VMOVDQU      2(AX)(BX*2), Y2
+	VPADDW       Y2, Y1, Y1
+	VMOVDQU      4(AX)(BX*2), Y2
+	VPADDW       Y2, Y1, Y1
+	VMOVDQU      6(AX)(BX*2), Y2
+	VPADDW       Y2, Y1, Y1
+	VMOVDQU      8(AX)(BX*2), Y2
+	VPADDW       Y2, Y1, Y1
+	VMOVDQU      10(AX)(BX*2), Y2
+	VPADDW       Y2, Y1, Y1
+	VMOVDQU      12(AX)(BX*2), Y2
+	VPADDW       Y2, Y1, Y1
+	VPCMPGTW     Y0, Y1, Y1
+	VEXTRACTI128 $0x01, Y1, X2
+	VPACKSSWB    X2, X1, X1
+	VPABSB       X1, X1
+	VMOVDQU      X1, (CX)(BX*1)
+	ADDQ         $0x10, BX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func cambiBandAVX2(img *uint16, mask *bool, out *int16, base uint16, last uint16, nd uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·cambiBandAVX2(SB), NOSPLIT, $0-40
+	MOVQ         img+0(FP), AX
+	MOVQ         mask+8(FP), CX
+	MOVQ         out+16(FP), DX
+	VPBROADCASTW base+24(FP), Y0
+	VPBROADCASTW last+26(FP), Y1
+	VPBROADCASTW nd+28(FP), Y2
+	VPCMPEQW     Y3, Y3, Y3
+	VPSUBW       Y3, Y2, Y2
+	VPXOR        Y4, Y4, Y4
+	MOVQ         n+32(FP), BX
+	XORQ         SI, SI
+
+loop:
+	CMPQ      SI, BX
+	JAE       done
+	VMOVDQU   (AX)(SI*2), Y5
+	VPSUBW    Y0, Y5, Y5
+	VPMINUW   Y1, Y5, Y7
+	VPCMPEQW  Y5, Y7, Y7
+	VPMOVZXBW (CX)(SI*1), Y6
+	VPCMPGTW  Y4, Y6, Y6
+	VPAND     Y6, Y7, Y7
+	VPADDW    Y2, Y5, Y5
+	VPAND     Y7, Y5, Y5
+	VPADDW    Y3, Y5, Y5
+	VMOVDQU   Y5, (DX)(SI*2)
+	ADDQ      $0x10, SI
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func cambiHistAVX2(hist *uint16, w int, out *int16, in *int16, full int, tail *[16]uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·cambiHistAVX2(SB), NOSPLIT, $0-56
+	MOVQ     hist+0(FP), AX
+	MOVQ     w+8(FP), CX
+	SHLQ     $0x01, CX
+	MOVQ     out+16(FP), DX
+	MOVQ     in+24(FP), BX
+	MOVQ     full+32(FP), SI
+	MOVQ     tail+40(FP), DI
+	MOVQ     n+48(FP), R8
+	VMOVDQU  (DI), Y0
+	VPCMPEQW Y1, Y1, Y1
+	XORQ     DI, DI
+
+col:
+	CMPQ    DI, R8
+	JAE     done
+	MOVWQSX (DX)(DI*2), R9
+	MOVWQSX (BX)(DI*2), R10
+	CMPQ    R9, R10
+	JE      next
+	TESTQ   R9, R9
+	JS      add
+	IMULQ   CX, R9
+	LEAQ    (R9)(DI*2), R9
+	ADDQ    AX, R9
+	XORQ    R11, R11
+
+dec_full:
+	CMPQ    R11, SI
+	JAE     dec_tail
+	VMOVDQU (R9), Y2
+	VPADDW  Y1, Y2, Y2
+	VMOVDQU Y2, (R9)
+	ADDQ    $0x20, R9
+	INCQ    R11
+	JMP     dec_full
+
+dec_tail:
+	VMOVDQU (R9), Y2
+	VPADDW  Y0, Y2, Y2
+	VMOVDQU Y2, (R9)
+
+add:
+	TESTQ R10, R10
+	JS    next
+	MOVQ  R10, R9
+	IMULQ CX, R9
+	LEAQ  (R9)(DI*2), R9
+	ADDQ  AX, R9
+	XORQ  R11, R11
+
+inc_full:
+	CMPQ    R11, SI
+	JAE     inc_tail
+	VMOVDQU (R9), Y2
+	VPSUBW  Y1, Y2, Y2
+	VMOVDQU Y2, (R9)
+	ADDQ    $0x20, R9
+	INCQ    R11
+	JMP     inc_full
+
+inc_tail:
+	VMOVDQU (R9), Y2
+	VPSUBW  Y0, Y2, Y2
+	VMOVDQU Y2, (R9)
+
+next:
+	INCQ DI
+	JMP  col
+
+done:
+	VZEROUPPER
+	RET
+
+// func cambiConvAVX2(src *uint16, dst *uint16, add uint16, shl uint64, shr uint64, n int)
+// Requires: AVX, AVX2
+TEXT ·cambiConvAVX2(SB), NOSPLIT, $0-48
+	MOVQ         src+0(FP), AX
+	MOVQ         dst+8(FP), CX
+	VPBROADCASTW add+16(FP), Y0
+	VMOVQ        shl+24(FP), X1
+	VMOVQ        shr+32(FP), X2
+	MOVQ         n+40(FP), DX
+	XORQ         BX, BX
+
+loop:
+	CMPQ    BX, DX
+	JAE     done
+	VMOVDQU (AX)(BX*2), Y3
+	VPADDW  Y0, Y3, Y3
+	VPSLLW  X1, Y3, Y3
+	VPSRLW  X2, Y3, Y3
+	VMOVDQU Y3, (CX)(BX*2)
+	ADDQ    $0x10, BX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func cambiAntiDitherAVX2(r *uint16, next *uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·cambiAntiDitherAVX2(SB), NOSPLIT, $0-24
+	MOVQ r+0(FP), AX
+	MOVQ next+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+
+loop:
+	CMPQ         BX, DX
+	JAE          done
+	VPMOVZXWD    (AX)(BX*2), Y0
+	VPMOVZXWD    2(AX)(BX*2), Y1
+	VPMOVZXWD    (CX)(BX*2), Y2
+	VPMOVZXWD    2(CX)(BX*2), Y3
+	VPADDD       Y1, Y0, Y0
+	VPADDD       Y3, Y2, Y2
+	VPADDD       Y2, Y0, Y0
+	VPSRLD       $0x02, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
+	VMOVDQU      X0, (AX)(BX*2)
+	ADDQ         $0x08, BX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET

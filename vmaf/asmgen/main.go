@@ -54,6 +54,7 @@ func main() {
 	admDen(false)
 	admDen(true)
 	speedAxpy()
+	cambiKernels()
 	Generate()
 }
 

@@ -1,0 +1,271 @@
+package main
+
+// CAMBI's kernels (cambi_kernels.go holds the scalar ones they match).
+// Samples, column sums and histogram counts are words; CAMBI's 10-bit
+// values, sums of at most 49 and counts of at most 127² stay far from
+// 2^15, so signed word compares see them as the scalar code does.
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func cambiKernels() {
+	cambiMode3()
+	cambiZeroDeriv()
+	cambiColSum()
+	cambiMaskRow()
+	cambiBand()
+	cambiHist()
+	cambiConv()
+	cambiAntiDither()
+}
+
+// wordsToBytes packs the 16 words of x (each 0 or -1) into the 16 bytes
+// 0 or 1 of an xmm register.
+func wordsToBytes(x VecVirtual) VecVirtual {
+	hi := XMM()
+	VEXTRACTI128(Imm(1), x, hi)
+	out := XMM()
+	VPACKSSWB(hi, x.AsX(), out)
+	VPABSB(out, out)
+	return out
+}
+
+// cambiMode3: dst[j] = mode3(a[j], b[j], c[j]): a when it equals b or c,
+// else b when it equals c, else the smallest.
+func cambiMode3() {
+	TEXT("cambiMode3AVX2", NOSPLIT, "func(a, b, c, dst *uint16, n int)")
+	Pragma("noescape")
+	Doc("cambiMode3AVX2 sets dst[j] = mode3(a[j], b[j], c[j]) for j < n (a multiple of 16).")
+	p := loadPointers("a", "b", "c", "dst")
+	rowLoopStep(16, func(i Register) {
+		a, b, c := YMM(), YMM(), YMM()
+		VMOVDQU(Mem{Base: p[0], Index: i, Scale: 2}, a)
+		VMOVDQU(Mem{Base: p[1], Index: i, Scale: 2}, b)
+		VMOVDQU(Mem{Base: p[2], Index: i, Scale: 2}, c)
+		ab, ac, bc, m := YMM(), YMM(), YMM(), YMM()
+		VPCMPEQW(a, b, ab)
+		VPCMPEQW(a, c, ac)
+		VPCMPEQW(b, c, bc)
+		VPOR(ab, ac, ab)
+		VPMINUW(a, b, m)
+		VPMINUW(c, m, m)
+		VPBLENDVB(bc, b, m, m) // bc ? b : min
+		VPBLENDVB(ab, a, m, m) // a's pair ? a : that
+		VMOVDQU(m, Mem{Base: p[3], Index: i, Scale: 2})
+	}, func() {})
+}
+
+// cambiZeroDeriv: z[c] = cur[c] == cur[c+1] && cur[c] == next[c].
+func cambiZeroDeriv() {
+	TEXT("cambiZeroDerivAVX2", NOSPLIT, "func(cur, next *uint16, z *uint8, n int)")
+	Pragma("noescape")
+	Doc("cambiZeroDerivAVX2 sets z[c] = 1 where cur[c] == cur[c+1] == next[c], else 0, for c < n (a multiple of 16; cur holds n+1 words).")
+	p := loadPointers("cur", "next", "z")
+	rowLoopStep(16, func(i Register) {
+		c0, c1, nx := YMM(), YMM(), YMM()
+		VMOVDQU(Mem{Base: p[0], Index: i, Scale: 2}, c0)
+		VMOVDQU(Mem{Base: p[0], Index: i, Scale: 2, Disp: 2}, c1)
+		VMOVDQU(Mem{Base: p[1], Index: i, Scale: 2}, nx)
+		VPCMPEQW(c0, c1, c1)
+		VPCMPEQW(c0, nx, nx)
+		VPAND(c1, nx, nx)
+		VMOVDQU(wordsToBytes(nx), Mem{Base: p[2], Index: i, Scale: 1})
+	}, func() {})
+}
+
+// cambiColSum: cs[c] += zin[c] - zout[c].
+func cambiColSum() {
+	TEXT("cambiColSumAVX2", NOSPLIT, "func(cs *uint16, zin, zout *uint8, n int)")
+	Pragma("noescape")
+	Doc("cambiColSumAVX2 adds zin[c]-zout[c] to cs[c] for c < n (a multiple of 16).")
+	p := loadPointers("cs", "zin", "zout")
+	rowLoopStep(16, func(i Register) {
+		s, a, b := YMM(), YMM(), YMM()
+		VPMOVZXBW(Mem{Base: p[1], Index: i, Scale: 1}, a)
+		VPMOVZXBW(Mem{Base: p[2], Index: i, Scale: 1}, b)
+		VMOVDQU(Mem{Base: p[0], Index: i, Scale: 2}, s)
+		VPADDW(a, s, s)
+		VPSUBW(b, s, s)
+		VMOVDQU(s, Mem{Base: p[0], Index: i, Scale: 2})
+	}, func() {})
+}
+
+// cambiMaskRow: out[c] = cs[c] + ... + cs[c+6] > threshold.
+func cambiMaskRow() {
+	TEXT("cambiMaskRowAVX2", NOSPLIT, "func(cs *uint16, out *bool, threshold uint16, n int)")
+	Pragma("noescape")
+	Doc("cambiMaskRowAVX2 sets out[c] = cs[c]+...+cs[c+6] > threshold (an int16) for c < n (a multiple of 16).")
+	p := loadPointers("cs", "out")
+	thr := YMM()
+	VPBROADCASTW(paramAddr("threshold"), thr)
+	rowLoopStep(16, func(i Register) {
+		sum, x := YMM(), YMM()
+		VMOVDQU(Mem{Base: p[0], Index: i, Scale: 2}, sum)
+		for k := 1; k < 7; k++ {
+			VMOVDQU(Mem{Base: p[0], Index: i, Scale: 2, Disp: 2 * k}, x)
+			VPADDW(x, sum, sum)
+		}
+		VPCMPGTW(thr, sum, sum)
+		VMOVDQU(wordsToBytes(sum), Mem{Base: p[1], Index: i, Scale: 1})
+	}, func() {})
+}
+
+// cambiBand: out[k] = nd+img[k]-base where mask[k] and img[k]-base < size
+// (unsigned), else -1.
+func cambiBand() {
+	TEXT("cambiBandAVX2", NOSPLIT, "func(img *uint16, mask *bool, out *int16, base, last, nd uint16, n int)")
+	Pragma("noescape")
+	Doc("cambiBandAVX2 sets out[k] = nd+img[k]-base where mask[k] and img[k]-base <= last (unsigned), else -1, for k < n (a multiple of 16).")
+	p := loadPointers("img", "mask", "out")
+	base, last, nd1 := YMM(), YMM(), YMM()
+	VPBROADCASTW(paramAddr("base"), base)
+	VPBROADCASTW(paramAddr("last"), last)
+	VPBROADCASTW(paramAddr("nd"), nd1)
+	ones := YMM()
+	VPCMPEQW(ones, ones, ones)
+	VPSUBW(ones, nd1, nd1) // nd+1
+	zero := YMM()
+	VPXOR(zero, zero, zero)
+	rowLoopStep(16, func(i Register) {
+		v, m, in := YMM(), YMM(), YMM()
+		VMOVDQU(Mem{Base: p[0], Index: i, Scale: 2}, v)
+		VPSUBW(base, v, v)
+		VPMINUW(last, v, in)
+		VPCMPEQW(v, in, in) // v <= last
+		VPMOVZXBW(Mem{Base: p[1], Index: i, Scale: 1}, m)
+		VPCMPGTW(zero, m, m) // masked
+		VPAND(m, in, in)
+		VPADDW(nd1, v, v)
+		VPAND(in, v, v)
+		VPADDW(ones, v, v) // (nd+1+v)&in - 1
+		VMOVDQU(v, Mem{Base: p[2], Index: i, Scale: 2})
+	}, func() {})
+}
+
+// cambiHist: the histogram slide of cambiHistRowGo over columns whose
+// window is whole: for each column j < n where out[j] != in[j], the span
+// words of row out[j] (when not -1) from column j lose one, those of row
+// in[j] (likewise) gain one. hist points at the span's first column of
+// column 0 in row 0; rows are w words apart. The span is full vectors of
+// 16 and then a part under tail (16 words of -1 or 0), whose words past
+// the span are written back unchanged.
+func cambiHist() {
+	TEXT("cambiHistAVX2", NOSPLIT, "func(hist *uint16, w int, out, in *int16, full int, tail *[16]uint16, n int)")
+	Pragma("noescape")
+	Doc("cambiHistAVX2 slides CAMBI's histograms by one row over n columns (see cambiHistRowGo).")
+	hist := Load(Param("hist"), GP64())
+	w := Load(Param("w"), GP64())
+	SHLQ(Imm(1), w) // row stride in bytes
+	out := Load(Param("out"), GP64())
+	in := Load(Param("in"), GP64())
+	full := Load(Param("full"), GP64())
+	tp := Load(Param("tail"), GP64())
+	n := Load(Param("n"), GP64())
+	tail, ones := YMM(), YMM()
+	VMOVDQU(Mem{Base: tp}, tail)
+	VPCMPEQW(ones, ones, ones)
+	j := GP64()
+	XORQ(j, j)
+	vo, vi, addr, k := GP64(), GP64(), GP64(), GP64()
+	x := YMM()
+	// update adds (sub false) or takes (sub true) one over the span that
+	// starts at addr; the -1 words of ones and tail are what it takes.
+	update := func(name string, sub bool) {
+		op := VPSUBW // x - (-1) adds one
+		if sub {
+			op = VPADDW
+		}
+		XORQ(k, k)
+		Label(name + "_full")
+		CMPQ(k, full)
+		JAE(LabelRef(name + "_tail"))
+		VMOVDQU(Mem{Base: addr}, x)
+		op(ones, x, x)
+		VMOVDQU(x, Mem{Base: addr})
+		ADDQ(Imm(32), addr)
+		INCQ(k)
+		JMP(LabelRef(name + "_full"))
+		Label(name + "_tail")
+		VMOVDQU(Mem{Base: addr}, x)
+		op(tail, x, x)
+		VMOVDQU(x, Mem{Base: addr})
+	}
+	Label("col")
+	CMPQ(j, n)
+	JAE(LabelRef("done"))
+	MOVWQSX(Mem{Base: out, Index: j, Scale: 2}, vo)
+	MOVWQSX(Mem{Base: in, Index: j, Scale: 2}, vi)
+	CMPQ(vo, vi)
+	JE(LabelRef("next"))
+	TESTQ(vo, vo)
+	JS(LabelRef("add"))
+	MOVQ(vo, addr)
+	IMULQ(w, addr)
+	LEAQ(Mem{Base: addr, Index: j, Scale: 2}, addr)
+	ADDQ(hist, addr)
+	update("dec", true)
+	Label("add")
+	TESTQ(vi, vi)
+	JS(LabelRef("next"))
+	MOVQ(vi, addr)
+	IMULQ(w, addr)
+	LEAQ(Mem{Base: addr, Index: j, Scale: 2}, addr)
+	ADDQ(hist, addr)
+	update("inc", false)
+	Label("next")
+	INCQ(j)
+	JMP(LabelRef("col"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// cambiConv: dst[i] = ((src[i]+add) << shl) >> shr in words, the
+// conversion to 10 bits (add and shr round deeper samples down, shl moves
+// shallower ones up).
+func cambiConv() {
+	TEXT("cambiConvAVX2", NOSPLIT, "func(src, dst *uint16, add uint16, shl, shr uint64, n int)")
+	Pragma("noescape")
+	Doc("cambiConvAVX2 sets dst[i] = ((src[i]+add)<<shl)>>shr in 16 bits for i < n (a multiple of 16).")
+	p := loadPointers("src", "dst")
+	add := YMM()
+	VPBROADCASTW(paramAddr("add"), add)
+	shl, shr := XMM(), XMM()
+	VMOVQ(paramAddr("shl"), shl)
+	VMOVQ(paramAddr("shr"), shr)
+	rowLoopStep(16, func(i Register) {
+		x := YMM()
+		VMOVDQU(Mem{Base: p[0], Index: i, Scale: 2}, x)
+		VPADDW(add, x, x)
+		VPSLLW(shl, x, x)
+		VPSRLW(shr, x, x)
+		VMOVDQU(x, Mem{Base: p[1], Index: i, Scale: 2})
+	}, func() {})
+}
+
+// cambiAntiDither: r[j] = (r[j]+r[j+1]+next[j]+next[j+1]) >> 2 in place,
+// summed in dwords; each step reads r[j+8] before a later one writes it.
+func cambiAntiDither() {
+	TEXT("cambiAntiDitherAVX2", NOSPLIT, "func(r, next *uint16, n int)")
+	Pragma("noescape")
+	Doc("cambiAntiDitherAVX2 sets r[j] = (r[j]+r[j+1]+next[j]+next[j+1])>>2 for j < n (a multiple of 8; the rows hold n+1 words).")
+	p := loadPointers("r", "next")
+	rowLoopStep(8, func(i Register) {
+		a, b, c, d := YMM(), YMM(), YMM(), YMM()
+		VPMOVZXWD(Mem{Base: p[0], Index: i, Scale: 2}, a)
+		VPMOVZXWD(Mem{Base: p[0], Index: i, Scale: 2, Disp: 2}, b)
+		VPMOVZXWD(Mem{Base: p[1], Index: i, Scale: 2}, c)
+		VPMOVZXWD(Mem{Base: p[1], Index: i, Scale: 2, Disp: 2}, d)
+		VPADDD(b, a, a)
+		VPADDD(d, c, c)
+		VPADDD(c, a, a)
+		VPSRLD(Imm(2), a, a)
+		hi, out := XMM(), XMM()
+		VEXTRACTI128(Imm(1), a, hi)
+		VPACKUSDW(hi, a.AsX(), out)
+		VMOVDQU(out, Mem{Base: p[0], Index: i, Scale: 2})
+	}, func() {})
+}

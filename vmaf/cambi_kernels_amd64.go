@@ -1,0 +1,135 @@
+package vmaf
+
+// CAMBI's AVX2 kernels (asmgen/cambi.go) on the largest multiple of 16
+// words of a row; the scalar kernels do the rest.
+
+func vec16(n int) int { return n &^ 15 }
+
+func cambiMode3AVX2Row(a, b, c, dst []uint16) {
+	w := len(dst)
+	a, b, c = a[:w], b[:w], c[:w]
+	n := vec16(w)
+	if n > 0 {
+		cambiMode3AVX2(&a[0], &b[0], &c[0], &dst[0], n)
+	}
+	cambiMode3Row(a[n:], b[n:], c[n:], dst[n:])
+}
+
+// cambiZeroDerivAVX2Row leaves the last column to the scalar code: the
+// kernel reads cur one word past each column.
+func cambiZeroDerivAVX2Row(cur, next []uint16, z []uint8) {
+	w := len(z)
+	cur, next = cur[:w], next[:w]
+	n := vec16(w - 1)
+	if n > 0 {
+		cambiZeroDerivAVX2(&cur[0], &next[0], &z[0], n)
+	}
+	if n < w {
+		cambiZeroDerivRow(cur[n:], next[n:], z[n:])
+	}
+}
+
+func cambiColSumAVX2Row(cs []uint16, zin, zout []uint8) {
+	w := len(cs)
+	zin, zout = zin[:w], zout[:w]
+	n := vec16(w)
+	if n > 0 {
+		cambiColSumAVX2(&cs[0], &zin[0], &zout[0], n)
+	}
+	cambiColSumRow(cs[n:], zin[n:], zout[n:])
+}
+
+func cambiMaskRowAVX2Row(cs []uint16, out []bool, threshold int) {
+	w := len(out)
+	cs = cs[:w+6]
+	n := vec16(w)
+	if n > 0 {
+		cambiMaskRowAVX2(&cs[0], &out[0], uint16(threshold), n)
+	}
+	cambiMaskRowGo(cs[n:], out[n:], threshold)
+}
+
+func cambiBandAVX2Row(img []uint16, mask []bool, out []int16, base, size, nd int) {
+	w := len(out)
+	img, mask = img[:w], mask[:w]
+	n := vec16(w)
+	if n > 0 && size > 0 {
+		cambiBandAVX2(&img[0], &mask[0], &out[0], uint16(base), uint16(size-1), uint16(nd), n)
+	} else {
+		n = 0
+	}
+	cambiBandRow(img[n:], mask[n:], out[n:], base, size, nd)
+}
+
+// cambiTailMask gives the last part of a span: &cambiTailMask[16-r] has r
+// words of -1, then zeros.
+var cambiTailMask = func() (t [32]uint16) {
+	for i := range 16 {
+		t[i] = 0xffff
+	}
+	return t
+}()
+
+// cambiHistAVX2Row runs the kernel on the columns whose window lies within
+// the row, the scalar code on the pad columns at each end. The kernel
+// writes back up to 15 words past a span, within the histogram's slack.
+func cambiHistAVX2Row(hist []uint16, w, pad int, out, in []int16) {
+	out, in = out[:w], in[:w]
+	span := 2*pad + 1
+	n := w - 2*pad // columns pad .. w-pad-1
+	if n <= 0 || span > 0x7fff {
+		cambiHistRowGo(hist, w, pad, out, in)
+		return
+	}
+	// Bounds: the last row's last span, written 16 words at a time.
+	rows := (len(hist) - cambiSlack) / w
+	_ = hist[(rows-1)*w+(w-span)+(span+15)&^15-1]
+	cambiHistAVX2(&hist[0], w, &out[pad], &in[pad], span>>4, (*[16]uint16)(cambiTailMask[16-span&15:]), n)
+	// The edge columns, whose windows are clipped.
+	edge := func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			vo, vi := out[j], in[j]
+			if vo == vi {
+				continue
+			}
+			a, b := max(j-pad, 0), min(j+pad+1, w)
+			if vo >= 0 {
+				seg := hist[int(vo)*w+a : int(vo)*w+b]
+				for k := range seg {
+					seg[k]--
+				}
+			}
+			if vi >= 0 {
+				seg := hist[int(vi)*w+a : int(vi)*w+b]
+				for k := range seg {
+					seg[k]++
+				}
+			}
+		}
+	}
+	edge(0, pad)
+	edge(w-pad, w)
+}
+
+func cambiConvAVX2Row(src, dst []uint16, bpc int) {
+	w := len(dst)
+	src = src[:w]
+	n := vec16(w)
+	if n > 0 {
+		round, up, down := cambiConvShifts(bpc)
+		cambiConvAVX2(&src[0], &dst[0], round, uint64(up), uint64(down), n)
+	}
+	cambiConvRow(src[n:], dst[n:], bpc)
+}
+
+// cambiAntiDitherAVX2Row leaves the last column and the rest of a vector
+// to the scalar code; the kernel has read r[n] but not written it.
+func cambiAntiDitherAVX2Row(r, next []uint16) {
+	w := len(r)
+	next = next[:w]
+	n := (w - 1) &^ 7
+	if n > 0 {
+		cambiAntiDitherAVX2(&r[0], &next[0], n)
+	}
+	cambiAntiDitherRow(r[n:], next[n:])
+}
