@@ -69,7 +69,8 @@ type extraState struct {
 	cambi      *cambiState
 }
 
-func (c *extraConfig) newState(w, h, bpc int) *extraState {
+// newState makes one worker's state; CAMBI runs on the kernel path k.
+func (c *extraConfig) newState(w, h, bpc int, k *kernels) *extraState {
 	if c == nil {
 		return nil
 	}
@@ -84,7 +85,7 @@ func (c *extraConfig) newState(w, h, bpc int) *extraState {
 		e.msssim = newMSSSIMState(w, h)
 	}
 	if c.cambi {
-		e.cambi = newCAMBIState(w, h, bpc, c.cambiOpts)
+		e.cambi = newCAMBIState(w, h, bpc, c.cambiOpts).with(k)
 	}
 	return e
 }

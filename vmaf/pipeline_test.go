@@ -77,7 +77,7 @@ func TestWorkerNoAllocs(t *testing.T) {
 	}
 	eref, edist := synthPair(ew, eh, 2)
 	ewk := &worker{k: kernelsFor(CPUGeneric), vif: newVIFState(ew, eh, defaultEnhnGainLimit), adm: newADMState(ew, eh, defaultADMOptions()),
-		row: make([]int64, ew), extra: cfg.newState(ew, eh, 8)}
+		row: make([]int64, ew), extra: cfg.newState(ew, eh, 8, kernelsFor(CPUGeneric))}
 	chroma := func(p []uint16) []uint16 { return p[:(ew/2)*(eh/2)] }
 	frame := func(p []uint16) Frame {
 		return Frame{Width: ew, Height: eh, BitDepth: 8, Y: p, Chroma: true, ChromaWidth: ew / 2, ChromaHeight: eh / 2, U: chroma(p), V: chroma(p)}

@@ -249,11 +249,11 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 				k:        p.k,
 				adm:      newADMState(p.w, p.h, p.model.adm).with(p.k),
 				row:      make([]int64, p.w),
-				extra:    p.extra.newState(p.w, p.h, p.bpc),
+				extra:    p.extra.newState(p.w, p.h, p.bpc, p.k),
 				noMotion: p.mo.forceZero,
 			}
 			if c := p.model.cambi; c != nil {
-				wk.cambi = newCAMBIState(p.w, p.h, p.bpc, *c)
+				wk.cambi = newCAMBIState(p.w, p.h, p.bpc, *c).with(p.k)
 			}
 			var stateErr error
 			if sp := p.model.speed; sp != nil {
