@@ -42,6 +42,9 @@ func run(ctx context.Context, args []string, lookup config.Lookup, stdout, stder
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger)
 	log := logger.WithName("setup")
+	for _, o := range config.OldSettingsSet(lookup) {
+		log.Info("Warning: ignoring a setting of the original VMAFX operator README", "variable", o.Name, "instead", o.Instead)
+	}
 	log.Info("Starting vmafx-operator", "metricsAddr", cfg.MetricsAddr, "healthProbeAddr", cfg.HealthProbeAddr,
 		"leaderElection", cfg.LeaderElection, "workerImage", cfg.Worker.Image, "nodeStaleAfter", cfg.NodeStaleAfter,
 		"maxConcurrentReconciles", cfg.MaxConcurrentReconciles, "kubeAPIQPS", cfg.KubeAPIQPS, "kubeAPIBurst", cfg.KubeAPIBurst,

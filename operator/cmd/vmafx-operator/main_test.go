@@ -43,3 +43,20 @@ func TestFlagWinsOverItsVariable(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 naming the flag, its variable and the value", code, stderr.String())
 	}
 }
+
+// TestOldSettingsAreNamed: a variable of the original operator README, set, is named at
+// start with what replaces it, instead of being ignored without a word.
+func TestOldSettingsAreNamed(t *testing.T) {
+	t.Setenv("KUBECONFIG", "/nonexistent/kubeconfig") // stop right after the start lines
+	env := map[string]string{"VMAFX_OPERATOR_LEADER_ELECT": "true", "VMAFX_CONTROLLER_GRPC_ADDR": ":9090"}
+	var stderr bytes.Buffer
+	run(context.Background(), nil, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &bytes.Buffer{}, &stderr)
+	for _, want := range []string{`"variable":"VMAFX_OPERATOR_LEADER_ELECT","instead":"renamed VMAFX_OPERATOR_LEADER_ELECTION"`, `"variable":"VMAFX_CONTROLLER_GRPC_ADDR"`} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("the start log lacks %s:\n%s", want, stderr.String())
+		}
+	}
+	if strings.Contains(stderr.String(), "VMAFX_OPERATOR_WEBHOOKS_ENABLED") {
+		t.Error("a setting that was not set is named")
+	}
+}

@@ -122,3 +122,14 @@ func TestLoadFairSharing(t *testing.T) {
 		t.Errorf("cap %d, queue %q; want 8 and vmafx", c.MaxWorkersPerNamespace, c.Worker.KueueQueueName)
 	}
 }
+
+func TestOldSettingsSet(t *testing.T) {
+	env := map[string]string{"VMAFX_OPERATOR_LOG_LEVEL": "debug", "VMAFX_OPERATOR_WEBHOOKS_ENABLED": "false", EnvLogLevel: "info"}
+	got := OldSettingsSet(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if len(got) != 2 || got[0].Name != "VMAFX_OPERATOR_LOG_LEVEL" || got[1].Name != "VMAFX_OPERATOR_WEBHOOKS_ENABLED" || !strings.Contains(got[0].Instead, EnvLogLevel) {
+		t.Errorf("old settings %+v", got)
+	}
+	if got := OldSettingsSet(func(string) (string, bool) { return "", false }); len(got) != 0 {
+		t.Errorf("nothing set, named %+v", got)
+	}
+}
