@@ -8,6 +8,12 @@
 #
 #   hack/bench-cli.sh [WIDTHxHEIGHT [FRAMES]]        default 1280x720, 60 frames
 #   PATHS="generic avx2 avx512" THREADS="1 2" ROUNDS=3 hack/bench-cli.sh 1920x1080 30
+#   MODEL=vmaf_v1.0.16_3d0h PATHS="avx2" LIBVMAF=/path/to/vmaf hack/bench-cli.sh
+#
+# MODEL is the model scored (default vmaf_v0.6.1). LIBVMAF names a libvmaf 3.2.0 `vmaf`
+# tool (built from source: meson setup build && ninja -C build); it then runs in the same
+# rounds as two more paths: libvmaf-avx2 (--cpumask 48, AVX-512 off) and libvmaf (its
+# default, AVX-512 where the processor has it), and the table adds "vs libvmaf-avx2".
 #
 # A path the processor lacks is reported as unsupported (the worker refuses it).
 set -euo pipefail
@@ -16,6 +22,8 @@ cd "$(dirname "$0")/.."
 size=${1:-1280x720}
 frames=${2:-60}
 paths=${PATHS:-generic avx2 avx512}
+model=${MODEL:-vmaf_v0.6.1}
+if [ -n "${LIBVMAF:-}" ]; then paths="$paths libvmaf-avx2 libvmaf"; fi
 threads=${THREADS:-1 2}
 rounds=${ROUNDS:-3}
 
@@ -30,10 +38,20 @@ h=${size#*x}
 
 # run PATH THREADS: prints "seconds peak-RSS-KiB", or "unsupported".
 run() {
-  local start end
+  local start end cmd
+  case $1 in
+    libvmaf-avx2) cmd=("$LIBVMAF" --cpumask 48) ;;
+    libvmaf) cmd=("$LIBVMAF") ;;
+  esac
   start=$(date +%s.%N)
-  if ! VMAFX_CPU=$1 /usr/bin/time -f %M -o "$tmp/rss" "$tmp/vmafx-worker" score \
-      --width "$w" --height "$h" --threads "$2" --termination-log "$tmp/term" \
+  if [ -n "${cmd[*]:-}" ]; then
+    if ! /usr/bin/time -f %M -o "$tmp/rss" "${cmd[@]}" -r "$tmp/ref.yuv" -d "$tmp/dist.yuv" -w "$w" -h "$h" -p 420 -b 8 \
+        -m "version=$model" --threads "$2" -q -o "$tmp/libvmaf.json" --json >"$tmp/out" 2>"$tmp/err"; then
+      echo unsupported
+      return
+    fi
+  elif ! VMAFX_CPU=$1 /usr/bin/time -f %M -o "$tmp/rss" "$tmp/vmafx-worker" score \
+      --width "$w" --height "$h" --threads "$2" --model "$model" --termination-log "$tmp/term" \
       "$tmp/ref.yuv" "$tmp/dist.yuv" >"$tmp/out" 2>"$tmp/err"; then
     echo unsupported
     return
@@ -57,17 +75,19 @@ done
 echo "load average after:  $(cat /proc/loadavg)"
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-printf '%-8s %-7s %10s %10s %14s\n' path threads "fps" "vs generic" "peak RSS MiB"
+printf '%-13s %-7s %10s %10s %16s %14s\n' path threads "fps" "vs generic" "vs libvmaf-avx2" "peak RSS MiB"
 for t in $threads; do
-  base=""
+  base="" lib=""
+  [ -n "${LIBVMAF:-}" ] && [ "${fps[libvmaf-avx2/$t]}" != unsupported ] && lib=$(echo "${fps[libvmaf-avx2/$t]}" | median)
   for p in $paths; do
-    if [ "${fps[$p/$t]}" = unsupported ]; then printf '%-8s %-7s %10s\n' "$p" "$t" unsupported; continue; fi
+    if [ "${fps[$p/$t]}" = unsupported ]; then printf '%-13s %-7s %10s\n' "$p" "$t" unsupported; continue; fi
     m=$(echo "${fps[$p/$t]}" | median)
     [ "$p" = generic ] && base=$m
-    ratio=-
+    ratio=- libratio=-
     [ -n "$base" ] && ratio=$(awk -v m="$m" -v b="$base" 'BEGIN {printf "%.2f", m / b}')
-    printf '%-8s %-7s %10.2f %10s %14d\n' "$p" "$t" "$m" "$ratio" $(( ${rss[$p/$t]} / 1024 ))
+    [ -n "$lib" ] && libratio=$(awk -v m="$m" -v b="$lib" 'BEGIN {printf "%.2f", m / b}')
+    printf '%-13s %-7s %10.2f %10s %16s %14d\n' "$p" "$t" "$m" "$ratio" "$libratio" $(( ${rss[$p/$t]} / 1024 ))
   done
 done
-echo "$size, $frames frames, median of $rounds rounds"
+echo "$size, $frames frames, model $model, median of $rounds rounds"
 for k in "${!fps[@]}"; do echo "  $k: ${fps[$k]}"; done | sort
