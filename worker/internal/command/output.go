@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/text"
 	"github.com/vmafx/vmafx/media/fetch"
 	"github.com/vmafx/vmafx/vmaf"
 )
@@ -187,11 +188,5 @@ func pathCause(err error) error {
 	return err
 }
 
-// oneLine returns s on one line, at most limit bytes long.
-func oneLine(s string, limit int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > limit {
-		s = strings.ToValidUTF8(s[:limit], "") + "…"
-	}
-	return s
-}
+// oneLine folds s to one line of at most limit bytes (text.OneLine).
+func oneLine(s string, limit int) string { return text.OneLine(s, limit) }

@@ -6,11 +6,10 @@ import (
 	"errors"
 	"math"
 	"os"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/text"
 	"github.com/vmafx/vmafx/internal/version"
 	"github.com/vmafx/vmafx/media/decode"
 	"github.com/vmafx/vmafx/media/fetch"
@@ -197,20 +196,8 @@ func Encode(r *vmafxv1.WorkerResult) []byte {
 	}
 }
 
-// oneLine returns s on one line and at most limit bytes long, cut at a rune
-// boundary with an ellipsis.
-func oneLine(s string, limit int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= limit {
-		return s
-	}
-	const ellipsis = "…"
-	cut := max(limit-len(ellipsis), 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
-}
+// oneLine folds s to one line of at most limit bytes (text.OneLine).
+func oneLine(s string, limit int) string { return text.OneLine(s, limit) }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/text"
 )
 
 // maxMessage bounds a job's message copied into the table.
@@ -99,11 +100,5 @@ func failedNames(table []vmafxv1.ComparisonEntry) string {
 	return strings.Join(names, ", ")
 }
 
-// oneLine folds s to one bounded line.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > maxMessage {
-		s = strings.ToValidUTF8(s[:maxMessage-3], "") + "..."
-	}
-	return s
-}
+// oneLine folds s to one bounded line for status and events (text.OneLine).
+func oneLine(s string) string { return text.OneLine(s, maxMessage) }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/text"
 	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
@@ -263,11 +264,5 @@ func lastTransition(pod *corev1.Pod) time.Time {
 	return t
 }
 
-// oneLine folds s to one bounded line for status and events.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > maxMessage {
-		s = s[:maxMessage-3] + "..."
-	}
-	return s
-}
+// oneLine folds s to one bounded line for status and events (text.OneLine).
+func oneLine(s string) string { return text.OneLine(s, maxMessage) }

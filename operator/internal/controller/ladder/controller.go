@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/text"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/controller/job"
 	"github.com/vmafx/vmafx/operator/internal/labelindex"
@@ -567,11 +568,5 @@ func setCondition(l *vmafxv1.VmafxLadder, typ string, status bool, reason, messa
 	meta.SetStatusCondition(&l.Status.Conditions, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: message, ObservedGeneration: l.Generation})
 }
 
-// oneLine folds s to one bounded line.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 512 {
-		s = strings.ToValidUTF8(s[:509], "") + "..."
-	}
-	return s
-}
+// oneLine folds s to one bounded line for status and events (text.OneLine).
+func oneLine(s string) string { return text.OneLine(s, 512) }
