@@ -356,6 +356,10 @@ const (
 	JobFailed    JobPhase = "Failed"
 )
 
+// Finished reports whether the phase is final: Succeeded or Failed. Jobs, comparisons and
+// ladders share these phases.
+func (p JobPhase) Finished() bool { return p == JobSucceeded || p == JobFailed }
+
 // Condition types of a VmafxJob.
 const (
 	// JobScheduled is True once the current attempt's Pod is bound to a node; while it is

@@ -140,7 +140,7 @@ func (s *Store) Cancel(ctx context.Context, u access.User, ns, name string) (*vm
 
 // Finished reports whether j has reached Succeeded or Failed.
 func Finished(j *vmafxv1.VmafxJob) bool {
-	return j.Status.Phase == vmafxv1.JobSucceeded || j.Status.Phase == vmafxv1.JobFailed
+	return j.Status.Phase.Finished()
 }
 
 // Wait returns the job ns/name once it has finished, or as it is when timeout passes (or

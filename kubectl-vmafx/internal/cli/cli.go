@@ -197,7 +197,7 @@ func (o *options) waitCmd() *cobra.Command {
 }
 
 func finished(j *vmafxv1.VmafxJob) bool {
-	return j.Status.Phase == vmafxv1.JobSucceeded || j.Status.Phase == vmafxv1.JobFailed
+	return j.Status.Phase.Finished()
 }
 
 // waitAndPrint watches the job until it finishes or timeout passes.

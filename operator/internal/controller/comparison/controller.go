@@ -97,7 +97,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		switch job := jobs[e.Job]; {
 		case job != nil:
 			fromJob(&e, job)
-		case e.Phase == vmafxv1.JobSucceeded || e.Phase == vmafxv1.JobFailed:
+		case e.Phase.Finished():
 			// Recorded; its job may be gone with its TTL and is never made again.
 		default:
 			wait, err := r.createJob(ctx, cmp, i, &e)
@@ -212,7 +212,7 @@ func BuildJob(cmp *vmafxv1.VmafxComparison, i int) *vmafxv1.VmafxJob {
 	}
 }
 
-func finished(p vmafxv1.JobPhase) bool { return p == vmafxv1.JobSucceeded || p == vmafxv1.JobFailed }
+func finished(p vmafxv1.JobPhase) bool { return p.Finished() }
 
 func orDash(s string) string {
 	if s == "" {

@@ -201,7 +201,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 func isFinished(job *vmafxv1.VmafxJob) bool {
-	return job.Status.Phase == vmafxv1.JobSucceeded || job.Status.Phase == vmafxv1.JobFailed
+	return job.Status.Phase.Finished()
 }
 
 // listPods returns the job's Pods from the cache, ordered by attempt.

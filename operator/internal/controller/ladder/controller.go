@@ -168,7 +168,7 @@ func (r *Reconciler) refuse(ctx context.Context, l, before *vmafxv1.VmafxLadder,
 }
 
 func finished(l *vmafxv1.VmafxLadder) bool {
-	return l.Status.Phase == vmafxv1.JobSucceeded || l.Status.Phase == vmafxv1.JobFailed
+	return l.Status.Phase.Finished()
 }
 
 // observe lists the ladder's Pods and jobs from the caches.
