@@ -9,6 +9,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
@@ -51,6 +52,19 @@ func TestStaleNodeMovesItsJobsOnce(t *testing.T) {
 		c := meta.FindStatusCondition(n.Status.Conditions, vmafxv1.NodeReady)
 		return c != nil && c.Reason == "NoHeartbeat" && !n.Status.Healthy
 	})
+	// kubectl get vmnode prints HEALTHY false and JOBS 0 for it, not empty columns: the
+	// stored status names both.
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(vmafxv1.GroupVersion.WithKind("VmafxNode"))
+	if err := testenv.Client().Get(context.Background(), client.ObjectKeyFromObject(node), stored); err != nil {
+		t.Fatal(err)
+	}
+	healthy, hasHealthy, _ := unstructured.NestedBool(stored.Object, "status", "healthy")
+	jobs, hasJobs, _ := unstructured.NestedInt64(stored.Object, "status", "jobs")
+	if !hasHealthy || healthy || !hasJobs || jobs != 0 {
+		t.Errorf("stored status of a node without heartbeat: healthy %v (present %v), jobs %d (present %v); want false and 0, present",
+			healthy, hasHealthy, jobs, hasJobs)
+	}
 
 	beat := time.Now().Truncate(time.Second)
 	deviceHeartbeat(t, node, beat)
