@@ -11,6 +11,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
@@ -98,6 +99,15 @@ func TestTrainingRunsATrainer(t *testing.T) {
 		return tr.Status.Phase == vmafxv1.TrainingInitializing && c != nil && c.Reason == vmafxv1.ReasonTrainerStarting &&
 			tr.Status.Trainer == dep.Name, nil
 	})
+	// kubectl get vmtrain prints SAMPLES 0 for the new run, not an empty column.
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(vmafxv1.GroupVersion.WithKind("VmafxModelTraining"))
+	if err := testenv.Client().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "online"}, stored); err != nil {
+		t.Fatal(err)
+	}
+	if samples, ok, _ := unstructured.NestedInt64(stored.Object, "status", "samples"); !ok || samples != 0 {
+		t.Errorf("stored status.samples of a new run: %d (present %v), want 0, present", samples, ok)
+	}
 
 	// A trainer Pod, as the Deployment's ReplicaSet would make it, answering /status.
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "trainer-pod", Labels: dep.Spec.Template.Labels},

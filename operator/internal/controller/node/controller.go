@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/statuspatch"
 )
 
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxnodes,verbs=get;list;watch
@@ -141,7 +141,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !equality.Semantic.DeepEqual(before.Status, node.Status) {
 		// No optimistic lock: the device plugin updates the same status every few seconds
 		// and this patch only names the fields the operator owns.
-		patchErr = r.Client.Status().Patch(ctx, node, namingColumns{client.MergeFrom(before)})
+		// HEALTHY and JOBS print false and 0 for a node that never sent a heartbeat.
+		patchErr = r.Client.Status().Patch(ctx, node, statuspatch.Naming(client.MergeFrom(before),
+			map[string]any{"healthy": node.Status.Healthy, "jobs": node.Status.Jobs}))
 	}
 	if err := errors.Join(moveErr, patchErr); err != nil {
 		return ctrl.Result{}, err
@@ -295,32 +297,4 @@ func heartbeatOf(node *vmafxv1.VmafxNode) time.Time {
 		return hb.Time
 	}
 	return time.Time{}
-}
-
-// namingColumns is a status merge patch that always names healthy and jobs, the HEALTHY
-// and JOBS columns of kubectl get vmnode. A merge patch computed from the typed object
-// leaves out a false or a 0 that the stored object never had, so a node that never sent
-// a heartbeat would print both columns empty; this one writes them with the first patch.
-type namingColumns struct{ client.Patch }
-
-func (p namingColumns) Data(obj client.Object) ([]byte, error) {
-	data, err := p.Patch.Data(obj)
-	if err != nil {
-		return nil, err
-	}
-	node, ok := obj.(*vmafxv1.VmafxNode)
-	if !ok {
-		return data, nil
-	}
-	var patch map[string]any
-	if err := json.Unmarshal(data, &patch); err != nil {
-		return nil, err
-	}
-	status, _ := patch["status"].(map[string]any)
-	if status == nil {
-		status = map[string]any{}
-		patch["status"] = status
-	}
-	status["healthy"], status["jobs"] = node.Status.Healthy, node.Status.Jobs
-	return json.Marshal(patch)
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/statuspatch"
 	"github.com/vmafx/vmafx/operator/internal/config"
 )
 
@@ -76,12 +77,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	setStatus(tr, obs)
-	r.emitEvents(before, tr)
 	if !equality.Semantic.DeepEqual(before.Status, tr.Status) {
 		log.V(2).Info("Training status", "phase", tr.Status.Phase, "samples", tr.Status.Samples, "modelVersion", tr.Status.ModelVersion)
-		if err := r.Client.Status().Patch(ctx, tr, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		// SAMPLES prints 0 for a run that has not counted any yet.
+		patch := statuspatch.Naming(client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), map[string]any{"samples": tr.Status.Samples})
+		if err := r.Client.Status().Patch(ctx, tr, patch); err != nil {
 			return ctrl.Result{}, err
 		}
+		// Events follow the status that was written: a reconcile that read a stale copy
+		// fails its optimistic lock here and says nothing, instead of announcing the same
+		// checkpoint a second time.
+		r.emitEvents(before, tr)
 	}
 	if tr.Spec.Suspend {
 		return ctrl.Result{}, nil
