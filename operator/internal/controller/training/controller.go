@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/operator/internal/statuspatch"
 	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/statuspatch"
 )
 
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxmodeltrainings,verbs=get;list;watch
