@@ -18,6 +18,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/labelindex"
 	"github.com/vmafx/vmafx/operator/internal/owned"
+	"github.com/vmafx/vmafx/operator/internal/statuspatch"
 )
 
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxcomparisons,verbs=get;list;watch
@@ -115,7 +116,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		cmp.Status.ObservedGeneration = cmp.Generation
 	}
 	if !equality.Semantic.DeepEqual(before.Status, cmp.Status) {
-		if err := r.Client.Status().Patch(ctx, cmp, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		// SUCCEEDED prints 0 until the first job succeeds, not an empty column.
+		patch := statuspatch.Naming(client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
+			map[string]any{"total": cmp.Status.Total, "succeeded": cmp.Status.Succeeded})
+		if err := r.Client.Status().Patch(ctx, cmp, patch); err != nil {
 			errs = append(errs, err)
 		} else if before.Status.Phase != cmp.Status.Phase && finished(cmp.Status.Phase) {
 			logger.V(2).Info("Comparison finished", "phase", cmp.Status.Phase, "succeeded", cmp.Status.Succeeded, "failed", cmp.Status.Failed)

@@ -27,6 +27,7 @@ import (
 	"github.com/vmafx/vmafx/operator/internal/controller/job"
 	"github.com/vmafx/vmafx/operator/internal/labelindex"
 	"github.com/vmafx/vmafx/operator/internal/owned"
+	"github.com/vmafx/vmafx/operator/internal/statuspatch"
 	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
@@ -141,7 +142,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		l.Status.ObservedGeneration = l.Generation
 	}
 	if !equality.Semantic.DeepEqual(before.Status, l.Status) {
-		if err := r.Client.Status().Patch(ctx, l, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		if err := r.Client.Status().Patch(ctx, l, columnsPatch(before, l)); err != nil {
 			errs = append(errs, err)
 		} else if !finished(before) && finished(l) {
 			logger.V(2).Info("Ladder finished", "phase", l.Status.Phase, "hull", l.Status.Hull)
@@ -159,7 +160,7 @@ func (r *Reconciler) refuse(ctx context.Context, l, before *vmafxv1.VmafxLadder,
 	l.Status.Phase = vmafxv1.JobFailed
 	l.Status.ObservedGeneration = l.Generation
 	setCondition(l, vmafxv1.LadderFailed, true, reason, msg)
-	if err := r.Client.Status().Patch(ctx, l, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := r.Client.Status().Patch(ctx, l, columnsPatch(before, l)); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).V(2).Info("Ladder refused", "reason", reason, "message", msg)
@@ -570,3 +571,10 @@ func setCondition(l *vmafxv1.VmafxLadder, typ string, status bool, reason, messa
 
 // oneLine folds s to one bounded line for status and events (text.OneLine).
 func oneLine(s string) string { return text.OneLine(s, 512) }
+
+// columnsPatch is the ladder's status patch, naming RUNGS, ENCODED and SCORED so that
+// they print 0 rather than nothing before the first rung moves.
+func columnsPatch(before, l *vmafxv1.VmafxLadder) client.Patch {
+	return statuspatch.Naming(client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
+		map[string]any{"total": l.Status.Total, "encoded": l.Status.Encoded, "scored": l.Status.Scored})
+}
