@@ -324,11 +324,11 @@ func FuzzParseADMOptions(f *testing.F) {
 	})
 }
 
-// admRowsOffload is an OffloadWorker that offers ADM rows (of the wrong
-// frame: zeros) and counts the calls.
+// admRowsOffload is an OffloadWorker that offers ADM rows (set by the
+// test) and counts the calls.
 type admRowsOffload struct {
 	calls int
-	rows  ADMRows
+	rows  *ADMRows
 }
 
 func (o *admRowsOffload) MotionSAD(prev, cur []uint16) (uint64, error) { return 0, nil }
@@ -337,38 +337,84 @@ func (o *admRowsOffload) VIF(ref, dis []uint16) ([4]VIFSums, bool, error) {
 }
 func (o *admRowsOffload) ADM(ref, dis []uint16) (*ADMRows, bool, error) {
 	o.calls++
-	return &o.rows, true, nil
+	return o.rows, true, nil
 }
 func (o *admRowsOffload) Close() {}
 
-// TestComputeADMOffloadDefaultOnly checks that the worker asks an Offload
-// for ADM under the default options only: the v1 options' CSF is not the
-// Offload's, so their ADM runs on the CPU.
-func TestComputeADMOffloadDefaultOnly(t *testing.T) {
+// TestComputeADMOffload checks that the worker asks an Offload for ADM
+// under every option set, the v1 ones included (the Offload weighs with
+// the options' CSF, OffloadConfig.ADMWeights), and that the CPU's own rows
+// (ADMRowsCPU) give the CPU's features through fromRows, exactly. A state
+// whose weights the kernels cannot take stays on the CPU.
+func TestComputeADMOffload(t *testing.T) {
 	const w, h = 48, 40
 	ref, dist := randomPlanes(rand.New(rand.NewPCG(3, 4)), w, h, 8, 1)
+	skipAIM := admV1Options(5, 1080)
+	skipAIM.skipAIM = true
 	for _, c := range []struct {
+		name    string
 		opt     admOptions
 		offload bool
-	}{{defaultADMOptions(), true}, {admOptionsEGL(1), true}, {admV1Options(3, 1080), false}, {admV1Options(1.5, 2160), false}} {
-		off := &admRowsOffload{}
-		bh := h
-		for s := range 4 {
-			bh = (bh + 1) / 2
-			off.rows.Den[s], off.rows.Num[s], off.rows.AIM[s] = make([]uint64, 3*bh), make([]int64, 3*bh), make([]int64, 3*bh)
+		bad     bool // weights out of the kernels' range
+	}{
+		{"default", defaultADMOptions(), true, false}, {"egl1", admOptionsEGL(1), true, false},
+		{"3d0h", admV1Options(3, 1080), true, false}, {"5d0h", admV1Options(5, 1080), true, false},
+		{"1d5h_2160", admV1Options(1.5, 2160), true, false}, {"3d0h_2160", admV1Options(3, 2160), true, false},
+		{"5d0h_skip_aim", skipAIM, true, false},
+		{"scale0_weight_2^16", admV1Options(3, 1080), false, true},
+	} {
+		want := newADMState(w, h, c.opt).compute(ref[0], dist[0], 8)
+		s := newADMState(w, h, c.opt)
+		off := &admRowsOffload{rows: s.rows(ref[0], dist[0], 8)}
+		if c.bad {
+			s.irf0[2] = 1 << 16
 		}
 		wk := &worker{adm: newADMState(w, h, c.opt), off: off}
+		wk.adm.irf0 = s.irf0
+		if got := c.opt.offloadable(); got != c.offload && !c.bad {
+			t.Errorf("%s: options offloadable %v, want %v", c.name, got, c.offload)
+		}
 		got, err := wk.computeADM(ref[0], dist[0], 8)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if (off.calls == 1) != c.offload {
-			t.Errorf("%+v: %d Offload calls, want offload %v", c.opt, off.calls, c.offload)
+			t.Errorf("%s: %d Offload calls, want offload %v", c.name, off.calls, c.offload)
 		}
-		if !c.offload {
-			if want := newADMState(w, h, c.opt).compute(ref[0], dist[0], 8); got != want {
-				t.Errorf("%+v: %+v, CPU %+v", c.opt, got, want)
-			}
+		if !c.bad && got != want {
+			t.Errorf("%s: %+v, CPU %+v", c.name, got, want)
 		}
+	}
+}
+
+// TestOffloadConfigWeights: the weights a model's OffloadConfig carries are
+// those its ADM state computes with; the defaults' scale 0 are libvmaf's
+// constants, and each v1 viewing condition has its own (2160 lines at 1.5H
+// shares 1080 lines at 3H's blended CSF, as libvmaf's tables do).
+func TestOffloadConfigWeights(t *testing.T) {
+	seen := map[ADMWeights]string{}
+	same := map[string]string{"vmaf_v0.6.1neg": "vmaf_v0.6.1", "vmaf_v1.0.16_1d5h_2160": "vmaf_v1.0.16_3d0h"}
+	for _, name := range []string{"vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_5d0h",
+		"vmaf_v1.0.16_1d5h_2160", "vmaf_v1.0.16_3d0h_2160"} {
+		m, err := LoadModel(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := m.OffloadConfig(64, 48, 10)
+		if cfg.Width != 64 || cfg.Height != 48 || cfg.BitDepth != 10 || cfg.ADMEnhnGainLimit != m.adm.egl {
+			t.Errorf("%s: config %+v", name, cfg)
+		}
+		if got, want := cfg.ADMWeights, newADMState(64, 48, m.adm).weights(); got != want || !got.offloadable() {
+			t.Errorf("%s: weights %v, state's %v", name, got, want)
+		}
+		if other := seen[cfg.ADMWeights]; other != same[name] {
+			t.Errorf("%s: the weights of %q, want those of %q", name, other, same[name])
+		}
+		if _, ok := seen[cfg.ADMWeights]; !ok {
+			seen[cfg.ADMWeights] = name
+		}
+	}
+	if d := DefaultADMWeights(); d[0] != [3]int64{36453, 36453, 49417} {
+		t.Errorf("default scale 0 weights %v", d[0])
 	}
 }

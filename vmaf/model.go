@@ -420,8 +420,9 @@ func (m *Model) ChunkContext(start, count, total int) (lead, trail int) {
 
 // OffloadSplit splits the feature extractors scoring with m runs (motion, vif, adm,
 // cambi, speed_chroma) into those an Offload computes, of the offered ones it has
-// kernels for, and those that stay on the CPU: ADM leaves the device under options its
-// kernels do not implement (VMAF v1's CSF), and CAMBI and SpEED have no device kernels.
+// kernels for, and those that stay on the CPU: ADM runs on the device under every option
+// set whose CSF weights its kernels take (all the parser accepts, VMAF v1's included; see
+// admOptions.offloadable), and CAMBI and SpEED have no device kernels.
 func (m *Model) OffloadSplit(offered []string) (device, host []string) {
 	used := []string{"motion"}
 	if m.vif {

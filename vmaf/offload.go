@@ -19,6 +19,74 @@ type OffloadConfig struct {
 	VIFEnhnGainLimit float64
 	// ADMEnhnGainLimit is the model's ADM enhancement gain limit.
 	ADMEnhnGainLimit float64
+	// ADMWeights are the CSF weights of the model's ADM options (the v1
+	// models' CSF mode and viewing conditions change them). The zero value
+	// stands for the default options' (DefaultADMWeights).
+	ADMWeights ADMWeights
+}
+
+// ADMWeights are ADM's contrast sensitivity weights in the fixed point the
+// integer kernel applies them in, per scale, for the h, v and d bands:
+// scale 0's i_rfactor (Q21, Q21 and Q23, truncated to 16 bits), which
+// weighs the CSF (adm_csf) and the contrast measure (adm_cm) in int32
+// products, and the Q32 weights of scales 1..3 (i4_adm_csf, i4_adm_cm),
+// truncated to 32 bits, in int64 products. Under the default options scale
+// 0's are libvmaf's constants 36453, 36453 and 49417.
+type ADMWeights [4][3]int64
+
+// DefaultADMWeights are the CSF weights of the default ADM options
+// (vmaf_v0.6.1's and every model's before v1).
+func DefaultADMWeights() ADMWeights { return defaultADMOptions().weights() }
+
+// weights returns the options' CSF weights as ADMWeights.
+func (o admOptions) weights() ADMWeights {
+	irf0 := o.irf0()
+	w := ADMWeights{{int64(irf0[0]), int64(irf0[1]), int64(irf0[2])}}
+	for sc := 1; sc < 4; sc++ {
+		w[sc] = admIRF(o.rfactors(sc))
+	}
+	return w
+}
+
+// weights returns the state's CSF weights as ADMWeights: those of its
+// options, from the weights it computes with.
+func (s *admState) weights() ADMWeights {
+	w := ADMWeights{{int64(s.irf0[0]), int64(s.irf0[1]), int64(s.irf0[2])}}
+	for sc := 1; sc < 4; sc++ {
+		w[sc] = admIRF(s.rfactor[sc])
+	}
+	return w
+}
+
+// offloadable reports whether an Offload's ADM kernels take these weights:
+// scale 0's in [0, 2^16) (int32 products with int16 coefficients), those
+// of scales 1..3 in [0, 2^32) (int64 products with int32 ones). The CPU's
+// weights always are (irf0 and admIRF truncate to these widths); the gate
+// states the kernels' contract.
+func (w ADMWeights) offloadable() bool {
+	for sc, band := range w {
+		limit := int64(1) << 32
+		if sc == 0 {
+			limit = 1 << 16
+		}
+		for _, x := range band {
+			if x < 0 || x >= limit {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// OffloadConfig is the configuration Score gives its Offload's workers for
+// w x h frames of bit depth bpc scored with m: the enhancement gain limits
+// and the CSF weights of m's options.
+func (m *Model) OffloadConfig(w, h, bpc int) OffloadConfig {
+	return OffloadConfig{
+		Width: w, Height: h, BitDepth: bpc,
+		VIFEnhnGainLimit: m.vifEGL, ADMEnhnGainLimit: m.admEGL,
+		ADMWeights: m.adm.weights(),
+	}
 }
 
 // ADMRows are the integer results of ADM's per-row sums, per scale: for
@@ -51,42 +119,22 @@ func ADMShifts(w, h, scale int) (den ADMDenShifts, cm ADMCMShifts) {
 	return den, admCMShifts(w, h, scale)
 }
 
-// ADMIRF returns a scale's CSF weights in Q32 (scales 1..3), for the
-// h, v and d bands, under the default ADM options (vmaf_v0.6.1's): an
-// Offload's ADM rows use these weights only (see admState.offloadable).
-func ADMIRF(scale int) [3]int64 { return admIRF(defaultADMOptions().rfactors(scale)) }
-
 // ADMCos1DegSq is the decoupling's angle threshold, cos(1 degree)^2 as
 // float32, widened.
 func ADMCos1DegSq() float64 { return float64(admCos1DegSq) }
 
 // offloadable reports whether an Offload's ADM rows hold this state's
-// integers: the rows weigh the bands with the default options' CSF (the
-// Vulkan kernel's fixed weights), so other CSF modes and viewing
-// conditions (the v1 models) must run on the CPU. The enhancement gain
-// limit travels in OffloadConfig; the noise weight, DLM weight, minimum
-// and skipped AIM enter only fromRows' float part, which is the CPU's.
-func (s *admState) offloadable() bool {
-	def := defaultADMOptions()
-	for sc := range 4 {
-		if s.rfactor[sc] != def.rfactors(sc) {
-			return false
-		}
-	}
-	return s.irf0 == def.irf0()
-}
+// integers: the Offload weighs the bands with the weights its
+// OffloadConfig carries (Model.OffloadConfig: those of the same options),
+// which its kernels take whenever ADMWeights.offloadable says so. The
+// enhancement gain limit travels in OffloadConfig too; the noise weight,
+// DLM weight, minimum and skipped AIM enter only fromRows' float part,
+// which is the CPU's.
+func (s *admState) offloadable() bool { return s.weights().offloadable() }
 
 // offloadable reports whether an Offload's ADM rows serve these options (see
 // admState.offloadable).
-func (o admOptions) offloadable() bool {
-	def := defaultADMOptions()
-	for sc := range 4 {
-		if o.rfactors(sc) != def.rfactors(sc) {
-			return false
-		}
-	}
-	return o.irf0() == def.irf0()
-}
+func (o admOptions) offloadable() bool { return o.weights().offloadable() }
 
 // fromRows derives the ADM features from an Offload's rows, rounding and
 // adding them as the CPU kernel's own loops do.
@@ -122,6 +170,87 @@ func (s *admState) fromRows(r *ADMRows) admScore {
 		}
 	}
 	return s.combine(ns, ds, as)
+}
+
+// ADMRowsCPU returns the ADM rows of a frame pair of w x h luma planes of
+// bit depth bpc under m's ADM options, as the CPU kernel computes them, for
+// checking an Offload's rows: every band row of every scale, zero outside
+// the scored rows, AIM even where the options skip it.
+func ADMRowsCPU(ref, dis []uint16, w, h, bpc int, m *Model) *ADMRows {
+	return newADMState(w, h, m.adm).rows(ref, dis, bpc)
+}
+
+// rows is compute up to the rows: the same stages, each scored row's sums
+// kept rather than rounded and added.
+func (s *admState) rows(ref, dis []uint16, bpc int) *ADMRows {
+	out := new(ADMRows)
+	w, h := s.w, s.h
+	for scale := range 4 {
+		dwtIndices(&s.indY, h)
+		dwtIndices(&s.indX, w)
+		if scale == 0 {
+			s.dwt0(ref, &s.ref, w, h, bpc)
+			s.dwt0(dis, &s.dis, w, h, bpc)
+		} else {
+			s.dwtS(s.ref.a, &s.ref, w, h, scale)
+			s.dwtS(s.dis.a, &s.dis, w, h, scale)
+		}
+		w, h = (w+1)/2, (h+1)/2
+		s.decouple(w, h, scale == 0)
+		r := [3][]int32{s.rh, s.rv, s.rd}
+		a := [3][]int32{s.ah, s.av, s.ad}
+		out.Den[scale] = make([]uint64, 3*h)
+		out.Num[scale], out.AIM[scale] = make([]int64, 3*h), make([]int64, 3*h)
+		top, bottom, left, right := admScoreRegion(w, h)
+		var p ADMDenShifts
+		if scale > 0 {
+			p = admDenSShifts(w, h, scale)
+		}
+		for t, b := range [3][]int32{s.ref.h, s.ref.v, s.ref.d} {
+			for i := top; i < bottom; i++ {
+				row := b[i*s.stride+left : i*s.stride+right]
+				if scale == 0 {
+					out.Den[scale][3*i+t] = s.k.admDen0Row(row)
+				} else {
+					out.Den[scale][3*i+t] = s.k.admDenSRow(row, &p)
+				}
+			}
+		}
+		csf := func(src [3][]int32) {
+			if scale == 0 {
+				s.csf0(w, h, src)
+			} else {
+				s.csfS(w, h, scale, src)
+			}
+		}
+		csf(a)
+		s.cmRows(w, h, scale, r, out.Num[scale])
+		csf(r)
+		s.cmRows(w, h, scale, a, out.AIM[scale])
+	}
+	return out
+}
+
+// cmRows is cm up to the rows: each scored row's sums of the contrast
+// measure, per band, into dst at 3*i+t.
+func (s *admState) cmRows(w, h, scale int, src [3][]int32, dst []int64) {
+	top, bottom, left, right := admScoreRegion(w, h)
+	p := admCMShifts(w, h, scale)
+	r := &s.cmRow
+	*r = admCMRow{
+		stride: s.stride, w: w, left: left, right: right, src: src,
+		fl: [3][]int32{s.csfFh, s.csfFv, s.csfFd}, ca: [3][]int32{s.csfAh, s.csfAv, s.csfAd},
+		addHCub: p.AddCub, addDCub: p.AddDCub, shiftHCub: p.ShiftCub, shiftDCub: p.ShiftDCub,
+		irf: s.weights()[scale],
+	}
+	row := s.k.admCM0Row
+	if scale > 0 {
+		row = s.k.admCMSRow
+	}
+	for i := top; i < bottom; i++ {
+		up, down := admNeighbors(i, h)
+		dst[3*i], dst[3*i+1], dst[3*i+2] = row(r, up, i, down)
+	}
 }
 
 // OffloadWorker computes features for one scoring goroutine.

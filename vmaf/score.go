@@ -264,10 +264,7 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			}
 			offErr := stateErr
 			if offErr == nil && p.opts.Offload != nil {
-				if wk.off, offErr = p.opts.Offload.NewWorker(OffloadConfig{
-					Width: p.w, Height: p.h, BitDepth: p.bpc,
-					VIFEnhnGainLimit: p.model.vifEGL, ADMEnhnGainLimit: p.model.admEGL,
-				}); offErr == nil {
+				if wk.off, offErr = p.opts.Offload.NewWorker(p.model.OffloadConfig(p.w, p.h, p.bpc)); offErr == nil {
 					defer wk.off.Close()
 				}
 			}
@@ -419,8 +416,9 @@ func (wk *worker) computeVIF(ref, dis []uint16, bpc int) ([4]vifScaleScore, erro
 }
 
 // computeADM computes ADM on the Offload when it offers it, else on the CPU.
-// The Offload weighs with the default CSF only: under other ADM options
-// (the v1 models') the CPU computes ADM.
+// The Offload weighs with the CSF weights of the model's options, which
+// its OffloadConfig carries; options whose weights its kernels cannot take
+// (admState.offloadable) leave ADM to the CPU.
 func (wk *worker) computeADM(ref, dis []uint16, bpc int) (admScore, error) {
 	if wk.off != nil && wk.adm.offloadable() {
 		rows, ok, err := wk.off.ADM(ref, dis)

@@ -159,8 +159,8 @@ func TestChromaCorrection(t *testing.T) {
 }
 
 // TestOffloadSplit: a device that offers motion, VIF and ADM takes all three for
-// vmaf_v0.6.1, and only motion for a model whose ADM options its kernels lack, the rest
-// of whose features stay on the CPU.
+// vmaf_v0.6.1, and motion and ADM (under v1's CSF options) for a v1 model, whose CAMBI
+// and SpEED stay on the CPU.
 func TestOffloadSplit(t *testing.T) {
 	offered := []string{"motion", "vif", "adm"}
 	m, err := LoadModel("vmaf_v0.6.1")
@@ -173,9 +173,20 @@ func TestOffloadSplit(t *testing.T) {
 	if dev, host := m.OffloadSplit([]string{"motion"}); !slices.Equal(dev, []string{"motion"}) || !slices.Equal(host, []string{"vif", "adm"}) {
 		t.Errorf("vmaf_v0.6.1 on a device with motion alone: device %v host %v", dev, host)
 	}
-	v1 := &Model{adm: admV1Options(3, 1080), cambi: &cambiOptions{}, speed: &speedOptions{}}
-	if dev, host := v1.OffloadSplit(offered); !slices.Equal(dev, []string{"motion"}) || !slices.Equal(host, []string{"adm", "cambi", "speed_chroma"}) {
-		t.Errorf("v1: device %v host %v", dev, host)
+	for _, o := range []admOptions{admV1Options(3, 1080), admV1Options(5, 1080), admV1Options(1.5, 2160), admV1Options(3, 2160)} {
+		v1 := &Model{adm: o, cambi: &cambiOptions{}, speed: &speedOptions{}}
+		if dev, host := v1.OffloadSplit(offered); !slices.Equal(dev, []string{"motion", "adm"}) || !slices.Equal(host, []string{"cambi", "speed_chroma"}) {
+			t.Errorf("v1 %s: device %v host %v", o.suffix(), dev, host)
+		}
+	}
+	for _, name := range []string{"vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_hfr_1d5h_2160"} {
+		m, err := LoadModel(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dev, host := m.OffloadSplit(offered); !slices.Equal(dev, []string{"motion", "adm"}) || !slices.Equal(host, []string{"cambi", "speed_chroma"}) {
+			t.Errorf("%s: device %v host %v", name, dev, host)
+		}
 	}
 }
 

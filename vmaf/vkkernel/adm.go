@@ -150,6 +150,12 @@ func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig) (*admWorker, error) {
 
 	base := admPush{stride: int32(bw), plane: int32(aw.bsz), bpc: int32(bpc),
 		eglBits: math.Float64bits(cfg.ADMEnhnGainLimit), cosBits: math.Float64bits(vmaf.ADMCos1DegSq())}
+	// The CSF weights of the run's ADM options: the zero value stands for
+	// the defaults'.
+	weights := cfg.ADMWeights
+	if weights == (vmaf.ADMWeights{}) {
+		weights = vmaf.DefaultADMWeights()
+	}
 	sw, sh := w, h
 	for sc := range 4 {
 		s := &aw.scales[sc]
@@ -161,9 +167,7 @@ func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig) (*admWorker, error) {
 		rows := int32(sc * aw.rowsPerScale)
 		p := base
 		p.scale = int32(sc)
-		if sc > 0 {
-			p.irf = vmaf.ADMIRF(sc)
-		}
+		p.irf = weights[sc]
 		dwt := p
 		dwt.w, dwt.h = int32(s.inW), int32(s.inH)
 		s.dwt = dwt.bytes()

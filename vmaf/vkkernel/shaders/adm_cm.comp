@@ -1,7 +1,8 @@
 // adm_cm.comp: the rows of the contrast measure (vmaf cm0, cmS): per
-// scored row, each band's sum of the CSF-weighted coefficient of the
-// decoupled buffer's planes src.. reduced by the 3x3 masking threshold of
-// the CSF buffer, clamped at zero and cubed with libvmaf's roundings
+// scored row, each band's sum of the coefficient of the decoupled
+// buffer's planes src.., weighted by the run's CSF (irf0..irf2), reduced
+// by the 3x3 masking threshold of the CSF buffer, clamped at zero and
+// cubed with libvmaf's roundings
 // (shiftA/addA for h and v, shiftB/addB for d). One workgroup per row.
 #version 450
 #extension GL_ARB_gpu_shader_int64 : require
@@ -46,9 +47,10 @@ void main() {
         }
         int sh = dec[src * plane + rc + j], sv = dec[(src + 1) * plane + rc + j], sd = dec[(src + 2) * plane + rc + j];
         if (scale == 0) {
-            s[0] += cubeAccum(sh * 36453, thr << 10, int64_t(1) << 28, 29u, int64_t(addA), shiftA);
-            s[1] += cubeAccum(sv * 36453, thr << 10, int64_t(1) << 28, 29u, int64_t(addA), shiftA);
-            s[2] += cubeAccum(sd * 49417, thr << 12, int64_t(1) << 29, 30u, int64_t(addB), shiftB);
+            // int32 products that wrap, as adm_cm's i_rfactor products do.
+            s[0] += cubeAccum(sh * int(irf0), thr << 10, int64_t(1) << 28, 29u, int64_t(addA), shiftA);
+            s[1] += cubeAccum(sv * int(irf1), thr << 10, int64_t(1) << 28, 29u, int64_t(addA), shiftA);
+            s[2] += cubeAccum(sd * int(irf2), thr << 12, int64_t(1) << 29, 30u, int64_t(addB), shiftB);
         } else {
             int xh = int((int64_t(sh) * irf0 + (int64_t(1) << 27)) >> 28);
             int xv = int((int64_t(sv) * irf1 + (int64_t(1) << 27)) >> 28);

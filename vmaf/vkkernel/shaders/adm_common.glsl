@@ -13,9 +13,9 @@ layout(push_constant) uniform Push {
     int bpc;
     int src;      // CSF and contrast measure: first plane of their input
     int rowsOff;  // den and contrast measure: first word of their rows
-    int64_t irf0; // scales 1..3: reciprocal quantisation steps in Q32
-    int64_t irf1;
-    int64_t irf2;
+    int64_t irf0; // the h, v and d bands' CSF weights (vmaf.ADMWeights): scale 0's
+    int64_t irf1; // i_rfactor in Q21, Q21, Q23 (below 2^16), the reciprocal
+    int64_t irf2; // quantisation steps of scales 1..3 in Q32 (below 2^32)
     uint64_t eglBits; // the enhancement gain limit, IEEE double bits
     uint64_t cosBits; // cos(1 degree)^2 as float32 widened, double bits
     uint shiftA;
