@@ -2,14 +2,17 @@ package vkkernel
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -286,27 +289,75 @@ func TestWorkers(t *testing.T) {
 	}
 }
 
+// countingOffload is a Kernel that counts the frame pairs whose ADM its
+// workers computed on the device.
+type countingOffload struct {
+	k   *Kernel
+	adm atomic.Int64
+}
+
+func (c *countingOffload) NewWorker(cfg vmaf.OffloadConfig) (vmaf.OffloadWorker, error) {
+	wk, err := c.k.NewWorker(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &countingWorker{OffloadWorker: wk, c: c}, nil
+}
+
+type countingWorker struct {
+	vmaf.OffloadWorker
+	c *countingOffload
+}
+
+func (w *countingWorker) ADM(ref, dis []uint16) (*vmaf.ADMRows, bool, error) {
+	rows, ok, err := w.OffloadWorker.ADM(ref, dis)
+	if ok && err == nil {
+		w.c.adm.Add(1)
+	}
+	return rows, ok, err
+}
+
 // TestScoreV1MatchesCPU: VMAF v1 models on the Vulkan backend give the CPU's scores:
 // motion (with the HFR models' five-frame window, which hands the device the frame two
-// back) runs on the device; ADM under v1's options, CAMBI and SpEED stay on the CPU, as
-// the model's OffloadSplit says.
+// back) and ADM under v1's CSF options run on the device, every frame's, as the model's
+// OffloadSplit says; CAMBI and SpEED stay on the CPU.
 func TestScoreV1MatchesCPU(t *testing.T) {
 	k := openOrSkip(t)
+	device, _ := k.Features()
 	for _, p := range loadPairs(t) {
 		if p.w < 216 || p.h < 216 {
 			continue // below CAMBI's smallest size: v1 models refuse it
 		}
-		for _, model := range []string{"vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_hfr_3d0h"} {
+		for _, model := range []string{"vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_5d0h", "vmaf_v1.0.16_1d5h_2160",
+			"vmaf_v1.0.16_3d0h_2160", "vmaf_v1.0.16_hfr_3d0h"} {
 			t.Run(p.name+"/"+model, func(t *testing.T) {
+				open := func(name string) *vmaf.RawReader { return openClip(t, name, p) }
+				if model == "vmaf_v1.0.16_5d0h" || model == "vmaf_v1.0.16_3d0h_2160" {
+					// Their SpEED scales chroma down (by 0.6, 0.5): at least 266 and
+					// 318 lines. The clips, tiled, make 336x336 frames.
+					open = func(name string) *vmaf.RawReader { return tiledClip(t, name, p, 336, 336) }
+				}
+				m, err := vmaf.LoadModel(model)
+				if err != nil {
+					t.Fatal(err)
+				}
+				onDevice, host := m.OffloadSplit(device)
+				if k.adm != nil && (!slices.Contains(onDevice, "adm") || slices.Contains(host, "adm")) {
+					t.Errorf("OffloadSplit(%v) = device %v, host %v: want adm on the device", device, onDevice, host)
+				}
 				score := func(off vmaf.Offload) *vmaf.Result {
-					res, err := vmaf.Score(context.Background(), openClip(t, p.ref, p), openClip(t, p.dist, p),
+					res, err := vmaf.Score(context.Background(), open(p.ref), open(p.dist),
 						vmaf.Options{Threads: 2, Offload: off, Model: model})
 					if err != nil {
 						t.Fatal(err)
 					}
 					return res
 				}
-				cpu, gpu := score(nil), score(k)
+				off := &countingOffload{k: k}
+				cpu, gpu := score(nil), score(off)
+				if k.adm != nil && off.adm.Load() != int64(len(gpu.Frames)) {
+					t.Errorf("ADM of %d frame pairs on the device, want all %d", off.adm.Load(), len(gpu.Frames))
+				}
 				if diff := cmp.Diff(cpu.Frames, gpu.Frames); diff != "" {
 					t.Errorf("per-frame features (-cpu +vulkan):\n%s", diff)
 				}
@@ -314,6 +365,118 @@ func TestScoreV1MatchesCPU(t *testing.T) {
 					t.Errorf("pooled (-cpu +vulkan):\n%s", diff)
 				}
 			})
+		}
+	}
+}
+
+// tiledClip opens the 4:2:0 clip name of p with every frame's planes tiled
+// to w x h (repeated from their top-left corner), for models whose
+// features need larger frames than the testdata's.
+func tiledClip(t testing.TB, name string, p pair, w, h int) *vmaf.RawReader {
+	t.Helper()
+	if p.pf != vmaf.YUV420P && p.pf != vmaf.YUV420P10LE {
+		t.Fatalf("tiledClip of %v", p.pf)
+	}
+	data, err := os.ReadFile(filepath.Join("../testdata/clips", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bps := 1
+	if p.pf.BitDepth() > 8 {
+		bps = 2
+	}
+	cw, ch, tcw, tch := (p.w+1)/2, (p.h+1)/2, (w+1)/2, (h+1)/2
+	planes := [3][4]int{{p.w, p.h, w, h}, {cw, ch, tcw, tch}, {cw, ch, tcw, tch}}
+	in := (p.w*p.h + 2*cw*ch) * bps
+	var out []byte
+	for f := 0; f+in <= len(data); f += in {
+		src := data[f:]
+		for _, pl := range planes {
+			sw, sh, dw, dh := pl[0], pl[1], pl[2], pl[3]
+			for y := range dh {
+				for x := range dw {
+					o := ((y%sh)*sw + x%sw) * bps
+					out = append(out, src[o:o+bps]...)
+				}
+			}
+			src = src[sw*sh*bps:]
+		}
+	}
+	r, err := vmaf.OpenRaw(bytes.NewReader(out), w, h, p.pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestADMRowsV1 compares the device's ADM rows, every scale's, with the CPU
+// kernel's (vmaf.ADMRowsCPU) on stress planes under each v1 viewing
+// condition's CSF weights (and the defaults'), at 8, 10 and 12 bits and
+// sizes down to the smallest ADM takes. The v1 rows differ from the
+// defaults', so a device that ignored the config's weights would fail.
+func TestADMRowsV1(t *testing.T) {
+	k := openOrSkip(t)
+	if k.adm == nil {
+		t.Skipf("%s lacks shaderFloat64: ADM runs on the CPU", k.Info().Name)
+	}
+	def, err := vmaf.LoadModel("vmaf_v0.6.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, name := range []string{"vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_5d0h", "vmaf_v1.0.16_1d5h_2160",
+		"vmaf_v1.0.16_3d0h_2160", "vmaf_v0.6.1"} {
+		m, err := vmaf.LoadModel(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bpc := range []int{8, 10, 12} {
+			for _, sz := range [][2]int{{33, 33}, {177, 145}, {321, 240}} {
+				w, h := sz[0], sz[1]
+				wk, err := k.NewWorker(m.OffloadConfig(w, h, bpc))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for pattern, p := range stressPlanes(rng, w, h, bpc) {
+					got, ok, err := wk.ADM(p[0], p[1])
+					if err != nil || !ok {
+						t.Fatalf("ADM: %v, ok %v", err, ok)
+					}
+					want := vmaf.ADMRowsCPU(p[0], p[1], w, h, bpc, m)
+					where := fmt.Sprintf("%s %dx%d %d-bit %s", name, w, h, bpc, pattern)
+					for sc := range 4 {
+						checkRows(t, where, sc, "den", got.Den[sc], want.Den[sc])
+						checkRows(t, where, sc, "num", got.Num[sc], want.Num[sc])
+						checkRows(t, where, sc, "aim", got.AIM[sc], want.AIM[sc])
+					}
+					if name != "vmaf_v0.6.1" && pattern == "noise" {
+						d := vmaf.ADMRowsCPU(p[0], p[1], w, h, bpc, def)
+						if slices.Equal(d.Num[0], want.Num[0]) || slices.Equal(d.Num[3], want.Num[3]) {
+							t.Errorf("%s: the default options' rows, a test that cannot tell the weights apart", where)
+						}
+					}
+				}
+				wk.Close()
+			}
+		}
+	}
+}
+
+// checkRows compares a scale's rows of one measure: the device holds scale
+// 0's band height of rows at every scale, those past the scale's zero.
+func checkRows[T uint64 | int64](t *testing.T, where string, scale int, measure string, got, want []T) {
+	t.Helper()
+	if len(got) < len(want) {
+		t.Fatalf("%s scale %d %s: %d rows, want %d", where, scale, measure, len(got), len(want))
+	}
+	for i := range got {
+		var w T
+		if i < len(want) {
+			w = want[i]
+		}
+		if got[i] != w {
+			t.Errorf("%s scale %d %s: row %d band %d: %d, CPU %d", where, scale, measure, i/3, i%3, got[i], w)
+			return
 		}
 	}
 }
