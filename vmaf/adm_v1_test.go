@@ -231,7 +231,8 @@ func TestADMOptionsSuffix(t *testing.T) {
 
 // TestADMOptionsDefault checks that the default options are the state
 // the default features always ran under: libvmaf's hard-coded scale 0
-// weights, and an Offload may compute them; a v1 model's may not.
+// weights, and an Offload may compute them; a v1 model's too, with their
+// own weights (OffloadConfig.ADMWeights), which differ.
 func TestADMOptionsDefault(t *testing.T) {
 	o, err := parseADMOptions(nil)
 	if err != nil || o != defaultADMOptions() {
@@ -243,8 +244,12 @@ func TestADMOptionsDefault(t *testing.T) {
 	if !newADMState(64, 64, o).offloadable() || !newADMState(64, 64, admOptionsEGL(1)).offloadable() {
 		t.Error("the default options are not offloadable")
 	}
-	if newADMState(64, 64, admV1Options(3, 1080)).offloadable() {
-		t.Error("the v1 options are offloadable")
+	v1 := newADMState(64, 64, admV1Options(3, 1080))
+	if !v1.offloadable() {
+		t.Error("the v1 options are not offloadable")
+	}
+	if v1.weights() == DefaultADMWeights() {
+		t.Error("the v1 options have the default weights")
 	}
 }
 
