@@ -149,6 +149,11 @@ func vifVert8S0AVX2(ref **uint16, dis **uint16, planes **int16, n int)
 //go:noescape
 func vifHoriz8S0AVX2(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
 
+// widen8AVX2 sets dst[i] = src[i] for i < n (a multiple of 32).
+//
+//go:noescape
+func widen8AVX2(src *byte, dst *uint16, n int)
+
 // admDen0AVX2 returns the denominator's inner sum of n coefficients (a multiple of 4) of a reference band's row.
 //
 //go:noescape

@@ -3347,6 +3347,28 @@ DATA vif8c2p31q<>+16(SB)/8, $0x0000000080000000
 DATA vif8c2p31q<>+24(SB)/8, $0x0000000080000000
 GLOBL vif8c2p31q<>(SB), RODATA|NOPTR, $32
 
+// func widen8AVX2(src *byte, dst *uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·widen8AVX2(SB), NOSPLIT, $0-24
+	MOVQ src+0(FP), AX
+	MOVQ dst+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+
+loop:
+	CMPQ      BX, DX
+	JAE       done
+	VPMOVZXBW (AX)(BX*1), Y0
+	VPMOVZXBW 16(AX)(BX*1), Y1
+	VMOVDQU   Y0, (CX)(BX*2)
+	VMOVDQU   Y1, 32(CX)(BX*2)
+	ADDQ      $0x20, BX
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func admDen0AVX2(c *int32, n int) uint64
 // Requires: AVX, AVX2, SSE2
 TEXT ·admDen0AVX2(SB), NOSPLIT, $0-24

@@ -33,6 +33,7 @@ var vif8Filters = [4][]uint32{
 func vif8Kernels() {
 	vif8Vert(0)
 	vif8Horiz(0)
+	widen8()
 }
 
 // const32 is a 32-byte read-only constant of eight equal dwords.
@@ -302,4 +303,19 @@ func const32q(name string, v uint64) Mem {
 	}
 	constData[name] = m
 	return m
+}
+
+// widen8 widens bytes to 16-bit samples, 32 a step (toSamples in frame.go).
+func widen8() {
+	TEXT("widen8AVX2", NOSPLIT, "func(src *byte, dst *uint16, n int)")
+	Pragma("noescape")
+	Doc("widen8AVX2 sets dst[i] = src[i] for i < n (a multiple of 32).")
+	src, dst := Load(Param("src"), GP64()), Load(Param("dst"), GP64())
+	rowLoopStep(32, func(i Register) {
+		a, b := YMM(), YMM()
+		VPMOVZXBW(Mem{Base: src, Index: i, Scale: 1}, a)
+		VPMOVZXBW(Mem{Base: src, Index: i, Scale: 1, Disp: 16}, b)
+		VMOVDQU(a, Mem{Base: dst, Index: i, Scale: 2})
+		VMOVDQU(b, Mem{Base: dst, Index: i, Scale: 2, Disp: 32})
+	}, func() {})
 }
