@@ -78,7 +78,7 @@ func vif8Sums(w, h int, ref, dis []uint16, bpc int, k *kernels) [4]vifAcc {
 var vif8Sizes = [][2]int{{64, 48}, {53, 37}, {33, 40}, {97, 71}, {176, 144}, {130, 19}}
 
 // TestVIF8Scalar: the 16-bit lane statistic's scalar form gives the
-// generic path's sums at every scale.
+// generic path's sums of scale 0.
 func TestVIF8Scalar(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	for _, sz := range vif8Sizes {
@@ -96,7 +96,7 @@ func TestVIF8Scalar(t *testing.T) {
 
 // FuzzVIF8 compares whole VIF frames on every path at 8, 10 and 12 bits
 // with the generic path, and at 8 bits the 16-bit lane statistic's scalar
-// form with it.
+// form with it at scale 0.
 func FuzzVIF8(f *testing.F) {
 	f.Add(uint64(1), uint8(40), uint8(30), uint8(0), uint8(8))
 	f.Add(uint64(2), uint8(77), uint8(21), uint8(4), uint8(8))
