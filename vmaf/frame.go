@@ -117,8 +117,9 @@ func toSamples(dst []uint16, src []byte, n, bitDepth int) []uint16 {
 	dst = dst[:n]
 	if bitDepth == 8 {
 		src = src[:n]
-		for i, v := range src {
-			dst[i] = uint16(v)
+		v := widen8(src, dst)
+		for i, b := range src[v:] {
+			dst[v+i] = uint16(b)
 		}
 		return dst
 	}

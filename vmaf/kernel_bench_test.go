@@ -25,6 +25,16 @@ func BenchmarkKernels(b *testing.B) {
 		s := newVIFState(w, h, defaultEnhnGainLimit)
 		return func() { s.compute(ref[0], dist[0], 8) }
 	})
+	// VIF on each CPU path.
+	for _, c := range []CPU{CPUGeneric, CPUAVX2} {
+		if !c.Supported() {
+			continue
+		}
+		kernel("VIF/"+c.String(), func() func() {
+			s := newVIFState(w, h, defaultEnhnGainLimit).with(kernelsFor(c))
+			return func() { s.compute(ref[0], dist[0], 8) }
+		})
+	}
 	kernel("ADM", func() func() {
 		s := newADMState(w, h, defaultADMOptions())
 		return func() { s.compute(ref[0], dist[0], 8) }

@@ -97,6 +97,8 @@ type vifState struct {
 	sig vifSigmas
 	acc vifAcc
 	k   *kernels
+	// v8 is the scratch of the 8-bit statistic (vif8.go).
+	v8 *vif8Rows
 }
 
 // vifSigmas are one row's sigma1², sigma2² and sigma12 (the local
@@ -243,6 +245,9 @@ func vifSubPair(f uint64, ra, rb, da, db []uint16, acc []uint64) {
 // the squares of 8-bit scale 0 too), so the lanes never carry into each
 // other and the results are identical.
 func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleScore {
+	if scale == 0 && bpc == 8 && vif8Vector(s.k) {
+		return s.statistic8(ref, dis, w, h, true)
+	}
 	filt := vifFilters[scale]
 	fw := len(filt)
 	half := fw / 2

@@ -139,6 +139,21 @@ func vifSubHAVX2(filt *uint64, half int, t *uint64, r *uint16, d *uint16, n int)
 //go:noescape
 func vifFillAVX2(ref *uint16, dis *uint16, p *uint64, q *uint64, y *uint64, x *uint64, packSq uint64, n int)
 
+// vifVert8S0AVX2 is the vertical pass of VIF's 8-bit statistic at scale 0 over n pixels (a multiple of 16).
+//
+//go:noescape
+func vifVert8S0AVX2(ref **uint16, dis **uint16, planes **int16, n int)
+
+// vifHoriz8S0AVX2 is the horizontal pass and variances of VIF's 8-bit statistic at scale 0 over n pixels (a multiple of 16).
+//
+//go:noescape
+func vifHoriz8S0AVX2(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
+
+// widen8AVX2 sets dst[i] = src[i] for i < n (a multiple of 32).
+//
+//go:noescape
+func widen8AVX2(src *byte, dst *uint16, n int)
+
 // admDen0AVX2 returns the denominator's inner sum of n coefficients (a multiple of 4) of a reference band's row.
 //
 //go:noescape

@@ -51,6 +51,7 @@ func main() {
 	vifSubRound()
 	vifSubH()
 	vifFill()
+	vif8Kernels()
 	admDen(false)
 	admDen(true)
 	speedAxpy()

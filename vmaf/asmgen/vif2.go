@@ -1,0 +1,321 @@
+package main
+
+// VIF's 8-bit statistic in 16-bit lanes (vif8.go in package vmaf holds the
+// scalar reference and the bounds).
+//
+// Every filter pass is a sum of taps f*x with f < 2^15 and x a 16-bit value,
+// so VPMADDWD computes a folded pair of taps, f*(x[a]+x[b]), as one signed
+// dword per pixel. Values of 16 bits unsigned (the squares of 8-bit samples,
+// the rounded means) are stored biased, x-32768 as an int16: the pass's sum
+// is then the true sum less 32768 times the filter's total, 2^16, that is
+// the true sum minus 2^31, which one XOR with 2^31 undoes modulo 2^32; every
+// true sum is below 2^32. The centre tap is paired with itself at half its
+// weight (every centre tap is even) so that it is a folded pair too.
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// vif8Filters are libvmaf's VIF filters (vifFilters in vif.go).
+var vif8Filters = [4][]uint32{
+	{489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784, 7455, 6547, 5274, 3896, 2640, 1640, 935, 489},
+	{1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244},
+	{3571, 16004, 26386, 16004, 3571},
+	{10904, 43728, 10904},
+}
+
+// vif8Kernels registers the 8-bit VIF kernels. Only scale 0 sees 8-bit
+// samples: the subsampled images of scales 1 to 3 hold 16-bit means.
+func vif8Kernels() {
+	vif8Vert(0)
+	vif8Horiz(0)
+	widen8()
+}
+
+// const32 is a 32-byte read-only constant of eight equal dwords.
+func const32(name string, v uint32) Mem {
+	if m, ok := constData[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for k := range 8 {
+		DATA(4*k, U32(v))
+	}
+	constData[name] = m
+	return m
+}
+
+// vif8Tap is the pair weight of folded tap k of scale s's filter: f|f<<16,
+// the centre (k == half) at half its weight.
+func vif8Tap(s, k int) Mem {
+	f := vif8Filters[s][k]
+	if k == len(vif8Filters[s])/2 {
+		f /= 2
+	}
+	return const32(fmt.Sprintf("vif8tap%d_%d", s, k), f|f<<16)
+}
+
+// vif8Acc adds the folded pair (x, y) of 16 words times tap into the dword
+// sums lo (words 0-3 and 8-11) and hi (4-7, 12-15); first sets them.
+func vif8Acc(x, y VecVirtual, tap Mem, lo, hi VecVirtual, first bool) {
+	t := YMM()
+	VPUNPCKLWD(y, x, t)
+	if first {
+		VPMADDWD(tap, t, lo)
+	} else {
+		VPMADDWD(tap, t, t)
+		VPADDD(t, lo, lo)
+	}
+	VPUNPCKHWD(y, x, t)
+	if first {
+		VPMADDWD(tap, t, hi)
+	} else {
+		VPMADDWD(tap, t, t)
+		VPADDD(t, hi, hi)
+	}
+}
+
+// vif8Store packs the dword sums lo and hi back into 16 words in pixel
+// order, XORs them with xor when set, and stores them at the pointer held
+// in planes[p] plus 2*j bytes.
+func vif8Store(lo, hi VecVirtual, xor *Mem, planes Register, p int, j Register) {
+	out := YMM()
+	VPACKUSDW(hi, lo, out)
+	if xor != nil {
+		VPXOR(*xor, out, out)
+	}
+	ptr := GP64()
+	MOVQ(Mem{Base: planes, Disp: 8 * p}, ptr)
+	VMOVDQU(out, Mem{Base: ptr, Index: j, Scale: 2})
+}
+
+// vif8Vert is the vertical pass of one output row at scale 0 for 16 pixels
+// a step (vifVert8Cols in vif8.go): ref and dis hold the fw input rows of
+// the window, planes the 8 output rows (mu1, mu2, the low halves of xx, yy,
+// xy, their high halves).
+func vif8Vert(s int) {
+	name := fmt.Sprintf("vifVert8S%dAVX2", s)
+	TEXT(name, NOSPLIT, "func(ref, dis **uint16, planes **int16, n int)")
+	Pragma("noescape")
+	Doc(name + " is the vertical pass of VIF's 8-bit statistic at scale " + fmt.Sprint(s) + " over n pixels (a multiple of 16).")
+	fw := len(vif8Filters[s])
+	half := fw / 2
+	refp, disp, planes := Load(Param("ref"), GP64()), Load(Param("dis"), GP64()), Load(Param("planes"), GP64())
+	n := Load(Param("n"), GP64())
+	bias16 := const32("vif8bias16", 0x80008000)
+	j := GP64()
+	XORQ(j, j)
+	Label("loop")
+	CMPQ(j, n)
+	JAE(LabelRef("done"))
+
+	row := func(base Register, k int) VecVirtual {
+		p, v := GP64(), YMM()
+		MOVQ(Mem{Base: base, Disp: 8 * k}, p)
+		VMOVDQU(Mem{Base: p, Index: j, Scale: 2}, v)
+		return v
+	}
+	// products returns the biased 16-bit products a*b and c*d (c*d is
+	// a*b's register when the pair is the centre).
+	products := func(a, b, c, d VecVirtual, centre bool) (VecVirtual, VecVirtual) {
+		p := YMM()
+		VPMULLW(b, a, p)
+		VPXOR(bias16, p, p)
+		if centre {
+			return p, p
+		}
+		q := YMM()
+		VPMULLW(d, c, q)
+		VPXOR(bias16, q, q)
+		return p, q
+	}
+	// Pass 1: the means and the product.
+	mu1lo, mu1hi, mu2lo, mu2hi, xylo, xyhi := YMM(), YMM(), YMM(), YMM(), YMM(), YMM()
+	for k := 0; k <= half; k++ {
+		centre := k == half
+		tap := vif8Tap(s, k)
+		ra, da := row(refp, k), row(disp, k)
+		rb, db := ra, da
+		if !centre {
+			rb, db = row(refp, fw-1-k), row(disp, fw-1-k)
+		}
+		vif8Acc(ra, rb, tap, mu1lo, mu1hi, k == 0)
+		vif8Acc(da, db, tap, mu2lo, mu2hi, k == 0)
+		p, q := products(ra, da, rb, db, centre)
+		vif8Acc(p, q, tap, xylo, xyhi, k == 0)
+	}
+	// Pass 2: the squares.
+	xxlo, xxhi, yylo, yyhi := YMM(), YMM(), YMM(), YMM()
+	for k := 0; k <= half; k++ {
+		centre := k == half
+		tap := vif8Tap(s, k)
+		ra, da := row(refp, k), row(disp, k)
+		rb, db := ra, da
+		if !centre {
+			rb, db = row(refp, fw-1-k), row(disp, fw-1-k)
+		}
+		p, q := products(ra, ra, rb, rb, centre)
+		vif8Acc(p, q, tap, xxlo, xxhi, k == 0)
+		p, q = products(da, da, db, db, centre)
+		vif8Acc(p, q, tap, yylo, yyhi, k == 0)
+	}
+
+	// Means: (sum + 128) >> 8, biased; squares and product: the high
+	// half stored as sum>>16 (the bias cancels), the low half biased.
+	{
+		r := const32("vif8c128", 128)
+		for _, m := range []VecVirtual{mu1lo, mu1hi, mu2lo, mu2hi} {
+			VPADDD(r, m, m)
+			VPSRLD(Imm(8), m, m)
+		}
+		vif8Store(mu1lo, mu1hi, &bias16, planes, 0, j)
+		vif8Store(mu2lo, mu2hi, &bias16, planes, 1, j)
+		low := const32("vif8low16", 0xffff)
+		for p, v := range [][2]VecVirtual{{xxlo, xxhi}, {yylo, yyhi}, {xylo, xyhi}} {
+			hl, hh := YMM(), YMM()
+			VPSRLD(Imm(16), v[0], hl)
+			VPSRLD(Imm(16), v[1], hh)
+			vif8Store(hl, hh, nil, planes, 5+p, j)
+			VPAND(low, v[0], v[0])
+			VPAND(low, v[1], v[1])
+			vif8Store(v[0], v[1], &bias16, planes, 2+p, j)
+		}
+	}
+	ADDQ(Imm(16), j)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// vif8Horiz is the horizontal pass of one row at scale 0 and the variances
+// (vifHoriz8Cols in vif8.go) for 16 pixels a step: planes hold the padded
+// rows of vif8Vert (each pointer at pixel 0), s1, s2 and s12 receive the
+// variances in pixel order.
+func vif8Horiz(s int) {
+	name := fmt.Sprintf("vifHoriz8S%dAVX2", s)
+	TEXT(name, NOSPLIT, "func(planes **int16, s1, s2, s12 *int32, n int)")
+	Pragma("noescape")
+	Doc(name + " is the horizontal pass and variances of VIF's 8-bit statistic at scale " + fmt.Sprint(s) + " over n pixels (a multiple of 16).")
+	fw := len(vif8Filters[s])
+	half := fw / 2
+	planes := Load(Param("planes"), GP64())
+	outs := []Register{Load(Param("s1"), GP64()), Load(Param("s2"), GP64()), Load(Param("s12"), GP64())}
+	n := Load(Param("n"), GP64())
+	sign := const32("vif8sign", 0x80000000)
+	round := const32("vif8c2p31r", 0x80008000)
+	j := GP64()
+	XORQ(j, j)
+	Label("loop")
+	CMPQ(j, n)
+	JAE(LabelRef("done"))
+
+	// filter returns plane p's filtered sums (lo, hi), still biased.
+	filter := func(p int) (VecVirtual, VecVirtual) {
+		ptr := GP64()
+		MOVQ(Mem{Base: planes, Disp: 8 * p}, ptr)
+		lo, hi := YMM(), YMM()
+		for k := 0; k <= half; k++ {
+			x := YMM()
+			VMOVDQU(Mem{Base: ptr, Index: j, Scale: 2, Disp: 2 * (k - half)}, x)
+			y := x
+			if k != half {
+				y = YMM()
+				VMOVDQU(Mem{Base: ptr, Index: j, Scale: 2, Disp: 2 * (half - k)}, y)
+			}
+			vif8Acc(x, y, vif8Tap(s, k), lo, hi, k == 0)
+		}
+		return lo, hi
+	}
+	// product is (a*b + 2^31) >> 32 in each dword of a and b, whose odd
+	// dwords ao and bo hold in their low halves.
+	c2p31 := const32q("vif8c2p31q", 1<<31)
+	product := func(a, b, ao, bo VecVirtual) VecVirtual {
+		pe, po := YMM(), YMM()
+		VPMULUDQ(b, a, pe)
+		VPADDQ(c2p31, pe, pe)
+		VPSRLQ(Imm(32), pe, pe)
+		VPMULUDQ(bo, ao, po)
+		VPADDQ(c2p31, po, po)
+		VPBLENDD(Imm(0xaa), po, pe, po)
+		return po
+	}
+	m1lo, m1hi := filter(0)
+	m2lo, m2hi := filter(1)
+	var sq [3][2]VecVirtual // mu1², mu2², mu1*mu2
+	for h, m := range [][2]VecVirtual{{m1lo, m2lo}, {m1hi, m2hi}} {
+		a, b := m[0], m[1]
+		VPXOR(sign, a, a)
+		VPXOR(sign, b, b)
+		ao, bo := YMM(), YMM()
+		VPSRLQ(Imm(32), a, ao)
+		VPSRLQ(Imm(32), b, bo)
+		sq[0][h] = product(a, a, ao, ao)
+		sq[1][h] = product(b, b, bo, bo)
+		sq[2][h] = product(a, b, ao, bo)
+	}
+	zero := YMM()
+	VPXOR(zero, zero, zero)
+	for q := range 3 {
+		lo, hi := filter(2 + q)
+		for _, v := range []VecVirtual{lo, hi} {
+			VPADDD(round, v, v)
+			VPSRLD(Imm(16), v, v)
+		}
+		{
+			hl, hh := filter(5 + q)
+			VPXOR(sign, hl, hl)
+			VPXOR(sign, hh, hh)
+			VPADDD(hl, lo, lo)
+			VPADDD(hh, hi, hi)
+		}
+		VPSUBD(sq[q][0], lo, lo)
+		VPSUBD(sq[q][1], hi, hi)
+		if q == 1 {
+			VPMAXSD(zero, lo, lo)
+			VPMAXSD(zero, hi, hi)
+		}
+		o0, o1 := YMM(), YMM()
+		VPERM2I128(Imm(0x20), hi, lo, o0)
+		VPERM2I128(Imm(0x31), hi, lo, o1)
+		VMOVDQU(o0, Mem{Base: outs[q], Index: j, Scale: 4})
+		VMOVDQU(o1, Mem{Base: outs[q], Index: j, Scale: 4, Disp: 32})
+	}
+	ADDQ(Imm(16), j)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// const32q is a 32-byte read-only constant of four equal qwords.
+func const32q(name string, v uint64) Mem {
+	if m, ok := constData[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for k := range 4 {
+		DATA(8*k, U64(v))
+	}
+	constData[name] = m
+	return m
+}
+
+// widen8 widens bytes to 16-bit samples, 32 a step (toSamples in frame.go).
+func widen8() {
+	TEXT("widen8AVX2", NOSPLIT, "func(src *byte, dst *uint16, n int)")
+	Pragma("noescape")
+	Doc("widen8AVX2 sets dst[i] = src[i] for i < n (a multiple of 32).")
+	src, dst := Load(Param("src"), GP64()), Load(Param("dst"), GP64())
+	rowLoopStep(32, func(i Register) {
+		a, b := YMM(), YMM()
+		VPMOVZXBW(Mem{Base: src, Index: i, Scale: 1}, a)
+		VPMOVZXBW(Mem{Base: src, Index: i, Scale: 1, Disp: 16}, b)
+		VMOVDQU(a, Mem{Base: dst, Index: i, Scale: 2})
+		VMOVDQU(b, Mem{Base: dst, Index: i, Scale: 2, Disp: 32})
+	}, func() {})
+}

@@ -1,0 +1,43 @@
+package vmaf
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// FuzzToSamples compares toSamples (whose 8-bit widening takes AVX2 where
+// the processor has it) with the byte-by-byte conversion, at 8, 10 and 12
+// bits and lengths on either side of the vector's 32.
+func FuzzToSamples(f *testing.F) {
+	f.Add(uint64(1), uint16(0), uint8(8))
+	f.Add(uint64(2), uint16(31), uint8(8))
+	f.Add(uint64(3), uint16(33), uint8(8))
+	f.Add(uint64(4), uint16(1000), uint8(8))
+	f.Add(uint64(5), uint16(77), uint8(10))
+	f.Add(uint64(6), uint16(64), uint8(12))
+	f.Fuzz(func(t *testing.T, seed uint64, n uint16, bpc uint8) {
+		b := 8
+		if bpc == 10 || bpc == 12 {
+			b = int(bpc)
+		}
+		rng := rand.New(rand.NewPCG(seed, 32))
+		bytes := 1
+		if b > 8 {
+			bytes = 2
+		}
+		src := make([]byte, int(n)*bytes+5)
+		for i := range src {
+			src[i] = byte(rng.Uint32())
+		}
+		got := toSamples(nil, src, int(n), b)
+		for i := range int(n) {
+			want := uint16(src[i])
+			if b > 8 {
+				want = uint16(src[2*i]) | uint16(src[2*i+1])<<8
+			}
+			if got[i] != want {
+				t.Fatalf("n %d, %d-bit: sample %d is %d, want %d", n, b, i, got[i], want)
+			}
+		}
+	})
+}

@@ -1,0 +1,20 @@
+package vmaf
+
+// vif8Vector reports whether a kernel set runs statistic8's vector kernels.
+func vif8Vector(k *kernels) bool { return k.cpu == CPUAVX2 || k.cpu == CPUAVX512 }
+
+// vifVert8 runs the vertical kernel over n pixels (a multiple of 16).
+func vifVert8(ref, dis **uint16, planes **int16, n int) { vifVert8S0AVX2(ref, dis, planes, n) }
+
+// vifHoriz8 runs the horizontal kernel over n pixels (a multiple of 16);
+// the rows are padded by vifMaxPad, the filter's half.
+func vifHoriz8(planes **int16, s1, s2, s12 *int32, n int) { vifHoriz8S0AVX2(planes, s1, s2, s12, n) }
+
+// vifStat8Row accumulates a row's statistic from its variances.
+func vifStat8Row(vector bool, sig *vifSigmas, w int, t []uint16, egl float64, acc *vifAcc) {
+	if vector {
+		vifStatRowAVX2(sig, w, t, egl, acc)
+	} else {
+		vifStatRow(sig, 0, w, t, egl, acc)
+	}
+}

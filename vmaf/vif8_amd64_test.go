@@ -1,0 +1,104 @@
+package vmaf
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// vif8KernelCase checks the 8-bit scale-0 kernels on one row of w pixels
+// against their scalar forms: the vertical pass on 17 random input rows
+// (kind 0 noise, 1 the extremes 0 and 255, 2 a few values), the horizontal
+// pass on random padded rows of any 16 bits (the kernel is exact for all:
+// each filtered sum stays below 2^32).
+func vif8KernelCase(t *testing.T, rng *rand.Rand, w, kind int) {
+	t.Helper()
+	n := w &^ 15
+	sample := func() uint16 {
+		switch kind % 3 {
+		case 0:
+			return uint16(rng.IntN(256))
+		case 1:
+			return uint16(255 * rng.IntN(2))
+		}
+		return uint16(rng.IntN(4))
+	}
+	var refRows, disRows [17][]uint16
+	var rref, rdis [17]*uint16
+	for k := range refRows {
+		refRows[k], disRows[k] = make([]uint16, w), make([]uint16, w)
+		for j := range w {
+			refRows[k][j], disRows[k][j] = sample(), sample()
+		}
+		rref[k], rdis[k] = &refRows[k][0], &disRows[k][0]
+	}
+	got, want := newVIF8Rows(w), newVIF8Rows(w)
+	if n > 0 {
+		vifVert8(&rref[0], &rdis[0], &got.ptr[0], n)
+	}
+	vifVert8Cols(refRows[:], disRows[:], &got.row, n, w)
+	vifVert8Cols(refRows[:], disRows[:], &want.row, 0, w)
+	for p := range want.row {
+		for j := range w {
+			if g, e := got.row[p][vifMaxPad+j], want.row[p][vifMaxPad+j]; g != e {
+				t.Fatalf("w %d kind %d: vertical row %d pixel %d: %d, want %d", w, kind, p, j, g, e)
+			}
+		}
+	}
+	// Horizontal pass on random rows, the padding mirrored.
+	for p := range want.row {
+		for j := range w {
+			v := int16(rng.Uint32())
+			if kind%3 == 1 {
+				v = int16(uint16(0xffff*rng.IntN(2)) ^ 0x8000)
+			}
+			got.row[p][vifMaxPad+j], want.row[p][vifMaxPad+j] = v, v
+		}
+		pad16(got.row[p], w, 8)
+		pad16(want.row[p], w, 8)
+	}
+	gs := vifSigmas{s1: make([]int32, w), s2: make([]int32, w), s12: make([]int32, w)}
+	ws := vifSigmas{s1: make([]int32, w), s2: make([]int32, w), s12: make([]int32, w)}
+	if n > 0 {
+		vifHoriz8(&got.ptr[0], &gs.s1[0], &gs.s2[0], &gs.s12[0], n)
+	}
+	vifHoriz8Cols(&got.row, n, w, &gs)
+	vifHoriz8Cols(&want.row, 0, w, &ws)
+	for j := range w {
+		if gs.s1[j] != ws.s1[j] || gs.s2[j] != ws.s2[j] || gs.s12[j] != ws.s12[j] {
+			t.Fatalf("w %d kind %d: pixel %d: sigmas %d %d %d, want %d %d %d", w, kind, j,
+				gs.s1[j], gs.s2[j], gs.s12[j], ws.s1[j], ws.s2[j], ws.s12[j])
+		}
+	}
+}
+
+func TestVIF8KernelsAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(16, 8))
+	for _, w := range []int{9, 16, 17, 31, 32, 47, 64, 100, 1280, 1283} {
+		for kind := range 3 {
+			vif8KernelCase(t, rng, w, kind)
+		}
+	}
+}
+
+func FuzzVIF8Kernels(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(0))
+	f.Add(uint64(2), uint8(99), uint8(1))
+	f.Add(uint64(3), uint8(250), uint8(2))
+	f.Fuzz(func(t *testing.T, seed uint64, n, kind uint8) {
+		needAVX2(t)
+		vif8KernelCase(t, rand.New(rand.NewPCG(seed, 16)), 9+int(n), int(kind))
+	})
+}
+
+// BenchmarkVIFAVX2 is one 1280x720 8-bit VIF frame on the AVX2 path alone
+// (for profiles; BenchmarkKernels/VIF/avx2 is the figure to report).
+func BenchmarkVIFAVX2(b *testing.B) {
+	needAVX2(b)
+	const w, h = 1280, 720
+	ref, dist := synthPair(w, h, 2)
+	s := newVIFState(w, h, defaultEnhnGainLimit).with(kernelsFor(CPUAVX2))
+	for b.Loop() {
+		s.compute(ref[0], dist[0], 8)
+	}
+}

@@ -1,0 +1,130 @@
+package vmaf
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// vif8Image makes a w x h plane of bpc-bit samples: noise (most pixels take
+// the log branch), a smooth ramp with little noise (many take the other),
+// or blocks at the extremes of the range.
+func vif8Image(rng *rand.Rand, w, h, bpc, kind int) []uint16 {
+	p := make([]uint16, w*h)
+	top := 1<<bpc - 1
+	for i := range h {
+		for j := range w {
+			var v int
+			switch kind % 3 {
+			case 0:
+				v = rng.IntN(top + 1)
+			case 1:
+				v = (i*3+j*2)%(top+1) + rng.IntN(3) - 1
+			default:
+				v = 0
+				if (i/5+j/3+rng.IntN(2))%2 == 0 {
+					v = top
+				}
+			}
+			p[i*w+j] = uint16(min(max(v, 0), top))
+		}
+	}
+	return p
+}
+
+// vif8Pair is a reference and a distorted picture: the reference, noise
+// added, or an unrelated picture.
+func vif8Pair(rng *rand.Rand, w, h, bpc, kind int) (ref, dis []uint16) {
+	ref = vif8Image(rng, w, h, bpc, kind)
+	switch kind / 3 % 3 {
+	case 0:
+		dis = make([]uint16, len(ref))
+		for i, v := range ref {
+			dis[i] = uint16(min(max(int(v)+rng.IntN(9)-4, 0), 1<<bpc-1))
+		}
+	case 1:
+		dis = vif8Image(rng, w, h, bpc, kind+1)
+	default:
+		dis = append([]uint16(nil), ref...)
+	}
+	return ref, dis
+}
+
+// vif8Scale0 is statistic8's sums of scale 0.
+func vif8Scale0(ref, dis []uint16, w, h int, vector bool) vifAcc {
+	s := newVIFState(w, h, defaultEnhnGainLimit)
+	s.statistic8(ref, dis, w, h, vector)
+	return s.lastAcc
+}
+
+// vif8Sums is each scale's sums by the 64-bit lane statistic of the
+// generic path.
+func vif8Sums(w, h int, ref, dis []uint16, bpc int, k *kernels) [4]vifAcc {
+	s := newVIFState(w, h, defaultEnhnGainLimit).with(k)
+	var out [4]vifAcc
+	ww, hh := w, h
+	r, d := ref, dis
+	for scale := range 4 {
+		if scale > 0 {
+			s.subsample(r, d, ww, hh, scale, bpc)
+			ww, hh = ww/2, hh/2
+			r, d = s.ref[scale], s.dis[scale]
+		}
+		s.statistic(r, d, ww, hh, scale, bpc)
+		out[scale] = s.lastAcc
+	}
+	return out
+}
+
+var vif8Sizes = [][2]int{{64, 48}, {53, 37}, {33, 40}, {97, 71}, {176, 144}, {130, 19}}
+
+// TestVIF8Scalar: the 16-bit lane statistic's scalar form gives the
+// generic path's sums of scale 0.
+func TestVIF8Scalar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, sz := range vif8Sizes {
+		for kind := range 9 {
+			w, h := sz[0], sz[1]
+			ref, dis := vif8Pair(rng, w, h, 8, kind)
+			want := vif8Sums(w, h, ref, dis, 8, &genericKernels)
+			got := vif8Scale0(ref, dis, w, h, false)
+			if got != want[0] {
+				t.Fatalf("%dx%d kind %d: scalar 8-bit statistic %+v, want %+v", w, h, kind, got, want)
+			}
+		}
+	}
+}
+
+// FuzzVIF8 compares whole VIF frames on every path at 8, 10 and 12 bits
+// with the generic path, and at 8 bits the 16-bit lane statistic's scalar
+// form with it at scale 0.
+func FuzzVIF8(f *testing.F) {
+	f.Add(uint64(1), uint8(40), uint8(30), uint8(0), uint8(8))
+	f.Add(uint64(2), uint8(77), uint8(21), uint8(4), uint8(8))
+	f.Add(uint64(3), uint8(200), uint8(45), uint8(8), uint8(8))
+	f.Add(uint64(4), uint8(33), uint8(18), uint8(2), uint8(10))
+	f.Add(uint64(5), uint8(120), uint8(66), uint8(7), uint8(12))
+	f.Fuzz(func(t *testing.T, seed uint64, wb, hb, kind, bpc uint8) {
+		w, h := 18+int(wb)%220, 18+int(hb)%120
+		b := []int{8, 10, 12}[int(bpc)%3]
+		if bpc == 8 || bpc == 10 || bpc == 12 {
+			b = int(bpc)
+		}
+		rng := rand.New(rand.NewPCG(seed, 88))
+		ref, dis := vif8Pair(rng, w, h, b, int(kind))
+		want := vif8Sums(w, h, ref, dis, b, &genericKernels)
+		for _, c := range []CPU{CPUAVX2, CPUAVX512} {
+			if !c.Supported() {
+				continue
+			}
+			if got := vif8Sums(w, h, ref, dis, b, kernelsFor(c)); got != want {
+				t.Fatalf("%dx%d %d-bit kind %d %v: %+v, want %+v", w, h, b, kind, c, got, want)
+			}
+		}
+		if b == 8 {
+			got := vif8Scale0(ref, dis, w, h, false)
+			if got != want[0] {
+				t.Fatalf("%dx%d kind %d: scalar 8-bit statistic %+v, want %+v", w, h, kind, got, want)
+			}
+		}
+	})
+}
