@@ -19,8 +19,12 @@ type Part struct {
 	Width, Height, BitDepth int
 	Features                []Feature
 	Layout                  MetricLayout
-	Chroma                  bool
-	Frames                  []FrameScore
+	// VIFSuffix and ADMSuffix are what parts written before MetricLayout carried (their
+	// models always had VIF): Merge reads them into the layout of such a part, so a job
+	// whose chunks straddle an upgrade still merges with the metrics' right names.
+	VIFSuffix, ADMSuffix string
+	Chroma               bool
+	Frames               []FrameScore
 }
 
 // Part returns r's portable form.
@@ -52,6 +56,11 @@ func (r *Result) Trim(lead, trail int) error {
 func Merge(parts []*Part) (*Result, error) {
 	if len(parts) == 0 {
 		return nil, ErrNoFrames
+	}
+	for _, p := range parts {
+		if p != nil && p.Layout == (MetricLayout{}) {
+			p.Layout = MetricLayout{VIF: true, VIFSuffix: p.VIFSuffix, ADMSuffix: p.ADMSuffix}
+		}
 	}
 	first := parts[0]
 	res := &Result{

@@ -80,3 +80,24 @@ func TestMergeRefusesGaps(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeReadsPartsOfTheLastRelease: a part written before MetricLayout (a VIF model,
+// its suffixes in VIFSuffix and ADMSuffix) merges with the metric names it was scored
+// under, so a chunked job that straddles an upgrade keeps vmaf_v0.6.1neg's names.
+func TestMergeReadsPartsOfTheLastRelease(t *testing.T) {
+	const w, h, n = 64, 48, 4
+	ref, dist := synthClip(w, h, YUV420P, n)
+	res, err := Score(context.Background(), rawSource(t, ref, w, h, YUV420P), rawSource(t, dist, w, h, YUV420P), Options{Model: "vmaf_v0.6.1neg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := res.Part()
+	old.Layout, old.VIFSuffix, old.ADMSuffix = MetricLayout{}, "_egl_1", "_egl_1"
+	got, err := Merge([]*Part{old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(res.Metrics(), got.Metrics()); diff != "" {
+		t.Errorf("metrics of an old part (-scored +merged):\n%s", diff)
+	}
+}
