@@ -23,12 +23,23 @@ type refPair struct {
 
 func loadPairs(t testing.TB) []refPair {
 	t.Helper()
-	f, err := os.Open("testdata/pairs.tsv")
+	var pairs []refPair
+	for _, c := range pairLines(t, "testdata/pairs.tsv", 8) {
+		pairs = append(pairs, parseRefPair(t, c))
+	}
+	return pairs
+}
+
+// pairLines returns the columns of every pair line of a pairs.tsv (comments and blank
+// lines left out), each with at least cols columns.
+func pairLines(t testing.TB, path string, cols int) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var pairs []refPair
+	var lines [][]string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
@@ -36,19 +47,29 @@ func loadPairs(t testing.TB) []refPair {
 			continue
 		}
 		c := strings.Split(line, "\t")
-		if len(c) < 8 {
-			t.Fatalf("bad pairs.tsv line %q", line)
+		if len(c) < cols {
+			t.Fatalf("%s: bad line %q", path, line)
 		}
-		w, _ := strconv.Atoi(c[3])
-		h, _ := strconv.Atoi(c[4])
-		n, _ := strconv.Atoi(c[7])
-		pf, err := ParsePixelFormat(c[5])
-		if err != nil {
-			t.Fatal(err)
-		}
-		pairs = append(pairs, refPair{name: c[0], ref: c[1], dist: c[2], w: w, h: h, pf: pf, frames: n})
+		lines = append(lines, c)
 	}
-	return pairs
+	if len(lines) == 0 {
+		t.Fatalf("%s lists no pair", path)
+	}
+	return lines
+}
+
+// parseRefPair reads the columns every pairs.tsv shares: name, ref, dist, width,
+// height, pix_fmt, bit depth (not kept) and frames.
+func parseRefPair(t testing.TB, c []string) refPair {
+	t.Helper()
+	w, _ := strconv.Atoi(c[3])
+	h, _ := strconv.Atoi(c[4])
+	n, _ := strconv.Atoi(c[7])
+	pf, err := ParsePixelFormat(c[5])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return refPair{name: c[0], ref: c[1], dist: c[2], w: w, h: h, pf: pf, frames: n}
 }
 
 // libvmafLog is the part of a libvmaf JSON log the tests read.

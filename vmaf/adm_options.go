@@ -3,9 +3,6 @@ package vmaf
 import (
 	"fmt"
 	"math"
-	"sort"
-	"strconv"
-	"strings"
 )
 
 // ADM's contrast sensitivity functions (adm_options.h and integer_adm.h,
@@ -74,104 +71,45 @@ func admOptionsEGL(egl float64) admOptions {
 	return o
 }
 
-// admOptionSpec is one option of integer_adm.c's options[]: its alias (the
-// feature-name key; the option's name where it has none), whether it is a
-// feature parameter (VMAF_OPT_FLAG_FEATURE_PARAM: a non-default value
-// names the features), its kind and range, and where it goes.
-type admOptionSpec struct {
-	alias        string
-	featureParam bool
-	kind         byte // 'd' double, 'i' int, 'b' bool
-	min, max     float64
-	// get and set read and write the value in an admOptions, as float64
-	// (bools as 0 or 1).
-	get func(*admOptions) float64
-	set func(*admOptions, float64)
-}
-
-// admOptionSpecs are the options libvmaf's integer ADM accepts, by name,
-// with its ranges. "debug" (extra debug features) and adm_skip_scale0
-// (which skips scale 0's DWT bands) are left out: VMAFX does not compute
-// them, so a model asking for them is refused rather than scored wrongly.
-var admOptionSpecs = map[string]admOptionSpec{
-	"adm_csf_scale": {alias: "scf", featureParam: true, kind: 'd', min: 0, max: 50,
-		get: func(o *admOptions) float64 { return o.csfScale }, set: func(o *admOptions, v float64) { o.csfScale = v }},
-	"adm_csf_diag_scale": {alias: "scfd", featureParam: true, kind: 'd', min: 0, max: 50,
-		get: func(o *admOptions) float64 { return o.csfDiagScale }, set: func(o *admOptions, v float64) { o.csfDiagScale = v }},
-	"adm_dlm_weight": {alias: "dlmw", featureParam: true, kind: 'd', min: 0, max: 1,
-		get: func(o *admOptions) float64 { return o.dlmWeight }, set: func(o *admOptions, v float64) { o.dlmWeight = v }},
-	"adm_enhn_gain_limit": {alias: "egl", featureParam: true, kind: 'd', min: 1, max: defaultEnhnGainLimit,
-		get: func(o *admOptions) float64 { return o.egl }, set: func(o *admOptions, v float64) { o.egl = v }},
-	"adm_norm_view_dist": {alias: "nvd", featureParam: true, kind: 'd', min: 0.75, max: 24,
-		get: func(o *admOptions) float64 { return o.normViewDist }, set: func(o *admOptions, v float64) { o.normViewDist = v }},
-	"adm_ref_display_height": {alias: "rdh", featureParam: true, kind: 'i', min: 1, max: 4320,
-		get: func(o *admOptions) float64 { return float64(o.refDisplayHeight) }, set: func(o *admOptions, v float64) { o.refDisplayHeight = int(v) }},
-	"adm_csf_mode": {alias: "csf", featureParam: true, kind: 'i', min: 0, max: admCSFModeLatest,
-		get: func(o *admOptions) float64 { return float64(o.csfMode) }, set: func(o *admOptions, v float64) { o.csfMode = int(v) }},
-	"adm_noise_weight": {alias: "nw", featureParam: true, kind: 'd', min: 0, max: 1500,
-		get: func(o *admOptions) float64 { return o.noiseWeight }, set: func(o *admOptions, v float64) { o.noiseWeight = v }},
-	"adm_min_val": {alias: "min", featureParam: true, kind: 'd', min: 0, max: 1,
-		get: func(o *admOptions) float64 { return o.minVal }, set: func(o *admOptions, v float64) { o.minVal = v }},
-	"adm_skip_aim": {alias: "adm_skip_aim", kind: 'b', min: 0, max: 1,
-		get: func(o *admOptions) float64 { return b2f(o.skipAIM) }, set: func(o *admOptions, v float64) { o.skipAIM = v != 0 }},
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
+// admOptionTable is integer_adm.c's options[] with its ranges. "debug" (extra debug
+// features) and adm_skip_scale0 (which skips scale 0's DWT bands) are left out: VMAFX
+// does not compute them, so a model asking for them is refused rather than scored
+// wrongly. adm_skip_aim does not name the features.
+var admOptionTable = []fexOption{
+	{name: "adm_csf_diag_scale", alias: "scfd", kind: fexDouble, min: 0, max: 50, def: 1.0, param: true},
+	{name: "adm_csf_mode", alias: "csf", kind: fexInt, min: 0, max: admCSFModeLatest, def: admCSFWatson97, param: true},
+	{name: "adm_csf_scale", alias: "scf", kind: fexDouble, min: 0, max: 50, def: 1.0, param: true},
+	{name: "adm_dlm_weight", alias: "dlmw", kind: fexDouble, min: 0, max: 1, def: 0.5, param: true},
+	{name: "adm_enhn_gain_limit", alias: "egl", kind: fexDouble, min: 1, max: defaultEnhnGainLimit, def: defaultEnhnGainLimit, param: true},
+	{name: "adm_min_val", alias: "min", kind: fexDouble, min: 0, max: 1, def: 0.0, param: true},
+	{name: "adm_noise_weight", alias: "nw", kind: fexDouble, min: 0, max: 1500, def: 0.03125, param: true},
+	{name: "adm_norm_view_dist", alias: "nvd", kind: fexDouble, min: 0.75, max: 24, def: admNormViewDist, param: true},
+	{name: "adm_ref_display_height", alias: "rdh", kind: fexInt, min: 1, max: 4320, def: admRefDisplayHeight, param: true},
+	{name: "adm_skip_aim", kind: fexBool, def: false},
 }
 
 // parseADMOptions reads the ADM options of one model feature's
-// feature_opts_dicts entry, as decoded from JSON (numbers as float64,
-// booleans as bool), starting from the defaults. Like libvmaf's
-// vmaf_option_set it refuses a value out of the option's range; it also
-// refuses a fractional value for an integer option, an option VMAFX does
-// not know, Barten's CSF (not implemented), and viewing conditions
-// libvmaf cannot score (extract's 1080p-at-3H floor; the blended CSFs'
-// tables).
+// feature_opts_dicts entry as parseFexOptions reads any extractor's (libvmaf's
+// ranges and value normalisation; unknown options, wrong types and fractional
+// integers refused). It also refuses Barten's CSF (not implemented) and viewing
+// conditions libvmaf cannot score (extract's 1080p-at-3H floor; the blended
+// CSFs' tables).
 func parseADMOptions(opts map[string]any) (admOptions, error) {
-	o := defaultADMOptions()
-	keys := make([]string, 0, len(opts))
-	for k := range opts {
-		keys = append(keys, k)
+	v, err := parseFexOptions("adm", admOptionTable, opts)
+	if err != nil {
+		return defaultADMOptions(), err
 	}
-	sort.Strings(keys) // the first bad key is the same every time
-	for _, k := range keys {
-		v := opts[k]
-		spec, ok := admOptionSpecs[k]
-		if !ok {
-			return o, fmt.Errorf("unsupported ADM option %q", k)
-		}
-		var x float64
-		switch val := v.(type) {
-		case bool:
-			if spec.kind != 'b' {
-				return o, fmt.Errorf("ADM option %s=%v: want a number", k, v)
-			}
-			x = b2f(val)
-		case float64:
-			x = val
-		case int:
-			x = float64(val)
-		case int64:
-			x = float64(val)
-		default:
-			return o, fmt.Errorf("ADM option %s=%v: not a number or boolean", k, v)
-		}
-		if spec.kind == 'b' {
-			if _, isBool := v.(bool); !isBool {
-				return o, fmt.Errorf("ADM option %s=%v: want true or false", k, v)
-			}
-		}
-		if math.IsNaN(x) || x < spec.min || x > spec.max {
-			return o, fmt.Errorf("ADM option %s=%v: out of range [%g, %g]", k, v, spec.min, spec.max)
-		}
-		if spec.kind == 'i' && x != math.Trunc(x) {
-			return o, fmt.Errorf("ADM option %s=%v: want an integer", k, v)
-		}
-		spec.set(&o, x)
+	o := admOptions{
+		csfMode:          v["adm_csf_mode"].(int),
+		normViewDist:     v["adm_norm_view_dist"].(float64),
+		refDisplayHeight: v["adm_ref_display_height"].(int),
+		csfScale:         v["adm_csf_scale"].(float64),
+		csfDiagScale:     v["adm_csf_diag_scale"].(float64),
+		egl:              v["adm_enhn_gain_limit"].(float64),
+		dlmWeight:        v["adm_dlm_weight"].(float64),
+		noiseWeight:      v["adm_noise_weight"].(float64),
+		minVal:           v["adm_min_val"].(float64),
+		skipAIM:          v["adm_skip_aim"].(bool),
 	}
 	if o.csfMode == admCSFBarten {
 		return o, fmt.Errorf("ADM option adm_csf_mode=%d (Barten's CSF) is not supported", o.csfMode)
@@ -191,41 +129,20 @@ func parseADMOptions(opts map[string]any) (admOptions, error) {
 	return o, nil
 }
 
-// suffix is the feature-name suffix libvmaf gives the ADM features under
-// these options (feature_name.c, vmaf_feature_name_from_options): for each
-// feature parameter that differs from its default, in the order of the
-// options' names, "_" alias "_" value, the value as printf's %g (%d for
-// integers). It is empty for the defaults, "_egl_1" for
-// vmaf_v0.6.1neg and "_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02" for
-// vmaf_v1.0.16_3d0h.
-func (o admOptions) suffix() string {
-	def := defaultADMOptions()
-	names := make([]string, 0, len(admOptionSpecs))
-	for name, spec := range admOptionSpecs {
-		if spec.featureParam && spec.get(&o) != spec.get(&def) {
-			names = append(names, name)
-		}
+// values are o by option name, for fexSuffix.
+func (o admOptions) values() map[string]any {
+	return map[string]any{
+		"adm_csf_mode": o.csfMode, "adm_norm_view_dist": o.normViewDist, "adm_ref_display_height": o.refDisplayHeight,
+		"adm_csf_scale": o.csfScale, "adm_csf_diag_scale": o.csfDiagScale, "adm_enhn_gain_limit": o.egl,
+		"adm_dlm_weight": o.dlmWeight, "adm_noise_weight": o.noiseWeight, "adm_min_val": o.minVal, "adm_skip_aim": o.skipAIM,
 	}
-	sort.Strings(names)
-	var b strings.Builder
-	for _, name := range names {
-		spec := admOptionSpecs[name]
-		b.WriteString("_" + spec.alias + "_")
-		if spec.kind == 'i' {
-			b.WriteString(strconv.Itoa(int(spec.get(&o))))
-		} else {
-			b.WriteString(formatG(spec.get(&o)))
-		}
-	}
-	return b.String()
 }
 
-// formatG formats v as C's printf("%g"): 6 significant digits, trailing
-// zeros dropped, an exponent of at least two digits below 1e-4 and from
-// 1e6.
-func formatG(v float64) string {
-	return strconv.FormatFloat(v, 'g', 6, 64)
-}
+// suffix is the feature-name suffix libvmaf gives the ADM features under
+// these options (fexSuffix): empty for the defaults, "_egl_1" for
+// vmaf_v0.6.1neg and "_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02" for
+// vmaf_v1.0.16_3d0h.
+func (o admOptions) suffix() string { return fexSuffix(admOptionTable, o.values()) }
 
 // Blended Barten/Watson CSF weights (barten_csf_tools.h,
 // BLENDED_CSF_<height>_<dist>H and their _MAE versions), [theta][scale]:

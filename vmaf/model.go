@@ -147,6 +147,9 @@ type Model struct {
 	cambi            *cambiOptions // nil: no CAMBI feature
 	speed            *speedOptions // nil: no SpEED feature
 	chromaCorrection float64       // chroma_correction_parameter, 0 when off
+	// chromaGuide and chromaGuided are the indices of the adm3 and speed_chroma
+	// features the correction reads and replaces, found once when the model is read.
+	chromaGuide, chromaGuided int
 	// bootstrap holds a bootstrapped model's other models (vmaf_b_v0.6.3:
 	// vmaf_0001 to vmaf_0020); the confidence interval is over their scores.
 	bootstrap []*Model
@@ -401,7 +404,8 @@ func parseOneModel(data []byte, name string) (*Model, error) {
 	if c := d.ChromaCorrectionParameter; c != nil && *c != 0 {
 		// predict.c, post_process_feature_from_another: a SpEED chroma score of
 		// exactly 0 is replaced by one derived from ADM3.
-		if m.featureIndex("adm3") < 0 || m.featureIndex("speed_chroma") < 0 {
+		m.chromaGuide, m.chromaGuided = m.featureIndex("adm3"), m.featureIndex("speed_chroma")
+		if m.chromaGuide < 0 || m.chromaGuided < 0 {
 			return nil, bad("chroma_correction_parameter needs one adm3 and one speed_chroma feature")
 		}
 		m.chromaCorrection = *c
@@ -491,20 +495,19 @@ func sameOptions(a, b map[string]any) bool {
 	return true
 }
 
+// vifOptionTable is the part of integer_vif.c's options a model sets: the enhancement
+// gain limit (vmaf_v0.6.1neg's 1).
+var vifOptionTable = []fexOption{
+	{name: "vif_enhn_gain_limit", alias: "egl", kind: fexDouble, min: 1, max: defaultEnhnGainLimit, def: defaultEnhnGainLimit, param: true},
+}
+
 // parseVIFOptions reads integer_vif's options: the enhancement gain limit alone.
 func parseVIFOptions(opts map[string]any) (float64, error) {
-	egl := defaultEnhnGainLimit
-	for k, v := range opts {
-		x, ok := v.(float64)
-		if k != "vif_enhn_gain_limit" {
-			return 0, fmt.Errorf("unsupported VIF option %q", k)
-		}
-		if !ok || x < 1 || x > defaultEnhnGainLimit {
-			return 0, fmt.Errorf("VIF option %s=%v: want a number from 1 to %g", k, v, defaultEnhnGainLimit)
-		}
-		egl = x
+	v, err := parseFexOptions("vif", vifOptionTable, opts)
+	if err != nil {
+		return 0, err
 	}
-	return egl, nil
+	return v["vif_enhn_gain_limit"].(float64), nil
 }
 
 func (t *scoreTransform) parse(st map[string]any) error {
@@ -653,7 +656,7 @@ func (m *Model) input(f *FrameScore, x []float64) {
 // (predict.c, post_process_feature_from_another): both features are denormalised
 // from x and the result normalised again, with libvmaf's operations in its order.
 func (m *Model) correctChroma(x []float64) {
-	gi, si := m.featureIndex("adm3"), m.featureIndex("speed_chroma")
+	gi, si := m.chromaGuide, m.chromaGuided
 	g, sp := x[gi], x[si]
 	if m.linear {
 		g = (g - m.features[gi].intercept) / m.features[gi].slope

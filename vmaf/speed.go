@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -64,25 +63,15 @@ func defaultSpeedOptions() speedOptions {
 	return speedOptions{kernelscale: 1, prescale: 1, prescaleMethod: "nearest", sigmaNN: 0.29, maxVal: 1000}
 }
 
-// speedOption describes one entry of options_chroma.
-type speedOption struct {
-	name, alias string
-	kind        byte // 'd' double, 'i' int, 's' string
-	min, max    float64
-	field       func(o *speedOptions) any // *float64, *int or *string
-}
-
-// speedOptionTable is options_chroma in the alphabetical order of the
-// option names, the order feature_name.c writes the suffix in. Every
-// option is a VMAF_OPT_FLAG_FEATURE_PARAM.
-var speedOptionTable = []speedOption{
-	{"speed_kernelscale", "ks", 'd', 0.1, 4, func(o *speedOptions) any { return &o.kernelscale }},
-	{"speed_max_val", "mxv", 'd', 0, 1000, func(o *speedOptions) any { return &o.maxVal }},
-	{"speed_nn_floor", "nnf", 'd', 0, 1, func(o *speedOptions) any { return &o.nnFloor }},
-	{"speed_prescale", "ps", 'd', 0.1, 4, func(o *speedOptions) any { return &o.prescale }},
-	{"speed_prescale_method", "psm", 's', 0, 0, func(o *speedOptions) any { return &o.prescaleMethod }},
-	{"speed_sigma_nn", "snn", 'd', 0.1, 2, func(o *speedOptions) any { return &o.sigmaNN }},
-	{"speed_weight_var_mode", "wvm", 'i', 0, 6, func(o *speedOptions) any { return &o.weightVarMode }},
+// speedOptionTable is options_chroma; every option is a VMAF_OPT_FLAG_FEATURE_PARAM.
+var speedOptionTable = []fexOption{
+	{name: "speed_kernelscale", alias: "ks", kind: fexDouble, min: 0.1, max: 4, def: 1.0, param: true},
+	{name: "speed_max_val", alias: "mxv", kind: fexDouble, min: 0, max: 1000, def: 1000.0, param: true},
+	{name: "speed_nn_floor", alias: "nnf", kind: fexDouble, min: 0, max: 1, def: 0.0, param: true},
+	{name: "speed_prescale", alias: "ps", kind: fexDouble, min: 0.1, max: 4, def: 1.0, param: true},
+	{name: "speed_prescale_method", alias: "psm", kind: fexString, def: "nearest", param: true},
+	{name: "speed_sigma_nn", alias: "snn", kind: fexDouble, min: 0.1, max: 2, def: 0.29, param: true},
+	{name: "speed_weight_var_mode", alias: "wvm", kind: fexInt, min: 0, max: 6, def: 0, param: true},
 }
 
 // speedScaleMethods are vif_get_scaling_method's names.
@@ -93,9 +82,6 @@ var speedScaleMethods = []string{"nearest", "bilinear", "bicubic", "lanczos4"}
 var speedKernelscales = [...]float32{1.0, 1.0 / 2.0, 3.0 / 2.0, 2.0, 2.0 / 3.0, 24.0 / 10.0, 360.0 / 97.0,
 	4.0 / 3.0, 3.5 / 3.0, 3.75 / 3.0, 4.25 / 3.0, 5.0 / 3.0, 3.0, 1.0 / 2.25, 1.4746, 1.54, 1.6, 1.06667,
 	0.711111, 0.740740, 1.111111}
-
-// speedFormatG is C's "%g": six significant digits, trailing zeros removed.
-func speedFormatG(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
 
 // parseSpeedOptions reads one model's feature_opts_dicts entry for
 // Speed_chroma_feature_speed_chroma_uv_score. Values become what libvmaf's
@@ -110,21 +96,21 @@ func speedFormatG(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) 
 // rescale yet sizes the frame as rescaled, reading samples it never wrote
 // (filter_and_downscale, ALMOST_EQUAL).
 func parseSpeedOptions(opts map[string]any) (speedOptions, error) {
-	o := defaultSpeedOptions()
-	keys := make([]string, 0, len(opts))
-	for k := range opts {
-		keys = append(keys, k)
+	v, err := parseFexOptions("speed_chroma", speedOptionTable, opts)
+	if err != nil {
+		return defaultSpeedOptions(), err
 	}
-	slices.Sort(keys) // report the first bad key deterministically
-	for _, k := range keys {
-		i := slices.IndexFunc(speedOptionTable, func(e speedOption) bool { return e.name == k })
-		if i < 0 {
-			return o, fmt.Errorf("speed_chroma: unknown option %q", k)
-		}
-		e := speedOptionTable[i]
-		if err := e.set(&o, opts[k]); err != nil {
-			return o, fmt.Errorf("speed_chroma: option %s: %w", k, err)
-		}
+	o := speedOptions{
+		kernelscale:    v["speed_kernelscale"].(float64),
+		prescale:       v["speed_prescale"].(float64),
+		prescaleMethod: v["speed_prescale_method"].(string),
+		sigmaNN:        v["speed_sigma_nn"].(float64),
+		nnFloor:        v["speed_nn_floor"].(float64),
+		maxVal:         v["speed_max_val"].(float64),
+		weightVarMode:  v["speed_weight_var_mode"].(int),
+	}
+	if !slices.Contains(speedScaleMethods, o.prescaleMethod) {
+		return o, fmt.Errorf("speed_chroma: option speed_prescale_method: %q is not one of %s", o.prescaleMethod, strings.Join(speedScaleMethods, ", "))
 	}
 	ks := float32(o.kernelscale) // vif_validate_kernelscale takes a float
 	if !slices.ContainsFunc(speedKernelscales[:], func(v float32) bool { return speedAbs(ks-v) < 1e-3 }) {
@@ -136,84 +122,19 @@ func parseSpeedOptions(opts map[string]any) (speedOptions, error) {
 	return o, nil
 }
 
-// set reads one value into o.
-func (e speedOption) set(o *speedOptions, v any) error {
-	if e.kind == 's' {
-		s, ok := v.(string)
-		if !ok {
-			return fmt.Errorf("want a string, got %v (%T)", v, v)
-		}
-		if !slices.Contains(speedScaleMethods, s) {
-			return fmt.Errorf("%q is not one of %s", s, strings.Join(speedScaleMethods, ", "))
-		}
-		*e.field(o).(*string) = s
-		return nil
+// values are o by option name, for fexSuffix.
+func (o speedOptions) values() map[string]any {
+	return map[string]any{
+		"speed_kernelscale": o.kernelscale, "speed_prescale": o.prescale, "speed_prescale_method": o.prescaleMethod,
+		"speed_sigma_nn": o.sigmaNN, "speed_nn_floor": o.nnFloor, "speed_max_val": o.maxVal, "speed_weight_var_mode": o.weightVarMode,
 	}
-	var f float64
-	switch n := v.(type) {
-	case float64:
-		f = n
-	case float32:
-		f = float64(n)
-	case int:
-		f = float64(n)
-	case int64:
-		f = float64(n)
-	default:
-		return fmt.Errorf("want a number, got %v (%T)", v, v)
-	}
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return fmt.Errorf("want a finite number, got %v", f)
-	}
-	// VMAF_DICT_NORMALIZE_NUMERICAL_VALUES: strtof, then "%g"; opt.c then
-	// reads the text back with atof (or atoi).
-	norm, err := strconv.ParseFloat(speedFormatG(float64(float32(f))), 64)
-	if err != nil {
-		return err
-	}
-	if e.kind == 'i' && norm != math.Trunc(norm) {
-		return fmt.Errorf("want an integer, got %v", f)
-	}
-	if norm < e.min || norm > e.max {
-		return fmt.Errorf("%v is outside [%v, %v]", f, e.min, e.max)
-	}
-	switch p := e.field(o).(type) {
-	case *int:
-		*p = int(norm)
-	case *float64:
-		*p = norm
-	}
-	return nil
 }
 
 // suffix is what libvmaf appends to the speed_chroma metric names under o
-// (feature_name.c, vmaf_feature_name_from_options): for every option that
-// differs from its default, in the alphabetical order of the option names,
-// "_alias_value", doubles printed with "%g". For the v1 models it is
-// "_mxv_45_nnf_0.1_snn_0.19_wvm_5", with "_ps_0.5_psm_bilinear" (and 0.6)
-// inserted for the prescaled ones; the defaults give "".
-func (o speedOptions) suffix() string {
-	def := defaultSpeedOptions()
-	var b strings.Builder
-	for _, e := range speedOptionTable {
-		// option_is_default compares values, not their printed form.
-		switch p := e.field(&o).(type) {
-		case *float64:
-			if *p != *e.field(&def).(*float64) {
-				b.WriteString("_" + e.alias + "_" + speedFormatG(*p))
-			}
-		case *int:
-			if *p != *e.field(&def).(*int) {
-				b.WriteString("_" + e.alias + "_" + strconv.Itoa(*p))
-			}
-		case *string:
-			if *p != *e.field(&def).(*string) {
-				b.WriteString("_" + e.alias + "_" + *p)
-			}
-		}
-	}
-	return b.String()
-}
+// (fexSuffix). For the v1 models it is "_mxv_45_nnf_0.1_snn_0.19_wvm_5", with
+// "_ps_0.5_psm_bilinear" (and 0.6) inserted for the prescaled ones; the
+// defaults give "".
+func (o speedOptions) suffix() string { return fexSuffix(speedOptionTable, o.values()) }
 
 // speedMetricNames are the three metric names libvmaf writes for the
 // extractor under o (the feature_name.c aliases of
@@ -221,7 +142,7 @@ func (o speedOptions) suffix() string {
 // libvmaf's order: u, v, uv.
 func (o speedOptions) metricNames() [3]string {
 	s := o.suffix()
-	return [3]string{"speed_chroma_u" + s, "speed_chroma_v" + s, "speed_chroma_uv" + s}
+	return [3]string{metricSpeed + "u" + s, metricSpeed + "v" + s, metricSpeed + "uv" + s}
 }
 
 // speedPlaneSize is the chroma plane size libvmaf's init_chroma gives

@@ -158,7 +158,7 @@ func TestSpeedOptions(t *testing.T) {
 		t.Errorf("vmaf_v1.0.16_3d0h metric names %q", got)
 	}
 	// The table is in the order feature_name.c sorts the names in.
-	if !slices.IsSortedFunc(speedOptionTable, func(a, b speedOption) int { return strings.Compare(a.name, b.name) }) {
+	if !slices.IsSortedFunc(speedOptionTable, func(a, b fexOption) int { return strings.Compare(a.name, b.name) }) {
 		t.Error("speedOptionTable is not sorted by name")
 	}
 }

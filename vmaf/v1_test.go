@@ -143,7 +143,7 @@ func TestModelCollectionRefused(t *testing.T) {
 // TestChromaCorrection checks the substitution libvmaf makes before the SVM: a SpEED
 // chroma score of exactly 0 becomes c*(1-adm3), in normalised units; any other is kept.
 func TestChromaCorrection(t *testing.T) {
-	m := &Model{linear: true, chromaCorrection: 120, features: []modelFeature{
+	m := &Model{linear: true, chromaCorrection: 120, chromaGuide: 1, chromaGuided: 0, features: []modelFeature{
 		{kind: featSpeedUV, name: "Speed_chroma_feature_speed_chroma_uv_score", slope: 0.5, intercept: 0.25},
 		{kind: featADM3, name: "VMAF_integer_feature_adm3_score", slope: 2, intercept: -1},
 	}}

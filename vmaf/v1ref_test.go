@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -34,38 +33,11 @@ var v1Models = []string{
 
 func loadV1Pairs(t testing.TB) []v1Pair {
 	t.Helper()
-	f, err := os.Open("testdata/v1/pairs.tsv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var pairs []v1Pair
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
-			continue
-		}
-		c := strings.Split(line, "\t")
-		if len(c) < 9 {
-			t.Fatalf("bad v1/pairs.tsv line %q", line)
-		}
-		w, _ := strconv.Atoi(c[3])
-		h, _ := strconv.Atoi(c[4])
+	for _, c := range pairLines(t, "testdata/v1/pairs.tsv", 9) {
 		bd, _ := strconv.Atoi(c[6])
-		n, _ := strconv.Atoi(c[7])
 		fps, _ := strconv.ParseFloat(c[8], 64)
-		pf, err := ParsePixelFormat(c[5])
-		if err != nil {
-			t.Fatal(err)
-		}
-		pairs = append(pairs, v1Pair{
-			refPair:  refPair{name: c[0], ref: c[1], dist: c[2], w: w, h: h, pf: pf, frames: n},
-			bitDepth: bd, fps: fps,
-		})
-	}
-	if len(pairs) == 0 {
-		t.Fatal("testdata/v1/pairs.tsv lists no pair")
+		pairs = append(pairs, v1Pair{refPair: parseRefPair(t, c), bitDepth: bd, fps: fps})
 	}
 	return pairs
 }
