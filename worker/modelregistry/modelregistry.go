@@ -61,6 +61,10 @@ type Client struct {
 	// 0: DefaultTimeout. A registry that accepts a connection and never answers would
 	// otherwise hold a worker, or the trainer, forever.
 	Timeout time.Duration
+	// Transport, when not nil, carries the requests instead of the shared bounded
+	// transport (still under oras' retries). Tests use it to reach a registry that a
+	// run names by its public name (ghcr.io) at a local server.
+	Transport http.RoundTripper
 }
 
 // Timeouts of registry calls: a whole call, and the steps of each request.
@@ -110,7 +114,11 @@ func (c *Client) repository(m Reference) (*remote.Repository, error) {
 		return nil, err
 	}
 	repo.PlainHTTP = slices.Contains(c.PlainHTTP, m.Registry)
-	client := &auth.Client{Client: httpClient, Cache: auth.NewCache(), Header: http.Header{"User-Agent": {"vmafx"}}}
+	hc := httpClient
+	if c.Transport != nil {
+		hc = &http.Client{Transport: retry.NewTransport(c.Transport)}
+	}
+	client := &auth.Client{Client: hc, Cache: auth.NewCache(), Header: http.Header{"User-Agent": {"vmafx"}}}
 	if c.Credentials != nil {
 		client.Credential = credentials.Credential(c.Credentials)
 	}

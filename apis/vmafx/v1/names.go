@@ -26,6 +26,11 @@ const (
 	LabelJob = "vmafx.dev/job"
 	// LabelAttempt on a worker Pod is the job attempt it runs (1, 2, ...).
 	LabelAttempt = "vmafx.dev/attempt"
+	// LabelGPUVendor on a VmafxNode is its spec.gpuVendor (nvidia, amd, intel or cpu), set
+	// by the node's device plugin so that a selector can pick VmafxNodes, and a training
+	// run's dataSource.nodeSelector the jobs they scored, by vendor. The key is the one the
+	// original VMAFX operator README's examples select on (gpu.vendor: nvidia).
+	LabelGPUVendor = "gpu.vendor"
 	// LabelComponent marks the Pods of the system's components.
 	LabelComponent = "vmafx.dev/component"
 	// LabelKueueQueueName is Kueue's label naming the LocalQueue a workload is submitted

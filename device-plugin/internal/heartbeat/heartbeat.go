@@ -152,7 +152,7 @@ func (h *Heartbeat) ensure(ctx context.Context) error {
 	err := h.client.Get(ctx, key, &node)
 	if apierrors.IsNotFound(err) {
 		node = vmafxv1.VmafxNode{
-			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: h.labels()},
 			Spec:       h.opts.Spec,
 		}
 		err = h.client.Create(ctx, &node)
@@ -170,12 +170,18 @@ func (h *Heartbeat) ensure(ctx context.Context) error {
 		return fmt.Errorf("reading VmafxNode: %w", err)
 	}
 	want := h.opts.Spec
-	if node.Spec.GPUVendor != want.GPUVendor || node.Spec.Capacity != want.Capacity || node.Spec.Image != want.Image {
+	vendorLabel := node.Labels[vmafxv1.LabelGPUVendor] == string(want.GPUVendor)
+	if node.Spec.GPUVendor != want.GPUVendor || node.Spec.Capacity != want.Capacity || node.Spec.Image != want.Image || !vendorLabel {
 		// Spelled out (not marshalled from the struct), so that an empty image
-		// clears a stale one instead of being omitted.
-		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{
-			"gpuVendor": want.GPUVendor, "capacity": want.Capacity, "image": want.Image,
-		}})
+		// clears a stale one instead of being omitted. The merge patch sets only the
+		// vendor label and keeps any others a user put on the VmafxNode; it also labels a
+		// VmafxNode that a device plugin of an earlier release created without it.
+		patch, _ := json.Marshal(map[string]any{
+			"metadata": map[string]any{"labels": h.labels()},
+			"spec": map[string]any{
+				"gpuVendor": want.GPUVendor, "capacity": want.Capacity, "image": want.Image,
+			},
+		})
 		if err := h.client.Patch(ctx, &node, client.RawPatch(types.MergePatchType, patch)); err != nil {
 			return fmt.Errorf("updating VmafxNode spec: %w", err)
 		}
@@ -183,6 +189,12 @@ func (h *Heartbeat) ensure(ctx context.Context) error {
 	}
 	h.specSynced = true
 	return nil
+}
+
+// labels are the labels the device plugin keeps on its VmafxNode: the vendor, which a
+// training run's dataSource.nodeSelector (gpu.vendor: nvidia) and kubectl's -l select on.
+func (h *Heartbeat) labels() map[string]string {
+	return map[string]string{vmafxv1.LabelGPUVendor: string(h.opts.Spec.GPUVendor)}
 }
 
 // patchStatus writes the agent's three status fields with a merge patch. The patch is

@@ -121,6 +121,11 @@ func TestBeat(t *testing.T) {
 			b := fake.NewClientBuilder().WithScheme(scheme(t)).WithStatusSubresource(&vmafxv1.VmafxNode{})
 			if tc.existing != nil {
 				tc.existing.Name, tc.existing.Namespace = "node-1", "vmafx-system"
+				// An earlier release's VmafxNode has no vendor label, or a stale one.
+				tc.existing.Labels = map[string]string{"team": "video"}
+				if tc.existing.Spec.GPUVendor == vmafxv1.VendorCPU {
+					tc.existing.Labels[vmafxv1.LabelGPUVendor] = "cpu"
+				}
 				b = b.WithObjects(tc.existing)
 			}
 			c := b.Build()
@@ -128,8 +133,17 @@ func TestBeat(t *testing.T) {
 			if err := h.Beat(ctx); err != nil {
 				t.Fatalf("Beat: %v", err)
 			}
-			if diff := cmp.Diff(tc.want, get(t, c), ignoreMeta); diff != "" {
+			got := get(t, c)
+			if diff := cmp.Diff(tc.want, got, ignoreMeta); diff != "" {
 				t.Errorf("VmafxNode (-want +got):\n%s", diff)
+			}
+			// The vendor label follows discovery; a user's own labels stay.
+			wantLabels := map[string]string{vmafxv1.LabelGPUVendor: "nvidia"}
+			if tc.existing != nil {
+				wantLabels["team"] = "video"
+			}
+			if diff := cmp.Diff(wantLabels, got.Labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
 			}
 		})
 	}

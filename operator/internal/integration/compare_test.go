@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -315,47 +313,5 @@ func TestLadderCSIVolumeOutsideTheAllowlist(t *testing.T) {
 	}
 	if len(pods.Items)+len(jobs.Items) != 0 {
 		t.Errorf("%d Pods and %d jobs for a refused ladder", len(pods.Items), len(jobs.Items))
-	}
-}
-
-// TestFreshCountColumnsPrintZero: kubectl get vmcmp and vmladder print SUCCEEDED, RUNGS,
-// ENCODED and SCORED as 0 on a new object, not as empty columns: the stored status names
-// them from the first status patch.
-func TestFreshCountColumnsPrintZero(t *testing.T) {
-	ns := testenv.CreateNamespace(t)
-	startOperator(t, operatorEnv())
-	create(t, &vmafxv1.VmafxComparison{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fresh"},
-		Spec: vmafxv1.VmafxComparisonSpec{
-			Reference: "https://media.example.com/ref.y4m",
-			Distorted: []vmafxv1.ComparisonInput{{URI: "https://media.example.com/a.mp4"}},
-		},
-	})
-	create(t, &vmafxv1.VmafxLadder{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fresh"},
-		Spec: vmafxv1.VmafxLadderSpec{
-			Reference:   "s3://media/title.mp4",
-			Resolutions: []vmafxv1.LadderResolution{{Height: 360}},
-			Codecs:      []vmafxv1.LadderCodec{{Encoder: vmafxv1.EncoderX264, Values: []int32{28}}},
-			Output:      "s3://results/title",
-		},
-	})
-	for kind, fields := range map[string][]string{"VmafxComparison": {"total", "succeeded"}, "VmafxLadder": {"total", "encoded", "scored"}} {
-		eventually(t, 20*time.Second, kind+" status with its count columns", func() (bool, error) {
-			stored := &unstructured.Unstructured{}
-			stored.SetGroupVersionKind(vmafxv1.GroupVersion.WithKind(kind))
-			if err := testenv.Client().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "fresh"}, stored); err != nil {
-				return false, err
-			}
-			if _, ok, _ := unstructured.NestedString(stored.Object, "status", "phase"); !ok {
-				return false, nil
-			}
-			for _, f := range fields {
-				if _, ok, _ := unstructured.NestedInt64(stored.Object, "status", f); !ok {
-					return false, fmt.Errorf("%s has a status without %s", kind, f)
-				}
-			}
-			return true, nil
-		})
 	}
 }

@@ -3,12 +3,14 @@ package trainer
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"path"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,10 +58,11 @@ func candidates(ctx context.Context, c client.Reader, runNamespace string, ds vm
 			if len(ds.NodeSelector) > 0 {
 				ok, seen := nodeOK[j.Status.Node]
 				if !seen {
-					var node corev1.Node
-					if err := c.Get(ctx, client.ObjectKey{Name: j.Status.Node}, &node); err == nil {
-						ok = nodeSel.Matches(labels.Set(node.Labels))
+					set, err := nodeLabels(ctx, c, j.Status.Node)
+					if err != nil {
+						return nil, err
 					}
+					ok = nodeSel.Matches(set)
 					nodeOK[j.Status.Node] = ok
 				}
 				if !ok {
@@ -79,6 +82,38 @@ func candidates(ctx context.Context, c client.Reader, runNamespace string, ds vm
 		return strings.Compare(a.job.Name, b.job.Name)
 	})
 	return out, nil
+}
+
+// nodeLabels are the labels a dataSource.nodeSelector is matched against for jobs scored
+// on the node name: the Node's own, and those of its VmafxNode, where the device plugin
+// keeps gpu.vendor=<vendor> (so the original README's `gpu.vendor: nvidia` selects the
+// jobs scored on NVIDIA nodes with no Node labelled by hand). Where both have a key, the
+// Node's value counts: the cluster administrator's labels are the authority. A node that
+// is gone has no labels left and matches only an empty selector; so does a job whose node
+// is unknown.
+func nodeLabels(ctx context.Context, c client.Reader, name string) (labels.Set, error) {
+	set := labels.Set{}
+	if name == "" {
+		return set, nil
+	}
+	// The VmafxNode lives in the namespace VMAFX is installed in, which the trainer need
+	// not know: it is found by name in every namespace (list, not get, in the trainer's
+	// ClusterRole).
+	var vnodes vmafxv1.VmafxNodeList
+	if err := c.List(ctx, &vnodes, client.MatchingFields{"metadata.name": name}); err != nil {
+		return nil, fmt.Errorf("reading the VmafxNode of node %s: %w", name, err)
+	}
+	for _, vn := range vnodes.Items {
+		maps.Copy(set, vn.Labels)
+	}
+	var node corev1.Node
+	switch err := c.Get(ctx, client.ObjectKey{Name: name}, &node); {
+	case err == nil:
+		maps.Copy(set, node.Labels)
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("reading node %s: %w", name, err)
+	}
+	return set, nil
 }
 
 // reader opens jobs' outputs with the run's credentials and each job's own S3 options.

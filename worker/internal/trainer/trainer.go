@@ -31,9 +31,11 @@ import (
 )
 
 // What a trainer reads: its run, the jobs of the data source's namespaces, and the
-// labels of the nodes that scored them. Bound to the vmafx-trainer ServiceAccount.
+// labels of the nodes that scored them, Node and VmafxNode. Bound to the vmafx-trainer
+// ServiceAccount.
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxmodeltrainings,verbs=get
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs,verbs=list
+// +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxnodes,verbs=list
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get
 
 // Config is what a trainer needs besides its run's spec, which it reads from the API.
@@ -55,6 +57,9 @@ type Config struct {
 	PlainHTTP []string
 	// Clock is the trainer's clock; nil means the real one.
 	Clock clock.Clock
+	// RegistryTransport, when not nil, carries the registry's requests (tests: a run's
+	// public registry name answered by a local server).
+	RegistryTransport http.RoundTripper
 }
 
 // Trainer runs one training run.
@@ -90,7 +95,7 @@ func New(cfg Config, kube client.Client, reg prometheus.Registerer) (*Trainer, e
 	if cfg.Poll <= 0 {
 		cfg.Poll = 15 * time.Second
 	}
-	rc := &modelregistry.Client{PlainHTTP: cfg.PlainHTTP}
+	rc := &modelregistry.Client{PlainHTTP: cfg.PlainHTTP, Transport: cfg.RegistryTransport}
 	if cfg.RegistryCredentials != "" {
 		if _, err := os.Stat(cfg.RegistryCredentials); err == nil {
 			store, err := modelregistry.LoadDockerConfig(cfg.RegistryCredentials)

@@ -49,14 +49,18 @@ func readLog(t *testing.T, pair, model string) frameLog {
 }
 
 // labelledJobs writes n per-frame logs, windows of the reference pairs' libvmaf logs,
-// into dir and creates a Succeeded job for each in ns, labelled with the phone model's
-// score of the window and its output at file:///output/<name>.json.
-func labelledJobs(t *testing.T, ctx context.Context, ns, dir, prefix string, n int, rng *rand.Rand) {
+// into dir and creates a Succeeded job for each in ns, scored on node, labelled with the
+// phone model's score of the window and its output at file:///output/<name>.json.
+func labelledJobs(t *testing.T, ctx context.Context, ns, node, dir, prefix string, n int, rng *rand.Rand) {
 	t.Helper()
 	pairs := []string{"p02", "p04", "p09"}
+	logs := map[string]frameLog{}
+	for _, p := range pairs {
+		logs[p+"v061"], logs[p+"v061phone"] = readLog(t, p, "v061"), readLog(t, p, "v061phone")
+	}
 	for i := range n {
 		p := pairs[rng.IntN(len(pairs))]
-		feats, phone := readLog(t, p, "v061"), readLog(t, p, "v061phone")
+		feats, phone := logs[p+"v061"], logs[p+"v061phone"]
 		length := 1 + rng.IntN(6)
 		start := rng.IntN(len(feats.Frames) - length + 1)
 		window := frameLog{Frames: feats.Frames[start : start+length]}
@@ -70,11 +74,11 @@ func labelledJobs(t *testing.T, ctx context.Context, ns, dir, prefix string, n i
 		if err := os.WriteFile(filepath.Join(dir, name+".json"), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		createJob(t, ctx, ns, name, "file:///output/"+name+".json", strconv.FormatFloat(label, 'f', 3, 64))
+		createJob(t, ctx, ns, node, name, "file:///output/"+name+".json", strconv.FormatFloat(label, 'f', 3, 64))
 	}
 }
 
-func createJob(t *testing.T, ctx context.Context, ns, name, output, label string) {
+func createJob(t *testing.T, ctx context.Context, ns, node, name, output, label string) {
 	t.Helper()
 	q := resource.MustParse(label)
 	j := &vmafxv1.VmafxJob{
@@ -87,7 +91,7 @@ func createJob(t *testing.T, ctx context.Context, ns, name, output, label string
 	if err := testenv.Client().Create(ctx, j); err != nil {
 		t.Fatal(err)
 	}
-	j.Status = vmafxv1.VmafxJobStatus{Phase: vmafxv1.JobSucceeded, Node: "node-a", Score: "50"}
+	j.Status = vmafxv1.VmafxJobStatus{Phase: vmafxv1.JobSucceeded, Node: node, Score: "50"}
 	if err := testenv.Client().Status().Update(ctx, j); err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +142,8 @@ func TestTrainerLearnsAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
-	labelledJobs(t, ctx, ns, dir, "a", 40, rng)
-	createJob(t, ctx, ns, "broken", "file:///output/missing.json", "50") // no output: skipped
+	labelledJobs(t, ctx, ns, "node-a", dir, "a", 40, rng)
+	createJob(t, ctx, ns, "node-a", "broken", "file:///output/missing.json", "50") // no output: skipped
 	// An unlabelled job is no sample.
 	other := &vmafxv1.VmafxJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "unlabelled"},
 		Spec: vmafxv1.VmafxJobSpec{Reference: "file:///data/ref.y4m", Distorted: "file:///data/dist.y4m"}}
@@ -180,7 +184,7 @@ func TestTrainerLearnsAndResumes(t *testing.T) {
 	}
 
 	// Restart: the trainer resumes at 40 samples, counts only the 20 new jobs and writes v2.
-	labelledJobs(t, ctx, ns, dir, "b", 20, rng)
+	labelledJobs(t, ctx, ns, "node-a", dir, "b", 20, rng)
 	tr, stop = startTrainer(t, ns, "phone", dir, host)
 	defer stop()
 	waitFor(t, "the second checkpoint", func() bool { return tr.Status().ModelVersion == "phone-v2" })
@@ -221,7 +225,7 @@ func TestTrainerWithholdsWorseModels(t *testing.T) {
 		if i%5 == 4 {
 			label = strconv.FormatFloat(feats.Frames[i].Metrics["vmaf"], 'f', 3, 64)
 		}
-		createJob(t, ctx, ns, name, "file:///output/"+name+".json", label)
+		createJob(t, ctx, ns, "node-a", name, "file:///output/"+name+".json", label)
 	}
 	tr, stop := startTrainer(t, ns, "noise", dir, host)
 	defer stop()
