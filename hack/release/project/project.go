@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -115,17 +116,42 @@ func (s Stamp) LDFlags() string {
 // and with -trimpath, so that the same commit gives the same bytes on any machine with
 // the same Go toolchain. GO in the environment names the go command.
 func BuildBinary(ctx context.Context, repo string, img Image, arch, out string, s Stamp) error {
+	return goBuild(ctx, repo, arch, out, s, "./"+img.Pkg)
+}
+
+// BuildBinaries builds the binaries of imgs for linux/arch into dir, each named as its
+// image, exactly as BuildBinary builds one, but in a single go build: the packages they
+// share are compiled once and their links run side by side, which on a machine with a
+// cold build cache saves minutes over one go build each.
+func BuildBinaries(ctx context.Context, repo string, imgs []Image, arch, dir string, s Stamp) error {
+	pkgs := make([]string, 0, len(imgs))
+	for _, img := range imgs {
+		// go build -o dir/ names each binary after its package's folder.
+		if path.Base(img.Pkg) != img.Name {
+			return fmt.Errorf("image %s: its package ./%s must be in a folder of the same name", img.Name, img.Pkg)
+		}
+		pkgs = append(pkgs, "./"+img.Pkg)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return goBuild(ctx, repo, arch, filepath.Clean(dir)+string(filepath.Separator), s, pkgs...)
+}
+
+// goBuild runs go build for linux/arch without cgo, stamped and trimmed, writing out.
+func goBuild(ctx context.Context, repo, arch, out string, s Stamp, pkgs ...string) error {
 	goCmd := os.Getenv("GO")
 	if goCmd == "" {
 		goCmd = "go"
 	}
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-ldflags="+s.LDFlags(), "-o", out, "./"+img.Pkg)
+	args := append([]string{"build", "-trimpath", "-ldflags=" + s.LDFlags(), "-o", out}, pkgs...)
+	cmd := exec.CommandContext(ctx, goCmd, args...)
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &errb
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build ./%s (GOARCH=%s): %w\n%s", img.Pkg, arch, err, errb.String())
+		return fmt.Errorf("go build %s (GOARCH=%s): %w\n%s", strings.Join(pkgs, " "), arch, err, errb.String())
 	}
 	return nil
 }

@@ -28,19 +28,12 @@ type builtImage struct {
 	archive string
 }
 
-// buildImage builds the binary for this machine's architecture, stamped with the work
-// tree's version (project.GitStamp), and packs it; the worker's image takes ffmpeg and
-// the Vulkan runtime from this machine's packages, the node being this machine.
-func (r *run) buildImage(ctx context.Context, s project.Image, stamp project.Stamp) (builtImage, error) {
-	binDir := filepath.Join(r.cfg.ImagesDir, "bin")
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return builtImage{}, err
-	}
+// buildImage packs the binary binDir/<name>, built for this machine's architecture; the
+// worker's image takes ffmpeg and the Vulkan runtime from this machine's packages, the
+// node being this machine.
+func (r *run) buildImage(s project.Image, binDir string) (builtImage, error) {
 	bin := filepath.Join(binDir, s.Name)
 	t0 := time.Now()
-	if err := project.BuildBinary(ctx, r.cfg.RepoRoot, s, runtime.GOARCH, bin, stamp); err != nil {
-		return builtImage{}, err
-	}
 	ref := ImageRef(s.Name)
 	spec := images.Spec{Ref: ref, Binary: bin, Files: s.LicenseFiles(r.cfg.RepoRoot)}
 	if s.Worker {
@@ -61,7 +54,7 @@ func (r *run) buildImage(ctx context.Context, s project.Image, stamp project.Sta
 		return builtImage{}, err
 	}
 	digest, _ := img.Digest()
-	r.logf("built %s (%s) in %.1fs", ref, digest.String()[:19], time.Since(t0).Seconds())
+	r.logf("packed %s (%s) in %.1fs", ref, digest.String()[:19], time.Since(t0).Seconds())
 	return builtImage{ref: ref, archive: archive}, nil
 }
 
@@ -106,13 +99,24 @@ func Images(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var built []builtImage
+	var todo []project.Image
 	for _, s := range projectImages() {
 		if !s.Exists(cfg.RepoRoot) {
 			r.logf("skipping %s: ./%s has no Go files yet", s.Name, s.Pkg)
 			continue
 		}
-		img, err := r.buildImage(ctx, s, stamp)
+		todo = append(todo, s)
+	}
+	// Every binary in one go build (stamped with the work tree's version), then the images.
+	binDir := filepath.Join(r.cfg.ImagesDir, "bin")
+	t0 := time.Now()
+	if err := project.BuildBinaries(ctx, cfg.RepoRoot, todo, runtime.GOARCH, binDir, stamp); err != nil {
+		return err
+	}
+	r.logf("built %d binaries in %.1fs", len(todo), time.Since(t0).Seconds())
+	var built []builtImage
+	for _, s := range todo {
+		img, err := r.buildImage(s, binDir)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -367,7 +368,11 @@ func (r *run) ensurePause(ctx context.Context) error {
 		return nil
 	}
 	// The pause program reports no version: an empty stamp.
-	img, err := r.buildImage(ctx, project.Pause(), project.Stamp{})
+	binDir := filepath.Join(r.cfg.ImagesDir, "bin")
+	if err := project.BuildBinaries(ctx, r.cfg.RepoRoot, []project.Image{project.Pause()}, runtime.GOARCH, binDir, project.Stamp{}); err != nil {
+		return err
+	}
+	img, err := r.buildImage(project.Pause(), binDir)
 	if err != nil {
 		return err
 	}
