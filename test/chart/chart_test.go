@@ -38,17 +38,21 @@ var scheme = func() *runtime.Scheme {
 // knownKinds are the kinds the chart may render. A new kind is a decision, and lands here.
 var knownKinds = map[string]bool{
 	// The worker Pods' egress policy, in the namespaces where jobs run.
-	"NetworkPolicy":                    true,
-	"ServiceAccount":                   true,
-	"ConfigMap":                        true,
-	"Service":                          true,
-	"ClusterRole":                      true,
-	"ClusterRoleBinding":               true,
-	"Role":                             true,
-	"RoleBinding":                      true,
-	"Deployment":                       true,
-	"DaemonSet":                        true,
-	"StatefulSet":                      true,
+	"NetworkPolicy":      true,
+	"ServiceAccount":     true,
+	"ConfigMap":          true,
+	"Service":            true,
+	"ClusterRole":        true,
+	"ClusterRoleBinding": true,
+	"Role":               true,
+	"RoleBinding":        true,
+	"Deployment":         true,
+	"DaemonSet":          true,
+	"StatefulSet":        true,
+	// API priority and fairness: VMAFX's heartbeats and operator writes in a level of
+	// their own (docs/operator.md, "API priority and fairness").
+	"FlowSchema":                       true,
+	"PriorityLevelConfiguration":       true,
 	"Job":                              true,
 	"PodDisruptionBudget":              true,
 	"ValidatingAdmissionPolicy":        true,

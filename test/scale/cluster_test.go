@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -34,6 +36,26 @@ const slotsPerNode = 4
 // VmafxNodes, whose heartbeats the benchmark writes in place of device plugins.
 type fakeNodes struct {
 	names []string
+	// statusBeats writes heartbeats as device plugins before the Leases did, into
+	// status.lastHeartbeat (VMAFX_SCALE_HEARTBEAT=status), to compare the two costs.
+	statusBeats bool
+	// leases holds each node's Lease as last written, renewed with an update as the
+	// device plugin renews it.
+	leases []*coordinationv1.Lease
+}
+
+// heartbeatMode reads VMAFX_SCALE_HEARTBEAT: lease (the default: the device plugin of
+// this release) or status (one of the release before, for the cost before the Leases).
+func heartbeatMode(tb testing.TB) bool {
+	switch v := os.Getenv("VMAFX_SCALE_HEARTBEAT"); v {
+	case "", "lease":
+		return false
+	case "status":
+		return true
+	default:
+		tb.Fatalf("VMAFX_SCALE_HEARTBEAT=%q: want lease or status", v)
+		return false
+	}
 }
 
 var vendors = []vmafxv1.GPUVendor{vmafxv1.VendorNVIDIA, vmafxv1.VendorAMD, vmafxv1.VendorIntel, vmafxv1.VendorCPU}
@@ -47,7 +69,7 @@ func createNodes(tb testing.TB, ctx context.Context, n int) *fakeNodes {
 	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		tb.Fatal(err)
 	}
-	f := &fakeNodes{names: make([]string, n)}
+	f := &fakeNodes{names: make([]string, n), statusBeats: heartbeatMode(tb), leases: make([]*coordinationv1.Lease, n)}
 	errs := testutil.Parallel(n, func(i int) error {
 		name := fmt.Sprintf("scale-n%04d", i)
 		f.names[i] = name
@@ -78,7 +100,7 @@ func createNodes(tb testing.TB, ctx context.Context, n int) *fakeNodes {
 		if err := c.Create(ctx, vn); err != nil {
 			return fmt.Errorf("creating VmafxNode %s: %w", name, err)
 		}
-		return beat(ctx, name, time.Now())
+		return f.beat(ctx, i, time.Now())
 	})
 	if errs != nil {
 		tb.Fatal(errs)
@@ -93,6 +115,11 @@ func (f *fakeNodes) delete(tb testing.TB) {
 	if err := c.DeleteAllOf(ctx, &vmafxv1.VmafxNode{}, client.InNamespace(vmafxv1.SystemNamespace)); err != nil {
 		tb.Errorf("deleting VmafxNodes: %v", err)
 	}
+	// No garbage collector runs to follow the Leases' owners.
+	if err := c.DeleteAllOf(ctx, &coordinationv1.Lease{}, client.InNamespace(vmafxv1.SystemNamespace),
+		client.MatchingLabels{vmafxv1.LabelComponent: vmafxv1.ComponentNodeHeartbeat}); err != nil {
+		tb.Errorf("deleting heartbeat Leases: %v", err)
+	}
 	if err := c.DeleteAllOf(ctx, &corev1.Node{}); err != nil {
 		tb.Errorf("deleting Nodes: %v", err)
 	}
@@ -101,19 +128,44 @@ func (f *fakeNodes) delete(tb testing.TB) {
 // heartbeats writes every node's heartbeat every 10 s, as the device plugins do, until ctx ends.
 func (f *fakeNodes) heartbeats(tb testing.TB, ctx context.Context) {
 	testutil.Every(ctx, heartbeatEvery, func(now time.Time) {
-		if err := testutil.Parallel(len(f.names), func(i int) error { return beat(ctx, f.names[i], now) }); err != nil && ctx.Err() == nil {
+		if err := testutil.Parallel(len(f.names), func(i int) error { return f.beat(ctx, i, now) }); err != nil && ctx.Err() == nil {
 			tb.Errorf("heartbeats: %v", err)
 		}
 	})
 }
 
-// beat writes status.lastHeartbeat as the node's device plugin does: a status merge patch.
-func beat(ctx context.Context, node string, at time.Time) error {
-	patch := fmt.Appendf(nil, `{"status":{"lastHeartbeat":%q}}`, at.UTC().Format(time.RFC3339))
-	vn := &vmafxv1.VmafxNode{ObjectMeta: metav1.ObjectMeta{Namespace: vmafxv1.SystemNamespace, Name: node}}
-	if err := testenv.Client().Status().Patch(ctx, vn, client.RawPatch(types.MergePatchType, patch)); err != nil {
+// beat writes node i's heartbeat as its device plugin does: an update of the node's Lease
+// (created the first time), or with statusBeats a status merge patch of lastHeartbeat.
+func (f *fakeNodes) beat(ctx context.Context, i int, at time.Time) error {
+	node := f.names[i]
+	c := testenv.Client()
+	if f.statusBeats {
+		patch := fmt.Appendf(nil, `{"status":{"lastHeartbeat":%q}}`, at.UTC().Format(time.RFC3339))
+		vn := &vmafxv1.VmafxNode{ObjectMeta: metav1.ObjectMeta{Namespace: vmafxv1.SystemNamespace, Name: node}}
+		if err := c.Status().Patch(ctx, vn, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			return fmt.Errorf("heartbeat of %s: %w", node, err)
+		}
+		return nil
+	}
+	lease := f.leases[i]
+	if lease == nil {
+		name, _ := vmafxv1.NodeLeaseName(node)
+		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: vmafxv1.SystemNamespace, Name: name,
+			Labels: map[string]string{vmafxv1.LabelComponent: vmafxv1.ComponentNodeHeartbeat}}}
+		lease.Spec.HolderIdentity = &node
+		lease.Spec.RenewTime = &metav1.MicroTime{Time: at}
+		if err := c.Create(ctx, lease); err != nil {
+			return fmt.Errorf("heartbeat Lease of %s: %w", node, err)
+		}
+		f.leases[i] = lease
+		return nil
+	}
+	lease = lease.DeepCopy()
+	lease.Spec.RenewTime = &metav1.MicroTime{Time: at}
+	if err := c.Update(ctx, lease); err != nil {
 		return fmt.Errorf("heartbeat of %s: %w", node, err)
 	}
+	f.leases[i] = lease
 	return nil
 }
 

@@ -53,6 +53,10 @@ func size(name string, def int) int {
 //	KUBEBUILDER_ASSETS=$HOME/.cache/vmafx/envtest/v1.37.1-etcd-v3.6.16 \
 //	  go test ./test/scale/ -run '^$' -bench Scale -benchtime 1x -timeout 60m
 //
+// VMAFX_SCALE_HEARTBEAT=status writes the simulated heartbeats as device plugins before
+// the Leases did (a VmafxNode status patch each, not a Lease update), to measure what the
+// Leases saved; the default, lease, is this release's device plugin.
+//
 // VMAFX_SCALE_PROFILE=DIR writes a 20 s CPU profile of kube-apiserver per round into DIR
 // (go tool pprof -top DIR/apiserver-round1.pprof).
 //

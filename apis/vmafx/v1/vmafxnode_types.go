@@ -59,9 +59,10 @@ type SlotCounts struct {
 	Allocated int32 `json:"allocated,omitempty"`
 }
 
-// VmafxNodeStatus is the node agent's heartbeat and the operator's verdict on it. The
-// device plugin alone writes lastHeartbeat, device and slots; the operator alone writes
-// healthy, jobs and conditions.
+// VmafxNodeStatus is what the node agent reports and the operator's verdict on its
+// heartbeat. The device plugin alone writes device and slots (when they change), the
+// operator alone writes healthy, jobs and conditions. The heartbeat itself is the node's
+// Lease (NodeLeaseName), not this status.
 type VmafxNodeStatus struct {
 	// observedGeneration is the generation the operator last reconciled.
 	// +optional
@@ -70,7 +71,12 @@ type VmafxNodeStatus struct {
 	// Always written, so `kubectl get vmnode` prints false rather than a blank.
 	// +optional
 	Healthy bool `json:"healthy"`
-	// lastHeartbeat is when the node's device plugin last reported. Written only by it.
+	// lastHeartbeat is deprecated: the heartbeat is the renewTime of the node's Lease
+	// vmafx-node-<name> in the same namespace (`kubectl vmafx nodes` shows its age). Device
+	// plugins of the release before the Leases stamp it on every beat, and the operator and
+	// vmafx-scheduler still count it (whichever is later, the Lease or this), so such a node
+	// stays alive through an upgrade; this release's plugin stamps it only for a few minutes
+	// after it starts (statusHeartbeatFor). Written only by device plugins.
 	// +optional
 	LastHeartbeat *metav1.Time `json:"lastHeartbeat,omitempty"`
 	// jobs is the number of worker Pods running on the node. Always written, so an idle
@@ -100,7 +106,8 @@ const (
 )
 
 // VmafxNode is a node that offers VMAF scoring slots, kept alive by its device plugin's
-// heartbeat. vmafx-scheduler places worker Pods only on healthy VmafxNodes.
+// heartbeat: the renewal of the Lease vmafx-node-<name> beside it. vmafx-scheduler places
+// worker Pods only on nodes whose heartbeat is fresh.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -88,6 +89,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		}
 		hb = heartbeat.New(c, a.counts, heartbeat.Options{
 			Namespace: cfg.Namespace, NodeName: cfg.NodeName, Interval: cfg.HeartbeatInterval,
+			StatusHeartbeatFor: cfg.StatusHeartbeatFor, StatusReportPeriod: cfg.StatusReportPeriod,
 			Spec:    vmafxv1.VmafxNodeSpec{GPUVendor: inv.Vendor, Capacity: int32(inv.Capacity()), Image: cfg.WorkerImage},
 			Device:  inv.Description(),
 			Metrics: m,
@@ -232,6 +234,9 @@ func newClient(kubeconfig string) (client.Client, error) {
 	cfg.UserAgent = "vmafx-device-plugin"
 	scheme := runtime.NewScheme()
 	if err := vmafxv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := coordinationv1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})

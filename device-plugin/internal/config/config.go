@@ -39,6 +39,15 @@ const (
 	// DefaultHeartbeatInterval is the VmafxNode heartbeat period: six beats fit in the
 	// operator's 60 s staleness window, so a node survives a few lost writes.
 	DefaultHeartbeatInterval = 10 * time.Second
+	// DefaultStatusHeartbeatFor is how long a started plugin also stamps the deprecated
+	// status.lastHeartbeat on every beat besides renewing its Lease: long enough for a
+	// rolling upgrade to replace an operator and vmafx-scheduler of the previous release,
+	// which read only the status; short enough that a steady node soon costs no status
+	// write per beat.
+	DefaultStatusHeartbeatFor = 5 * time.Minute
+	// DefaultStatusReportPeriod is the kubelet's nodeStatusReportFrequency: the VmafxNode
+	// status is patched at least this often even when nothing in it changed.
+	DefaultStatusReportPeriod = 5 * time.Minute
 	// DefaultHTTPAddress serves /metrics, /healthz and /readyz.
 	DefaultHTTPAddress = ":8080"
 )
@@ -72,6 +81,11 @@ type Config struct {
 	RecoveryDelay time.Duration
 	// HeartbeatInterval is the VmafxNode heartbeat period; 0 turns the heartbeat off.
 	HeartbeatInterval time.Duration
+	// StatusHeartbeatFor is how long after start the heartbeat also stamps
+	// status.lastHeartbeat; 0 for never.
+	StatusHeartbeatFor time.Duration
+	// StatusReportPeriod is the longest the status goes unpatched; 0: only on change.
+	StatusReportPeriod time.Duration
 	// NodeName is the Kubernetes node the plugin runs on.
 	NodeName string
 	// Namespace is where the node's VmafxNode lives.
@@ -110,6 +124,8 @@ func Default() Config {
 		HealthCheckInterval: DefaultHealthCheckInterval,
 		RecoveryDelay:       DefaultRecoveryDelay,
 		HeartbeatInterval:   DefaultHeartbeatInterval,
+		StatusHeartbeatFor:  DefaultStatusHeartbeatFor,
+		StatusReportPeriod:  DefaultStatusReportPeriod,
 		Namespace:           vmafxv1.SystemNamespace,
 		HTTPAddress:         DefaultHTTPAddress,
 	}
@@ -154,6 +170,12 @@ func (c *Config) Validate() error {
 	}
 	if c.HeartbeatInterval < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("heartbeatInterval"), c.HeartbeatInterval.String(), "must be 0 (off) or positive"))
+	}
+	if c.StatusHeartbeatFor < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("statusHeartbeatFor"), c.StatusHeartbeatFor.String(), "must be 0 (never) or positive"))
+	}
+	if c.StatusReportPeriod < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("statusReportPeriod"), c.StatusReportPeriod.String(), "must be 0 (only on change) or positive"))
 	}
 	if c.HeartbeatInterval > 0 {
 		if c.NodeName == "" {

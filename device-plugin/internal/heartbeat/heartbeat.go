@@ -3,9 +3,12 @@ package heartbeat
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,9 +21,12 @@ import (
 )
 
 // The plugin reads and creates its own VmafxNode, patches its spec when discovery
-// disagrees with it, and patches status; it never lists, updates or deletes.
+// disagrees with it, and patches status; it never lists, updates or deletes. It reads,
+// creates and renews (updates) its node's Lease; the admission policy
+// vmafx-device-plugin-own-node keeps both to the plugin's own node.
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxnodes,verbs=get;create;patch
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxnodes/status,verbs=patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
 
 // Counts are the node's slots by state.
 type Counts struct {
@@ -34,8 +40,24 @@ type Counts struct {
 type Options struct {
 	// Namespace and NodeName name the VmafxNode.
 	Namespace, NodeName string
-	// Interval is the heartbeat period.
+	// Interval is the heartbeat period: how often the Lease is renewed.
 	Interval time.Duration
+	// LeaseDuration is the Lease's spec.leaseDurationSeconds; zero: six intervals, the
+	// default staleness window of the operator and vmafx-scheduler. It tells a reader of
+	// the Lease how long the holder means to stay alive unrenewed; the operator and
+	// vmafx-scheduler judge by their own window, as the node lifecycle controller judges
+	// Node Leases by its grace period.
+	LeaseDuration time.Duration
+	// StatusHeartbeatFor is how long after the first beat the plugin also stamps
+	// status.lastHeartbeat on every beat, for an operator and scheduler of the previous
+	// release (see the package comment); zero for never. A node whose Lease name would be
+	// too long (NodeLeaseName) always beats through the status.
+	StatusHeartbeatFor time.Duration
+	// StatusReportPeriod is the longest the plugin goes without patching the status, as
+	// the kubelet posts its Node status at least every five minutes even when nothing
+	// changed: a no-op patch costs the API server no write, and finds a VmafxNode deleted
+	// while its Lease stayed (no garbage collector ran). Zero: only on change.
+	StatusReportPeriod time.Duration
 	// Spec is what discovery says the VmafxNode's spec is (NodeName is filled in).
 	Spec vmafxv1.VmafxNodeSpec
 	// Device describes the node's devices for status.device.
@@ -62,7 +84,23 @@ type Heartbeat struct {
 	opts    Options
 	trigger chan struct{}
 
-	specSynced bool // the VmafxNode exists with the discovered spec
+	specSynced bool      // the VmafxNode exists with the discovered spec
+	nodeUID    types.UID // its UID, for the Lease's owner reference
+	// lease is the Lease as last written, renewed with an update as the kubelet renews
+	// its own; nil when it must be read (or created) first.
+	lease *coordinationv1.Lease
+	// written is the status last patched; nil before the first patch, or after a failed
+	// one, when the next beat writes the status whatever it holds.
+	written   *writtenStatus
+	writtenAt time.Time
+	// firstBeat is when the first beat was attempted, the start of StatusHeartbeatFor.
+	firstBeat time.Time
+}
+
+// writtenStatus is what the plugin last wrote into the VmafxNode's status.
+type writtenStatus struct {
+	device string
+	counts Counts
 }
 
 // New returns a Heartbeat writing through c, with slot counts from counts.
@@ -72,6 +110,9 @@ func New(c client.Client, counts func(context.Context) Counts, opts Options) *He
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.Discard()
+	}
+	if opts.LeaseDuration <= 0 {
+		opts.LeaseDuration = 6 * opts.Interval
 	}
 	opts.Spec.NodeName = opts.NodeName
 	return &Heartbeat{client: c, counts: counts, opts: opts, trigger: make(chan struct{}, 1)}
@@ -126,23 +167,105 @@ func (h *Heartbeat) Run(ctx context.Context) {
 	}
 }
 
-// Beat writes one heartbeat, creating the VmafxNode first if it is missing.
+// Beat writes one heartbeat: it creates the VmafxNode first if it is missing, renews the
+// node's Lease, and patches the VmafxNode's status if what it reports changed.
 func (h *Heartbeat) Beat(ctx context.Context) error {
+	now := h.opts.Clock.Now()
+	if h.firstBeat.IsZero() {
+		h.firstBeat = now
+	}
 	if !h.specSynced {
 		if err := h.ensure(ctx); err != nil {
 			return err
 		}
 	}
-	err := h.patchStatus(ctx)
+	leaseName, hasLease := vmafxv1.NodeLeaseName(h.opts.NodeName)
+	var leaseErr error
+	if hasLease {
+		leaseErr = h.renewLease(ctx, leaseName, now)
+	}
+	stamp := !hasLease || now.Sub(h.firstBeat) < h.opts.StatusHeartbeatFor
+	err := h.writeStatus(ctx, now, stamp)
 	if apierrors.IsNotFound(err) {
 		// Deleted since we last looked: make it again.
 		h.specSynced = false
 		if err := h.ensure(ctx); err != nil {
 			return err
 		}
-		err = h.patchStatus(ctx)
+		err = h.writeStatus(ctx, now, stamp)
 	}
-	return err
+	return errors.Join(leaseErr, err)
+}
+
+// renewLease stamps spec.renewTime on the node's Lease. Like the kubelet it updates the
+// Lease it last wrote, and reads it again only when that fails (another writer, or the
+// Lease gone); a missing Lease is created. A Lease that is gone may have gone with its
+// VmafxNode (the garbage collector follows the owner reference): the VmafxNode is looked
+// at again on the same beat.
+func (h *Heartbeat) renewLease(ctx context.Context, name string, now time.Time) error {
+	if h.lease != nil {
+		lease := h.lease.DeepCopy()
+		h.fillLease(lease, now)
+		err := h.client.Update(ctx, lease)
+		if err == nil {
+			h.lease = lease
+			return nil
+		}
+		h.lease = nil
+		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("renewing Lease %s: %w", name, err)
+		}
+		if apierrors.IsNotFound(err) {
+			h.specSynced = false
+			if err := h.ensure(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	lease := &coordinationv1.Lease{}
+	err := h.client.Get(ctx, client.ObjectKey{Namespace: h.opts.Namespace, Name: name}, lease)
+	switch {
+	case apierrors.IsNotFound(err):
+		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: h.opts.Namespace, Name: name}}
+		lease.Spec.AcquireTime = &metav1.MicroTime{Time: now}
+		h.fillLease(lease, now)
+		if err := h.client.Create(ctx, lease); err != nil {
+			return fmt.Errorf("creating Lease %s: %w", name, err)
+		}
+		klog.FromContext(ctx).Info("Created the node's heartbeat Lease", "lease", klog.KObj(lease))
+	case err != nil:
+		return fmt.Errorf("reading Lease %s: %w", name, err)
+	default:
+		h.fillLease(lease, now)
+		if err := h.client.Update(ctx, lease); err != nil {
+			return fmt.Errorf("renewing Lease %s: %w", name, err)
+		}
+	}
+	h.lease = lease
+	return nil
+}
+
+// fillLease makes lease the node's heartbeat at now.
+func (h *Heartbeat) fillLease(lease *coordinationv1.Lease, now time.Time) {
+	if lease.Labels[vmafxv1.LabelComponent] != vmafxv1.ComponentNodeHeartbeat {
+		if lease.Labels == nil {
+			lease.Labels = map[string]string{}
+		}
+		lease.Labels[vmafxv1.LabelComponent] = vmafxv1.ComponentNodeHeartbeat
+	}
+	holder := h.opts.NodeName
+	lease.Spec.HolderIdentity = &holder
+	seconds := int32(h.opts.LeaseDuration.Round(time.Second) / time.Second)
+	lease.Spec.LeaseDurationSeconds = &seconds
+	lease.Spec.RenewTime = &metav1.MicroTime{Time: now}
+	if h.nodeUID != "" && !slices.ContainsFunc(lease.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == h.nodeUID }) {
+		// Owned by the VmafxNode, as the kubelet's Lease by its Node: deleting the
+		// VmafxNode deletes its heartbeat. No blockOwnerDeletion: it would need the right
+		// to delete the VmafxNode, which the plugin does not hold.
+		lease.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: vmafxv1.GroupVersion.String(), Kind: "VmafxNode", Name: h.opts.NodeName, UID: h.nodeUID,
+		}}
+	}
 }
 
 // ensure creates the VmafxNode, or brings its spec in line with discovery.
@@ -158,7 +281,8 @@ func (h *Heartbeat) ensure(ctx context.Context) error {
 		err = h.client.Create(ctx, &node)
 		if err == nil {
 			klog.FromContext(ctx).Info("Created the node's VmafxNode", "vmafxnode", klog.KObj(&node), "gpuVendor", node.Spec.GPUVendor, "capacity", node.Spec.Capacity)
-			h.specSynced = true
+			h.written = nil // a new VmafxNode has an empty status
+			h.synced(&node)
 			return nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
@@ -187,7 +311,7 @@ func (h *Heartbeat) ensure(ctx context.Context) error {
 		}
 		klog.FromContext(ctx).Info("Updated the VmafxNode spec to what discovery found", "vmafxnode", klog.KObj(&node), "gpuVendor", want.GPUVendor, "capacity", want.Capacity)
 	}
-	h.specSynced = true
+	h.synced(&node)
 	return nil
 }
 
@@ -197,26 +321,48 @@ func (h *Heartbeat) labels() map[string]string {
 	return map[string]string{vmafxv1.LabelGPUVendor: string(h.opts.Spec.GPUVendor)}
 }
 
-// patchStatus writes the agent's three status fields with a merge patch. The patch is
-// a map, not the status struct: the struct's omitempty would drop a count of 0, and a
-// merge patch without a field keeps the old value, so "0 healthy" would never arrive.
-func (h *Heartbeat) patchStatus(ctx context.Context) error {
+// synced records that node, as read or created, has the discovered spec. Another
+// VmafxNode than the one last seen (made anew by someone else) may lack the status the
+// plugin wrote, which the next status write must fill.
+func (h *Heartbeat) synced(node *vmafxv1.VmafxNode) {
+	if node.UID != h.nodeUID {
+		h.written = nil
+	}
+	h.specSynced, h.nodeUID = true, node.UID
+}
+
+// writeStatus patches the status fields the plugin owns when they differ from what it
+// last wrote, when StatusReportPeriod has passed, or always when stamp asks for status.lastHeartbeat too. The patch is a map,
+// not the status struct: the struct's omitempty would drop a count of 0, and a merge
+// patch without a field keeps the old value, so "0 healthy" would never arrive.
+func (h *Heartbeat) writeStatus(ctx context.Context, now time.Time, stamp bool) error {
 	c := h.counts(ctx)
+	want := writtenStatus{device: h.opts.Device, counts: c}
+	if h.written != nil && !c.AllocatedKnown {
+		// Unknown allocated slots keep the last value written.
+		want.counts.Allocated, want.counts.AllocatedKnown = h.written.counts.Allocated, h.written.counts.AllocatedKnown
+	}
+	due := h.opts.StatusReportPeriod > 0 && now.Sub(h.writtenAt) >= h.opts.StatusReportPeriod
+	if !stamp && !due && h.written != nil && *h.written == want {
+		return nil
+	}
 	slots := map[string]any{"total": c.Total, "healthy": c.Healthy}
 	if c.AllocatedKnown {
 		slots["allocated"] = c.Allocated
 	}
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{
-		"lastHeartbeat": metav1.NewTime(h.opts.Clock.Now()),
-		"device":        h.opts.Device,
-		"slots":         slots,
-	}})
+	fields := map[string]any{"device": h.opts.Device, "slots": slots}
+	if stamp {
+		fields["lastHeartbeat"] = metav1.NewTime(now)
+	}
+	patch, err := json.Marshal(map[string]any{"status": fields})
 	if err != nil {
 		return err
 	}
+	h.written = nil
 	node := &vmafxv1.VmafxNode{ObjectMeta: metav1.ObjectMeta{Namespace: h.opts.Namespace, Name: h.opts.NodeName}}
 	if err := h.client.Status().Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("patching VmafxNode status: %w", err)
 	}
+	h.written, h.writtenAt = &want, now
 	return nil
 }

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,6 +58,9 @@ func New(streams genericiooptions.IOStreams) *cobra.Command {
 
 func scheme() *k8sruntime.Scheme {
 	s := k8sruntime.NewScheme()
+	if err := coordinationv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
 	if err := vmafxv1.AddToScheme(s); err != nil {
 		panic(err)
 	}
@@ -353,7 +358,7 @@ func (o *options) nodesCmd() *cobra.Command {
 			if err := c.List(cmd.Context(), &l, opts...); err != nil {
 				return err
 			}
-			return o.printNodes(l.Items)
+			return o.printNodes(l.Items, nodeLeases(cmd.Context(), c, opts))
 		},
 	}
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "VmafxNodes of every namespace")
@@ -388,7 +393,26 @@ func (o *options) printJobs(jobs ...*vmafxv1.VmafxJob) error {
 	return tw.Flush()
 }
 
-func (o *options) printNodes(nodes []vmafxv1.VmafxNode) error {
+// nodeLeases returns the node heartbeat Leases that opts select, by namespace/name. A user
+// who may not list Leases gets none, and the heartbeat column falls back to the
+// VmafxNodes' status.lastHeartbeat (which only device plugins of an earlier release keep
+// fresh).
+func nodeLeases(ctx context.Context, c client.Client, opts []client.ListOption) map[string]*coordinationv1.Lease {
+	var l coordinationv1.LeaseList
+	opts = append(slices.Clone(opts), client.MatchingLabels{vmafxv1.LabelComponent: vmafxv1.ComponentNodeHeartbeat})
+	if err := c.List(ctx, &l, opts...); err != nil {
+		return nil
+	}
+	leases := make(map[string]*coordinationv1.Lease, len(l.Items))
+	for i := range l.Items {
+		leases[l.Items[i].Namespace+"/"+l.Items[i].Name] = &l.Items[i]
+	}
+	return leases
+}
+
+// printNodes prints nodes per -o; the HEARTBEAT column is the age of each node's latest
+// heartbeat, its Lease's or its status's (vmafxv1.NodeHeartbeat).
+func (o *options) printNodes(nodes []vmafxv1.VmafxNode, leases map[string]*coordinationv1.Lease) error {
 	objs := make([]k8sruntime.Object, len(nodes))
 	for i := range nodes {
 		nodes[i].APIVersion, nodes[i].Kind = vmafxv1.GroupVersion.String(), "VmafxNode"
@@ -411,8 +435,9 @@ func (o *options) printNodes(nodes []vmafxv1.VmafxNode) error {
 			total, healthy, used = s.Total, s.Healthy, s.Allocated
 		}
 		heartbeat := "never"
-		if n.Status.LastHeartbeat != nil {
-			heartbeat = o.age(n.Status.LastHeartbeat.Time) + " ago"
+		leaseName, _ := vmafxv1.NodeLeaseName(n.Name)
+		if hb := vmafxv1.NodeHeartbeat(&n, leases[n.Namespace+"/"+leaseName]); !hb.IsZero() {
+			heartbeat = o.age(hb) + " ago"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%t\t%d\t%d\t%d\t%s", n.Name, n.Spec.GPUVendor, n.Status.Healthy, total, used, max(healthy-used, 0), heartbeat)
 		if wide {

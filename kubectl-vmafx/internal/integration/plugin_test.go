@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -176,15 +177,27 @@ func TestNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, node) })
-	node.Status = vmafxv1.VmafxNodeStatus{Healthy: true, LastHeartbeat: &metav1.Time{Time: time.Now().Add(-30 * time.Second)},
+	node.Status = vmafxv1.VmafxNodeStatus{Healthy: true,
 		Device: "nvidia-0", Jobs: 3, Slots: &vmafxv1.SlotCounts{Total: 8, Healthy: 8, Allocated: 3}}
 	if err := c.Status().Update(ctx, node); err != nil {
 		t.Fatal(err)
 	}
 	kc := kubeconfig(t, "default")
-	out := mustRun(t, kc, "nodes")
 	// NAME VENDOR HEALTHY SLOTS USED FREE HEARTBEAT
-	if !lineHas(out, "gpu-1", "nvidia", "true", "8", "3", "5", "ago") {
+	if out := mustRun(t, kc, "nodes"); !lineHas(out, "gpu-1", "nvidia", "true", "8", "3", "5", "never") {
+		t.Errorf("nodes before any heartbeat:\n%s", out)
+	}
+	// The heartbeat is the node's Lease, renewed 30 s ago.
+	holder := "gpu-1"
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: vmafxv1.SystemNamespace, Name: "vmafx-node-gpu-1",
+		Labels: map[string]string{vmafxv1.LabelComponent: vmafxv1.ComponentNodeHeartbeat}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &metav1.MicroTime{Time: time.Now().Add(-30 * time.Second)}}}
+	if err := c.Create(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, lease) })
+	out := mustRun(t, kc, "nodes")
+	if !lineHas(out, "gpu-1", "nvidia", "true", "8", "3", "5", "3", "s ago") {
 		t.Errorf("nodes:\n%s", out)
 	}
 	out = mustRun(t, kc, "nodes", "-o", "wide")

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -265,8 +266,35 @@ func waitForPodGone(t *testing.T, ns, name string) {
 	})
 }
 
-// deviceHeartbeat plays the device plugin writing its node's heartbeat.
+// deviceHeartbeat plays the device plugin renewing its node's heartbeat Lease (creating
+// it the first time), stamped at.
 func deviceHeartbeat(t *testing.T, node *vmafxv1.VmafxNode, at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	name, _ := vmafxv1.NodeLeaseName(node.Name)
+	lease := &coordinationv1.Lease{}
+	err := testenv.Client().Get(ctx, client.ObjectKey{Namespace: node.Namespace, Name: name}, lease)
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	holder, seconds := node.Name, int32(60)
+	lease.Spec.HolderIdentity, lease.Spec.LeaseDurationSeconds = &holder, &seconds
+	lease.Spec.RenewTime = &metav1.MicroTime{Time: at}
+	if apierrors.IsNotFound(err) {
+		lease.ObjectMeta = metav1.ObjectMeta{Namespace: node.Namespace, Name: name,
+			Labels: map[string]string{vmafxv1.LabelComponent: vmafxv1.ComponentNodeHeartbeat}}
+		err = testenv.Client().Create(ctx, lease)
+	} else {
+		err = testenv.Client().Update(ctx, lease)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// statusHeartbeat plays a device plugin of the release before the Leases, which stamps
+// the heartbeat into the VmafxNode's status.lastHeartbeat.
+func statusHeartbeat(t *testing.T, node *vmafxv1.VmafxNode, at time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	fresh := &vmafxv1.VmafxNode{}
@@ -279,6 +307,17 @@ func deviceHeartbeat(t *testing.T, node *vmafxv1.VmafxNode, at time.Time) {
 	if err := testenv.Client().Status().Patch(ctx, fresh, patch); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// getLease returns node's heartbeat Lease as the API server has it.
+func getLease(t *testing.T, node *vmafxv1.VmafxNode) *coordinationv1.Lease {
+	t.Helper()
+	name, _ := vmafxv1.NodeLeaseName(node.Name)
+	lease := &coordinationv1.Lease{}
+	if err := testenv.Client().Get(context.Background(), client.ObjectKey{Namespace: node.Namespace, Name: name}, lease); err != nil {
+		t.Fatal(err)
+	}
+	return lease
 }
 
 func resultMessage(score float64, frames int) string {

@@ -39,7 +39,7 @@ func waitForNode(t *testing.T, n *vmafxv1.VmafxNode, what string, cond func(*vma
 // TestStaleNodeMovesItsJobsOnce: a node whose device plugin stops heartbeating turns
 // unhealthy after the staleness window, its running job is moved to a new attempt exactly
 // once without using the job's failure budget, and the node recovers when heartbeats
-// return. The operator never writes lastHeartbeat.
+// return. The operator never writes the heartbeat Lease nor lastHeartbeat.
 func TestStaleNodeMovesItsJobsOnce(t *testing.T) {
 	ns := testenv.CreateNamespace(t)
 	startOperator(t, operatorEnv(config.EnvNamespace, ns)) // stale after 3s; VmafxNodes of ns count
@@ -77,8 +77,8 @@ func TestStaleNodeMovesItsJobsOnce(t *testing.T) {
 	// Pod is being deleted; the test then plays the kubelet finishing that deletion.
 	n := waitForNode(t, node, "stale", func(n *vmafxv1.VmafxNode) bool { return !n.Status.Healthy })
 	c := meta.FindStatusCondition(n.Status.Conditions, vmafxv1.NodeReady)
-	if c == nil || c.Reason != "HeartbeatStale" || !n.Status.LastHeartbeat.Time.Equal(beat) {
-		t.Fatalf("stale node: condition %+v, lastHeartbeat %v (want %v, untouched)", c, n.Status.LastHeartbeat, beat)
+	if renewed := getLease(t, node).Spec.RenewTime; c == nil || c.Reason != "HeartbeatStale" || !renewed.Time.Equal(beat) || n.Status.LastHeartbeat != nil {
+		t.Fatalf("stale node: condition %+v, Lease renewTime %v (want %v, untouched), lastHeartbeat %v (want none)", c, renewed, beat, n.Status.LastHeartbeat)
 	}
 	eventually(t, 10*time.Second, "moved-1 being deleted", func() (bool, error) {
 		p := waitForPod(t, ns, "moved-1")

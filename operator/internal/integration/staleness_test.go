@@ -142,11 +142,12 @@ type contactSince time.Time
 func (c contactSince) Since() (time.Time, bool) { return time.Time(c), true }
 
 // TestHeartbeatReadAgainBeforeMoving: a node that looks stale in the cache is read from
-// the API server before its workers are deleted; a newer heartbeat there keeps them.
+// the API server before its workers are deleted; a newer heartbeat there (its Lease
+// renewed since) keeps them.
 func TestHeartbeatReadAgainBeforeMoving(t *testing.T) {
 	ns := testenv.CreateNamespace(t)
 	n := vmafxNode(t, ns, "lagging", time.Now().Add(-time.Minute))
-	stale := getNode(t, n)
+	stale := getLease(t, n)
 	deviceHeartbeat(t, n, time.Now()) // what the API server holds
 	create(t, newJob(ns, "stays"))
 	// An operator whose namespace holds no VmafxNodes creates the Pod and leaves the node

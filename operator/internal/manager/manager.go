@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -90,6 +91,8 @@ func New(restConfig *rest.Config, cfg *config.Config, opts Options) (ctrl.Manage
 			// which anyone with rights in some namespace could write, must not make the
 			// operator move another node's workers.
 			&vmafxv1.VmafxNode{}: {Namespaces: map[string]cache.Config{cfg.Namespace: {}}},
+			// The node heartbeat Leases beside them, for the same reason.
+			&coordinationv1.Lease{}: node.LeaseCache(cfg.Namespace),
 			// Trainer Deployments only, not every Deployment of the cluster.
 			&appsv1.Deployment{}: {Label: labels.SelectorFromSet(labels.Set{vmafxv1.LabelComponent: "trainer"})},
 		}},

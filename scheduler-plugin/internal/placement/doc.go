@@ -15,7 +15,14 @@
 //   - EventsToRegister names the cluster events that can make a rejected Pod schedulable, with
 //     queueing hints, so a Pod waiting for a heartbeat is retried when the heartbeat arrives.
 //
-// The plugin reads VmafxNodes from an informer in the scheduler's informer factory and keeps
-// no other state but lookup tables derived from it: slots being handed out are the
-// framework's to track (assume and reserve).
+// A node's heartbeat is the renewTime of its Lease (vmafx-node-<VmafxNode name>, renewed by
+// the device plugin) or the status.lastHeartbeat that a device plugin of the release before
+// the Leases writes, whichever is later (vmafxv1.NodeHeartbeat).
+//
+// The plugin reads VmafxNodes, and the node heartbeat Leases of the system namespace, from
+// informers in the scheduler's informer factory and keeps no other state but lookup tables
+// derived from them: slots being handed out are the framework's to track (assume and
+// reserve). The scheduler's own event handlers see no Lease (a cluster event on Leases would
+// make it watch every Lease of the cluster, the kubelets' included): a renewal that turns a
+// node fresh wakes the Pods waiting for it through the plugin's table (Placement.activate).
 package placement

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
@@ -57,8 +58,9 @@ func newTestTable(t testing.TB, clk *testingclock.FakeClock, staleAfter time.Dur
 	t.Helper()
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{byNodeName: indexByNodeName})
 	tt := &testTable{
-		nodeTable: &nodeTable{indexer: indexer, clock: clk, staleAfter: staleAfter.Nanoseconds(), synced: func() bool { return true }},
-		logger:    ktesting.NewLogger(t, ktesting.NewConfig()),
+		nodeTable: &nodeTable{indexer: indexer, leases: cache.NewStore(cache.MetaNamespaceKeyFunc), clock: clk,
+			staleAfter: staleAfter.Nanoseconds(), synced: func() bool { return true }},
+		logger: ktesting.NewLogger(t, ktesting.NewConfig()),
 	}
 	for _, o := range objs {
 		tt.put(o)
@@ -72,6 +74,24 @@ func (tt *testTable) put(vn *vmafxv1.VmafxNode) {
 		panic(err)
 	}
 	tt.refresh(tt.logger, vn.KubernetesNodeName())
+}
+
+// renew stores the heartbeat Lease of the VmafxNode called node renewed at, as the Lease
+// informer's event would; a zero at deletes the Lease.
+func (tt *testTable) renew(node string, at time.Time) {
+	name, _ := vmafxv1.NodeLeaseName(node)
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: vmafxv1.SystemNamespace, Name: name},
+		Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: at}}}
+	var err error
+	if at.IsZero() {
+		err = tt.leases.Delete(lease)
+	} else {
+		err = tt.leases.Update(lease)
+	}
+	if err != nil {
+		panic(err)
+	}
+	tt.refresh(tt.logger, tt.nodeNameOfLease(lease))
 }
 
 // remove deletes a VmafxNode, as an informer event would.

@@ -24,7 +24,8 @@ var vmafxNodeEvents = fwk.EventResource("vmafxnodes." + vmafxv1.GroupVersion.Ver
 // the scheduler's periodic flush of unschedulable Pods (5 minutes).
 //
 //   - A VmafxNode created or updated: it can turn a node usable (first heartbeat, a fresh
-//     one after a stale one, the right vendor).
+//     one after a stale one, the right vendor). Its hint sees only status.lastHeartbeat; a
+//     Lease renewal that turns a node fresh wakes the Pods through Placement.activate.
 //   - A Node created or its allocatable changed: it can offer more vmafx.dev/slot.
 //   - A scheduled Pod deleted: it can free a slot.
 func (p *Placement) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {

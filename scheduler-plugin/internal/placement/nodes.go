@@ -8,11 +8,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
+	coordinationinformers "k8s.io/client-go/informers/coordination/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -44,9 +48,10 @@ type nodeFacts struct {
 	conflict bool
 	// vendor is the VmafxNode's spec.gpuVendor.
 	vendor vendorIndex
-	// heartbeat is the effective status.lastHeartbeat (see maxClockSkew) in Unix
-	// nanoseconds, kept to the millisecond, or 0 before the first heartbeat. The API writes
-	// it to the second.
+	// heartbeat is the effective heartbeat (see maxClockSkew) in Unix nanoseconds, kept to
+	// the millisecond, or 0 before the first heartbeat: the later of the node's Lease's
+	// renewTime and its status.lastHeartbeat (vmafxv1.NodeHeartbeat), which a device plugin
+	// of the release before the Leases still writes.
 	heartbeat int64
 }
 
@@ -106,11 +111,14 @@ func unpack(w uint64) nodeFacts {
 // and one more atomic load: no lock, no allocation, no write to memory that cores share.
 type nodeTable struct {
 	indexer cache.Indexer
-	snap    atomic.Pointer[tableSnapshot]
+	// leases is the store of the node heartbeat Leases of the system namespace; nil in
+	// tests that give every node a status heartbeat.
+	leases cache.Store
+	snap   atomic.Pointer[tableSnapshot]
 	// mu serializes writers (the informer's handler is one goroutine, tests are others) and
 	// guards reported.
 	mu sync.Mutex
-	// reported is each node's status.lastHeartbeat as written, in Unix nanoseconds, to tell
+	// reported is each node's heartbeat as written, in Unix nanoseconds, to tell
 	// a new beat from the same one seen again (see maxClockSkew).
 	reported map[string]int64
 	clock    clock.PassiveClock
@@ -160,7 +168,16 @@ func newNodeTable(logger klog.Logger, cfg *rest.Config, factory informers.Shared
 		lw := cache.NewListWatchFromClient(client, "vmafxnodes", vmafxv1.SystemNamespace, fields.Everything())
 		return cache.NewSharedIndexInformer(lw, &vmafxv1.VmafxNode{}, 0, cache.Indexers{byNodeName: indexByNodeName})
 	})
-	t := &nodeTable{indexer: informer.GetIndexer(), clock: clk, staleAfter: staleAfter.Nanoseconds()}
+	// The node heartbeat Leases of the system namespace only: not the leader-election Leases
+	// there, nor the kubelets' Node Leases, each renewed every 10 s. The kube-scheduler
+	// itself uses no Lease informer, so this filtered one under the Lease type in the
+	// shared factory serves no one else.
+	leases := factory.InformerFor(&coordinationv1.Lease{}, func(cs kubernetes.Interface, _ time.Duration) cache.SharedIndexInformer {
+		return coordinationinformers.NewFilteredLeaseInformer(cs, vmafxv1.SystemNamespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
+			o.LabelSelector = labels.SelectorFromSet(labels.Set{vmafxv1.LabelComponent: vmafxv1.ComponentNodeHeartbeat}).String()
+		})
+	})
+	t := &nodeTable{indexer: informer.GetIndexer(), leases: leases.GetStore(), clock: clk, staleAfter: staleAfter.Nanoseconds()}
 	reg, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { t.refresh(logger, nodeNameOf(obj)) },
 		UpdateFunc: func(oldObj, newObj any) {
@@ -175,8 +192,52 @@ func newNodeTable(logger klog.Logger, cfg *rest.Config, factory informers.Shared
 	if err != nil {
 		return nil, err
 	}
-	t.synced = reg.HasSynced
+	onLease := func(obj any) { t.refresh(logger, t.nodeNameOfLease(obj)) }
+	leaseReg, err := leases.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    onLease,
+		UpdateFunc: func(_, newObj any) { onLease(newObj) },
+		DeleteFunc: onLease,
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.synced = func() bool { return reg.HasSynced() && leaseReg.HasSynced() }
 	return t, nil
+}
+
+// nodeNameOfLease returns the Kubernetes node whose heartbeat the Lease is, through its
+// VmafxNode; "" when no VmafxNode has the Lease's name.
+func (t *nodeTable) nodeNameOfLease(obj any) string {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	lease, ok := obj.(*coordinationv1.Lease)
+	if !ok {
+		return ""
+	}
+	node, ok := vmafxv1.NodeOfLease(lease.Name)
+	if !ok {
+		return ""
+	}
+	vn, exists, err := t.indexer.GetByKey(lease.Namespace + "/" + node)
+	if err != nil || !exists {
+		return ""
+	}
+	return nodeNameOf(vn)
+}
+
+// leaseOf returns the heartbeat Lease of vn, nil when there is none.
+func (t *nodeTable) leaseOf(vn *vmafxv1.VmafxNode) *coordinationv1.Lease {
+	name, ok := vmafxv1.NodeLeaseName(vn.Name)
+	if t.leases == nil || !ok {
+		return nil
+	}
+	obj, exists, err := t.leases.GetByKey(vn.Namespace + "/" + name)
+	if err != nil || !exists {
+		return nil
+	}
+	lease, _ := obj.(*coordinationv1.Lease)
+	return lease
 }
 
 func nodeNameOf(obj any) string {
@@ -351,8 +412,8 @@ func (t *nodeTable) heartbeat(logger klog.Logger, vn *vmafxv1.VmafxNode, name st
 	if t.reported == nil {
 		t.reported = map[string]int64{}
 	}
-	hb := vn.Status.LastHeartbeat
-	if hb == nil {
+	hb := vmafxv1.NodeHeartbeat(vn, t.leaseOf(vn))
+	if hb.IsZero() {
 		delete(t.reported, name)
 		return 0
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	testingclock "k8s.io/utils/clock/testing"
@@ -44,6 +45,57 @@ func TestNodeTableClockSkew(t *testing.T) {
 	tt.put(vmafxNode("n1", vmafxv1.VendorNVIDIA, t0.Add(time.Hour+10*time.Second)))
 	if got := tt.get("n1").heartbeat; got != clk.Now().UnixNano() {
 		t.Errorf("new beat ahead counts from %v, want now %v", time.Unix(0, got), clk.Now())
+	}
+}
+
+// TestNodeTableLeases: a node's heartbeat is its Lease's renewTime or, from a device
+// plugin of the previous release, its status.lastHeartbeat, whichever is later; a renewal
+// that turns the node fresh is news (offered), a routine one is not, and a Lease of no
+// VmafxNode changes nothing.
+func TestNodeTableLeases(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	tt := newTestTable(t, clk, time.Minute)
+	offered := 0
+	tt.offered = func(klog.Logger, string, nodeFacts) { offered++ }
+	vn := vmafxNode("n1", vmafxv1.VendorNVIDIA, time.Time{})
+	vn.Spec.NodeName = "kube-n1" // the Lease is the VmafxNode's; the table is by Kubernetes node
+	tt.put(vn)
+	if got := tt.get("kube-n1").heartbeat; got != 0 {
+		t.Fatalf("heartbeat before any = %v", time.Unix(0, got))
+	}
+	tt.renew("n1", t0)
+	if got := tt.get("kube-n1").heartbeat; got != t0.UnixNano() || offered != 1 {
+		t.Errorf("after the first renewal: heartbeat %v, offered %d times; want %v, once", time.Unix(0, got), offered, t0)
+	}
+	clk.Step(10 * time.Second)
+	tt.renew("n1", clk.Now())
+	if got := tt.get("kube-n1").heartbeat; got != clk.Now().UnixNano() || offered != 1 {
+		t.Errorf("after a routine renewal: heartbeat %v, offered %d times; want %v, once", time.Unix(0, got), offered, clk.Now())
+	}
+	// A later status stamp wins; an earlier one does not.
+	withStatus := func(at time.Time) *vmafxv1.VmafxNode {
+		c := vn.DeepCopy()
+		c.Status.LastHeartbeat = &metav1.Time{Time: at}
+		return c
+	}
+	tt.put(withStatus(clk.Now().Add(-time.Minute)))
+	if got := tt.get("kube-n1").heartbeat; got != clk.Now().UnixNano() {
+		t.Errorf("with an older status stamp: heartbeat %v, want the Lease's %v", time.Unix(0, got), clk.Now())
+	}
+	tt.put(withStatus(clk.Now().Add(time.Second)))
+	if got := tt.get("kube-n1").heartbeat; got != clk.Now().Add(time.Second).UnixNano() {
+		t.Errorf("with a newer status stamp: heartbeat %v, want the status's %v", time.Unix(0, got), clk.Now().Add(time.Second))
+	}
+	// The Lease goes (with its VmafxNode, or by hand): the status stamp is what is left.
+	tt.renew("n1", time.Time{})
+	tt.put(withStatus(t0))
+	if got := tt.get("kube-n1").heartbeat; got != t0.UnixNano() {
+		t.Errorf("without the Lease: heartbeat %v, want the status's %v", time.Unix(0, got), t0)
+	}
+	// A Lease whose VmafxNode does not exist makes no node.
+	tt.renew("ghost", clk.Now())
+	if f := tt.get("ghost"); f.present {
+		t.Errorf("a Lease without a VmafxNode made facts %+v", f)
 	}
 }
 

@@ -26,6 +26,8 @@ import (
 // The plugin lists and watches VmafxNodes twice: through its own informer, and through the
 // scheduler's event handlers for the cluster event it registers.
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxnodes,verbs=get;list;watch
+// It lists and watches the node heartbeat Leases of the system namespace (nodes.go).
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch,namespace=vmafx-system
 
 var (
 	_ fwk.PreFilterPlugin   = &Placement{}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,10 +22,11 @@ import (
 const placedAfterHeartbeat = 2 * time.Second
 
 // TestChaos5HeartbeatStops is chaos scenario 5: the node's heartbeat stops (the device
-// plugin keeps serving the kubelet but writes no heartbeat) while a job runs. After the
+// plugin keeps serving the kubelet but renews no Lease) while a job runs. After the
 // staleness window the job is moved once (its attempt lost, not failed), the new attempt
-// and a new job wait with vmafx-scheduler's stale-heartbeat reason, and once the heartbeat
-// returns a waiting Pod is placed within 2 s; both jobs succeed.
+// and a new job wait with vmafx-scheduler's stale-heartbeat reason, and once the Lease is
+// renewed again (by a plugin that stamps no status.lastHeartbeat: the Lease alone brings
+// the node back) a waiting Pod is placed within 2 s; both jobs succeed.
 func TestChaos5HeartbeatStops(t *testing.T) {
 	requireChaos(t)
 	requireBaseline(t)
@@ -72,7 +74,8 @@ func TestChaos5HeartbeatStops(t *testing.T) {
 	clip.release()
 
 	before := heartbeatNow(t)
-	restore()
+	leaseOnly(t)
+	defer restore()
 	var back time.Time
 	eventually(t, 2*time.Minute, "a new heartbeat", func(ctx context.Context) error {
 		if hb := heartbeatNow(t); hb.After(before) {
@@ -118,14 +121,28 @@ func TestChaos5HeartbeatStops(t *testing.T) {
 	}
 }
 
-// heartbeatNow is the node's VmafxNode's status.lastHeartbeat.
+// heartbeatNow is the renewTime of the node's heartbeat Lease, zero without one.
 func heartbeatNow(t *testing.T) time.Time {
 	t.Helper()
-	var vn vmafxv1.VmafxNode
-	if err := c.Get(t.Context(), types.NamespacedName{Namespace: vmafxv1.SystemNamespace, Name: nodeName}, &vn); err != nil || vn.Status.LastHeartbeat == nil {
+	name, _ := vmafxv1.NodeLeaseName(nodeName)
+	var lease coordinationv1.Lease
+	if err := c.Get(t.Context(), types.NamespacedName{Namespace: vmafxv1.SystemNamespace, Name: name}, &lease); err != nil || lease.Spec.RenewTime == nil {
 		return time.Time{}
 	}
-	return vn.Status.LastHeartbeat.Time
+	return lease.Spec.RenewTime.Time
+}
+
+// leaseOnly runs the device plugin with its default heartbeat period and no upgrade
+// overlap (VMAFX_STATUS_HEARTBEAT_FOR=0): it renews the node's Lease and never stamps
+// status.lastHeartbeat, so whatever the operator and vmafx-scheduler then see of the node
+// comes from the Lease.
+func leaseOnly(t *testing.T) {
+	t.Helper()
+	changeDevicePlugin(t, func(spec *corev1.PodSpec) {
+		setEnv(&spec.Containers[0], "VMAFX_HEARTBEAT_INTERVAL", "10s")
+		setEnv(&spec.Containers[0], "VMAFX_STATUS_HEARTBEAT_FOR", "0")
+	})
+	waitDevicePluginRolledOut(t, true)
 }
 
 func nodeStaleEvents(t *testing.T, ns, job string) int {

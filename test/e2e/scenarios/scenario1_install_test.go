@@ -9,7 +9,9 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -79,8 +81,7 @@ func TestInstall(t *testing.T) {
 
 	t.Run("VmafxNode heartbeat advances", func(t *testing.T) {
 		key := types.NamespacedName{Namespace: vmafxv1.SystemNamespace, Name: nodeName}
-		var first time.Time
-		eventually(t, time.Minute, "VmafxNode "+key.String()+" with a heartbeat", func(ctx context.Context) error {
+		eventually(t, time.Minute, "VmafxNode "+key.String()+" with its status", func(ctx context.Context) error {
 			var vn vmafxv1.VmafxNode
 			if err := c.Get(ctx, key, &vn); err != nil {
 				return err
@@ -88,24 +89,58 @@ func TestInstall(t *testing.T) {
 			if vn.Spec.NodeName != nodeName {
 				return fmt.Errorf("spec.nodeName %q, want %q", vn.Spec.NodeName, nodeName)
 			}
-			if vn.Status.LastHeartbeat == nil {
-				return errors.New("no status.lastHeartbeat yet")
+			if vn.Status.Slots == nil {
+				return errors.New("no status.slots yet")
 			}
-			first = vn.Status.LastHeartbeat.Time
 			return nil
 		})
-		// The device plugin beats every 10 s by default; three periods leave margin for
-		// a busy machine.
-		eventually(t, 30*time.Second, "a later heartbeat", func(ctx context.Context) error {
-			var vn vmafxv1.VmafxNode
-			if err := c.Get(ctx, key, &vn); err != nil {
+		// The heartbeat is the node's Lease, renewed every 10 s by default; three periods
+		// leave margin for a busy machine.
+		leaseName, _ := vmafxv1.NodeLeaseName(nodeName)
+		leaseKey := types.NamespacedName{Namespace: vmafxv1.SystemNamespace, Name: leaseName}
+		var first time.Time
+		eventually(t, time.Minute, "Lease "+leaseKey.String()+" held by the node", func(ctx context.Context) error {
+			var lease coordinationv1.Lease
+			if err := c.Get(ctx, leaseKey, &lease); err != nil {
 				return err
 			}
-			if !vn.Status.LastHeartbeat.After(first) {
-				return fmt.Errorf("lastHeartbeat still %s", first.Format(time.RFC3339))
+			if h := lease.Spec.HolderIdentity; h == nil || *h != nodeName || lease.Spec.RenewTime == nil {
+				return fmt.Errorf("holder %v, renewTime %v; want %s and a renewal", lease.Spec.HolderIdentity, lease.Spec.RenewTime, nodeName)
+			}
+			first = lease.Spec.RenewTime.Time
+			return nil
+		})
+		eventually(t, 30*time.Second, "a later renewal", func(ctx context.Context) error {
+			var lease coordinationv1.Lease
+			if err := c.Get(ctx, leaseKey, &lease); err != nil {
+				return err
+			}
+			if !lease.Spec.RenewTime.After(first) {
+				return fmt.Errorf("renewTime still %s", first.Format(time.RFC3339Nano))
 			}
 			return nil
 		})
+	})
+
+	t.Run("API priority and fairness for VMAFX", func(t *testing.T) {
+		if err := c.Get(t.Context(), types.NamespacedName{Name: "vmafx"}, &flowcontrolv1.PriorityLevelConfiguration{}); err != nil {
+			t.Errorf("PriorityLevelConfiguration vmafx: %v", err)
+		}
+		for _, name := range []string{"vmafx-node-heartbeats", "vmafx-operator-writes"} {
+			eventually(t, 30*time.Second, "FlowSchema "+name+" matched to its level", func(ctx context.Context) error {
+				var fs flowcontrolv1.FlowSchema
+				if err := c.Get(ctx, types.NamespacedName{Name: name}, &fs); err != nil {
+					return err
+				}
+				// Dangling is False once the API server has found the schema's level.
+				for _, cond := range fs.Status.Conditions {
+					if cond.Type == flowcontrolv1.FlowSchemaConditionDangling && cond.Status == flowcontrolv1.ConditionFalse {
+						return nil
+					}
+				}
+				return fmt.Errorf("conditions %+v", fs.Status.Conditions)
+			})
+		}
 	})
 
 	t.Run("kubectl get vmafx lists the node", func(t *testing.T) {

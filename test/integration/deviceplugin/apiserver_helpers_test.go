@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -171,11 +172,38 @@ func waitNode(t *testing.T, ns, name string, what string, ok func(*vmafxv1.Vmafx
 	return n
 }
 
-func heartbeatOf(n *vmafxv1.VmafxNode) time.Time {
-	if n == nil || n.Status.LastHeartbeat == nil {
+// renewedAt returns the renewTime of the heartbeat Lease of VmafxNode ns/node, zero when
+// there is none.
+func renewedAt(t *testing.T, ns, node string) time.Time {
+	t.Helper()
+	name, _ := vmafxv1.NodeLeaseName(node)
+	var l coordinationv1.Lease
+	err := testenv.Client().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &l)
+	if apierrors.IsNotFound(err) {
 		return time.Time{}
 	}
-	return n.Status.LastHeartbeat.Time
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Spec.RenewTime == nil {
+		return time.Time{}
+	}
+	return l.Spec.RenewTime.Time
+}
+
+// waitRenewed waits until the heartbeat Lease of VmafxNode ns/node is renewed after after,
+// and returns the renewal.
+func waitRenewed(t *testing.T, ns, node string, after time.Time) time.Time {
+	t.Helper()
+	var at time.Time
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		at = renewedAt(t, ns, node)
+		return at.After(after), nil
+	})
+	if err != nil {
+		t.Fatalf("the heartbeat Lease of %s/%s was never renewed after %v; last renewed %v", ns, node, after, at)
+	}
+	return at
 }
 
 // applyFile creates every object of a YAML file with strict field validation, so an

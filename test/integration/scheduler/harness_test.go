@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -225,6 +226,15 @@ func (cl *cluster) cleanup() {
 			}
 		}
 	}
+	// Their heartbeat Leases too: no garbage collector runs here to follow the owners.
+	var leases coordinationv1.LeaseList
+	if err := cl.c.List(ctx, &leases, client.InNamespace(vmafxv1.SystemNamespace)); err == nil {
+		for i := range leases.Items {
+			if strings.HasPrefix(leases.Items[i].Name, vmafxv1.NodeLeasePrefix+cl.prefix) {
+				_ = cl.c.Delete(ctx, &leases.Items[i])
+			}
+		}
+	}
 	var nodes corev1.NodeList
 	if err := cl.c.List(ctx, &nodes); err == nil {
 		for i := range nodes.Items {
@@ -300,7 +310,7 @@ func (cl *cluster) createVmafxNode(node string, vendor vmafxv1.GPUVendor, hb tim
 	return cl.beat(node, hb)
 }
 
-// heartbeat writes status.lastHeartbeat as the node's device plugin does.
+// heartbeat renews the node's heartbeat Lease as its device plugin does.
 func (cl *cluster) heartbeat(node string, hb time.Time) {
 	cl.t.Helper()
 	if err := cl.beat(node, hb); err != nil {
@@ -308,14 +318,39 @@ func (cl *cluster) heartbeat(node string, hb time.Time) {
 	}
 }
 
-// beat is heartbeat for any goroutine: a status merge patch of lastHeartbeat alone.
+// beat is heartbeat for any goroutine: the Lease's renewTime set to hb, the Lease created
+// the first time.
 func (cl *cluster) beat(node string, hb time.Time) error {
-	patch := fmt.Appendf(nil, `{"status":{"lastHeartbeat":%q}}`, hb.UTC().Format(time.RFC3339))
-	vn := &vmafxv1.VmafxNode{ObjectMeta: metav1.ObjectMeta{Namespace: vmafxv1.SystemNamespace, Name: node}}
-	if err := cl.c.Status().Patch(cl.ctx, vn, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	name, _ := vmafxv1.NodeLeaseName(node)
+	lease := &coordinationv1.Lease{}
+	err := cl.c.Get(cl.ctx, client.ObjectKey{Namespace: vmafxv1.SystemNamespace, Name: name}, lease)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("heartbeat of %s: %w", node, err)
+	}
+	lease.Spec.HolderIdentity = &node
+	lease.Spec.RenewTime = &metav1.MicroTime{Time: hb}
+	if apierrors.IsNotFound(err) {
+		lease.ObjectMeta = metav1.ObjectMeta{Namespace: vmafxv1.SystemNamespace, Name: name,
+			Labels: map[string]string{vmafxv1.LabelComponent: vmafxv1.ComponentNodeHeartbeat}}
+		err = cl.c.Create(cl.ctx, lease)
+	} else {
+		err = cl.c.Update(cl.ctx, lease)
+	}
+	if err != nil {
 		return fmt.Errorf("heartbeat of %s: %w", node, err)
 	}
 	return nil
+}
+
+// statusHeartbeat writes status.lastHeartbeat alone, as a device plugin of the release
+// before the Leases does.
+func (cl *cluster) statusHeartbeat(node string, hb time.Time) {
+	cl.t.Helper()
+	patch := fmt.Appendf(nil, `{"status":{"lastHeartbeat":%q}}`, hb.UTC().Format(time.RFC3339))
+	vn := &vmafxv1.VmafxNode{ObjectMeta: metav1.ObjectMeta{Namespace: vmafxv1.SystemNamespace, Name: node}}
+	if err := cl.c.Status().Patch(cl.ctx, vn, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		cl.t.Fatalf("status heartbeat of %s: %v", node, err)
+	}
 }
 
 // workerPod creates a worker Pod as the operator does: schedulerName vmafx-scheduler, one

@@ -187,36 +187,47 @@ func TestBurstNeverOversubscribes(t *testing.T) {
 // unschedulable Pods.
 const heartbeatRequeueBound = 2 * time.Second
 
+// TestPendingUntilHeartbeat: a Pod whose only node is stale waits, and is bound as soon
+// as the node beats again: through its Lease, or through status.lastHeartbeat as a device
+// plugin of the release before the Leases still does during an upgrade.
 func TestPendingUntilHeartbeat(t *testing.T) {
-	cl := newCluster(t)
-	now := time.Now()
-	nv, amd := cl.node("nvidia", 4), cl.node("amd", 4)
-	cl.vmafxNode(nv, vmafxv1.VendorNVIDIA, now.Add(-94*time.Second))
-	cl.vmafxNode(amd, vmafxv1.VendorAMD, now)
-	startScheduler(t, schedulerConfig(t), "--leader-elect=false")
+	for _, via := range []string{"Lease", "status of the previous release"} {
+		t.Run(via, func(t *testing.T) {
+			cl := newCluster(t)
+			now := time.Now()
+			nv, amd := cl.node("nvidia", 4), cl.node("amd", 4)
+			cl.vmafxNode(nv, vmafxv1.VendorNVIDIA, now.Add(-94*time.Second))
+			cl.vmafxNode(amd, vmafxv1.VendorAMD, now)
+			startScheduler(t, schedulerConfig(t), "--leader-elect=false")
 
-	cl.workerPod("waiting", "cuda", nil)
-	note := cl.waitFailedScheduling("waiting", scheduleTimeout)
-	want := regexp.MustCompile(`^0/\d+ nodes are available: .*1 node\(s\) had a stale VMAFX heartbeat \(last 9\d+s ago\).*1 node\(s\) offer amd but the job needs cuda`)
-	if !want.MatchString(note) {
-		t.Errorf("FailedScheduling event: %q, want it to match %q", note, want)
-	}
-	if got := cl.nodeOf("waiting"); got != "" {
-		t.Fatalf("pod bound to %s while its only node is stale", got)
-	}
+			cl.workerPod("waiting", "cuda", nil)
+			note := cl.waitFailedScheduling("waiting", scheduleTimeout)
+			want := regexp.MustCompile(`^0/\d+ nodes are available: .*1 node\(s\) had a stale VMAFX heartbeat \(last 9\d+s ago\).*1 node\(s\) offer amd but the job needs cuda`)
+			if !want.MatchString(note) {
+				t.Errorf("FailedScheduling event: %q, want it to match %q", note, want)
+			}
+			if got := cl.nodeOf("waiting"); got != "" {
+				t.Fatalf("pod bound to %s while its only node is stale", got)
+			}
 
-	// Let the Pod's 1 s initial backoff pass, as it would in a real wait, then beat.
-	cl.waitBackoffOver()
-	beat := time.Now()
-	cl.heartbeat(nv, beat)
-	got := cl.waitScheduled("waiting", scheduleTimeout)
-	took := time.Since(beat)
-	t.Logf("bound %v after the heartbeat", took)
-	if got != nv {
-		t.Errorf("pod landed on %s, want %s", got, nv)
-	}
-	if took > heartbeatRequeueBound {
-		t.Errorf("pod bound %v after the heartbeat, want within %v", took, heartbeatRequeueBound)
+			// Let the Pod's 1 s initial backoff pass, as it would in a real wait, then beat.
+			cl.waitBackoffOver()
+			beat := time.Now()
+			if via == "Lease" {
+				cl.heartbeat(nv, beat)
+			} else {
+				cl.statusHeartbeat(nv, beat)
+			}
+			got := cl.waitScheduled("waiting", scheduleTimeout)
+			took := time.Since(beat)
+			t.Logf("bound %v after the heartbeat", took)
+			if got != nv {
+				t.Errorf("pod landed on %s, want %s", got, nv)
+			}
+			if took > heartbeatRequeueBound {
+				t.Errorf("pod bound %v after the heartbeat, want within %v", took, heartbeatRequeueBound)
+			}
+		})
 	}
 }
 

@@ -6,15 +6,19 @@ import (
 	"fmt"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -28,6 +32,7 @@ import (
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch,namespace=vmafx-system
 
 // Field indexes the reconciler needs; the manager registers them.
 const (
@@ -51,8 +56,8 @@ const minStaleForHold = 3
 // holds no others).
 type Reconciler struct {
 	Client client.Client
-	// APIReader reads around the cache: a node's heartbeat is read from the API server
-	// once more before any of its workers is deleted.
+	// APIReader reads around the cache: a node's heartbeat (its VmafxNode and its Lease)
+	// is read from the API server once more before any of its workers is deleted.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
@@ -70,14 +75,52 @@ type Reconciler struct {
 	seen sightings
 }
 
-// SetupWithManager registers the reconciler. It must see status-only updates (every
-// heartbeat is one), so it filters nothing by generation.
+// SetupWithManager registers the reconciler. It must see every heartbeat: each renewal of
+// a node's Lease, and each status-only update (a device plugin of the previous release
+// beats through status.lastHeartbeat), so it filters nothing by generation. The manager's
+// cache must hold the node heartbeat Leases of the namespace (LeaseCache).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&vmafxv1.VmafxNode{}).
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(nodeOfLease)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.nodesOfPod)).
 		Named("vmafxnode").
 		Complete(r)
+}
+
+// LeaseCache is what the manager's cache must hold of Leases for the reconciler: the node
+// heartbeat Leases of namespace, not its leader-election Leases (renewed every few
+// seconds) nor any other namespace's (the kubelets' node Leases, one per Node).
+func LeaseCache(namespace string) cache.ByObject {
+	return cache.ByObject{
+		Namespaces: map[string]cache.Config{namespace: {}},
+		Label:      labels.SelectorFromSet(labels.Set{vmafxv1.LabelComponent: vmafxv1.ComponentNodeHeartbeat}),
+	}
+}
+
+// nodeOfLease maps a node heartbeat Lease to its VmafxNode.
+func nodeOfLease(_ context.Context, obj client.Object) []reconcile.Request {
+	node, ok := vmafxv1.NodeOfLease(obj.GetName())
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: node}}}
+}
+
+// leaseOf returns node's heartbeat Lease as reader has it, nil when there is none.
+func leaseOf(ctx context.Context, reader client.Reader, node *vmafxv1.VmafxNode) (*coordinationv1.Lease, error) {
+	name, ok := vmafxv1.NodeLeaseName(node.Name)
+	if !ok {
+		return nil, nil
+	}
+	lease := &coordinationv1.Lease{}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: node.Namespace, Name: name}, lease); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading the heartbeat Lease of VmafxNode %s: %w", node.Name, err)
+	}
+	return lease, nil
 }
 
 // nodesOfPod maps a worker Pod to the VmafxNode of the node it is bound to.
@@ -116,22 +159,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 
+	lease, err := leaseOf(ctx, r.Client, node)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.MatchingFields{IndexPodNode: node.KubernetesNodeName()}, client.HasLabels{vmafxv1.LabelJob}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing worker Pods on node %s: %w", node.KubernetesNodeName(), err)
 	}
 	before := node.DeepCopy()
-	v := assess(node.KubernetesNodeName(), r.seen.observe(node, now), connectedSince, now, r.StaleAfter)
+	v := assess(node.KubernetesNodeName(), r.seen.observe(node, lease, now), connectedSince, now, r.StaleAfter)
 	node.Status.Jobs = countRunning(pods.Items)
 	r.setWorkerImage(node)
 
 	var moveErr error
 	var requeue time.Duration
 	if !v.healthy && v.quietFor >= r.StaleAfter && hasLivePods(pods.Items) {
-		requeue, moveErr = r.moveJobs(ctx, node, pods.Items, &v, connectedSince, now)
+		requeue, moveErr = r.moveJobs(ctx, node, lease, pods.Items, &v, connectedSince, now)
 	}
 	setReady(node, v)
-	if v.healthy && before.Status.LastHeartbeat != nil && !before.Status.Healthy && hasReadyCondition(before) {
+	if v.healthy && !before.Status.Healthy && wasStale(before) {
 		r.Recorder.Eventf(node, nil, corev1.EventTypeNormal, ReasonNodeRecovered, "Recover", "heartbeat fresh again: %s", v.message)
 	}
 	if moveErr == nil {
@@ -188,8 +235,10 @@ func (r *Reconciler) setWorkerImage(node *vmafxv1.VmafxNode) {
 	meta.SetStatusCondition(&node.Status.Conditions, c)
 }
 
-func hasReadyCondition(node *vmafxv1.VmafxNode) bool {
-	return meta.FindStatusCondition(node.Status.Conditions, vmafxv1.NodeReady) != nil
+// wasStale says whether node's status calls its heartbeat stale (rather than absent).
+func wasStale(node *vmafxv1.VmafxNode) bool {
+	c := meta.FindStatusCondition(node.Status.Conditions, vmafxv1.NodeReady)
+	return c != nil && c.Reason == ReasonHeartbeatStale
 }
 
 func countRunning(pods []corev1.Pod) int32 {
@@ -222,15 +271,19 @@ func hasLivePods(pods []corev1.Pod) bool {
 // node that is gone: the node's heartbeat is read again from the API server (the cache may
 // be behind), and nothing moves while most nodes look stale at once. It returns when to
 // look again if it held back.
-func (r *Reconciler) moveJobs(ctx context.Context, node *vmafxv1.VmafxNode, pods []corev1.Pod, v *verdict, connectedSince, now time.Time) (time.Duration, error) {
+func (r *Reconciler) moveJobs(ctx context.Context, node *vmafxv1.VmafxNode, lease *coordinationv1.Lease, pods []corev1.Pod, v *verdict, connectedSince, now time.Time) (time.Duration, error) {
 	current := &vmafxv1.VmafxNode{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(node), current); err != nil {
 		return 0, client.IgnoreNotFound(err)
 	}
-	if !heartbeatOf(current).Equal(heartbeatOf(node)) {
+	currentLease, err := leaseOf(ctx, r.APIReader, current)
+	if err != nil {
+		return 0, err
+	}
+	if hb := vmafxv1.NodeHeartbeat(current, currentLease); !hb.Equal(vmafxv1.NodeHeartbeat(node, lease)) {
 		// A newer heartbeat than the cache has: the node is alive. The watch brings it.
-		klog.FromContext(ctx).V(2).Info("A newer heartbeat is on the API server; not moving jobs", "heartbeat", heartbeatOf(current))
-		*v = assess(node.KubernetesNodeName(), r.seen.observe(current, now), connectedSince, now, r.StaleAfter)
+		klog.FromContext(ctx).V(2).Info("A newer heartbeat is on the API server; not moving jobs", "heartbeat", hb)
+		*v = assess(node.KubernetesNodeName(), r.seen.observe(current, currentLease, now), connectedSince, now, r.StaleAfter)
 		return time.Second, nil
 	}
 	if stale, total, err := r.countStale(ctx, node.Namespace, connectedSince, now); err != nil {
@@ -283,18 +336,20 @@ func (r *Reconciler) countStale(ctx context.Context, namespace string, connected
 	if err := r.Client.List(ctx, &nodes, client.InNamespace(namespace)); err != nil {
 		return 0, 0, fmt.Errorf("listing VmafxNodes: %w", err)
 	}
+	var leases coordinationv1.LeaseList
+	if err := r.Client.List(ctx, &leases, client.InNamespace(namespace)); err != nil {
+		return 0, 0, fmt.Errorf("listing node heartbeat Leases: %w", err)
+	}
+	byName := make(map[string]*coordinationv1.Lease, len(leases.Items))
+	for i := range leases.Items {
+		byName[leases.Items[i].Name] = &leases.Items[i]
+	}
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
-		if v := assess(n.KubernetesNodeName(), r.seen.observe(n, now), connectedSince, now, r.StaleAfter); !v.healthy || v.quietFor >= r.StaleAfter/2 {
+		name, _ := vmafxv1.NodeLeaseName(n.Name)
+		if v := assess(n.KubernetesNodeName(), r.seen.observe(n, byName[name], now), connectedSince, now, r.StaleAfter); !v.healthy || v.quietFor >= r.StaleAfter/2 {
 			stale++
 		}
 	}
 	return stale, len(nodes.Items), nil
-}
-
-func heartbeatOf(node *vmafxv1.VmafxNode) time.Time {
-	if hb := node.Status.LastHeartbeat; hb != nil {
-		return hb.Time
-	}
-	return time.Time{}
 }

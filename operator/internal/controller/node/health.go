@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -32,7 +33,8 @@ const maxClockSkew = 5 * time.Second
 
 // sighting is what the operator has seen of one node's heartbeat.
 type sighting struct {
-	// value is status.lastHeartbeat as last seen (zero: none).
+	// value is the node's heartbeat as last seen (vmafxv1.NodeHeartbeat: the later of its
+	// Lease's renewTime and its status.lastHeartbeat; zero: none).
 	value time.Time
 	// seenAt is when the operator saw value first, on its own clock.
 	seenAt time.Time
@@ -51,13 +53,11 @@ type sightings struct {
 	seen map[types.NamespacedName]sighting
 }
 
-// observe records node's heartbeat at now and returns what is known of it.
-func (s *sightings) observe(node *vmafxv1.VmafxNode, now time.Time) sighting {
+// observe records node's heartbeat at now, from the node and its Lease (nil: none), and
+// returns what is known of it.
+func (s *sightings) observe(node *vmafxv1.VmafxNode, lease *coordinationv1.Lease, now time.Time) sighting {
 	key := types.NamespacedName{Namespace: node.Namespace, Name: node.Name}
-	var value time.Time
-	if hb := node.Status.LastHeartbeat; hb != nil {
-		value = hb.Time
-	}
+	value := vmafxv1.NodeHeartbeat(node, lease)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.seen == nil {

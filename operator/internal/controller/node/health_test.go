@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
@@ -61,15 +62,31 @@ func TestSightingsMeasureFromTheChange(t *testing.T) {
 	var s sightings
 
 	beat(t0.Add(-time.Hour)) // an old stamp, as relisted after an outage
-	if got := s.observe(node, t0); !got.seenAt.Equal(t0) || got.staleAtStart {
+	if got := s.observe(node, nil, t0); !got.seenAt.Equal(t0) || got.staleAtStart {
 		t.Fatalf("first sighting %+v; want seen at %v", got, t0)
 	}
-	if got := s.observe(node, t0.Add(30*time.Second)); !got.seenAt.Equal(t0) {
+	if got := s.observe(node, nil, t0.Add(30*time.Second)); !got.seenAt.Equal(t0) {
 		t.Errorf("the same heartbeat again moved its sighting to %v", got.seenAt)
 	}
 	beat(t0.Add(-time.Hour + 10*time.Second))
-	if got := s.observe(node, t0.Add(40*time.Second)); !got.seenAt.Equal(t0.Add(40 * time.Second)) {
+	if got := s.observe(node, nil, t0.Add(40*time.Second)); !got.seenAt.Equal(t0.Add(40 * time.Second)) {
 		t.Errorf("a new heartbeat was seen at %v; want %v", got.seenAt, t0.Add(40*time.Second))
+	}
+
+	// A Lease renewed later than the status's stamp is a new heartbeat, and a status stamp
+	// later than the Lease is one too (a device plugin of the previous release).
+	renewed := func(at time.Time) *coordinationv1.Lease {
+		return &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: at}}}
+	}
+	if got := s.observe(node, renewed(t0.Add(-time.Hour+20*time.Second)), t0.Add(50*time.Second)); !got.seenAt.Equal(t0.Add(50 * time.Second)) {
+		t.Errorf("a Lease renewal was seen at %v; want %v", got.seenAt, t0.Add(50*time.Second))
+	}
+	if got := s.observe(node, renewed(t0.Add(-time.Hour+20*time.Second)), t0.Add(60*time.Second)); !got.seenAt.Equal(t0.Add(50 * time.Second)) {
+		t.Errorf("the same Lease renewal again moved its sighting to %v", got.seenAt)
+	}
+	beat(t0.Add(-time.Hour + 30*time.Second))
+	if got := s.observe(node, renewed(t0.Add(-time.Hour+20*time.Second)), t0.Add(70*time.Second)); !got.seenAt.Equal(t0.Add(70 * time.Second)) {
+		t.Errorf("a status stamp later than the Lease was seen at %v; want %v", got.seenAt, t0.Add(70*time.Second))
 	}
 
 	// A node that the status already called stale for this very heartbeat stays stale
@@ -79,7 +96,7 @@ func TestSightingsMeasureFromTheChange(t *testing.T) {
 	other.Status.Healthy = false
 	other.Status.Conditions = []metav1.Condition{{Type: vmafxv1.NodeReady, Status: metav1.ConditionFalse, Reason: ReasonHeartbeatStale,
 		LastTransitionTime: metav1.NewTime(t0.Add(-time.Hour + time.Minute))}}
-	if got := s.observe(other, t0); !got.staleAtStart {
+	if got := s.observe(other, nil, t0); !got.staleAtStart {
 		t.Errorf("first sighting of a node judged stale: %+v; want staleAtStart", got)
 	}
 }
