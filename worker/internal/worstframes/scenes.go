@@ -126,6 +126,9 @@ func Summary(scenes []Scene) *vmafxv1.WorkerScenes {
 		return nil
 	}
 	worst := slices.MinFunc(scenes, func(a, b Scene) int { return cmp.Or(cmp.Compare(a.Mean, b.Mean), cmp.Compare(a.Start, b.Start)) })
+	if !finite(worst.Mean) || !finite(worst.HarmonicMean) || !finite(worst.Min) || !finite(worst.P5) {
+		return &vmafxv1.WorkerScenes{Count: len(scenes)}
+	}
 	return &vmafxv1.WorkerScenes{Count: len(scenes), Worst: &worst}
 }
 

@@ -99,6 +99,9 @@ func Percentiles(res *vmaf.Result) *vmafxv1.WorkerPercentiles {
 		return nil
 	}
 	p := vmaf.Percentiles(scores, 1, 5, 50)
+	if !finite(p[0]) || !finite(p[1]) || !finite(p[2]) {
+		return nil // a score that is not a number; the result's JSON cannot hold it
+	}
 	return &vmafxv1.WorkerPercentiles{P1: p[0], P5: p[1], P50: p[2]}
 }
 
