@@ -135,6 +135,7 @@ type PixelFormat string
 // +kubebuilder:validation:XValidation:rule="!has(self.height) || !self.pixelFormat.startsWith('yuv420') || self.height % 2 == 0",message="height must be even for 4:2:0 pixel formats",fieldPath=".height"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism == 1 || has(self.output)",message="parallelism above 1 needs spec.output: each chunk writes its per-frame scores beside it, and a last worker Pod merges them into it",fieldPath=".parallelism"
 // +kubebuilder:validation:XValidation:rule="!has(self.worstFrames) || !has(self.worstFrames.pictures) || !self.worstFrames.pictures || has(self.output)",message="worstFrames.pictures needs spec.output: the pictures are written beside it",fieldPath=".worstFrames.pictures"
+// +kubebuilder:validation:XValidation:rule="!has(self.worstFrames) || !has(self.worstFrames.pictures) || !self.worstFrames.pictures || !has(self.parallelism) || self.parallelism == 1",message="worstFrames.pictures needs parallelism 1: the pictures are drawn by the Pod that decodes the whole video",fieldPath=".worstFrames.pictures"
 type VmafxJobSpec struct {
 	// reference is the URI of the pristine video.
 	// +required
