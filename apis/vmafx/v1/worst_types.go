@@ -1,5 +1,7 @@
 package v1
 
+import "fmt"
+
 // Worst frames, percentiles and scenes: where a score is made, beside the pooled mean that
 // hides short bad stretches. The worker result carries them compactly (it shares the 4 KiB
 // termination message); the job's status a smaller summary; the full report, with every
@@ -118,3 +120,19 @@ type JobScenes struct {
 	// +optional
 	Worst *JobScene `json:"worst,omitempty"`
 }
+
+// The report's layout: what the worker writes under the output's URI followed by
+// ReportSuffix, and the names clients find the pictures by.
+const (
+	ReportSuffix = ".report/"
+	// ReportJSON lists everything: pooled scores, percentiles, every worst frame with all
+	// its features, every scene.
+	ReportJSON = "report.json"
+	// ReportPlotSVG and ReportPlotPNG plot the per-frame scores with the worst frames marked.
+	ReportPlotSVG = "scores.svg"
+	ReportPlotPNG = "scores.png"
+)
+
+// WorstFramePicture is the name, in the report, of the picture of the frame at index:
+// reference, distorted and difference heat map side by side.
+func WorstFramePicture(index int) string { return fmt.Sprintf("frame-%06d.png", index) }

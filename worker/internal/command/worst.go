@@ -34,9 +34,6 @@ type worstMode struct {
 	sceneThreshold float64
 }
 
-// ReportSuffix follows the output's URI to name the report's directory (or prefix).
-const ReportSuffix = ".report/"
-
 // reportVersion is the version of report.json's layout.
 const reportVersion = "vmafx.dev/report/v1"
 
@@ -44,7 +41,7 @@ func addWorstFlags(s *cli.Set, w *worstMode) {
 	s.Int(&w.worstFrames, "worst-frames", envName("worst-frames"), vmafxv1.DefaultWorstFrames, 0, vmafxv1.MaxWorstFrames,
 		"how many of the lowest-scoring frames the result lists, with a few of their features (0 to 20); the report beside --output lists them with every feature")
 	s.Bool(&w.pictures, "pictures", envName("pictures"), false,
-		"write pictures into the report beside --output (OUTPUT"+ReportSuffix+"): for each worst frame a PNG of the reference, the distorted frame and their difference heat map side by side, and the per-frame scores plotted (scores.svg, scores.png); costs a second decode of the inputs up to the last worst frame")
+		"write pictures into the report beside --output (OUTPUT"+vmafxv1.ReportSuffix+"): for each worst frame a PNG of the reference, the distorted frame and their difference heat map side by side, and the per-frame scores plotted (scores.svg, scores.png); costs a second decode of the inputs up to the last worst frame")
 	s.Func("scene-threshold", envName("scene-threshold"), strconv.FormatFloat(worstframes.DefaultSceneThreshold, 'g', -1, 64),
 		"luma histogram distance (0 to 1: the share of the reference's samples that changed bins since the frame before) at which a frame starts a new scene", func(v string) error {
 			f, err := strconv.ParseFloat(v, 64)
@@ -147,13 +144,13 @@ func (s *scorer) writeReport(ctx context.Context, res *vmaf.Result, stores *fetc
 		for _, f := range worst {
 			marks = append(marks, pictures.Point{Index: f.Index, VMAF: f.VMAF})
 		}
-		if err := put("scores.svg", "image/svg+xml", pictures.SVG(points, marks)); err != nil {
+		if err := put(vmafxv1.ReportPlotSVG, "image/svg+xml", pictures.SVG(points, marks)); err != nil {
 			return err
 		}
-		if err := put("scores.png", "image/png", encodePNG(pictures.Image(points, marks))); err != nil {
+		if err := put(vmafxv1.ReportPlotPNG, "image/png", encodePNG(pictures.Image(points, marks))); err != nil {
 			return err
 		}
-		doc.Plot = map[string]string{"svg": "scores.svg", "png": "scores.png"}
+		doc.Plot = map[string]string{"svg": vmafxv1.ReportPlotSVG, "png": vmafxv1.ReportPlotPNG}
 		names, err := s.framePictures(worst, open, put)
 		if err != nil {
 			return err
@@ -166,7 +163,7 @@ func (s *scorer) writeReport(ctx context.Context, res *vmaf.Result, stores *fetc
 	if err != nil {
 		return err
 	}
-	if err := put("report.json", "application/json", append(js, '\n')); err != nil {
+	if err := put(vmafxv1.ReportJSON, "application/json", append(js, '\n')); err != nil {
 		return err
 	}
 	s.worst.report = fetch.Redact(base)
@@ -184,7 +181,7 @@ func (s *scorer) framePictures(worst []worstframes.Frame, open func() (ref, dist
 		pos := f.Index - s.worst.first
 		want[pos] = append(want[pos], i)
 		last = max(last, pos)
-		names[i] = fmt.Sprintf("frame-%06d.png", f.Index)
+		names[i] = vmafxv1.WorstFramePicture(f.Index)
 	}
 	if last < 0 {
 		return names, nil
@@ -213,14 +210,14 @@ func (s *scorer) framePictures(worst []worstframes.Frame, open func() (ref, dist
 	return names, nil
 }
 
-// reportBase is the report's URI: the output's followed by ReportSuffix.
+// reportBase is the report's URI: the output's followed by vmafxv1.ReportSuffix.
 func reportBase(output string) (*url.URL, error) {
 	u, err := fetch.ParseURI(output)
 	if err != nil {
 		return nil, err
 	}
 	r := *u
-	r.Path += ReportSuffix
+	r.Path += vmafxv1.ReportSuffix
 	r.RawPath = ""
 	return &r, nil
 }
