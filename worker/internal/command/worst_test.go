@@ -1,6 +1,7 @@
 package command
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"image"
@@ -191,4 +192,40 @@ func decodePNG(t *testing.T, path string) image.Image {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return img
+}
+
+// TestDocsPictures keeps the pictures in docs/images what the worker draws for the
+// two-scene test pair: the worst frame and the score plot.
+// VMAFX_UPDATE_DOCS=1 go test ./worker/internal/command -run TestDocs rewrites them.
+func TestDocsPictures(t *testing.T) {
+	dir := t.TempDir()
+	ref, dist := twoScenes(t, dir)
+	out := filepath.Join(dir, "out.json")
+	r := runWorker(t, context.Background(), nil, rawArgs(ref, dist, "--output", "file://"+out, "--pictures", "--worst-frames", "3")...)
+	res := r.result(t)
+	if res.Error != nil || len(res.WorstFrames) == 0 {
+		t.Fatalf("result %+v", res)
+	}
+	report := out + vmafxv1.ReportSuffix
+	for src, doc := range map[string]string{
+		vmafxv1.WorstFramePicture(res.WorstFrames[0].Index): "worst-frame.png",
+		vmafxv1.ReportPlotSVG: "scores.svg",
+		vmafxv1.ReportPlotPNG: "scores.png",
+	} {
+		got, err := os.ReadFile(filepath.Join(report, src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("../../../docs/images", doc)
+		if os.Getenv("VMAFX_UPDATE_DOCS") != "" {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s differs from what the worker draws (%v); VMAFX_UPDATE_DOCS=1 go test ./worker/internal/command -run TestDocs rewrites it", path, err)
+		}
+	}
 }

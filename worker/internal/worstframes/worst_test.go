@@ -117,8 +117,9 @@ func TestScenesOnRealClips(t *testing.T) {
 	if len(scenes) != 2 || scenes[0].Frames != 24 || scenes[1].Frames != 16 || scenes[1].Start != 24 {
 		t.Fatalf("scenes %+v, want 24 frames from 0 and 16 from 24", scenes)
 	}
-	// Each scene's pooled score equals the score of its clip alone: pooling by scene
-	// changes no per-frame score (motion at the cut is the reference's, whichever way).
+	// Each scene's pooled values are those of its frames' scores in the whole run (not of
+	// its clip scored alone: the first frame after the cut has motion against the last
+	// frame before it).
 	all := Scores(res)
 	for k, sc := range scenes {
 		part := all[sc.Start : sc.Start+sc.Frames]
