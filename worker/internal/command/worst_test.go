@@ -209,8 +209,8 @@ func TestDocsPictures(t *testing.T) {
 	report := out + vmafxv1.ReportSuffix
 	for src, doc := range map[string]string{
 		vmafxv1.WorstFramePicture(res.WorstFrames[0].Index): "worst-frame.png",
-		vmafxv1.ReportPlotSVG: "scores.svg",
-		vmafxv1.ReportPlotPNG: "scores.png",
+		vmafxv1.ReportPlotSVG:                               "scores.svg",
+		vmafxv1.ReportPlotPNG:                               "scores.png",
 	} {
 		got, err := os.ReadFile(filepath.Join(report, src))
 		if err != nil {
