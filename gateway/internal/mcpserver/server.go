@@ -339,15 +339,25 @@ func (h *handlers) compare(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 }
 
 func (h *handlers) get(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	j, refused := h.namedJob(ctx, req)
+	if refused != nil {
+		return refused, nil
+	}
+	return answer(summary(j)), nil
+}
+
+// namedJob reads the job a call names by its namespace and name arguments; a refusal is
+// the tool's error.
+func (h *handlers) namedJob(ctx context.Context, req *mcp.CallToolRequest) (*vmafxv1.VmafxJob, *mcp.CallToolResult) {
 	var ns, name string
 	if err := args(req, map[string]any{"namespace": &ns, "name": &name}, nil); err != nil {
-		return failed(err), nil
+		return nil, failed(err)
 	}
 	j, err := h.store.Get(ctx, caller(req.Extra), h.namespace(ns), name)
 	if err != nil {
-		return failed(err), nil
+		return nil, failed(err)
 	}
-	return answer(summary(j)), nil
+	return j, nil
 }
 
 func (h *handlers) wait(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -364,13 +374,9 @@ func (h *handlers) wait(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 }
 
 func (h *handlers) worst(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var ns, name string
-	if err := args(req, map[string]any{"namespace": &ns, "name": &name}, nil); err != nil {
-		return failed(err), nil
-	}
-	j, err := h.store.Get(ctx, caller(req.Extra), h.namespace(ns), name)
-	if err != nil {
-		return failed(err), nil
+	j, refused := h.namedJob(ctx, req)
+	if refused != nil {
+		return refused, nil
 	}
 	return answer(jobs.WorstOf(j)), nil
 }
