@@ -74,6 +74,12 @@ type ComparisonEntry struct {
 	// frames scored.
 	// +optional
 	Frames int32 `json:"frames,omitempty"`
+	// p5 is the 5th percentile of the per-frame scores.
+	// +optional
+	P5 string `json:"p5,omitempty"`
+	// worstFrame is the lowest-scoring frame: its index and score.
+	// +optional
+	WorstFrame *JobFrame `json:"worstFrame,omitempty"`
 	// message says why the job failed.
 	// +optional
 	Message string `json:"message,omitempty"`

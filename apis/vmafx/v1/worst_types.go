@@ -136,3 +136,19 @@ const (
 // WorstFramePicture is the name, in the report, of the picture of the frame at index:
 // reference, distorted and difference heat map side by side.
 func WorstFramePicture(index int) string { return fmt.Sprintf("frame-%06d.png", index) }
+
+// WorstOf returns the 5th percentile and the worst frame of a job's result, for a
+// comparison's or a ladder's row; empty and nil when the result has none.
+func (r *JobResult) WorstOf() (p5 string, worst *JobFrame) {
+	if r == nil {
+		return "", nil
+	}
+	if r.Percentiles != nil {
+		p5 = r.Percentiles.P5
+	}
+	if len(r.WorstFrames) > 0 {
+		f := r.WorstFrames[0]
+		worst = &f
+	}
+	return p5, worst
+}

@@ -87,8 +87,10 @@ func TestComparison(t *testing.T) {
 	kubeletFinish(t, bindAndRun(t, ns, "cmp1-d3", 1, "node-b"), 2, errorMessage(vmafxv1.ReasonBadInput, "not a video"))
 	c = waitForComparison(t, ns, "cmp1", "Failed", func(c *vmafxv1.VmafxComparison) bool { return c.Status.Phase == vmafxv1.JobFailed })
 	want := []vmafxv1.ComparisonEntry{
-		{Name: "d1", Job: "cmp1-d1", Phase: vmafxv1.JobSucceeded, Score: "80.000000", HarmonicMean: "79.500000", Min: "77.000000", Frames: 24},
-		{Name: "d2", Job: "cmp1-d2", Phase: vmafxv1.JobSucceeded, Score: "91.500000", HarmonicMean: "91.000000", Min: "88.500000", Frames: 24},
+		{Name: "d1", Job: "cmp1-d1", Phase: vmafxv1.JobSucceeded, Score: "80.000000", HarmonicMean: "79.500000", Min: "77.000000", Frames: 24,
+			P5: "78.000000", WorstFrame: &vmafxv1.JobFrame{Index: 23, VMAF: "77.000000"}},
+		{Name: "d2", Job: "cmp1-d2", Phase: vmafxv1.JobSucceeded, Score: "91.500000", HarmonicMean: "91.000000", Min: "88.500000", Frames: 24,
+			P5: "89.500000", WorstFrame: &vmafxv1.JobFrame{Index: 23, VMAF: "88.500000"}},
 		{Name: "d3", Job: "cmp1-d3", Phase: vmafxv1.JobFailed},
 	}
 	got := slices.Clone(c.Status.Results)
@@ -211,6 +213,10 @@ func TestLadder(t *testing.T) {
 	if err := json.Unmarshal([]byte(args[slices.Index(args, "--table")+1]), &table); err != nil || len(table) != 4 {
 		t.Fatalf("report table %v (%v)", table, err)
 	}
+	// The report shows each rung's worst frame.
+	if w := table[0].WorstFrame; w == nil || w.Index != 24 || table[0].P5 != "48.000000" {
+		t.Errorf("report table's first rung %+v, want its worst frame 24 and 5th percentile", table[0])
+	}
 	got := waitForLadder(t, ns, "title", "waiting for the report", func(l *vmafxv1.VmafxLadder) bool { return l.Status.Scored == 4 })
 	if got.Status.Phase != vmafxv1.JobRunning {
 		t.Errorf("phase %s before the report, want Running", got.Status.Phase)
@@ -229,7 +235,8 @@ func TestLadder(t *testing.T) {
 	}
 	first := st.Rungs[0]
 	if first.Name != "360p-x264-crf38" || first.EncodeAttempts != 2 || first.Resolution != "640x360" || first.Bytes != 10000 ||
-		first.Bitrate != 10000*8 || first.Score != "50.000000" || !first.Hull || first.Job != "title-360p-x264-crf38" {
+		first.Bitrate != 10000*8 || first.Score != "50.000000" || !first.Hull || first.Job != "title-360p-x264-crf38" ||
+		first.P5 != "48.000000" || first.WorstFrame == nil || *first.WorstFrame != (vmafxv1.JobFrame{Index: 24, VMAF: "47.000000"}) {
 		t.Errorf("first rung %+v", first)
 	}
 	for _, c := range []string{vmafxv1.LadderComplete, vmafxv1.LadderReportWritten} {
