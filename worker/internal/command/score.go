@@ -327,7 +327,7 @@ func (s *scorer) result(res *vmaf.Result) *vmafxv1.WorkerResult {
 // succeed reports r and returns exit code 0.
 func (s *scorer) succeed(r *vmafxv1.WorkerResult) int {
 	s.log.Info("Scored", "score", r.Score, "harmonicMean", r.HarmonicMean, "min", r.Min, "max", r.Max,
-		"frames", r.Frames, "fps", r.FPS, "wallSeconds", r.WallSeconds, "backend", r.Backend)
+		"frames", r.Frames, "fps", r.FPS, "wallSeconds", r.WallSeconds, "backend", r.Backend, "worst", worstSummary(r))
 	s.emit(r)
 	if s.cfg.pushGateway != "" {
 		// The score is already in the termination message: a gateway that is down costs

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/internal/cli"
@@ -294,4 +295,20 @@ func (s *scorer) reopen(ctx context.Context, mux *fetch.Mux, opts source.Options
 		}
 		return refSrc, distSrc, func() { ref.Close(); dist.Close() }, nil
 	}
+}
+
+// worstSummary is the log's short form of where r's score is made: the 5th percentile,
+// the worst frame and the worst scene.
+func worstSummary(r *vmafxv1.WorkerResult) string {
+	var parts []string
+	if p := r.Percentiles; p != nil {
+		parts = append(parts, fmt.Sprintf("p5 %.6f", p.P5))
+	}
+	if len(r.WorstFrames) > 0 {
+		parts = append(parts, fmt.Sprintf("frame %d %.6f", r.WorstFrames[0].Index, r.WorstFrames[0].VMAF))
+	}
+	if sc := r.Scenes; sc != nil && sc.Worst != nil {
+		parts = append(parts, fmt.Sprintf("worst of %d scenes from frame %d, mean %.6f", sc.Count, sc.Worst.Start, sc.Worst.Mean))
+	}
+	return strings.Join(parts, ", ")
 }
