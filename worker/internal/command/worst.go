@@ -145,10 +145,16 @@ func (s *scorer) writeReport(ctx context.Context, res *vmaf.Result, stores *fetc
 		for _, f := range worst {
 			marks = append(marks, pictures.Point{Index: f.Index, VMAF: f.VMAF})
 		}
-		if err := put(vmafxv1.ReportPlotSVG, "image/svg+xml", pictures.SVG(points, marks)); err != nil {
+		var cuts []int
+		for i, sc := range s.worst.scenes {
+			if i > 0 {
+				cuts = append(cuts, sc.Start)
+			}
+		}
+		if err := put(vmafxv1.ReportPlotSVG, "image/svg+xml", pictures.SVG(points, marks, cuts)); err != nil {
 			return err
 		}
-		if err := put(vmafxv1.ReportPlotPNG, "image/png", encodePNG(pictures.Image(points, marks))); err != nil {
+		if err := put(vmafxv1.ReportPlotPNG, "image/png", encodePNG(pictures.Image(points, marks, cuts))); err != nil {
 			return err
 		}
 		doc.Plot = map[string]string{"svg": vmafxv1.ReportPlotSVG, "png": vmafxv1.ReportPlotPNG}

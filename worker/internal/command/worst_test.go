@@ -148,8 +148,8 @@ func TestScoreWorstFramesScenesAndPictures(t *testing.T) {
 		t.Errorf("scores.png is %v", img.Bounds())
 	}
 	svg, err := os.ReadFile(filepath.Join(out+".report", "scores.svg"))
-	if err != nil || strings.Count(string(svg), "<circle") != 3 {
-		t.Errorf("scores.svg marks %d frames (%v), want 3", strings.Count(string(svg), "<circle"), err)
+	if err != nil || strings.Count(string(svg), "<circle") != 3 || !strings.Contains(string(svg), ">scene 24<") {
+		t.Errorf("scores.svg marks %d frames (%v), want 3, and the scene cut at 24:\n%s", strings.Count(string(svg), "<circle"), err, svg)
 	}
 
 	// Asking for all this changes no score.

@@ -134,7 +134,7 @@ func TestPlot(t *testing.T) {
 	points[42].VMAF = 12
 	worst := []Point{points[42], points[0]}
 
-	img := roundTrip(t, Image(points, worst))
+	img := roundTrip(t, Image(points, worst, []int{60}))
 	if got := img.Bounds().Size(); got != image.Pt(PlotWidth, PlotHeight) {
 		t.Fatalf("size %v", got)
 	}
@@ -148,7 +148,7 @@ func TestPlot(t *testing.T) {
 		t.Errorf("plot brightness %.1f: blank or overdrawn", l)
 	}
 
-	svg := SVG(points, worst)
+	svg := SVG(points, worst, []int{60})
 	if err := xml.Unmarshal(svg, new(struct{})); err != nil {
 		t.Fatalf("SVG is not XML: %v", err)
 	}
@@ -158,8 +158,15 @@ func TestPlot(t *testing.T) {
 	if !strings.Contains(string(svg), ">52: 12.00<") {
 		t.Error("SVG does not label the worst frame")
 	}
+	if !strings.Contains(string(svg), ">scene 60<") || strings.Count(string(svg), "stroke-dasharray") != 1 {
+		t.Error("SVG does not mark the scene cut at 60")
+	}
+	// The cut is dashed in the PNG, above the curve's band.
+	if r, g, b, _ := img.At(int(p.x(60)+0.5), margin).RGBA(); r>>8 != 0x99 || g>>8 != 0x99 || b>>8 != 0x99 {
+		t.Errorf("scene cut not drawn at frame 60: %x %x %x", r>>8, g>>8, b>>8)
+	}
 	// No frames: an empty plot, not a crash.
-	_ = SVG(nil, nil)
-	_ = Image(nil, nil)
-	_ = Image(points[:1], nil)
+	_ = SVG(nil, nil, nil)
+	_ = Image(nil, nil, nil)
+	_ = Image(points[:1], nil, nil)
 }

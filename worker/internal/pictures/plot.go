@@ -41,9 +41,9 @@ func (p plot) y(score float64) float64 {
 	return PlotHeight - margin - min(max(score, 0), 100)/100*(PlotHeight-2*margin)
 }
 
-// SVG returns the plot of points (in frame order) with the worst frames (indices) marked
-// in red and labelled.
-func SVG(points []Point, worst []Point) []byte {
+// SVG returns the plot of points (in frame order) with the worst frames marked in red and
+// labelled, and a dashed line at each scene cut (the index of a scene's first frame).
+func SVG(points []Point, worst []Point, cuts []int) []byte {
 	p := newPlot(points)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", PlotWidth, PlotHeight, PlotWidth, PlotHeight)
@@ -56,6 +56,11 @@ func SVG(points []Point, worst []Point) []byte {
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">frame</text><text x="%d" y="%d" text-anchor="start">%d</text><text x="%d" y="%d" text-anchor="end">%d</text>`+"\n",
 		PlotWidth/2, PlotHeight-12, margin, PlotHeight-margin+16, p.lo, PlotWidth-margin, PlotHeight-margin+16, p.hi)
 	fmt.Fprintf(&b, `<text x="14" y="%d" transform="rotate(-90 14 %d)" text-anchor="middle">VMAF</text>`+"\n", PlotHeight/2, PlotHeight/2)
+	for _, c := range cuts {
+		x := p.x(c)
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#999" stroke-dasharray="4 4"/><text x="%.1f" y="%d" fill="#777" text-anchor="middle">scene %d</text>`+"\n",
+			x, margin, x, PlotHeight-margin, x, margin-6, c)
+	}
 	b.WriteString(`<polyline fill="none" stroke="#1f5fbf" stroke-width="1.5" points="`)
 	for i, pt := range points {
 		if math.IsNaN(pt.VMAF) {
@@ -77,8 +82,8 @@ func SVG(points []Point, worst []Point) []byte {
 }
 
 // Image returns the plot as SVG draws it, without the text: grid lines every 20 points,
-// the scores in blue, the worst frames as red dots.
-func Image(points []Point, worst []Point) *image.RGBA {
+// scene cuts dashed, the scores in blue, the worst frames as red dots.
+func Image(points []Point, worst []Point, cuts []int) *image.RGBA {
 	p := newPlot(points)
 	img := image.NewRGBA(image.Rect(0, 0, PlotWidth, PlotHeight))
 	for i := range img.Pix {
@@ -89,6 +94,15 @@ func Image(points []Point, worst []Point) *image.RGBA {
 		y := int(math.Round(p.y(float64(s))))
 		for x := margin; x <= PlotWidth-margin; x++ {
 			img.SetRGBA(x, y, grid)
+		}
+	}
+	dash := color.RGBA{0x99, 0x99, 0x99, 0xff}
+	for _, c := range cuts {
+		x := int(math.Round(p.x(c)))
+		for y := margin; y <= PlotHeight-margin; y++ {
+			if (y-margin)%8 < 4 {
+				img.SetRGBA(x, y, dash)
+			}
 		}
 	}
 	blue := color.RGBA{0x1f, 0x5f, 0xbf, 0xff}
