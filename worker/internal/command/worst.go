@@ -83,7 +83,7 @@ func (s *scorer) addWorst(r *vmafxv1.WorkerResult, res *vmaf.Result) {
 	r.Report = s.worst.report
 }
 
-// report is report.json: everything the result summarises, in full.
+// reportDoc is report.json: everything the result summarises, in full.
 type reportDoc struct {
 	Version     string                     `json:"version"`
 	Frames      int                        `json:"frames"`
@@ -122,10 +122,13 @@ func (s *scorer) writeReport(ctx context.Context, res *vmaf.Result, stores *fetc
 	p := res.Pooled["vmaf"]
 	doc := reportDoc{
 		Version: reportVersion, Frames: len(res.Frames), Percentiles: worstframes.Percentiles(res),
-		Pooled: vmafxv1.WorkerScene{Frames: len(res.Frames), Mean: p.Mean, HarmonicMean: p.HarmonicMean, Min: p.Min},
+		Pooled:      vmafxv1.WorkerScene{Frames: len(res.Frames), Mean: p.Mean, HarmonicMean: p.HarmonicMean, Min: p.Min},
+		WorstFrames: []reportFrame{},
 	}
 	if len(res.Frames) > 0 {
 		doc.Pooled.Start = res.Frames[0].Index
+	}
+	if doc.Percentiles != nil {
 		doc.Pooled.P5 = doc.Percentiles.P5
 	}
 	if s.worst.cuts != nil {

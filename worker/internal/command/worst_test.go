@@ -229,3 +229,25 @@ func TestDocsPictures(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreNoWorstFrames: --worst-frames 0 lists none, in the result and the report, and
+// keeps the percentiles and the plot.
+func TestScoreNoWorstFrames(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.json")
+	res := runWorker(t, context.Background(), nil, rawArgs(refClip, distClip, "--output", "file://"+out, "--pictures", "--worst-frames", "0")...).result(t)
+	if res.Error != nil || res.WorstFrames != nil || res.Percentiles == nil || res.Scenes == nil || res.Scenes.Count != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	data, err := os.ReadFile(filepath.Join(out+vmafxv1.ReportSuffix, vmafxv1.ReportJSON))
+	if err != nil || !strings.Contains(string(data), `"worstFrames": []`) {
+		t.Errorf("report.json (%v):\n%s", err, data)
+	}
+	entries, _ := os.ReadDir(out + vmafxv1.ReportSuffix)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "report.json scores.png scores.svg" {
+		t.Errorf("report holds %v, want report.json and the plot only", names)
+	}
+}
