@@ -50,6 +50,7 @@ func TestComparison(t *testing.T) {
 			Output:    &out,
 			ScoringSettings: vmafxv1.ScoringSettings{
 				Credentials: &vmafxv1.Credentials{SecretRef: vmafxv1.SecretReference{Name: "store"}},
+				WorstFrames: &vmafxv1.WorstFrames{Count: ptr.To[int32](3), Pictures: true},
 			},
 		},
 	}
@@ -63,7 +64,7 @@ func TestComparison(t *testing.T) {
 			Reference: "https://media.example.com/ref.y4m", Distorted: cmp1.Spec.Distorted[i].URI,
 			Output: ptr.To(vmafxv1.OutputURI("s3://results/cmp1/d" + strconv.Itoa(i+1) + ".json")),
 			Model:  vmafxv1.DefaultModel, Backend: vmafxv1.BackendAuto, PixelFormat: "yuv420p", BackoffLimit: ptr.To[int32](2), Parallelism: 1,
-			Credentials: cmp1.Spec.Credentials,
+			Credentials: cmp1.Spec.Credentials, WorstFrames: cmp1.Spec.WorstFrames,
 		}
 		if diff := cmp.Diff(want, j.Spec); diff != "" {
 			t.Errorf("job %s spec (-want +got):\n%s", name, diff)
