@@ -42,6 +42,9 @@ func (o *options) worstCmd() *cobra.Command {
 				return err
 			}
 			r := j.Status.Result
+			if j.Status.Phase == vmafxv1.JobFailed {
+				return fmt.Errorf("job %s failed: %s", j.Name, j.Status.Message)
+			}
 			if j.Status.Phase != vmafxv1.JobSucceeded || r == nil {
 				return fmt.Errorf("job %s has no score yet (phase %s)", j.Name, phaseOrPending(j.Status.Phase))
 			}
