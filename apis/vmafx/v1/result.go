@@ -60,6 +60,14 @@ type WorkerResult struct {
 	// although the score above was made; empty when it was written or not asked for.
 	OutputError string `json:"outputError,omitempty"`
 
+	// Percentiles, WorstFrames and Scenes (worst_types.go) show where the score is made.
+	Percentiles *WorkerPercentiles `json:"percentiles,omitempty"`
+	WorstFrames []WorkerFrame      `json:"worstFrames,omitempty"`
+	Scenes      *WorkerScenes      `json:"scenes,omitempty"`
+	// Report is the URI of the report beside the output (report.json and the pictures),
+	// ending in "/"; empty when none was written.
+	Report string `json:"report,omitempty"`
+
 	// Error is set when the worker failed.
 	Error *WorkerError `json:"error,omitempty"`
 }

@@ -82,6 +82,11 @@ type ScoringSettings struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	PendingDeadlineSeconds *int64 `json:"pendingDeadlineSeconds,omitempty"`
+
+	// worstFrames sets how many worst frames each job's status lists and asks for their
+	// pictures beside each job's output, as in a VmafxJob (pictures need an output).
+	// +optional
+	WorstFrames *WorstFrames `json:"worstFrames,omitempty"`
 }
 
 // JobSpec returns the VmafxJob spec that scores distorted against reference with these
@@ -96,6 +101,7 @@ func (s *ScoringSettings) JobSpec(reference, distorted VideoURI, output OutputUR
 		Volume: c.Volume, Credentials: c.Credentials, S3: c.S3,
 		BackoffLimit: c.BackoffLimit, ActiveDeadlineSeconds: c.ActiveDeadlineSeconds,
 		PendingDeadlineSeconds: c.PendingDeadlineSeconds,
+		WorstFrames:            c.WorstFrames,
 	}
 	if output != "" {
 		spec.Output = &output

@@ -31,6 +31,7 @@ type ComparisonInput struct {
 // +kubebuilder:validation:XValidation:rule="has(self.width) == has(self.height)",message="set width and height together",fieldPath=".width"
 // +kubebuilder:validation:XValidation:rule="!has(self.output) || !self.output.startsWith('file://') || has(self.outputVolume)",message="a file:// output needs spec.outputVolume, the writable volume mounted at /output",fieldPath=".output"
 // +kubebuilder:validation:XValidation:rule="!has(self.outputFormat) || has(self.output)",message="outputFormat needs an output",fieldPath=".outputFormat"
+// +kubebuilder:validation:XValidation:rule="!has(self.worstFrames) || !has(self.worstFrames.pictures) || !self.worstFrames.pictures || has(self.output)",message="worstFrames.pictures needs spec.output: each job's pictures are written beside its output",fieldPath=".worstFrames.pictures"
 type VmafxComparisonSpec struct {
 	// reference is the URI of the pristine video.
 	// +required
@@ -74,6 +75,12 @@ type ComparisonEntry struct {
 	// frames scored.
 	// +optional
 	Frames int32 `json:"frames,omitempty"`
+	// p5 is the 5th percentile of the per-frame scores.
+	// +optional
+	P5 string `json:"p5,omitempty"`
+	// worstFrame is the lowest-scoring frame: its index and score.
+	// +optional
+	WorstFrame *JobFrame `json:"worstFrame,omitempty"`
 	// message says why the job failed.
 	// +optional
 	Message string `json:"message,omitempty"`

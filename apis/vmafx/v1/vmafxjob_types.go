@@ -134,6 +134,8 @@ type PixelFormat string
 // +kubebuilder:validation:XValidation:rule="!has(self.width) || !(self.pixelFormat.startsWith('yuv420') || self.pixelFormat.startsWith('yuv422')) || self.width % 2 == 0",message="width must be even for 4:2:0 and 4:2:2 pixel formats",fieldPath=".width"
 // +kubebuilder:validation:XValidation:rule="!has(self.height) || !self.pixelFormat.startsWith('yuv420') || self.height % 2 == 0",message="height must be even for 4:2:0 pixel formats",fieldPath=".height"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism == 1 || has(self.output)",message="parallelism above 1 needs spec.output: each chunk writes its per-frame scores beside it, and a last worker Pod merges them into it",fieldPath=".parallelism"
+// +kubebuilder:validation:XValidation:rule="!has(self.worstFrames) || !has(self.worstFrames.pictures) || !self.worstFrames.pictures || has(self.output)",message="worstFrames.pictures needs spec.output: the pictures are written beside it",fieldPath=".worstFrames.pictures"
+// +kubebuilder:validation:XValidation:rule="!has(self.worstFrames) || !has(self.worstFrames.pictures) || !self.worstFrames.pictures || !has(self.parallelism) || self.parallelism == 1",message="worstFrames.pictures needs parallelism 1: the pictures are drawn by the Pod that decodes the whole video",fieldPath=".worstFrames.pictures"
 type VmafxJobSpec struct {
 	// reference is the URI of the pristine video.
 	// +required
@@ -260,6 +262,11 @@ type VmafxJobSpec struct {
 	// or frame rate. Without it such inputs fail the job with a reason naming both values.
 	// +optional
 	Alignment *Alignment `json:"alignment,omitempty"`
+
+	// worstFrames sets how many of the worst frames the status lists (5 unless told) and
+	// asks for their pictures beside spec.output.
+	// +optional
+	WorstFrames *WorstFrames `json:"worstFrames,omitempty"`
 
 	// volume, when set, is mounted read-only into the worker at /data, so that
 	// file:///data/... URIs resolve. Set exactly one of its fields. persistentVolumeClaim
@@ -423,6 +430,21 @@ type JobResult struct {
 	// CPU. Features still computed on the CPU are named after "host:".
 	// +optional
 	Device string `json:"device,omitempty"`
+	// percentiles are the 1st, 5th and 50th percentiles of the per-frame scores.
+	// +optional
+	Percentiles *JobPercentiles `json:"percentiles,omitempty"`
+	// worstFrames are the lowest-scoring frames, lowest first (spec.worstFrames.count).
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	// +optional
+	WorstFrames []JobFrame `json:"worstFrames,omitempty"`
+	// scenes summarises the scenes found in the reference: their count and the worst.
+	// +optional
+	Scenes *JobScenes `json:"scenes,omitempty"`
+	// report is where the full report lies (report.json, and the pictures when
+	// spec.worstFrames.pictures is set): the output's URI followed by ".report/".
+	// +optional
+	Report string `json:"report,omitempty"`
 }
 
 // EncodeParameters are the size and bit depth a distorted video was encoded at.

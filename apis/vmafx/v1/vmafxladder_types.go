@@ -183,6 +183,12 @@ type LadderRung struct {
 	// score is the encode's pooled VMAF score.
 	// +optional
 	Score string `json:"score,omitempty"`
+	// p5 is the 5th percentile of the encode's per-frame scores.
+	// +optional
+	P5 string `json:"p5,omitempty"`
+	// worstFrame is the encode's lowest-scoring frame: its index and score.
+	// +optional
+	WorstFrame *JobFrame `json:"worstFrame,omitempty"`
 	// hull is true for the rungs on the upper convex hull of bitrate against score: the
 	// ladder's chosen rungs.
 	// +optional

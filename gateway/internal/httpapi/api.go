@@ -53,6 +53,7 @@ var Routes = []Route{
 	{Method: http.MethodGet, Path: "/v1/namespaces/{namespace}/jobs/{name}", handler: (*API).get},
 	{Method: http.MethodDelete, Path: "/v1/namespaces/{namespace}/jobs/{name}", handler: (*API).cancel},
 	{Method: http.MethodGet, Path: "/v1/namespaces/{namespace}/jobs/{name}/events", handler: (*API).events},
+	{Method: http.MethodGet, Path: "/v1/namespaces/{namespace}/jobs/{name}/worst", handler: (*API).worst},
 	{Method: http.MethodGet, Path: "/v1/namespaces/{namespace}/models", handler: (*API).models},
 }
 
@@ -200,6 +201,16 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, u access.User) {
 		return
 	}
 	writeJSON(w, http.StatusOK, typed(job))
+}
+
+// worst answers with the job's worst frames, percentiles, scenes and report (jobs.Worst).
+func (a *API) worst(w http.ResponseWriter, r *http.Request, u access.User) {
+	job, err := a.store.Get(r.Context(), u, r.PathValue("namespace"), r.PathValue("name"))
+	if err != nil {
+		writeError(r.Context(), w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, jobs.WorstOf(job))
 }
 
 func (a *API) cancel(w http.ResponseWriter, r *http.Request, u access.User) {

@@ -101,7 +101,7 @@ func TestMCPTools(t *testing.T) {
 	for _, tl := range tools.Tools {
 		byName[tl.Name] = tl
 	}
-	for _, want := range []string{mcpserver.ToolScore, mcpserver.ToolCompare, mcpserver.ToolGet, mcpserver.ToolList, mcpserver.ToolWait, mcpserver.ToolListModels} {
+	for _, want := range []string{mcpserver.ToolScore, mcpserver.ToolCompare, mcpserver.ToolGet, mcpserver.ToolList, mcpserver.ToolWait, mcpserver.ToolListModels, mcpserver.ToolWorst} {
 		if byName[want] == nil {
 			t.Errorf("tool %s missing from %v", want, tools.Tools)
 		}

@@ -69,7 +69,7 @@ func (m *Metrics) Instrument(s *mcp.Server) {
 }
 
 // Tools are the server's tool names.
-var Tools = []string{ToolScore, ToolCompare, ToolGet, ToolList, ToolWait, ToolListModels}
+var Tools = []string{ToolScore, ToolCompare, ToolGet, ToolList, ToolWait, ToolListModels, ToolWorst}
 
 // ToolLabel is a called tool's name as a metric label: the server's own tools as they
 // are, any name a client invents "other", so that a flood of invented names cannot add

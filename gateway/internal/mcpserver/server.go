@@ -33,6 +33,7 @@ const (
 	ToolList       = "list_jobs"
 	ToolWait       = "wait_job"
 	ToolListModels = "list_models"
+	ToolWorst      = "worst_frames"
 )
 
 // Resource URI templates.
@@ -100,6 +101,11 @@ func New(store *jobs.Store, spec map[string]any, opts Options) *mcp.Server {
 		Name: ToolListModels, Description: "List the VMAF models a job can name: built-in and trained.",
 		InputSchema: object(map[string]any{"namespace": nsProp}),
 	}, h.models)
+
+	s.AddTool(&mcp.Tool{
+		Name: ToolWorst, Description: "Where a scored job's score is made: its lowest-scoring frames (index and VMAF), the 1st, 5th and 50th percentiles of the per-frame scores, the number of scenes and the worst scene, and, when the job asked for spec.worstFrames.pictures, the URIs of each worst frame's picture and of the score plot.",
+		InputSchema: object(map[string]any{"namespace": nsProp, "name": nameProp}, "name"),
+	}, h.worst)
 
 	s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "job-result", URITemplate: resultTemplate, MIMEType: "application/json",
 		Description: "A job's phase, pooled score and result (mean, harmonic mean, min, max, frames, fps, backend, model, features)."}, h.result)
@@ -333,15 +339,25 @@ func (h *handlers) compare(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 }
 
 func (h *handlers) get(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	j, refused := h.namedJob(ctx, req)
+	if refused != nil {
+		return refused, nil
+	}
+	return answer(summary(j)), nil
+}
+
+// namedJob reads the job a call names by its namespace and name arguments; a refusal is
+// the tool's error.
+func (h *handlers) namedJob(ctx context.Context, req *mcp.CallToolRequest) (*vmafxv1.VmafxJob, *mcp.CallToolResult) {
 	var ns, name string
 	if err := args(req, map[string]any{"namespace": &ns, "name": &name}, nil); err != nil {
-		return failed(err), nil
+		return nil, failed(err)
 	}
 	j, err := h.store.Get(ctx, caller(req.Extra), h.namespace(ns), name)
 	if err != nil {
-		return failed(err), nil
+		return nil, failed(err)
 	}
-	return answer(summary(j)), nil
+	return j, nil
 }
 
 func (h *handlers) wait(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -355,6 +371,14 @@ func (h *handlers) wait(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 		return failed(err), nil
 	}
 	return answer(summary(j)), nil
+}
+
+func (h *handlers) worst(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	j, refused := h.namedJob(ctx, req)
+	if refused != nil {
+		return refused, nil
+	}
+	return answer(jobs.WorstOf(j)), nil
 }
 
 // ListResult is the list tool's answer.

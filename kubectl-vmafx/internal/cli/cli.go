@@ -52,7 +52,7 @@ func New(streams genericiooptions.IOStreams) *cobra.Command {
 	root.SetErr(streams.ErrOut)
 	o.flags.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().StringVarP(&o.output, "output", "o", "", "output format: json, yaml, wide or name (default: a table)")
-	root.AddCommand(o.scoreCmd(), o.getCmd(), o.waitCmd(), o.logsCmd(), o.cancelCmd(), o.nodesCmd())
+	root.AddCommand(o.scoreCmd(), o.getCmd(), o.waitCmd(), o.logsCmd(), o.cancelCmd(), o.nodesCmd(), o.worstCmd())
 	return root
 }
 

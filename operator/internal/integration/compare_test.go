@@ -48,6 +48,7 @@ func TestComparison(t *testing.T) {
 			Output:    &out,
 			ScoringSettings: vmafxv1.ScoringSettings{
 				Credentials: &vmafxv1.Credentials{SecretRef: vmafxv1.SecretReference{Name: "store"}},
+				WorstFrames: &vmafxv1.WorstFrames{Count: ptr.To[int32](3), Pictures: true},
 			},
 		},
 	}
@@ -61,7 +62,7 @@ func TestComparison(t *testing.T) {
 			Reference: "https://media.example.com/ref.y4m", Distorted: cmp1.Spec.Distorted[i].URI,
 			Output: ptr.To(vmafxv1.OutputURI("s3://results/cmp1/d" + strconv.Itoa(i+1) + ".json")),
 			Model:  vmafxv1.DefaultModel, Backend: vmafxv1.BackendAuto, PixelFormat: "yuv420p", BackoffLimit: ptr.To[int32](2), Parallelism: 1,
-			Credentials: cmp1.Spec.Credentials,
+			Credentials: cmp1.Spec.Credentials, WorstFrames: cmp1.Spec.WorstFrames,
 		}
 		if diff := cmp.Diff(want, j.Spec); diff != "" {
 			t.Errorf("job %s spec (-want +got):\n%s", name, diff)
@@ -85,8 +86,10 @@ func TestComparison(t *testing.T) {
 	kubeletFinish(t, bindAndRun(t, ns, "cmp1-d3", 1, "node-b"), 2, errorMessage(vmafxv1.ReasonBadInput, "not a video"))
 	c = waitForComparison(t, ns, "cmp1", "Failed", func(c *vmafxv1.VmafxComparison) bool { return c.Status.Phase == vmafxv1.JobFailed })
 	want := []vmafxv1.ComparisonEntry{
-		{Name: "d1", Job: "cmp1-d1", Phase: vmafxv1.JobSucceeded, Score: "80.000000", HarmonicMean: "79.500000", Min: "77.000000", Frames: 24},
-		{Name: "d2", Job: "cmp1-d2", Phase: vmafxv1.JobSucceeded, Score: "91.500000", HarmonicMean: "91.000000", Min: "88.500000", Frames: 24},
+		{Name: "d1", Job: "cmp1-d1", Phase: vmafxv1.JobSucceeded, Score: "80.000000", HarmonicMean: "79.500000", Min: "77.000000", Frames: 24,
+			P5: "78.000000", WorstFrame: &vmafxv1.JobFrame{Index: 23, VMAF: "77.000000"}},
+		{Name: "d2", Job: "cmp1-d2", Phase: vmafxv1.JobSucceeded, Score: "91.500000", HarmonicMean: "91.000000", Min: "88.500000", Frames: 24,
+			P5: "89.500000", WorstFrame: &vmafxv1.JobFrame{Index: 23, VMAF: "88.500000"}},
 		{Name: "d3", Job: "cmp1-d3", Phase: vmafxv1.JobFailed},
 	}
 	got := slices.Clone(c.Status.Results)
@@ -209,6 +212,10 @@ func TestLadder(t *testing.T) {
 	if err := json.Unmarshal([]byte(args[slices.Index(args, "--table")+1]), &table); err != nil || len(table) != 4 {
 		t.Fatalf("report table %v (%v)", table, err)
 	}
+	// The report shows each rung's worst frame.
+	if w := table[0].WorstFrame; w == nil || w.Index != 24 || table[0].P5 != "48.000000" {
+		t.Errorf("report table's first rung %+v, want its worst frame 24 and 5th percentile", table[0])
+	}
 	got := waitForLadder(t, ns, "title", "waiting for the report", func(l *vmafxv1.VmafxLadder) bool { return l.Status.Scored == 4 })
 	if got.Status.Phase != vmafxv1.JobRunning {
 		t.Errorf("phase %s before the report, want Running", got.Status.Phase)
@@ -227,7 +234,8 @@ func TestLadder(t *testing.T) {
 	}
 	first := st.Rungs[0]
 	if first.Name != "360p-x264-crf38" || first.EncodeAttempts != 2 || first.Resolution != "640x360" || first.Bytes != 10000 ||
-		first.Bitrate != 10000*8 || first.Score != "50.000000" || !first.Hull || first.Job != "title-360p-x264-crf38" {
+		first.Bitrate != 10000*8 || first.Score != "50.000000" || !first.Hull || first.Job != "title-360p-x264-crf38" ||
+		first.P5 != "48.000000" || first.WorstFrame == nil || *first.WorstFrame != (vmafxv1.JobFrame{Index: 24, VMAF: "47.000000"}) {
 		t.Errorf("first rung %+v", first)
 	}
 	for _, c := range []string{vmafxv1.LadderComplete, vmafxv1.LadderReportWritten} {

@@ -323,7 +323,9 @@ func getLease(t *testing.T, node *vmafxv1.VmafxNode) *coordinationv1.Lease {
 func resultMessage(score float64, frames int) string {
 	b, _ := json.Marshal(vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Score: score, HarmonicMean: score - 0.5,
 		Min: score - 3, Max: score + 2, Frames: frames, FPS: 120.5, WallSeconds: 0.2, Backend: "cpu",
-		RequestedBackend: "cpu", Model: "vmaf_v0.6.1", ModelSHA256: "4d5c", KernelVersion: "test"})
+		RequestedBackend: "cpu", Model: "vmaf_v0.6.1", ModelSHA256: "4d5c", KernelVersion: "test",
+		Percentiles: &vmafxv1.WorkerPercentiles{P1: score - 2.5, P5: score - 2, P50: score},
+		WorstFrames: []vmafxv1.WorkerFrame{{Index: frames - 1, VMAF: score - 3, Features: map[string]float64{"integer_adm2": 0.9}}}})
 	return string(b)
 }
 

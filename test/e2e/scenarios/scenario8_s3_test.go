@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,6 +60,7 @@ func TestObjectStorage(t *testing.T) {
 			Credentials: creds,
 			S3:          &vmafxv1.S3Options{Endpoint: endpoint, Region: "us-east-1", PathStyle: true},
 			Output:      ptr.To[vmafxv1.OutputURI]("s3://" + s3Bucket + "/p01/out.json"),
+			WorstFrames: &vmafxv1.WorstFrames{Count: ptr.To[int32](3), Pictures: true},
 		},
 	}
 	fromFiles := &vmafxv1.VmafxJob{
@@ -111,6 +113,29 @@ func TestObjectStorage(t *testing.T) {
 		}
 		if len(out.Frames) != int(bucketJob.Status.Result.Frames) {
 			t.Errorf("output has %d frames, the job scored %d", len(out.Frames), bucketJob.Status.Result.Frames)
+		}
+	})
+
+	t.Run("worst frames and their pictures beside the output", func(t *testing.T) {
+		r := bucketJob.Status.Result
+		if len(r.WorstFrames) != 3 || r.Percentiles == nil || r.Scenes == nil || r.Report != "s3://"+s3Bucket+"/p01/out.json"+vmafxv1.ReportSuffix {
+			t.Fatalf("result: worst frames %+v, percentiles %+v, scenes %+v, report %q", r.WorstFrames, r.Percentiles, r.Scenes, r.Report)
+		}
+		if r.WorstFrames[0].VMAF != r.Min {
+			t.Errorf("worst frame %s, min %s: want equal", r.WorstFrames[0].VMAF, r.Min)
+		}
+		prefix := "p01/out.json" + vmafxv1.ReportSuffix
+		for _, f := range r.WorstFrames {
+			img, err := png.Decode(bytes.NewReader(download(t, endpoint, prefix+vmafxv1.WorstFramePicture(int(f.Index)))))
+			if err != nil || img.Bounds().Dx() < 3*16 {
+				t.Errorf("frame %d's picture: %v", f.Index, err)
+			}
+		}
+		if svg := download(t, endpoint, prefix+vmafxv1.ReportPlotSVG); !bytes.Contains(svg, []byte("<svg")) {
+			t.Errorf("score plot: %.200s", svg)
+		}
+		if !bytes.Contains(download(t, endpoint, prefix+vmafxv1.ReportJSON), []byte(`"worstFrames"`)) {
+			t.Error("report.json lists no worst frames")
 		}
 	})
 

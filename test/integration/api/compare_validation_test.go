@@ -88,6 +88,12 @@ func TestComparisonAndLadderValidation(t *testing.T) {
 		{"comparison name with capitals", comparison(func(s *vmafxv1.VmafxComparisonSpec) { s.Distorted[0].Name, s.Distorted[1].Name = "A", "b" }), "spec.distorted[0].name"},
 		{"comparison file output without a volume", comparison(func(s *vmafxv1.VmafxComparisonSpec) { s.Output = ptr.To[vmafxv1.OutputURI]("file:///output/cmp") }), "spec.output"},
 		{"comparison outputFormat without output", comparison(func(s *vmafxv1.VmafxComparisonSpec) { s.OutputFormat = vmafxv1.OutputCSV }), "spec.outputFormat"},
+		{"comparison worst-frame pictures without output", comparison(func(s *vmafxv1.VmafxComparisonSpec) {
+			s.WorstFrames = &vmafxv1.WorstFrames{Pictures: true}
+		}), "spec.worstFrames.pictures"},
+		{"ladder more worst frames than a status holds", ladder(func(s *vmafxv1.VmafxLadderSpec) {
+			s.WorstFrames = &vmafxv1.WorstFrames{Count: ptr.To[int32](21)}
+		}), "spec.worstFrames.count"},
 		{"comparison width without height", comparison(func(s *vmafxv1.VmafxComparisonSpec) { s.Width = ptr.To[int32](176) }), "spec.width"},
 		{"comparison unknown model", comparison(func(s *vmafxv1.VmafxComparisonSpec) { s.Model = "vmaf_4k" }), "spec.model"},
 		{"comparison backoffLimit above 10", comparison(func(s *vmafxv1.VmafxComparisonSpec) { s.BackoffLimit = ptr.To[int32](11) }), "spec.backoffLimit"},

@@ -137,6 +137,16 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		{"training minSamples below 1", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.Checkpoint.MinSamples = -3 }), "spec.checkpoint.minSamples"},
 		{"training unknown algorithm", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.Algorithm = "adam" }), "spec.algorithm"},
 		{"training registry over http", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.OutputRegistry = "http://models/x" }), "spec.outputRegistry"},
+		{"worst-frame pictures without an output", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.WorstFrames = &vmafxv1.WorstFrames{Pictures: true}
+		}), "spec.worstFrames.pictures"},
+		{"worst-frame pictures of a chunked job", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.Output, s.Parallelism = ptr.To[vmafxv1.OutputURI]("s3://b/out.json"), 4
+			s.WorstFrames = &vmafxv1.WorstFrames{Pictures: true}
+		}), "spec.worstFrames.pictures"},
+		{"more worst frames than the status holds", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.WorstFrames = &vmafxv1.WorstFrames{Count: ptr.To[int32](21)}
+		}), "spec.worstFrames.count"},
 		{"training registry with a tag", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.OutputRegistry = "ghcr.io/vmafx/models:v1" }), "spec.outputRegistry"},
 		{"training registry without a repository", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.OutputRegistry = "ghcr.io" }), "spec.outputRegistry"},
 		{"training registry in an s3 bucket", training(func(s *vmafxv1.VmafxModelTrainingSpec) { s.OutputRegistry = "s3://models/x" }), "spec.outputRegistry"},

@@ -66,6 +66,8 @@ type scoreConfig struct {
 
 	// chunkMode: the steps of a job split into chunks (see chunk.go).
 	chunkMode
+	// worstMode: worst frames, scenes and pictures (see worst.go).
+	worstMode
 }
 
 type rawFlags struct {
@@ -223,6 +225,7 @@ func newScoreFlags() *scoreFlags {
 		return nil
 	})
 	str(&c.pushJob, "push-job", "vmafx-worker", "job `label` of the pushed metrics")
+	addWorstFlags(s, &c.worstMode)
 	addResultFlags(s, &c.terminationLog, &c.verbosity)
 	boolean(&c.probe, "probe", "count the frame pairs the score would score (after --frames and the alignment) and report the count as the result's frames, without scoring: the first step of a job split into chunks")
 	str(&v.chunk, "chunk", "", "score frames `START:COUNT` of --total-frames as one chunk of a split job, counted from the first frame --frames scores: exactly as one run scores them, with one frame of context on each inner border; the per-frame scores go to --chunk-part")
@@ -288,6 +291,9 @@ func (f *scoreFlags) config(positional []string, env func(string) string) (*scor
 		return &c, badRequest("--push-job must not be empty")
 	}
 	if err = c.chunkMode.parse(v.chunk, c.output); err != nil {
+		return &c, err
+	}
+	if err = c.worstMode.check(c.output, c.chunk != nil || c.mergeParts > 0 || c.probe); err != nil {
 		return &c, err
 	}
 	return &c, nil

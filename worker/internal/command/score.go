@@ -21,6 +21,7 @@ import (
 	"github.com/vmafx/vmafx/worker/internal/push"
 	"github.com/vmafx/vmafx/worker/internal/report"
 	"github.com/vmafx/vmafx/worker/internal/source"
+	"github.com/vmafx/vmafx/worker/internal/worstframes"
 )
 
 // selectBackend is backend.Select; tests replace it.
@@ -45,6 +46,8 @@ type scorer struct {
 	outputErr  error
 	// recovered is an earlier merge's result, which a merge reports in place of its own.
 	recovered *vmafxv1.WorkerResult
+	// worst: the worst frames, scenes and report (worst.go).
+	worst worstState
 }
 
 // newLogger returns a klog text logger on w; quiet discards all but errors'
@@ -221,6 +224,11 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		s.probed, err = s.countFrames(exact, ref.Frames, dist.Frames, refSrc, distSrc)
 		return nil, err
 	}
+	if cfg.chunk == nil {
+		// Scene cuts are found on the reference as the kernel reads it.
+		s.worst.cuts, s.worst.first = worstframes.NewCuts(refSrc), first
+		refSrc = s.worst.cuts
+	}
 	counter := &countingSource{FrameSource: distSrc}
 	if s.tty {
 		total := dist.Frames
@@ -265,6 +273,12 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 			s.log.Error(err, "Per-frame scores not written; the score is kept", "output", out.name)
 		} else {
 			s.log.Info("Wrote per-frame scores", "output", out.name, "format", cfg.outputFormat)
+			if err := s.writeReport(ctx, res, stores, s.reopen(ctx, mux, opts, refSkip, distSkip)); err != nil {
+				s.outputErr = err
+				s.log.Error(err, "Report not written; the score is kept", "output", out.name)
+			} else {
+				s.log.Info("Wrote the report", "report", s.worst.report, "pictures", cfg.pictures)
+			}
 		}
 	}
 	return res, nil
@@ -302,6 +316,7 @@ func (s *scorer) checkAlignment(ref, dist *source.Input) error {
 // result is the worker result that reports res.
 func (s *scorer) result(res *vmaf.Result) *vmafxv1.WorkerResult {
 	r := report.Success(res, s.prov, time.Since(s.start))
+	s.addWorst(r, res)
 	r.DistortedScaledFrom, r.Interlaced, r.Deinterlaced = s.scaledFrom, s.interlaced, s.cfg.deinterlace && len(s.interlaced) > 0
 	if s.outputErr != nil {
 		r.OutputError = oneLine(s.outputErr.Error(), maxOutputError)
@@ -312,7 +327,7 @@ func (s *scorer) result(res *vmaf.Result) *vmafxv1.WorkerResult {
 // succeed reports r and returns exit code 0.
 func (s *scorer) succeed(r *vmafxv1.WorkerResult) int {
 	s.log.Info("Scored", "score", r.Score, "harmonicMean", r.HarmonicMean, "min", r.Min, "max", r.Max,
-		"frames", r.Frames, "fps", r.FPS, "wallSeconds", r.WallSeconds, "backend", r.Backend)
+		"frames", r.Frames, "fps", r.FPS, "wallSeconds", r.WallSeconds, "backend", r.Backend, "worst", worstSummary(r))
 	s.emit(r)
 	if s.cfg.pushGateway != "" {
 		// The score is already in the termination message: a gateway that is down costs

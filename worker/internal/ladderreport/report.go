@@ -27,10 +27,16 @@ func WriteJSON(w io.Writer, name string, rungs []vmafxv1.LadderRung) error {
 // WriteCSV writes the table, one line per rung, with a header.
 func WriteCSV(w io.Writer, rungs []vmafxv1.LadderRung) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"rung", "encoder", "rate_control", "value", "resolution", "bitrate_bps", "bytes", "vmaf", "hull", "phase"})
+	_ = cw.Write([]string{"rung", "encoder", "rate_control", "value", "resolution", "bitrate_bps", "bytes", "vmaf", "hull", "phase",
+		"vmaf_p5", "worst_frame", "worst_frame_vmaf"})
 	for _, r := range rungs {
+		worst, worstScore := "", ""
+		if f := r.WorstFrame; f != nil {
+			worst, worstScore = strconv.Itoa(int(f.Index)), f.VMAF
+		}
 		_ = cw.Write([]string{r.Name, string(r.Encoder), string(r.RateControl), strconv.Itoa(int(r.Value)), r.Resolution,
-			strconv.FormatInt(r.Bitrate, 10), strconv.FormatInt(r.Bytes, 10), r.Score, strconv.FormatBool(r.Hull), string(r.Phase)})
+			strconv.FormatInt(r.Bitrate, 10), strconv.FormatInt(r.Bytes, 10), r.Score, strconv.FormatBool(r.Hull), string(r.Phase),
+			r.P5, worst, worstScore})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -21,8 +21,10 @@ func table() []vmafxv1.LadderRung {
 		return vmafxv1.LadderRung{Name: name, Encoder: enc, RateControl: vmafxv1.RateCRF, Value: v, Height: h, Phase: vmafxv1.RungSucceeded,
 			Resolution: "x", Bitrate: bitrate, Bytes: bitrate / 8, Score: score, Hull: hull}
 	}
+	worst := r("360p-x264-crf40", 360, vmafxv1.EncoderX264, 40, 300000, "40.000000", true)
+	worst.P5, worst.WorstFrame = "21.500000", &vmafxv1.JobFrame{Index: 117, VMAF: "18.250000"}
 	return []vmafxv1.LadderRung{
-		r("360p-x264-crf40", 360, vmafxv1.EncoderX264, 40, 300000, "40.000000", true),
+		worst,
 		r("360p-x264-crf30", 360, vmafxv1.EncoderX264, 30, 800000, "62.000000", true),
 		r("720p-x264-crf40", 720, vmafxv1.EncoderX264, 40, 700000, "45.000000", false),
 		r("720p-x264-crf30", 720, vmafxv1.EncoderX264, 30, 1800000, "80.000000", true),

@@ -180,6 +180,12 @@ func Encode(r *vmafxv1.WorkerResult) []byte {
 		if err == nil && len(b) < MaxBytes {
 			return append(b, '\n')
 		}
+		if len(c.WorstFrames) > 0 && err == nil {
+			// The worst frames are what a long result gives up first: their features, then
+			// half of them at a time (the report beside the output keeps them all).
+			c.WorstFrames = shrinkWorst(c.WorstFrames)
+			continue
+		}
 		if limit < 8 {
 			return []byte(`{"version":"` + vmafxv1.ResultVersion + `","score":0,"harmonicMean":0,"min":0,"max":0,"frames":0,"fps":0,"wallSeconds":0,"backend":"","model":"","error":{"reason":"Internal","message":"the result cannot be encoded"}}` + "\n")
 		}
@@ -194,6 +200,23 @@ func Encode(r *vmafxv1.WorkerResult) []byte {
 			c.Device.Name, c.Device.Driver, c.Device.API = oneLine(c.Device.Name, limit), oneLine(c.Device.Driver, limit), oneLine(c.Device.API, limit)
 		}
 	}
+}
+
+// shrinkWorst drops the worst frames' features, or once none has any, the second half of
+// the frames.
+func shrinkWorst(frames []vmafxv1.WorkerFrame) []vmafxv1.WorkerFrame {
+	out := make([]vmafxv1.WorkerFrame, len(frames))
+	dropped := false
+	for i, f := range frames {
+		if f.Features != nil {
+			f.Features, dropped = nil, true
+		}
+		out[i] = f
+	}
+	if dropped {
+		return out
+	}
+	return out[:len(out)/2]
 }
 
 // oneLine folds s to one line of at most limit bytes (text.OneLine).

@@ -34,6 +34,7 @@ func fromJob(e *vmafxv1.ComparisonEntry, job *vmafxv1.VmafxJob) {
 	e.Message = ""
 	if res := job.Status.Result; e.Phase == vmafxv1.JobSucceeded && res != nil {
 		e.Score, e.HarmonicMean, e.Min, e.Frames = res.Mean, res.HarmonicMean, res.Min, res.Frames
+		e.P5, e.WorstFrame = res.WorstOf()
 	}
 	if e.Phase == vmafxv1.JobFailed {
 		e.Message = oneLine(job.Status.Message)

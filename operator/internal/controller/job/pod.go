@@ -127,6 +127,7 @@ func workerArgs(job *vmafxv1.VmafxJob) []string {
 		args = append(args, "--align", "--reference-start", strconv.Itoa(int(a.ReferenceStart)),
 			"--distorted-start", strconv.Itoa(int(a.DistortedStart)), "--frames", ":"+strconv.Itoa(int(a.Frames)))
 	}
+	args = append(args, worstArgs(s)...)
 	args = append(args, workerpod.StoreArgs(s.Credentials, s.S3)...)
 	return args
 }

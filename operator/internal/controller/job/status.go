@@ -105,6 +105,7 @@ func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
 	setCondition(job, vmafxv1.JobScheduled, true, ReasonScheduled, fmt.Sprintf("worker Pod %s was bound to node %s", job.Status.PodName, o.node))
 	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonFinished, "the worker finished")
 	setCondition(job, vmafxv1.JobComplete, true, ReasonSucceeded, job.Status.Message)
+	setWorst(job.Status.Result, r)
 	setOutputWritten(job, r)
 }
 

@@ -325,6 +325,7 @@ func (r *Reconciler) advanceScore(ctx context.Context, s *scope, rung *vmafxv1.L
 	case vmafxv1.JobSucceeded:
 		if res := job.Status.Result; res != nil {
 			rung.Score = res.Mean
+			rung.P5, rung.WorstFrame = res.WorstOf()
 		}
 		rung.Phase = vmafxv1.RungSucceeded
 	case vmafxv1.JobFailed:
@@ -478,7 +479,7 @@ func reportArgs(l *vmafxv1.VmafxLadder) ([]string, error) {
 	table := make([]vmafxv1.LadderRung, len(l.Status.Rungs))
 	for i, r := range l.Status.Rungs {
 		table[i] = vmafxv1.LadderRung{Name: r.Name, Encoder: r.Encoder, RateControl: r.RateControl, Value: r.Value, Height: r.Height, Width: r.Width,
-			Phase: r.Phase, Resolution: r.Resolution, Bitrate: r.Bitrate, Bytes: r.Bytes, Score: r.Score, Hull: r.Hull}
+			Phase: r.Phase, Resolution: r.Resolution, Bitrate: r.Bitrate, Bytes: r.Bytes, Score: r.Score, P5: r.P5, WorstFrame: r.WorstFrame, Hull: r.Hull}
 	}
 	b, err := json.Marshal(table)
 	if err != nil {

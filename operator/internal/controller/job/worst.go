@@ -1,0 +1,45 @@
+package job
+
+import (
+	"strconv"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+)
+
+// worstArgs are the worker flags of spec.worstFrames. Pictures are drawn only by a Pod
+// that scores the whole video (the API refuses them with parallelism above 1).
+func worstArgs(s vmafxv1.VmafxJobSpec) []string {
+	w := s.WorstFrames
+	if w == nil {
+		return nil
+	}
+	var args []string
+	if w.Count != nil {
+		args = append(args, "--worst-frames", strconv.Itoa(int(*w.Count)))
+	}
+	if w.Pictures && s.Parallelism <= 1 {
+		args = append(args, "--pictures")
+	}
+	return args
+}
+
+// setWorst copies the result's percentiles, worst frames, scene summary and report into
+// the job's status, bounded as the CRD bounds them.
+func setWorst(jr *vmafxv1.JobResult, r *vmafxv1.WorkerResult) {
+	if p := r.Percentiles; p != nil {
+		jr.Percentiles = &vmafxv1.JobPercentiles{P1: decimal(p.P1), P5: decimal(p.P5), P50: decimal(p.P50)}
+	}
+	for i, f := range r.WorstFrames {
+		if i == vmafxv1.MaxWorstFrames {
+			break
+		}
+		jr.WorstFrames = append(jr.WorstFrames, vmafxv1.JobFrame{Index: int32(f.Index), VMAF: decimal(f.VMAF)})
+	}
+	if sc := r.Scenes; sc != nil {
+		jr.Scenes = &vmafxv1.JobScenes{Count: int32(sc.Count)}
+		if w := sc.Worst; w != nil {
+			jr.Scenes.Worst = &vmafxv1.JobScene{Start: int32(w.Start), Frames: int32(w.Frames), Mean: decimal(w.Mean), Min: decimal(w.Min), P5: decimal(w.P5)}
+		}
+	}
+	jr.Report = r.Report
+}

@@ -1,0 +1,147 @@
+package worstframes
+
+import (
+	"cmp"
+	"slices"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/vmaf"
+)
+
+// Scene cuts are found on luma histograms: each reference frame's luma (every other
+// sample of every other row) is counted into HistogramBins bins, and frame i starts a new scene when the share of its samples that
+// changed bins since frame i-1,
+//
+//	d(i) = sum over bins |h_i(b) - h_{i-1}(b)| / (2 x samples),
+//
+// a number from 0 (same histogram) to 1 (no sample in a common bin), is at least the
+// threshold. A histogram ignores motion within a shot (a pan, a zoom, noise) and jumps at
+// a cut to other content; unlike ffmpeg's scene score (a sum of absolute pixel
+// differences) it does not fire on fast motion. Fades are not cuts: they spread over
+// frames, each one under the threshold.
+const (
+	// HistogramBins is the number of luma bins, whatever the bit depth.
+	HistogramBins = 64
+	// DefaultSceneThreshold is the default d(i) that cuts: on the test clips no frame
+	// within a shot comes near it (testsrc2 0.033, mandelbrot 0.022, SMPTE bars with
+	// temporal noise 0.027, the game of life 0.176), and a cut between two of them scores
+	// 0.65 or more.
+	DefaultSceneThreshold = 0.3
+)
+
+// Cuts watches the reference's frames as the kernel reads them and records each frame's
+// histogram distance to the one before: eight bytes a frame.
+type Cuts struct {
+	vmaf.FrameSource
+	prev, cur [HistogramBins]int
+	n         int
+	// dist[k] is d of the k-th frame read; dist[0] is 0.
+	dist []float64
+}
+
+// NewCuts wraps src.
+func NewCuts(src vmaf.FrameSource) *Cuts { return &Cuts{FrameSource: src} }
+
+// ReadFrame reads the next frame and records its histogram distance.
+func (c *Cuts) ReadFrame(f *vmaf.Frame) error {
+	if err := c.FrameSource.ReadFrame(f); err != nil {
+		return err
+	}
+	shift := max(f.BitDepth, 6) - 6
+	c.cur = [HistogramBins]int{}
+	samples := 0
+	// Every other sample of every other row: a quarter of the work, and the same histogram
+	// but for noise (a cut changes most of the picture, not a pixel in four).
+	for y := 0; y < f.Height; y += 2 {
+		row := f.Y[y*f.Width : (y+1)*f.Width]
+		for x := 0; x < len(row); x += 2 {
+			c.cur[(row[x]>>shift)&(HistogramBins-1)]++ // the mask keeps corrupt samples in range
+		}
+		samples += (len(row) + 1) / 2
+	}
+	d := 0.0
+	if c.n > 0 && samples > 0 {
+		diff := 0
+		for b := range c.cur {
+			diff += abs(c.cur[b] - c.prev[b])
+		}
+		d = float64(diff) / float64(2*samples)
+	}
+	c.dist = append(c.dist, d)
+	c.prev = c.cur
+	c.n++
+	return nil
+}
+
+// Distances returns d of every frame read, in read order.
+func (c *Cuts) Distances() []float64 { return c.dist }
+
+// Starts returns the indices of the frames that start a scene, given the index of the
+// first frame read (vmaf.Options.FirstIndex): the first frame, and every frame whose
+// distance is at least threshold.
+func (c *Cuts) Starts(first int, threshold float64) []int {
+	var starts []int
+	for k, d := range c.dist {
+		if k == 0 || d >= threshold {
+			starts = append(starts, first+k)
+		}
+	}
+	return starts
+}
+
+// Scene is one scene's pooled VMAF.
+type Scene = vmafxv1.WorkerScene
+
+// Scenes pools res's per-frame scores by scene, given the scene starts (ascending
+// indices; the first at or before the first frame). Scenes without a scored frame (a
+// short scene between subsampled frames) are left out.
+func Scenes(res *vmaf.Result, starts []int) []Scene {
+	if len(starts) == 0 || len(res.Frames) == 0 {
+		return nil
+	}
+	var scenes []Scene
+	var scores []float64
+	sceneStart := starts[0]
+	flush := func() {
+		if len(scores) == 0 {
+			return
+		}
+		p := vmaf.PoolValues(scores)
+		scenes = append(scenes, Scene{
+			Start: sceneStart, Frames: len(scores), Mean: p.Mean, HarmonicMean: p.HarmonicMean, Min: p.Min,
+			P5: vmaf.Percentile(scores, 5),
+		})
+		scores = scores[:0]
+	}
+	next := 1
+	for i := range res.Frames {
+		f := &res.Frames[i]
+		for next < len(starts) && f.Index >= starts[next] {
+			flush()
+			sceneStart = starts[next]
+			next++
+		}
+		scores = append(scores, f.VMAF)
+	}
+	flush()
+	return scenes
+}
+
+// Summary returns the scene count and the scene with the lowest mean (ties: the first).
+func Summary(scenes []Scene) *vmafxv1.WorkerScenes {
+	if len(scenes) == 0 {
+		return nil
+	}
+	worst := slices.MinFunc(scenes, func(a, b Scene) int { return cmp.Or(cmp.Compare(a.Mean, b.Mean), cmp.Compare(a.Start, b.Start)) })
+	if !finite(worst.Mean) || !finite(worst.HarmonicMean) || !finite(worst.Min) || !finite(worst.P5) {
+		return &vmafxv1.WorkerScenes{Count: len(scenes)}
+	}
+	return &vmafxv1.WorkerScenes{Count: len(scenes), Worst: &worst}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
