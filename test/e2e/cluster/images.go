@@ -48,6 +48,8 @@ func (r *run) buildImage(ctx context.Context, s project.Image, stamp project.Sta
 		if spec.Runtime, err = project.HostWorkerRuntime(bin); err != nil {
 			return builtImage{}, fmt.Errorf("image %s: %w", s.Name, err)
 		}
+	}
+	if s.Worker || s.CACerts {
 		if _, err := os.Stat(project.CABundle); err == nil {
 			spec.Files[project.CABundle] = project.CABundle
 		}
