@@ -1,7 +1,8 @@
 // Package imports checks the module's package boundaries with `go list`: each
 // component's binaries link only their own packages, the shared ones (apis/, internal/),
 // the libraries (vmaf/, media/) and third-party code, no test double or test helper is linked
-// into a binary, and the libraries link nothing of Kubernetes or of the components.
+// into a binary, and the libraries link nothing of Kubernetes or of the components; and
+// that the scoring binary stays small (size_test.go).
 package imports
 
 import (
