@@ -118,7 +118,7 @@ func (b *azureBucket) read(ctx context.Context, key string, off int64, version s
 
 func (b *azureBucket) write(ctx context.Context, key, contentType string) (io.WriteCloser, error) {
 	bb := b.client.NewBlockBlobClient(key)
-	return newPipeUpload(func(body io.Reader) error {
+	return newPipeUpload(ctx, func(body io.Reader) error {
 		_, err := bb.UploadStream(ctx, body, &blockblob.UploadStreamOptions{
 			BlockSize: azureBlockSize, Concurrency: azureConcurrency,
 			HTTPHeaders: &blob.HTTPHeaders{BlobContentType: &contentType},

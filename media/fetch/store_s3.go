@@ -128,7 +128,7 @@ func (b *s3Bucket) read(ctx context.Context, key string, off int64, version stri
 }
 
 func (b *s3Bucket) write(ctx context.Context, key, contentType string) (io.WriteCloser, error) {
-	return newPipeUpload(func(body io.Reader) error {
+	return newPipeUpload(ctx, func(body io.Reader) error {
 		_, err := b.tm.UploadObject(ctx, &transfermanager.UploadObjectInput{
 			Bucket: aws.String(b.name), Key: aws.String(key), ContentType: aws.String(contentType), Body: body,
 		})
@@ -180,6 +180,7 @@ func rangeTotal(cr string) (int64, bool) {
 // pipeUpload is a writer that streams what is written to an upload running in its own
 // goroutine; Close waits for the upload and returns its error.
 type pipeUpload struct {
+	ctx    context.Context
 	pr     *io.PipeReader
 	pw     *io.PipeWriter
 	upload func(io.Reader) error
@@ -188,12 +189,23 @@ type pipeUpload struct {
 }
 
 // newPipeUpload returns a writer for upload, which starts with the first byte written
-// (or at Close, for an empty object).
-func newPipeUpload(upload func(body io.Reader) error) *pipeUpload {
-	return &pipeUpload{upload: upload, done: make(chan struct{})}
+// (or at Close, for an empty object). Cancelling ctx ends the upload even while it waits
+// for bytes, so a writer dropped without Close leaves no goroutine behind.
+func newPipeUpload(ctx context.Context, upload func(body io.Reader) error) *pipeUpload {
+	return &pipeUpload{ctx: ctx, upload: upload, done: make(chan struct{})}
 }
 
 func (w *pipeUpload) start(body io.Reader) {
+	if w.pr != nil {
+		go func() {
+			select {
+			case <-w.ctx.Done():
+				// The upload's reads end with the cause (and Write says it).
+				w.pw.CloseWithError(w.ctx.Err())
+			case <-w.done:
+			}
+		}()
+	}
 	go func() {
 		defer close(w.done)
 		w.err = w.upload(body)
@@ -213,6 +225,9 @@ func (w *pipeUpload) Write(p []byte) (int, error) {
 		w.start(w.pr)
 	}
 	n, err := w.pw.Write(p)
+	if err != nil && w.ctx.Err() != nil {
+		return n, w.ctx.Err()
+	}
 	var uf uploadFailed
 	if errors.As(err, &uf) && uf.err != nil {
 		err = uf.err
