@@ -54,7 +54,7 @@ func (s *Stores) openGCS(ctx context.Context, name string) (bucket, error) {
 		if !strings.Contains(endpoint, "://") {
 			endpoint = "http://" + endpoint
 		}
-		return &gcsBucket{name: name, endpoint: endpoint, client: &http.Client{Transport: base}}, nil
+		return &gcsBucket{name: name, endpoint: endpoint, client: &http.Client{Transport: base}, limits: s.opts.Limits}, nil
 	}
 	var ts oauth2.TokenSource
 	switch {
@@ -76,13 +76,15 @@ func (s *Stores) openGCS(ctx context.Context, name string) (bucket, error) {
 	if ts != nil {
 		client.Transport = &oauth2.Transport{Source: ts, Base: base}
 	}
-	return &gcsBucket{name: name, endpoint: endpoint, client: client}, nil
+	return &gcsBucket{name: name, endpoint: endpoint, client: client, limits: s.opts.Limits}, nil
 }
 
 // gcsBucket is a Google Cloud Storage bucket.
 type gcsBucket struct {
 	name, endpoint string
 	client         *http.Client
+	// limits are the attempts and backoff of an upload's chunks.
+	limits HTTPOptions
 }
 
 // objectURL is the JSON API's URL of key, with the query q.
@@ -220,28 +222,45 @@ func (w *gcsWriter) Close() error {
 }
 
 // send sends the buffer as the next chunk; the last one states the object's length,
-// which completes the upload.
+// which completes the upload. A chunk whose answer is lost or transient (a broken
+// connection, 408, 429, 5xx) is retried within the attempts, with backoff, after asking
+// the service how much it holds, since it may have kept the chunk before failing.
 func (w *gcsWriter) send(last bool) error {
+	query, tries := false, 1
 	for {
 		end := w.sent + int64(len(w.buf))
 		total := "*"
 		if last {
 			total = strconv.FormatInt(end, 10)
 		}
-		cr := "bytes */" + total // an empty last chunk
-		if len(w.buf) > 0 {
+		body, cr := w.buf, "bytes */"+total // an empty last chunk, or a status query
+		if query {
+			body = nil
+		} else if len(w.buf) > 0 {
 			cr = "bytes " + strconv.FormatInt(w.sent, 10) + "-" + strconv.FormatInt(end-1, 10) + "/" + total
 		}
-		req, err := http.NewRequestWithContext(w.ctx, http.MethodPut, w.session, bytes.NewReader(w.buf))
+		req, err := http.NewRequestWithContext(w.ctx, http.MethodPut, w.session, bytes.NewReader(body))
 		if err != nil {
 			return err
 		}
-		req.ContentLength = int64(len(w.buf))
+		req.ContentLength = int64(len(body))
 		req.Header.Set("Content-Range", cr)
 		resp, err := w.b.do(req)
-		if err != nil {
-			return err
+		if err == nil && retryableStatus(resp.StatusCode) {
+			err = gcsError(resp)
+			resp.Body.Close()
 		}
+		if err != nil {
+			if w.ctx.Err() != nil || tries >= w.b.limits.Attempts {
+				return err
+			}
+			if err := sleep(w.ctx, w.b.limits.backoff(tries)); err != nil {
+				return err
+			}
+			query, tries = true, tries+1
+			continue
+		}
+		query = false
 		switch {
 		case last && (resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated):
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, gcsErrorBody))
@@ -266,7 +285,7 @@ func (w *gcsWriter) send(last bool) error {
 			}
 			w.buf = append(w.buf[:0], w.buf[held-w.sent:]...)
 			w.sent = held
-			if len(w.buf) == 0 || (!last && len(w.buf) < cap(w.buf)) {
+			if !last && len(w.buf) < cap(w.buf) {
 				return nil
 			}
 		default:
@@ -274,6 +293,11 @@ func (w *gcsWriter) send(last bool) error {
 			return gcsError(resp)
 		}
 	}
+}
+
+// retryableStatus reports whether a response's status is worth another try.
+func retryableStatus(code int) bool {
+	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
 }
 
 // gcsError reads the JSON API's error response ({"error": {"code", "message"}}); a body

@@ -53,6 +53,9 @@ type fakeGCS struct {
 	partial bool
 	// changeOnResume replaces the object when a ranged read arrives.
 	changeOnResume bool
+	// lose keeps the next chunk that is not the last and answers 503, as a response
+	// lost on the way would look to the client.
+	lose bool
 	gets           int
 }
 
@@ -229,8 +232,15 @@ func (f *fakeGCS) chunk(w http.ResponseWriter, r *http.Request, s *gcsSession) {
 		return
 	}
 	s.data = append(s.data, data...)
+	if total == "*" && len(data) > 0 && f.lose {
+		f.lose = false
+		gcsFail(w, http.StatusServiceUnavailable, "backend error")
+		return
+	}
 	if total == "*" {
-		w.Header().Set("Range", fmt.Sprintf("bytes=0-%d", len(s.data)-1))
+		if len(s.data) > 0 {
+			w.Header().Set("Range", fmt.Sprintf("bytes=0-%d", len(s.data)-1))
+		}
 		w.WriteHeader(http.StatusPermanentRedirect)
 		return
 	}
@@ -365,11 +375,11 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// An output of several chunks, one of which the service keeps only in part, arrives
-// whole with its content type; so does an empty one.
+// An output of several chunks, one of which the service keeps only in part and one
+// whose answer is lost, arrives whole with its content type; so does an empty one.
 func TestGCSStore(t *testing.T) {
 	f := newFakeGCS(t)
-	f.partial = true
+	f.partial, f.lose = true, true
 	s := gcsStores(t, f, nil, false)
 	data := make([]byte, 2*gcsChunk+12345)
 	for i := range data {
@@ -398,6 +408,9 @@ func TestGCSStore(t *testing.T) {
 		if obj == nil || !bytes.Equal(obj.data, tc.data) || obj.contentType != "application/json" {
 			t.Fatalf("%s: stored %v", tc.name, obj != nil)
 		}
+	}
+	if f.lose {
+		t.Error("no chunk's answer was lost: the test proves nothing")
 	}
 }
 
