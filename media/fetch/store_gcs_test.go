@@ -56,7 +56,7 @@ type fakeGCS struct {
 	// lose keeps the next chunk that is not the last and answers 503, as a response
 	// lost on the way would look to the client.
 	lose bool
-	gets           int
+	gets int
 }
 
 type gcsSession struct {
