@@ -5,8 +5,7 @@
 //
 // VMAFX_VERSITYGW names the versitygw binary; without it the package skips, and fails
 // under VMAFX_REQUIRE_INTEGRATION (make test sets both). GCS and Azure have no server
-// that runs here: media/fetch tests GCS against a fake of its JSON API, and Azure's
-// configuration only.
+// that runs here: media/fetch tests both against fakes that speak their APIs.
 package objectstore_test
 
 import (
