@@ -18,7 +18,7 @@ roles=(
   "vmafx-gateway-access        ./gateway/internal/access     gateway"
   "vmafx-gateway-jobs          ./gateway/internal/jobs       gateway"
   "vmafx-gateway-mcp           ./gateway/internal/mcpserver  gateway"
-  "vmafx-trainer               ./worker/internal/trainer"
+  "vmafx-trainer               ./trainer/internal/trainer"
 )
 mkdir -p manifests/rbac manifests/rbac/gateway
 for line in "${roles[@]}"; do

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// This file opens a model's SVR to training (worker/train): the trainer keeps the
+// This file opens a model's SVR to training (trainer/train): the trainer keeps the
 // model's feature normalisation and support vectors and learns the SVR's coefficients
 // and offset (libsvm's rho). Nothing here is on the scoring path.
 

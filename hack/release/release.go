@@ -156,17 +156,21 @@ func (o Options) buildArch(ctx context.Context, img project.Image, arch string, 
 		Files: img.LicenseFiles(o.Repo), Annotations: o.annotations(img.Name), Created: o.Stamp.Date,
 	}
 	var debs []debroot.Package
-	if img.Worker && o.HostRuntime {
+	switch {
+	case (img.Worker || img.CACerts) && o.HostRuntime:
 		if arch != runtime.GOARCH {
 			return Arch{}, fmt.Errorf("the worker's runtime from this machine's packages is for %s only, not %s", runtime.GOARCH, arch)
 		}
-		files, err := project.HostWorkerRuntime(bin)
-		if err != nil {
-			return Arch{}, err
+		files := map[string]string{}
+		if img.Worker {
+			var err error
+			if files, err = project.HostWorkerRuntime(bin); err != nil {
+				return Arch{}, err
+			}
 		}
 		files[project.CABundle] = project.CABundle
 		spec.Runtime = files
-	} else if img.Worker {
+	case img.Worker || img.CACerts:
 		root := roots[arch]
 		if root == nil {
 			var err error
@@ -176,9 +180,15 @@ func (o Options) buildArch(ctx context.Context, img project.Image, arch string, 
 			}
 			roots[arch] = root
 		}
-		files, err := project.WorkerRuntime(root, bin)
+		var files map[string]string
+		var err error
+		if img.Worker {
+			files, err = project.WorkerRuntime(root, bin)
+		} else {
+			files, err = project.CARuntime(root)
+		}
 		if err != nil {
-			return Arch{}, fmt.Errorf("the worker's runtime for %s: %w", arch, err)
+			return Arch{}, fmt.Errorf("the runtime of %s for %s: %w", img.Name, arch, err)
 		}
 		spec.Runtime, debs = files, root.Packages(files)
 	}

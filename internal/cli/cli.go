@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Lookup returns an environment variable and whether it is set (os.LookupEnv).
@@ -304,7 +305,8 @@ func (s *Set) IntP(p *int, flag, short, env string, def, lo, hi int, usage strin
 	s.Int(p, flag, env, def, lo, hi, usage)
 }
 
-// Size adds a number of bytes, written as bytes or with a suffix (see ParseSize).
+// Size adds a number of bytes, written as a Kubernetes quantity, the one size syntax of
+// every VMAFX setting and resource: 1000000, 500M or 64Gi (see ParseSize).
 func (s *Set) Size(p *int64, flag, env string, def int64, usage string) {
 	s.typed("size", flag, env, FormatSize(def), usage, func(v string) error {
 		n, err := ParseSize(v)
@@ -316,39 +318,34 @@ func (s *Set) Size(p *int64, flag, env string, def int64, usage string) {
 	})
 }
 
-var sizeSuffixes = []struct {
-	suffix string
-	mult   int64
-}{
-	{"Ti", 1 << 40}, {"Gi", 1 << 30}, {"Mi", 1 << 20}, {"Ki", 1 << 10},
-	{"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"k", 1e3}, {"K", 1e3},
-}
+// maxSize bounds a size, far beyond any file, so that sums and products of sizes stay
+// within int64.
+const maxSize = 1 << 62
 
-// ParseSize reads a size such as 1000000, 500M or 64Gi: bytes, or with a k, M, G, T
-// (powers of 1000) or Ki, Mi, Gi, Ti (powers of 1024) suffix.
+// ParseSize reads a size as a Kubernetes quantity (resource.Quantity, as a Pod's memory
+// or ephemeral storage is written): bytes, or with a k, M, G, T, P (powers of 1000) or
+// Ki, Mi, Gi, Ti, Pi (powers of 1024) suffix; a whole number of bytes, 0 or more.
 func ParseSize(v string) (int64, error) {
-	mult := int64(1)
-	for _, sf := range sizeSuffixes {
-		if n, ok := strings.CutSuffix(v, sf.suffix); ok {
-			v, mult = n, sf.mult
-			break
-		}
+	const want = "must be a size such as 1000000, 500M or 64Gi (a Kubernetes quantity)"
+	q, err := resource.ParseQuantity(v)
+	if err != nil {
+		return 0, errors.New(want)
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
-		return 0, errors.New("must be a size such as 1000000, 500M or 64Gi")
+	n, ok := q.AsInt64()
+	if !ok || n < 0 || n > maxSize {
+		return 0, errors.New(want + ", a whole number of bytes from 0 to 2^62")
 	}
-	return n * mult, nil
+	return n, nil
 }
 
-// FormatSize writes n as ParseSize reads it, with the largest suffix that keeps it whole.
+// FormatSize writes n as a quantity: with a binary suffix when n is a whole number of
+// KiB (20Gi), else a decimal one (500M).
 func FormatSize(n int64) string {
-	for _, sf := range sizeSuffixes {
-		if sf.suffix != "K" && n >= sf.mult && n%sf.mult == 0 {
-			return strconv.FormatInt(n/sf.mult, 10) + sf.suffix
-		}
+	format := resource.DecimalSI
+	if n != 0 && n%1024 == 0 {
+		format = resource.BinarySI
 	}
-	return strconv.FormatInt(n, 10)
+	return resource.NewQuantity(n, format).String()
 }
 
 // Duration adds a positive duration.

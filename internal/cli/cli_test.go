@@ -134,7 +134,7 @@ func TestResolveAfterAnotherParser(t *testing.T) {
 }
 
 func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"0": 0, "1000": 1000, "64Gi": 64 << 30, "500M": 500e6, "2k": 2000} {
+	for in, want := range map[string]int64{"0": 0, "1000": 1000, "64Gi": 64 << 30, "500M": 500e6, "2k": 2000, "1.5G": 1500e6, "1e6": 1e6, "3Mi": 3 << 20} {
 		if got, err := ParseSize(in); err != nil || got != want {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
@@ -142,13 +142,16 @@ func TestParseSize(t *testing.T) {
 			t.Errorf("ParseSize(FormatSize(%d) = %q) = %d, %v", want, FormatSize(want), got, err)
 		}
 	}
-	for _, in := range []string{"", "-1", "1.5G", "12Q", "99999999999Ti"} {
+	// 2K: the quantity's decimal kilo is k; 1.5: a byte is whole.
+	for _, in := range []string{"", "-1", "1.5", "2K", "12Q", "99999999999Ti", "10Ei"} {
 		if _, err := ParseSize(in); err == nil {
 			t.Errorf("ParseSize(%q) succeeded, want an error", in)
 		}
 	}
-	if got := FormatSize(256 << 30); got != "256Gi" {
-		t.Errorf("FormatSize(256Gi) = %q", got)
+	for n, want := range map[int64]string{256 << 30: "256Gi", 500e6: "500M", 0: "0", 1000: "1k", 1536: "1536"} {
+		if got := FormatSize(n); got != want {
+			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
+		}
 	}
 }
 

@@ -10,9 +10,11 @@
 //     failures (connection errors, 5xx, 429), resuming a broken transfer with
 //     a Range request when the server allows it;
 //   - s3://bucket/key (AWS and S3-compatible servers), gs://bucket/object
-//     and azure://container/blob go through gocloud.dev/blob (Stores), with
-//     credentials from files (a mounted Secret), ranged reads resumed at
-//     their offset when a connection breaks, and writers for outputs.
+//     and azure://container/blob go through Stores, with credentials from
+//     files (a mounted Secret), ranged reads resumed at their offset when a
+//     connection breaks, and writers for outputs. S3 uses the AWS SDK, Azure
+//     the Azure SDK, and GCS its JSON API over net/http (store_gcs.go: Google's
+//     client, with gRPC, would triple the worker's binary).
 //
 // HTTP redirects are followed hop by hop under a RedirectPolicy: by default
 // a redirect may not downgrade https to http nor lead to a loopback,

@@ -7,30 +7,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/smithy-go"
 	"github.com/go-logr/logr"
-	"gocloud.dev/blob"
-	"gocloud.dev/blob/azureblob"
-	"gocloud.dev/blob/gcsblob"
-	"gocloud.dev/blob/s3blob"
-	"gocloud.dev/gcerrors"
-	"gocloud.dev/gcp"
-	"golang.org/x/oauth2/google"
-	"google.golang.org/api/googleapi"
 )
 
 // Object storage schemes.
@@ -47,8 +28,8 @@ type StoreOptions struct {
 	// DefaultCredentials is set.
 	CredentialsDir string
 	// DefaultCredentials lets a store without credentials of its own use the
-	// SDKs' default chains (environment, shared files, workload identity,
-	// instance metadata). Off by default: those are the node's or the worker
+	// default chains (environment, shared files, workload identity, instance
+	// metadata). Off by default: those are the node's or the worker
 	// ServiceAccount's rights, not the job author's, so any job that names no
 	// Secret would act with them (docs/security.md).
 	DefaultCredentials bool
@@ -61,8 +42,10 @@ type StoreOptions struct {
 	Limits HTTPOptions
 }
 
-// Stores fetches objects from, and writes outputs to, object storage through
-// gocloud.dev/blob. It is safe for concurrent use; Close it when done.
+// Stores fetches objects from, and writes outputs to, object storage: S3 through the AWS
+// SDK, Azure Blob Storage through the Azure SDK, and Google Cloud Storage through its
+// JSON API over net/http (store_gcs.go), each behind the small interface bucket. It is
+// safe for concurrent use; Close it when done.
 type Stores struct {
 	opts StoreOptions
 
@@ -70,25 +53,66 @@ type Stores struct {
 	creds   Credentials
 	loaded  error // from loading the credentials, once
 	once    bool
-	buckets map[string]*blob.Bucket
+	buckets map[string]bucket
+
+	// gcsEndpoint replaces the GCS JSON API's root, with credentials kept (tests).
+	gcsEndpoint string
 }
+
+// bucket is one bucket (or Azure container) of a service: the three calls Stores makes.
+type bucket interface {
+	// read opens key from byte off to its end. A resume (off > 0) passes the version
+	// the first read saw, and the service refuses it (a *serviceError of status 412)
+	// when the object was replaced since.
+	read(ctx context.Context, key string, off int64, version string) (io.ReadCloser, objectInfo, error)
+	// write returns a writer whose Close makes the object appear; cancelling ctx before
+	// Close abandons it.
+	write(ctx context.Context, key, contentType string) (io.WriteCloser, error)
+	// delete removes key; a missing key is a *serviceError of status 404.
+	delete(ctx context.Context, key string) error
+}
+
+// objectInfo is what a read says of the whole object.
+type objectInfo struct {
+	// size is the object's length in bytes, not the rest from the offset.
+	size int64
+	// version is the token a resume must match: S3's and Azure's ETag, GCS's generation.
+	version string
+}
+
+// serviceError is a service's error response, in the terms every store shares.
+type serviceError struct {
+	// status is the HTTP status of the response.
+	status int
+	// notFound, denied: what the service says, by its own error code where it has
+	// one (S3's NoSuchBucket; versitygw answers an unknown access key with 404
+	// XAdminUserNotFound, which is no missing object), else by the status.
+	notFound, denied bool
+	// cause is the service's error code and message, for people.
+	cause string
+	err   error
+}
+
+func (e *serviceError) Error() string { return e.cause }
+func (e *serviceError) Unwrap() error { return e.err }
 
 // NewStores returns a Stores; credentials are read on first use.
 func NewStores(o StoreOptions) *Stores {
 	o.Limits = o.Limits.withDefaults()
-	return &Stores{opts: o, buckets: map[string]*blob.Bucket{}}
+	return &Stores{opts: o, buckets: map[string]bucket{}}
 }
 
-// Close closes the buckets opened.
+// Close forgets the buckets opened; their idle connections are closed with them.
 func (s *Stores) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var errs []error
 	for k, b := range s.buckets {
-		errs = append(errs, b.Close())
+		if c, ok := b.(interface{ closeIdle() }); ok {
+			c.closeIdle()
+		}
 		delete(s.buckets, k)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // objectKey splits an object storage URI into bucket and key.
@@ -101,7 +125,7 @@ func objectKey(u *url.URL) (bucket, key string, err error) {
 }
 
 // bucket returns the open bucket of u, opening it on first use.
-func (s *Stores) bucket(ctx context.Context, u *url.URL) (*blob.Bucket, string, error) {
+func (s *Stores) bucket(ctx context.Context, u *url.URL) (bucket, string, error) {
 	name, key, err := objectKey(u)
 	if err != nil {
 		return nil, "", err
@@ -122,14 +146,14 @@ func (s *Stores) bucket(ctx context.Context, u *url.URL) (*blob.Bucket, string, 
 	if b, ok := s.buckets[id]; ok {
 		return b, key, nil
 	}
-	var b *blob.Bucket
+	var b bucket
 	switch u.Scheme {
 	case SchemeS3:
 		b, err = s.openS3(ctx, name)
 	case SchemeGCS:
 		b, err = s.openGCS(ctx, name)
 	case SchemeAzure:
-		b, err = s.openAzure(ctx, name)
+		b, err = s.openAzure(name)
 	default:
 		err = fmt.Errorf("%w %s://", ErrUnsupportedScheme, u.Scheme)
 	}
@@ -140,233 +164,57 @@ func (s *Stores) bucket(ctx context.Context, u *url.URL) (*blob.Bucket, string, 
 	return b, key, nil
 }
 
-// httpClient is the SDKs' HTTP client: a timeout on every wait, none on
-// the whole transfer (see DefaultTimeout).
-func (s *Stores) httpClient() *http.Client {
+// transport is the stores' HTTP transport: a timeout on every wait, none on the whole
+// transfer (see DefaultTimeout).
+func (s *Stores) transport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSHandshakeTimeout = s.opts.Limits.Timeout
 	t.ResponseHeaderTimeout = s.opts.Limits.Timeout
-	return &http.Client{Transport: t}
-}
-
-// S3Config is the S3 client configuration the credentials and options
-// give: what openS3 uses, exported for tests.
-type S3Config struct {
-	Region, Endpoint string
-	PathStyle        bool
-	// Static is set when the credentials name an access key.
-	Static bool
-}
-
-func (s *Stores) s3Config() (S3Config, error) {
-	c := S3Config{Region: s.creds[KeyAWSRegion], Endpoint: s.creds[KeyAWSEndpointURL]}
-	if v := s.creds[KeyAWSPathStyle]; v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return c, fmt.Errorf("credential %s: want true or false", KeyAWSPathStyle)
-		}
-		c.PathStyle = b
-	}
-	if s.opts.S3Region != "" {
-		c.Region = s.opts.S3Region
-	}
-	if s.opts.S3Endpoint != "" {
-		c.Endpoint = s.opts.S3Endpoint
-	}
-	if s.opts.S3PathStyle != nil {
-		c.PathStyle = *s.opts.S3PathStyle
-	}
-	id, secret := s.creds[KeyAWSAccessKeyID], s.creds[KeyAWSSecretAccessKey]
-	if (id == "") != (secret == "") {
-		return c, fmt.Errorf("credentials: %s and %s go together, only one is set", KeyAWSAccessKeyID, KeyAWSSecretAccessKey)
-	}
-	c.Static = id != ""
-	return c, nil
-}
-
-func (s *Stores) openS3(ctx context.Context, name string) (*blob.Bucket, error) {
-	c, err := s.s3Config()
-	if err != nil {
-		return nil, err
-	}
-	hc := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
-		t.TLSHandshakeTimeout = s.opts.Limits.Timeout
-		t.ResponseHeaderTimeout = s.opts.Limits.Timeout
-	})
-	opts := []func(*config.LoadOptions) error{config.WithHTTPClient(hc)}
-	if c.Region != "" {
-		opts = append(opts, config.WithRegion(c.Region))
-	}
-	switch {
-	case c.Static:
-		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(
-			s.creds[KeyAWSAccessKeyID], s.creds[KeyAWSSecretAccessKey], s.creds[KeyAWSSessionToken])))
-	case !s.opts.DefaultCredentials:
-		// Unsigned requests: a public bucket reads, anything else answers AccessDenied.
-		opts = append(opts, config.WithCredentialsProvider(aws.AnonymousCredentials{}))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("S3 configuration: %s", s.creds.scrub(err.Error()))
-	}
-	if cfg.Region == "" {
-		// SigV4 needs a region; S3-compatible servers mostly take any.
-		cfg.Region = "us-east-1"
-	}
-	// S3-compatible servers may not know the newer checksum headers.
-	cfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-	cfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
-		if c.Endpoint != "" {
-			o.BaseEndpoint = aws.String(c.Endpoint)
-		}
-		o.UsePathStyle = c.PathStyle
-	})
-	return s3blob.OpenBucket(ctx, client, name, &s3blob.Options{RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired})
-}
-
-func (s *Stores) openGCS(ctx context.Context, name string) (*blob.Bucket, error) {
-	var ts gcp.TokenSource
-	if j := s.creds[KeyGCSCredentialsJSON]; j != "" {
-		creds, err := google.CredentialsFromJSONWithType(ctx, []byte(j), google.ServiceAccount, "https://www.googleapis.com/auth/devstorage.read_write")
-		if err != nil {
-			// The parser's errors may quote the file: say only what it is.
-			return nil, fmt.Errorf("credential %s is not a Google service account key file (JSON)", KeyGCSCredentialsJSON)
-		}
-		ts = creds.TokenSource
-	} else if !s.opts.DefaultCredentials {
-		return gcsblob.OpenBucket(ctx, gcp.NewAnonymousHTTPClient(gcp.DefaultTransport()), name, nil)
-	} else {
-		creds, err := gcp.DefaultCredentials(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("no Google credentials: give %s in the credentials or run with workload identity: %w", KeyGCSCredentialsJSON, err)
-		}
-		ts = creds.TokenSource
-	}
-	client, err := gcp.NewHTTPClient(gcp.DefaultTransport(), ts)
-	if err != nil {
-		return nil, err
-	}
-	return gcsblob.OpenBucket(ctx, client, name, nil)
-}
-
-func (s *Stores) openAzure(ctx context.Context, name string) (*blob.Bucket, error) {
-	account := s.creds[KeyAzureAccount]
-	if account == "" {
-		return nil, fmt.Errorf("azure:// needs the storage account: credential %s", KeyAzureAccount)
-	}
-	svc, err := azureblob.NewServiceURL(&azureblob.ServiceURLOptions{
-		AccountName:   account,
-		StorageDomain: s.creds[KeyAzureDomain],
-		Protocol:      s.creds[KeyAzureProtocol],
-	})
-	if err != nil {
-		return nil, err
-	}
-	containerURL, err := url.JoinPath(string(svc), name)
-	if err != nil {
-		return nil, err
-	}
-	opts := &container.ClientOptions{}
-	opts.Transport = s.httpClient()
-	var client *container.Client
-	switch {
-	case s.creds[KeyAzureKey] != "":
-		cred, err := azblob.NewSharedKeyCredential(account, s.creds[KeyAzureKey])
-		if err != nil {
-			return nil, fmt.Errorf("credential %s is not a storage account key", KeyAzureKey)
-		}
-		client, err = container.NewClientWithSharedKeyCredential(containerURL, cred, opts)
-		if err != nil {
-			return nil, errors.New(s.creds.scrub(err.Error()))
-		}
-	case s.creds[KeyAzureSASToken] != "":
-		client, err = container.NewClientWithNoCredential(containerURL+"?"+strings.TrimPrefix(s.creds[KeyAzureSASToken], "?"), opts)
-		if err != nil {
-			return nil, errors.New(s.creds.scrub(err.Error()))
-		}
-	case !s.opts.DefaultCredentials:
-		// Anonymous: a container with public access reads, anything else is refused.
-		client, err = container.NewClientWithNoCredential(containerURL, opts)
-		if err != nil {
-			return nil, errors.New(s.creds.scrub(err.Error()))
-		}
-	default:
-		cred, err := azidentity.NewDefaultAzureCredential(nil)
-		if err != nil {
-			return nil, fmt.Errorf("no Azure credentials: give %s or %s in the credentials, or run with a managed identity: %w", KeyAzureKey, KeyAzureSASToken, err)
-		}
-		if client, err = container.NewClient(containerURL, cred, opts); err != nil {
-			return nil, err
-		}
-	}
-	return azureblob.OpenBucket(ctx, client, nil)
+	return t
 }
 
 // storeCause turns an object storage error into a short cause for people:
 // the service's error code and message, without secrets.
 func (s *Stores) storeCause(err error) error {
-	var (
-		api   smithy.APIError
-		az    *azcore.ResponseError
-		gerr  *googleapi.Error
-		cause string
-	)
-	switch {
-	case errors.As(err, &api):
-		cause = api.ErrorCode() + ": " + api.ErrorMessage()
-	case errors.As(err, &az):
-		cause = az.ErrorCode + " (HTTP " + strconv.Itoa(az.StatusCode) + ")"
-	case errors.As(err, &gerr):
-		cause = gerr.Message + " (HTTP " + strconv.Itoa(gerr.Code) + ")"
-	default:
-		cause = err.Error()
+	var se *serviceError
+	cause := err.Error()
+	if errors.As(err, &se) {
+		cause = se.cause
 	}
 	cause = strings.TrimSuffix(strings.TrimSpace(s.creds.scrub(cause)), ":")
-	status := httpStatus(err)
 	switch {
-	case gcerrors.Code(err) == gcerrors.NotFound:
+	case notFound(err):
 		return fmt.Errorf("%w: %s", ErrNotFound, cause)
-	case gcerrors.Code(err) == gcerrors.PermissionDenied || status == http.StatusUnauthorized || status == http.StatusForbidden:
+	case se != nil && (se.denied || se.status == http.StatusUnauthorized || se.status == http.StatusForbidden):
 		if len(s.creds) == 0 && !s.opts.DefaultCredentials {
 			// Say why the request was anonymous: a job that names no Secret no longer
 			// borrows the node's credentials (docs/security.md).
 			return fmt.Errorf("access denied to an anonymous request (the job names no credentials, and the default credential chain is off: name a Secret in spec.credentials): %s", cause)
 		}
 		return fmt.Errorf("access denied (check the credentials and the bucket's policy): %s", cause)
-	case gcerrors.Code(err) == gcerrors.DeadlineExceeded:
+	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w: %s", ErrTimeout, cause)
 	}
 	return errors.New(cause)
 }
 
-// httpStatus is the HTTP status of a service's error response, or 0.
-func httpStatus(err error) int {
-	var (
-		aws  *awshttp.ResponseError
-		az   *azcore.ResponseError
-		gerr *googleapi.Error
-	)
-	switch {
-	case errors.As(err, &aws):
-		return aws.HTTPStatusCode()
-	case errors.As(err, &az):
-		return az.StatusCode
-	case errors.As(err, &gerr):
-		return gerr.Code
-	}
-	return 0
+// notFound reports whether the service says the object or its bucket does not exist.
+func notFound(err error) bool {
+	var se *serviceError
+	return errors.As(err, &se) && se.notFound
 }
 
 // permanent reports whether a store error is not worth a retry: the
-// service refused the request itself (4xx other than 408 and 429).
+// service refused the request itself (4xx other than 408 and 429, and 501).
 func permanent(err error) bool {
-	switch gcerrors.Code(err) {
-	case gcerrors.NotFound, gcerrors.PermissionDenied, gcerrors.InvalidArgument, gcerrors.FailedPrecondition, gcerrors.Unimplemented:
+	var se *serviceError
+	if !errors.As(err, &se) {
+		return false
+	}
+	if se.notFound || se.denied || se.status == http.StatusNotImplemented {
 		return true
 	}
-	status := httpStatus(err)
-	return status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests
+	return se.status >= 400 && se.status < 500 && se.status != http.StatusRequestTimeout && se.status != http.StatusTooManyRequests
 }
 
 // Open reads the object at u with ranged reads: a read that breaks off is
@@ -395,16 +243,15 @@ func (s *Stores) Open(ctx context.Context, u *url.URL) (*Object, error) {
 // rangeReader reads an object from offset off on, reopening at off when a
 // read fails.
 type rangeReader struct {
-	s    *Stores
-	ctx  context.Context
-	b    *blob.Bucket
-	key  string
-	u    *url.URL
-	size int64 // -1 until the first read
-	etag string
-	mod  time.Time
+	s       *Stores
+	ctx     context.Context
+	b       bucket
+	key     string
+	u       *url.URL
+	size    int64 // -1 until the first read
+	version string
 
-	r      *blob.Reader
+	r      io.ReadCloser
 	cancel context.CancelCauseFunc
 	rctx   context.Context
 	timer  *time.Timer
@@ -429,11 +276,19 @@ func (r *rangeReader) open() error {
 		}
 		r.tries++
 		rctx, cancel := context.WithCancelCause(r.ctx)
-		br, err := r.b.NewRangeReader(rctx, r.key, r.off, -1, &blob.ReaderOptions{BeforeRead: r.ifMatch})
+		version := ""
+		if r.off > 0 {
+			version = r.version
+		}
+		br, info, err := r.b.read(rctx, r.key, r.off, version)
 		if err != nil {
 			cancel(nil)
 			if r.ctx.Err() != nil {
 				return r.ctx.Err()
+			}
+			var se *serviceError
+			if r.size >= 0 && errors.As(err, &se) && se.status == http.StatusPreconditionFailed {
+				return fail(r.u, fmt.Errorf("resuming at byte %d: the object changed since the transfer began", r.off))
 			}
 			if permanent(err) {
 				return fail(r.u, r.s.storeCause(err))
@@ -443,12 +298,8 @@ func (r *rangeReader) open() error {
 		}
 		if r.size < 0 {
 			// The first read: the object's size and version, for the resumes.
-			r.size, r.mod = br.Size(), br.ModTime()
-			var out s3.GetObjectOutput
-			if br.As(&out) {
-				r.etag = aws.ToString(out.ETag)
-			}
-		} else if !br.ModTime().Equal(r.mod) || br.Size() != r.size {
+			r.size, r.version = info.size, info.version
+		} else if info.size != r.size || (r.version != "" && info.version != r.version) {
 			br.Close()
 			cancel(nil)
 			return fail(r.u, fmt.Errorf("resuming at byte %d: the object changed since the transfer began", r.off))
@@ -458,15 +309,6 @@ func (r *rangeReader) open() error {
 		r.timer.Stop()
 		return nil
 	}
-}
-
-// ifMatch makes an S3 resume fail rather than read a replaced object.
-func (r *rangeReader) ifMatch(as func(any) bool) error {
-	var in *s3.GetObjectInput
-	if r.off > 0 && r.etag != "" && as(&in) {
-		in.IfMatch = aws.String(r.etag)
-	}
-	return nil
 }
 
 // Read reads from the current range, resuming at the offset when it breaks.
@@ -539,18 +381,22 @@ func (s *Stores) Create(ctx context.Context, u *url.URL, contentType string) (io
 	if err != nil {
 		return nil, &Error{Op: "store", URI: Redact(u), Err: err}
 	}
-	w, err := b.NewWriter(ctx, key, &blob.WriterOptions{ContentType: contentType})
+	// An abandoned upload must not complete: the writers' own goroutines stop with wctx.
+	wctx, cancel := context.WithCancel(ctx)
+	w, err := b.write(wctx, key, contentType)
 	if err != nil {
+		cancel()
 		return nil, &Error{Op: "store", URI: Redact(u), Err: s.storeCause(err)}
 	}
-	return &storeWriter{w: w, s: s, u: u}, nil
+	return &storeWriter{w: w, s: s, u: u, cancel: cancel}, nil
 }
 
 // storeWriter reports its failures as *Error without secrets.
 type storeWriter struct {
-	w *blob.Writer
-	s *Stores
-	u *url.URL
+	w      io.WriteCloser
+	s      *Stores
+	u      *url.URL
+	cancel context.CancelFunc
 }
 
 func (w *storeWriter) Write(p []byte) (int, error) {
@@ -562,6 +408,7 @@ func (w *storeWriter) Write(p []byte) (int, error) {
 }
 
 func (w *storeWriter) Close() error {
+	defer w.cancel()
 	if err := w.w.Close(); err != nil {
 		return &Error{Op: "store", URI: Redact(w.u), Err: w.s.storeCause(err)}
 	}
@@ -575,7 +422,7 @@ func (s *Stores) Delete(ctx context.Context, u *url.URL) error {
 	if err != nil {
 		return &Error{Op: "delete", URI: Redact(u), Err: err}
 	}
-	if err := b.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+	if err := b.delete(ctx, key); err != nil && !notFound(err) {
 		return &Error{Op: "delete", URI: Redact(u), Err: s.storeCause(err)}
 	}
 	return nil

@@ -475,6 +475,7 @@ func TestLocalValues(t *testing.T) {
 	}
 	op := podTemplates(t, res.Objects)["Deployment vmafx-system/vmafx-operator"].Spec.Containers[0]
 	if env := envOf(op); env["VMAFX_OPERATOR_WORKER_IMAGE"] != "vmafx.local/vmafx-worker:dev" || env["VMAFX_OPERATOR_WORKER_PULL_POLICY"] != "Never" ||
+		env["VMAFX_OPERATOR_TRAINER_IMAGE"] != "vmafx.local/vmafx-trainer:dev" || env["VMAFX_OPERATOR_TRAINER_PULL_POLICY"] != "Never" ||
 		env["VMAFX_OPERATOR_ALLOWED_HOST_PATHS"] != "/" {
 		t.Errorf("operator worker image settings: %v", env)
 	}

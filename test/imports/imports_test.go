@@ -1,7 +1,8 @@
 // Package imports checks the module's package boundaries with `go list`: each
 // component's binaries link only their own packages, the shared ones (apis/, internal/),
 // the libraries (vmaf/, media/) and third-party code, no test double or test helper is linked
-// into a binary, and the libraries link nothing of Kubernetes or of the components.
+// into a binary, and the libraries link nothing of Kubernetes or of the components; and
+// that the scoring binary stays small (size_test.go).
 package imports
 
 import (
@@ -24,6 +25,7 @@ var binaries = map[string]string{
 	"scheduler-plugin/cmd/vmafx-scheduler":  "scheduler-plugin/",
 	"device-plugin/cmd/vmafx-device-plugin": "device-plugin/",
 	"worker/cmd/vmafx-worker":               "worker/",
+	"trainer/cmd/vmafx-trainer":             "trainer/",
 	"gateway/cmd/vmafx-api":                 "gateway/",
 	"gateway/cmd/vmafx-mcp":                 "gateway/",
 	"kubectl-vmafx/cmd/kubectl-vmafx":       "kubectl-vmafx/",
@@ -65,6 +67,27 @@ func TestBinariesLinkOnlyTheirComponentAndSharedPackages(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// scoring is the binary of every worker Pod: it reads and writes files, HTTP and object
+// storage, never the API server, so it links no Kubernetes client (the trainer, which
+// needs one, is its own binary). The one controller-runtime package it may link is
+// pkg/scheme, the SchemeBuilder of apis/vmafx/v1, which holds no client.
+const scoring = "worker/cmd/vmafx-worker"
+
+// kubeClients are the module prefixes of the Kubernetes clients.
+var kubeClients = []string{"k8s.io/client-go/", "sigs.k8s.io/controller-runtime/"}
+
+func TestWorkerLinksNoKubernetesClient(t *testing.T) {
+	goCmd, err := testutil.GoCommand()
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, dep := range deps(t, goCmd, module+scoring) {
+		if hasAnyPrefix(dep, kubeClients) && dep != "sigs.k8s.io/controller-runtime/pkg/scheme" {
+			t.Errorf("%s links %s: the scoring binary needs no Kubernetes client", scoring, dep)
+		}
 	}
 }
 

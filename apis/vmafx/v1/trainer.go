@@ -1,6 +1,6 @@
 package v1
 
-// The contract between a training run's trainer (vmafx-worker train) and the operator,
+// The contract between a training run's trainer (vmafx-trainer) and the operator,
 // which reads the trainer's GET /status and reflects it in the run's status.
 const (
 	// TrainerPort is where a trainer serves /status, /metrics and /healthz.

@@ -28,16 +28,22 @@ type Image struct {
 	Pkg string
 	// Worker says the image needs the worker's runtime (WorkerPackages).
 	Worker bool
+	// CACerts says the image needs the CA bundle (and, as the worker, the libvmaf models'
+	// licence): the trainer reaches registries and object storage over HTTPS, and
+	// embeds the models it starts from. The worker's runtime holds the bundle already.
+	CACerts bool
 }
 
-// Images are the project's binaries that run in a cluster: the platform's four and the
-// front doors' two, as the chart deploys them.
+// Images are the project's binaries that run in a cluster: the platform's four, the
+// trainer the operator runs for each training run, and the front doors' two, as the chart
+// deploys them.
 func Images() []Image {
 	return []Image{
 		{Name: "vmafx-operator", Pkg: "operator/cmd/vmafx-operator"},
 		{Name: "vmafx-scheduler", Pkg: "scheduler-plugin/cmd/vmafx-scheduler"},
 		{Name: "vmafx-device-plugin", Pkg: "device-plugin/cmd/vmafx-device-plugin"},
 		{Name: "vmafx-worker", Pkg: "worker/cmd/vmafx-worker", Worker: true},
+		{Name: "vmafx-trainer", Pkg: "trainer/cmd/vmafx-trainer", CACerts: true},
 		{Name: "vmafx-api", Pkg: "gateway/cmd/vmafx-api"},
 		{Name: "vmafx-mcp", Pkg: "gateway/cmd/vmafx-mcp"},
 	}

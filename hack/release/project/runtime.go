@@ -68,14 +68,7 @@ func WorkerRuntime(root *debroot.Root, bin string) (map[string]string, error) {
 			files[k] = v
 		}
 	}
-	copyrights, err := root.Copyrights(files)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range copyrights {
-		files[k] = v
-	}
-	return files, nil
+	return withCopyrights(root, files)
 }
 
 // HostWorkerRuntime is the worker's runtime taken from the build machine's installed
@@ -110,6 +103,30 @@ func HostWorkerRuntime(bin string) (map[string]string, error) {
 		for k, v := range m {
 			files[k] = v
 		}
+	}
+	return files, nil
+}
+
+// CARuntime is the CA bundle from the Debian packages unpacked into root (which must hold
+// ca-certificates, as WorkerPackages do) with its package's copyright file, for an image
+// that is not the worker's but speaks HTTPS (Image.CACerts); image path to host path.
+func CARuntime(root *debroot.Root) (map[string]string, error) {
+	bundle, err := root.CABundle(CABundle)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string]string{CABundle: bundle}
+	return withCopyrights(root, files)
+}
+
+// withCopyrights adds to files the copyright file of every package they come from.
+func withCopyrights(root *debroot.Root, files map[string]string) (map[string]string, error) {
+	copyrights, err := root.Copyrights(files)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range copyrights {
+		files[k] = v
 	}
 	return files, nil
 }

@@ -92,6 +92,9 @@ type WorkerConfig struct {
 	DefaultCredentials bool
 	// TrainerServiceAccount runs trainer Pods; it needs to read VmafxJobs and Nodes.
 	TrainerServiceAccount string
+	// TrainerImage is the image of the trainer Pods (vmafx-trainer).
+	TrainerImage      string
+	TrainerPullPolicy corev1.PullPolicy
 	// KueueQueueName, when set, is the Kueue LocalQueue that worker Pods are submitted to
 	// (the label kueue.x-k8s.io/queue-name), unless the job names its own in that label.
 	KueueQueueName string
@@ -151,6 +154,8 @@ const (
 	EnvTTLAfterFinished        = "VMAFX_OPERATOR_TTL_AFTER_FINISHED"
 	EnvPlainHTTPRegistries     = "VMAFX_OPERATOR_PLAIN_HTTP_REGISTRIES"
 	EnvTrainerServiceAccount   = "VMAFX_OPERATOR_TRAINER_SERVICE_ACCOUNT"
+	EnvTrainerImage            = "VMAFX_OPERATOR_TRAINER_IMAGE"
+	EnvTrainerPullPolicy       = "VMAFX_OPERATOR_TRAINER_PULL_POLICY"
 	EnvMaxWorkersPerNamespace  = "VMAFX_OPERATOR_MAX_WORKERS_PER_NAMESPACE"
 	EnvKueueQueueName          = "VMAFX_OPERATOR_KUEUE_QUEUE_NAME"
 	EnvWorkerDefaultCreds      = "VMAFX_OPERATOR_WORKER_DEFAULT_CREDENTIALS"
@@ -168,6 +173,7 @@ const (
 	DefaultRetryBackoff            = 10 * time.Second
 	DefaultMaxRetryBackoff         = 5 * time.Minute
 	DefaultWorkerImage             = "vmafx-worker:dev"
+	DefaultTrainerImage            = "vmafx-trainer:dev"
 	DefaultWorkerPullPolicy        = corev1.PullIfNotPresent
 	DefaultWorkerCPURequest        = "500m"
 	DefaultWorkerCPULimit          = "2"
@@ -216,17 +222,12 @@ func Flags(c *Config) *cli.Set {
 	s.Duration(&c.RetryBackoff, "retry-backoff", EnvRetryBackoff, DefaultRetryBackoff, "wait before the second attempt of a failed job; doubles per failure")
 	s.Duration(&c.MaxRetryBackoff, "max-retry-backoff", EnvMaxRetryBackoff, DefaultMaxRetryBackoff, "longest wait between attempts")
 	s.NonEmpty(&c.Worker.Image, "worker-image", EnvWorkerImage, DefaultWorkerImage, "image of the worker Pods")
-	s.Func("worker-pull-policy", EnvWorkerPullPolicy, string(DefaultWorkerPullPolicy), "worker image pull policy (Always, IfNotPresent, Never)", func(v string) error {
-		switch corev1.PullPolicy(v) {
-		case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
-			c.Worker.PullPolicy = corev1.PullPolicy(v)
-			return nil
-		}
-		return errors.New("must be one of Always, IfNotPresent, Never")
-	})
+	s.Func("worker-pull-policy", EnvWorkerPullPolicy, string(DefaultWorkerPullPolicy), "worker image pull policy (Always, IfNotPresent, Never)", pullPolicy(&c.Worker.PullPolicy))
 	s.String(&c.Worker.ServiceAccount, "worker-service-account", EnvWorkerServiceAccount, "", "service account of the worker Pods (its token is never mounted)")
 	s.Bool(&c.Worker.DefaultCredentials, "worker-default-credentials", EnvWorkerDefaultCreds, false, "let a job that names no Secret read and write object storage with the SDKs' default credentials (instance metadata, the worker service account's workload identity) instead of anonymously: every job author then acts with those rights (docs/security.md)")
 	s.List(&c.Worker.PlainHTTPRegistries, "plain-http-registries", EnvPlainHTTPRegistries, "OCI registries (host[:port]) that workers (for oci:// models) and trainers reach over plain HTTP, e.g. an in-cluster registry without TLS")
+	s.NonEmpty(&c.Worker.TrainerImage, "trainer-image", EnvTrainerImage, DefaultTrainerImage, "image of the trainer Pods of training runs (vmafx-trainer)")
+	s.Func("trainer-pull-policy", EnvTrainerPullPolicy, string(DefaultWorkerPullPolicy), "trainer image pull policy (Always, IfNotPresent, Never)", pullPolicy(&c.Worker.TrainerPullPolicy))
 	s.String(&c.Worker.TrainerServiceAccount, "trainer-service-account", EnvTrainerServiceAccount, DefaultTrainerServiceAccount, "the account trainer Pods run as; it must exist in the run's namespace (docs/training.md)")
 	c.Worker.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
 	for _, r := range []struct {
@@ -320,4 +321,16 @@ func Parse(args []string, lookup Lookup, help io.Writer) (*Config, error) {
 		return nil, fmt.Errorf("invalid vmafx-operator configuration: %w", err)
 	}
 	return c, nil
+}
+
+// pullPolicy parses an image pull policy into p.
+func pullPolicy(p *corev1.PullPolicy) func(string) error {
+	return func(v string) error {
+		switch corev1.PullPolicy(v) {
+		case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+			*p = corev1.PullPolicy(v)
+			return nil
+		}
+		return errors.New("must be one of Always, IfNotPresent, Never")
+	}
 }

@@ -34,6 +34,7 @@ func operatorEnv(overrides ...string) map[string]string {
 		config.EnvRetryBackoff:    "200ms",
 		config.EnvNodeStaleAfter:  "3s",
 		config.EnvWorkerImage:     "vmafx-worker:test",
+		config.EnvTrainerImage:    "vmafx-trainer:test",
 		// Jobs stay until the test ends, for it to read.
 		config.EnvTTLAfterFinished: "never",
 	}

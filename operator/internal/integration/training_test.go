@@ -23,7 +23,7 @@ import (
 
 // scriptedTrainer stands in for a trainer Pod's /status: the integration API server has
 // no kubelet to run one (the real trainer is tested against this API server in
-// worker/internal/trainer, and both together in the e2e scenario).
+// trainer/internal/trainer, and both together in the e2e scenario).
 type scriptedTrainer struct {
 	mu sync.Mutex
 	st *vmafxv1.TrainerStatus
@@ -89,7 +89,7 @@ func TestTrainingRunsATrainer(t *testing.T) {
 		return err == nil, client.IgnoreNotFound(err)
 	})
 	c := dep.Spec.Template.Spec.Containers[0]
-	if c.Image != "vmafx-worker:test" || len(c.Args) < 3 || c.Args[0] != "train" || c.Args[2] != ns+"/online" ||
+	if c.Image != "vmafx-trainer:test" || len(c.Args) < 2 || c.Args[0] != "--training" || c.Args[1] != ns+"/online" ||
 		!metav1.IsControlledBy(dep, get()) || *dep.Spec.Replicas != 1 {
 		t.Errorf("trainer Deployment: image %s args %v replicas %d owners %v", c.Image, c.Args, *dep.Spec.Replicas, dep.OwnerReferences)
 	}
@@ -111,7 +111,7 @@ func TestTrainingRunsATrainer(t *testing.T) {
 
 	// A trainer Pod, as the Deployment's ReplicaSet would make it, answering /status.
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "trainer-pod", Labels: dep.Spec.Template.Labels},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "trainer", Image: "vmafx-worker:test"}}}}
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "trainer", Image: "vmafx-trainer:test"}}}}
 	create(t, pod)
 	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.0.9"}
 	if err := testenv.Client().Status().Update(context.Background(), pod); err != nil {

@@ -41,6 +41,8 @@ func (r *run) buildImage(s project.Image, binDir string) (builtImage, error) {
 		if spec.Runtime, err = project.HostWorkerRuntime(bin); err != nil {
 			return builtImage{}, fmt.Errorf("image %s: %w", s.Name, err)
 		}
+	}
+	if s.Worker || s.CACerts {
 		if _, err := os.Stat(project.CABundle); err == nil {
 			spec.Files[project.CABundle] = project.CABundle
 		}

@@ -61,7 +61,8 @@ func TestReleaseFromRegistry(t *testing.T) {
 		Repo: repoRoot(), Registry: registry + "/vmafx", PlainHTTP: true, Stamp: stamp,
 		Arches: []string{runtime.GOARCH}, WorkDir: t.TempDir(), HostRuntime: true, License: project.License,
 	}
-	// The platform's four, which the chart's default workload runs; not the front doors.
+	// The platform's four and the trainer, which the chart's default workload names; not
+	// the front doors.
 	for _, img := range project.Images() {
 		if img.Name != "vmafx-api" && img.Name != "vmafx-mcp" {
 			o.Images = append(o.Images, img)

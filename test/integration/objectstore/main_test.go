@@ -1,11 +1,11 @@
 // Package objectstore_test runs the worker's object storage fetchers and outputs
-// (media/fetch, through gocloud.dev/blob) and the vmafx-worker binary against a real S3
+// (media/fetch, S3 through the AWS SDK) and the vmafx-worker binary against a real S3
 // server: versitygw with its posix backend, built from module sources (make versitygw),
 // run as a process on 127.0.0.1 with SigV4 credentials and stopped by its PID.
 //
 // VMAFX_VERSITYGW names the versitygw binary; without it the package skips, and fails
 // under VMAFX_REQUIRE_INTEGRATION (make test sets both). GCS and Azure have no server
-// that runs here; their configuration is unit-tested in media/fetch.
+// that runs here: media/fetch tests both against fakes that speak their APIs.
 package objectstore_test
 
 import (

@@ -108,7 +108,7 @@ func (w *worker) commands() *cobra.Command {
 		},
 	}
 	root.SetHelpCommand(help)
-	root.AddCommand(w.scoreCommand(), w.encodeCommand(), w.ladderReportCommand(), w.trainCommand(), &cobra.Command{
+	root.AddCommand(w.scoreCommand(), w.encodeCommand(), w.ladderReportCommand(), movedTrainCommand(), &cobra.Command{
 		Use:         "version",
 		Short:       "print the build, the kernel, the backends and the built-in models",
 		Long:        "version prints the worker's build, the kernel version, the backends and the built-in models.",
@@ -123,6 +123,20 @@ func (w *worker) commands() *cobra.Command {
 		_ = c.Flags().MarkHidden("help")
 	}
 	return root
+}
+
+// movedTrainCommand answers "vmafx-worker train", which ran the trainer until the
+// trainer became its own program and image (vmafx-trainer): a clear error rather than
+// "unknown command" for a Deployment or script written for the old form.
+func movedTrainCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:                "train",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(*cobra.Command, []string) error {
+			return errors.New("train is no longer a worker command: the trainer is the program vmafx-trainer, in its own image (docs/training.md)")
+		},
+	}
 }
 
 // command is the subcommand name with the flags of set and its usage lines: run runs

@@ -485,7 +485,6 @@ func TestCommands(t *testing.T) {
 		{[]string{"version"}, 0, "kernel " + vmaf.Version + "\nbackends cpu vulkan\nmodels vmaf_v0.6.1 "},
 		{[]string{"help"}, 0, "Usage:"},
 		{[]string{"--help"}, 0, "--version "},
-		{[]string{"help", "train"}, 0, "Usage: vmafx-worker train --training NAMESPACE/NAME [flags]"},
 		{[]string{"encode", "--help"}, 0, "(env VMAFX_S3_PATH_STYLE)"},
 		{[]string{"ladder-report", "-h"}, 0, "(env VMAFX_TABLE)"},
 		{[]string{"score", "-h"}, 0, "-v, --v int"},
@@ -493,6 +492,8 @@ func TestCommands(t *testing.T) {
 		{[]string{"score", "-h"}, 0, "(env VMAFX_PIXEL_FORMAT)"},
 		{nil, 2, ""},
 		{[]string{"frobnicate"}, 2, ""},
+		// The trainer moved to vmafx-trainer; the old form says where.
+		{[]string{"train", "--training", "ns/run"}, 2, ""},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -506,6 +507,9 @@ func TestCommands(t *testing.T) {
 			res, err := vmafxv1.ParseWorkerResult([]byte(r.termination))
 			if err != nil || res.Error == nil || res.Error.Reason != vmafxv1.ReasonBadInput {
 				t.Errorf("termination message %q (%v), want a BadInput result", r.termination, err)
+			}
+			if len(tc.args) > 0 && tc.args[0] == "train" && !strings.Contains(r.stderr, "vmafx-trainer") {
+				t.Errorf("stderr %q does not name vmafx-trainer", r.stderr)
 			}
 		})
 	}

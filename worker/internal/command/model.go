@@ -10,9 +10,9 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/modelregistry"
 	"github.com/vmafx/vmafx/media/fetch"
 	"github.com/vmafx/vmafx/vmaf"
-	"github.com/vmafx/vmafx/worker/modelregistry"
 )
 
 // loadModel returns the model cfg names: built in, a file, or a model version pulled from

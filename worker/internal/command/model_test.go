@@ -14,9 +14,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/modelregistry"
 	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/internal/report"
-	"github.com/vmafx/vmafx/worker/modelregistry"
 )
 
 // TestOCIModel pushes a model version (vmaf_v0.6.1 with other coefficients, as a trainer

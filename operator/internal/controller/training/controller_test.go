@@ -67,13 +67,14 @@ func TestBuildDeployment(t *testing.T) {
 		DataSource:          vmafxv1.TrainingDataSource{Credentials: &vmafxv1.Credentials{SecretRef: vmafxv1.SecretReference{Name: "s3"}}, OutputClaim: "outputs"},
 	}}
 	tr.Namespace, tr.Name = "ns", "run"
-	d := buildDeployment(tr, config.WorkerConfig{Image: "vmafx-worker:dev", TrainerServiceAccount: "vmafx-trainer", PlainHTTPRegistries: []string{"10.0.0.1:5000"}})
+	d := buildDeployment(tr, config.WorkerConfig{Image: "vmafx-worker:dev", TrainerImage: "vmafx-trainer:dev", TrainerServiceAccount: "vmafx-trainer", PlainHTTPRegistries: []string{"10.0.0.1:5000"}})
 	c := d.Spec.Template.Spec.Containers[0]
-	if d.Name != "vmafx-trainer-run" || *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != "Recreate" || c.Image != "vmafx-worker:dev" ||
+	if d.Name != "vmafx-trainer-run" || *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != "Recreate" || c.Image != "vmafx-trainer:dev" ||
 		d.Spec.Template.Spec.ServiceAccountName != "vmafx-trainer" {
 		t.Errorf("deployment %s replicas %d strategy %s image %s", d.Name, *d.Spec.Replicas, d.Spec.Strategy.Type, c.Image)
 	}
-	want := []string{"train", "--training", "ns/run", "--credentials-dir", vmafxv1.CredentialsMountPath}
+	// The trainer image's entrypoint is vmafx-trainer: the arguments are its flags alone.
+	want := []string{"--training", "ns/run", "--credentials-dir", vmafxv1.CredentialsMountPath}
 	if len(c.Args) != len(want) {
 		t.Fatalf("args %v, want %v", c.Args, want)
 	}

@@ -60,8 +60,8 @@ func trainerLabels(tr *vmafxv1.VmafxModelTraining) map[string]string {
 	}
 }
 
-// buildDeployment returns the trainer Deployment of tr: one Pod of the worker image in
-// its train mode, never two at once (Recreate), none while the run is suspended.
+// buildDeployment returns the trainer Deployment of tr: one Pod of the trainer image
+// (vmafx-trainer), never two at once (Recreate), none while the run is suspended.
 func buildDeployment(tr *vmafxv1.VmafxModelTraining, w config.WorkerConfig) *appsv1.Deployment {
 	labels := trainerLabels(tr)
 	replicas := int32(1)
@@ -70,9 +70,9 @@ func buildDeployment(tr *vmafxv1.VmafxModelTraining, w config.WorkerConfig) *app
 	}
 	c := corev1.Container{
 		Name:            containerName,
-		Image:           w.Image,
-		ImagePullPolicy: w.PullPolicy,
-		Args:            []string{"train", "--training", tr.Namespace + "/" + tr.Name},
+		Image:           w.TrainerImage,
+		ImagePullPolicy: w.TrainerPullPolicy,
+		Args:            []string{"--training", tr.Namespace + "/" + tr.Name},
 		Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: vmafxv1.TrainerPort, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 			Path: "/healthz", Port: intstr.FromInt32(vmafxv1.TrainerPort)}}, PeriodSeconds: 10},

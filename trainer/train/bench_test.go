@@ -10,7 +10,7 @@ import (
 
 // BenchmarkAdd measures the learner's throughput on samples of 240 frames (ten seconds
 // at 24 fps) of vmaf_v0.6.1 features, one SGD-EMA step each: samples/s is what one
-// trainer core learns from. Run: go test -run '^$' -bench Add -count 3 ./worker/train
+// trainer core learns from. Run: go test -run '^$' -bench Add -count 3 ./trainer/train
 func BenchmarkAdd(b *testing.B) {
 	base, err := vmaf.LoadModel("vmaf_v0.6.1")
 	if err != nil {

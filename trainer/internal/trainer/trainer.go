@@ -24,10 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/modelregistry"
 	"github.com/vmafx/vmafx/media/fetch"
+	"github.com/vmafx/vmafx/trainer/train"
 	"github.com/vmafx/vmafx/vmaf"
-	"github.com/vmafx/vmafx/worker/modelregistry"
-	"github.com/vmafx/vmafx/worker/train"
 )
 
 // What a trainer reads: its run, the jobs of the data source's namespaces, and the

@@ -22,10 +22,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/modelregistry"
 	"github.com/vmafx/vmafx/internal/testutil"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 	"github.com/vmafx/vmafx/vmaf"
-	"github.com/vmafx/vmafx/worker/modelregistry"
 )
 
 type frameLog struct {

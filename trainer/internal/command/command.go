@@ -10,34 +10,55 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/internal/cli"
 	"github.com/vmafx/vmafx/internal/version"
-	"github.com/vmafx/vmafx/worker/internal/report"
-	"github.com/vmafx/vmafx/worker/internal/trainer"
+	"github.com/vmafx/vmafx/trainer/internal/trainer"
 )
 
-// trainSummary is the first paragraph of "vmafx-worker train --help".
-const trainSummary = `train is the trainer of one VmafxModelTraining, which the operator runs as a
+// Exit codes: the same numbers as the worker's for the same reasons. Nothing reads a
+// trainer's exit code or termination message; its status says why it stopped.
+const (
+	ExitOK       = 0
+	ExitInternal = 1
+	ExitBadInput = 2
+)
+
+// Name is the program's name in usage lines and errors.
+const Name = "vmafx-trainer"
+
+// summary is the first paragraph of "vmafx-trainer --help".
+const summary = `vmafx-trainer is the trainer of one VmafxModelTraining, which the operator runs as a
 Deployment; it runs until SIGTERM and needs the API server (in a Pod, or through
 KUBECONFIG) (docs/training.md).`
 
-// trainFlags are the "train" flags.
-type trainFlags struct {
+// Flags are the trainer's flags, each with its environment twin.
+type Flags struct {
 	set       *cli.Set
 	c         trainer.Config
 	verbosity int
 }
 
-func newTrainFlags() *trainFlags {
-	f := &trainFlags{set: newFlags("train", trainSummary)}
+// envName is the environment twin of a flag: VMAFX_ and the flag's name in upper case
+// with dashes as underscores, as the worker's; -v is VMAFX_VERBOSITY. The operator sets
+// VMAFX_REGISTRY_PLAIN_HTTP (vmafxv1.EnvRegistryPlainHTTP) on both.
+func envName(flagName string) string {
+	if flagName == "v" {
+		return "VMAFX_VERBOSITY"
+	}
+	return "VMAFX_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// NewFlags returns the trainer's flags with their defaults.
+func NewFlags() *Flags {
+	f := &Flags{set: cli.New(Name, summary)}
 	s, c := f.set, &f.c
 	str := func(p *string, name, def, usage string) { s.String(p, name, envName(name), def, usage) }
 	s.Func("training", envName("training"), "", "the VmafxModelTraining to run, `NAMESPACE/NAME`", func(v string) error {
@@ -58,44 +79,45 @@ func newTrainFlags() *trainFlags {
 	return f
 }
 
-func (w *worker) trainCommand() *cobra.Command {
-	f := newTrainFlags()
-	return w.command(f.set, "train", "run the trainer of a VmafxModelTraining", trainSummary,
-		[]string{"vmafx-worker train --training NAMESPACE/NAME [flags]"},
-		func([]string) int {
-			if err := f.set.Resolve(lookup(w.env)); err != nil {
-				return w.trainUsage(err)
-			}
-			return train(w.ctx, f.c, f.verbosity, w.stderr)
-		},
-		w.trainUsage)
-}
+// Set is the flags as the configuration reference reads them.
+func (f *Flags) Set() *cli.Set { return f.set }
 
-// trainUsage reports a command line the trainer cannot run, and returns the exit code;
-// nothing reads a trainer's termination message, its status says why.
-func (w *worker) trainUsage(err error) int {
-	fmt.Fprintf(w.stderr, "vmafx-worker train: %v (see vmafx-worker train --help)\n", err)
-	return report.ExitBadInput
+// Run runs the trainer with the command line args (without the program name) and the
+// environment env until ctx ends, and returns the exit code.
+func Run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	f := NewFlags()
+	// An empty variable counts as unset, as the kubelet passes a variable whose source
+	// is empty.
+	lookup := func(name string) (string, bool) { v := env(name); return v, v != "" }
+	if err := f.set.Parse(args, lookup, stdout); err != nil {
+		if errors.Is(err, cli.ErrHelp) {
+			return ExitOK
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", Name, strings.TrimPrefix(err.Error(), Name+": "))
+		return ExitBadInput
+	}
+	return train(ctx, f.c, f.verbosity, stderr)
 }
 
 // train runs the trainer cfg, until ctx ends. A run that cannot train as written keeps
 // serving its Failed status, so that the operator can show why, rather than restarting
 // in a loop.
 func train(ctx context.Context, cfg trainer.Config, verbosity int, stderr io.Writer) int {
-	log := newLogger(stderr, verbosity, false)
+	log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(stderr), textlogger.Verbosity(verbosity)))
 	ctx = klog.NewContext(ctx, log)
+	log.Info("Starting", "version", version.Get().String(), "training", cfg.Namespace+"/"+cfg.Name, "listen", cfg.Listen, "poll", cfg.Poll)
 
 	kube, err := kubeClient()
 	if err != nil {
 		log.Error(err, "No API server")
-		return report.ExitInternal
+		return ExitInternal
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), version.Collector())
 	t, err := trainer.New(cfg, kube, reg)
 	if err != nil {
 		log.Error(err, "Cannot start the trainer")
-		return report.ExitBadInput
+		return ExitBadInput
 	}
 	served := make(chan error, 1)
 	go func() { served <- t.Serve(ctx, reg) }()
@@ -105,10 +127,10 @@ func train(ctx context.Context, cfg trainer.Config, verbosity int, stderr io.Wri
 	}
 	if err := <-served; err != nil {
 		log.Error(err, "Status server failed")
-		return report.ExitInternal
+		return ExitInternal
 	}
 	log.Info("Trainer stopped")
-	return report.ExitOK
+	return ExitOK
 }
 
 // kubeClient reaches the API server from inside a Pod, or through KUBECONFIG.
@@ -117,7 +139,7 @@ func kubeClient() (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.UserAgent = "vmafx-trainer"
+	cfg.UserAgent = Name
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return nil, err

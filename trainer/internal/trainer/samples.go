@@ -17,8 +17,8 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/media/fetch"
+	"github.com/vmafx/vmafx/trainer/train"
 	"github.com/vmafx/vmafx/vmaf"
-	"github.com/vmafx/vmafx/worker/train"
 )
 
 // candidate is a labelled job that may become a sample.

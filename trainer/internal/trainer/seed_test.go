@@ -24,7 +24,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/test/integration/testenv"
-	"github.com/vmafx/vmafx/worker/modelregistry"
+	"github.com/vmafx/vmafx/internal/modelregistry"
 )
 
 // redirect answers requests for one registry name from a local registry server, over
