@@ -220,8 +220,9 @@ func ticks(lo, hi float64, n int) []float64 {
 }
 
 func tickLabel(v float64) string {
-	if math.Abs(v) >= 1e4 || v == math.Trunc(v) {
-		return strconv.FormatFloat(v, 'f', 0, 64)
+	// A tick from a logarithm is a hair off its round value (10^3.30103 = 1999.99...).
+	if math.Abs(v) >= 1e4 || math.Abs(v-math.Round(v)) < 1e-6*math.Max(1, math.Abs(v)) {
+		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }

@@ -119,7 +119,6 @@ var routes = []route{
 func (c *Console) Handler() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range routes {
-		rt := rt
 		_, path, _ := strings.Cut(rt.pattern, " ")
 		mux.HandleFunc(rt.pattern, c.metrics.Instrument(path, func(w http.ResponseWriter, r *http.Request) {
 			secure(w)

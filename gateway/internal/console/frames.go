@@ -84,8 +84,11 @@ func parseCSV(r io.Reader, pf *PerFrame) error {
 	cr := csv.NewReader(bufio.NewReader(r))
 	cr.FieldsPerRecord = -1
 	head, err := cr.Read()
-	if err != nil || len(head) == 0 || head[0] != "Frame" {
-		return fmt.Errorf("the output is not the worker's CSV (a Frame column first): %v", err)
+	if err != nil {
+		return fmt.Errorf("the output is not the worker's CSV: %w", err)
+	}
+	if len(head) == 0 || head[0] != "Frame" {
+		return errors.New("the output is not the worker's CSV (a Frame column first)")
 	}
 	cols := map[string]int{}
 	for i, h := range head {

@@ -23,7 +23,29 @@ func browserless(t *testing.T) *http.Client {
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-func post(t *testing.T, c *http.Client, u string, form url.Values, header map[string]string) (*http.Response, string) {
+// answer is a response, read and closed.
+type answer struct {
+	StatusCode int
+	Header     http.Header
+	cookies    []*http.Cookie
+}
+
+func (a answer) Cookies() []*http.Cookie { return a.cookies }
+
+func read(t *testing.T, resp *http.Response, err error) (answer, string) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{StatusCode: resp.StatusCode, Header: resp.Header, cookies: resp.Cookies()}, string(b)
+}
+
+func post(t *testing.T, c *http.Client, u string, form url.Values, header map[string]string) (answer, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
 	if err != nil {
@@ -34,23 +56,13 @@ func post(t *testing.T, c *http.Client, u string, form url.Values, header map[st
 		req.Header.Set(k, v)
 	}
 	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return read(t, resp, err)
 }
 
-func get(t *testing.T, c *http.Client, u string) (*http.Response, string) {
+func get(t *testing.T, c *http.Client, u string) (answer, string) {
 	t.Helper()
 	resp, err := c.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return read(t, resp, err)
 }
 
 // TestConsoleSessionAndForms checks the console's login cookie and its refusals of
@@ -62,15 +74,16 @@ func TestConsoleSessionAndForms(t *testing.T) {
 	c := browserless(t)
 
 	// Not logged in: to the login page, which says where to come back to.
-	resp, _ := get(t, c, d.url+"/console/namespaces/"+ns+"/jobs")
-	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/console/login?") {
-		t.Fatalf("without a cookie: %d to %q, want 303 to the login page", resp.StatusCode, loc)
+	first, _ := get(t, c, d.url+"/console/namespaces/"+ns+"/jobs")
+	if loc := first.Header.Get("Location"); first.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/console/login?") {
+		t.Fatalf("without a cookie: %d to %q, want 303 to the login page", first.StatusCode, loc)
 	}
 	// A browser that asks for / is sent to the console; an API client gets the API's 404.
 	req, _ := http.NewRequest(http.MethodGet, d.url+"/", nil)
 	req.Header.Set("Accept", "text/html")
-	if resp, err := c.Do(req); err != nil || resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != console.Prefix {
-		t.Errorf("GET / for a browser: %v %v, want 303 to %s", resp, err, console.Prefix)
+	resp, err := c.Do(req)
+	if root, _ := read(t, resp, err); root.StatusCode != http.StatusSeeOther || root.Header.Get("Location") != console.Prefix {
+		t.Errorf("GET / for a browser: %d to %q, want 303 to %s", root.StatusCode, root.Header.Get("Location"), console.Prefix)
 	}
 
 	// A login posted from another site is refused, token or not.
@@ -82,12 +95,12 @@ func TestConsoleSessionAndForms(t *testing.T) {
 	if resp, body := post(t, c, d.url+"/console/login", url.Values{"token": {"junk"}, "namespace": {ns}}, nil); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "a valid Kubernetes bearer token is required") {
 		t.Errorf("bad token: %d, want 401 and the door's message: %s", resp.StatusCode, body)
 	}
-	resp, _ = post(t, c, d.url+"/console/login", form, map[string]string{"Origin": d.url, "Sec-Fetch-Site": "same-origin"})
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/namespaces/"+ns+"/jobs" {
-		t.Fatalf("login: %d to %q, want 303 to the namespace's jobs", resp.StatusCode, resp.Header.Get("Location"))
+	resp2, _ := post(t, c, d.url+"/console/login", form, map[string]string{"Origin": d.url, "Sec-Fetch-Site": "same-origin"})
+	if resp2.StatusCode != http.StatusSeeOther || resp2.Header.Get("Location") != "/console/namespaces/"+ns+"/jobs" {
+		t.Fatalf("login: %d to %q, want 303 to the namespace's jobs", resp2.StatusCode, resp2.Header.Get("Location"))
 	}
 	var session *http.Cookie
-	for _, ck := range resp.Cookies() {
+	for _, ck := range resp2.Cookies() {
 		if ck.Name == console.CookieName {
 			session = ck
 		}
@@ -96,11 +109,11 @@ func TestConsoleSessionAndForms(t *testing.T) {
 		t.Fatalf("session cookie %+v, want the token, HttpOnly, SameSite=Strict, not Secure on plain HTTP, path %s", session, console.Prefix)
 	}
 
-	resp, body := get(t, c, d.url+"/console/namespaces/"+ns+"/submit")
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("submit page: %d %s", resp.StatusCode, body)
+	page, body := get(t, c, d.url+"/console/namespaces/"+ns+"/submit")
+	if page.StatusCode != http.StatusOK {
+		t.Fatalf("submit page: %d %s", page.StatusCode, body)
 	}
-	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+	if csp := page.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 		t.Errorf("Content-Security-Policy %q, want scripts from the console only and no framing", csp)
 	}
 	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)
@@ -113,19 +126,19 @@ func TestConsoleSessionAndForms(t *testing.T) {
 		t.Errorf("submit without the form token: %d, want 403: %s", resp.StatusCode, body)
 	}
 	job.Set("csrf", m[1])
-	resp, body = post(t, c, d.url+"/console/namespaces/"+ns+"/submit", job, nil)
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/namespaces/"+ns+"/jobs/from-the-form" {
-		t.Fatalf("submit: %d to %q, want 303 to the new job: %s", resp.StatusCode, resp.Header.Get("Location"), body)
+	page, body = post(t, c, d.url+"/console/namespaces/"+ns+"/submit", job, nil)
+	if page.StatusCode != http.StatusSeeOther || page.Header.Get("Location") != "/console/namespaces/"+ns+"/jobs/from-the-form" {
+		t.Fatalf("submit: %d to %q, want 303 to the new job: %s", page.StatusCode, page.Header.Get("Location"), body)
 	}
 	// Created as the caller, with the API server's defaults.
-	resp, body = get(t, c, d.url+"/console/namespaces/"+ns+"/jobs/from-the-form")
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "https://media.example.com/a.y4m") || !strings.Contains(body, "writes no per-frame output") {
-		t.Errorf("the new job's page: %d %s", resp.StatusCode, body)
+	page, body = get(t, c, d.url+"/console/namespaces/"+ns+"/jobs/from-the-form")
+	if page.StatusCode != http.StatusOK || !strings.Contains(body, "https://media.example.com/a.y4m") || !strings.Contains(body, "writes no per-frame output") {
+		t.Errorf("the new job's page: %d %s", page.StatusCode, body)
 	}
 	// The list as the page's script fetches it: rows only.
-	resp, body = get(t, c, d.url+"/console/namespaces/"+ns+"/jobs?fragment=rows")
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, ">from-the-form</a>") || strings.Contains(body, "<html") {
-		t.Errorf("rows fragment: %d %s", resp.StatusCode, body)
+	page, body = get(t, c, d.url+"/console/namespaces/"+ns+"/jobs?fragment=rows")
+	if page.StatusCode != http.StatusOK || !strings.Contains(body, ">from-the-form</a>") || strings.Contains(body, "<html") {
+		t.Errorf("rows fragment: %d %s", page.StatusCode, body)
 	}
 
 	// Logging out drops the cookie; the console then asks for a token again.
