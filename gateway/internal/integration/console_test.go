@@ -295,6 +295,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	token := tokenFor(t, ns, "reviewer", allVerbs...)
 	grantConsole(t, ns, "reviewer")
 	nobody := tokenFor(t, ns, "nobody")
+	viewer := tokenFor(t, ns, "viewer", "get", "list", "watch") // jobs, but not the Secret
 	dir := screenshots(t)
 
 	// The login page, then the namespace's jobs.
@@ -345,9 +346,9 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	// The ladder's rate-quality curves and hull, and the comparison.
 	act(t, ctx, "opening the ladder", chromedp.Navigate(d.url+"/console/namespaces/"+ns+"/ladders/trailer-ladder"), chromedp.WaitVisible(chromedp.CSS("#ladder")))
-	curves := eval[[]int](t, ctx, "reading the ladder's curves", chromedp.Evaluate[[]int](`Array.from(document.querySelectorAll("#ladder polyline.series")).map(p => p.points.numberOfItems)`))
-	if fmt.Sprint(curves) != "[3 3 5]" {
-		t.Errorf("ladder curves have %v points, want [3 3 5]: 720p, 360p and the hull", curves)
+	ladderCurves := eval[[]int](t, ctx, "reading the ladder's curves", chromedp.Evaluate[[]int](`Array.from(document.querySelectorAll("#ladder polyline.series")).map(p => p.points.numberOfItems)`))
+	if fmt.Sprint(ladderCurves) != "[3 3 5]" {
+		t.Errorf("ladder curves have %v points, want [3 3 5]: 720p, 360p and the hull", ladderCurves)
 	}
 	shoot(t, ctx, dir, "ladder")
 	act(t, ctx, "opening the comparison", chromedp.Navigate(d.url+"/console/namespaces/"+ns+"/comparisons/encoder-ab"), chromedp.WaitVisible(chromedp.CSS("#comparison")))
@@ -380,4 +381,18 @@ func TestConsoleInABrowser(t *testing.T) {
 	if page := eval[string](t, ctx, "reading the page", chromedp.Text(chromedp.CSS("main"))); strings.Contains(page, "88.123456") || !strings.Contains(page, "forbidden") {
 		t.Errorf("a token without rights sees %q on a job's page, want a refusal", page)
 	}
+
+	// A token that may read the jobs but not the Secret of their output: the scores, and
+	// no curve, since the console reads the output with the Secret's keys as the caller.
+	act(t, ctx, "logging out again", chromedp.Click(chromedp.CSS(`form[action="/console/logout"] button`)), chromedp.WaitVisible(chromedp.CSS("#token")))
+	login(t, ctx, d.url, viewer, ns)
+	act(t, ctx, "opening a job without the Secret", chromedp.WaitVisible(chromedp.CSS("#jobs")),
+		chromedp.Navigate(d.url+"/console/namespaces/"+ns+"/jobs/trailer-x264-720p"), chromedp.WaitVisible(chromedp.CSS("#curve-note")))
+	note := eval[string](t, ctx, "reading the note", chromedp.Text(chromedp.CSS("#curve-note")))
+	curves := eval[int](t, ctx, "counting curves", chromedp.Evaluate[int](`document.querySelectorAll("svg.chart").length`))
+	score := eval[string](t, ctx, "reading the score", chromedp.Text(chromedp.CSS("#job-score")))
+	if curves != 0 || !strings.Contains(note, "Secret media-bucket") || !strings.Contains(note, "forbidden") || score != "88.123456" {
+		t.Errorf("without the Secret: %d curves, note %q, score %q; want the score, no curve and the refusal", curves, note, score)
+	}
+	shoot(t, ctx, dir, "job-without-secret")
 }
