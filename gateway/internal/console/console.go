@@ -161,7 +161,6 @@ func secure(w http.ResponseWriter) {
 // session is an authenticated caller.
 type session struct {
 	User      access.User
-	token     string
 	CSRF      string
 	Namespace string
 }
@@ -169,12 +168,18 @@ type session struct {
 // session authenticates the cookie's token; without a valid one it sends the browser to
 // the login page (or answers 401 to a script) and returns false.
 func (c *Console) session(w http.ResponseWriter, r *http.Request) (session, bool) {
-	ck, err := r.Cookie(CookieName)
-	if err != nil || ck.Value == "" {
-		c.toLogin(w, r, "")
-		return session{}, false
+	// An OIDC proxy in front of the door (oauth2-proxy --pass-authorization-header) sends
+	// the user's token on every request: it counts as the login.
+	token, fromHeader := access.BearerToken(r.Header)
+	if !fromHeader {
+		ck, err := r.Cookie(CookieName)
+		if err != nil || ck.Value == "" {
+			c.toLogin(w, r, "")
+			return session{}, false
+		}
+		token = ck.Value
 	}
-	u, err := c.store.Checker().Authenticate(r.Context(), ck.Value)
+	u, err := c.store.Checker().Authenticate(r.Context(), token)
 	switch {
 	case errors.Is(err, access.ErrUnauthenticated):
 		clearCookie(w, r)
@@ -184,7 +189,7 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) (session, bool
 		c.render(w, r, statusCode(err), "error", session{}, errorPage{Title: "Cannot check the token", Message: err.Error()})
 		return session{}, false
 	}
-	return session{User: u, token: ck.Value, CSRF: csrfToken(ck.Value)}, true
+	return session{User: u, CSRF: csrfToken(token)}, true
 }
 
 func (c *Console) toLogin(w http.ResponseWriter, r *http.Request, msg string) {

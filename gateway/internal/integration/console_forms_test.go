@@ -86,6 +86,15 @@ func TestConsoleSessionAndForms(t *testing.T) {
 		t.Errorf("GET / for a browser: %d to %q, want 303 to %s", root.StatusCode, root.Header.Get("Location"), console.Prefix)
 	}
 
+	// Behind an OIDC proxy that passes the user's token on: no login page, the token is
+	// the session.
+	req, _ = http.NewRequest(http.MethodGet, d.url+"/console/namespaces/"+ns+"/jobs", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err = http.DefaultClient.Do(req)
+	if proxied, body := read(t, resp, err); proxied.StatusCode != http.StatusOK || !strings.Contains(body, "Jobs in "+ns) {
+		t.Errorf("with the token in the Authorization header: %d %s, want the job list", proxied.StatusCode, body)
+	}
+
 	// A login posted from another site is refused, token or not.
 	form := url.Values{"token": {token}, "namespace": {ns}}
 	if resp, body := post(t, c, d.url+"/console/login", form, map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}); resp.StatusCode != http.StatusForbidden || len(resp.Cookies()) != 0 {
