@@ -354,6 +354,16 @@ func TestConsoleInABrowser(t *testing.T) {
 	act(t, ctx, "opening the comparison", chromedp.Navigate(d.url+"/console/namespaces/"+ns+"/comparisons/encoder-ab"), chromedp.WaitVisible(chromedp.CSS("#comparison")))
 	shoot(t, ctx, dir, "comparison")
 
+	// A running job's page follows its phases (the job's event stream) and shows the
+	// result once the job has finished, without a reload by hand.
+	act(t, ctx, "opening a running job", chromedp.Navigate(d.url+"/console/namespaces/"+ns+"/jobs/trailer-av1-720p"),
+		chromedp.WaitVisible(chromedp.CSS(`#summary[data-events]`)))
+	playOperator(t, ns, "trailer-av1-720p", vmafxv1.JobSucceeded, "64.250000")
+	act(t, ctx, "waiting for the result", chromedp.WaitVisible(chromedp.CSS("#job-score")))
+	if got := eval[string](t, ctx, "reading the score", chromedp.Text(chromedp.CSS("#job-score"))); got != "64.250000" {
+		t.Errorf("the running job's page shows score %q once it finished, want 64.250000", got)
+	}
+
 	// An invalid job: the API server's own message comes back.
 	act(t, ctx, "submitting an invalid job", chromedp.Navigate(d.url+"/console/namespaces/"+ns+"/submit"), chromedp.WaitVisible(chromedp.CSS("#reference")),
 		chromedp.SetValue(chromedp.CSS("#reference"), "ftp://media.example.com/ref.y4m"),
@@ -364,6 +374,12 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Errorf("refusal %q, want the CRD's message for spec.reference", msg)
 	}
 	shoot(t, ctx, dir, "submit-invalid")
+	// Every field of the form, and of the navigation, has a label.
+	unlabelled := eval[[]string](t, ctx, "looking for unlabelled fields", chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll("input:not([type=hidden]), select, textarea")).filter(e => !e.labels || e.labels.length === 0).map(e => e.name)`))
+	if len(unlabelled) > 0 {
+		t.Errorf("fields without a label: %q", unlabelled)
+	}
 	// The same form, fixed, as a dry run: accepted, nothing created.
 	act(t, ctx, "dry-running a valid job", chromedp.SetValue(chromedp.CSS("#reference"), "https://media.example.com/ref.y4m"),
 		chromedp.Click(chromedp.CSS(`main form button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS("#submit-ok")))
