@@ -1,16 +1,20 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/chromedp/chromedp"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -21,6 +25,7 @@ import (
 	"github.com/vmafx/vmafx/gateway/internal/console"
 	"github.com/vmafx/vmafx/gateway/internal/httpapi"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 
@@ -70,30 +75,64 @@ func perFrameJSON(n int) string {
 	return b.String()
 }
 
-// fakeS3 serves objects path-style (/bucket/key) the way an S3 server answers a GET,
-// ranges included. It is a fake because no S3 server can run in the test process; the
-// console reaches it through the same media/fetch code that reads real stores.
-func fakeS3(t *testing.T, objects map[string]string) *httptest.Server {
+// The object store's root keys, as a job's Secret holds them.
+const (
+	s3AccessKey = "VMAFXCONSOLETEST"
+	s3SecretKey = "vmafx-console-test-secret"
+)
+
+// startS3 runs versitygw ($VMAFX_VERSITYGW, which make test builds), a real S3 server,
+// on 127.0.0.1 over a temporary directory, stops it by its PID at the end, and returns
+// its endpoint and a client with the root keys for the test's own uploads. Without it the
+// test skips, and fails under VMAFX_REQUIRE_INTEGRATION.
+func startS3(t *testing.T) (string, *awss3.Client) {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, ok := objects[r.URL.Path]
-		if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
-			w.Header().Set("Content-Type", "application/xml")
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>no such key</Message></Error>`)
-			return
+	bin := os.Getenv("VMAFX_VERSITYGW")
+	if bin == "" {
+		if os.Getenv("VMAFX_REQUIRE_INTEGRATION") != "" {
+			t.Fatal("VMAFX_REQUIRE_INTEGRATION is set but VMAFX_VERSITYGW is not (make versitygw prints it)")
 		}
-		if !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential=console-key/") {
-			w.WriteHeader(http.StatusForbidden)
-			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>unsigned</Message></Error>`)
-			return
+		t.Skip("VMAFX_VERSITYGW is not set: make versitygw builds the S3 server the job's output is read from")
+	}
+	addr, err := testutil.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	cmd := exec.Command(bin, "--port", addr, "--health", "/healthz", "posix", t.TempDir())
+	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s3AccessKey, "ROOT_SECRET_ACCESS_KEY="+s3SecretKey)
+	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
 		}
-		w.Header().Set("ETag", `"v1"`)
-		w.Header().Set("Content-Type", "application/json")
-		http.ServeContent(w, r, "", time.Unix(1700000000, 0), strings.NewReader(body))
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	})
+	endpoint := "http://" + addr
+	waitServing(t, endpoint+"/healthz")
+	return endpoint, awss3.New(awss3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(s3AccessKey, s3SecretKey, "")})
+}
+
+// upload creates bucket and puts data at key.
+func upload(t *testing.T, c *awss3.Client, bucket, key, data string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatalf("creating bucket %s: %v", bucket, err)
+	}
+	if _, err := c.PutObject(ctx, &awss3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader(data)}); err != nil {
+		t.Fatalf("uploading %s/%s: %v", bucket, key, err)
+	}
 }
 
 // consoleRole lets a ServiceAccount of ns read what the console shows: jobs, comparisons,
@@ -122,7 +161,7 @@ func seedConsole(t *testing.T, ns, s3URL string, frames int) {
 	ctx := context.Background()
 	c := testenv.Client()
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "media-bucket"}, StringData: map[string]string{
-		"AWS_ACCESS_KEY_ID": "console-key", "AWS_SECRET_ACCESS_KEY": "console-secret", "AWS_REGION": "us-east-1",
+		"AWS_ACCESS_KEY_ID": s3AccessKey, "AWS_SECRET_ACCESS_KEY": s3SecretKey, "AWS_REGION": "us-east-1",
 		"AWS_ENDPOINT_URL": s3URL, "AWS_S3_USE_PATH_STYLE": "true"}}
 	if err := c.Create(ctx, sec); err != nil {
 		t.Fatal(err)
@@ -203,6 +242,9 @@ func seedConsole(t *testing.T, ns, s3URL string, frames int) {
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	if _, err := os.Stat(chromium); err != nil {
+		if os.Getenv("VMAFX_REQUIRE_INTEGRATION") != "" {
+			t.Fatalf("VMAFX_REQUIRE_INTEGRATION is set but there is no %s (hack/install-deps.sh installs Debian's chromium): %v", chromium, err)
+		}
 		t.Skipf("no %s (Debian's chromium; hack/install-deps.sh installs it): %v", chromium, err)
 	}
 	opts := []chromedp.ExecAllocatorOption{
@@ -288,10 +330,11 @@ func login(t *testing.T, ctx context.Context, base, token, ns string) {
 func TestConsoleInABrowser(t *testing.T) {
 	ctx := browser(t)
 	const frames = 48
-	store := fakeS3(t, map[string]string{"/media/trailer/x264-720p.json": perFrameJSON(frames)})
+	endpoint, s3 := startS3(t)
+	upload(t, s3, "media", "trailer/x264-720p.json", perFrameJSON(frames))
 	ns := testenv.CreateNamespace(t)
 	d := startConsole(t, console.Options{ReadOutputs: true})
-	seedConsole(t, ns, store.URL, frames)
+	seedConsole(t, ns, endpoint, frames)
 	token := tokenFor(t, ns, "reviewer", allVerbs...)
 	grantConsole(t, ns, "reviewer")
 	nobody := tokenFor(t, ns, "nobody")
