@@ -67,14 +67,20 @@ type Console struct {
 	opts    Options
 	pages   map[string]*template.Template
 	now     func() time.Time
+	// outputReads bounds the outputs read at once (maxOutputReads).
+	outputReads chan struct{}
 }
+
+// maxOutputReads is how many per-frame outputs the console reads at once: with the
+// size limit, it bounds the memory pages can take.
+const maxOutputReads = 4
 
 // New returns the console over store, counting its requests in metrics.
 func New(store *jobs.Store, metrics *httpapi.Metrics, opts Options) *Console {
 	if opts.MaxOutputBytes <= 0 {
 		opts.MaxOutputBytes = DefaultMaxOutputBytes
 	}
-	return &Console{store: store, metrics: metrics, opts: opts, pages: parsePages(), now: time.Now}
+	return &Console{store: store, metrics: metrics, opts: opts, pages: parsePages(), now: time.Now, outputReads: make(chan struct{}, maxOutputReads)}
 }
 
 // page names, one template file each, rendered inside layout.html.

@@ -36,6 +36,31 @@ func TestParseOutputJSONAndCSV(t *testing.T) {
 	}
 }
 
+// TestParseOutputKeepsEveryPlottedMetric: the JSON reader and the CSV reader know every
+// metric the page plots.
+func TestParseOutputKeepsEveryPlottedMetric(t *testing.T) {
+	var js, head, row []string
+	for i, m := range plotted {
+		js = append(js, fmt.Sprintf("%q:%d", m.name, i+1))
+		head = append(head, m.name)
+		row = append(row, fmt.Sprint(i+1))
+	}
+	for format, in := range map[vmafxv1.OutputFormat]string{
+		vmafxv1.OutputJSON: `{"version":"x","frames":[{"frameNum":7,"metrics":{` + strings.Join(js, ",") + `}}],"pooled_metrics":{"vmaf":{"mean":1}}}`,
+		vmafxv1.OutputCSV:  "Frame," + strings.Join(head, ",") + ",\n7," + strings.Join(row, ",") + ",\n",
+	} {
+		pf, err := ParseOutput(strings.NewReader(in), format)
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		for i, m := range plotted {
+			if got := pf.Values[m.name]; len(got) != 1 || got[0] != float64(i+1) {
+				t.Errorf("%s: %s = %v, want [%d]", format, m.name, got, i+1)
+			}
+		}
+	}
+}
+
 func TestParseOutputRefusesBadOutputs(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
@@ -168,5 +193,29 @@ func TestCSRFTokenIsPerToken(t *testing.T) {
 	a, again := csrfToken("a"), csrfToken("a")
 	if a == csrfToken("b") || a != again || strings.Contains(csrfToken("secret-token"), "secret") {
 		t.Error("the form token must be the same for one bearer token, differ between two, and not show the token")
+	}
+}
+
+// BenchmarkParseOutput reads an hour at 24 fps of libvmaf's JSON with VMAF's features and
+// PSNR: the memory a job page's curve costs the door.
+func BenchmarkParseOutput(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"version":"x","fps":24,"frames":[`)
+	const frames = 24 * 3600
+	for i := range frames {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		fmt.Fprintf(&sb, `{"frameNum":%d,"metrics":{"integer_adm2":0.981234,"integer_adm_scale0":0.951234,"integer_adm_scale1":0.961234,"integer_adm_scale2":0.971234,"integer_adm_scale3":0.981234,"integer_motion2":3.123456,"integer_motion":3.223456,"integer_vif_scale0":0.612345,"integer_vif_scale1":0.712345,"integer_vif_scale2":0.812345,"integer_vif_scale3":0.912345,"psnr_y":41.123456,"psnr_cb":44.123456,"psnr_cr":45.123456,"vmaf":%.6f}}`, i, 90+float64(i%10))
+	}
+	sb.WriteString(`],"pooled_metrics":{}}`)
+	doc := sb.String()
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		pf, err := ParseOutput(strings.NewReader(doc), vmafxv1.OutputJSON)
+		if err != nil || len(pf.Frames) != frames {
+			b.Fatal(err)
+		}
 	}
 }

@@ -60,21 +60,56 @@ func ParseOutput(r io.Reader, format vmafxv1.OutputFormat) (*PerFrame, error) {
 	if format == vmafxv1.OutputCSV {
 		return pf, parseCSV(r, pf)
 	}
-	var doc struct {
-		Frames []struct {
-			FrameNum int                 `json:"frameNum"`
-			Metrics  map[string]*float64 `json:"metrics"`
-		} `json:"frames"`
+	// Streamed frame by frame into the plotted metrics only: an hour of frames costs a
+	// few MiB, not the document's size many times over.
+	dec := json.NewDecoder(bufio.NewReader(r))
+	bad := func(err error) error { return fmt.Errorf("the output is not libvmaf's JSON: %w", err) }
+	if tok, err := dec.Token(); err != nil {
+		return nil, bad(err)
+	} else if tok != json.Delim('{') {
+		return nil, bad(fmt.Errorf("want an object, got %v", tok))
 	}
-	if err := json.NewDecoder(bufio.NewReader(r)).Decode(&doc); err != nil {
-		return nil, fmt.Errorf("the output is not libvmaf's JSON: %w", err)
-	}
-	for _, fr := range doc.Frames {
-		pf.Frames = append(pf.Frames, fr.FrameNum)
-		for _, m := range plotted {
-			if v, ok := fr.Metrics[m.name]; ok && v != nil {
-				pf.Values[m.name] = append(pf.Values[m.name], *v)
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, bad(err)
+		}
+		if key != "frames" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil, bad(err)
 			}
+			continue
+		}
+		if tok, err := dec.Token(); err != nil {
+			return nil, bad(err)
+		} else if tok != json.Delim('[') {
+			return nil, bad(fmt.Errorf("frames: want a list, got %v", tok))
+		}
+		for dec.More() {
+			var fr struct {
+				FrameNum int `json:"frameNum"`
+				Metrics  struct {
+					VMAF   *float64 `json:"vmaf"`
+					PSNRY  *float64 `json:"psnr_y"`
+					SSIM   *float64 `json:"float_ssim"`
+					MSSSIM *float64 `json:"float_ms_ssim"`
+					CAMBI  *float64 `json:"cambi"`
+				} `json:"metrics"`
+			}
+			if err := dec.Decode(&fr); err != nil {
+				return nil, bad(fmt.Errorf("frame %d: %w", len(pf.Frames), err))
+			}
+			pf.Frames = append(pf.Frames, fr.FrameNum)
+			m := fr.Metrics
+			for name, v := range map[string]*float64{"vmaf": m.VMAF, "psnr_y": m.PSNRY, "float_ssim": m.SSIM, "float_ms_ssim": m.MSSSIM, "cambi": m.CAMBI} {
+				if v != nil {
+					pf.Values[name] = append(pf.Values[name], *v)
+				}
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, bad(err)
 		}
 	}
 	return pf, pf.check()
@@ -219,6 +254,13 @@ func (c *Console) readOutput(ctx context.Context, s session, j *vmafxv1.VmafxJob
 	}
 	ctx, cancel := context.WithTimeout(ctx, outputTimeout)
 	defer cancel()
+	// A few outputs at once: each may take tens of MiB of the door's memory while read.
+	select {
+	case c.outputReads <- struct{}{}:
+		defer func() { <-c.outputReads }()
+	case <-ctx.Done():
+		return nil, "The console is busy reading other outputs; reload the page in a moment."
+	}
 	opts := fetch.StoreOptions{Limits: fetch.HTTPOptions{MaxBytes: c.opts.MaxOutputBytes, Timeout: outputTimeout / 2, Attempts: 2}}
 	if s3 := j.Spec.S3; s3 != nil {
 		opts.S3Endpoint, opts.S3Region = s3.Endpoint, s3.Region
