@@ -362,8 +362,8 @@ func TestDashboardsAndAlertsUseExportedMetrics(t *testing.T) {
 			}
 		}
 	}
-	if dashboards != 4 {
-		t.Errorf("%d dashboards rendered, want 4: operator, scheduler, device plugin, workers", dashboards)
+	if dashboards != 5 {
+		t.Errorf("%d dashboards rendered, want 5: operator, scheduler, device plugin, workers, front doors", dashboards)
 	}
 
 	rule := find(res.Objects, "PrometheusRule", "vmafx")
