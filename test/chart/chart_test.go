@@ -58,6 +58,8 @@ var knownKinds = map[string]bool{
 	"ValidatingAdmissionPolicy":        true,
 	"ValidatingAdmissionPolicyBinding": true,
 	"ServiceMonitor":                   true,
+	// VMAFX's alerts, with monitoring.prometheusRule.enabled.
+	"PrometheusRule": true,
 }
 
 var (

@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vmafx/vmafx/gateway/internal/config"
+	"github.com/vmafx/vmafx/gateway/internal/console"
 	"github.com/vmafx/vmafx/gateway/internal/httpapi"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
@@ -34,7 +35,13 @@ func main() {
 }
 
 func run() int {
-	cfg, err := config.Parse("vmafx-api", "VMAFX_API_", summary, os.Args[1:], os.LookupEnv, os.Stdout, nil)
+	var consoleOpts console.Options
+	consoleOn := true
+	cfg, err := config.Parse("vmafx-api", "VMAFX_API_", summary, os.Args[1:], os.LookupEnv, os.Stdout, func(s *cli.Set, env func(string) string) {
+		s.Bool(&consoleOn, "console", env("console"), true, "serve the web console at /console/ (docs/console.md)")
+		s.Bool(&consoleOpts.ReadOutputs, "console-read-outputs", env("console-read-outputs"), false,
+			"let the console read jobs' per-frame outputs from object storage with the keys of the Secret each job names, read as the caller, to draw their curves (the API's Pod then reaches the jobs' stores)")
+	})
 	if errors.Is(err, cli.ErrHelp) {
 		return 0
 	}
@@ -53,7 +60,12 @@ func run() int {
 	}
 	reg := serve.NewRegistry()
 	store := jobs.New(c, reviewer)
-	api := httpapi.New(store, httpapi.NewMetrics(reg))
+	metrics := httpapi.NewMetrics(reg)
+	api := httpapi.New(store, metrics)
+	handler := api.Handler()
+	if consoleOn {
+		handler = console.Mount(handler, console.New(store, metrics, consoleOpts))
+	}
 	door, probe, err := serve.Listen(cfg.Serve)
 	if err != nil {
 		logger.Error(err, "Listening")
@@ -62,7 +74,7 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	ctx = klog.NewContext(ctx, logger)
-	if err := serve.Serve(ctx, cfg.Serve, door, probe, api.Handler(), reg, serve.Readiness(ctx, c.Ready, readyPeriod)); err != nil {
+	if err := serve.Serve(ctx, cfg.Serve, door, probe, handler, reg, serve.Readiness(ctx, c.Ready, readyPeriod)); err != nil {
 		logger.Error(err, "Server failed")
 		return 1
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -141,6 +142,10 @@ func Scheme() *k8sruntime.Scheme {
 	}
 	// The MCP server reads the VmafxJob CRD for its tools' input schemas.
 	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	// The console reads the Secret a job names for its output, as the caller.
+	if err := corev1.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s

@@ -66,6 +66,12 @@ func (s *statusRecorder) Flush() {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// Instrument records route's requests: the console's pages are counted with the API's
+// routes, under their own patterns.
+func (m *Metrics) Instrument(route string, h http.HandlerFunc) http.HandlerFunc {
+	return m.instrument(route, h)
+}
+
 // instrument records route's requests.
 func (m *Metrics) instrument(route string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {

@@ -327,3 +327,22 @@ func pinned(ref, digest string) string {
 	}
 	return repo + "@" + digest
 }
+
+// Read gets the object ns/name of obj's kind as u: the console reads comparisons,
+// ladders and the Secret of a job's output through it, each with the caller's own rights.
+func (s *Store) Read(ctx context.Context, u access.User, ns, name string, obj client.Object) error {
+	c, err := s.clients.For(u)
+	if err != nil {
+		return err
+	}
+	return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+}
+
+// ReadList lists the objects of list's kind in ns as u, at most limit (0: all).
+func (s *Store) ReadList(ctx context.Context, u access.User, ns string, list client.ObjectList, limit int64) error {
+	c, err := s.clients.For(u)
+	if err != nil {
+		return err
+	}
+	return c.List(ctx, list, client.InNamespace(ns), client.Limit(limit))
+}

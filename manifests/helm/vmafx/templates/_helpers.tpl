@@ -228,6 +228,12 @@ from a Secret mounted at /etc/vmafx/tls, and the hardened security context.
     - name: {{ $prefix }}SESSION_IDLE_TIMEOUT
       value: {{ .idleTimeout | quote }}
     {{- end }}
+    {{- with $v.console }}
+    - name: {{ $prefix }}CONSOLE
+      value: {{ .enabled | toString | quote }}
+    - name: {{ $prefix }}CONSOLE_READ_OUTPUTS
+      value: {{ .readOutputs | toString | quote }}
+    {{- end }}
     {{- if $v.tls.secretName }}
     - name: {{ $prefix }}TLS_CERT_FILE
       value: /etc/vmafx/tls/tls.crt
@@ -258,12 +264,25 @@ from a Secret mounted at /etc/vmafx/tls, and the hardened security context.
   {{- end }}
   securityContext:
     {{- include "vmafx.containerSecurityContext" $root | nindent 4 }}
-  {{- if $v.tls.secretName }}
+  {{- $keys := include "vmafx.consoleKeys" $v }}
+  {{- if or $v.tls.secretName $keys }}
   volumeMounts:
+    {{- if $v.tls.secretName }}
     - name: tls
       mountPath: /etc/vmafx/tls
       readOnly: true
+    {{- end }}
+    {{- if $keys }}
+    # The console lays a job's Secret out here, as files, while it reads the output.
+    - name: tmp
+      mountPath: /tmp
+    {{- end }}
   {{- end }}
+{{- end }}
+
+{{/* vmafx.consoleKeys is "true" when a door's console reads outputs with jobs' Secrets. */}}
+{{- define "vmafx.consoleKeys" -}}
+{{- with .console }}{{ if .readOutputs }}true{{ end }}{{ end -}}
 {{- end }}
 
 {{/* vmafx.doorPod is the Pod spec fields shared by the front doors, called with (list $ values name). */}}
@@ -291,10 +310,19 @@ tolerations:
 affinity:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- if $v.tls.secretName }}
+{{- $keys := include "vmafx.consoleKeys" $v }}
+{{- if or $v.tls.secretName $keys }}
 volumes:
+  {{- if $v.tls.secretName }}
   - name: tls
     secret:
       secretName: {{ $v.tls.secretName }}
+  {{- end }}
+  {{- if $keys }}
+  - name: tmp
+    emptyDir:
+      medium: Memory
+      sizeLimit: 1Mi
+  {{- end }}
 {{- end }}
 {{- end }}

@@ -1,0 +1,320 @@
+package console
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/media/fetch"
+)
+
+// outputTimeout bounds reading a job's output for its page.
+const outputTimeout = 20 * time.Second
+
+// worstFrames is how many of the lowest frames a job's page marks and lists.
+const worstFrames = 5
+
+// metric is a per-frame metric the job page plots, by libvmaf's name.
+type metric struct {
+	name, title, unit string
+	fixed             bool // VMAF's 0..100 range rather than the data's
+}
+
+// plotted are the per-frame metrics drawn, VMAF first: the worker's names for the
+// features a job asks for (spec.features), the luma PSNR for psnr.
+var plotted = []metric{
+	{"vmaf", "VMAF per frame", "VMAF", true},
+	{"psnr_y", "PSNR (luma) per frame", "PSNR Y (dB)", false},
+	{"float_ssim", "SSIM per frame", "SSIM", false},
+	{"float_ms_ssim", "MS-SSIM per frame", "MS-SSIM", false},
+	{"cambi", "CAMBI (banding) per frame", "CAMBI", false},
+}
+
+// PerFrame are a job's per-frame scores: Frames[i] is the frame number of Values[m][i].
+type PerFrame struct {
+	Frames []int
+	Values map[string][]float64
+}
+
+// ParseOutput reads a worker's per-frame output: libvmaf's JSON ("frames" with
+// "frameNum" and "metrics") or the worker's CSV (a Frame column, then one per metric).
+// Only the plotted metrics are kept, so memory is a few numbers a frame.
+func ParseOutput(r io.Reader, format vmafxv1.OutputFormat) (*PerFrame, error) {
+	pf := &PerFrame{Values: map[string][]float64{}}
+	if format == vmafxv1.OutputCSV {
+		return pf, parseCSV(r, pf)
+	}
+	// Streamed frame by frame into the plotted metrics only: an hour of frames costs a
+	// few MiB, not the document's size many times over.
+	dec := json.NewDecoder(bufio.NewReader(r))
+	bad := func(err error) error { return fmt.Errorf("the output is not libvmaf's JSON: %w", err) }
+	if tok, err := dec.Token(); err != nil {
+		return nil, bad(err)
+	} else if tok != json.Delim('{') {
+		return nil, bad(fmt.Errorf("want an object, got %v", tok))
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, bad(err)
+		}
+		if key != "frames" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil, bad(err)
+			}
+			continue
+		}
+		if tok, err := dec.Token(); err != nil {
+			return nil, bad(err)
+		} else if tok != json.Delim('[') {
+			return nil, bad(fmt.Errorf("frames: want a list, got %v", tok))
+		}
+		for dec.More() {
+			var fr struct {
+				FrameNum int `json:"frameNum"`
+				Metrics  struct {
+					VMAF   *float64 `json:"vmaf"`
+					PSNRY  *float64 `json:"psnr_y"`
+					SSIM   *float64 `json:"float_ssim"`
+					MSSSIM *float64 `json:"float_ms_ssim"`
+					CAMBI  *float64 `json:"cambi"`
+				} `json:"metrics"`
+			}
+			if err := dec.Decode(&fr); err != nil {
+				return nil, bad(fmt.Errorf("frame %d: %w", len(pf.Frames), err))
+			}
+			pf.Frames = append(pf.Frames, fr.FrameNum)
+			m := fr.Metrics
+			for name, v := range map[string]*float64{"vmaf": m.VMAF, "psnr_y": m.PSNRY, "float_ssim": m.SSIM, "float_ms_ssim": m.MSSSIM, "cambi": m.CAMBI} {
+				if v != nil {
+					pf.Values[name] = append(pf.Values[name], *v)
+				}
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, bad(err)
+		}
+	}
+	return pf, pf.check()
+}
+
+func parseCSV(r io.Reader, pf *PerFrame) error {
+	cr := csv.NewReader(bufio.NewReader(r))
+	cr.FieldsPerRecord = -1
+	head, err := cr.Read()
+	if err != nil {
+		return fmt.Errorf("the output is not the worker's CSV: %w", err)
+	}
+	if len(head) == 0 || head[0] != "Frame" {
+		return errors.New("the output is not the worker's CSV (a Frame column first)")
+	}
+	cols := map[string]int{}
+	for i, h := range head {
+		if slices.ContainsFunc(plotted, func(m metric) bool { return m.name == h }) {
+			cols[h] = i
+		}
+	}
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("output line %d: %w", line, err)
+		}
+		n, err := strconv.Atoi(rec[0])
+		if err != nil {
+			return fmt.Errorf("output line %d: frame %q is not a number", line, rec[0])
+		}
+		pf.Frames = append(pf.Frames, n)
+		for name, i := range cols {
+			if i >= len(rec) {
+				return fmt.Errorf("output line %d: no %s column", line, name)
+			}
+			v, err := strconv.ParseFloat(rec[i], 64)
+			if err != nil {
+				return fmt.Errorf("output line %d: %s %q is not a number", line, name, rec[i])
+			}
+			pf.Values[name] = append(pf.Values[name], v)
+		}
+	}
+	return pf.check()
+}
+
+// check refuses an output whose metrics do not cover every frame, or that has none.
+func (pf *PerFrame) check() error {
+	if len(pf.Frames) == 0 {
+		return errors.New("the output has no frames")
+	}
+	for name, vs := range pf.Values {
+		if len(vs) != len(pf.Frames) {
+			return fmt.Errorf("the output has %s for %d of its %d frames", name, len(vs), len(pf.Frames))
+		}
+	}
+	if len(pf.Values["vmaf"]) == 0 {
+		return errors.New("the output has no vmaf column")
+	}
+	return nil
+}
+
+// Charts draws one chart per metric present, VMAF first with its worst frames marked,
+// and lists those frames.
+func (pf *PerFrame) Charts() ([]Chart, []worstFrame) {
+	var charts []Chart
+	var worst []worstFrame
+	for _, m := range plotted {
+		vs := pf.Values[m.name]
+		if len(vs) == 0 {
+			continue
+		}
+		pts := make([]Point, len(vs))
+		for i, v := range vs {
+			pts[i] = Point{X: float64(pf.Frames[i]), Y: v}
+		}
+		axes := Axes{X: "frame", Y: m.unit}
+		var marks []Mark
+		if m.fixed {
+			lo, hi := 0.0, 100.0
+			axes.YMin, axes.YMax = &lo, &hi
+			order := make([]int, len(vs))
+			for i := range order {
+				order[i] = i
+			}
+			slices.SortStableFunc(order, func(a, b int) int {
+				switch {
+				case vs[a] < vs[b]:
+					return -1
+				case vs[a] > vs[b]:
+					return 1
+				}
+				return 0
+			})
+			for _, i := range order[:min(worstFrames, len(order))] {
+				label := fmt.Sprintf("frame %d: VMAF %.3f", pf.Frames[i], vs[i])
+				marks = append(marks, Mark{X: float64(pf.Frames[i]), Y: vs[i], Label: label})
+				worst = append(worst, worstFrame{Frame: pf.Frames[i], VMAF: strconv.FormatFloat(vs[i], 'f', 3, 64)})
+			}
+		}
+		id := strings.ReplaceAll(m.name, "_", "-")
+		charts = append(charts, lineChart(id, m.title, axes, []Series{{Label: m.unit, Points: decimate(pts, maxCurvePoints)}}, marks))
+	}
+	return charts, worst
+}
+
+// curves reads the job's per-frame output, when the console may and can, and draws it;
+// otherwise note says why there is no curve.
+func (c *Console) curves(r *http.Request, s session, j *vmafxv1.VmafxJob) (charts []Chart, worst []worstFrame, frames int, note string) {
+	pf, note := c.readOutput(r.Context(), s, j)
+	if pf == nil {
+		return nil, nil, 0, note
+	}
+	charts, worst = pf.Charts()
+	return charts, worst, len(pf.Frames), ""
+}
+
+func (c *Console) readOutput(ctx context.Context, s session, j *vmafxv1.VmafxJob) (*PerFrame, string) {
+	if j.Spec.Output == nil {
+		return nil, "This job writes no per-frame output (spec.output), so only its pooled scores are known."
+	}
+	out := string(*j.Spec.Output)
+	if j.Status.Phase != vmafxv1.JobSucceeded {
+		return nil, "The per-frame curve is drawn from " + out + " once the job has succeeded."
+	}
+	if cond := meta.FindStatusCondition(j.Status.Conditions, vmafxv1.JobOutputWritten); cond != nil && cond.Status != "True" {
+		return nil, "The worker could not write the per-frame output: " + cond.Message
+	}
+	u, err := fetch.ParseURI(out)
+	if err != nil {
+		return nil, "The output URI cannot be read: " + err.Error()
+	}
+	switch u.Scheme {
+	case fetch.SchemeS3, fetch.SchemeGCS, fetch.SchemeAzure:
+	default:
+		return nil, "The per-frame output is on the job's output volume (" + out + "), which the API server's console cannot read; copy it from the volume to plot it."
+	}
+	if !c.opts.ReadOutputs {
+		return nil, "This console does not read outputs from object storage (vmafx-api --console-read-outputs is off); the per-frame scores are in " + out + "."
+	}
+	ctx, cancel := context.WithTimeout(ctx, outputTimeout)
+	defer cancel()
+	// A few outputs at once: each may take tens of MiB of the door's memory while read.
+	select {
+	case c.outputReads <- struct{}{}:
+		defer func() { <-c.outputReads }()
+	case <-ctx.Done():
+		return nil, "The console is busy reading other outputs; reload the page in a moment."
+	}
+	opts := fetch.StoreOptions{Limits: fetch.HTTPOptions{MaxBytes: c.opts.MaxOutputBytes, Timeout: outputTimeout / 2, Attempts: 2}}
+	if s3 := j.Spec.S3; s3 != nil {
+		opts.S3Endpoint, opts.S3Region = s3.Endpoint, s3.Region
+		if s3.PathStyle {
+			opts.S3PathStyle = &s3.PathStyle
+		}
+	}
+	if cr := j.Spec.Credentials; cr != nil {
+		// The keys are the caller's to read or not: the Secret is read as the caller, so
+		// the console shows no output its caller could not fetch with kubectl.
+		var sec corev1.Secret
+		if err := c.store.Read(ctx, s.User, j.Namespace, cr.SecretRef.Name, &sec); err != nil {
+			if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
+				return nil, "The console reads the output with the keys of the Secret " + cr.SecretRef.Name + ", as you, and may not: " + err.Error()
+			}
+			return nil, "Reading the Secret " + cr.SecretRef.Name + ": " + err.Error()
+		}
+		dir, err := writeCredentials(sec.Data)
+		if err != nil {
+			return nil, "Preparing the output's keys: " + err.Error()
+		}
+		defer os.RemoveAll(dir)
+		opts.CredentialsDir = dir
+	}
+	stores := fetch.NewStores(opts)
+	defer stores.Close()
+	obj, err := stores.Open(ctx, u)
+	if err != nil {
+		return nil, "Reading the per-frame output: " + err.Error()
+	}
+	defer obj.Close()
+	pf, err := ParseOutput(obj, j.Spec.OutputFormat)
+	if err != nil {
+		return nil, "Reading the per-frame output " + out + ": " + err.Error()
+	}
+	return pf, ""
+}
+
+// writeCredentials lays a Secret's keys out as fetch.Stores reads them: one file per key
+// in a directory only this process may read, removed by the caller once the output is
+// read (a mounted Secret, as the worker gets it).
+func writeCredentials(data map[string][]byte) (string, error) {
+	dir, err := os.MkdirTemp("", "vmafx-console-keys-")
+	if err != nil {
+		return "", err
+	}
+	for k, v := range data {
+		if strings.ContainsAny(k, `/\`) || k == "." || k == ".." {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, k), v, 0o600); err != nil {
+			_ = os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	return dir, nil
+}
