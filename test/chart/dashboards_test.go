@@ -27,7 +27,7 @@ import (
 // serve: controller-runtime's (the operator's reconciles and work queues) and
 // kube-scheduler's (vmafx-scheduler is kube-scheduler with a plugin).
 var metricSources = struct{ repo, modules []string }{
-	repo: []string{"operator", "device-plugin", "worker", "scheduler-plugin", "gateway", "internal"},
+	repo: []string{"operator", "device-plugin", "worker", "trainer", "scheduler-plugin", "gateway", "internal"},
 	modules: []string{
 		"sigs.k8s.io/controller-runtime/pkg/internal/controller/metrics",
 		"sigs.k8s.io/controller-runtime/pkg/internal/metrics",
