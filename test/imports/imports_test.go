@@ -85,7 +85,7 @@ func TestWorkerLinksNoKubernetesClient(t *testing.T) {
 		t.Skip(err)
 	}
 	for _, dep := range deps(t, goCmd, module+scoring) {
-		if hasAnyPrefix(dep, kubeClients) && dep != "sigs.k8s.io/controller-runtime/pkg/scheme" {
+		if hasAnyPrefix(dep, kubeClients) {
 			t.Errorf("%s links %s: the scoring binary needs no Kubernetes client", scoring, dep)
 		}
 	}

@@ -1,8 +1,9 @@
 package v1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -10,8 +11,30 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "vmafx.dev", Version: "v1"}
 
 	// SchemeBuilder registers the kinds of this package with a runtime.Scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion} //nolint:staticcheck // controller-gen's layout; the package already depends on controller-runtime for markers only at build time
+	SchemeBuilder = newSchemeBuilder()
 
 	// AddToScheme adds the kinds of this package to a runtime.Scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// schemeBuilder is controller-runtime's scheme.Builder (Register, AddToScheme) on
+// apimachinery's alone: the worker imports this package for its result type and must not
+// link a Kubernetes client library for it.
+type schemeBuilder struct{ runtime.SchemeBuilder }
+
+func newSchemeBuilder() *schemeBuilder {
+	b := &schemeBuilder{}
+	b.SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		metav1.AddToGroupVersion(s, GroupVersion)
+		return nil
+	})
+	return b
+}
+
+// Register adds objs, the kinds of this package, to the schemes the builder fills.
+func (b *schemeBuilder) Register(objs ...runtime.Object) {
+	b.SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(GroupVersion, objs...)
+		return nil
+	})
+}
