@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/test/integration/testenv"
 	"github.com/vmafx/vmafx/internal/modelregistry"
+	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 
 // redirect answers requests for one registry name from a local registry server, over
