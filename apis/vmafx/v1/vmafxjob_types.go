@@ -94,7 +94,11 @@ type S3Options struct {
 }
 
 // Alignment pairs the frames of two inputs that do not start together or do not have the
-// same length or frame rate. Frames are paired by index after the starts are skipped.
+// same length or frame rate. Frames are paired by index after the starts are skipped:
+// the starts given, or with auto those the worker finds (see docs/worker.md, "Alignment").
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.auto) || !self.auto || ((!has(self.referenceStart) || self.referenceStart == 0) && (!has(self.distortedStart) || self.distortedStart == 0))",message="alignment.auto finds the starts itself: give either auto or referenceStart and distortedStart"
+// +kubebuilder:validation:XValidation:rule="!has(self.window) || (has(self.auto) && self.auto)",message="alignment.window is the offsets alignment.auto searches: it needs auto: true"
 type Alignment struct {
 	// referenceStart is the number of reference frames to skip.
 	// +kubebuilder:validation:Minimum=0
@@ -109,6 +113,20 @@ type Alignment struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	Frames int32 `json:"frames,omitempty"`
+	// auto has the worker find the offset between the inputs (leader frames, dropped
+	// or added frames at the start) by comparing small luma pictures of their first
+	// frames at every offset of the window, and score the frames that match. The offset,
+	// its confidence and the measure are in status.result.alignment. Not with
+	// spec.parallelism above 1. Inputs whose frame rates differ are aligned only when
+	// they differ by 1000/1001 (24 and 23.976); other differences fail with a reason.
+	// +optional
+	Auto bool `json:"auto,omitempty"`
+	// window is how many frames either side of zero auto searches (1 to 300; 30 when
+	// unset). Each input's first window+60 frames are compared.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=300
+	// +optional
+	Window int32 `json:"window,omitempty"`
 }
 
 // OutputVolume is the writable storage for a file:// output, mounted at /output.
@@ -134,6 +152,7 @@ type PixelFormat string
 // +kubebuilder:validation:XValidation:rule="!has(self.width) || !(self.pixelFormat.startsWith('yuv420') || self.pixelFormat.startsWith('yuv422')) || self.width % 2 == 0",message="width must be even for 4:2:0 and 4:2:2 pixel formats",fieldPath=".width"
 // +kubebuilder:validation:XValidation:rule="!has(self.height) || !self.pixelFormat.startsWith('yuv420') || self.height % 2 == 0",message="height must be even for 4:2:0 pixel formats",fieldPath=".height"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism == 1 || has(self.output)",message="parallelism above 1 needs spec.output: each chunk writes its per-frame scores beside it, and a last worker Pod merges them into it",fieldPath=".parallelism"
+// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism == 1 || !has(self.alignment) || !has(self.alignment.auto) || !self.alignment.auto",message="alignment.auto needs parallelism 1: the offset is found before scoring, over the first frames, which a chunk does not see; find it with one auto-aligned job (status.result.alignment) and give its starts to the chunked job",fieldPath=".alignment"
 type VmafxJobSpec struct {
 	// reference is the URI of the pristine video.
 	// +required
@@ -418,6 +437,11 @@ type JobResult struct {
 	// scaled to the reference's size (bicubic) before scoring; empty when it was not.
 	// +optional
 	DistortedScaledFrom string `json:"distortedScaledFrom,omitempty"`
+	// alignment is what the worker found about the inputs' frame offset: the offset
+	// scored with spec.alignment.auto, or one that fits the frames clearly better than
+	// the pairing scored (then the Aligned condition is False and the score is kept).
+	// +optional
+	Alignment *JobAlignment `json:"alignment,omitempty"`
 	// device is the accelerator that scored on a GPU backend: its name, compute API and
 	// driver (e.g. "NVIDIA H100 80GB HBM3, Vulkan 1.3.280, NVIDIA 570.86"); empty on the
 	// CPU. Features still computed on the CPU are named after "host:".
@@ -506,7 +530,7 @@ type VmafxJobStatus struct {
 	// Absent for a job scored by one Pod.
 	// +optional
 	Chunks *JobChunks `json:"chunks,omitempty"`
-	// conditions: Scheduled, Running, Complete, Failed, PodRefused, OutputWritten.
+	// conditions: Scheduled, Running, Complete, Failed, PodRefused, OutputWritten, Aligned.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -1,0 +1,183 @@
+package command
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/worker/internal/align"
+	"github.com/vmafx/vmafx/worker/internal/source"
+)
+
+// Frame offsets (package align) in the score command:
+//
+//   - --auto-align opens both inputs, reads their first frames into thumbnails, searches
+//     the window, closes them, and opens them again skipping the frames the offset says
+//     (as --reference-start or --distorted-start would): a second decode of the first
+//     frames only, and no frame held at full size.
+//   - A plain score (no alignment, or given starts) records thumbnails of the first
+//     frames as the kernel reads them and searches them once scored: no extra read. An
+//     offset clearly better than the pairing scored is reported as a likely misalignment
+//     beside the score, which is kept.
+//   - A score refused for its frame counts searches the first frames before failing, and
+//     names the offset that fits in the message.
+//
+// The chunk steps do neither: a chunk sees only its frames, and --auto-align is refused
+// with them (the job's probe could find the offset, but the chunks would then need it
+// passed on; see docs/worker.md).
+
+// checkAutoAlign refuses --auto-align where it cannot run and --auto-align-window without it.
+func (c *scoreConfig) checkAutoAlign() error {
+	switch {
+	case c.autoWindow != 0 && !c.autoAlign:
+		return badRequest("--auto-align-window is the offsets --auto-align searches: give --auto-align too")
+	case !c.autoAlign:
+		return nil
+	case c.refStart != 0 || c.distStart != 0:
+		return badRequest("--auto-align finds the starts itself: give either --auto-align or --reference-start and --distorted-start")
+	case c.probe || c.chunk != nil || c.mergeParts != 0:
+		return badRequest("--auto-align does not go with --probe, --chunk or --merge-parts: a chunk sees only its frames; find the offset with one --auto-align run and give its starts to the chunked job")
+	}
+	if c.autoWindow == 0 {
+		c.autoWindow = align.DefaultWindow
+	}
+	return nil
+}
+
+// opener opens both inputs, each skipping its first frames.
+type opener func(refSkip, distSkip int) (ref, dist *source.Input, err error)
+
+// autoAlign finds the offset between the inputs and sets the starts that score it.
+func (s *scorer) autoAlign(open opener) error {
+	cfg := s.cfg
+	ref, dist, err := open(0, 0)
+	if err != nil {
+		return err
+	}
+	defer ref.Close()
+	defer dist.Close()
+	a := &vmafxv1.WorkerAlignment{Auto: true, Measure: align.Measure}
+	switch align.CompareRates(ref.Rate, dist.Rate) {
+	case align.RateSame:
+	case align.RateNTSC:
+		a.Rate = align.RateMessage(ref.Rate, dist.Rate) + ", paired by index"
+		s.log.Info("Frame rates differ by 1000/1001: the same pictures retimed; pairing them by index", "reference", ref.Rate.String(), "distorted", dist.Rate.String())
+	default:
+		return fmt.Errorf("%w: %s", source.ErrRateMismatch, align.RateMessage(ref.Rate, dist.Rate)+"; --auto-align aligns only rates that differ by 1000/1001 (24 and 24000/1001)")
+	}
+	rec := align.NewRecorder(ref.Info(), cfg.autoWindow)
+	if err := rec.Read(ref, dist); err != nil {
+		return err
+	}
+	res := rec.Search()
+	offset := 0
+	if res.Clear() {
+		offset = res.Best
+	}
+	if offset > 0 {
+		cfg.distStart = offset
+	} else {
+		cfg.refStart = -offset
+	}
+	fill(a, res, offset)
+	a.ReferenceStart, a.DistortedStart = cfg.refStart, cfg.distStart
+	s.alignment = a
+	s.log.Info("Aligned", "offset", offset, "best", res.Best, "clear", res.Clear(), "confidence", res.Confidence,
+		"confirmed", res.Confirmed, "bestPSNR", res.BestPSNR, "zeroPSNR", res.ZeroPSNR, "window", res.Window, "pairs", res.Pairs,
+		"referenceStart", cfg.refStart, "distortedStart", cfg.distStart)
+	if res.Pairs == 0 {
+		s.log.Info("Too few frames to search for an offset; scoring from the first frames", "frames", align.Frames(cfg.autoWindow))
+	}
+	return nil
+}
+
+// fill sets a's measures from res, for the offset reported.
+func fill(a *vmafxv1.WorkerAlignment, res align.Result, offset int) {
+	a.Offset, a.Window, a.Pairs, a.Confirmed = offset, res.Window, res.Pairs, res.Confirmed
+	a.Confidence = round2(res.Confidence)
+	a.BestPSNR, a.BasePSNR = round2(res.BestPSNR), round2(res.ZeroPSNR)
+	if offset != res.Best {
+		a.BestPSNR = a.BasePSNR
+	}
+}
+
+func round2(v float64) float64 {
+	return float64(int64(v*100+0.5)) / 100
+}
+
+// checkRecorded searches the thumbnails a plain score recorded and reports an offset
+// that fits clearly better than the pairing scored.
+func (s *scorer) checkRecorded(rec *align.Recorder) {
+	res := rec.Search()
+	if !res.Clear() {
+		s.log.V(1).Info("Alignment check", "best", res.Best, "confidence", res.Confidence, "pairs", res.Pairs)
+		return
+	}
+	cfg := s.cfg
+	a := &vmafxv1.WorkerAlignment{Misaligned: true, Measure: align.Measure, ReferenceStart: cfg.refStart, DistortedStart: cfg.distStart}
+	fill(a, res, res.Best)
+	// The search compared the frames after the starts: the offset counts from the inputs' first.
+	a.Offset += cfg.distStart - cfg.refStart
+	s.alignment = a
+	msg := misalignedMessage(a)
+	s.log.Info("Likely misaligned inputs; the score is kept", "offset", a.Offset, "confidence", a.Confidence,
+		"bestPSNR", a.BestPSNR, "basePSNR", a.BasePSNR, "message", msg)
+	if cfg.desk {
+		fmt.Fprintf(s.stderr, "vmafx-worker: warning: %s\n", msg)
+	}
+}
+
+// misalignedMessage says, for people, what a likely misalignment is and what to do.
+func misalignedMessage(a *vmafxv1.WorkerAlignment) string {
+	return fmt.Sprintf("the inputs look misaligned: %s (offset %s, confidence %.2f; %s %.2f dB against %.2f dB as scored); the score is kept: give --auto-align (spec.alignment.auto: true) to score the frames that match",
+		describeOffset(a.Offset), signed(a.Offset), a.Confidence, a.Measure, a.BestPSNR, a.BasePSNR)
+}
+
+// describeOffset says what an offset means for the inputs.
+func describeOffset(offset int) string {
+	switch {
+	case offset > 0:
+		return fmt.Sprintf("the distorted's frame %d shows the reference's first (%s, e.g. leader frames)", offset, plural(offset, "extra frame"))
+	case offset < 0:
+		return fmt.Sprintf("the distorted's first frame shows the reference's frame %d (the distorted lacks %s)", -offset, plural(-offset, "frame"))
+	}
+	return "they start together"
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+func signed(n int) string {
+	if n > 0 {
+		return "+" + strconv.Itoa(n)
+	}
+	return strconv.Itoa(n)
+}
+
+// hintCount adds to a frame count mismatch the offset that fits the frames, when the
+// first frames show one clearly: from rec when the score recorded them, else read from
+// ref and dist now (unread yet); neither: err as it is.
+func (s *scorer) hintCount(err error, rec *align.Recorder, ref, dist *source.Input) error {
+	if !errors.Is(err, vmaf.ErrFrameCountMismatch) || rec == nil && ref == nil {
+		return err
+	}
+	if rec == nil {
+		rec = align.NewRecorder(ref.Info(), align.DefaultWindow)
+		if rec.Read(ref, dist) != nil {
+			return err // the count is the error; a read error would hide it
+		}
+	}
+	res := rec.Search()
+	if !res.Clear() {
+		return err
+	}
+	offset := res.Best + s.cfg.distStart - s.cfg.refStart
+	return fmt.Errorf("%w; the first frames suggest an offset of %s: %s (--auto-align, spec.alignment.auto, scores the frames that match)",
+		err, signed(offset), describeOffset(offset))
+}
