@@ -43,12 +43,13 @@ type scoreConfig struct {
 	// frames, accepting different frame counts and rates.
 	align               bool
 	refStart, distStart int
+	deinterlace         bool
+	features            []vmaf.Feature
+
 	// autoAlign finds refStart and distStart (autoalign.go); autoWindow is the offsets
 	// it searches either side of zero.
-	autoAlign   bool
-	autoWindow  int
-	deinterlace bool
-	features    []vmaf.Feature
+	autoAlign  bool
+	autoWindow int
 
 	spool source.Spool
 	// store configures the object storage fetchers and outputs.
