@@ -1,5 +1,10 @@
 package v1
 
+import (
+	"fmt"
+	"strconv"
+)
+
 // The frame offset search (spec.alignment.auto, the worker's --auto-align, and the check
 // of every plain score): what the worker reports and what the job's status shows.
 
@@ -72,4 +77,36 @@ type JobAlignment struct {
 	// rate says how the inputs' frame rates differ, when they were paired anyway.
 	// +optional
 	Rate string `json:"rate,omitempty"`
+}
+
+// DescribeOffset says, for people, what a frame offset means for the inputs.
+func DescribeOffset(offset int) string {
+	switch {
+	case offset > 0:
+		return fmt.Sprintf("the distorted's frame %d shows the reference's first (%s, e.g. leader frames)", offset, framesOf(offset, "extra frame"))
+	case offset < 0:
+		return fmt.Sprintf("the distorted's first frame shows the reference's frame %d (the distorted lacks %s)", -offset, framesOf(-offset, "frame"))
+	}
+	return "they start together"
+}
+
+// SignedOffset writes an offset with its sign: "+2", "-3", "0".
+func SignedOffset(offset int) string {
+	if offset > 0 {
+		return "+" + strconv.Itoa(offset)
+	}
+	return strconv.Itoa(offset)
+}
+
+// MisalignedMessage says, for people, what a likely misalignment a is and what to do.
+func MisalignedMessage(a *WorkerAlignment) string {
+	return fmt.Sprintf("the inputs look misaligned: %s (offset %s, confidence %.2f; %s %.2f dB against %.2f dB as scored); the score is kept: give --auto-align (spec.alignment.auto: true) to score the frames that match",
+		DescribeOffset(a.Offset), SignedOffset(a.Offset), a.Confidence, a.Measure, a.BestPSNR, a.BasePSNR)
+}
+
+func framesOf(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }

@@ -3,7 +3,6 @@ package command
 import (
 	"errors"
 	"fmt"
-	"strconv"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
@@ -121,43 +120,12 @@ func (s *scorer) checkRecorded(rec *align.Recorder) {
 	// The search compared the frames after the starts: the offset counts from the inputs' first.
 	a.Offset += cfg.distStart - cfg.refStart
 	s.alignment = a
-	msg := misalignedMessage(a)
+	msg := vmafxv1.MisalignedMessage(a)
 	s.log.Info("Likely misaligned inputs; the score is kept", "offset", a.Offset, "confidence", a.Confidence,
 		"bestPSNR", a.BestPSNR, "basePSNR", a.BasePSNR, "message", msg)
 	if cfg.desk {
 		fmt.Fprintf(s.stderr, "vmafx-worker: warning: %s\n", msg)
 	}
-}
-
-// misalignedMessage says, for people, what a likely misalignment is and what to do.
-func misalignedMessage(a *vmafxv1.WorkerAlignment) string {
-	return fmt.Sprintf("the inputs look misaligned: %s (offset %s, confidence %.2f; %s %.2f dB against %.2f dB as scored); the score is kept: give --auto-align (spec.alignment.auto: true) to score the frames that match",
-		describeOffset(a.Offset), signed(a.Offset), a.Confidence, a.Measure, a.BestPSNR, a.BasePSNR)
-}
-
-// describeOffset says what an offset means for the inputs.
-func describeOffset(offset int) string {
-	switch {
-	case offset > 0:
-		return fmt.Sprintf("the distorted's frame %d shows the reference's first (%s, e.g. leader frames)", offset, plural(offset, "extra frame"))
-	case offset < 0:
-		return fmt.Sprintf("the distorted's first frame shows the reference's frame %d (the distorted lacks %s)", -offset, plural(-offset, "frame"))
-	}
-	return "they start together"
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
-}
-
-func signed(n int) string {
-	if n > 0 {
-		return "+" + strconv.Itoa(n)
-	}
-	return strconv.Itoa(n)
 }
 
 // hintCount adds to a frame count mismatch the offset that fits the frames, when the
@@ -179,5 +147,5 @@ func (s *scorer) hintCount(err error, rec *align.Recorder, ref, dist *source.Inp
 	}
 	offset := res.Best + s.cfg.distStart - s.cfg.refStart
 	return fmt.Errorf("%w; the first frames suggest an offset of %s: %s (--auto-align, spec.alignment.auto, scores the frames that match)",
-		err, signed(offset), describeOffset(offset))
+		err, vmafxv1.SignedOffset(offset), vmafxv1.DescribeOffset(offset))
 }

@@ -106,6 +106,7 @@ func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
 	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonFinished, "the worker finished")
 	setCondition(job, vmafxv1.JobComplete, true, ReasonSucceeded, job.Status.Message)
 	setOutputWritten(job, r)
+	setAligned(job, r)
 }
 
 // setOutputWritten records whether spec.output holds the per-frame scores. A failed output
