@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/vmafx/vmafx/media/decode"
@@ -15,12 +17,18 @@ import (
 // clip reads the frames of a raw 176x144 yuv420p test clip of the vmaf package.
 func clip(t *testing.T, name string) []vmaf.Frame {
 	t.Helper()
+	return clipOf(t, name, 176, 144, vmaf.YUV420P)
+}
+
+// clipOf reads the frames of a raw test clip of the vmaf package.
+func clipOf(t *testing.T, name string, w, h int, format vmaf.PixelFormat) []vmaf.Frame {
+	t.Helper()
 	f, err := os.Open(filepath.Join("..", "..", "..", "vmaf", "testdata", "clips", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	src, err := vmaf.OpenRaw(bufio.NewReader(f), 176, 144, vmaf.YUV420P)
+	src, err := vmaf.OpenRaw(bufio.NewReader(f), w, h, format)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,5 +196,38 @@ func TestCompareRates(t *testing.T) {
 	}
 	if msg := RateMessage(r(25, 1), r(50, 1)); msg != "reference 25 fps, distorted 50 fps: the distorted has 2 times the other's frame rate, a frame-rate conversion that pairing frames by index does not undo; convert it to 25 fps first (ffmpeg -vf fps=25), or give --align (spec.alignment with starts) to pair frames by index anyway" {
 		t.Errorf("message %q", msg)
+	}
+}
+
+// No false alarm: every aligned pair of the kernel's reference data (synthetic motion,
+// still bars under temporal noise, a blur, 10-bit, 4:4:4 at an odd size, CRF 45) is found
+// aligned, or not clearly anything else.
+func TestSearchAlignedPairs(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "vmaf", "testdata", "pairs.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) < 6 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		w, _ := strconv.Atoi(f[3])
+		h, _ := strconv.Atoi(f[4])
+		format, err := vmaf.ParsePixelFormat(f[5])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, dist := clipOf(t, f[1], w, h, format), clipOf(t, f[2], w, h, format)
+		res := search(t, ref, dist, DefaultWindow)
+		if res.Clear() || res.Best != 0 && res.Pairs > 0 && res.Confidence >= MinConfidence {
+			t.Errorf("%s: %+v; want offset 0 or no clear offset", f[0], res)
+		}
+		t.Logf("%s: best %d, confidence %.2f, %.2f dB (%d pairs)", f[0], res.Best, res.Confidence, res.BestPSNR, res.Pairs)
+		n++
+	}
+	if n < 5 {
+		t.Fatalf("read %d pairs", n)
 	}
 }
