@@ -57,9 +57,10 @@ type JobAlignment struct {
 	// offset is the distorted's frame index minus the reference's for the same picture
 	// that fits the frames best: +2 for two leader frames in the distorted.
 	Offset int32 `json:"offset"`
-	// referenceStart and distortedStart are the frames each input skipped for scoring.
+	// referenceStart is the number of reference frames skipped for scoring.
 	// +optional
 	ReferenceStart int32 `json:"referenceStart,omitempty"`
+	// distortedStart is the number of distorted frames skipped for scoring.
 	// +optional
 	DistortedStart int32 `json:"distortedStart,omitempty"`
 	// misaligned is set when offset fits the frames clearly better than the pairing

@@ -50,6 +50,12 @@ type VmafxComparisonSpec struct {
 	// +optional
 	Output *OutputURI `json:"output,omitempty"`
 
+	// alignment pairs the frames of every distorted video with the reference's, as a
+	// VmafxJob's spec.alignment does; auto: true finds each one's offset on its own (a
+	// capture with leader frames beside encodes without), and the table shows it.
+	// +optional
+	Alignment *Alignment `json:"alignment,omitempty"`
+
 	ScoringSettings `json:",inline"`
 }
 
@@ -74,6 +80,14 @@ type ComparisonEntry struct {
 	// frames scored.
 	// +optional
 	Frames int32 `json:"frames,omitempty"`
+	// offset is the frame offset the job's alignment search found (status.result.
+	// alignment.offset): scored with alignment.auto, or likely missed (misaligned).
+	// +optional
+	Offset *int32 `json:"offset,omitempty"`
+	// misaligned is set when the job's score is likely of misaligned frames (its
+	// Aligned condition is False); the score is kept.
+	// +optional
+	Misaligned bool `json:"misaligned,omitempty"`
 	// message says why the job failed.
 	// +optional
 	Message string `json:"message,omitempty"`
