@@ -132,6 +132,24 @@ func TestAutoAlignEncoded(t *testing.T) {
 	if a := r.result(t).Alignment; a == nil || a.Offset != -4 || a.ReferenceStart != 4 {
 		t.Fatalf("alignment %+v, want offset -4", a)
 	}
+
+	// A smaller distorted, scaled to the reference's size, behind two black leader
+	// frames (a lossless copy, so that its frames decode as the original's).
+	small := encoded("dist_small_h264.mp4")
+	lead := filepath.Join(dir, "lead.mkv")
+	cmd := exec.Command(tools.FFmpeg, "-v", "error", "-i", small, "-vf", "tpad=start=2:color=black", "-c:v", "ffv1", lead)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	want = perFrameVMAF(t, "score", "--reference", ref, "--distorted", small)
+	got = perFrameVMAF(t, "score", "--reference", ref, "--distorted", lead, "--auto-align")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("scaled, two leader frames: per-frame VMAF (-want +got):\n%s", diff)
+	}
+	r = runWorker(t, context.Background(), nil, "score", "--reference", ref, "--distorted", lead, "--auto-align")
+	if res := r.result(t); res.Alignment == nil || res.Alignment.Offset != 2 || res.DistortedScaledFrom != "128x96" {
+		t.Fatalf("scaled: alignment %+v, scaled from %q; want offset +2 from 128x96", res.Alignment, res.DistortedScaledFrom)
+	}
 }
 
 // Without --auto-align a likely misalignment is reported beside the score, which is kept.
