@@ -62,7 +62,8 @@ type Recorder struct {
 // NewRecorder returns a recorder for a search of window offsets either side of zero
 // over frames of info (both inputs have the reference's size by then).
 func NewRecorder(info vmaf.VideoInfo, window int) *Recorder {
-	block := max(1, (info.Width+thumbWidth-1)/thumbWidth)
+	// A block never exceeds the height, so that a very wide, flat picture still has a row.
+	block := max(1, min((info.Width+thumbWidth-1)/thumbWidth, info.Height))
 	return &Recorder{
 		info: info, block: block, tw: max(1, info.Width/block), th: max(1, info.Height/block),
 		limit: Frames(window), window: window,

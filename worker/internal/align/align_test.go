@@ -231,3 +231,19 @@ func TestSearchAlignedPairs(t *testing.T) {
 		t.Fatalf("read %d pairs", n)
 	}
 }
+
+// Any geometry gets a thumbnail: a strip wider than high by far, a single pixel.
+func TestThumbnailGeometry(t *testing.T) {
+	for _, size := range [][2]int{{3840, 16}, {1, 1}, {2, 4000}} {
+		info := vmaf.VideoInfo{Width: size[0], Height: size[1], Format: vmaf.YUV420P}
+		r := NewRecorder(info, 1)
+		f := vmaf.Frame{Width: size[0], Height: size[1], BitDepth: 8, Y: make([]uint16, size[0]*size[1])}
+		for i := range f.Y {
+			f.Y[i] = 200
+		}
+		r.add(0, &f)
+		if len(r.thumbs[0]) != 1 || len(r.thumbs[0][0]) == 0 || r.thumbs[0][0][0] != 200 {
+			t.Errorf("%dx%d: thumbnails %v", size[0], size[1], r.thumbs[0])
+		}
+	}
+}
