@@ -116,9 +116,10 @@ type Alignment struct {
 	// auto has the worker find the offset between the inputs (leader frames, dropped
 	// or added frames at the start) by comparing small luma pictures of their first
 	// frames at every offset of the window, and score the frames that match. The offset,
-	// its confidence and the measure are in status.result.alignment. Not with
-	// spec.parallelism above 1. Inputs whose frame rates differ are aligned only when
-	// they differ by 1000/1001 (24 and 23.976); other differences fail with a reason.
+	// its confidence and the measure are in status.result.alignment. A chunked job
+	// (spec.parallelism) searches in its probe, and every chunk skips the starts found.
+	// Inputs whose frame rates differ are aligned only when they differ by 1000/1001 (24
+	// and 23.976); other differences fail with a reason.
 	// +optional
 	Auto bool `json:"auto,omitempty"`
 	// window is how many frames either side of zero auto searches (1 to 300; 30 when
@@ -152,7 +153,6 @@ type PixelFormat string
 // +kubebuilder:validation:XValidation:rule="!has(self.width) || !(self.pixelFormat.startsWith('yuv420') || self.pixelFormat.startsWith('yuv422')) || self.width % 2 == 0",message="width must be even for 4:2:0 and 4:2:2 pixel formats",fieldPath=".width"
 // +kubebuilder:validation:XValidation:rule="!has(self.height) || !self.pixelFormat.startsWith('yuv420') || self.height % 2 == 0",message="height must be even for 4:2:0 pixel formats",fieldPath=".height"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism == 1 || has(self.output)",message="parallelism above 1 needs spec.output: each chunk writes its per-frame scores beside it, and a last worker Pod merges them into it",fieldPath=".parallelism"
-// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism == 1 || !has(self.alignment) || !has(self.alignment.auto) || !self.alignment.auto",message="alignment.auto needs parallelism 1: the offset is found before scoring, over the first frames, which a chunk does not see; find it with one auto-aligned job (status.result.alignment) and give its starts to the chunked job",fieldPath=".alignment"
 type VmafxJobSpec struct {
 	// reference is the URI of the pristine video.
 	// +required
@@ -602,6 +602,10 @@ type JobChunks struct {
 	// pools them.
 	// +optional
 	Merge *ChunkStep `json:"merge,omitempty"`
+	// alignment is what the probe's frame offset search found, with spec.alignment.auto:
+	// the starts every chunk and the merge are given.
+	// +optional
+	Alignment *JobAlignment `json:"alignment,omitempty"`
 }
 
 // VmafxJob scores one distorted video against its reference with VMAF, in a worker Pod

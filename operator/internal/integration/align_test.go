@@ -61,3 +61,42 @@ func TestJobAlignment(t *testing.T) {
 		t.Errorf("auto-aligned job's events %v", ev)
 	}
 }
+
+// TestChunkedJobAutoAlignment: a chunked job with alignment.auto searches in its probe
+// (--probe --auto-align), gives every chunk and the merge the starts the probe found, and
+// shows the offset in its result once merged.
+func TestChunkedJobAutoAlignment(t *testing.T) {
+	ns := testenv.CreateNamespace(t)
+	startOperator(t, operatorEnv())
+	create(t, chunkedJob(ns, "aligned-split", 2, func(s *vmafxv1.VmafxJobSpec) { s.Alignment = &vmafxv1.Alignment{Auto: true} }))
+
+	probe := waitForPod(t, ns, "aligned-split-probe-1")
+	if args := strings.Join(probe.Spec.Containers[0].Args, " "); !strings.Contains(args, "--auto-align --frames :0") || !strings.HasSuffix(args, "--probe") {
+		t.Errorf("probe args %q, want --auto-align and --probe", args)
+	}
+	b, _ := json.Marshal(vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Frames: 10, Backend: "cpu", Model: "vmaf_v0.6.1",
+		Alignment: &vmafxv1.WorkerAlignment{Auto: true, Offset: -3, ReferenceStart: 3, Confidence: 0.91, Confirmed: true,
+			Measure: "luma-psnr-thumbnail", BestPSNR: 40, BasePSNR: 20, Window: 30, Pairs: 60}})
+	runStep(t, ns, "aligned-split-probe-1", "node-a", 0, string(b))
+
+	for _, name := range []string{"aligned-split-c0-1", "aligned-split-c1-1"} {
+		pod := waitForPod(t, ns, name)
+		args := strings.Join(pod.Spec.Containers[0].Args, " ")
+		if !strings.Contains(args, "--align --reference-start 3 --distorted-start 0 --frames :0") || strings.Contains(args, "--auto-align") {
+			t.Errorf("%s args %q, want the probe's starts and no --auto-align", name, args)
+		}
+		kubeletBind(t, pod, "node-a", true)
+		kubeletFinish(t, pod, 0, resultMessage(90, 5))
+	}
+	merge := waitForPod(t, ns, "aligned-split-merge-1")
+	if args := strings.Join(merge.Spec.Containers[0].Args, " "); !strings.Contains(args, "--reference-start 3") || strings.Contains(args, "--auto-align") {
+		t.Errorf("merge args %q, want the probe's starts", args)
+	}
+	kubeletBind(t, merge, "node-a", true)
+	kubeletFinish(t, merge, 0, resultMessage(91.25, 10))
+	j := waitForJob(t, ns, "aligned-split", "Succeeded", func(j *vmafxv1.VmafxJob) bool { return j.Status.Phase == vmafxv1.JobSucceeded })
+	if a := j.Status.Result.Alignment; a == nil || !a.Auto || a.Offset != -3 || a.ReferenceStart != 3 || a.Confidence != "0.91" ||
+		condition(j, vmafxv1.JobAligned) != "True/AutoAligned" || j.Status.Chunks.Alignment == nil {
+		t.Errorf("alignment %+v, Aligned %s, chunks' alignment %+v", a, condition(j, vmafxv1.JobAligned), j.Status.Chunks.Alignment)
+	}
+}

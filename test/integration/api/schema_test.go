@@ -51,7 +51,9 @@ func TestStatusRoundTrip(t *testing.T) {
 		StartTime: &stamp, CompletionTime: &stamp, Message: "scored 24 frames",
 		Chunks: &vmafxv1.JobChunks{Frames: 24, Total: 3, Done: 3, Progress: "3/3", States: "DDD",
 			Attempts: []int32{2, 3, 2}, Failed: []int32{1, 2, 1},
-			Probe: &vmafxv1.ChunkStep{State: "D", Attempts: 2, Failed: 1}, Merge: &vmafxv1.ChunkStep{State: "D", Attempts: 2, Failed: 1}},
+			Probe: &vmafxv1.ChunkStep{State: "D", Attempts: 2, Failed: 1}, Merge: &vmafxv1.ChunkStep{State: "D", Attempts: 2, Failed: 1},
+			Alignment: &vmafxv1.JobAlignment{Auto: true, Offset: 2, ReferenceStart: 1, DistortedStart: 3, Misaligned: true, Confidence: "0.91",
+				Measure: "luma-psnr-thumbnail: 40.00 dB at offset +2, 20.00 dB at the starts given (or 0)", Rate: "reference 30 fps, distorted 30000/1001 fps"}},
 		Conditions: []metav1.Condition{condition(vmafxv1.JobComplete)},
 	}
 	node := validNode(ns, "node-a")

@@ -87,10 +87,6 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		{"auto alignment with a start", job(func(s *vmafxv1.VmafxJobSpec) { s.Alignment = &vmafxv1.Alignment{Auto: true, DistortedStart: 2} }), "spec.alignment"},
 		{"alignment window without auto", job(func(s *vmafxv1.VmafxJobSpec) { s.Alignment = &vmafxv1.Alignment{Window: 5} }), "spec.alignment"},
 		{"alignment window above 300", job(func(s *vmafxv1.VmafxJobSpec) { s.Alignment = &vmafxv1.Alignment{Auto: true, Window: 301} }), "spec.alignment.window"},
-		{"auto alignment of a chunked job", job(func(s *vmafxv1.VmafxJobSpec) {
-			s.Parallelism, s.Alignment = 4, &vmafxv1.Alignment{Auto: true}
-			s.Output = ptr.To[vmafxv1.OutputURI]("s3://results/out.json")
-		}), "spec.alignment"},
 		{"width without height", job(func(s *vmafxv1.VmafxJobSpec) {
 			s.Reference, s.Distorted, s.Height = "s3://media/ref.mp4", "s3://media/dist.mp4", nil
 		}), "spec.width"},

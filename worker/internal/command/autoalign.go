@@ -23,9 +23,10 @@ import (
 //   - A score refused for its frame counts searches the first frames before failing, and
 //     names the offset that fits in the message.
 //
-// The chunk steps do neither: a chunk sees only its frames, and --auto-align is refused
-// with them (the job's probe could find the offset, but the chunks would then need it
-// passed on; see docs/worker.md).
+// A chunked job searches in its probe (--probe --auto-align): the probe reports the offset
+// beside the frame count, and the operator gives every chunk and the merge the starts it
+// found. A chunk or a merge sees only its frames, so --auto-align is refused with them,
+// and they make no misalignment check.
 
 // checkAutoAlign refuses --auto-align where it cannot run and --auto-align-window without it.
 func (c *scoreConfig) checkAutoAlign() error {
@@ -36,8 +37,8 @@ func (c *scoreConfig) checkAutoAlign() error {
 		return nil
 	case c.refStart != 0 || c.distStart != 0:
 		return badRequest("--auto-align finds the starts itself: give either --auto-align or --reference-start and --distorted-start")
-	case c.probe || c.chunk != nil || c.mergeParts != 0:
-		return badRequest("--auto-align does not go with --probe, --chunk or --merge-parts: a chunk sees only its frames; find the offset with one --auto-align run and give its starts to the chunked job")
+	case c.chunk != nil || c.mergeParts != 0:
+		return badRequest("--auto-align does not go with --chunk or --merge-parts: a chunk sees only its frames; the probe (--probe --auto-align) finds the offset, and the chunks are given its starts")
 	}
 	if c.autoWindow == 0 {
 		c.autoWindow = align.DefaultWindow

@@ -252,11 +252,23 @@ func TestAutoAlignFlags(t *testing.T) {
 		{[]string{"--auto-align", "--reference-start", "2"}, "--auto-align finds the starts itself"},
 		{[]string{"--auto-align-window", "5"}, "--auto-align-window is the offsets --auto-align searches"},
 		{[]string{"--auto-align", "--auto-align-window", "301"}, "auto-align-window"},
-		{[]string{"--auto-align", "--probe"}, "--auto-align does not go with --probe, --chunk or --merge-parts"},
+		{[]string{"--auto-align", "--chunk", "0:4", "--total-frames", "8", "--chunk-part", "/tmp/p"}, "--auto-align does not go with --chunk or --merge-parts"},
 	} {
 		r := runWorker(t, context.Background(), nil, rawArgs(p01Ref, p01Dist, tc.args...)...)
 		if e := r.result(t).Error; r.code != 2 || e == nil || e.Reason != vmafxv1.ReasonBadInput || !strings.Contains(e.Message, tc.want) {
 			t.Errorf("%q: exit %d, %+v; want a bad request naming %q", tc.args, r.code, e, tc.want)
 		}
+	}
+}
+
+// A chunked job's probe searches: it counts the frame pairs the found starts leave and
+// reports the offset beside them, for the chunks.
+func TestAutoAlignProbe(t *testing.T) {
+	dist := rawFrames(t, p01Dist)
+	d := writeRaw(t, "leader.yuv", append([][]byte{blackFrame(), blackFrame()}, dist...)...)
+	r := runWorker(t, context.Background(), nil, rawArgs(p01Ref, d, "--probe", "--auto-align")...)
+	res := r.result(t)
+	if r.code != 0 || res.Frames != p01Frames || res.Alignment == nil || res.Alignment.Offset != 2 || res.Alignment.DistortedStart != 2 {
+		t.Fatalf("exit %d, %d frames, alignment %+v; want %d frames at offset +2", r.code, res.Frames, res.Alignment, p01Frames)
 	}
 }
