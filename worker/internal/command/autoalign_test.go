@@ -272,3 +272,35 @@ func TestAutoAlignProbe(t *testing.T) {
 		t.Fatalf("exit %d, %d frames, alignment %+v; want %d frames at offset +2", r.code, res.Frames, res.Alignment, p01Frames)
 	}
 }
+
+// The operator's flow for a chunked auto-aligned job: the probe searches, the chunks and
+// the merge are given its starts; the merged per-frame scores equal one --auto-align run's.
+func TestAutoAlignChunked(t *testing.T) {
+	dist := rawFrames(t, p01Dist)
+	d := writeRaw(t, "late.yuv", dist[3:]...)
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.json")
+	if r := runWorker(t, context.Background(), nil, rawArgs(p01Ref, d, "--auto-align", "--output", one)...); r.code != 0 {
+		t.Fatalf("one run: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	probe := runWorker(t, context.Background(), nil, rawArgs(p01Ref, d, "--auto-align", "--probe")...)
+	a := probe.result(t).Alignment
+	if probe.code != 0 || a == nil || a.ReferenceStart != 3 || a.DistortedStart != 0 {
+		t.Fatalf("probe: exit %d, alignment %+v", probe.code, a)
+	}
+	split := filepath.Join(dir, "split.json")
+	merged, _ := splitRun(t, rawArgs(p01Ref, d, "--reference-start", strconv.Itoa(a.ReferenceStart), "--distorted-start", strconv.Itoa(a.DistortedStart)), 3, "file://"+split)
+	if merged.Frames != p01Frames-3 {
+		t.Errorf("merged %d frames, want %d", merged.Frames, p01Frames-3)
+	}
+	var want, got []float64
+	for _, f := range readLibvmafJSON(t, one).Frames {
+		want = append(want, f.Metrics["vmaf"])
+	}
+	for _, f := range readLibvmafJSON(t, split).Frames {
+		got = append(got, f.Metrics["vmaf"])
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("chunked per-frame VMAF differs from one auto-aligned run's (-want +got):\n%s", diff)
+	}
+}
