@@ -618,6 +618,7 @@ type JobChunks struct {
 // +kubebuilder:printcolumn:name="Score",type=string,JSONPath=`.status.score`
 // +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.status.node`
 // +kubebuilder:printcolumn:name="Chunks",type=string,JSONPath=`.status.chunks.progress`,priority=1
+// +kubebuilder:printcolumn:name="Offset",type=integer,JSONPath=`.status.result.alignment.offset`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type VmafxJob struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -108,7 +108,7 @@ func TestStatusRoundTrip(t *testing.T) {
 		resource, name string
 		want           map[string]string
 	}{
-		{"vmafxjobs", "round-trip", map[string]string{"Phase": "Succeeded", "Score": "93.123456", "Node": "node-a", "Chunks": "3/3"}},
+		{"vmafxjobs", "round-trip", map[string]string{"Phase": "Succeeded", "Score": "93.123456", "Node": "node-a", "Chunks": "3/3", "Offset": "-3"}},
 		{"vmafxnodes", "node-a", map[string]string{"Vendor": "nvidia", "Healthy": "true", "Jobs": "3", "Device": "2x nvidia (10de:2684)"}},
 		{"vmafxmodeltrainings", "train", map[string]string{"Phase": "Running", "Samples": "1234", "ModelVersion": "train-v3"}},
 	}
@@ -137,7 +137,7 @@ func TestStatusRoundTrip(t *testing.T) {
 // sortedByColumnOrder is the column list of the architecture brief for each resource.
 func sortedByColumnOrder(resource string) []string {
 	return map[string][]string{
-		"vmafxjobs":           {"Phase", "Score", "Node", "Chunks", "Age"},
+		"vmafxjobs":           {"Phase", "Score", "Node", "Chunks", "Offset", "Age"},
 		"vmafxnodes":          {"Vendor", "Healthy", "Jobs", "Device", "Age"},
 		"vmafxmodeltrainings": {"Phase", "Samples", "ModelVersion", "Age"},
 	}[resource]
