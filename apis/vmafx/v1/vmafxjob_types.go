@@ -118,8 +118,9 @@ type Alignment struct {
 	// frames at every offset of the window, and score the frames that match. The offset,
 	// its confidence and the measure are in status.result.alignment. A chunked job
 	// (spec.parallelism) searches in its probe, and every chunk skips the starts found.
-	// Inputs whose frame rates differ are aligned only when they differ by 1000/1001 (24
-	// and 23.976); other differences fail with a reason.
+	// Inputs whose frame rates differ by 1000/1001 (24 and 23.976) pair by index; by a
+	// whole factor (25 and 50), every n-th frame of the faster one is kept, from the phase
+	// that matches (not in a chunked job); other differences fail with a reason.
 	// +optional
 	Auto bool `json:"auto,omitempty"`
 	// window is how many frames either side of zero auto searches (1 to 300; 30 when

@@ -54,7 +54,7 @@ type Recorder struct {
 	info   vmaf.VideoInfo
 	block  int // the side of the square averaged into one thumbnail sample
 	tw, th int
-	limit  int // frames kept per side
+	limits [2]int // frames kept per side
 	window int
 	thumbs [2][][]float32
 }
@@ -66,7 +66,7 @@ func NewRecorder(info vmaf.VideoInfo, window int) *Recorder {
 	block := max(1, min((info.Width+thumbWidth-1)/thumbWidth, info.Height))
 	return &Recorder{
 		info: info, block: block, tw: max(1, info.Width/block), th: max(1, info.Height/block),
-		limit: Frames(window), window: window,
+		limits: [2]int{Frames(window), Frames(window)}, window: window,
 	}
 }
 
@@ -84,7 +84,7 @@ type tee struct {
 
 func (t *tee) ReadFrame(f *vmaf.Frame) error {
 	err := t.FrameSource.ReadFrame(f)
-	if err == nil && len(t.r.thumbs[t.side]) < t.r.limit {
+	if err == nil && len(t.r.thumbs[t.side]) < t.r.limits[t.side] {
 		t.r.add(t.side, f)
 	}
 	return err
@@ -94,7 +94,7 @@ func (t *tee) ReadFrame(f *vmaf.Frame) error {
 func (r *Recorder) Read(ref, dist vmaf.FrameSource) error {
 	for side, src := range []vmaf.FrameSource{ref, dist} {
 		var f vmaf.Frame
-		for len(r.thumbs[side]) < r.limit {
+		for len(r.thumbs[side]) < r.limits[side] {
 			err := src.ReadFrame(&f)
 			if errors.Is(err, io.EOF) {
 				break
@@ -106,6 +106,30 @@ func (r *Recorder) Read(ref, dist vmaf.FrameSource) error {
 		}
 	}
 	return nil
+}
+
+// Decimate has Read keep n times as many frames of the faster side (0 the reference, 1
+// the distorted), whose frame rate is n times the other's, for SearchPhases.
+func (r *Recorder) Decimate(n, faster int) { r.limits[faster] *= n }
+
+// SearchPhases searches the offset with the faster side decimated by n: every n-th of its
+// frames from phase p, for each p from 0 to n-1. It returns the best phase's result (the
+// smallest error at its best offset) and the phase; offsets count decimated frames.
+func (r *Recorder) SearchPhases(n, faster int) (Result, int) {
+	var best Result
+	phase := 0
+	for p := range n {
+		sub := *r
+		sub.thumbs[faster] = nil
+		for i := p; i < len(r.thumbs[faster]); i += n {
+			sub.thumbs[faster] = append(sub.thumbs[faster], r.thumbs[faster][i])
+		}
+		res := sub.Search()
+		if p == 0 || res.Pairs > 0 && (best.Pairs == 0 || res.BestPSNR > best.BestPSNR) {
+			best, phase = res, p
+		}
+	}
+	return best, phase
 }
 
 // add appends the thumbnail of f to side: the mean of each block of luma samples, on

@@ -194,7 +194,15 @@ func TestCompareRates(t *testing.T) {
 			t.Errorf("CompareRates(%v, %v) = %v, want %v", tc.ref, tc.dist, got, tc.want)
 		}
 	}
-	if msg := RateMessage(r(25, 1), r(50, 1)); msg != "reference 25 fps, distorted 50 fps: the distorted has 2 times the other's frame rate, a frame-rate conversion that pairing frames by index does not undo; convert it to 25 fps first (ffmpeg -vf fps=25), or give --align (spec.alignment with starts) to pair frames by index anyway" {
+	for _, tc := range []struct {
+		ref, dist decode.Rate
+		n, faster int
+	}{{r(25, 1), r(50, 1), 2, 1}, {r(60000, 1001), r(30000, 1001), 2, 0}, {r(72, 1), r(24, 1), 3, 0}, {r(24, 1), r(25, 1), 1, 0}} {
+		if n, faster := Factor(tc.ref, tc.dist); n != tc.n || faster != tc.faster {
+			t.Errorf("Factor(%v, %v) = %d, %d; want %d, %d", tc.ref, tc.dist, n, faster, tc.n, tc.faster)
+		}
+	}
+	if msg := RateMessage(r(25, 1), r(50, 1)); msg != "reference 25 fps, distorted 50 fps: the distorted has 2 times the other's frame rate, a frame-rate conversion that pairing frames by index does not undo; give --auto-align (spec.alignment.auto) to score every 2nd frame of the distorted against the other's, convert it to 25 fps first (ffmpeg -vf fps=25), or give --align (spec.alignment with starts) to pair frames by index anyway" {
 		t.Errorf("message %q", msg)
 	}
 }

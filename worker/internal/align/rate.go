@@ -51,11 +51,40 @@ func RateMessage(ref, dist decode.Rate) string {
 		return fmt.Sprintf("reference %s fps, distorted %s fps: the same pictures retimed by 1000/1001 (NTSC)", ref, dist)
 	case RateMultiple:
 		n := (int64(hi.Num) * int64(lo.Den)) / (int64(hi.Den) * int64(lo.Num))
-		return fmt.Sprintf("reference %s fps, distorted %s fps: the %s has %d times the other's frame rate, a frame-rate conversion that pairing frames by index does not undo; convert it to %s fps first (ffmpeg -vf fps=%s), or give --align (spec.alignment with starts) to pair frames by index anyway",
-			ref, dist, faster, n, lo, lo)
+		return fmt.Sprintf("reference %s fps, distorted %s fps: the %s has %d times the other's frame rate, a frame-rate conversion that pairing frames by index does not undo; give --auto-align (spec.alignment.auto) to score every %s frame of the %s against the other's, convert it to %s fps first (ffmpeg -vf fps=%s), or give --align (spec.alignment with starts) to pair frames by index anyway",
+			ref, dist, faster, n, ordinal(int(n)), faster, lo, lo)
 	case RateOther:
 		return fmt.Sprintf("reference %s fps, distorted %s fps: a frame-rate conversion that pairing frames by index does not undo; convert the %s to %s fps first (ffmpeg -vf fps=%s), or give --align (spec.alignment with starts) to pair frames by index anyway",
 			ref, dist, faster, lo, lo)
 	}
 	return ""
+}
+
+// Factor is how many times faster one input's frame rate is than the other's, for rates
+// that are whole multiples (RateMultiple), and which input is the faster: 0 the
+// reference, 1 the distorted. It is 1 for any other pair.
+func Factor(ref, dist decode.Rate) (n, faster int) {
+	if CompareRates(ref, dist) != RateMultiple {
+		return 1, 0
+	}
+	a, b := int64(ref.Num)*int64(dist.Den), int64(ref.Den)*int64(dist.Num) // ref/dist = a/b
+	if a > b {
+		return int(a / b), 0
+	}
+	return int(b / a), 1
+}
+
+// ordinal is "2nd", "3rd", "4th" ...
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return fmt.Sprintf("%dth", n)
+	case n%10 == 2:
+		return fmt.Sprintf("%dnd", n)
+	case n%10 == 3:
+		return fmt.Sprintf("%drd", n)
+	case n%10 == 1:
+		return fmt.Sprintf("%dst", n)
+	}
+	return fmt.Sprintf("%dth", n)
 }

@@ -3,6 +3,7 @@ package command
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
@@ -59,28 +60,44 @@ func (s *scorer) autoAlign(open opener) error {
 	defer ref.Close()
 	defer dist.Close()
 	a := &vmafxv1.WorkerAlignment{Auto: true, Measure: align.Measure}
+	n, faster := 1, 0
 	switch align.CompareRates(ref.Rate, dist.Rate) {
 	case align.RateSame:
 	case align.RateNTSC:
 		a.Rate = align.RateMessage(ref.Rate, dist.Rate) + ", paired by index"
 		s.log.Info("Frame rates differ by 1000/1001: the same pictures retimed; pairing them by index", "reference", ref.Rate.String(), "distorted", dist.Rate.String())
+	case align.RateMultiple:
+		if cfg.probe {
+			return fmt.Errorf("%w: %s; a chunked job cannot decimate (its chunks count frames of both inputs alike): score it in one Pod (parallelism 1), or convert the input first",
+				source.ErrRateMismatch, align.RateMessage(ref.Rate, dist.Rate))
+		}
+		n, faster = align.Factor(ref.Rate, dist.Rate)
 	default:
-		return fmt.Errorf("%w: %s", source.ErrRateMismatch, align.RateMessage(ref.Rate, dist.Rate)+"; --auto-align aligns only rates that differ by 1000/1001 (24 and 24000/1001)")
+		return fmt.Errorf("%w: %s; --auto-align aligns only rates that differ by 1000/1001 (24 and 24000/1001) or by a whole factor (25 and 50)",
+			source.ErrRateMismatch, align.RateMessage(ref.Rate, dist.Rate))
 	}
 	rec := align.NewRecorder(ref.Info(), cfg.autoWindow)
+	rec.Decimate(n, faster)
 	if err := rec.Read(ref, dist); err != nil {
 		return err
 	}
-	res := rec.Search()
+	res, phase := rec.SearchPhases(n, faster)
 	offset := 0
 	if res.Clear() {
 		offset = res.Best
 	}
-	if offset > 0 {
-		cfg.distStart = offset
-	} else {
-		cfg.refStart = -offset
+	// The starts count each input's own frames: the faster one's decimated frames are n
+	// of its own, from its phase.
+	starts := [2]int{max(0, -offset), max(0, offset)}
+	if n > 1 {
+		starts[faster] = starts[faster]*n + phase
+		cfg.decimate, cfg.decimateSide = n, faster
+		side := [2]string{"reference", "distorted"}[faster]
+		a.Rate = fmt.Sprintf("reference %s fps, distorted %s fps: every %d frames of the %s from its frame %d paired with the other's (the offset counts pairs)",
+			ref.Rate, dist.Rate, n, side, starts[faster])
+		s.log.Info("Frame rates differ by a whole factor: decimating the faster input", "input", side, "factor", n, "phase", phase)
 	}
+	cfg.refStart, cfg.distStart = starts[0], starts[1]
 	fill(a, res, offset)
 	a.ReferenceStart, a.DistortedStart = cfg.refStart, cfg.distStart
 	s.alignment = a
@@ -149,4 +166,28 @@ func (s *scorer) hintCount(err error, rec *align.Recorder, ref, dist *source.Inp
 	offset := res.Best + s.cfg.distStart - s.cfg.refStart
 	return fmt.Errorf("%w; the first frames suggest an offset of %s: %s (--auto-align, spec.alignment.auto, scores the frames that match)",
 		err, vmafxv1.SignedOffset(offset), vmafxv1.DescribeOffset(offset))
+}
+
+// decimated keeps every n-th frame of its source, from the first: the faster input of a
+// pair whose frame rates differ by a whole factor (--auto-align), after its start.
+type decimated struct {
+	vmaf.FrameSource
+	n       int
+	scratch vmaf.Frame
+}
+
+func (d *decimated) ReadFrame(f *vmaf.Frame) error {
+	if err := d.FrameSource.ReadFrame(f); err != nil {
+		return err
+	}
+	for range d.n - 1 {
+		d.scratch.Chroma = f.Chroma
+		if err := d.FrameSource.ReadFrame(&d.scratch); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil // the last frame stands alone; the next read ends
+			}
+			return err
+		}
+	}
+	return nil
 }

@@ -235,12 +235,73 @@ func TestAutoAlignRates(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.result(t).Error.Message, "frame rate mismatch: reference 24 fps, distorted 24000/1001 fps: the same pictures retimed by 1000/1001 (NTSC); give an alignment") {
 		t.Fatalf("exit %d, %+v", r.code, r.result(t).Error)
 	}
-	// 25 against 50: a conversion --auto-align refuses, naming the factor and the fix.
+	// Without an alignment 25 against 50 is refused, naming the factor and the fixes.
 	ref25 := withRate("ref25.y4m", refData, "25:1")
-	r = runWorker(t, context.Background(), nil, "score", "--reference", ref25, "--distorted", withRate("d50.y4m", data, "50:1"), "--auto-align")
+	dist50 := bytes.Join(func() (out [][]byte) {
+		for _, f := range rawFrames(t, p01Dist) {
+			out = append(out, f, f) // each frame twice: 50 fps made from 25
+		}
+		return out
+	}(), nil)
+	r = runWorker(t, context.Background(), nil, "score", "--reference", ref25, "--distorted", withRate("d50.y4m", dist50, "50:1"))
 	if e := r.result(t).Error; r.code != 2 || e.Reason != vmafxv1.ReasonBadInput || !strings.Contains(e.Message, "frame rate mismatch: reference 25 fps, distorted 50 fps: the distorted has 2 times the other's frame rate") ||
-		!strings.Contains(e.Message, "ffmpeg -vf fps=25") {
+		!strings.Contains(e.Message, "ffmpeg -vf fps=25") || !strings.Contains(e.Message, "give --auto-align") {
 		t.Fatalf("exit %d, %+v", r.code, e)
+	}
+	// 25 against 30: refused with --auto-align too.
+	r = runWorker(t, context.Background(), nil, "score", "--reference", ref25, "--distorted", withRate("d30.y4m", data, "30:1"), "--auto-align")
+	if e := r.result(t).Error; r.code != 2 || !strings.Contains(e.Message, "--auto-align aligns only rates that differ by 1000/1001 (24 and 24000/1001) or by a whole factor") {
+		t.Fatalf("25 against 30: exit %d, %+v", r.code, e)
+	}
+}
+
+// Rates a whole factor apart: --auto-align keeps every n-th frame of the faster input,
+// from the phase whose frames match, and scores exactly the pairs cut by hand.
+func TestAutoAlignDecimates(t *testing.T) {
+	ref, dist := rawFrames(t, p01Ref), rawFrames(t, p01Dist)
+	black := blackFrame()
+	want := perFrameVMAF(t, rawArgs(p01Ref, p01Dist)...)
+	dir := t.TempDir()
+	write := func(name, rate string, frames [][]byte) string {
+		p := filepath.Join(dir, name)
+		data := y4m(bytes.Join(frames, nil), pairW, pairH)
+		if err := os.WriteFile(p, []byte(strings.Replace(string(data), "F25:1", "F"+rate, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	interleave := func(frames [][]byte, other func(i int) []byte) (out [][]byte) {
+		for i, f := range frames {
+			out = append(out, other(i), f)
+		}
+		return out
+	}
+	tests := []struct {
+		name, ref, dist  string
+		refStart, dStart int
+	}{
+		// The distorted at 50 fps, each frame after another picture: phase 1.
+		{"distorted 50, phase 1", write("ref25.y4m", "25:1", ref), write("d50.y4m", "50:1", interleave(dist, func(int) []byte { return black })), 0, 1},
+		// The reference at 50 fps, each frame twice: phase 0, the reference decimated.
+		{"reference 50, doubled", write("ref50.y4m", "50:1", interleave(ref, func(i int) []byte { return ref[i] })), write("d25.y4m", "25:1", dist), 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := perFrameVMAF(t, "score", "--reference", tc.ref, "--distorted", tc.dist, "--auto-align")
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("per-frame VMAF differs from the 25 fps pair's (-want +got):\n%s", diff)
+			}
+			r := runWorker(t, context.Background(), nil, "score", "--reference", tc.ref, "--distorted", tc.dist, "--auto-align")
+			a := r.result(t).Alignment
+			if a == nil || a.ReferenceStart != tc.refStart || a.DistortedStart != tc.dStart || !strings.Contains(a.Rate, "every 2 frames of the") {
+				t.Fatalf("alignment %+v, want starts %d, %d and a rate note", a, tc.refStart, tc.dStart)
+			}
+		})
+	}
+	// A chunked job's probe cannot decimate.
+	r := runWorker(t, context.Background(), nil, "score", "--reference", tests[0].ref, "--distorted", tests[0].dist, "--auto-align", "--probe")
+	if e := r.result(t).Error; r.code != 2 || !strings.Contains(e.Message, "a chunked job cannot decimate") {
+		t.Fatalf("probe: exit %d, %+v", r.code, e)
 	}
 }
 

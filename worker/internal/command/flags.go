@@ -50,6 +50,9 @@ type scoreConfig struct {
 	// it searches either side of zero.
 	autoAlign  bool
 	autoWindow int
+	// decimate, above 1, keeps every decimate-th frame of input decimateSide (0 the
+	// reference, 1 the distorted) after its start: found by autoAlign.
+	decimate, decimateSide int
 
 	spool source.Spool
 	// store configures the object storage fetchers and outputs.

@@ -223,6 +223,13 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	if n := distSkip - dist.Skipped; n > 0 {
 		distSrc = &skipped{FrameSource: distSrc, n: n, flag: "--distorted-start"}
 	}
+	if cfg.decimate > 1 {
+		if cfg.decimateSide == 0 {
+			refSrc = &decimated{FrameSource: refSrc, n: cfg.decimate}
+		} else {
+			distSrc = &decimated{FrameSource: distSrc, n: cfg.decimate}
+		}
+	}
 	// A plain score checks the pairing on its first frames as it reads them (autoalign.go).
 	var rec *align.Recorder
 	if !cfg.autoAlign && cfg.chunk == nil && !cfg.probe {
