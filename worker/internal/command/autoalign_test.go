@@ -3,6 +3,8 @@ package command
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -363,5 +365,46 @@ func TestAutoAlignChunked(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("chunked per-frame VMAF differs from one auto-aligned run's (-want +got):\n%s", diff)
+	}
+}
+
+// numbered is a source of n one-pixel frames whose luma is their index.
+type numbered struct{ i, n int }
+
+func (s *numbered) Info() vmaf.VideoInfo {
+	return vmaf.VideoInfo{Width: 1, Height: 1, Format: vmaf.Gray}
+}
+
+func (s *numbered) ReadFrame(f *vmaf.Frame) error {
+	if s.i == s.n {
+		return io.EOF
+	}
+	f.Width, f.Height, f.BitDepth, f.Y = 1, 1, 8, []uint16{uint16(s.i)}
+	s.i++
+	return nil
+}
+
+// decimated keeps frames 0, n, 2n ...; a last group cut short still gives its first frame.
+func TestDecimated(t *testing.T) {
+	for _, tc := range []struct{ frames, n int }{{7, 2}, {6, 3}, {1, 2}, {0, 2}} {
+		d := &decimated{FrameSource: &numbered{n: tc.frames}, n: tc.n}
+		var got, want []uint16
+		for i := 0; i < tc.frames; i += tc.n {
+			want = append(want, uint16(i))
+		}
+		var f vmaf.Frame
+		for {
+			err := d.ReadFrame(&f)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, f.Y[0])
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%d frames by %d (-want +got):\n%s", tc.frames, tc.n, diff)
+		}
 	}
 }
