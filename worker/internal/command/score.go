@@ -150,8 +150,8 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		Raw:   source.Raw{Width: cfg.raw.width, Height: cfg.raw.height, Format: cfg.raw.pixelFormat},
 		Tools: tools, ToolsErr: toolsErr, Deinterlace: cfg.deinterlace, Spool: cfg.spool,
 	}
-	// A chunk skips the frames before its window in each input: an encoded input seeks
-	// there, the others are read and dropped (see chunkSkips).
+	// open opens both inputs, each skipping its first frames; --auto-align opens them
+	// once more before scoring, to search their first frames (autoalign.go).
 	open := func(refSkip, distSkip int) (*source.Input, *source.Input, error) {
 		o := opts
 		o.SkipFrames = refSkip
@@ -175,6 +175,8 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 			return nil, err
 		}
 	}
+	// A chunk skips the frames before its window in each input: an encoded input seeks
+	// there, the others are read and dropped (see chunkSkips).
 	refSkip, distSkip, start, count, first := cfg.chunkSkips(model)
 	ref, dist, err := open(refSkip, distSkip)
 	if err != nil {
