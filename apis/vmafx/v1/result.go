@@ -56,6 +56,9 @@ type WorkerResult struct {
 	Interlaced []string `json:"interlaced,omitempty"`
 	// Deinterlaced is set when interlaced frames were deinterlaced (bwdif) before scoring.
 	Deinterlaced bool `json:"deinterlaced,omitempty"`
+	// Alignment is what the frame offset search found (--auto-align, or the check of
+	// every plain score); nil when it did not run or the inputs were too short.
+	Alignment *WorkerAlignment `json:"alignment,omitempty"`
 	// OutputError says why the per-frame output (the job's spec.output) was not written,
 	// although the score above was made; empty when it was written or not asked for.
 	OutputError string `json:"outputError,omitempty"`

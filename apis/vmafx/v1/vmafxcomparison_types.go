@@ -51,6 +51,12 @@ type VmafxComparisonSpec struct {
 	// +optional
 	Output *OutputURI `json:"output,omitempty"`
 
+	// alignment pairs the frames of every distorted video with the reference's, as a
+	// VmafxJob's spec.alignment does; auto: true finds each one's offset on its own (a
+	// capture with leader frames beside encodes without), and the table shows it.
+	// +optional
+	Alignment *Alignment `json:"alignment,omitempty"`
+
 	ScoringSettings `json:",inline"`
 }
 
@@ -81,6 +87,14 @@ type ComparisonEntry struct {
 	// worstFrame is the lowest-scoring frame: its index and score.
 	// +optional
 	WorstFrame *JobFrame `json:"worstFrame,omitempty"`
+	// offset is the frame offset the job's alignment search found (status.result.
+	// alignment.offset): scored with alignment.auto, or likely missed (misaligned).
+	// +optional
+	Offset *int32 `json:"offset,omitempty"`
+	// misaligned is set when the job's score is likely of misaligned frames (its
+	// Aligned condition is False); the score is kept.
+	// +optional
+	Misaligned bool `json:"misaligned,omitempty"`
 	// message says why the job failed.
 	// +optional
 	Message string `json:"message,omitempty"`

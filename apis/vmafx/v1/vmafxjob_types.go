@@ -94,7 +94,11 @@ type S3Options struct {
 }
 
 // Alignment pairs the frames of two inputs that do not start together or do not have the
-// same length or frame rate. Frames are paired by index after the starts are skipped.
+// same length or frame rate. Frames are paired by index after the starts are skipped:
+// the starts given, or with auto those the worker finds (see docs/worker.md, "Alignment").
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.auto) || !self.auto || ((!has(self.referenceStart) || self.referenceStart == 0) && (!has(self.distortedStart) || self.distortedStart == 0))",message="alignment.auto finds the starts itself: give either auto or referenceStart and distortedStart"
+// +kubebuilder:validation:XValidation:rule="!has(self.window) || (has(self.auto) && self.auto)",message="alignment.window is the offsets alignment.auto searches: it needs auto: true"
 type Alignment struct {
 	// referenceStart is the number of reference frames to skip.
 	// +kubebuilder:validation:Minimum=0
@@ -109,6 +113,22 @@ type Alignment struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	Frames int32 `json:"frames,omitempty"`
+	// auto has the worker find the offset between the inputs (leader frames, dropped
+	// or added frames at the start) by comparing small luma pictures of their first
+	// frames at every offset of the window, and score the frames that match. The offset,
+	// its confidence and the measure are in status.result.alignment. A chunked job
+	// (spec.parallelism) searches in its probe, and every chunk skips the starts found.
+	// Inputs whose frame rates differ by 1000/1001 (24 and 23.976) pair by index; by a
+	// whole factor (25 and 50), every n-th frame of the faster one is kept, from the phase
+	// that matches (not in a chunked job); other differences fail with a reason.
+	// +optional
+	Auto bool `json:"auto,omitempty"`
+	// window is how many frames either side of zero auto searches (1 to 300; 30 when
+	// unset). Each input's first window+60 frames are compared.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=300
+	// +optional
+	Window int32 `json:"window,omitempty"`
 }
 
 // OutputVolume is the writable storage for a file:// output, mounted at /output.
@@ -425,6 +445,11 @@ type JobResult struct {
 	// scaled to the reference's size (bicubic) before scoring; empty when it was not.
 	// +optional
 	DistortedScaledFrom string `json:"distortedScaledFrom,omitempty"`
+	// alignment is what the worker found about the inputs' frame offset: the offset
+	// scored with spec.alignment.auto, or one that fits the frames clearly better than
+	// the pairing scored (then the Aligned condition is False and the score is kept).
+	// +optional
+	Alignment *JobAlignment `json:"alignment,omitempty"`
 	// device is the accelerator that scored on a GPU backend: its name, compute API and
 	// driver (e.g. "NVIDIA H100 80GB HBM3, Vulkan 1.3.280, NVIDIA 570.86"); empty on the
 	// CPU. Features still computed on the CPU are named after "host:".
@@ -528,7 +553,7 @@ type VmafxJobStatus struct {
 	// Absent for a job scored by one Pod.
 	// +optional
 	Chunks *JobChunks `json:"chunks,omitempty"`
-	// conditions: Scheduled, Running, Complete, Failed, PodRefused, OutputWritten.
+	// conditions: Scheduled, Running, Complete, Failed, PodRefused, OutputWritten, Aligned.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -600,6 +625,10 @@ type JobChunks struct {
 	// pools them.
 	// +optional
 	Merge *ChunkStep `json:"merge,omitempty"`
+	// alignment is what the probe's frame offset search found, with spec.alignment.auto:
+	// the starts every chunk and the merge are given.
+	// +optional
+	Alignment *JobAlignment `json:"alignment,omitempty"`
 }
 
 // VmafxJob scores one distorted video against its reference with VMAF, in a worker Pod
@@ -612,6 +641,7 @@ type JobChunks struct {
 // +kubebuilder:printcolumn:name="Score",type=string,JSONPath=`.status.score`
 // +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.status.node`
 // +kubebuilder:printcolumn:name="Chunks",type=string,JSONPath=`.status.chunks.progress`,priority=1
+// +kubebuilder:printcolumn:name="Offset",type=integer,JSONPath=`.status.result.alignment.offset`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type VmafxJob struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -93,6 +93,8 @@ func (o *options) scoreCmd() *cobra.Command {
 		model, backend, name string
 		wait                 bool
 		timeout              time.Duration
+		autoAlign            bool
+		autoAlignWindow      int32
 	)
 	cmd := &cobra.Command{
 		Use:   "score REFERENCE DISTORTED",
@@ -112,6 +114,11 @@ func (o *options) scoreCmd() *cobra.Command {
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 				Spec: vmafxv1.VmafxJobSpec{Reference: vmafxv1.VideoURI(args[0]), Distorted: vmafxv1.VideoURI(args[1]),
 					Model: vmafxv1.ModelReference(model), Backend: vmafxv1.Backend(backend)},
+			}
+			if autoAlign {
+				job.Spec.Alignment = &vmafxv1.Alignment{Auto: true, Window: autoAlignWindow}
+			} else if autoAlignWindow != 0 {
+				return errors.New("--auto-align-window is the offsets --auto-align searches: give --auto-align too")
 			}
 			if name == "" {
 				job.GenerateName = "vmafx-"
@@ -139,6 +146,8 @@ func (o *options) scoreCmd() *cobra.Command {
 	cmd.Flags().StringVar(&name, "name", "", "name of the job (default: generated, vmafx-...)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the score and print the job")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
+	cmd.Flags().BoolVar(&autoAlign, "auto-align", false, "find the frame offset between the videos (leader frames, frames dropped at the start) and score the frames that match: spec.alignment.auto")
+	cmd.Flags().Int32Var(&autoAlignWindow, "auto-align-window", 0, "offsets searched either side of zero, 1 to 300 (default: the API's, 30)")
 	return cmd
 }
 

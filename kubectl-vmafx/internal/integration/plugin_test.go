@@ -98,6 +98,17 @@ func TestScoreGetWaitCancel(t *testing.T) {
 		t.Errorf("get -o json: %v %s, want the job with the API's default model", err, out)
 	}
 
+	// --auto-align asks for spec.alignment.auto, with its window; a window alone is refused.
+	mustRun(t, kc, "-n", ns, "score", ref, dist, "--name", "aligned", "--auto-align", "--auto-align-window", "12")
+	out = mustRun(t, kc, "-n", ns, "get", "aligned", "-o", "json")
+	var aligned vmafxv1.VmafxJob
+	if err := yaml.Unmarshal([]byte(out), &aligned); err != nil || aligned.Spec.Alignment == nil || !aligned.Spec.Alignment.Auto || aligned.Spec.Alignment.Window != 12 {
+		t.Errorf("score --auto-align: %v, alignment %+v", err, aligned.Spec.Alignment)
+	}
+	if _, err := run(t, kc, "-n", ns, "score", ref, dist, "--auto-align-window", "12"); err == nil || !strings.Contains(err.Error(), "give --auto-align too") {
+		t.Errorf("--auto-align-window alone: %v", err)
+	}
+
 	// score --wait returns once the job has its score.
 	type result struct {
 		out string

@@ -47,12 +47,17 @@ func TestStatusRoundTrip(t *testing.T) {
 			Percentiles:        &vmafxv1.JobPercentiles{P1: "88.100000", P5: "90.600000", P50: "93.500000"},
 			WorstFrames:        []vmafxv1.JobFrame{{Index: 17, VMAF: "90.500000"}},
 			Scenes:             &vmafxv1.JobScenes{Count: 2, Worst: &vmafxv1.JobScene{Start: 12, Frames: 12, Mean: "91.000000", Min: "90.500000", P5: "90.600000"}},
-			Report:             "s3://results/round-trip.json.report/"},
+			Report:             "s3://results/round-trip.json.report/",
+			Alignment: &vmafxv1.JobAlignment{Auto: true, Offset: -3, ReferenceStart: 3, DistortedStart: 1, Misaligned: true,
+				Confidence: "0.93", Measure: "luma-psnr-thumbnail: 41.50 dB at offset -3, 12.25 dB at the starts given (or 0)",
+				Rate: "reference 24 fps, distorted 24000/1001 fps: the same pictures retimed by 1000/1001 (NTSC), paired by index"}},
 		Node: "node-a", PodName: "round-trip-1", Attempts: 3, FailedAttempts: 1, LostAttempts: 1,
 		StartTime: &stamp, CompletionTime: &stamp, Message: "scored 24 frames",
 		Chunks: &vmafxv1.JobChunks{Frames: 24, Total: 3, Done: 3, Progress: "3/3", States: "DDD",
 			Attempts: []int32{2, 3, 2}, Failed: []int32{1, 2, 1},
-			Probe: &vmafxv1.ChunkStep{State: "D", Attempts: 2, Failed: 1}, Merge: &vmafxv1.ChunkStep{State: "D", Attempts: 2, Failed: 1}},
+			Probe: &vmafxv1.ChunkStep{State: "D", Attempts: 2, Failed: 1}, Merge: &vmafxv1.ChunkStep{State: "D", Attempts: 2, Failed: 1},
+			Alignment: &vmafxv1.JobAlignment{Auto: true, Offset: 2, ReferenceStart: 1, DistortedStart: 3, Misaligned: true, Confidence: "0.91",
+				Measure: "luma-psnr-thumbnail: 40.00 dB at offset +2, 20.00 dB at the starts given (or 0)", Rate: "reference 30 fps, distorted 30000/1001 fps"}},
 		Conditions: []metav1.Condition{condition(vmafxv1.JobComplete)},
 	}
 	node := validNode(ns, "node-a")
@@ -107,7 +112,7 @@ func TestStatusRoundTrip(t *testing.T) {
 		resource, name string
 		want           map[string]string
 	}{
-		{"vmafxjobs", "round-trip", map[string]string{"Phase": "Succeeded", "Score": "93.123456", "Node": "node-a", "Chunks": "3/3"}},
+		{"vmafxjobs", "round-trip", map[string]string{"Phase": "Succeeded", "Score": "93.123456", "Node": "node-a", "Chunks": "3/3", "Offset": "-3"}},
 		{"vmafxnodes", "node-a", map[string]string{"Vendor": "nvidia", "Healthy": "true", "Jobs": "3", "Device": "2x nvidia (10de:2684)"}},
 		{"vmafxmodeltrainings", "train", map[string]string{"Phase": "Running", "Samples": "1234", "ModelVersion": "train-v3"}},
 	}
@@ -136,7 +141,7 @@ func TestStatusRoundTrip(t *testing.T) {
 // sortedByColumnOrder is the column list of the architecture brief for each resource.
 func sortedByColumnOrder(resource string) []string {
 	return map[string][]string{
-		"vmafxjobs":           {"Phase", "Score", "Node", "Chunks", "Age"},
+		"vmafxjobs":           {"Phase", "Score", "Node", "Chunks", "Offset", "Age"},
 		"vmafxnodes":          {"Vendor", "Healthy", "Jobs", "Device", "Age"},
 		"vmafxmodeltrainings": {"Phase", "Samples", "ModelVersion", "Age"},
 	}[resource]

@@ -84,6 +84,9 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		{"s3 endpoint with a path", job(func(s *vmafxv1.VmafxJobSpec) { s.S3 = &vmafxv1.S3Options{Endpoint: "http://minio:9000/bucket"} }), "spec.s3.endpoint"},
 		{"credentials without a Secret name", job(func(s *vmafxv1.VmafxJobSpec) { s.Credentials = &vmafxv1.Credentials{} }), "spec.credentials.secretRef.name"},
 		{"negative alignment start", job(func(s *vmafxv1.VmafxJobSpec) { s.Alignment = &vmafxv1.Alignment{DistortedStart: -1} }), "spec.alignment.distortedStart"},
+		{"auto alignment with a start", job(func(s *vmafxv1.VmafxJobSpec) { s.Alignment = &vmafxv1.Alignment{Auto: true, DistortedStart: 2} }), "spec.alignment"},
+		{"alignment window without auto", job(func(s *vmafxv1.VmafxJobSpec) { s.Alignment = &vmafxv1.Alignment{Window: 5} }), "spec.alignment"},
+		{"alignment window above 300", job(func(s *vmafxv1.VmafxJobSpec) { s.Alignment = &vmafxv1.Alignment{Auto: true, Window: 301} }), "spec.alignment.window"},
 		{"width without height", job(func(s *vmafxv1.VmafxJobSpec) {
 			s.Reference, s.Distorted, s.Height = "s3://media/ref.mp4", "s3://media/dist.mp4", nil
 		}), "spec.width"},

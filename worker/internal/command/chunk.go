@@ -182,7 +182,7 @@ func (s *scorer) succeedProbe(frames int) int {
 	r := &vmafxv1.WorkerResult{
 		Version: vmafxv1.ResultVersion, Frames: frames, WallSeconds: time.Since(s.start).Seconds(),
 		Backend: s.prov.Backend, Model: s.prov.Model, ModelSHA256: s.prov.ModelSHA256, KernelVersion: vmaf.Version,
-		DistortedScaledFrom: s.scaledFrom, Interlaced: s.interlaced,
+		DistortedScaledFrom: s.scaledFrom, Interlaced: s.interlaced, Alignment: s.alignment,
 	}
 	s.log.Info("Counted", "frames", frames, "wallSeconds", r.WallSeconds)
 	s.emit(r)

@@ -10,6 +10,7 @@ import (
 	"github.com/vmafx/vmafx/internal/cli"
 	"github.com/vmafx/vmafx/media/fetch"
 	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/worker/internal/align"
 	"github.com/vmafx/vmafx/worker/internal/report"
 	"github.com/vmafx/vmafx/worker/internal/source"
 )
@@ -44,6 +45,14 @@ type scoreConfig struct {
 	refStart, distStart int
 	deinterlace         bool
 	features            []vmaf.Feature
+
+	// autoAlign finds refStart and distStart (autoalign.go); autoWindow is the offsets
+	// it searches either side of zero.
+	autoAlign  bool
+	autoWindow int
+	// decimate, above 1, keeps every decimate-th frame of input decimateSide (0 the
+	// reference, 1 the distorted) after its start: found by autoAlign.
+	decimate, decimateSide int
 
 	spool source.Spool
 	// store configures the object storage fetchers and outputs.
@@ -196,6 +205,8 @@ func newScoreFlags() *scoreFlags {
 	boolean(&c.align, "align", "pair frames by index after --reference-start and --distorted-start, stopping at the shorter input: inputs of different frame counts or rates are accepted")
 	count(&c.refStart, "reference-start", 0, 0, "skip the reference's first `N` frames (implies --align)")
 	count(&c.distStart, "distorted-start", 0, 0, "skip the distorted's first `N` frames (implies --align)")
+	boolean(&c.autoAlign, "auto-align", "find the frame offset between the inputs (leader frames, frames dropped or added at the start) by comparing small luma pictures of their first frames at every offset of --auto-align-window, and score the frames that match, as --reference-start or --distorted-start would (implies --align; not with those two, nor with --chunk or --merge-parts: a chunked job searches in its --probe); the result's alignment says the offset, its confidence and the measure")
+	s.Int(&c.autoWindow, "auto-align-window", envName("auto-align-window"), 0, 0, align.MaxWindow, "offsets `N` frames either side of zero that --auto-align searches; 0 means "+strconv.Itoa(align.DefaultWindow))
 	boolean(&c.deinterlace, "deinterlace", "deinterlace frames marked interlaced (ffmpeg bwdif, one frame per frame) before scoring; without it interlaced frames are scored as stored")
 	str(&c.spool.Dir, "spool-dir", "", "`directory` for encoded inputs that must be copied locally to be decoded (an MP4 with its index at the end); empty means the system's temporary directory")
 	s.Size(&c.spool.Limit, "spool-limit", envName("spool-limit"), source.DefaultSpoolLimit, "largest input spooled to --spool-dir: bytes, or with a k, M, G, T, Ki, Mi, Gi or Ti suffix; 0 turns spooling off")
@@ -265,7 +276,7 @@ func (f *scoreFlags) config(positional []string, env func(string) string) (*scor
 	c.desk = desk
 	c.terminationSet = f.set.Given("termination-log")
 	c.verbositySet = f.set.Given("v")
-	c.align = c.align || c.refStart != 0 || c.distStart != 0
+	c.align = c.align || c.refStart != 0 || c.distStart != 0 || c.autoAlign
 	if c.http.MaxBytes == 0 {
 		c.http.MaxBytes = -1 // no limit
 	}
@@ -294,6 +305,9 @@ func (f *scoreFlags) config(positional []string, env func(string) string) (*scor
 		return &c, err
 	}
 	if err = c.worstMode.check(c.output, c.chunk != nil || c.mergeParts > 0 || c.probe); err != nil {
+		return &c, err
+	}
+	if err = c.checkAutoAlign(); err != nil {
 		return &c, err
 	}
 	return &c, nil

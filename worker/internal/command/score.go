@@ -16,6 +16,7 @@ import (
 	"github.com/vmafx/vmafx/media/decode"
 	"github.com/vmafx/vmafx/media/fetch"
 	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/worker/internal/align"
 	"github.com/vmafx/vmafx/worker/internal/backend"
 	"github.com/vmafx/vmafx/worker/internal/memlimit"
 	"github.com/vmafx/vmafx/worker/internal/push"
@@ -44,6 +45,8 @@ type scorer struct {
 	scaledFrom string
 	interlaced []string
 	outputErr  error
+	// alignment is what the frame offset search found (autoalign.go); nil if nothing to say.
+	alignment *vmafxv1.WorkerAlignment
 	// recovered is an earlier merge's result, which a merge reports in place of its own.
 	recovered *vmafxv1.WorkerResult
 	// worst: the worst frames, scenes and report (worst.go).
@@ -150,24 +153,41 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		Raw:   source.Raw{Width: cfg.raw.width, Height: cfg.raw.height, Format: cfg.raw.pixelFormat},
 		Tools: tools, ToolsErr: toolsErr, Deinterlace: cfg.deinterlace, Spool: cfg.spool,
 	}
+	// open opens both inputs, each skipping its first frames; --auto-align opens them
+	// once more before scoring, to search their first frames (autoalign.go).
+	open := func(refSkip, distSkip int) (*source.Input, *source.Input, error) {
+		o := opts
+		o.SkipFrames = refSkip
+		ref, err := source.Open(ctx, mux, cfg.reference, o)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reference: %w", err)
+		}
+		// The distorted video is scaled to the reference's size.
+		ri := ref.Info()
+		o.Width, o.Height = ri.Width, ri.Height
+		o.SkipFrames = distSkip
+		dist, err := source.Open(ctx, mux, cfg.distorted, o)
+		if err != nil {
+			ref.Close()
+			return nil, nil, fmt.Errorf("distorted: %w", err)
+		}
+		return ref, dist, nil
+	}
+	if cfg.autoAlign {
+		if err := s.autoAlign(open); err != nil {
+			return nil, err
+		}
+	}
 	// A chunk skips the frames before its window in each input: an encoded input seeks
 	// there, the others are read and dropped (see chunkSkips).
 	refSkip, distSkip, start, count, first := cfg.chunkSkips(model)
-	opts.SkipFrames = refSkip
-	ref, err := source.Open(ctx, mux, cfg.reference, opts)
+	ref, dist, err := open(refSkip, distSkip)
 	if err != nil {
-		return nil, fmt.Errorf("reference: %w", err)
+		return nil, err
 	}
 	defer ref.Close()
-	// The distorted video is scaled to the reference's size.
-	ri := ref.Info()
-	opts.Width, opts.Height = ri.Width, ri.Height
-	opts.SkipFrames = distSkip
-	dist, err := source.Open(ctx, mux, cfg.distorted, opts)
-	if err != nil {
-		return nil, fmt.Errorf("distorted: %w", err)
-	}
 	defer dist.Close()
+	ri := ref.Info()
 	s.scaledFrom = dist.ScaledFrom
 	for _, in := range []struct {
 		name string
@@ -197,7 +217,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 			"note", "without --deinterlace, interlaced frames are scored as stored (both fields woven)")
 	}
 	if err := s.checkAlignment(ref, dist); err != nil {
-		return nil, err
+		return nil, s.hintCount(err, nil, ref, dist)
 	}
 
 	refCount, distCount := &counted{FrameSource: ref}, &counted{FrameSource: dist}
@@ -207,6 +227,19 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	}
 	if n := distSkip - dist.Skipped; n > 0 {
 		distSrc = &skipped{FrameSource: distSrc, n: n, flag: "--distorted-start"}
+	}
+	if cfg.decimate > 1 {
+		if cfg.decimateSide == 0 {
+			refSrc = &decimated{FrameSource: refSrc, n: cfg.decimate}
+		} else {
+			distSrc = &decimated{FrameSource: distSrc, n: cfg.decimate}
+		}
+	}
+	// A plain score checks the pairing on its first frames as it reads them (autoalign.go).
+	var rec *align.Recorder
+	if !cfg.autoAlign && cfg.chunk == nil && !cfg.probe {
+		rec = align.NewRecorder(ri, align.DefaultWindow)
+		refSrc, distSrc = rec.Wrap(0, refSrc), rec.Wrap(1, distSrc)
 	}
 	if cfg.align {
 		refSrc, distSrc = pairShortest(refSrc, distSrc)
@@ -249,10 +282,13 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		Features: cfg.features, Encode: cfg.encode,
 	})
 	if errors.Is(err, vmaf.ErrFrameCountMismatch) && !cfg.align {
-		err = countMismatch(err, refCount, distCount, ref, dist)
+		err = s.hintCount(countMismatch(err, refCount, distCount, ref, dist), rec, nil, nil)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if rec != nil {
+		s.checkRecorded(rec)
 	}
 	if cfg.chunk != nil {
 		if err := s.trimChunk(res, model); err != nil {
@@ -296,8 +332,11 @@ func (s *scorer) checkAlignment(ref, dist *source.Input) error {
 		return nil
 	}
 	if ref.Rate.Known() && dist.Rate.Known() && !ref.Rate.Equal(dist.Rate) {
-		return fmt.Errorf("%w: reference %s fps, distorted %s fps (give an alignment to pair their frames by index)",
-			source.ErrRateMismatch, ref.Rate, dist.Rate)
+		msg := align.RateMessage(ref.Rate, dist.Rate)
+		if align.CompareRates(ref.Rate, dist.Rate) == align.RateNTSC {
+			msg += "; give an alignment (--align or --auto-align, spec.alignment) to pair their frames by index"
+		}
+		return fmt.Errorf("%w: %s", source.ErrRateMismatch, msg)
 	}
 	if !ref.FramesExact || !dist.FramesExact || ref.Frames < 0 || dist.Frames < 0 {
 		return nil
@@ -318,6 +357,7 @@ func (s *scorer) result(res *vmaf.Result) *vmafxv1.WorkerResult {
 	r := report.Success(res, s.prov, time.Since(s.start))
 	s.addWorst(r, res)
 	r.DistortedScaledFrom, r.Interlaced, r.Deinterlaced = s.scaledFrom, s.interlaced, s.cfg.deinterlace && len(s.interlaced) > 0
+	r.Alignment = s.alignment
 	if s.outputErr != nil {
 		r.OutputError = oneLine(s.outputErr.Error(), maxOutputError)
 	}

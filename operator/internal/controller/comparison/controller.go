@@ -202,6 +202,8 @@ func BuildJob(cmp *vmafxv1.VmafxComparison, i int) *vmafxv1.VmafxJob {
 	if cmp.Spec.Output != nil {
 		output = vmafxv1.JoinOutput(*cmp.Spec.Output, name+vmafxv1.OutputExtension(cmp.Spec.OutputFormat))
 	}
+	spec := cmp.Spec.ScoringSettings.JobSpec(cmp.Spec.Reference, cmp.Spec.Distorted[i].URI, output)
+	spec.Alignment = cmp.Spec.Alignment.DeepCopy()
 	return &vmafxv1.VmafxJob{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      JobName(cmp, name),
@@ -212,7 +214,7 @@ func BuildJob(cmp *vmafxv1.VmafxComparison, i int) *vmafxv1.VmafxJob {
 			},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cmp, vmafxv1.GroupVersion.WithKind("VmafxComparison"))},
 		},
-		Spec: cmp.Spec.ScoringSettings.JobSpec(cmp.Spec.Reference, cmp.Spec.Distorted[i].URI, output),
+		Spec: spec,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/internal/text"
@@ -35,6 +36,10 @@ func fromJob(e *vmafxv1.ComparisonEntry, job *vmafxv1.VmafxJob) {
 	if res := job.Status.Result; e.Phase == vmafxv1.JobSucceeded && res != nil {
 		e.Score, e.HarmonicMean, e.Min, e.Frames = res.Mean, res.HarmonicMean, res.Min, res.Frames
 		e.P5, e.WorstFrame = res.WorstOf()
+		e.Offset, e.Misaligned = nil, false
+		if a := res.Alignment; a != nil {
+			e.Offset, e.Misaligned = ptr.To(a.Offset), a.Misaligned
+		}
 	}
 	if e.Phase == vmafxv1.JobFailed {
 		e.Message = oneLine(job.Status.Message)

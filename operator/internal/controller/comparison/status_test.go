@@ -44,3 +44,34 @@ func TestSetStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestAlignmentInTable: the comparison hands its alignment to every job, and the table
+// shows the offset each job's search found, and whether its score is likely misaligned.
+func TestAlignmentInTable(t *testing.T) {
+	cmp := &vmafxv1.VmafxComparison{Spec: vmafxv1.VmafxComparisonSpec{
+		Reference: "s3://m/ref.mkv",
+		Distorted: []vmafxv1.ComparisonInput{{URI: "s3://m/a.mp4"}, {URI: "s3://m/b.mp4"}},
+		Alignment: &vmafxv1.Alignment{Auto: true, Window: 10},
+	}}
+	job := BuildJob(cmp, 1)
+	if a := job.Spec.Alignment; a == nil || !a.Auto || a.Window != 10 || a == cmp.Spec.Alignment {
+		t.Fatalf("job alignment %+v, want a copy of the comparison's", a)
+	}
+	job.Status.Phase = vmafxv1.JobSucceeded
+	job.Status.Result = &vmafxv1.JobResult{Mean: "90.000000", Alignment: &vmafxv1.JobAlignment{Auto: true, Offset: -3, ReferenceStart: 3}}
+	var e vmafxv1.ComparisonEntry
+	fromJob(&e, job)
+	if e.Offset == nil || *e.Offset != -3 || e.Misaligned {
+		t.Errorf("entry offset %v misaligned %v, want -3, false", e.Offset, e.Misaligned)
+	}
+	job.Status.Result.Alignment = &vmafxv1.JobAlignment{Offset: 2, Misaligned: true}
+	fromJob(&e, job)
+	if e.Offset == nil || *e.Offset != 2 || !e.Misaligned {
+		t.Errorf("entry offset %v misaligned %v, want 2, true", e.Offset, e.Misaligned)
+	}
+	job.Status.Result.Alignment = nil
+	fromJob(&e, job)
+	if e.Offset != nil || e.Misaligned {
+		t.Errorf("entry offset %v misaligned %v without an alignment, want none", e.Offset, e.Misaligned)
+	}
+}

@@ -68,6 +68,8 @@ type steps struct {
 	frames       int32
 	probe, merge step
 	chunks       []step
+	// alignment is what the probe's search found with spec.alignment.auto (alignment.go).
+	alignment *vmafxv1.JobAlignment
 }
 
 func loadSteps(job *vmafxv1.VmafxJob) *steps {
@@ -85,7 +87,7 @@ func loadSteps(job *vmafxv1.VmafxJob) *steps {
 		}
 		return st
 	}
-	ss := &steps{frames: c.Frames, probe: fromStep(vmafxv1.ChunkProbe, c.Probe), merge: fromStep(vmafxv1.ChunkMerge, c.Merge)}
+	ss := &steps{frames: c.Frames, probe: fromStep(vmafxv1.ChunkProbe, c.Probe), merge: fromStep(vmafxv1.ChunkMerge, c.Merge), alignment: c.Alignment}
 	ss.probe.args = []string{"--probe"}
 	ss.chunks = make([]step, c.Total)
 	for i := range ss.chunks {
@@ -172,7 +174,8 @@ func (ss *steps) store(job *vmafxv1.VmafxJob) {
 		}
 		return &vmafxv1.ChunkStep{State: string(st.state), Attempts: st.attempts, Failed: st.failed}
 	}
-	c := &vmafxv1.JobChunks{Frames: ss.frames, Total: int32(len(ss.chunks)), Done: ss.done(), Probe: toStep(&ss.probe), Merge: toStep(&ss.merge)}
+	c := &vmafxv1.JobChunks{Frames: ss.frames, Total: int32(len(ss.chunks)), Done: ss.done(), Probe: toStep(&ss.probe), Merge: toStep(&ss.merge),
+		Alignment: ss.alignment}
 	if c.Total > 0 {
 		var states strings.Builder
 		c.Attempts, c.Failed = make([]int32, c.Total), make([]int32, c.Total)
@@ -254,6 +257,7 @@ func (r *Reconciler) reconcileChunked(ctx context.Context, s *scope) (ctrl.Resul
 		o, err := r.runStep(ctx, c, &c.ss.probe)
 		errs = append(errs, err)
 		if o != nil {
+			c.ss.alignment = probedAlignment(s.job, o.result)
 			c.ss.plan(s.job, int32(o.result.Frames))
 			s.emit(false, ReasonChunksPlanned, "Plan", fmt.Sprintf("%d frames in %d chunks", o.result.Frames, len(c.ss.chunks)), nil)
 		}
@@ -476,7 +480,11 @@ func (r *Reconciler) jobIsFresh(ctx context.Context, c *chunkRun) (bool, error) 
 
 // startStep creates attempt n of a step. AlreadyExists means an earlier reconcile made it.
 func (r *Reconciler) startStep(ctx context.Context, c *chunkRun, st *step, n int32, kind string) error {
-	pod := buildPod(c.job, n, r.Worker)
+	job := c.job
+	if st != &c.ss.probe {
+		job = c.ss.alignedJob(job)
+	}
+	pod := buildPod(job, n, r.Worker)
 	pod.Name = StepPodName(c.job, st.name, n)
 	pod.Spec.Hostname = hostname(pod.Name)
 	pod.Labels[vmafxv1.LabelChunk] = st.name
@@ -544,6 +552,7 @@ func (r *Reconciler) chunkedSucceeded(c *chunkRun, o *observation) {
 	job.Status.PodName = StepPodName(job, vmafxv1.ChunkMerge, c.ss.merge.attempts)
 	job.Status.Node = o.node
 	setSucceeded(job, *o, c.now)
+	setChunkedAlignment(job, c.ss.alignment)
 	if start := job.Status.StartTime; start != nil {
 		if d := job.Status.CompletionTime.Sub(start.Time).Seconds(); d > 0 {
 			job.Status.Result.FPS = fmt.Sprintf("%.2f", float64(o.result.Frames)/d)

@@ -320,6 +320,9 @@ func (r *Reconciler) followAttempt(ctx context.Context, s *scope, n int32, pod *
 		if o.result.OutputError != "" {
 			s.emit(true, ReasonOutputFailed, "WriteOutput", "the score is kept, but the per-frame output was not written: "+oneLine(o.result.OutputError), pod)
 		}
+		if note := alignmentWarning(o.result); note != "" {
+			s.emit(true, ReasonLikelyMisaligned, "Score", note, pod)
+		}
 		return ctrl.Result{}, nil
 	case podTerminating:
 		return r.terminatingAttempt(s, n, pod, o)

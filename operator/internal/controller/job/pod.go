@@ -124,8 +124,7 @@ func workerArgs(job *vmafxv1.VmafxJob) []string {
 		args = append(args, "--scoring-bit-depth", strconv.Itoa(int(*s.ScoringBitDepth)))
 	}
 	if a := s.Alignment; a != nil {
-		args = append(args, "--align", "--reference-start", strconv.Itoa(int(a.ReferenceStart)),
-			"--distorted-start", strconv.Itoa(int(a.DistortedStart)), "--frames", ":"+strconv.Itoa(int(a.Frames)))
+		args = append(args, alignmentArgs(a)...)
 	}
 	args = append(args, worstArgs(s)...)
 	args = append(args, workerpod.StoreArgs(s.Credentials, s.S3)...)

@@ -46,6 +46,10 @@ func TestBuildPodObjectStore(t *testing.T) {
 	if strings.Contains(args, "--width") {
 		t.Errorf("args %q carry a geometry the job did not set", args)
 	}
+	job.Spec.Alignment = &vmafxv1.Alignment{Auto: true, Window: 12}
+	if args := strings.Join(buildPod(job, 1, config.WorkerConfig{Image: "w:dev"}).Spec.Containers[0].Args, " "); !strings.Contains(args, "--auto-align --auto-align-window 12 --frames :0") || strings.Contains(args, "--reference-start") {
+		t.Errorf("auto alignment: args %q, want --auto-align --auto-align-window 12 --frames :0 and no starts", args)
+	}
 	c := pod.Spec.Containers[0]
 	if len(c.EnvFrom) != 0 {
 		t.Errorf("credentials must not travel as environment: envFrom %v", c.EnvFrom)

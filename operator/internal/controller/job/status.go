@@ -107,6 +107,7 @@ func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
 	setCondition(job, vmafxv1.JobComplete, true, ReasonSucceeded, job.Status.Message)
 	setWorst(job.Status.Result, r)
 	setOutputWritten(job, r)
+	setAligned(job, r)
 }
 
 // setOutputWritten records whether spec.output holds the per-frame scores. A failed output

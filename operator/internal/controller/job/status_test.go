@@ -82,3 +82,60 @@ func TestSetSucceededInterval(t *testing.T) {
 		t.Errorf("a plain model's result has an interval: %+v, %q", job.Status.Result.ConfidenceInterval, job.Status.Message)
 	}
 }
+
+// TestSetSucceededAlignment: the worker's alignment reaches status.result.alignment and
+// the Aligned condition: True for an auto-aligned score, False for a likely misaligned
+// one (whose score is kept), absent without one.
+func TestSetSucceededAlignment(t *testing.T) {
+	result := func(a *vmafxv1.WorkerAlignment) *vmafxv1.WorkerResult {
+		return &vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Score: 90, Frames: 10, Backend: "cpu", Alignment: a}
+	}
+	auto := &vmafxv1.WorkerAlignment{Auto: true, Offset: 2, DistortedStart: 2, Confidence: 0.93, Confirmed: true,
+		Measure: "luma-psnr-thumbnail", BestPSNR: 41.5, BasePSNR: 12.25, Window: 30, Pairs: 60}
+	misaligned := &vmafxv1.WorkerAlignment{Misaligned: true, Offset: -3, Confidence: 0.5, Confirmed: true,
+		Measure: "luma-psnr-thumbnail", BestPSNR: 38, BasePSNR: 15, Window: 30, Pairs: 60}
+	cases := []struct {
+		name    string
+		a       *vmafxv1.WorkerAlignment
+		want    metav1.ConditionStatus // "" means no condition
+		reason  string
+		message string
+		event   string
+	}{
+		{"none", nil, "", "", "", ""},
+		{"auto", auto, metav1.ConditionTrue, ReasonAutoAligned,
+			"scored at offset +2: the distorted's frame 2 shows the reference's first (2 extra frames, e.g. leader frames) (confidence 0.93, 60 frame pairs compared at each offset within 30)", ""},
+		{"misaligned", misaligned, metav1.ConditionFalse, ReasonLikelyMisaligned,
+			"the inputs look misaligned: the distorted's first frame shows the reference's frame 3 (the distorted lacks 3 frames) (offset -3, confidence 0.50; luma-psnr-thumbnail 38.00 dB against 15.00 dB as scored); the score is kept: give --auto-align (spec.alignment.auto: true) to score the frames that match",
+			"the inputs look misaligned: the distorted's first frame shows the reference's frame 3"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := &vmafxv1.VmafxJob{}
+			r := result(tc.a)
+			setSucceeded(job, observation{node: "n1", result: r}, time.Unix(100, 0))
+			if job.Status.Phase != vmafxv1.JobSucceeded || job.Status.Score != "90.000000" {
+				t.Fatalf("phase %s score %s: the score must be kept", job.Status.Phase, job.Status.Score)
+			}
+			c := meta.FindStatusCondition(job.Status.Conditions, vmafxv1.JobAligned)
+			switch {
+			case tc.want == "":
+				if c != nil || job.Status.Result.Alignment != nil {
+					t.Errorf("Aligned %+v, alignment %+v without a worker alignment", c, job.Status.Result.Alignment)
+				}
+			case c == nil || c.Status != tc.want || c.Reason != tc.reason || c.Message != tc.message:
+				t.Errorf("Aligned %+v, want %s/%s %q", c, tc.want, tc.reason, tc.message)
+			}
+			if got := alignmentWarning(r); !strings.HasPrefix(got, tc.event) || (tc.event == "") != (got == "") {
+				t.Errorf("event %q, want it to start with %q", got, tc.event)
+			}
+		})
+	}
+	job := &vmafxv1.VmafxJob{}
+	setSucceeded(job, observation{node: "n1", result: result(auto)}, time.Unix(100, 0))
+	want := vmafxv1.JobAlignment{Auto: true, Offset: 2, DistortedStart: 2, Confidence: "0.93",
+		Measure: "luma-psnr-thumbnail: 41.50 dB at offset +2, 12.25 dB at the starts given (or 0)"}
+	if got := job.Status.Result.Alignment; got == nil || *got != want {
+		t.Errorf("alignment %+v, want %+v", got, want)
+	}
+}

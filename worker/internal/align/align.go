@@ -1,0 +1,272 @@
+// Package align finds the frame offset between a reference and a distorted video: the
+// number of frames by which the distorted's pictures come late (a positive offset, e.g.
+// black leader frames or a later cut) or early (negative) against the reference's.
+//
+// It compares small luma thumbnails of the first frames of both inputs at every offset of
+// a window, on a cheap measure (the mean squared error of the thumbnails, reported as a
+// PSNR), and confirms the winner on a second measure (the mean absolute difference): a
+// misaligned pair is told from an aligned one at a small fraction of a score's cost, and
+// without a model. The thumbnails are what a Recorder keeps, so memory is bounded by the
+// window whatever the inputs' size.
+package align
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/vmafx/vmafx/vmaf"
+)
+
+const (
+	// DefaultWindow is the offsets searched either side of zero by default: a second at
+	// 30 fps, beyond which a misalignment is an edit, not a leader or a dropped frame.
+	DefaultWindow = 30
+	// MaxWindow bounds the window, and with it the frames read and the thumbnails held.
+	MaxWindow = 300
+	// Pairs is how many frame pairs are compared at each offset (fewer in short inputs).
+	Pairs = 60
+	// minPairs is the fewest pairs a search compares; shorter inputs are not searched.
+	minPairs = 3
+	// thumbWidth bounds a thumbnail's width: the luma is averaged in square blocks of
+	// the smallest size that brings it to this width or below (160x90 for 1080p).
+	thumbWidth = 160
+
+	// Measure names the search's measure in results.
+	Measure = "luma-psnr-thumbnail"
+
+	// MinConfidence is the confidence below which an offset other than zero is not
+	// trusted: the runner-up (an offset not next to the best) explains the frames
+	// almost as well, as in still or periodic pictures.
+	MinConfidence = 0.2
+	// clearRatio is how much larger the error at offset zero must be than at the best
+	// offset for the best one to be clearly better (about 1.8 dB).
+	clearRatio = 1.5
+)
+
+// Frames is how many frames of each input a search of window reads.
+func Frames(window int) int { return window + Pairs }
+
+// Recorder keeps luma thumbnails of the first frames of the reference (side 0) and the
+// distorted video (side 1), for Search.
+type Recorder struct {
+	info   vmaf.VideoInfo
+	block  int // the side of the square averaged into one thumbnail sample
+	tw, th int
+	limits [2]int // frames kept per side
+	window int
+	thumbs [2][][]float32
+}
+
+// NewRecorder returns a recorder for a search of window offsets either side of zero
+// over frames of info (both inputs have the reference's size by then).
+func NewRecorder(info vmaf.VideoInfo, window int) *Recorder {
+	// A block never exceeds the height, so that a very wide, flat picture still has a row.
+	block := max(1, min((info.Width+thumbWidth-1)/thumbWidth, info.Height))
+	return &Recorder{
+		info: info, block: block, tw: max(1, info.Width/block), th: max(1, info.Height/block),
+		limits: [2]int{Frames(window), Frames(window)}, window: window,
+	}
+}
+
+// Wrap returns src, recording the thumbnails of its first frames as they are read, for
+// side 0 (reference) or 1 (distorted). Each side must be read by one goroutine at a time.
+func (r *Recorder) Wrap(side int, src vmaf.FrameSource) vmaf.FrameSource {
+	return &tee{FrameSource: src, r: r, side: side}
+}
+
+type tee struct {
+	vmaf.FrameSource
+	r    *Recorder
+	side int
+}
+
+func (t *tee) ReadFrame(f *vmaf.Frame) error {
+	err := t.FrameSource.ReadFrame(f)
+	if err == nil && len(t.r.thumbs[t.side]) < t.r.limits[t.side] {
+		t.r.add(t.side, f)
+	}
+	return err
+}
+
+// Read reads the frames a search needs from ref and dist (fewer where an input ends).
+func (r *Recorder) Read(ref, dist vmaf.FrameSource) error {
+	for side, src := range []vmaf.FrameSource{ref, dist} {
+		var f vmaf.Frame
+		for len(r.thumbs[side]) < r.limits[side] {
+			err := src.ReadFrame(&f)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", [2]string{"reference", "distorted"}[side], err)
+			}
+			r.add(side, &f)
+		}
+	}
+	return nil
+}
+
+// Decimate has Read keep n times as many frames of the faster side (0 the reference, 1
+// the distorted), whose frame rate is n times the other's, for SearchPhases.
+func (r *Recorder) Decimate(n, faster int) { r.limits[faster] *= n }
+
+// SearchPhases searches the offset with the faster side decimated by n: every n-th of its
+// frames from phase p, for each p from 0 to n-1. It returns the best phase's result (the
+// smallest error at its best offset) and the phase; offsets count decimated frames.
+func (r *Recorder) SearchPhases(n, faster int) (Result, int) {
+	var best Result
+	phase := 0
+	for p := range n {
+		sub := *r
+		sub.thumbs[faster] = nil
+		for i := p; i < len(r.thumbs[faster]); i += n {
+			sub.thumbs[faster] = append(sub.thumbs[faster], r.thumbs[faster][i])
+		}
+		res := sub.Search()
+		if p == 0 || res.Pairs > 0 && (best.Pairs == 0 || res.BestPSNR > best.BestPSNR) {
+			best, phase = res, p
+		}
+	}
+	return best, phase
+}
+
+// add appends the thumbnail of f to side: the mean of each block of luma samples, on
+// the 8-bit scale whatever the bit depth, so that inputs of different depths compare.
+func (r *Recorder) add(side int, f *vmaf.Frame) {
+	if f.Width != r.info.Width || f.Height != r.info.Height {
+		return // the kernel refuses such a frame; the search has nothing to say about it
+	}
+	b, tw, th := r.block, r.tw, r.th
+	th2 := make([]float32, tw*th)
+	scale := 1 / float64(b*b)
+	if f.BitDepth > 8 {
+		scale /= float64(int(1) << (f.BitDepth - 8))
+	}
+	for ty := range th {
+		for tx := range tw {
+			var sum uint64
+			for y := ty * b; y < ty*b+b; y++ {
+				row := f.Y[y*f.Width+tx*b : y*f.Width+tx*b+b]
+				for _, v := range row {
+					sum += uint64(v)
+				}
+			}
+			th2[ty*tw+tx] = float32(float64(sum) * scale)
+		}
+	}
+	r.thumbs[side] = append(r.thumbs[side], th2)
+}
+
+// Result is what a search found.
+type Result struct {
+	// Best is the offset whose frame pairs differ least: the distorted's frame
+	// i+Best shows the reference's frame i. Zero when nothing was searched.
+	Best int
+	// Window is the offsets searched either side of zero: the window asked for, or
+	// less where the inputs are short.
+	Window int
+	// Pairs is the number of frame pairs compared at each offset; 0 when the inputs
+	// were too short to search.
+	Pairs int
+	// BestPSNR and ZeroPSNR are the measure, in dB, at Best and at offset zero.
+	BestPSNR, ZeroPSNR float64
+	// Confidence, from 0 to 1, is the share of the runner-up's error that Best removes;
+	// the runner-up is the best offset not next to Best, so that slow motion, where the
+	// neighbours differ little, keeps a high confidence and still pictures a low one.
+	Confidence float64
+	// Confirmed is set when the second measure (the mean absolute difference) picks
+	// Best as well.
+	Confirmed bool
+}
+
+// Clear reports whether Best is clearly better than zero: confirmed, confident, and
+// with a markedly smaller error. A Best of zero is never "clearly" another offset.
+func (r Result) Clear() bool {
+	return r.Best != 0 && r.Pairs > 0 && r.Confirmed && r.Confidence >= MinConfidence &&
+		r.ZeroPSNR <= r.BestPSNR-10*math.Log10(clearRatio)
+}
+
+// Search compares the recorded thumbnails at every offset of the window.
+func (r *Recorder) Search() Result {
+	nr, nd := len(r.thumbs[0]), len(r.thumbs[1])
+	w := min(r.window, min(nr, nd)/2)
+	k := min(Pairs, nr-w, nd-w)
+	res := Result{Window: w}
+	if k < minPairs {
+		return Result{}
+	}
+	res.Pairs = k
+	mse := make([]float64, 2*w+1)
+	mad := make([]float64, 2*w+1)
+	for d := -w; d <= w; d++ {
+		ri, di := max(0, -d), max(0, d)
+		var se, ae float64
+		for i := range k {
+			s, a := diff(r.thumbs[0][ri+i], r.thumbs[1][di+i])
+			se += s
+			ae += a
+		}
+		mse[d+w], mad[d+w] = se/float64(k), ae/float64(k)
+	}
+	best, bestMAD := argmin(mse, w), argmin(mad, w)
+	res.Best, res.Confirmed = best-w, best == bestMAD
+	res.BestPSNR, res.ZeroPSNR = psnr(mse[best]), psnr(mse[w])
+	runnerUp := math.Inf(1)
+	for i, e := range mse {
+		if i < best-1 || i > best+1 {
+			runnerUp = min(runnerUp, e)
+		}
+	}
+	if math.IsInf(runnerUp, 1) { // a window of one: every other offset is a neighbour
+		for i, e := range mse {
+			if i != best {
+				runnerUp = min(runnerUp, e)
+			}
+		}
+	}
+	if runnerUp > 0 && !math.IsInf(runnerUp, 1) {
+		res.Confidence = 1 - mse[best]/runnerUp
+	}
+	return res
+}
+
+// diff is the mean squared and mean absolute difference of two thumbnails.
+func diff(a, b []float32) (se, ae float64) {
+	for i := range a {
+		d := float64(a[i] - b[i])
+		se += d * d
+		ae += math.Abs(d)
+	}
+	n := float64(len(a))
+	return se / n, ae / n
+}
+
+// argmin is the index of the smallest of v; of equal values, the one nearest to
+// centre (offset zero), so that still pictures keep their frames where they are.
+func argmin(v []float64, centre int) int {
+	best := centre
+	for i, e := range v {
+		if e < v[best] || e == v[best] && abs(i-centre) < abs(best-centre) {
+			best = i
+		}
+	}
+	return best
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// psnr is the PSNR in dB of a mean squared error on the 8-bit scale, capped at 100 dB
+// for identical pictures.
+func psnr(mse float64) float64 {
+	if mse <= 255*255*1e-10 {
+		return 100
+	}
+	return 10 * math.Log10(255*255/mse)
+}

@@ -1,0 +1,257 @@
+package align
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/vmafx/vmafx/media/decode"
+	"github.com/vmafx/vmafx/vmaf"
+)
+
+// clip reads the frames of a raw 176x144 yuv420p test clip of the vmaf package.
+func clip(t *testing.T, name string) []vmaf.Frame {
+	t.Helper()
+	return clipOf(t, name, 176, 144, vmaf.YUV420P)
+}
+
+// clipOf reads the frames of a raw test clip of the vmaf package.
+func clipOf(t *testing.T, name string, w, h int, format vmaf.PixelFormat) []vmaf.Frame {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "..", "vmaf", "testdata", "clips", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	src, err := vmaf.OpenRaw(bufio.NewReader(f), w, h, format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames []vmaf.Frame
+	for {
+		var fr vmaf.Frame
+		err := src.ReadFrame(&fr)
+		if errors.Is(err, io.EOF) {
+			return frames
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, fr)
+	}
+}
+
+// frames is a FrameSource of frames in memory.
+type frames struct {
+	f []vmaf.Frame
+	i int
+}
+
+func (s *frames) Info() vmaf.VideoInfo {
+	return vmaf.VideoInfo{Width: s.f[0].Width, Height: s.f[0].Height, Format: vmaf.YUV420P}
+}
+
+func (s *frames) ReadFrame(f *vmaf.Frame) error {
+	if s.i == len(s.f) {
+		return io.EOF
+	}
+	*f = s.f[s.i]
+	s.i++
+	return nil
+}
+
+func black(like vmaf.Frame) vmaf.Frame {
+	f := like
+	f.Y = make([]uint16, len(like.Y))
+	for i := range f.Y {
+		f.Y[i] = 16
+	}
+	return f
+}
+
+func search(t *testing.T, ref, dist []vmaf.Frame, window int) Result {
+	t.Helper()
+	r := NewRecorder(vmaf.VideoInfo{Width: ref[0].Width, Height: ref[0].Height, Format: vmaf.YUV420P}, window)
+	if err := r.Read(&frames{f: ref}, &frames{f: dist}); err != nil {
+		t.Fatal(err)
+	}
+	return r.Search()
+}
+
+func TestSearch(t *testing.T) {
+	ref, dist := clip(t, "p01_ref.yuv"), clip(t, "p01_dist.yuv")
+	tests := []struct {
+		name      string
+		dist      []vmaf.Frame
+		want      int
+		wantClear bool
+	}{
+		{"aligned", dist, 0, false},
+		{"distorted starts 3 frames late", dist[3:], -3, true},
+		{"distorted has 3 frames more at the start", append(append([]vmaf.Frame{}, ref[20:23]...), dist...), 3, true},
+		{"two black leader frames", append([]vmaf.Frame{black(dist[0]), black(dist[0])}, dist...), 2, true},
+		{"one dropped frame at the start", dist[1:], -1, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := search(t, ref, tc.dist, DefaultWindow)
+			if res.Best != tc.want || res.Clear() != tc.wantClear {
+				t.Fatalf("best %d clear %v (%+v); want %d clear %v", res.Best, res.Clear(), res, tc.want, tc.wantClear)
+			}
+			if res.Pairs < minPairs || res.Window < 3 {
+				t.Errorf("compared %d pairs over a window of %d", res.Pairs, res.Window)
+			}
+			if tc.wantClear && (res.Confidence < MinConfidence || res.BestPSNR <= res.ZeroPSNR) {
+				t.Errorf("confidence %v, PSNR %v at best, %v at zero", res.Confidence, res.BestPSNR, res.ZeroPSNR)
+			}
+		})
+	}
+}
+
+// Still pictures fit every offset: the search keeps zero and says it is not sure.
+func TestSearchStill(t *testing.T) {
+	ref := clip(t, "p01_ref.yuv")
+	still := make([]vmaf.Frame, 40)
+	for i := range still {
+		still[i] = ref[0]
+	}
+	res := search(t, still, still[2:], DefaultWindow)
+	if res.Best != 0 || res.Clear() || res.Confidence != 0 {
+		t.Fatalf("%+v; want best 0, not clear, confidence 0", res)
+	}
+}
+
+// Too few frames to compare: nothing searched, nothing claimed.
+func TestSearchShort(t *testing.T) {
+	ref := clip(t, "p01_ref.yuv")
+	res := search(t, ref[:4], ref[:4], DefaultWindow)
+	if res.Pairs != 0 || res.Clear() {
+		t.Fatalf("%+v; want no search", res)
+	}
+}
+
+// The tee records what the scoring reads, up to the window's frames.
+func TestWrap(t *testing.T) {
+	// Three times the clip: more frames than a window of 2 keeps.
+	ref, dist := clip(t, "p01_ref.yuv"), clip(t, "p01_dist.yuv")
+	ref, dist = append(append(ref, ref...), ref...), append(append(dist, dist...), dist...)
+	r := NewRecorder(vmaf.VideoInfo{Width: 176, Height: 144, Format: vmaf.YUV420P}, 2)
+	rs, ds := r.Wrap(0, &frames{f: ref}), r.Wrap(1, &frames{f: dist[2:]})
+	var f vmaf.Frame
+	for rs.ReadFrame(&f) == nil {
+	}
+	for ds.ReadFrame(&f) == nil {
+	}
+	if len(r.thumbs[0]) != Frames(2) || len(r.thumbs[1]) != Frames(2) {
+		t.Fatalf("kept %d and %d thumbnails, want %d", len(r.thumbs[0]), len(r.thumbs[1]), Frames(2))
+	}
+	if res := r.Search(); res.Best != -2 || !res.Clear() {
+		t.Fatalf("%+v; want best -2, clear", res)
+	}
+}
+
+// A 10-bit input compares with an 8-bit one on the 8-bit scale.
+func TestThumbnailDepth(t *testing.T) {
+	ref := clip(t, "p01_ref.yuv")
+	deep := make([]vmaf.Frame, len(ref))
+	for i, f := range ref {
+		d := f
+		d.BitDepth = 10
+		d.Y = make([]uint16, len(f.Y))
+		for j, v := range f.Y {
+			d.Y[j] = v << 2
+		}
+		deep[i] = d
+	}
+	res := search(t, ref, deep, DefaultWindow)
+	if res.Best != 0 || res.BestPSNR != 100 {
+		t.Fatalf("%+v; want best 0 at 100 dB", res)
+	}
+}
+
+func TestCompareRates(t *testing.T) {
+	r := func(n, d int) decode.Rate { return decode.Rate{Num: n, Den: d} }
+	tests := []struct {
+		ref, dist decode.Rate
+		want      RateMatch
+	}{
+		{r(25, 1), r(50, 2), RateSame},
+		{r(25, 1), decode.Rate{}, RateSame},
+		{r(24, 1), r(24000, 1001), RateNTSC},
+		{r(30000, 1001), r(30, 1), RateNTSC},
+		{r(25, 1), r(50, 1), RateMultiple},
+		{r(60000, 1001), r(30000, 1001), RateMultiple},
+		{r(25, 1), r(30, 1), RateOther},
+		{r(24, 1), r(25, 1), RateOther},
+	}
+	for _, tc := range tests {
+		if got := CompareRates(tc.ref, tc.dist); got != tc.want {
+			t.Errorf("CompareRates(%v, %v) = %v, want %v", tc.ref, tc.dist, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		ref, dist decode.Rate
+		n, faster int
+	}{{r(25, 1), r(50, 1), 2, 1}, {r(60000, 1001), r(30000, 1001), 2, 0}, {r(72, 1), r(24, 1), 3, 0}, {r(24, 1), r(25, 1), 1, 0}} {
+		if n, faster := Factor(tc.ref, tc.dist); n != tc.n || faster != tc.faster {
+			t.Errorf("Factor(%v, %v) = %d, %d; want %d, %d", tc.ref, tc.dist, n, faster, tc.n, tc.faster)
+		}
+	}
+	if msg := RateMessage(r(25, 1), r(50, 1)); msg != "reference 25 fps, distorted 50 fps: the distorted has 2 times the other's frame rate, a frame-rate conversion that pairing frames by index does not undo; give --auto-align (spec.alignment.auto) to score every 2nd frame of the distorted against the other's, convert it to 25 fps first (ffmpeg -vf fps=25), or give --align (spec.alignment with starts) to pair frames by index anyway" {
+		t.Errorf("message %q", msg)
+	}
+}
+
+// No false alarm: every aligned pair of the kernel's reference data (synthetic motion,
+// still bars under temporal noise, a blur, 10-bit, 4:4:4 at an odd size, CRF 45) is found
+// aligned, or not clearly anything else.
+func TestSearchAlignedPairs(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "vmaf", "testdata", "pairs.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) < 6 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		w, _ := strconv.Atoi(f[3])
+		h, _ := strconv.Atoi(f[4])
+		format, err := vmaf.ParsePixelFormat(f[5])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, dist := clipOf(t, f[1], w, h, format), clipOf(t, f[2], w, h, format)
+		res := search(t, ref, dist, DefaultWindow)
+		if res.Clear() || res.Best != 0 && res.Pairs > 0 && res.Confidence >= MinConfidence {
+			t.Errorf("%s: %+v; want offset 0 or no clear offset", f[0], res)
+		}
+		t.Logf("%s: best %d, confidence %.2f, %.2f dB (%d pairs)", f[0], res.Best, res.Confidence, res.BestPSNR, res.Pairs)
+		n++
+	}
+	if n < 5 {
+		t.Fatalf("read %d pairs", n)
+	}
+}
+
+// Any geometry gets a thumbnail: a strip wider than high by far, a single pixel.
+func TestThumbnailGeometry(t *testing.T) {
+	for _, size := range [][2]int{{3840, 16}, {1, 1}, {2, 4000}} {
+		info := vmaf.VideoInfo{Width: size[0], Height: size[1], Format: vmaf.YUV420P}
+		r := NewRecorder(info, 1)
+		f := vmaf.Frame{Width: size[0], Height: size[1], BitDepth: 8, Y: make([]uint16, size[0]*size[1])}
+		for i := range f.Y {
+			f.Y[i] = 200
+		}
+		r.add(0, &f)
+		if len(r.thumbs[0]) != 1 || len(r.thumbs[0][0]) == 0 || r.thumbs[0][0][0] != 200 {
+			t.Errorf("%dx%d: thumbnails %v", size[0], size[1], r.thumbs[0])
+		}
+	}
+}
