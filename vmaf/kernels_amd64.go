@@ -353,7 +353,7 @@ func dwtSHAVX2(t, lo, hi []int32, ind *[4][]int, add int64, shift uint) {
 	}
 }
 
-// admCM0RowAVX2 is admCM0Row with 4 columns a step; columns whose 3x3
+// admCM0RowAVX2 is admCM0Row with 8 columns a step; columns whose 3x3
 // window reaches past the band's edge (none at libvmaf's borders) and the
 // rest of the row take the scalar code.
 func admCM0RowAVX2(r *admCMRow, up, i, down int) (inH, inV, inD int64) {
@@ -374,7 +374,7 @@ func admCMRowAVX2(r *admCMRow, up, i, down int, scaleS bool) (inH, inV, inD int6
 	if j0 < 1 || j1 > r.w-1 || j1 <= j0 {
 		return scalar(r, up, i, down, j0, j1)
 	}
-	n := vecLen(j1 - j0)
+	n := (j1 - j0) &^ 7
 	if n > 0 {
 		rc := i*r.stride + j0
 		_ = r.src[0][rc+n-1]

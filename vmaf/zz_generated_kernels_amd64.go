@@ -69,12 +69,12 @@ func admDWT0VAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int32, hi 
 //go:noescape
 func admDWT0HAVX2(t *int32, lo *int32, hi *int32, n int)
 
-// admCM0AVX2 sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).
+// admCM0AVX2 sums the cubed masked contrast of n pixels (a multiple of 8) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).
 //
 //go:noescape
 func admCM0AVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
 
-// admCMSAVX2 sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).
+// admCMSAVX2 sums the cubed masked contrast of n pixels (a multiple of 8) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).
 //
 //go:noescape
 func admCMSAVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)

@@ -4,7 +4,8 @@
 //	go run . -out ../zz_generated_kernels_amd64.s -stubs ../zz_generated_kernels_amd64.go -pkg vmaf
 //
 // Each kernel covers a multiple of 4 pixels (8 for the scale-0 kernels of
-// ADM in 32-bit lanes: the DWT, the CSF and the decoupling); its Go caller in kernels_amd64.go runs the scalar code on the
+// ADM in 32-bit lanes: the DWT, the CSF and the decoupling, and the contrast
+// measure at every scale); its Go caller in kernels_amd64.go runs the scalar code on the
 // rest of the row, and the tests compare every kernel with that scalar code.
 //
 // Bit-exactness rests on the bounds the scalar code documents: a packed
@@ -753,7 +754,7 @@ func admCM(scaleS bool) {
 	}
 	TEXT(name, NOSPLIT, "func(fh, fv, fd, ch, cv, cd, sh, sv, sd *int32, up, down int, cub *[7]uint64, out *[3]int64, n int)")
 	Pragma("noescape")
-	Doc(name + " sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).")
+	Doc(name + " sums the cubed masked contrast of n pixels (a multiple of 8) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).")
 	p := loadPointers("fh", "fv", "fd", "ch", "cv", "cd", "sh", "sv", "sd")
 	up := Load(Param("up"), GP64())
 	down := Load(Param("down"), GP64())
@@ -787,7 +788,9 @@ func admCM(scaleS bool) {
 	Label("pixels")
 	TESTQ(n, n)
 	JZ(LabelRef("done"))
-	thr, t, zero := XMM(), XMM(), XMM()
+	// The threshold of 8 pixels in 8 dword lanes; the cubes take them 4 a
+	// time in 64-bit lanes.
+	thr, t, zero := YMM(), YMM(), YMM()
 	VPXOR(thr, thr, thr)
 	VPXOR(zero, zero, zero)
 	for b := 0; b < 3; b++ {
@@ -804,14 +807,21 @@ func admCM(scaleS bool) {
 				VPADDD(m, thr, thr)
 			}
 		}
-		VPABSD(Mem{Base: p[3+b]}, t)
 		if scaleS {
-			// centre = (286331153*|c| - 2^31) >> 32
-			VPADDD(fltQ32(t, 286331153), thr, thr)
+			// centre = (286331153*|c| - 2^31) >> 32, 4 lanes a half.
+			var cs [2]Register
+			for half := range cs {
+				th := XMM()
+				VPABSD(Mem{Base: p[3+b], Disp: 16 * half}, th)
+				cs[half] = fltQ32(th, 286331153)
+			}
+			VINSERTI128(Imm(1), cs[1], cs[0].(VecVirtual).AsY(), t)
+			VPADDD(t, thr, thr)
 			continue
 		}
+		VPABSD(Mem{Base: p[3+b]}, t)
 		// centre = int16((8738*|c| + 2048) >> 12)
-		c := XMM()
+		c := YMM()
 		VPBROADCASTD(d("cmc8738", 8738), c)
 		VPMULLD(c, t, t)
 		VPBROADCASTD(d("cmc2048", 2048), c)
@@ -821,9 +831,12 @@ func admCM(scaleS bool) {
 		VPADDD(t, thr, thr)
 	}
 	for b := 0; b < 3; b++ {
-		x, c, th := XMM(), XMM(), XMM()
+		x, c, th := YMM(), YMM(), YMM()
 		if scaleS {
-			weighS(Mem{Base: p[6+b]}, Mem{Base: cub, Disp: 32 + 8*b}, x)
+			weighS(Mem{Base: p[6+b]}, Mem{Base: cub, Disp: 32 + 8*b}, x.AsX())
+			hi := XMM()
+			weighS(Mem{Base: p[6+b], Disp: 16}, Mem{Base: cub, Disp: 32 + 8*b}, hi)
+			VINSERTI128(Imm(1), hi, x, x)
 		} else {
 			// The weight is the low dword of cub[4+b] (the options'
 			// i_rfactor, below 2^16).
@@ -838,30 +851,34 @@ func admCM(scaleS bool) {
 			VPSUBD(th, x, x)
 		}
 		VPMAXSD(zero, x, x)
-		x64, sq := YMM(), YMM()
-		VPMOVZXDQ(x, x64)
-		VPMULUDQ(x64, x64, sq)
-		VPBROADCASTQ(addSq[b], c.AsY())
-		VPADDQ(c.AsY(), sq, sq)
-		VPSRLQ(Imm(shSq[b]), sq, sq)
-		VPSHUFD(Imm(0x08), sq, sq)
-		VPERMQ(Imm(0x08), sq, sq)
-		VPMOVSXDQ(sq.AsX(), sq)
-		VPMULDQ(x64, sq, sq)
 		sh, un, add := shH, unH, Mem{Base: cub}
 		if b == 2 {
 			sh, un, add = shD, unD, Mem{Base: cub, Disp: 8}
 		}
-		VPBROADCASTQ(add, c.AsY())
-		VPADDQ(c.AsY(), sq, sq)
-		VPSRLQ(sh, sq, sq)
-		VPSUBQ(un, sq, sq)
-		VPADDQ(sq, acc[b], acc[b])
+		xh := XMM()
+		VEXTRACTI128(Imm(1), x, xh)
+		for _, xs := range []Register{x.AsX(), xh} {
+			x64, sq := YMM(), YMM()
+			VPMOVZXDQ(xs, x64)
+			VPMULUDQ(x64, x64, sq)
+			VPBROADCASTQ(addSq[b], c)
+			VPADDQ(c, sq, sq)
+			VPSRLQ(Imm(shSq[b]), sq, sq)
+			VPSHUFD(Imm(0x08), sq, sq)
+			VPERMQ(Imm(0x08), sq, sq)
+			VPMOVSXDQ(sq.AsX(), sq)
+			VPMULDQ(x64, sq, sq)
+			VPBROADCASTQ(add, c)
+			VPADDQ(c, sq, sq)
+			VPSRLQ(sh, sq, sq)
+			VPSUBQ(un, sq, sq)
+			VPADDQ(sq, acc[b], acc[b])
+		}
 	}
 	for _, r := range p {
-		ADDQ(Imm(16), r)
+		ADDQ(Imm(32), r)
 	}
-	SUBQ(Imm(4), n)
+	SUBQ(Imm(8), n)
 	JMP(LabelRef("pixels"))
 
 	Label("done")
