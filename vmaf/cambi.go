@@ -1,6 +1,9 @@
 package vmaf
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // CAMBI (Contrast Aware Multiscale Banding Index) is libvmaf's no-reference
 // banding detector (cambi.c; its options in cambi_options.go, the defaults
@@ -483,33 +486,91 @@ func cambiPool(c []float32, topk float64) float64 {
 	n := len(c)
 	k := min(max(int(topk*float64(n)), 1), n)
 	quickSelectDesc(c, k)
-	var sum float64
-	for _, v := range c[:k] {
+	return cambiSum(c[:k]) / float64(k)
+}
+
+// cambiSum is the sum in double of c in order, as spatial_pooling adds the
+// selected c-values. Their adds in order wait on one another; when no
+// partial sum in any order can round, four sums side by side give the same
+// double: c-values are not negative, each is a multiple of the smallest
+// one's unit in the last place u (larger floats have coarser units), so
+// every partial sum is a multiple of u no larger than the total, exact in a
+// double while the total stays below 2^53 u (checked against 2^52 u, far
+// more than the side-by-side sums' own rounding). Anything else (a
+// negative, infinite or NaN value, a total too large) takes the adds in
+// order.
+func cambiSum(c []float32) float64 {
+	var s0, s1, s2, s3 float64
+	// The smallest bits of a positive value (bits-1 wraps 0 to the top)
+	// and the largest bits (a negative value's sign bit makes them large).
+	minNZ, maxB := ^uint32(0), uint32(0)
+	i := 0
+	for ; i+4 <= len(c); i += 4 {
+		v := c[i : i+4 : i+4]
+		b0, b1, b2, b3 := math.Float32bits(v[0]), math.Float32bits(v[1]), math.Float32bits(v[2]), math.Float32bits(v[3])
+		minNZ = min(minNZ, b0-1, b1-1, b2-1, b3-1)
+		maxB = max(maxB, b0, b1, b2, b3)
+		s0 += float64(v[0])
+		s1 += float64(v[1])
+		s2 += float64(v[2])
+		s3 += float64(v[3])
+	}
+	for ; i < len(c); i++ {
+		b := math.Float32bits(c[i])
+		minNZ = min(minNZ, b-1)
+		maxB = max(maxB, b)
+		s0 += float64(c[i])
+	}
+	sum := (s0 + s1) + (s2 + s3)
+	if maxB == 0 {
+		return 0
+	}
+	if maxB < 0x7f800000 {
+		// The unit in the last place of the smallest positive value:
+		// 2^(e-150) for a normal float32 of biased exponent e, 2^-149 for
+		// a subnormal.
+		e := int((minNZ + 1) >> 23)
+		ulp := math.Ldexp(1, max(e, 1)-150)
+		if sum <= math.Ldexp(ulp, 52) {
+			return sum
+		}
+	}
+	sum = 0
+	for _, v := range c {
 		sum += float64(v)
 	}
-	return sum / float64(k)
+	return sum
 }
 
 // quickSelectDesc is cambi.c's quick_select: Hoare partitioning around
 // arr[k] until the k largest values come first.
+//
+// The scans index without bounds checks: each stops at the latest at an
+// element that is not beyond the pivot on its side (the pivot itself
+// first, then the element the last swap moved there), so i and j stay
+// within [left, right] for any values, NaN included, as in cambi.c.
 func quickSelectDesc(arr []float32, k int) {
 	n := len(arr)
 	if n == k {
 		return
 	}
+	_ = arr[k]
+	base := unsafe.Pointer(unsafe.SliceData(arr))
+	at := func(i int) *float32 { return (*float32)(unsafe.Add(base, uintptr(i)*4)) }
 	left, right := 0, n-1
 	for left < right {
-		pivot := arr[k]
+		pivot := *at(k)
 		i, j := left, right
 		for {
-			for arr[i] > pivot {
+			for *at(i) > pivot {
 				i++
 			}
-			for arr[j] < pivot {
+			for *at(j) < pivot {
 				j--
 			}
 			if i <= j {
-				arr[i], arr[j] = arr[j], arr[i]
+				pi, pj := at(i), at(j)
+				*pi, *pj = *pj, *pi
 				i++
 				j--
 			}
