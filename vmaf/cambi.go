@@ -297,8 +297,7 @@ func (s *cambiState) compute(y []uint16) float64 {
 		// first scale (cambi_score).
 		if scale > 0 || s.speedup {
 			nw, nh := (w+1)>>1, (h+1)>>1
-			decimateInPlace(s.img, w, nw, nh)
-			decimateInPlace(s.mask, w, nw, nh)
+			s.decimate(w, nw, nh)
 			w, h = nw, nh
 		}
 		s.filterMode(w, h)
@@ -415,11 +414,25 @@ func (s *cambiState) spatialMask() {
 // ahead of writes, so in place is safe.
 func decimateInPlace[T any](p []T, w, nw, nh int) {
 	for i := 0; i < nh; i++ {
-		src := p[2*i*w:]
-		dst := p[i*nw : (i+1)*nw]
-		for j := range dst {
-			dst[j] = src[2*j]
-		}
+		decimateRow(p[2*i*w:2*i*w+w], p[i*nw:(i+1)*nw])
+	}
+}
+
+// decimateRow sets dst[j] = src[2j], front to back, so that dst may start
+// where src does or before it (as decimateInPlace's rows do).
+func decimateRow[T any](src, dst []T) {
+	for j := range dst {
+		dst[j] = src[2*j]
+	}
+}
+
+// decimate is decimateInPlace of the picture and the mask with the path's
+// row kernels.
+func (s *cambiState) decimate(w, nw, nh int) {
+	for i := 0; i < nh; i++ {
+		src, dst := 2*i*w, i*nw
+		s.k.cambiDecimate16(s.img[src:src+w], s.img[dst:dst+nw])
+		s.k.cambiDecimate8(s.mask[src:src+w], s.mask[dst:dst+nw])
 	}
 }
 

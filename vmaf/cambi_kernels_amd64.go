@@ -133,3 +133,25 @@ func cambiAntiDitherAVX2Row(r, next []uint16) {
 	}
 	cambiAntiDitherRow(r[n:], next[n:])
 }
+
+// cambiDecimate16AVX2Row runs the kernel on the largest multiple of 16
+// outputs whose sources lie within src, the scalar code on the rest.
+func cambiDecimate16AVX2Row(src, dst []uint16) {
+	n := vec16(min(len(dst), len(src)/2))
+	if n > 0 {
+		_, _ = src[2*n-1], dst[n-1]
+		cambiDecimate16AVX2(&src[0], &dst[0], n)
+	}
+	decimateRow(src[2*n:], dst[n:])
+}
+
+// cambiDecimate8AVX2Row is cambiDecimate16AVX2Row for the mask, 32
+// outputs a step.
+func cambiDecimate8AVX2Row(src, dst []bool) {
+	n := min(len(dst), len(src)/2) &^ 31
+	if n > 0 {
+		_, _ = src[2*n-1], dst[n-1]
+		cambiDecimate8AVX2(&src[0], &dst[0], n)
+	}
+	decimateRow(src[2*n:], dst[n:])
+}

@@ -37,6 +37,8 @@ var avx2Kernels = kernels{
 	cambiBand:       cambiBandAVX2Row,
 	cambiHistRow:    cambiHistAVX2Row,
 	cambiCValuesRow: cambiCValuesRowGo,
+	cambiDecimate16: cambiDecimate16AVX2Row,
+	cambiDecimate8:  cambiDecimate8AVX2Row,
 }
 
 // avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the

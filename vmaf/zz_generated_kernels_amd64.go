@@ -208,3 +208,13 @@ func cambiConvAVX2(src *uint16, dst *uint16, add uint16, shl uint64, shr uint64,
 //
 //go:noescape
 func cambiAntiDitherAVX2(r *uint16, next *uint16, n int)
+
+// cambiDecimate16AVX2 sets dst[j] = src[2j] for j < n (a multiple of 16), front to back (dst may be src).
+//
+//go:noescape
+func cambiDecimate16AVX2(src *uint16, dst *uint16, n int)
+
+// cambiDecimate8AVX2 sets dst[j] = src[2j] for j < n (a multiple of 32), front to back (dst may be src).
+//
+//go:noescape
+func cambiDecimate8AVX2(src *bool, dst *bool, n int)

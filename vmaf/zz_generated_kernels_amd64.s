@@ -3921,3 +3921,53 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func cambiDecimate16AVX2(src *uint16, dst *uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·cambiDecimate16AVX2(SB), NOSPLIT, $0-24
+	MOVQ     src+0(FP), AX
+	MOVQ     dst+8(FP), CX
+	VPCMPEQD Y0, Y0, Y0
+	VPSRLD   $0x10, Y0, Y0
+	MOVQ     n+16(FP), DX
+	XORQ     BX, BX
+
+loop:
+	CMPQ      BX, DX
+	JAE       done
+	VPAND     (AX)(BX*4), Y0, Y1
+	VPAND     32(AX)(BX*4), Y0, Y2
+	VPACKUSDW Y2, Y1, Y1
+	VPERMQ    $0xd8, Y1, Y1
+	VMOVDQU   Y1, (CX)(BX*2)
+	ADDQ      $0x10, BX
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func cambiDecimate8AVX2(src *bool, dst *bool, n int)
+// Requires: AVX, AVX2
+TEXT ·cambiDecimate8AVX2(SB), NOSPLIT, $0-24
+	MOVQ     src+0(FP), AX
+	MOVQ     dst+8(FP), CX
+	VPCMPEQW Y0, Y0, Y0
+	VPSRLW   $0x08, Y0, Y0
+	MOVQ     n+16(FP), DX
+	XORQ     BX, BX
+
+loop:
+	CMPQ      BX, DX
+	JAE       done
+	VPAND     (AX)(BX*2), Y0, Y1
+	VPAND     32(AX)(BX*2), Y0, Y2
+	VPACKUSWB Y2, Y1, Y1
+	VPERMQ    $0xd8, Y1, Y1
+	VMOVDQU   Y1, (CX)(BX*1)
+	ADDQ      $0x20, BX
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET

@@ -20,6 +20,8 @@ func cambiKernels() {
 	cambiHist()
 	cambiConv()
 	cambiAntiDither()
+	cambiDecimate16()
+	cambiDecimate8()
 }
 
 // wordsToBytes packs the 16 words of x (each 0 or -1) into the 16 bytes
@@ -267,5 +269,45 @@ func cambiAntiDither() {
 		VEXTRACTI128(Imm(1), a, hi)
 		VPACKUSDW(hi, a.AsX(), out)
 		VMOVDQU(out, Mem{Base: p[0], Index: i, Scale: 2})
+	}, func() {})
+}
+
+// cambiDecimate16: dst[j] = src[2j], the even words, in place or not: each
+// step reads its 32 source words before it writes 16, and a later step's
+// source lies beyond what an earlier one wrote.
+func cambiDecimate16() {
+	TEXT("cambiDecimate16AVX2", NOSPLIT, "func(src, dst *uint16, n int)")
+	Pragma("noescape")
+	Doc("cambiDecimate16AVX2 sets dst[j] = src[2j] for j < n (a multiple of 16), front to back (dst may be src).")
+	p := loadPointers("src", "dst")
+	low := YMM()
+	VPCMPEQD(low, low, low)
+	VPSRLD(Imm(16), low, low) // 0x0000ffff
+	rowLoopStep(16, func(i Register) {
+		a, b := YMM(), YMM()
+		VPAND(Mem{Base: p[0], Index: i, Scale: 4}, low, a)
+		VPAND(Mem{Base: p[0], Index: i, Scale: 4, Disp: 32}, low, b)
+		VPACKUSDW(b, a, a)
+		VPERMQ(Imm(0xd8), a, a)
+		VMOVDQU(a, Mem{Base: p[1], Index: i, Scale: 2})
+	}, func() {})
+}
+
+// cambiDecimate8 is cambiDecimate16 for bytes (the spatial mask).
+func cambiDecimate8() {
+	TEXT("cambiDecimate8AVX2", NOSPLIT, "func(src, dst *bool, n int)")
+	Pragma("noescape")
+	Doc("cambiDecimate8AVX2 sets dst[j] = src[2j] for j < n (a multiple of 32), front to back (dst may be src).")
+	p := loadPointers("src", "dst")
+	low := YMM()
+	VPCMPEQW(low, low, low)
+	VPSRLW(Imm(8), low, low) // 0x00ff
+	rowLoopStep(32, func(i Register) {
+		a, b := YMM(), YMM()
+		VPAND(Mem{Base: p[0], Index: i, Scale: 2}, low, a)
+		VPAND(Mem{Base: p[0], Index: i, Scale: 2, Disp: 32}, low, b)
+		VPACKUSWB(b, a, a)
+		VPERMQ(Imm(0xd8), a, a)
+		VMOVDQU(a, Mem{Base: p[1], Index: i, Scale: 1})
 	}, func() {})
 }
