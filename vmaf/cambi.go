@@ -495,34 +495,57 @@ func (s *cambiState) cValues(w, h int) {
 // libvmaf's quick_select moves them to the front, and their sum in double
 // in that order is divided by their count. The same selection and order
 // keep the result libvmaf's to the last bit.
+//
+// Where at least the rest are zeros (flat pictures, most of a frame
+// without banding), the largest values are every positive one and some
+// zeros; when their sum cannot round in any order (cambiScan), it is the
+// sum of the whole plane, and the selection is skipped.
 func cambiPool(c []float32, topk float64) float64 {
 	n := len(c)
 	k := min(max(int(topk*float64(n)), 1), n)
+	if sum, nonzero, exact := cambiScan(c); exact && nonzero <= k {
+		return sum / float64(k)
+	}
 	quickSelectDesc(c, k)
 	return cambiSum(c[:k]) / float64(k)
 }
 
 // cambiSum is the sum in double of c in order, as spatial_pooling adds the
-// selected c-values. Their adds in order wait on one another; when no
-// partial sum in any order can round, four sums side by side give the same
-// double: c-values are not negative, each is a multiple of the smallest
-// one's unit in the last place u (larger floats have coarser units), so
-// every partial sum is a multiple of u no larger than the total, exact in a
-// double while the total stays below 2^53 u (checked against 2^52 u, far
-// more than the side-by-side sums' own rounding). Anything else (a
-// negative, infinite or NaN value, a total too large) takes the adds in
-// order.
+// selected c-values: cambiScan's where it is exact, else the adds in order.
 func cambiSum(c []float32) float64 {
+	if sum, _, exact := cambiScan(c); exact {
+		return sum
+	}
+	var sum float64
+	for _, v := range c {
+		sum += float64(v)
+	}
+	return sum
+}
+
+// cambiScan sums c in double with four sums side by side and counts the
+// values that are not zero; exact says that the sum is what the adds give
+// in any order. Adds in order wait on one another; side by side they do
+// not, and where no partial sum can round the double is the same: when
+// no value is negative (or -0, infinite or NaN), each is a multiple of the
+// smallest positive one's unit in the last place u (larger floats have
+// coarser units), so every partial sum is a multiple of u no larger than
+// the total, exact in a double while the total stays below 2^53 u
+// (checked against 2^52 u, far more than the side-by-side sums' own
+// rounding).
+func cambiScan(c []float32) (sum float64, nonzero int, exact bool) {
 	var s0, s1, s2, s3 float64
-	// The smallest bits of a positive value (bits-1 wraps 0 to the top)
-	// and the largest bits (a negative value's sign bit makes them large).
-	minNZ, maxB := ^uint32(0), uint32(0)
+	// The smallest bits of a positive value (bits-1 wraps 0 to the top),
+	// the largest bits (a sign bit makes them large) and the count of
+	// values whose bits are not 0 ((b | -b) >> 31).
+	minNZ, maxB, nz := ^uint32(0), uint32(0), uint32(0)
 	i := 0
 	for ; i+4 <= len(c); i += 4 {
 		v := c[i : i+4 : i+4]
 		b0, b1, b2, b3 := math.Float32bits(v[0]), math.Float32bits(v[1]), math.Float32bits(v[2]), math.Float32bits(v[3])
 		minNZ = min(minNZ, b0-1, b1-1, b2-1, b3-1)
 		maxB = max(maxB, b0, b1, b2, b3)
+		nz += (b0|-b0)>>31 + (b1|-b1)>>31 + (b2|-b2)>>31 + (b3|-b3)>>31
 		s0 += float64(v[0])
 		s1 += float64(v[1])
 		s2 += float64(v[2])
@@ -532,27 +555,21 @@ func cambiSum(c []float32) float64 {
 		b := math.Float32bits(c[i])
 		minNZ = min(minNZ, b-1)
 		maxB = max(maxB, b)
+		nz += (b | -b) >> 31
 		s0 += float64(c[i])
 	}
-	sum := (s0 + s1) + (s2 + s3)
+	sum = (s0 + s1) + (s2 + s3)
 	if maxB == 0 {
-		return 0
+		return 0, 0, true
 	}
-	if maxB < 0x7f800000 {
-		// The unit in the last place of the smallest positive value:
-		// 2^(e-150) for a normal float32 of biased exponent e, 2^-149 for
-		// a subnormal.
-		e := int((minNZ + 1) >> 23)
-		ulp := math.Ldexp(1, max(e, 1)-150)
-		if sum <= math.Ldexp(ulp, 52) {
-			return sum
-		}
+	if maxB >= 0x7f800000 {
+		return sum, int(nz), false
 	}
-	sum = 0
-	for _, v := range c {
-		sum += float64(v)
-	}
-	return sum
+	// The unit in the last place of the smallest positive value: 2^(e-150)
+	// for a normal float32 of biased exponent e, 2^-149 for a subnormal.
+	e := int((minNZ + 1) >> 23)
+	ulp := math.Ldexp(1, max(e, 1)-150)
+	return sum, int(nz), sum <= math.Ldexp(ulp, 52)
 }
 
 // quickSelectDesc is cambi.c's quick_select: Hoare partitioning around

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -179,14 +180,14 @@ func quickSelectChecked(arr []float32, k int) {
 	}
 }
 
-// randomCValues returns n values drawn as c-values fall (many zeros and
-// repeats, products of small integers and reciprocals) or, by kind, over
-// many binades, negative, NaN or infinite.
-func randomCValues(rng *rand.Rand, n, kind int) []float32 {
+// randomCValues returns n values drawn as c-values fall (zeros, a share
+// zeros of them, and repeats, products of small integers and reciprocals)
+// or, by kind, over many binades, negative, NaN or infinite.
+func randomCValues(rng *rand.Rand, n, kind int, zeros float64) []float32 {
 	c := make([]float32, n)
 	for i := range c {
 		switch {
-		case rng.IntN(3) == 0:
+		case rng.Float64() < zeros:
 			c[i] = 0
 		case kind == 0:
 			w, p0, p := 1+rng.IntN(9), 1+rng.IntN(400), 1+rng.IntN(400)
@@ -203,10 +204,13 @@ func randomCValues(rng *rand.Rand, n, kind int) []float32 {
 }
 
 // TestCAMBIPoolOrder checks that the selection leaves the values in the
-// order of the bounds-checked quick_select, and that the side-by-side sum
-// gives the in-order double sum, on c-value-like values (where the
-// side-by-side sum applies), over many binades and with negative, NaN and
-// infinite values (where it must not), at every length to 64 and longer.
+// order of the bounds-checked quick_select, that the side-by-side sum
+// gives the in-order double sum, and that the pooled value (which skips
+// the selection where the zeros allow) is the selection's, on
+// c-value-like values (where the side-by-side sum applies), over many
+// binades and with negative, NaN and infinite values (where it must not),
+// with shares of zeros around the 40% that the selection leaves out, at
+// every length to 64 and longer.
 func TestCAMBIPoolOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, n := range append([]int{1, 2, 3, 5, 1000, 4099}, func() []int {
@@ -217,11 +221,19 @@ func TestCAMBIPoolOrder(t *testing.T) {
 		return s
 	}()...) {
 		for kind := range 4 {
-			for range 5 {
-				c := randomCValues(rng, n, kind)
+			for _, zeros := range []float64{0, 0.2, 0.39, 0.4, 0.41, 0.6, 0.99, 1} {
+				c := randomCValues(rng, n, kind, zeros)
 				k := min(max(int(cambiTopK*float64(n)), 1), n)
 				want := append([]float32(nil), c...)
 				quickSelectChecked(want, k)
+				var wantPool float64
+				for _, v := range want[:k] {
+					wantPool += float64(v)
+				}
+				wantPool /= float64(k)
+				if got := cambiPool(slices.Clone(c), cambiTopK); math.Float64bits(got) != math.Float64bits(wantPool) && !(math.IsNaN(got) && math.IsNaN(wantPool)) {
+					t.Fatalf("n=%d kind %d zeros %v: pooled %v, want %v", n, kind, zeros, got, wantPool)
+				}
 				quickSelectDesc(c, k)
 				for i := range c {
 					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
@@ -262,5 +274,22 @@ func TestCAMBISumRounds(t *testing.T) {
 	}
 	if got := cambiSum(c); got != want {
 		t.Fatalf("sum %v, want the in-order %v", got, want)
+	}
+	// Pooled with zeros enough for every positive value to be selected:
+	// the selection's order must still decide.
+	c = append(c, make([]float32, 600)...)
+	k := int(cambiTopK * float64(len(c)))
+	sel := slices.Clone(c)
+	quickSelectChecked(sel, k)
+	var in, side [4]float64
+	for i, v := range sel[:k] {
+		in[0] += float64(v)
+		side[i%4] += float64(v)
+	}
+	if (side[0]+side[1])+(side[2]+side[3]) == in[0] {
+		t.Fatal("the selected values do not tell the orders apart")
+	}
+	if got, want := cambiPool(c, cambiTopK), in[0]/float64(k); got != want {
+		t.Fatalf("pooled %v, want the selection's %v", got, want)
 	}
 }
