@@ -302,7 +302,7 @@ func (s *cambiState) compute(y []uint16) float64 {
 		}
 		s.filterMode(w, h)
 		s.cValues(w, h)
-		scores[scale] = cambiPool(s.cvals[:w*h], s.topk)
+		scores[scale] = cambiPoolScan(s.cvals[:w*h], s.topk, s.k.cambiScan)
 	}
 	var score float64
 	for i, v := range scores {
@@ -501,9 +501,14 @@ func (s *cambiState) cValues(w, h int) {
 // zeros; when their sum cannot round in any order (cambiScan), it is the
 // sum of the whole plane, and the selection is skipped.
 func cambiPool(c []float32, topk float64) float64 {
+	return cambiPoolScan(c, topk, cambiScan)
+}
+
+// cambiPoolScan is cambiPool with a path's cambiScan.
+func cambiPoolScan(c []float32, topk float64, scan func([]float32) (float64, int, bool)) float64 {
 	n := len(c)
 	k := min(max(int(topk*float64(n)), 1), n)
-	if sum, nonzero, exact := cambiScan(c); exact && nonzero <= k {
+	if sum, nonzero, exact := scan(c); exact && nonzero <= k {
 		return sum / float64(k)
 	}
 	quickSelectDesc(c, k)
@@ -525,14 +530,7 @@ func cambiSum(c []float32) float64 {
 
 // cambiScan sums c in double with four sums side by side and counts the
 // values that are not zero; exact says that the sum is what the adds give
-// in any order. Adds in order wait on one another; side by side they do
-// not, and where no partial sum can round the double is the same: when
-// no value is negative (or -0, infinite or NaN), each is a multiple of the
-// smallest positive one's unit in the last place u (larger floats have
-// coarser units), so every partial sum is a multiple of u no larger than
-// the total, exact in a double while the total stays below 2^53 u
-// (checked against 2^52 u, far more than the side-by-side sums' own
-// rounding).
+// in any order (cambiExact).
 func cambiScan(c []float32) (sum float64, nonzero int, exact bool) {
 	var s0, s1, s2, s3 float64
 	// The smallest bits of a positive value (bits-1 wraps 0 to the top),
@@ -559,17 +557,31 @@ func cambiScan(c []float32) (sum float64, nonzero int, exact bool) {
 		s0 += float64(c[i])
 	}
 	sum = (s0 + s1) + (s2 + s3)
+	return sum, int(nz), cambiExact(sum, minNZ+1, maxB)
+}
+
+// cambiExact says whether a sum of float32 values, sum as added in any
+// order, is what the adds give in every order, from the smallest bits of a
+// positive value (minPos) and the largest bits (maxB) among them. Adds in
+// order wait on one another; side by side they do not, and where no
+// partial sum can round the double is the same: when no value is negative
+// (or -0, infinite or NaN), each is a multiple of the smallest positive
+// one's unit in the last place u (larger floats have coarser units), so
+// every partial sum is a multiple of u no larger than the total, exact in
+// a double while the total stays below 2^53 u (checked against 2^52 u,
+// far more than any order's own rounding).
+func cambiExact(sum float64, minPos, maxB uint32) bool {
 	if maxB == 0 {
-		return 0, 0, true
+		return sum == 0
 	}
 	if maxB >= 0x7f800000 {
-		return sum, int(nz), false
+		return false
 	}
 	// The unit in the last place of the smallest positive value: 2^(e-150)
 	// for a normal float32 of biased exponent e, 2^-149 for a subnormal.
-	e := int((minNZ + 1) >> 23)
+	e := int(minPos >> 23)
 	ulp := math.Ldexp(1, max(e, 1)-150)
-	return sum, int(nz), sum <= math.Ldexp(ulp, 52)
+	return sum <= math.Ldexp(ulp, 52)
 }
 
 // quickSelectDesc is cambi.c's quick_select: Hoare partitioning around

@@ -308,3 +308,22 @@ func FuzzCAMBIKernels(f *testing.F) {
 		checkCAMBIHist(t, k, rng, width, int(pad)%64, 1+int(rows)%48)
 	})
 }
+
+// FuzzCAMBIScan compares the vector scan of c-values with cambiScan: the
+// count of nonzero values, whether the sum is exact, and then the sum.
+func FuzzCAMBIScan(f *testing.F) {
+	f.Add(uint64(1), uint16(9), uint8(0), uint8(128))
+	f.Add(uint64(2), uint16(4000), uint8(1), uint8(200))
+	f.Add(uint64(3), uint16(64), uint8(2), uint8(20))
+	f.Add(uint64(4), uint16(17), uint8(3), uint8(255))
+	f.Fuzz(func(t *testing.T, seed uint64, n uint16, kind, zeros uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 9))
+		c := randomCValues(rng, int(n), int(kind)%4, float64(zeros)/255)
+		sum0, nz0, exact0 := cambiScan(c)
+		sum1, nz1, exact1 := kernelsFor(CPUAVX2).cambiScan(c)
+		if nz1 != nz0 || exact1 != exact0 || exact0 && sum1 != sum0 {
+			t.Fatalf("scan %v %d %v, want %v %d %v", sum1, nz1, exact1, sum0, nz0, exact0)
+		}
+	})
+}

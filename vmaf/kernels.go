@@ -64,6 +64,8 @@ type kernels struct {
 	// picture and of the mask, front to back, so that dst may be src.
 	cambiDecimate16 func(src, dst []uint16)
 	cambiDecimate8  func(src, dst []bool)
+	// cambiScan sums a scale's c-values for the pooling (cambiScan).
+	cambiScan func(c []float32) (sum float64, nonzero int, exact bool)
 }
 
 // motionRows is the vector motion kernel's scratch: the difference rows of
@@ -129,6 +131,7 @@ var genericKernels = kernels{
 	cambiCValuesRow: cambiCValuesRowGo,
 	cambiDecimate16: decimateRow[uint16],
 	cambiDecimate8:  decimateRow[bool],
+	cambiScan:       cambiScan,
 }
 
 // kernelsFor returns the kernel set of a resolved path.

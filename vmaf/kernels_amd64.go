@@ -39,6 +39,7 @@ var avx2Kernels = kernels{
 	cambiCValuesRow: cambiCValuesRowGo,
 	cambiDecimate16: cambiDecimate16AVX2Row,
 	cambiDecimate8:  cambiDecimate8AVX2Row,
+	cambiScan:       cambiScanAVX2Row,
 }
 
 // avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the

@@ -218,3 +218,8 @@ func cambiDecimate16AVX2(src *uint16, dst *uint16, n int)
 //
 //go:noescape
 func cambiDecimate8AVX2(src *bool, dst *bool, n int)
+
+// cambiScanAVX2 scans n float32 (a multiple of 8) for cambiScan into out: the 8 dword lanes of min(bits-1) in out[0:4], of max(bits) in out[4:8], of count(bits == 0) in out[8:12], 4 sums in double in out[12:16].
+//
+//go:noescape
+func cambiScanAVX2(c *float32, n int, out *[16]uint64)

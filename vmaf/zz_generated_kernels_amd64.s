@@ -3971,3 +3971,44 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func cambiScanAVX2(c *float32, n int, out *[16]uint64)
+// Requires: AVX, AVX2
+TEXT ·cambiScanAVX2(SB), NOSPLIT, $0-24
+	MOVQ     c+0(FP), AX
+	MOVQ     out+16(FP), CX
+	VPCMPEQD Y3, Y3, Y3
+	VMOVDQA  Y3, Y0
+	VPXOR    Y1, Y1, Y1
+	VPXOR    Y2, Y2, Y2
+	VPXOR    Y4, Y4, Y4
+	VXORPD   Y5, Y5, Y5
+	VXORPD   Y6, Y6, Y6
+	MOVQ     n+8(FP), DX
+	XORQ     BX, BX
+
+loop:
+	CMPQ         BX, DX
+	JAE          done
+	VMOVDQU      (AX)(BX*4), Y7
+	VPADDD       Y3, Y7, Y8
+	VPMINUD      Y8, Y0, Y0
+	VPMAXUD      Y7, Y1, Y1
+	VPCMPEQD     Y4, Y7, Y8
+	VPSUBD       Y8, Y2, Y2
+	VCVTPS2PD    X7, Y8
+	VADDPD       Y8, Y5, Y5
+	VEXTRACTF128 $0x01, Y7, X7
+	VCVTPS2PD    X7, Y7
+	VADDPD       Y7, Y6, Y6
+	ADDQ         $0x08, BX
+	JMP          loop
+
+done:
+	VADDPD  Y6, Y5, Y5
+	VMOVDQU Y0, (CX)
+	VMOVDQU Y1, 32(CX)
+	VMOVDQU Y2, 64(CX)
+	VMOVUPD Y5, 96(CX)
+	VZEROUPPER
+	RET

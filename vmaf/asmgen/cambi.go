@@ -22,6 +22,7 @@ func cambiKernels() {
 	cambiAntiDither()
 	cambiDecimate16()
 	cambiDecimate8()
+	cambiScan()
 }
 
 // wordsToBytes packs the 16 words of x (each 0 or -1) into the 16 bytes
@@ -310,4 +311,44 @@ func cambiDecimate8() {
 		VPERMQ(Imm(0xd8), a, a)
 		VMOVDQU(a, Mem{Base: p[1], Index: i, Scale: 1})
 	}, func() {})
+}
+
+// cambiScan: per dword lane the smallest bits-1 (0 wraps to the top), the
+// largest bits and the count of zero bits of the c-values, and their sums
+// in double in 4 lanes (two sums side by side, added at the end).
+func cambiScan() {
+	TEXT("cambiScanAVX2", NOSPLIT, "func(c *float32, n int, out *[16]uint64)")
+	Pragma("noescape")
+	Doc("cambiScanAVX2 scans n float32 (a multiple of 8) for cambiScan into out: the 8 dword lanes of min(bits-1) in out[0:4], of max(bits) in out[4:8], of count(bits == 0) in out[8:12], 4 sums in double in out[12:16].")
+	c := Load(Param("c"), GP64())
+	out := Load(Param("out"), GP64())
+	mn, mx, zs, ones, zero, s0, s1 := YMM(), YMM(), YMM(), YMM(), YMM(), YMM(), YMM()
+	VPCMPEQD(ones, ones, ones)
+	VMOVDQA(ones, mn)
+	VPXOR(mx, mx, mx)
+	VPXOR(zs, zs, zs)
+	VPXOR(zero, zero, zero)
+	VXORPD(s0, s0, s0)
+	VXORPD(s1, s1, s1)
+	rowLoopStep(8, func(i Register) {
+		x, d, hi := YMM(), YMM(), XMM()
+		VMOVDQU(Mem{Base: c, Index: i, Scale: 4}, x)
+		VPADDD(ones, x, d)
+		VPMINUD(d, mn, mn)
+		VPMAXUD(x, mx, mx)
+		VPCMPEQD(zero, x, d)
+		VPSUBD(d, zs, zs)
+		lo, h := YMM(), YMM()
+		VCVTPS2PD(x.AsX(), lo)
+		VADDPD(lo, s0, s0)
+		VEXTRACTF128(Imm(1), x, hi)
+		VCVTPS2PD(hi, h)
+		VADDPD(h, s1, s1)
+	}, func() {
+		VADDPD(s1, s0, s0)
+		VMOVDQU(mn, Mem{Base: out})
+		VMOVDQU(mx, Mem{Base: out, Disp: 32})
+		VMOVDQU(zs, Mem{Base: out, Disp: 64})
+		VMOVUPD(s0, Mem{Base: out, Disp: 96})
+	})
 }
