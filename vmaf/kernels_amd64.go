@@ -1,5 +1,7 @@
 package vmaf
 
+import "math"
+
 // The AVX2 kernels (zz_generated_kernels_amd64.s, written by asmgen) cover
 // the largest multiple of 4 pixels of a row (8 for some of ADM's scale 0);
 // the scalar code does the rest.
@@ -468,8 +470,13 @@ func admDecoupleAVX2Row(d *admDecoupleRows, egl float64, narrow bool) {
 			wide = 0
 		}
 		admAngleAVX2(&d.o[0][0], &d.o[1][0], &d.t[0][0], &d.t[1][0], &d.angle[0], float64(admCos1DegSq), wide, n)
+		// A whole gain limit (v0.6.1's 100, v1's 1) takes scale 0's
+		// integer form.
+		intGain := egl == math.Trunc(egl) && egl >= 0 && egl <= 65535
 		for b := range 3 {
-			if narrow {
+			if narrow && intGain {
+				admDecouple0IntAVX2(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, n)
+			} else if narrow {
 				admDecouple0AVX2(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, n)
 			} else {
 				admDecoupleAVX2(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, n)

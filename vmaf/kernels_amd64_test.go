@@ -539,26 +539,26 @@ func checkADMDecouple(t *testing.T, rng *rand.Rand, w int, narrow bool, egl floa
 
 // TestADMDecoupleAVX2 runs the decoupling kernels on rows 1 to 8
 // coefficients past a vector multiple, at scale 0 (int16) and scales 1 to 3
-// (int32), with the default gain limit and none.
+// (int32), with the default gain limit, none and a fractional one.
 func TestADMDecoupleAVX2(t *testing.T) {
 	needAVX2(t)
 	rng := rand.New(rand.NewPCG(10, 11))
-	// Variants: scale 0 or not, times the default gain limit or none.
-	eachTail([]int{0, 1, 2, 3}, func(w, v int) {
-		checkADMDecouple(t, rng, w, v < 2, []float64{defaultEnhnGainLimit, 1}[v%2])
+	// Variants: scale 0 or not, times the default gain limit, none (both
+	// whole: scale 0's integer kernel) or one with a fraction.
+	eachTail([]int{0, 1, 2, 3, 4, 5}, func(w, v int) {
+		checkADMDecouple(t, rng, w, v < 3, []float64{defaultEnhnGainLimit, 1, 1.2}[v%3])
 	})
 }
 
 // FuzzADMDecouple is TestADMDecoupleAVX2 on fuzzed seeds and widths.
 func FuzzADMDecouple(f *testing.F) {
-	f.Add(uint64(1), uint8(0), false, false)
-	f.Add(uint64(2), uint8(200), true, true)
-	f.Fuzz(func(t *testing.T, seed uint64, n uint8, narrow, egl1 bool) {
+	f.Add(uint64(1), uint8(0), false, uint8(0))
+	f.Add(uint64(2), uint8(200), true, uint8(1))
+	f.Add(uint64(3), uint8(77), true, uint8(2))
+	f.Add(uint64(4), uint8(9), true, uint8(0))
+	f.Fuzz(func(t *testing.T, seed uint64, n uint8, narrow bool, gain uint8) {
 		needAVX2(t)
-		egl := defaultEnhnGainLimit
-		if egl1 {
-			egl = 1
-		}
+		egl := []float64{defaultEnhnGainLimit, 1, 1.2, 65535}[gain%4]
 		checkADMDecouple(t, rand.New(rand.NewPCG(seed, 12)), rowLen(n), narrow, egl)
 	})
 }

@@ -114,6 +114,11 @@ func admDecoupleAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *
 //go:noescape
 func admDecouple0AVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
 
+// admDecouple0IntAVX2 decouples n int16 coefficients (a multiple of 8) of scale 0 of one band into r and a; tab is the reciprocal table at its entry 0.
+//
+//go:noescape
+func admDecouple0IntAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
+
 // admDWTSVAVX2 runs the 64-bit vertical DWT of n samples (a multiple of 4) of four rows into lo and hi.
 //
 //go:noescape

@@ -1834,6 +1834,99 @@ GLOBL decc32768d<>(SB), RODATA|NOPTR, $4
 DATA decc2p14d<>+0(SB)/4, $0x00004000
 GLOBL decc2p14d<>(SB), RODATA|NOPTR, $4
 
+// func admDecouple0IntAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
+// Requires: AVX, AVX2
+TEXT ·admDecouple0IntAVX2(SB), NOSPLIT, $0-64
+	MOVQ         o+0(FP), AX
+	MOVQ         t+8(FP), CX
+	MOVQ         angle+16(FP), DX
+	MOVQ         r+24(FP), BX
+	MOVQ         a+32(FP), SI
+	MOVQ         tab+40(FP), DI
+	VBROADCASTSD egl+48(FP), Y0
+	VCVTTPD2DQY  Y0, X0
+	VPBROADCASTD X0, Y0
+	MOVQ         n+56(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ         R9, R8
+	JAE          done
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      (AX)(R9*4), Y2
+	VMOVDQU      (CX)(R9*4), Y3
+	VPABSD       Y2, Y4
+	VPSRLD       $0x0f, Y4, Y5
+	VPADDD       Y5, Y4, Y4
+	VPSRLVD      Y5, Y4, Y4
+	VPCMPEQD     Y7, Y7, Y7
+	VPXOR        Y6, Y6, Y6
+	VPGATHERDD   Y7, (DI)(Y4*4), Y6
+	VPSIGND      Y2, Y3, Y4
+	VMOVDQA      Y6, Y7
+	VMOVDQA      Y4, Y8
+	VPBROADCASTQ declow32<>+0(SB), Y9
+	VPAND        Y9, Y5, Y9
+	VPMULDQ      Y8, Y7, Y7
+	VPBROADCASTQ decc2p14<>+0(SB), Y8
+	VPSLLVQ      Y9, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTQ decc2p46<>+0(SB), Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTQ decc15<>+0(SB), Y8
+	VPADDQ       Y8, Y9, Y9
+	VPSRLVQ      Y9, Y7, Y7
+	VPBROADCASTQ decc2p46<>+0(SB), Y8
+	VPSRLVQ      Y9, Y8, Y8
+	VPSUBQ       Y8, Y7, Y7
+	VPSRLQ       $0x20, Y6, Y6
+	VPSRLQ       $0x20, Y4, Y4
+	VPSRLQ       $0x20, Y5, Y5
+	VPMULDQ      Y4, Y6, Y6
+	VPBROADCASTQ decc2p14<>+0(SB), Y4
+	VPSLLVQ      Y5, Y4, Y4
+	VPADDQ       Y4, Y6, Y6
+	VPBROADCASTQ decc2p46<>+0(SB), Y4
+	VPADDQ       Y4, Y6, Y6
+	VPBROADCASTQ decc15<>+0(SB), Y4
+	VPADDQ       Y4, Y5, Y5
+	VPSRLVQ      Y5, Y6, Y6
+	VPBROADCASTQ decc2p46<>+0(SB), Y4
+	VPSRLVQ      Y5, Y4, Y4
+	VPSUBQ       Y4, Y6, Y6
+	VPSLLQ       $0x20, Y6, Y6
+	VPBLENDD     $0xaa, Y6, Y7, Y7
+	VPMAXSD      Y1, Y7, Y7
+	VPBROADCASTD decc32768d<>+0(SB), Y4
+	VPMINSD      Y4, Y7, Y7
+	VPMULLD      Y2, Y7, Y4
+	VPBROADCASTD decc2p14d<>+0(SB), Y5
+	VPADDD       Y5, Y4, Y4
+	VPSRAD       $0x0f, Y4, Y4
+	VPSLLD       $0x10, Y4, Y4
+	VPSRAD       $0x10, Y4, Y4
+	VPCMPGTD     Y1, Y7, Y5
+	VPAND        (DX)(R9*4), Y5, Y5
+	VPMULLD      Y0, Y4, Y6
+	VPMINSD      Y3, Y6, Y7
+	VPMAXSD      Y3, Y6, Y6
+	VPCMPGTD     Y1, Y2, Y1
+	VPBLENDVB    Y1, Y7, Y6, Y6
+	VPSLLD       $0x10, Y6, Y6
+	VPSRAD       $0x10, Y6, Y6
+	VPBLENDVB    Y5, Y6, Y4, Y4
+	VMOVDQU      Y4, (BX)(R9*4)
+	VPSUBD       Y4, Y3, Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPSRAD       $0x10, Y3, Y3
+	VMOVDQU      Y3, (SI)(R9*4)
+	ADDQ         $0x08, R9
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func admDWTSVAVX2(r0 *int32, r1 *int32, r2 *int32, r3 *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
 // Requires: AVX, AVX2, SSE2
 TEXT ·admDWTSVAVX2(SB), NOSPLIT, $0-72

@@ -46,7 +46,8 @@ func main() {
 	admCSF0()
 	admAngle()
 	admDecouple()
-	admDecouple0()
+	admDecouple0(false)
+	admDecouple0(true)
 	dwtSV()
 	dwtSH()
 	vifSubRound()
@@ -1304,8 +1305,23 @@ func gainLimit(r, vt Register, o64, egl VecVirtual) Register {
 // 2^46) is taken in even and odd 64-bit lanes with its arithmetic shift as a
 // logical one of the value biased by 2^46, k*o fits int32, and r and a are
 // narrowed to int16 where the scalar code narrows them.
-func admDecouple0() {
-	o, t, angle, rp, ap, tab, egl := decoupleKernel("admDecouple0AVX2", "n int16 coefficients (a multiple of 8) of scale 0")
+//
+// With intGain (admDecouple0IntAVX2) the gain limit egl is a whole number
+// from 0 to 65535, so that r*egl (|r| <= 2^15) fits int32 and its double,
+// the comparison with t and the truncation are exact: the limit is then
+// min(r*egl, t) for o > 0 and max(r*egl, t) for o < 0 in dword lanes.
+func admDecouple0(intGain bool) {
+	name := "admDecouple0AVX2"
+	if intGain {
+		name = "admDecouple0IntAVX2"
+	}
+	o, t, angle, rp, ap, tab, egl := decoupleKernel(name, "n int16 coefficients (a multiple of 8) of scale 0")
+	var gain VecVirtual
+	if intGain {
+		gain = YMM()
+		VCVTTPD2DQY(egl, gain.AsX())
+		VPBROADCASTD(gain.AsX(), gain)
+	}
 	rowLoopStep(8, func(i Register) {
 		zero, vo, vt, ao, sh := YMM(), YMM(), YMM(), YMM(), YMM()
 		VPXOR(zero, zero, zero)
@@ -1359,6 +1375,21 @@ func admDecouple0() {
 		m := YMM()
 		VPCMPGTD(zero, kk, m)
 		VPAND(Mem{Base: angle, Index: i, Scale: 4}, m, m)
+		if intGain {
+			v, lo, hi, pos := YMM(), YMM(), YMM(), YMM()
+			VPMULLD(gain, r, v)
+			VPMINSD(vt, v, lo)
+			VPMAXSD(vt, v, hi)
+			VPCMPGTD(zero, vo, pos) // o > 0
+			VPBLENDVB(pos, lo, hi, v)
+			narrow16(v)
+			VPBLENDVB(m, v, r, r)
+			VMOVDQU(r, Mem{Base: rp, Index: i, Scale: 4})
+			VPSUBD(r, vt, vt)
+			narrow16(vt)
+			VMOVDQU(vt, Mem{Base: ap, Index: i, Scale: 4})
+			return
+		}
 		var lim [2]Register
 		for h := range lim {
 			rh, th, oh := XMM(), XMM(), YMM()
