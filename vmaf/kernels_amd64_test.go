@@ -11,12 +11,6 @@ import (
 // callers guarantee and want the scalar kernel's words exactly. Rows are
 // 1..8 words longer than a vector multiple, so the scalar tail runs too.
 
-func needAVX2(t testing.TB) {
-	if !hasAVX2 {
-		t.Skip("this processor has no AVX2")
-	}
-}
-
 // rowLen turns a fuzzed byte into a row length with a tail of 1..8 words
 // past a multiple of 4 (the tail of 4..8 covers a whole extra vector).
 func rowLen(n uint8) int { return int(n%16)*4 + 1 + int(n/16)%8 }

@@ -25,3 +25,25 @@ func speedAxpyAVX2Row(d, y []float32, a float32) {
 		d[j] += float32(a * y[j])
 	}
 }
+
+// speedConvFor is speedAxpyFor for speedConv.
+func speedConvFor(c CPU) speedConv {
+	if c == CPUAuto {
+		c = BestCPU()
+	}
+	if (c == CPUAVX2 || c == CPUAVX512) && hasAVX2 {
+		return speedConvAVX2Row
+	}
+	return speedConvGo
+}
+
+// speedConvAVX2Row runs the AVX2 kernel on the largest multiple of 8
+// samples and the scalar code on the rest.
+func speedConvAVX2Row(src []uint16, dst []float32, scaler float32) {
+	src = src[:len(dst)]
+	n := len(dst) &^ 7
+	if n > 0 {
+		speedConvAVX2(&src[0], &dst[0], scaler, n)
+	}
+	speedConvGo(src[n:], dst[n:], scaler)
+}

@@ -174,6 +174,11 @@ func admDenSAVX2(c *int32, p *[4]uint64, n int) uint64
 //go:noescape
 func speedAxpyAVX2(d *float32, y *float32, a float32, n int)
 
+// speedConvAVX2 sets dst[i] = float32(src[i])/scaler + -128 for i < n (a multiple of 8).
+//
+//go:noescape
+func speedConvAVX2(src *uint16, dst *float32, scaler float32, n int)
+
 // cambiMode3AVX2 sets dst[j] = mode3(a[j], b[j], c[j]) for j < n (a multiple of 16).
 //
 //go:noescape

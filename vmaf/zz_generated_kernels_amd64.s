@@ -3725,6 +3725,34 @@ done:
 	VZEROUPPER
 	RET
 
+// func speedConvAVX2(src *uint16, dst *float32, scaler float32, n int)
+// Requires: AVX, AVX2
+TEXT ·speedConvAVX2(SB), NOSPLIT, $0-32
+	VBROADCASTSS scaler+16(FP), Y0
+	VBROADCASTSS speedm128<>+0(SB), Y1
+	MOVQ         src+0(FP), AX
+	MOVQ         dst+8(FP), CX
+	MOVQ         n+24(FP), DX
+	XORQ         BX, BX
+
+loop:
+	CMPQ      BX, DX
+	JAE       done
+	VPMOVZXWD (AX)(BX*2), Y2
+	VCVTDQ2PS Y2, Y2
+	VDIVPS    Y0, Y2, Y2
+	VADDPS    Y1, Y2, Y2
+	VMOVUPS   Y2, (CX)(BX*4)
+	ADDQ      $0x08, BX
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA speedm128<>+0(SB)/4, $(-128.0)
+GLOBL speedm128<>(SB), RODATA|NOPTR, $4
+
 // func cambiMode3AVX2(a *uint16, b *uint16, c *uint16, dst *uint16, n int)
 // Requires: AVX, AVX2
 TEXT ·cambiMode3AVX2(SB), NOSPLIT, $0-40

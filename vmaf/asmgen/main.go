@@ -57,6 +57,7 @@ func main() {
 	admDen(false)
 	admDen(true)
 	speedAxpy()
+	speedConv()
 	cambiKernels()
 	Generate()
 }
@@ -1667,6 +1668,28 @@ func returnSum(sum VecVirtual) {
 // inner loop of SpEED's matrix products. VMULPS then VADDPS round the
 // product and the sum separately, as the scalar code does (no FMA), and
 // each lane is one element's sum, so the bits are the scalar code's.
+// speedConv is SpEED's conversion of samples to float (speedConvGo): each
+// step's division and addition are single IEEE operations, as the scalar
+// code's are.
+func speedConv() {
+	TEXT("speedConvAVX2", NOSPLIT, "func(src *uint16, dst *float32, scaler float32, n int)")
+	Pragma("noescape")
+	Doc("speedConvAVX2 sets dst[i] = float32(src[i])/scaler + -128 for i < n (a multiple of 8).")
+	sc, off := YMM(), YMM()
+	VBROADCASTSS(paramAddr("scaler"), sc)
+	VBROADCASTSS(constMem("speedm128", F32(-128)), off)
+	src := Load(Param("src"), GP64())
+	dst := Load(Param("dst"), GP64())
+	rowLoopStep(8, func(i Register) {
+		x := YMM()
+		VPMOVZXWD(Mem{Base: src, Index: i, Scale: 2}, x)
+		VCVTDQ2PS(x, x)
+		VDIVPS(sc, x, x)
+		VADDPS(off, x, x)
+		VMOVUPS(x, Mem{Base: dst, Index: i, Scale: 4})
+	}, func() {})
+}
+
 func speedAxpy() {
 	TEXT("speedAxpyAVX2", NOSPLIT, "func(d, y *float32, a float32, n int)")
 	Pragma("noescape")
