@@ -4,13 +4,18 @@ package vmaf
 // (the latter has no kernel of its own), the scalar one otherwise. CPUAuto
 // means BestCPU.
 func speedAxpyFor(c CPU) speedAxpy {
-	if c == CPUAuto {
-		c = BestCPU()
-	}
-	if (c == CPUAVX2 || c == CPUAVX512) && hasAVX2 {
+	if speedVector(c) {
 		return speedAxpyAVX2Row
 	}
 	return speedAxpyGo
+}
+
+// speedVector says whether SpEED's AVX2 kernels serve path c.
+func speedVector(c CPU) bool {
+	if c == CPUAuto {
+		c = BestCPU()
+	}
+	return (c == CPUAVX2 || c == CPUAVX512) && hasAVX2
 }
 
 // speedAxpyAVX2Row runs the AVX2 kernel on the largest multiple of 8
@@ -28,10 +33,7 @@ func speedAxpyAVX2Row(d, y []float32, a float32) {
 
 // speedConvFor is speedAxpyFor for speedConv.
 func speedConvFor(c CPU) speedConv {
-	if c == CPUAuto {
-		c = BestCPU()
-	}
-	if (c == CPUAVX2 || c == CPUAVX512) && hasAVX2 {
+	if speedVector(c) {
 		return speedConvAVX2Row
 	}
 	return speedConvGo

@@ -1376,32 +1376,26 @@ func admDecouple0(intGain bool) {
 		m := YMM()
 		VPCMPGTD(zero, kk, m)
 		VPAND(Mem{Base: angle, Index: i, Scale: 4}, m, m)
-		if intGain {
-			v, lo, hi, pos := YMM(), YMM(), YMM(), YMM()
-			VPMULLD(gain, r, v)
-			VPMINSD(vt, v, lo)
-			VPMAXSD(vt, v, hi)
-			VPCMPGTD(zero, vo, pos) // o > 0
-			VPBLENDVB(pos, lo, hi, v)
-			narrow16(v)
-			VPBLENDVB(m, v, r, r)
-			VMOVDQU(r, Mem{Base: rp, Index: i, Scale: 4})
-			VPSUBD(r, vt, vt)
-			narrow16(vt)
-			VMOVDQU(vt, Mem{Base: ap, Index: i, Scale: 4})
-			return
-		}
-		var lim [2]Register
-		for h := range lim {
-			rh, th, oh := XMM(), XMM(), YMM()
-			VEXTRACTI128(Imm(uint64(h)), r, rh)
-			VEXTRACTI128(Imm(uint64(h)), vt, th)
-			VEXTRACTI128(Imm(uint64(h)), vo, oh.AsX())
-			VPMOVSXDQ(oh.AsX(), oh)
-			lim[h] = gainLimit(rh, th, oh, egl)
-		}
 		l := YMM()
-		VINSERTI128(Imm(1), lim[1], lim[0].(VecVirtual).AsY(), l)
+		if intGain {
+			lo, hi, pos := YMM(), YMM(), YMM()
+			VPMULLD(gain, r, l)
+			VPMINSD(vt, l, lo)
+			VPMAXSD(vt, l, hi)
+			VPCMPGTD(zero, vo, pos) // o > 0
+			VPBLENDVB(pos, lo, hi, l)
+		} else {
+			var lim [2]Register
+			for h := range lim {
+				rh, th, oh := XMM(), XMM(), YMM()
+				VEXTRACTI128(Imm(uint64(h)), r, rh)
+				VEXTRACTI128(Imm(uint64(h)), vt, th)
+				VEXTRACTI128(Imm(uint64(h)), vo, oh.AsX())
+				VPMOVSXDQ(oh.AsX(), oh)
+				lim[h] = gainLimit(rh, th, oh, egl)
+			}
+			VINSERTI128(Imm(1), lim[1], lim[0].(VecVirtual).AsY(), l)
+		}
 		narrow16(l)
 		VPBLENDVB(m, l, r, r)
 		VMOVDQU(r, Mem{Base: rp, Index: i, Scale: 4})
