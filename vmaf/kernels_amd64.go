@@ -298,7 +298,13 @@ func dwt0VAVX2(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP in
 	n := w &^ 7
 	r0, r1, r2, r3, thi = r0[:w], r1[:w], r2[:w], r3[:w], thi[:w]
 	if n > 0 {
-		admDWT0VAVX2(&r0[0], &r1[0], &r2[0], &r3[0], &tlo[0], &thi[0], uint64(uint32(addVP-dwtLoSum*addVP)), uint64(uint32(addVP)), uint64(shiftVP), n)
+		loAdd, hiAdd := uint64(uint32(addVP-dwtLoSum*addVP)), uint64(uint32(addVP))
+		// Samples below 2^15 (any input of up to 15 bits that keeps to its
+		// depth) take two taps a multiply-add; a row with a larger one
+		// goes again the wide way.
+		if shiftVP > 15 || admDWT0VMaddAVX2(&r0[0], &r1[0], &r2[0], &r3[0], &tlo[0], &thi[0], loAdd, hiAdd, uint64(shiftVP), n) != 0 {
+			admDWT0VAVX2(&r0[0], &r1[0], &r2[0], &r3[0], &tlo[0], &thi[0], loAdd, hiAdd, uint64(shiftVP), n)
+		}
 	}
 	admDWT0V(r0[n:], r1[n:], r2[n:], r3[n:], tlo[n:], thi[n:], shiftVP, addVP)
 }

@@ -236,38 +236,64 @@ func FuzzMotionSAD(f *testing.F) {
 }
 
 // FuzzADMDWT0 compares both passes of ADM's first DWT level with the
-// scalar ones, on samples of 8 to 16 bits and rows of 1 to 8 samples past
-// a vector multiple.
+// scalar ones, on samples of 8 to 16 bits (in a third of the rows some
+// beyond the depth) and rows of 1 to 8 samples past a vector multiple.
 func FuzzADMDWT0(f *testing.F) {
 	f.Add(uint64(1), uint8(0), uint8(8))
 	f.Add(uint64(2), uint8(140), uint8(16))
+	f.Add(uint64(3), uint8(3), uint8(10))
 	f.Fuzz(func(t *testing.T, seed uint64, n, bpcIn uint8) {
 		needAVX2(t)
 		rng := rand.New(rand.NewPCG(seed, 6))
 		w := 33 + 8*int(n%16) + int(n/16)%8 // ADM needs 33
 		bpc := 8 + int(bpcIn)%9
-		var r [4][]uint16
-		for k := range r {
-			r[k] = make([]uint16, w)
-			for j := range r[k] {
-				r[k][j] = uint16(rng.IntN(1 << bpc))
-			}
-		}
-		addVP := int32(1) << uint(bpc-1)
-		want, got := int32Rows(w), int32Rows(w)
-		admDWT0V(r[0], r[1], r[2], r[3], want[0], want[1], uint(bpc), addVP)
-		dwt0VAVX2(r[0], r[1], r[2], r[3], got[0], got[1], uint(bpc), addVP)
-		if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
-			t.Fatalf("admDWT0VAVX2(w=%d, %d-bit): %v, want %v", w, bpc, got, want)
-		}
+		lo := checkADMDWT0V(t, rng, w, bpc, n%3 == 0)
 		ind := dwtIndexRows(w)
 		wantH, gotH := int32Rows((w+1)/2), int32Rows((w+1)/2)
-		admDWT0H(want[0], wantH[0], wantH[1], ind)
-		dwt0HAVX2(want[0], gotH[0], gotH[1], ind)
+		admDWT0H(lo, wantH[0], wantH[1], ind)
+		dwt0HAVX2(lo, gotH[0], gotH[1], ind)
 		if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
 			t.Fatalf("admDWT0HAVX2(w=%d): %v, want %v", w, gotH, wantH)
 		}
 	})
+}
+
+// TestADMDWT0VAVX2 runs the vertical pass of ADM's first DWT level on rows
+// 1 to 8 samples past a vector multiple at every depth from 8 to 16 bits,
+// with samples within the depth and, in one row of four, beyond it (a
+// sample of 2^15 or more sends the row from the multiply-add kernel to the
+// wide one).
+func TestADMDWT0VAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(21, 22))
+	eachTail([]int{8, 9, 10, 11, 12, 13, 14, 15, 16}, func(w, bpc int) {
+		checkADMDWT0V(t, rng, w, bpc, rng.IntN(4) == 0)
+	})
+}
+
+// checkADMDWT0V compares the vertical pass of four random rows of w
+// samples of depth bpc (with wild, any 16-bit samples) with the scalar
+// one and returns its low-pass row.
+func checkADMDWT0V(t *testing.T, rng *rand.Rand, w, bpc int, wild bool) []int32 {
+	t.Helper()
+	var r [4][]uint16
+	for k := range r {
+		r[k] = make([]uint16, w)
+		for j := range r[k] {
+			r[k][j] = uint16(rng.IntN(1 << bpc))
+			if wild && rng.IntN(16) == 0 {
+				r[k][j] = uint16(rng.Uint32())
+			}
+		}
+	}
+	addVP := int32(1) << uint(bpc-1)
+	want, got := int32Rows(w), int32Rows(w)
+	admDWT0V(r[0], r[1], r[2], r[3], want[0], want[1], uint(bpc), addVP)
+	dwt0VAVX2(r[0], r[1], r[2], r[3], got[0], got[1], uint(bpc), addVP)
+	if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
+		t.Fatalf("admDWT0VAVX2(w=%d, %d-bit, wild %v): %v, want %v", w, bpc, wild, got, want)
+	}
+	return want[0]
 }
 
 // int32Rows is a pair of zeroed rows of n values.

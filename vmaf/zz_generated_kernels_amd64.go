@@ -64,6 +64,11 @@ func motionHAVX2(row *int32, n int) uint64
 //go:noescape
 func admDWT0VAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int32, hi *int32, loAdd uint64, hiAdd uint64, shift uint64, n int)
 
+// admDWT0VMaddAVX2 is admDWT0VAVX2 for samples below 2^15; it returns 1 where a sample is not (its output is then wrong), else 0.
+//
+//go:noescape
+func admDWT0VMaddAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int32, hi *int32, loAdd uint64, hiAdd uint64, shift uint64, n int) uint64
+
 // admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t into lo and hi.
 //
 //go:noescape

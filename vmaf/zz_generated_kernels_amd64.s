@@ -651,6 +651,74 @@ DATA dwt0hi<>+8(SB)/4, $0x00006b13
 DATA dwt0hi<>+12(SB)/4, $0xffffc22e
 GLOBL dwt0hi<>(SB), RODATA|NOPTR, $16
 
+// func admDWT0VMaddAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int32, hi *int32, loAdd uint64, hiAdd uint64, shift uint64, n int) uint64
+// Requires: AVX, AVX2, SSE2
+TEXT ·admDWT0VMaddAVX2(SB), NOSPLIT, $0-88
+	MOVQ         r0+0(FP), AX
+	MOVQ         r1+8(FP), CX
+	MOVQ         r2+16(FP), DX
+	MOVQ         r3+24(FP), BX
+	MOVQ         lo+32(FP), SI
+	MOVQ         hi+40(FP), DI
+	VPBROADCASTD loAdd+48(FP), Y0
+	VPBROADCASTD hiAdd+56(FP), Y1
+	MOVQ         shift+64(FP), X2
+	VPBROADCASTD dwt0pairs<>+0(SB), Y3
+	VPBROADCASTD dwt0pairs<>+4(SB), Y4
+	VPBROADCASTD dwt0pairs<>+8(SB), Y5
+	VPBROADCASTD dwt0pairs<>+12(SB), Y6
+	VPXOR        Y7, Y7, Y7
+	MOVQ         n+72(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ      R9, R8
+	JAE       done
+	VPMOVZXWD (AX)(R9*2), Y8
+	VPMOVZXWD (CX)(R9*2), Y9
+	VPSLLD    $0x10, Y9, Y9
+	VPOR      Y9, Y8, Y8
+	VPOR      Y8, Y7, Y7
+	VPMOVZXWD (DX)(R9*2), Y9
+	VPMOVZXWD (BX)(R9*2), Y10
+	VPSLLD    $0x10, Y10, Y10
+	VPOR      Y10, Y9, Y9
+	VPOR      Y9, Y7, Y7
+	VPMADDWD  Y3, Y8, Y10
+	VPMADDWD  Y4, Y9, Y11
+	VPADDD    Y11, Y10, Y10
+	VPADDD    Y0, Y10, Y10
+	VPSRAD    X2, Y10, Y10
+	VPSLLD    $0x10, Y10, Y10
+	VPSRAD    $0x10, Y10, Y10
+	VMOVDQU   Y10, (SI)(R9*4)
+	VPMADDWD  Y5, Y8, Y8
+	VPMADDWD  Y6, Y9, Y9
+	VPADDD    Y9, Y8, Y8
+	VPADDD    Y1, Y8, Y8
+	VPSRAD    X2, Y8, Y8
+	VPSLLD    $0x10, Y8, Y8
+	VPSRAD    $0x10, Y8, Y8
+	VMOVDQU   Y8, (DI)(R9*4)
+	ADDQ      $0x08, R9
+	JMP       loop
+
+done:
+	VPMOVMSKB Y7, AX
+	ANDL      $0xaaaaaaaa, AX
+	XORQ      CX, CX
+	TESTL     AX, AX
+	SETNE     CL
+	MOVQ      CX, ret+80(FP)
+	VZEROUPPER
+	RET
+
+DATA dwt0pairs<>+0(SB)/4, $0x6b133dd2
+DATA dwt0pairs<>+4(SB)/4, $0xef701cb1
+DATA dwt0pairs<>+8(SB)/4, $0xe34fef70
+DATA dwt0pairs<>+12(SB)/4, $0xc22e6b13
+GLOBL dwt0pairs<>(SB), RODATA|NOPTR, $16
+
 // func admDWT0HAVX2(t *int32, lo *int32, hi *int32, n int)
 // Requires: AVX, AVX2
 TEXT ·admDWT0HAVX2(SB), NOSPLIT, $0-32

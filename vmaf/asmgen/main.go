@@ -37,6 +37,7 @@ func main() {
 	motionV()
 	motionH()
 	dwt0V()
+	dwt0VMadd()
 	dwt0H()
 	admCM(false)
 	admCM(true)
@@ -690,6 +691,83 @@ func dwt0V() {
 // dwt0H is the horizontal pass of ADM's first DWT level for interior
 // outputs: out j takes t[2j-1..2j+2]; t points at t[2j-1] of the first.
 // lo = (sum dwtLo[k]*s_k + 2^15) >> 16 narrowed to int16, hi likewise.
+// dwt0VMadd is dwt0V for samples below 2^15: two rows' samples share a
+// dword (u_k | u_k+1 << 16, each a positive int16), so that one VPMADDWD
+// takes two taps (|tap| < 2^15; each product below 2^30, their sum below
+// 2^31) where dwt0V takes two VPMULLD and an add. The samples' bits are
+// ORed as it goes: it returns 1 when one of them had bit 15 set (its
+// output is then wrong, and the caller runs dwt0V), else 0.
+func dwt0VMadd() {
+	TEXT("admDWT0VMaddAVX2", NOSPLIT, "func(r0, r1, r2, r3 *uint16, lo, hi *int32, loAdd, hiAdd uint64, shift uint64, n int) uint64")
+	Pragma("noescape")
+	Doc("admDWT0VMaddAVX2 is admDWT0VAVX2 for samples below 2^15; it returns 1 where a sample is not (its output is then wrong), else 0.")
+	var r [4]Register
+	for k := range r {
+		r[k] = Load(Param(fmt.Sprintf("r%d", k)), GP64())
+	}
+	lo := Load(Param("lo"), GP64())
+	hi := Load(Param("hi"), GP64())
+	loAdd, hiAdd, shift := YMM(), YMM(), XMM()
+	VPBROADCASTD(paramAddr("loAdd"), loAdd)
+	VPBROADCASTD(paramAddr("hiAdd"), hiAdd)
+	MOVQ(paramAddr("shift"), shift)
+	pair := func(c [4]int32, k int) uint32 { return uint32(uint16(c[k])) | uint32(uint16(c[k+1]))<<16 }
+	taps := dwordTable("dwt0pairs", []int32{
+		int32(pair(dwtLo, 0)), int32(pair(dwtLo, 2)), int32(pair(dwtHi, 0)), int32(pair(dwtHi, 2)),
+	})
+	var tp [4]VecVirtual
+	for k := range tp {
+		tp[k] = YMM()
+		VPBROADCASTD(taps.Offset(4*k), tp[k])
+	}
+	seen := YMM()
+	VPXOR(seen, seen, seen)
+	n := Load(Param("n"), GP64())
+	i := GP64()
+	XORQ(i, i)
+	Label("loop")
+	CMPQ(i, n)
+	JAE(LabelRef("done"))
+	{
+		var pr [2]VecVirtual
+		for k := range pr {
+			a, b := YMM(), YMM()
+			VPMOVZXWD(Mem{Base: r[2*k], Index: i, Scale: 2}, a)
+			VPMOVZXWD(Mem{Base: r[2*k+1], Index: i, Scale: 2}, b)
+			VPSLLD(Imm(16), b, b)
+			VPOR(b, a, a)
+			VPOR(a, seen, seen)
+			pr[k] = a
+		}
+		for h, p := range []struct {
+			add VecVirtual
+			out Register
+		}{{loAdd, lo}, {hiAdd, hi}} {
+			acc, c := YMM(), YMM()
+			VPMADDWD(tp[2*h], pr[0], acc)
+			VPMADDWD(tp[2*h+1], pr[1], c)
+			VPADDD(c, acc, acc)
+			VPADDD(p.add, acc, acc)
+			VPSRAD(shift, acc, acc)
+			narrow16(acc)
+			VMOVDQU(acc, Mem{Base: p.out, Index: i, Scale: 4})
+		}
+	}
+	ADDQ(Imm(8), i)
+	JMP(LabelRef("loop"))
+	Label("done")
+	// Bit 15 of any word: the high bytes' top bits.
+	m, big := GP32(), GP64()
+	VPMOVMSKB(seen, m)
+	ANDL(U32(0xaaaaaaaa), m)
+	XORQ(big, big)
+	TESTL(m, m)
+	SETNE(big.As8())
+	Store(big, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
 func dwt0H() {
 	TEXT("admDWT0HAVX2", NOSPLIT, "func(t *int32, lo, hi *int32, n int)")
 	Pragma("noescape")
