@@ -247,27 +247,41 @@ func FuzzADMDWT0(f *testing.F) {
 		rng := rand.New(rand.NewPCG(seed, 6))
 		w := 33 + 8*int(n%16) + int(n/16)%8 // ADM needs 33
 		bpc := 8 + int(bpcIn)%9
-		lo := checkADMDWT0V(t, rng, w, bpc, n%3 == 0)
-		ind := dwtIndexRows(w)
-		wantH, gotH := int32Rows((w+1)/2), int32Rows((w+1)/2)
-		admDWT0H(lo, wantH[0], wantH[1], ind)
-		dwt0HAVX2(lo, gotH[0], gotH[1], ind)
-		if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
-			t.Fatalf("admDWT0HAVX2(w=%d): %v, want %v", w, gotH, wantH)
-		}
+		checkADMDWT0H(t, checkADMDWT0V(t, rng, w, bpc, n%3 == 0))
 	})
 }
 
-// TestADMDWT0VAVX2 runs the vertical pass of ADM's first DWT level on rows
-// 1 to 8 samples past a vector multiple at every depth from 8 to 16 bits,
-// with samples within the depth and, in one row of four, beyond it (a
-// sample of 2^15 or more sends the row from the multiply-add kernel to the
-// wide one).
-func TestADMDWT0VAVX2(t *testing.T) {
+// checkADMDWT0H compares the horizontal pass of a vertically filtered row
+// t (int16 values) with the scalar one.
+func checkADMDWT0H(t *testing.T, row []int32) {
+	t.Helper()
+	w := len(row)
+	ind := dwtIndexRows(w)
+	wantH, gotH := int32Rows((w+1)/2), int32Rows((w+1)/2)
+	admDWT0H(row, wantH[0], wantH[1], ind)
+	dwt0HAVX2(row, gotH[0], gotH[1], ind)
+	if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
+		t.Fatalf("admDWT0HAVX2(w=%d): %v, want %v", w, gotH, wantH)
+	}
+}
+
+// TestADMDWT0AVX2 runs both passes of ADM's first DWT level on rows 1 to
+// 8 samples past a vector multiple at every depth from 8 to 16 bits, with
+// samples within the depth and, in one row of four, beyond it (a sample of
+// 2^15 or more sends the row from the multiply-add kernel to the wide
+// one), and the horizontal pass on rows of int16 extremes.
+func TestADMDWT0AVX2(t *testing.T) {
 	needAVX2(t)
 	rng := rand.New(rand.NewPCG(21, 22))
 	eachTail([]int{8, 9, 10, 11, 12, 13, 14, 15, 16}, func(w, bpc int) {
-		checkADMDWT0V(t, rng, w, bpc, rng.IntN(4) == 0)
+		checkADMDWT0H(t, checkADMDWT0V(t, rng, w, bpc, rng.IntN(4) == 0))
+	})
+	eachTail([]int{0}, func(w, _ int) {
+		row := make([]int32, w)
+		for j := range row {
+			row[j] = []int32{-32768, 32767, 0, -1, int32(int16(rng.Uint32()))}[rng.IntN(5)]
+		}
+		checkADMDWT0H(t, row)
 	})
 }
 

@@ -725,88 +725,55 @@ TEXT ·admDWT0HAVX2(SB), NOSPLIT, $0-32
 	MOVQ         t+0(FP), AX
 	MOVQ         lo+8(FP), CX
 	MOVQ         hi+16(FP), DX
-	VMOVDQU      dwt0perm<>+0(SB), Y0
-	VPBROADCASTD dwt0round<>+0(SB), Y1
+	VPBROADCASTD dwt0round<>+0(SB), Y0
+	VPBROADCASTD dwt0hpairs<>+0(SB), Y1
+	VPBROADCASTD dwt0hpairs<>+4(SB), Y2
+	VPBROADCASTD dwt0hpairs<>+8(SB), Y3
+	VPBROADCASTD dwt0hpairs<>+12(SB), Y4
 	MOVQ         n+24(FP), BX
 	XORQ         SI, SI
 
 loop:
-	CMPQ         SI, BX
-	JAE          done
-	VPERMD       (AX), Y0, Y2
-	VPERMD       32(AX), Y0, Y3
-	VPERM2I128   $0x20, Y3, Y2, Y4
-	VPERM2I128   $0x31, Y3, Y2, Y2
-	VPERMD       8(AX), Y0, Y3
-	VPERMD       40(AX), Y0, Y5
-	VPERM2I128   $0x20, Y5, Y3, Y6
-	VPERM2I128   $0x31, Y5, Y3, Y3
-	VMOVDQA      Y1, Y5
-	VPBROADCASTD dwt0hlo<>+0(SB), Y7
-	VPMULLD      Y4, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPBROADCASTD dwt0hlo<>+4(SB), Y7
-	VPMULLD      Y2, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPBROADCASTD dwt0hlo<>+8(SB), Y7
-	VPMULLD      Y6, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPBROADCASTD dwt0hlo<>+12(SB), Y7
-	VPMULLD      Y3, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPSRAD       $0x10, Y5, Y5
-	VPSLLD       $0x10, Y5, Y5
-	VPSRAD       $0x10, Y5, Y5
-	VMOVDQU      Y5, (CX)(SI*4)
-	VMOVDQA      Y1, Y5
-	VPBROADCASTD dwt0hhi<>+0(SB), Y7
-	VPMULLD      Y4, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPBROADCASTD dwt0hhi<>+4(SB), Y7
-	VPMULLD      Y2, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPBROADCASTD dwt0hhi<>+8(SB), Y7
-	VPMULLD      Y6, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPBROADCASTD dwt0hhi<>+12(SB), Y7
-	VPMULLD      Y3, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPSRAD       $0x10, Y5, Y5
-	VPSLLD       $0x10, Y5, Y5
-	VPSRAD       $0x10, Y5, Y5
-	VMOVDQU      Y5, (DX)(SI*4)
-	ADDQ         $0x40, AX
-	ADDQ         $0x08, SI
-	JMP          loop
+	CMPQ      SI, BX
+	JAE       done
+	VMOVDQU   (AX), Y5
+	VPACKSSDW 32(AX), Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   8(AX), Y6
+	VPACKSSDW 40(AX), Y6, Y6
+	VPERMQ    $0xd8, Y6, Y6
+	VPMADDWD  Y1, Y5, Y7
+	VPMADDWD  Y2, Y6, Y8
+	VPADDD    Y8, Y7, Y7
+	VPADDD    Y0, Y7, Y7
+	VPSRAD    $0x10, Y7, Y7
+	VPSLLD    $0x10, Y7, Y7
+	VPSRAD    $0x10, Y7, Y7
+	VMOVDQU   Y7, (CX)(SI*4)
+	VPMADDWD  Y3, Y5, Y5
+	VPMADDWD  Y4, Y6, Y6
+	VPADDD    Y6, Y5, Y5
+	VPADDD    Y0, Y5, Y5
+	VPSRAD    $0x10, Y5, Y5
+	VPSLLD    $0x10, Y5, Y5
+	VPSRAD    $0x10, Y5, Y5
+	VMOVDQU   Y5, (DX)(SI*4)
+	ADDQ      $0x40, AX
+	ADDQ      $0x08, SI
+	JMP       loop
 
 done:
 	VZEROUPPER
 	RET
 
-DATA dwt0perm<>+0(SB)/4, $0x00000000
-DATA dwt0perm<>+4(SB)/4, $0x00000002
-DATA dwt0perm<>+8(SB)/4, $0x00000004
-DATA dwt0perm<>+12(SB)/4, $0x00000006
-DATA dwt0perm<>+16(SB)/4, $0x00000001
-DATA dwt0perm<>+20(SB)/4, $0x00000003
-DATA dwt0perm<>+24(SB)/4, $0x00000005
-DATA dwt0perm<>+28(SB)/4, $0x00000007
-GLOBL dwt0perm<>(SB), RODATA|NOPTR, $32
-
 DATA dwt0round<>+0(SB)/4, $0x00008000
 GLOBL dwt0round<>(SB), RODATA|NOPTR, $4
 
-DATA dwt0hlo<>+0(SB)/4, $0x00003dd2
-DATA dwt0hlo<>+4(SB)/4, $0x00006b13
-DATA dwt0hlo<>+8(SB)/4, $0x00001cb1
-DATA dwt0hlo<>+12(SB)/4, $0xffffef70
-GLOBL dwt0hlo<>(SB), RODATA|NOPTR, $16
-
-DATA dwt0hhi<>+0(SB)/4, $0xffffef70
-DATA dwt0hhi<>+4(SB)/4, $0xffffe34f
-DATA dwt0hhi<>+8(SB)/4, $0x00006b13
-DATA dwt0hhi<>+12(SB)/4, $0xffffc22e
-GLOBL dwt0hhi<>(SB), RODATA|NOPTR, $16
+DATA dwt0hpairs<>+0(SB)/4, $0x6b133dd2
+DATA dwt0hpairs<>+4(SB)/4, $0xef701cb1
+DATA dwt0hpairs<>+8(SB)/4, $0xe34fef70
+DATA dwt0hpairs<>+12(SB)/4, $0xc22e6b13
+GLOBL dwt0hpairs<>(SB), RODATA|NOPTR, $16
 
 // func admCM0AVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
 // Requires: AVX, AVX2, SSE2

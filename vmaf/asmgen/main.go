@@ -688,9 +688,6 @@ func dwt0V() {
 	}, func() {})
 }
 
-// dwt0H is the horizontal pass of ADM's first DWT level for interior
-// outputs: out j takes t[2j-1..2j+2]; t points at t[2j-1] of the first.
-// lo = (sum dwtLo[k]*s_k + 2^15) >> 16 narrowed to int16, hi likewise.
 // dwt0VMadd is dwt0V for samples below 2^15: two rows' samples share a
 // dword (u_k | u_k+1 << 16, each a positive int16), so that one VPMADDWD
 // takes two taps (|tap| < 2^15; each product below 2^30, their sum below
@@ -768,45 +765,50 @@ func dwt0VMadd() {
 	RET()
 }
 
+// dwt0H is the horizontal pass of ADM's first DWT level for interior
+// outputs: out j takes t[2j-1..2j+2]; t points at t[2j-1] of the first.
+// lo = (sum dwtLo[k]*s_k + 2^15) >> 16 narrowed to int16, hi likewise.
+// Two taps a multiply-add, as dwt0VMadd: t holds int16 values (the
+// vertical pass narrows them), packed to words without saturation, each
+// product below 2^30.
 func dwt0H() {
 	TEXT("admDWT0HAVX2", NOSPLIT, "func(t *int32, lo, hi *int32, n int)")
 	Pragma("noescape")
-	Doc("admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t into lo and hi.")
+	Doc("admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t (int16 values) into lo and hi.")
 	t := Load(Param("t"), GP64())
 	lo := Load(Param("lo"), GP64())
 	hi := Load(Param("hi"), GP64())
-	perm, round := YMM(), YMM()
-	VMOVDQU(dwordTable("dwt0perm", []int32{0, 2, 4, 6, 1, 3, 5, 7}), perm)
+	round := YMM()
 	VPBROADCASTD(ConstData("dwt0round", U32(32768)), round)
-	loTab := dwordTable("dwt0hlo", dwtLo[:])
-	hiTab := dwordTable("dwt0hhi", dwtHi[:])
+	pair := func(c [4]int32, k int) int32 { return int32(uint32(uint16(c[k])) | uint32(uint16(c[k+1]))<<16) }
+	taps := dwordTable("dwt0hpairs", []int32{pair(dwtLo, 0), pair(dwtLo, 2), pair(dwtHi, 0), pair(dwtHi, 2)})
+	var tp [4]VecVirtual
+	for k := range tp {
+		tp[k] = YMM()
+		VPBROADCASTD(taps.Offset(4*k), tp[k])
+	}
 	rowLoopStep(8, func(i Register) {
-		// Offsets 0 and 2 from t[2j-1], split into even and odd dwords
-		// per 128-bit half, then the halves of two loads joined: the four
-		// taps' samples of eight outputs.
-		var sv [4]VecVirtual
+		// Output j reads t[2j-1] .. t[2j+2]: from t at offsets 0 and 2,
+		// sixteen dwords packed to words (the values are int16: no
+		// saturation) and put back in order, the pairs of taps 0 and 1
+		// and of taps 2 and 3 of eight outputs.
+		var pr [2]VecVirtual
 		for k, disp := range []int{0, 8} {
-			a, b := YMM(), YMM()
-			VPERMD(Mem{Base: t, Disp: disp}, perm, a)
-			VPERMD(Mem{Base: t, Disp: disp + 32}, perm, b)
-			sv[2*k], sv[2*k+1] = YMM(), YMM()
-			VPERM2I128(Imm(0x20), b, a, sv[2*k])
-			VPERM2I128(Imm(0x31), b, a, sv[2*k+1])
+			a := YMM()
+			VMOVDQU(Mem{Base: t, Disp: disp}, a)
+			VPACKSSDW(Mem{Base: t, Disp: disp + 32}, a, a)
+			VPERMQ(Imm(0xd8), a, a)
+			pr[k] = a
 		}
-		for _, p := range []struct {
-			tab Mem
-			out Register
-		}{{loTab, lo}, {hiTab, hi}} {
+		for h, out := range []Register{lo, hi} {
 			acc, c := YMM(), YMM()
-			VMOVDQA(round, acc)
-			for k := range sv {
-				VPBROADCASTD(p.tab.Offset(4*k), c)
-				VPMULLD(sv[k], c, c)
-				VPADDD(c, acc, acc)
-			}
+			VPMADDWD(tp[2*h], pr[0], acc)
+			VPMADDWD(tp[2*h+1], pr[1], c)
+			VPADDD(c, acc, acc)
+			VPADDD(round, acc, acc)
 			VPSRAD(Imm(16), acc, acc)
 			narrow16(acc)
-			VMOVDQU(acc, Mem{Base: p.out, Index: i, Scale: 4})
+			VMOVDQU(acc, Mem{Base: out, Index: i, Scale: 4})
 		}
 		ADDQ(Imm(64), t)
 	}, func() {})
