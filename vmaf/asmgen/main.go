@@ -651,16 +651,7 @@ func dwt0V() {
 	TEXT("admDWT0VAVX2", NOSPLIT, "func(r0, r1, r2, r3 *uint16, lo, hi *int32, loAdd, hiAdd uint64, shift uint64, n int)")
 	Pragma("noescape")
 	Doc("admDWT0VAVX2 runs the vertical DWT of n samples (a multiple of 8) of four rows into lo and hi.")
-	var r [4]Register
-	for k := range r {
-		r[k] = Load(Param(fmt.Sprintf("r%d", k)), GP64())
-	}
-	lo := Load(Param("lo"), GP64())
-	hi := Load(Param("hi"), GP64())
-	loAdd, hiAdd, shift := YMM(), YMM(), XMM()
-	VPBROADCASTD(paramAddr("loAdd"), loAdd)
-	VPBROADCASTD(paramAddr("hiAdd"), hiAdd)
-	MOVQ(paramAddr("shift"), shift)
+	r, lo, hi, loAdd, hiAdd, shift := dwt0VParams()
 	loTab := dwordTable("dwt0lo", dwtLo[:])
 	hiTab := dwordTable("dwt0hi", dwtHi[:])
 	rowLoopStep(8, func(i Register) {
@@ -688,6 +679,21 @@ func dwt0V() {
 	}, func() {})
 }
 
+// dwt0VParams loads the vertical DWT kernels' parameters: the four rows,
+// the outputs, the roundings in every lane and the shift.
+func dwt0VParams() (r [4]Register, lo, hi Register, loAdd, hiAdd VecVirtual, shift Register) {
+	for k := range r {
+		r[k] = Load(Param(fmt.Sprintf("r%d", k)), GP64())
+	}
+	lo = Load(Param("lo"), GP64())
+	hi = Load(Param("hi"), GP64())
+	loAdd, hiAdd, shift = YMM(), YMM(), XMM()
+	VPBROADCASTD(paramAddr("loAdd"), loAdd)
+	VPBROADCASTD(paramAddr("hiAdd"), hiAdd)
+	MOVQ(paramAddr("shift"), shift)
+	return r, lo, hi, loAdd, hiAdd, shift
+}
+
 // dwt0VMadd is dwt0V for samples below 2^15: two rows' samples share a
 // dword (u_k | u_k+1 << 16, each a positive int16), so that one VPMADDWD
 // takes two taps (|tap| < 2^15; each product below 2^30, their sum below
@@ -698,16 +704,7 @@ func dwt0VMadd() {
 	TEXT("admDWT0VMaddAVX2", NOSPLIT, "func(r0, r1, r2, r3 *uint16, lo, hi *int32, loAdd, hiAdd uint64, shift uint64, n int) uint64")
 	Pragma("noescape")
 	Doc("admDWT0VMaddAVX2 is admDWT0VAVX2 for samples below 2^15; it returns 1 where a sample is not (its output is then wrong), else 0.")
-	var r [4]Register
-	for k := range r {
-		r[k] = Load(Param(fmt.Sprintf("r%d", k)), GP64())
-	}
-	lo := Load(Param("lo"), GP64())
-	hi := Load(Param("hi"), GP64())
-	loAdd, hiAdd, shift := YMM(), YMM(), XMM()
-	VPBROADCASTD(paramAddr("loAdd"), loAdd)
-	VPBROADCASTD(paramAddr("hiAdd"), hiAdd)
-	MOVQ(paramAddr("shift"), shift)
+	r, lo, hi, loAdd, hiAdd, shift := dwt0VParams()
 	pair := func(c [4]int32, k int) uint32 { return uint32(uint16(c[k])) | uint32(uint16(c[k+1]))<<16 }
 	taps := dwordTable("dwt0pairs", []int32{
 		int32(pair(dwtLo, 0)), int32(pair(dwtLo, 2)), int32(pair(dwtHi, 0)), int32(pair(dwtHi, 2)),
