@@ -120,6 +120,22 @@ func BenchmarkScore(b *testing.B) {
 	}
 }
 
+// BenchmarkScoreModel times whole Score calls of 1280x720 under each model
+// family whose features differ (v0.6.1: VIF, ADM, motion; v1: ADM with its
+// CSF, motion3, CAMBI and SpEED chroma, no VIF) on the best path:
+// BenchmarkScoreModel/<model>/threads=<N>.
+func BenchmarkScoreModel(b *testing.B) {
+	const w, h, frames = 1280, 720, 8
+	refP, distP := synthPair(w, h, 4)
+	for _, model := range []string{DefaultModel, "vmaf_v1.0.16_3d0h"} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", model, threads), func(b *testing.B) {
+				benchScore(b, refP, distP, w, h, frames, Options{Threads: threads, Model: model})
+			})
+		}
+	}
+}
+
 // BenchmarkScoreFeatures measures what each extra feature adds to a
 // 1280x720 VMAF pass on one thread: compare ns/frame with features=none.
 func BenchmarkScoreFeatures(b *testing.B) {
@@ -150,7 +166,11 @@ func BenchmarkScoreFeatures(b *testing.B) {
 // given planes, and reports frames/s, ns/frame and the peak heap in use.
 func benchScore(b *testing.B, refP, distP [][]uint16, w, h, frames int, opts Options) {
 	info := VideoInfo{Width: w, Height: h, Format: YUV420P}
-	model, err := LoadModel(DefaultModel)
+	name := opts.Model
+	if name == "" {
+		name = DefaultModel
+	}
+	model, err := LoadModel(name)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 package vmaf
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // CAMBI (Contrast Aware Multiscale Banding Index) is libvmaf's no-reference
 // banding detector (cambi.c; its options in cambi_options.go, the defaults
@@ -294,13 +297,12 @@ func (s *cambiState) compute(y []uint16) float64 {
 		// first scale (cambi_score).
 		if scale > 0 || s.speedup {
 			nw, nh := (w+1)>>1, (h+1)>>1
-			decimateInPlace(s.img, w, nw, nh)
-			decimateInPlace(s.mask, w, nw, nh)
+			s.decimate(w, nw, nh)
 			w, h = nw, nh
 		}
 		s.filterMode(w, h)
 		s.cValues(w, h)
-		scores[scale] = cambiPool(s.cvals[:w*h], s.topk)
+		scores[scale] = cambiPoolScan(s.cvals[:w*h], s.topk, s.k.cambiScan)
 	}
 	var score float64
 	for i, v := range scores {
@@ -412,11 +414,25 @@ func (s *cambiState) spatialMask() {
 // ahead of writes, so in place is safe.
 func decimateInPlace[T any](p []T, w, nw, nh int) {
 	for i := 0; i < nh; i++ {
-		src := p[2*i*w:]
-		dst := p[i*nw : (i+1)*nw]
-		for j := range dst {
-			dst[j] = src[2*j]
-		}
+		decimateRow(p[2*i*w:2*i*w+w], p[i*nw:(i+1)*nw])
+	}
+}
+
+// decimateRow sets dst[j] = src[2j], front to back, so that dst may start
+// where src does or before it (as decimateInPlace's rows do).
+func decimateRow[T any](src, dst []T) {
+	for j := range dst {
+		dst[j] = src[2*j]
+	}
+}
+
+// decimate is decimateInPlace of the picture and the mask with the path's
+// row kernels.
+func (s *cambiState) decimate(w, nw, nh int) {
+	for i := 0; i < nh; i++ {
+		src, dst := 2*i*w, i*nw
+		s.k.cambiDecimate16(s.img[src:src+w], s.img[dst:dst+nw])
+		s.k.cambiDecimate8(s.mask[src:src+w], s.mask[dst:dst+nw])
 	}
 }
 
@@ -479,37 +495,124 @@ func (s *cambiState) cValues(w, h int) {
 // libvmaf's quick_select moves them to the front, and their sum in double
 // in that order is divided by their count. The same selection and order
 // keep the result libvmaf's to the last bit.
+//
+// Where at least the rest are zeros (flat pictures, most of a frame
+// without banding), the largest values are every positive one and some
+// zeros; when their sum cannot round in any order (cambiScan), it is the
+// sum of the whole plane, and the selection is skipped.
 func cambiPool(c []float32, topk float64) float64 {
+	return cambiPoolScan(c, topk, cambiScan)
+}
+
+// cambiPoolScan is cambiPool with a path's cambiScan.
+func cambiPoolScan(c []float32, topk float64, scan func([]float32) (float64, int, bool)) float64 {
 	n := len(c)
 	k := min(max(int(topk*float64(n)), 1), n)
+	if sum, nonzero, exact := scan(c); exact && nonzero <= k {
+		return sum / float64(k)
+	}
 	quickSelectDesc(c, k)
+	return cambiSum(c[:k]) / float64(k)
+}
+
+// cambiSum is the sum in double of c in order, as spatial_pooling adds the
+// selected c-values: cambiScan's where it is exact, else the adds in order.
+func cambiSum(c []float32) float64 {
+	if sum, _, exact := cambiScan(c); exact {
+		return sum
+	}
 	var sum float64
-	for _, v := range c[:k] {
+	for _, v := range c {
 		sum += float64(v)
 	}
-	return sum / float64(k)
+	return sum
+}
+
+// cambiScan sums c in double with four sums side by side and counts the
+// values that are not zero; exact says that the sum is what the adds give
+// in any order (cambiExact).
+func cambiScan(c []float32) (sum float64, nonzero int, exact bool) {
+	var s0, s1, s2, s3 float64
+	// The smallest bits of a positive value (bits-1 wraps 0 to the top),
+	// the largest bits (a sign bit makes them large) and the count of
+	// values whose bits are not 0 ((b | -b) >> 31).
+	minNZ, maxB, nz := ^uint32(0), uint32(0), uint32(0)
+	i := 0
+	for ; i+4 <= len(c); i += 4 {
+		v := c[i : i+4 : i+4]
+		b0, b1, b2, b3 := math.Float32bits(v[0]), math.Float32bits(v[1]), math.Float32bits(v[2]), math.Float32bits(v[3])
+		minNZ = min(minNZ, b0-1, b1-1, b2-1, b3-1)
+		maxB = max(maxB, b0, b1, b2, b3)
+		nz += (b0|-b0)>>31 + (b1|-b1)>>31 + (b2|-b2)>>31 + (b3|-b3)>>31
+		s0 += float64(v[0])
+		s1 += float64(v[1])
+		s2 += float64(v[2])
+		s3 += float64(v[3])
+	}
+	for ; i < len(c); i++ {
+		b := math.Float32bits(c[i])
+		minNZ = min(minNZ, b-1)
+		maxB = max(maxB, b)
+		nz += (b | -b) >> 31
+		s0 += float64(c[i])
+	}
+	sum = (s0 + s1) + (s2 + s3)
+	return sum, int(nz), cambiExact(sum, minNZ+1, maxB)
+}
+
+// cambiExact says whether a sum of float32 values, sum as added in any
+// order, is what the adds give in every order, from the smallest bits of a
+// positive value (minPos) and the largest bits (maxB) among them. Adds in
+// order wait on one another; side by side they do not, and where no
+// partial sum can round the double is the same: when no value is negative
+// (or -0, infinite or NaN), each is a multiple of the smallest positive
+// one's unit in the last place u (larger floats have coarser units), so
+// every partial sum is a multiple of u no larger than the total, exact in
+// a double while the total stays below 2^53 u (checked against 2^52 u,
+// far more than any order's own rounding).
+func cambiExact(sum float64, minPos, maxB uint32) bool {
+	if maxB == 0 {
+		return sum == 0
+	}
+	if maxB >= 0x7f800000 {
+		return false
+	}
+	// The unit in the last place of the smallest positive value: 2^(e-150)
+	// for a normal float32 of biased exponent e, 2^-149 for a subnormal.
+	e := int(minPos >> 23)
+	ulp := math.Ldexp(1, max(e, 1)-150)
+	return sum <= math.Ldexp(ulp, 52)
 }
 
 // quickSelectDesc is cambi.c's quick_select: Hoare partitioning around
 // arr[k] until the k largest values come first.
+//
+// The scans index without bounds checks: each stops at the latest at an
+// element that is not beyond the pivot on its side (the pivot itself
+// first, then the element the last swap moved there), so i and j stay
+// within [left, right] for any values, NaN included, as in cambi.c.
 func quickSelectDesc(arr []float32, k int) {
 	n := len(arr)
 	if n == k {
 		return
 	}
+	_ = arr[k]
+	base := unsafe.Pointer(unsafe.SliceData(arr))
+	at := func(i int) *float32 { return (*float32)(unsafe.Add(base, uintptr(i)*4)) }
 	left, right := 0, n-1
 	for left < right {
-		pivot := arr[k]
+		pivot := *at(k)
 		i, j := left, right
 		for {
-			for arr[i] > pivot {
+			for *at(i) > pivot {
 				i++
 			}
-			for arr[j] < pivot {
+			for *at(j) < pivot {
 				j--
 			}
 			if i <= j {
-				arr[i], arr[j] = arr[j], arr[i]
+				pi, pj := at(i), at(j)
+				*pi, *pj = *pj, *pi
 				i++
 				j--
 			}

@@ -1,5 +1,7 @@
 package vmaf
 
+import "math"
+
 // CAMBI's AVX2 kernels (asmgen/cambi.go) on the largest multiple of 16
 // words of a row; the scalar kernels do the rest.
 
@@ -132,4 +134,55 @@ func cambiAntiDitherAVX2Row(r, next []uint16) {
 		cambiAntiDitherAVX2(&r[0], &next[0], n)
 	}
 	cambiAntiDitherRow(r[n:], next[n:])
+}
+
+// cambiDecimate16AVX2Row runs the kernel on the largest multiple of 16
+// outputs whose sources lie within src, the scalar code on the rest.
+func cambiDecimate16AVX2Row(src, dst []uint16) {
+	n := vec16(min(len(dst), len(src)/2))
+	if n > 0 {
+		_, _ = src[2*n-1], dst[n-1]
+		cambiDecimate16AVX2(&src[0], &dst[0], n)
+	}
+	decimateRow(src[2*n:], dst[n:])
+}
+
+// cambiDecimate8AVX2Row is cambiDecimate16AVX2Row for the mask, 32
+// outputs a step.
+func cambiDecimate8AVX2Row(src, dst []bool) {
+	n := min(len(dst), len(src)/2) &^ 31
+	if n > 0 {
+		_, _ = src[2*n-1], dst[n-1]
+		cambiDecimate8AVX2(&src[0], &dst[0], n)
+	}
+	decimateRow(src[2*n:], dst[n:])
+}
+
+// cambiScanAVX2Row is cambiScan with 8 values a step (its sums in another
+// order, which matters only where the sum is not exact).
+func cambiScanAVX2Row(c []float32) (sum float64, nonzero int, exact bool) {
+	n := len(c) &^ 7
+	if n == 0 || n > 1<<31 {
+		return cambiScan(c)
+	}
+	// Per dword lane: min(bits-1), max(bits), count(bits == 0); the sums.
+	var l [16]uint64
+	cambiScanAVX2(&c[0], n, &l)
+	minNZ, maxB, zeros := ^uint32(0), uint32(0), 0
+	for k := range 4 {
+		minNZ = min(minNZ, uint32(l[k]), uint32(l[k]>>32))
+		maxB = max(maxB, uint32(l[4+k]), uint32(l[4+k]>>32))
+		zeros += int(uint32(l[8+k])) + int(l[8+k]>>32)
+	}
+	f := func(k int) float64 { return math.Float64frombits(l[12+k]) }
+	sum = (f(0) + f(1)) + (f(2) + f(3))
+	for _, v := range c[n:] {
+		b := math.Float32bits(v)
+		minNZ, maxB = min(minNZ, b-1), max(maxB, b)
+		if b == 0 {
+			zeros++
+		}
+		sum += float64(v)
+	}
+	return sum, len(c) - zeros, cambiExact(sum, minNZ+1, maxB)
 }

@@ -222,6 +222,28 @@ func checkCAMBIKernels(t *testing.T, k *kernels, rng *rand.Rand, w, bpc int) {
 	}
 }
 
+// checkCAMBIDecimate decimates a random picture and mask of w columns and
+// a few rows in place with the path's row kernels and wants
+// decimateInPlace's planes, the words past the result included.
+func checkCAMBIDecimate(t *testing.T, k *kernels, rng *rand.Rand, w, bpc int) {
+	t.Helper()
+	h := 1 + rng.IntN(5)
+	img := cambiSamples(rng, w*h, bpc)
+	mask := make([]bool, w*h)
+	for i := range mask {
+		mask[i] = rng.IntN(2) == 0
+	}
+	wantImg, wantMask := slices.Clone(img), slices.Clone(mask)
+	nw, nh := (w+1)>>1, (h+1)>>1
+	decimateInPlace(wantImg, w, nw, nh)
+	decimateInPlace(wantMask, w, nw, nh)
+	s := &cambiState{img: img, mask: mask, k: k}
+	s.decimate(w, nw, nh)
+	if !slices.Equal(img, wantImg) || !slices.Equal(mask, wantMask) {
+		t.Errorf("%dx%d %d-bit: decimate differs", w, h, bpc)
+	}
+}
+
 // checkCAMBIHist slides random histograms of rows rows of w columns by
 // one row under a window of pad columns each side.
 func checkCAMBIHist(t *testing.T, k *kernels, rng *rand.Rand, w, pad, rows int) {
@@ -255,9 +277,10 @@ func TestCAMBIKernelsAVX2(t *testing.T) {
 			continue
 		}
 		k := kernelsFor(c)
-		for _, w := range []int{1, 2, 3, 7, 8, 9, 15, 16, 17, 18, 31, 32, 33, 47, 100, 257, 1280} {
+		for _, w := range []int{1, 2, 3, 7, 8, 9, 15, 16, 17, 18, 31, 32, 33, 47, 63, 64, 65, 66, 100, 257, 1280, 1281} {
 			for _, bpc := range []int{8, 10, 12} {
 				checkCAMBIKernels(t, k, rng, w, bpc)
+				checkCAMBIDecimate(t, k, rng, w, bpc)
 			}
 			for _, pad := range []int{0, 1, 7, 8, 10, 15, 16, 32, 63} {
 				checkCAMBIHist(t, k, rng, w, pad, 1+rng.IntN(12))
@@ -281,6 +304,26 @@ func FuzzCAMBIKernels(f *testing.F) {
 		depth := []int{8, 10, 12}[int(bpc)%3]
 		k := kernelsFor(CPUAVX2)
 		checkCAMBIKernels(t, k, rng, width, depth)
+		checkCAMBIDecimate(t, k, rng, width, depth)
 		checkCAMBIHist(t, k, rng, width, int(pad)%64, 1+int(rows)%48)
+	})
+}
+
+// FuzzCAMBIScan compares the vector scan of c-values with cambiScan: the
+// count of nonzero values, whether the sum is exact, and then the sum.
+func FuzzCAMBIScan(f *testing.F) {
+	f.Add(uint64(1), uint16(9), uint8(0), uint8(128))
+	f.Add(uint64(2), uint16(4000), uint8(1), uint8(200))
+	f.Add(uint64(3), uint16(64), uint8(2), uint8(20))
+	f.Add(uint64(4), uint16(17), uint8(3), uint8(255))
+	f.Fuzz(func(t *testing.T, seed uint64, n uint16, kind, zeros uint8) {
+		needAVX2(t)
+		rng := rand.New(rand.NewPCG(seed, 9))
+		c := randomCValues(rng, int(n), int(kind)%4, float64(zeros)/255)
+		sum0, nz0, exact0 := cambiScan(c)
+		sum1, nz1, exact1 := kernelsFor(CPUAVX2).cambiScan(c)
+		if nz1 != nz0 || exact1 != exact0 || exact0 && sum1 != sum0 {
+			t.Fatalf("scan %v %d %v, want %v %d %v", sum1, nz1, exact1, sum0, nz0, exact0)
+		}
 	})
 }

@@ -2,6 +2,9 @@ package vmaf
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -138,5 +141,164 @@ func TestCAMBIPool(t *testing.T) {
 	}
 	if got := cambiPool([]float32{2}, 0.6); got != 2 {
 		t.Fatalf("one value: %v", got)
+	}
+}
+
+// quickSelectChecked is cambi.c's quick_select as first written here, with
+// Go's bounds checks: the reference for quickSelectDesc's unchecked scans.
+func quickSelectChecked(arr []float32, k int) {
+	n := len(arr)
+	if n == k {
+		return
+	}
+	left, right := 0, n-1
+	for left < right {
+		pivot := arr[k]
+		i, j := left, right
+		for {
+			for arr[i] > pivot {
+				i++
+			}
+			for arr[j] < pivot {
+				j--
+			}
+			if i <= j {
+				arr[i], arr[j] = arr[j], arr[i]
+				i++
+				j--
+			}
+			if i > j {
+				break
+			}
+		}
+		if j < k {
+			left = i
+		}
+		if k < i {
+			right = j
+		}
+	}
+}
+
+// randomCValues returns n values drawn as c-values fall (zeros, a share
+// zeros of them, and repeats, products of small integers and reciprocals)
+// or, by kind, over many binades, negative, NaN or infinite.
+func randomCValues(rng *rand.Rand, n, kind int, zeros float64) []float32 {
+	c := make([]float32, n)
+	for i := range c {
+		switch {
+		case rng.Float64() < zeros:
+			c[i] = 0
+		case kind == 0:
+			w, p0, p := 1+rng.IntN(9), 1+rng.IntN(400), 1+rng.IntN(400)
+			c[i] = float32(w*p0*p) * (1 / float32(p0+p))
+		case kind == 1:
+			c[i] = float32(math.Ldexp(rng.Float64(), rng.IntN(120)-60))
+		case kind == 2:
+			c[i] = []float32{-1, float32(math.NaN()), float32(math.Inf(1)), 1e-45, 3}[rng.IntN(5)]
+		default:
+			c[i] = float32(rng.IntN(4))
+		}
+	}
+	return c
+}
+
+// TestCAMBIPoolOrder checks that the selection leaves the values in the
+// order of the bounds-checked quick_select, that the side-by-side sum
+// gives the in-order double sum, and that the pooled value (which skips
+// the selection where the zeros allow) is the selection's, on
+// c-value-like values (where the side-by-side sum applies), over many
+// binades and with negative, NaN and infinite values (where it must not),
+// with shares of zeros around the 40% that the selection leaves out, at
+// every length to 64 and longer.
+func TestCAMBIPoolOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range append([]int{1000, 4099, 4104}, func() []int {
+		var s []int
+		for n := 1; n <= 70; n++ {
+			s = append(s, n)
+		}
+		return s
+	}()...) {
+		for kind := range 4 {
+			for _, zeros := range []float64{0, 0.2, 0.39, 0.4, 0.41, 0.6, 0.99, 1} {
+				c := randomCValues(rng, n, kind, zeros)
+				k := min(max(int(cambiTopK*float64(n)), 1), n)
+				want := append([]float32(nil), c...)
+				quickSelectChecked(want, k)
+				var wantPool float64
+				for _, v := range want[:k] {
+					wantPool += float64(v)
+				}
+				wantPool /= float64(k)
+				for _, p := range cambiPaths() {
+					scan := kernelsFor(p).cambiScan
+					if got := cambiPoolScan(slices.Clone(c), cambiTopK, scan); math.Float64bits(got) != math.Float64bits(wantPool) && !(math.IsNaN(got) && math.IsNaN(wantPool)) {
+						t.Fatalf("%v: n=%d kind %d zeros %v: pooled %v, want %v", p, n, kind, zeros, got, wantPool)
+					}
+					// The scan's count, and its sum where it is exact.
+					sum0, nz0, exact0 := cambiScan(c)
+					sum1, nz1, exact1 := scan(c)
+					if nz1 != nz0 || exact1 != exact0 || exact0 && sum1 != sum0 {
+						t.Fatalf("%v: n=%d kind %d zeros %v: scan %v %d %v, want %v %d %v", p, n, kind, zeros, sum1, nz1, exact1, sum0, nz0, exact0)
+					}
+				}
+				quickSelectDesc(c, k)
+				for i := range c {
+					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("n=%d kind %d: value %d after the selection is %v, want %v", n, kind, i, c[i], want[i])
+					}
+				}
+				var sum float64
+				for _, v := range c[:k] {
+					sum += float64(v)
+				}
+				if got := cambiSum(c[:k]); math.Float64bits(got) != math.Float64bits(sum) && !(math.IsNaN(got) && math.IsNaN(sum)) {
+					t.Fatalf("n=%d kind %d: sum %v, want %v", n, kind, got, sum)
+				}
+			}
+		}
+	}
+}
+
+// TestCAMBISumRounds puts the sum on values whose sum in another order
+// rounds differently: the side-by-side sums must not be taken there.
+func TestCAMBISumRounds(t *testing.T) {
+	// In order every 1 after 2^60 rounds away; side by side, or
+	// backwards, they add up first.
+	c := []float32{float32(math.Ldexp(1, 60))}
+	for range 512 {
+		c = append(c, 1)
+	}
+	var want float64
+	for _, v := range c {
+		want += float64(v)
+	}
+	var swapped float64
+	for i := len(c) - 1; i >= 0; i-- {
+		swapped += float64(c[i])
+	}
+	if swapped == want {
+		t.Fatal("the values do not tell the orders apart")
+	}
+	if got := cambiSum(c); got != want {
+		t.Fatalf("sum %v, want the in-order %v", got, want)
+	}
+	// Pooled with zeros enough for every positive value to be selected:
+	// the selection's order must still decide.
+	c = append(c, make([]float32, 600)...)
+	k := int(cambiTopK * float64(len(c)))
+	sel := slices.Clone(c)
+	quickSelectChecked(sel, k)
+	var in, side [4]float64
+	for i, v := range sel[:k] {
+		in[0] += float64(v)
+		side[i%4] += float64(v)
+	}
+	if (side[0]+side[1])+(side[2]+side[3]) == in[0] {
+		t.Fatal("the selected values do not tell the orders apart")
+	}
+	if got, want := cambiPool(c, cambiTopK), in[0]/float64(k); got != want {
+		t.Fatalf("pooled %v, want the selection's %v", got, want)
 	}
 }

@@ -186,3 +186,11 @@ func TestPathsBitExactRandom(t *testing.T) {
 		})
 	}
 }
+
+// needAVX2 skips a vector kernel's test where the processor has no AVX2
+// (every one outside amd64).
+func needAVX2(t testing.TB) {
+	if !hasAVX2 {
+		t.Skip("this processor has no AVX2")
+	}
+}

@@ -39,6 +39,22 @@ func BenchmarkKernels(b *testing.B) {
 		s := newADMState(w, h, defaultADMOptions())
 		return func() { s.compute(ref[0], dist[0], 8) }
 	})
+	// ADM on each CPU path, with v0.6.1's options and with v1's (adm3,
+	// aim: the contrast measure twice a scale).
+	for _, c := range []CPU{CPUGeneric, CPUAVX2} {
+		if !c.Supported() {
+			continue
+		}
+		for _, o := range []struct {
+			name string
+			opt  admOptions
+		}{{"v0.6.1", defaultADMOptions()}, {"v1", admV1Options(3, 1080)}} {
+			kernel("ADM/"+o.name+"/"+c.String(), func() func() {
+				s := newADMState(w, h, o.opt).with(kernelsFor(c))
+				return func() { s.compute(ref[0], dist[0], 8) }
+			})
+		}
+	}
 	kernel("Motion", func() func() {
 		row := make([]int64, w)
 		return func() { motionSAD(ref[0], ref[1], w, h, 8, row) }

@@ -60,6 +60,12 @@ type kernels struct {
 	cambiBand       func(img []uint16, mask []bool, out []int16, base, size, nd int)
 	cambiHistRow    func(hist []uint16, w, pad int, out, in []int16)
 	cambiCValuesRow func(hist []uint16, w int, band []int16, diffs []uint32, out []float32)
+	// cambiDecimate16 and cambiDecimate8 keep a row's even samples of the
+	// picture and of the mask, front to back, so that dst may be src.
+	cambiDecimate16 func(src, dst []uint16)
+	cambiDecimate8  func(src, dst []bool)
+	// cambiScan sums a scale's c-values for the pooling (cambiScan).
+	cambiScan func(c []float32) (sum float64, nonzero int, exact bool)
 }
 
 // motionRows is the vector motion kernel's scratch: the difference rows of
@@ -123,6 +129,9 @@ var genericKernels = kernels{
 	cambiBand:       cambiBandRow,
 	cambiHistRow:    cambiHistRowGo,
 	cambiCValuesRow: cambiCValuesRowGo,
+	cambiDecimate16: decimateRow[uint16],
+	cambiDecimate8:  decimateRow[bool],
+	cambiScan:       cambiScan,
 }
 
 // kernelsFor returns the kernel set of a resolved path.

@@ -1,5 +1,7 @@
 package vmaf
 
+import "math"
+
 // The AVX2 kernels (zz_generated_kernels_amd64.s, written by asmgen) cover
 // the largest multiple of 4 pixels of a row (8 for some of ADM's scale 0);
 // the scalar code does the rest.
@@ -37,6 +39,9 @@ var avx2Kernels = kernels{
 	cambiBand:       cambiBandAVX2Row,
 	cambiHistRow:    cambiHistAVX2Row,
 	cambiCValuesRow: cambiCValuesRowGo,
+	cambiDecimate16: cambiDecimate16AVX2Row,
+	cambiDecimate8:  cambiDecimate8AVX2Row,
+	cambiScan:       cambiScanAVX2Row,
 }
 
 // avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the
@@ -293,7 +298,13 @@ func dwt0VAVX2(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP in
 	n := w &^ 7
 	r0, r1, r2, r3, thi = r0[:w], r1[:w], r2[:w], r3[:w], thi[:w]
 	if n > 0 {
-		admDWT0VAVX2(&r0[0], &r1[0], &r2[0], &r3[0], &tlo[0], &thi[0], uint64(uint32(addVP-dwtLoSum*addVP)), uint64(uint32(addVP)), uint64(shiftVP), n)
+		loAdd, hiAdd := uint64(uint32(addVP-dwtLoSum*addVP)), uint64(uint32(addVP))
+		// Samples below 2^15 (any input of up to 15 bits that keeps to its
+		// depth) take two taps a multiply-add; a row with a larger one
+		// goes again the wide way.
+		if shiftVP > 15 || admDWT0VMaddAVX2(&r0[0], &r1[0], &r2[0], &r3[0], &tlo[0], &thi[0], loAdd, hiAdd, uint64(shiftVP), n) != 0 {
+			admDWT0VAVX2(&r0[0], &r1[0], &r2[0], &r3[0], &tlo[0], &thi[0], loAdd, hiAdd, uint64(shiftVP), n)
+		}
 	}
 	admDWT0V(r0[n:], r1[n:], r2[n:], r3[n:], tlo[n:], thi[n:], shiftVP, addVP)
 }
@@ -353,7 +364,7 @@ func dwtSHAVX2(t, lo, hi []int32, ind *[4][]int, add int64, shift uint) {
 	}
 }
 
-// admCM0RowAVX2 is admCM0Row with 4 columns a step; columns whose 3x3
+// admCM0RowAVX2 is admCM0Row with 8 columns a step; columns whose 3x3
 // window reaches past the band's edge (none at libvmaf's borders) and the
 // rest of the row take the scalar code.
 func admCM0RowAVX2(r *admCMRow, up, i, down int) (inH, inV, inD int64) {
@@ -374,7 +385,7 @@ func admCMRowAVX2(r *admCMRow, up, i, down int, scaleS bool) (inH, inV, inD int6
 	if j0 < 1 || j1 > r.w-1 || j1 <= j0 {
 		return scalar(r, up, i, down, j0, j1)
 	}
-	n := vecLen(j1 - j0)
+	n := (j1 - j0) &^ 7
 	if n > 0 {
 		rc := i*r.stride + j0
 		_ = r.src[0][rc+n-1]
@@ -465,8 +476,13 @@ func admDecoupleAVX2Row(d *admDecoupleRows, egl float64, narrow bool) {
 			wide = 0
 		}
 		admAngleAVX2(&d.o[0][0], &d.o[1][0], &d.t[0][0], &d.t[1][0], &d.angle[0], float64(admCos1DegSq), wide, n)
+		// A whole gain limit (v0.6.1's 100, v1's 1) takes scale 0's
+		// integer form.
+		intGain := egl == math.Trunc(egl) && egl >= 0 && egl <= 65535
 		for b := range 3 {
-			if narrow {
+			if narrow && intGain {
+				admDecouple0IntAVX2(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, n)
+			} else if narrow {
 				admDecouple0AVX2(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, n)
 			} else {
 				admDecoupleAVX2(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, n)

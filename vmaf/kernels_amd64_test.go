@@ -11,12 +11,6 @@ import (
 // callers guarantee and want the scalar kernel's words exactly. Rows are
 // 1..8 words longer than a vector multiple, so the scalar tail runs too.
 
-func needAVX2(t testing.TB) {
-	if !hasAVX2 {
-		t.Skip("this processor has no AVX2")
-	}
-}
-
 // rowLen turns a fuzzed byte into a row length with a tail of 1..8 words
 // past a multiple of 4 (the tail of 4..8 covers a whole extra vector).
 func rowLen(n uint8) int { return int(n%16)*4 + 1 + int(n/16)%8 }
@@ -242,38 +236,78 @@ func FuzzMotionSAD(f *testing.F) {
 }
 
 // FuzzADMDWT0 compares both passes of ADM's first DWT level with the
-// scalar ones, on samples of 8 to 16 bits and rows of 1 to 8 samples past
-// a vector multiple.
+// scalar ones, on samples of 8 to 16 bits (in a third of the rows some
+// beyond the depth) and rows of 1 to 8 samples past a vector multiple.
 func FuzzADMDWT0(f *testing.F) {
 	f.Add(uint64(1), uint8(0), uint8(8))
 	f.Add(uint64(2), uint8(140), uint8(16))
+	f.Add(uint64(3), uint8(3), uint8(10))
 	f.Fuzz(func(t *testing.T, seed uint64, n, bpcIn uint8) {
 		needAVX2(t)
 		rng := rand.New(rand.NewPCG(seed, 6))
 		w := 33 + 8*int(n%16) + int(n/16)%8 // ADM needs 33
 		bpc := 8 + int(bpcIn)%9
-		var r [4][]uint16
-		for k := range r {
-			r[k] = make([]uint16, w)
-			for j := range r[k] {
-				r[k][j] = uint16(rng.IntN(1 << bpc))
+		checkADMDWT0H(t, checkADMDWT0V(t, rng, w, bpc, n%3 == 0))
+	})
+}
+
+// checkADMDWT0H compares the horizontal pass of a vertically filtered row
+// t (int16 values) with the scalar one.
+func checkADMDWT0H(t *testing.T, row []int32) {
+	t.Helper()
+	w := len(row)
+	ind := dwtIndexRows(w)
+	wantH, gotH := int32Rows((w+1)/2), int32Rows((w+1)/2)
+	admDWT0H(row, wantH[0], wantH[1], ind)
+	dwt0HAVX2(row, gotH[0], gotH[1], ind)
+	if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
+		t.Fatalf("admDWT0HAVX2(w=%d): %v, want %v", w, gotH, wantH)
+	}
+}
+
+// TestADMDWT0AVX2 runs both passes of ADM's first DWT level on rows 1 to
+// 8 samples past a vector multiple at every depth from 8 to 16 bits, with
+// samples within the depth and, in one row of four, beyond it (a sample of
+// 2^15 or more sends the row from the multiply-add kernel to the wide
+// one), and the horizontal pass on rows of int16 extremes.
+func TestADMDWT0AVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(21, 22))
+	eachTail([]int{8, 9, 10, 11, 12, 13, 14, 15, 16}, func(w, bpc int) {
+		checkADMDWT0H(t, checkADMDWT0V(t, rng, w, bpc, rng.IntN(4) == 0))
+	})
+	eachTail([]int{0}, func(w, _ int) {
+		row := make([]int32, w)
+		for j := range row {
+			row[j] = []int32{-32768, 32767, 0, -1, int32(int16(rng.Uint32()))}[rng.IntN(5)]
+		}
+		checkADMDWT0H(t, row)
+	})
+}
+
+// checkADMDWT0V compares the vertical pass of four random rows of w
+// samples of depth bpc (with wild, any 16-bit samples) with the scalar
+// one and returns its low-pass row.
+func checkADMDWT0V(t *testing.T, rng *rand.Rand, w, bpc int, wild bool) []int32 {
+	t.Helper()
+	var r [4][]uint16
+	for k := range r {
+		r[k] = make([]uint16, w)
+		for j := range r[k] {
+			r[k][j] = uint16(rng.IntN(1 << bpc))
+			if wild && rng.IntN(16) == 0 {
+				r[k][j] = uint16(rng.Uint32())
 			}
 		}
-		addVP := int32(1) << uint(bpc-1)
-		want, got := int32Rows(w), int32Rows(w)
-		admDWT0V(r[0], r[1], r[2], r[3], want[0], want[1], uint(bpc), addVP)
-		dwt0VAVX2(r[0], r[1], r[2], r[3], got[0], got[1], uint(bpc), addVP)
-		if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
-			t.Fatalf("admDWT0VAVX2(w=%d, %d-bit): %v, want %v", w, bpc, got, want)
-		}
-		ind := dwtIndexRows(w)
-		wantH, gotH := int32Rows((w+1)/2), int32Rows((w+1)/2)
-		admDWT0H(want[0], wantH[0], wantH[1], ind)
-		dwt0HAVX2(want[0], gotH[0], gotH[1], ind)
-		if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
-			t.Fatalf("admDWT0HAVX2(w=%d): %v, want %v", w, gotH, wantH)
-		}
-	})
+	}
+	addVP := int32(1) << uint(bpc-1)
+	want, got := int32Rows(w), int32Rows(w)
+	admDWT0V(r[0], r[1], r[2], r[3], want[0], want[1], uint(bpc), addVP)
+	dwt0VAVX2(r[0], r[1], r[2], r[3], got[0], got[1], uint(bpc), addVP)
+	if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
+		t.Fatalf("admDWT0VAVX2(w=%d, %d-bit, wild %v): %v, want %v", w, bpc, wild, got, want)
+	}
+	return want[0]
 }
 
 // int32Rows is a pair of zeroed rows of n values.
@@ -539,26 +573,26 @@ func checkADMDecouple(t *testing.T, rng *rand.Rand, w int, narrow bool, egl floa
 
 // TestADMDecoupleAVX2 runs the decoupling kernels on rows 1 to 8
 // coefficients past a vector multiple, at scale 0 (int16) and scales 1 to 3
-// (int32), with the default gain limit and none.
+// (int32), with the default gain limit, none and a fractional one.
 func TestADMDecoupleAVX2(t *testing.T) {
 	needAVX2(t)
 	rng := rand.New(rand.NewPCG(10, 11))
-	// Variants: scale 0 or not, times the default gain limit or none.
-	eachTail([]int{0, 1, 2, 3}, func(w, v int) {
-		checkADMDecouple(t, rng, w, v < 2, []float64{defaultEnhnGainLimit, 1}[v%2])
+	// Variants: scale 0 or not, times the default gain limit, none (both
+	// whole: scale 0's integer kernel) or one with a fraction.
+	eachTail([]int{0, 1, 2, 3, 4, 5}, func(w, v int) {
+		checkADMDecouple(t, rng, w, v < 3, []float64{defaultEnhnGainLimit, 1, 1.2}[v%3])
 	})
 }
 
 // FuzzADMDecouple is TestADMDecoupleAVX2 on fuzzed seeds and widths.
 func FuzzADMDecouple(f *testing.F) {
-	f.Add(uint64(1), uint8(0), false, false)
-	f.Add(uint64(2), uint8(200), true, true)
-	f.Fuzz(func(t *testing.T, seed uint64, n uint8, narrow, egl1 bool) {
+	f.Add(uint64(1), uint8(0), false, uint8(0))
+	f.Add(uint64(2), uint8(200), true, uint8(1))
+	f.Add(uint64(3), uint8(77), true, uint8(2))
+	f.Add(uint64(4), uint8(9), true, uint8(0))
+	f.Fuzz(func(t *testing.T, seed uint64, n uint8, narrow bool, gain uint8) {
 		needAVX2(t)
-		egl := defaultEnhnGainLimit
-		if egl1 {
-			egl = 1
-		}
+		egl := []float64{defaultEnhnGainLimit, 1, 1.2, 65535}[gain%4]
 		checkADMDecouple(t, rand.New(rand.NewPCG(seed, 12)), rowLen(n), narrow, egl)
 	})
 }

@@ -44,6 +44,7 @@ type speedState struct {
 	indep, sol   []float32 // speedN x nb
 	rect         []float32 // speedN x nb: Q^T Y
 	la           speedLinalg
+	conv         speedConv
 	refRes, disR speedResult
 }
 
@@ -57,6 +58,7 @@ func newSpeedState(w, h int, pf PixelFormat, o speedOptions, cpu CPU) (*speedSta
 	cw, ch, _ := speedPlaneSize(w, h, pf)
 	s := &speedState{o: o, w: w, h: h, cw: cw, ch: ch, sigma: float32(o.sigmaNN)}
 	s.la.axpy = speedAxpyFor(cpu)
+	s.conv = speedConvFor(cpu)
 	// speed_init_dimensions
 	s.sw, s.sh = speedScaled(cw, o.prescale), speedScaled(ch, o.prescale)
 	s.scale = o.prescale != 1 && (s.sw != cw || s.sh != ch)
@@ -201,10 +203,7 @@ func (s *speedState) prepare(p []uint16, stride, bpc int) {
 	scaler := float32(int(1) << uint(bpc-8))
 	if s.scale {
 		for i := range s.ch {
-			src, dst := p[i*stride:i*stride+s.cw], s.plane[i*s.cw:(i+1)*s.cw]
-			for j, v := range src {
-				dst[j] = float32(v)/scaler + -128
-			}
+			s.conv(p[i*stride:i*stride+s.cw], s.plane[i*s.cw:(i+1)*s.cw], scaler)
 		}
 	}
 	fw := len(s.aa)
@@ -254,10 +253,7 @@ func (s *speedState) prepare(p []uint16, stride, bpc int) {
 // filters it: converted (picture_copy), or rescaled (vif_scale_frame_s).
 func (s *speedState) sourceRow(y int, p []uint16, stride int, scaler float32) {
 	if !s.scale {
-		src := p[y*stride : y*stride+s.cw]
-		for j, v := range src {
-			s.row[j] = float32(v)/scaler + -128
-		}
+		s.conv(p[y*stride:y*stride+s.cw], s.row[:s.cw], scaler)
 		return
 	}
 	speedScaleRow(s.o.prescaleMethod, s.plane, s.cw, s.ch, s.row, s.sw, s.sh, y)

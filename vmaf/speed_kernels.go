@@ -13,3 +13,17 @@ func speedAxpyGo(d, y []float32, a float32) {
 		d[j] += float32(a * y[j])
 	}
 }
+
+// speedConv converts samples to SpEED's float plane: dst[j] =
+// float32(src[j])/scaler + -128 for j < len(dst) (picture_copy).
+// speedConvFor picks the scalar or the vector version; both give the same
+// bits.
+type speedConv func(src []uint16, dst []float32, scaler float32)
+
+// speedConvGo is the scalar speedConv.
+func speedConvGo(src []uint16, dst []float32, scaler float32) {
+	src = src[:len(dst)]
+	for j, v := range src {
+		dst[j] = float32(v)/scaler + -128
+	}
+}

@@ -64,17 +64,22 @@ func motionHAVX2(row *int32, n int) uint64
 //go:noescape
 func admDWT0VAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int32, hi *int32, loAdd uint64, hiAdd uint64, shift uint64, n int)
 
-// admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t into lo and hi.
+// admDWT0VMaddAVX2 is admDWT0VAVX2 for samples below 2^15; it returns 1 where a sample is not (its output is then wrong), else 0.
+//
+//go:noescape
+func admDWT0VMaddAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int32, hi *int32, loAdd uint64, hiAdd uint64, shift uint64, n int) uint64
+
+// admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t (int16 values) into lo and hi.
 //
 //go:noescape
 func admDWT0HAVX2(t *int32, lo *int32, hi *int32, n int)
 
-// admCM0AVX2 sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).
+// admCM0AVX2 sums the cubed masked contrast of n pixels (a multiple of 8) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).
 //
 //go:noescape
 func admCM0AVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
 
-// admCMSAVX2 sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).
+// admCMSAVX2 sums the cubed masked contrast of n pixels (a multiple of 8) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).
 //
 //go:noescape
 func admCMSAVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
@@ -113,6 +118,11 @@ func admDecoupleAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *
 //
 //go:noescape
 func admDecouple0AVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
+
+// admDecouple0IntAVX2 decouples n int16 coefficients (a multiple of 8) of scale 0 of one band into r and a; tab is the reciprocal table at its entry 0.
+//
+//go:noescape
+func admDecouple0IntAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
 
 // admDWTSVAVX2 runs the 64-bit vertical DWT of n samples (a multiple of 4) of four rows into lo and hi.
 //
@@ -169,6 +179,11 @@ func admDenSAVX2(c *int32, p *[4]uint64, n int) uint64
 //go:noescape
 func speedAxpyAVX2(d *float32, y *float32, a float32, n int)
 
+// speedConvAVX2 sets dst[i] = float32(src[i])/scaler + -128 for i < n (a multiple of 8).
+//
+//go:noescape
+func speedConvAVX2(src *uint16, dst *float32, scaler float32, n int)
+
 // cambiMode3AVX2 sets dst[j] = mode3(a[j], b[j], c[j]) for j < n (a multiple of 16).
 //
 //go:noescape
@@ -208,3 +223,18 @@ func cambiConvAVX2(src *uint16, dst *uint16, add uint16, shl uint64, shr uint64,
 //
 //go:noescape
 func cambiAntiDitherAVX2(r *uint16, next *uint16, n int)
+
+// cambiDecimate16AVX2 sets dst[j] = src[2j] for j < n (a multiple of 16), front to back (dst may be src).
+//
+//go:noescape
+func cambiDecimate16AVX2(src *uint16, dst *uint16, n int)
+
+// cambiDecimate8AVX2 sets dst[j] = src[2j] for j < n (a multiple of 32), front to back (dst may be src).
+//
+//go:noescape
+func cambiDecimate8AVX2(src *bool, dst *bool, n int)
+
+// cambiScanAVX2 scans n float32 (a multiple of 8) for cambiScan into out: the 8 dword lanes of min(bits-1) in out[0:4], of max(bits) in out[4:8], of count(bits == 0) in out[8:12], 4 sums in double in out[12:16].
+//
+//go:noescape
+func cambiScanAVX2(c *float32, n int, out *[16]uint64)

@@ -651,94 +651,129 @@ DATA dwt0hi<>+8(SB)/4, $0x00006b13
 DATA dwt0hi<>+12(SB)/4, $0xffffc22e
 GLOBL dwt0hi<>(SB), RODATA|NOPTR, $16
 
+// func admDWT0VMaddAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int32, hi *int32, loAdd uint64, hiAdd uint64, shift uint64, n int) uint64
+// Requires: AVX, AVX2, SSE2
+TEXT ·admDWT0VMaddAVX2(SB), NOSPLIT, $0-88
+	MOVQ         r0+0(FP), AX
+	MOVQ         r1+8(FP), CX
+	MOVQ         r2+16(FP), DX
+	MOVQ         r3+24(FP), BX
+	MOVQ         lo+32(FP), SI
+	MOVQ         hi+40(FP), DI
+	VPBROADCASTD loAdd+48(FP), Y0
+	VPBROADCASTD hiAdd+56(FP), Y1
+	MOVQ         shift+64(FP), X2
+	VPBROADCASTD dwt0pairs<>+0(SB), Y3
+	VPBROADCASTD dwt0pairs<>+4(SB), Y4
+	VPBROADCASTD dwt0pairs<>+8(SB), Y5
+	VPBROADCASTD dwt0pairs<>+12(SB), Y6
+	VPXOR        Y7, Y7, Y7
+	MOVQ         n+72(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ      R9, R8
+	JAE       done
+	VPMOVZXWD (AX)(R9*2), Y8
+	VPMOVZXWD (CX)(R9*2), Y9
+	VPSLLD    $0x10, Y9, Y9
+	VPOR      Y9, Y8, Y8
+	VPOR      Y8, Y7, Y7
+	VPMOVZXWD (DX)(R9*2), Y9
+	VPMOVZXWD (BX)(R9*2), Y10
+	VPSLLD    $0x10, Y10, Y10
+	VPOR      Y10, Y9, Y9
+	VPOR      Y9, Y7, Y7
+	VPMADDWD  Y3, Y8, Y10
+	VPMADDWD  Y4, Y9, Y11
+	VPADDD    Y11, Y10, Y10
+	VPADDD    Y0, Y10, Y10
+	VPSRAD    X2, Y10, Y10
+	VPSLLD    $0x10, Y10, Y10
+	VPSRAD    $0x10, Y10, Y10
+	VMOVDQU   Y10, (SI)(R9*4)
+	VPMADDWD  Y5, Y8, Y8
+	VPMADDWD  Y6, Y9, Y9
+	VPADDD    Y9, Y8, Y8
+	VPADDD    Y1, Y8, Y8
+	VPSRAD    X2, Y8, Y8
+	VPSLLD    $0x10, Y8, Y8
+	VPSRAD    $0x10, Y8, Y8
+	VMOVDQU   Y8, (DI)(R9*4)
+	ADDQ      $0x08, R9
+	JMP       loop
+
+done:
+	VPMOVMSKB Y7, AX
+	ANDL      $0xaaaaaaaa, AX
+	XORQ      CX, CX
+	TESTL     AX, AX
+	SETNE     CL
+	MOVQ      CX, ret+80(FP)
+	VZEROUPPER
+	RET
+
+DATA dwt0pairs<>+0(SB)/4, $0x6b133dd2
+DATA dwt0pairs<>+4(SB)/4, $0xef701cb1
+DATA dwt0pairs<>+8(SB)/4, $0xe34fef70
+DATA dwt0pairs<>+12(SB)/4, $0xc22e6b13
+GLOBL dwt0pairs<>(SB), RODATA|NOPTR, $16
+
 // func admDWT0HAVX2(t *int32, lo *int32, hi *int32, n int)
 // Requires: AVX, AVX2
 TEXT ·admDWT0HAVX2(SB), NOSPLIT, $0-32
 	MOVQ         t+0(FP), AX
 	MOVQ         lo+8(FP), CX
 	MOVQ         hi+16(FP), DX
-	VMOVDQU      dwt0perm<>+0(SB), Y0
-	VPBROADCASTD dwt0round<>+0(SB), Y1
+	VPBROADCASTD dwt0round<>+0(SB), Y0
+	VPBROADCASTD dwt0hpairs<>+0(SB), Y1
+	VPBROADCASTD dwt0hpairs<>+4(SB), Y2
+	VPBROADCASTD dwt0hpairs<>+8(SB), Y3
+	VPBROADCASTD dwt0hpairs<>+12(SB), Y4
 	MOVQ         n+24(FP), BX
 	XORQ         SI, SI
 
 loop:
-	CMPQ         SI, BX
-	JAE          done
-	VPERMD       (AX), Y0, Y2
-	VPERMD       32(AX), Y0, Y3
-	VPERM2I128   $0x20, Y3, Y2, Y4
-	VPERM2I128   $0x31, Y3, Y2, Y2
-	VPERMD       8(AX), Y0, Y3
-	VPERMD       40(AX), Y0, Y5
-	VPERM2I128   $0x20, Y5, Y3, Y6
-	VPERM2I128   $0x31, Y5, Y3, Y3
-	VMOVDQA      Y1, Y5
-	VPBROADCASTD dwt0hlo<>+0(SB), Y7
-	VPMULLD      Y4, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPBROADCASTD dwt0hlo<>+4(SB), Y7
-	VPMULLD      Y2, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPBROADCASTD dwt0hlo<>+8(SB), Y7
-	VPMULLD      Y6, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPBROADCASTD dwt0hlo<>+12(SB), Y7
-	VPMULLD      Y3, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPSRAD       $0x10, Y5, Y5
-	VPSLLD       $0x10, Y5, Y5
-	VPSRAD       $0x10, Y5, Y5
-	VMOVDQU      Y5, (CX)(SI*4)
-	VMOVDQA      Y1, Y5
-	VPBROADCASTD dwt0hhi<>+0(SB), Y7
-	VPMULLD      Y4, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPBROADCASTD dwt0hhi<>+4(SB), Y7
-	VPMULLD      Y2, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPBROADCASTD dwt0hhi<>+8(SB), Y7
-	VPMULLD      Y6, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPBROADCASTD dwt0hhi<>+12(SB), Y7
-	VPMULLD      Y3, Y7, Y7
-	VPADDD       Y7, Y5, Y5
-	VPSRAD       $0x10, Y5, Y5
-	VPSLLD       $0x10, Y5, Y5
-	VPSRAD       $0x10, Y5, Y5
-	VMOVDQU      Y5, (DX)(SI*4)
-	ADDQ         $0x40, AX
-	ADDQ         $0x08, SI
-	JMP          loop
+	CMPQ      SI, BX
+	JAE       done
+	VMOVDQU   (AX), Y5
+	VPACKSSDW 32(AX), Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   8(AX), Y6
+	VPACKSSDW 40(AX), Y6, Y6
+	VPERMQ    $0xd8, Y6, Y6
+	VPMADDWD  Y1, Y5, Y7
+	VPMADDWD  Y2, Y6, Y8
+	VPADDD    Y8, Y7, Y7
+	VPADDD    Y0, Y7, Y7
+	VPSRAD    $0x10, Y7, Y7
+	VPSLLD    $0x10, Y7, Y7
+	VPSRAD    $0x10, Y7, Y7
+	VMOVDQU   Y7, (CX)(SI*4)
+	VPMADDWD  Y3, Y5, Y5
+	VPMADDWD  Y4, Y6, Y6
+	VPADDD    Y6, Y5, Y5
+	VPADDD    Y0, Y5, Y5
+	VPSRAD    $0x10, Y5, Y5
+	VPSLLD    $0x10, Y5, Y5
+	VPSRAD    $0x10, Y5, Y5
+	VMOVDQU   Y5, (DX)(SI*4)
+	ADDQ      $0x40, AX
+	ADDQ      $0x08, SI
+	JMP       loop
 
 done:
 	VZEROUPPER
 	RET
 
-DATA dwt0perm<>+0(SB)/4, $0x00000000
-DATA dwt0perm<>+4(SB)/4, $0x00000002
-DATA dwt0perm<>+8(SB)/4, $0x00000004
-DATA dwt0perm<>+12(SB)/4, $0x00000006
-DATA dwt0perm<>+16(SB)/4, $0x00000001
-DATA dwt0perm<>+20(SB)/4, $0x00000003
-DATA dwt0perm<>+24(SB)/4, $0x00000005
-DATA dwt0perm<>+28(SB)/4, $0x00000007
-GLOBL dwt0perm<>(SB), RODATA|NOPTR, $32
-
 DATA dwt0round<>+0(SB)/4, $0x00008000
 GLOBL dwt0round<>(SB), RODATA|NOPTR, $4
 
-DATA dwt0hlo<>+0(SB)/4, $0x00003dd2
-DATA dwt0hlo<>+4(SB)/4, $0x00006b13
-DATA dwt0hlo<>+8(SB)/4, $0x00001cb1
-DATA dwt0hlo<>+12(SB)/4, $0xffffef70
-GLOBL dwt0hlo<>(SB), RODATA|NOPTR, $16
-
-DATA dwt0hhi<>+0(SB)/4, $0xffffef70
-DATA dwt0hhi<>+4(SB)/4, $0xffffe34f
-DATA dwt0hhi<>+8(SB)/4, $0x00006b13
-DATA dwt0hhi<>+12(SB)/4, $0xffffc22e
-GLOBL dwt0hhi<>(SB), RODATA|NOPTR, $16
+DATA dwt0hpairs<>+0(SB)/4, $0x6b133dd2
+DATA dwt0hpairs<>+4(SB)/4, $0xef701cb1
+DATA dwt0hpairs<>+8(SB)/4, $0xe34fef70
+DATA dwt0hpairs<>+12(SB)/4, $0xc22e6b13
+GLOBL dwt0hpairs<>(SB), RODATA|NOPTR, $16
 
 // func admCM0AVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
 // Requires: AVX, AVX2, SSE2
@@ -770,66 +805,81 @@ TEXT ·admCM0AVX2(SB), NOSPLIT, $0-112
 pixels:
 	TESTQ        R14, R14
 	JZ           done
-	VPXOR        X7, X7, X7
-	VPXOR        X9, X9, X9
-	VPADDD       -4(AX)(R11*1), X7, X7
-	VPADDD       (AX)(R11*1), X7, X7
-	VPADDD       4(AX)(R11*1), X7, X7
-	VPADDD       -4(AX), X7, X7
-	VPADDD       4(AX), X7, X7
-	VPADDD       -4(AX)(R12*1), X7, X7
-	VPADDD       (AX)(R12*1), X7, X7
-	VPADDD       4(AX)(R12*1), X7, X7
-	VPABSD       (BX), X8
-	VPBROADCASTD cmc8738<>+0(SB), X10
-	VPMULLD      X10, X8, X8
-	VPBROADCASTD cmc2048<>+0(SB), X10
-	VPADDD       X10, X8, X8
-	VPSRAD       $0x0c, X8, X8
-	VPSLLD       $0x10, X8, X8
-	VPSRAD       $0x10, X8, X8
-	VPADDD       X8, X7, X7
-	VPADDD       -4(CX)(R11*1), X7, X7
-	VPADDD       (CX)(R11*1), X7, X7
-	VPADDD       4(CX)(R11*1), X7, X7
-	VPADDD       -4(CX), X7, X7
-	VPADDD       4(CX), X7, X7
-	VPADDD       -4(CX)(R12*1), X7, X7
-	VPADDD       (CX)(R12*1), X7, X7
-	VPADDD       4(CX)(R12*1), X7, X7
-	VPABSD       (SI), X8
-	VPBROADCASTD cmc8738<>+0(SB), X10
-	VPMULLD      X10, X8, X8
-	VPBROADCASTD cmc2048<>+0(SB), X10
-	VPADDD       X10, X8, X8
-	VPSRAD       $0x0c, X8, X8
-	VPSLLD       $0x10, X8, X8
-	VPSRAD       $0x10, X8, X8
-	VPADDD       X8, X7, X7
-	VPADDD       -4(DX)(R11*1), X7, X7
-	VPADDD       (DX)(R11*1), X7, X7
-	VPADDD       4(DX)(R11*1), X7, X7
-	VPADDD       -4(DX), X7, X7
-	VPADDD       4(DX), X7, X7
-	VPADDD       -4(DX)(R12*1), X7, X7
-	VPADDD       (DX)(R12*1), X7, X7
-	VPADDD       4(DX)(R12*1), X7, X7
-	VPABSD       (DI), X8
-	VPBROADCASTD cmc8738<>+0(SB), X10
-	VPMULLD      X10, X8, X8
-	VPBROADCASTD cmc2048<>+0(SB), X10
-	VPADDD       X10, X8, X8
-	VPSRAD       $0x0c, X8, X8
-	VPSLLD       $0x10, X8, X8
-	VPSRAD       $0x10, X8, X8
-	VPADDD       X8, X7, X7
-	VPBROADCASTD 32(R13), X8
-	VPMULLD      (R8), X8, X8
-	VPABSD       X8, X8
-	VPSLLD       $0x0a, X7, X10
-	VPSUBD       X10, X8, X8
-	VPMAXSD      X9, X8, X8
-	VPMOVZXDQ    X8, Y10
+	VPXOR        Y7, Y7, Y7
+	VPXOR        Y9, Y9, Y9
+	VPADDD       -4(AX)(R11*1), Y7, Y7
+	VPADDD       (AX)(R11*1), Y7, Y7
+	VPADDD       4(AX)(R11*1), Y7, Y7
+	VPADDD       -4(AX), Y7, Y7
+	VPADDD       4(AX), Y7, Y7
+	VPADDD       -4(AX)(R12*1), Y7, Y7
+	VPADDD       (AX)(R12*1), Y7, Y7
+	VPADDD       4(AX)(R12*1), Y7, Y7
+	VPABSD       (BX), Y8
+	VPBROADCASTD cmc8738<>+0(SB), Y10
+	VPMULLD      Y10, Y8, Y8
+	VPBROADCASTD cmc2048<>+0(SB), Y10
+	VPADDD       Y10, Y8, Y8
+	VPSRAD       $0x0c, Y8, Y8
+	VPSLLD       $0x10, Y8, Y8
+	VPSRAD       $0x10, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       -4(CX)(R11*1), Y7, Y7
+	VPADDD       (CX)(R11*1), Y7, Y7
+	VPADDD       4(CX)(R11*1), Y7, Y7
+	VPADDD       -4(CX), Y7, Y7
+	VPADDD       4(CX), Y7, Y7
+	VPADDD       -4(CX)(R12*1), Y7, Y7
+	VPADDD       (CX)(R12*1), Y7, Y7
+	VPADDD       4(CX)(R12*1), Y7, Y7
+	VPABSD       (SI), Y8
+	VPBROADCASTD cmc8738<>+0(SB), Y10
+	VPMULLD      Y10, Y8, Y8
+	VPBROADCASTD cmc2048<>+0(SB), Y10
+	VPADDD       Y10, Y8, Y8
+	VPSRAD       $0x0c, Y8, Y8
+	VPSLLD       $0x10, Y8, Y8
+	VPSRAD       $0x10, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       -4(DX)(R11*1), Y7, Y7
+	VPADDD       (DX)(R11*1), Y7, Y7
+	VPADDD       4(DX)(R11*1), Y7, Y7
+	VPADDD       -4(DX), Y7, Y7
+	VPADDD       4(DX), Y7, Y7
+	VPADDD       -4(DX)(R12*1), Y7, Y7
+	VPADDD       (DX)(R12*1), Y7, Y7
+	VPADDD       4(DX)(R12*1), Y7, Y7
+	VPABSD       (DI), Y8
+	VPBROADCASTD cmc8738<>+0(SB), Y10
+	VPMULLD      Y10, Y8, Y8
+	VPBROADCASTD cmc2048<>+0(SB), Y10
+	VPADDD       Y10, Y8, Y8
+	VPSRAD       $0x0c, Y8, Y8
+	VPSLLD       $0x10, Y8, Y8
+	VPSRAD       $0x10, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPBROADCASTD 32(R13), Y8
+	VPMULLD      (R8), Y8, Y8
+	VPABSD       Y8, Y8
+	VPSLLD       $0x0a, Y7, Y10
+	VPSUBD       Y10, Y8, Y8
+	VPMAXSD      Y9, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X10
+	VPMOVZXDQ    X8, Y11
+	VPMULUDQ     Y11, Y11, Y12
+	VPBROADCASTQ cmsq28<>+0(SB), Y8
+	VPADDQ       Y8, Y12, Y12
+	VPSRLQ       $0x1d, Y12, Y12
+	VPSHUFD      $0x08, Y12, Y12
+	VPERMQ       $0x08, Y12, Y12
+	VPMOVSXDQ    X12, Y12
+	VPMULDQ      Y11, Y12, Y12
+	VPBROADCASTQ (R13), Y8
+	VPADDQ       Y8, Y12, Y12
+	VPSRLQ       X3, Y12, Y12
+	VPSUBQ       Y5, Y12, Y12
+	VPADDQ       Y12, Y0, Y0
+	VPMOVZXDQ    X10, Y10
 	VPMULUDQ     Y10, Y10, Y11
 	VPBROADCASTQ cmsq28<>+0(SB), Y8
 	VPADDQ       Y8, Y11, Y11
@@ -843,13 +893,28 @@ pixels:
 	VPSRLQ       X3, Y11, Y11
 	VPSUBQ       Y5, Y11, Y11
 	VPADDQ       Y11, Y0, Y0
-	VPBROADCASTD 40(R13), X8
-	VPMULLD      (R9), X8, X8
-	VPABSD       X8, X8
-	VPSLLD       $0x0a, X7, X10
-	VPSUBD       X10, X8, X8
-	VPMAXSD      X9, X8, X8
-	VPMOVZXDQ    X8, Y10
+	VPBROADCASTD 40(R13), Y8
+	VPMULLD      (R9), Y8, Y8
+	VPABSD       Y8, Y8
+	VPSLLD       $0x0a, Y7, Y10
+	VPSUBD       Y10, Y8, Y8
+	VPMAXSD      Y9, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X10
+	VPMOVZXDQ    X8, Y11
+	VPMULUDQ     Y11, Y11, Y12
+	VPBROADCASTQ cmsq28<>+0(SB), Y8
+	VPADDQ       Y8, Y12, Y12
+	VPSRLQ       $0x1d, Y12, Y12
+	VPSHUFD      $0x08, Y12, Y12
+	VPERMQ       $0x08, Y12, Y12
+	VPMOVSXDQ    X12, Y12
+	VPMULDQ      Y11, Y12, Y12
+	VPBROADCASTQ (R13), Y8
+	VPADDQ       Y8, Y12, Y12
+	VPSRLQ       X3, Y12, Y12
+	VPSUBQ       Y5, Y12, Y12
+	VPADDQ       Y12, Y1, Y1
+	VPMOVZXDQ    X10, Y10
 	VPMULUDQ     Y10, Y10, Y11
 	VPBROADCASTQ cmsq28<>+0(SB), Y8
 	VPADDQ       Y8, Y11, Y11
@@ -863,13 +928,28 @@ pixels:
 	VPSRLQ       X3, Y11, Y11
 	VPSUBQ       Y5, Y11, Y11
 	VPADDQ       Y11, Y1, Y1
-	VPBROADCASTD 48(R13), X8
-	VPMULLD      (R10), X8, X8
-	VPABSD       X8, X8
-	VPSLLD       $0x0c, X7, X7
-	VPSUBD       X7, X8, X8
-	VPMAXSD      X9, X8, X8
-	VPMOVZXDQ    X8, Y7
+	VPBROADCASTD 48(R13), Y8
+	VPMULLD      (R10), Y8, Y8
+	VPABSD       Y8, Y8
+	VPSLLD       $0x0c, Y7, Y7
+	VPSUBD       Y7, Y8, Y8
+	VPMAXSD      Y9, Y8, Y8
+	VEXTRACTI128 $0x01, Y8, X7
+	VPMOVZXDQ    X8, Y9
+	VPMULUDQ     Y9, Y9, Y10
+	VPBROADCASTQ cmsq29<>+0(SB), Y8
+	VPADDQ       Y8, Y10, Y10
+	VPSRLQ       $0x1e, Y10, Y10
+	VPSHUFD      $0x08, Y10, Y10
+	VPERMQ       $0x08, Y10, Y10
+	VPMOVSXDQ    X10, Y10
+	VPMULDQ      Y9, Y10, Y10
+	VPBROADCASTQ 8(R13), Y8
+	VPADDQ       Y8, Y10, Y10
+	VPSRLQ       X4, Y10, Y10
+	VPSUBQ       Y6, Y10, Y10
+	VPADDQ       Y10, Y2, Y2
+	VPMOVZXDQ    X7, Y7
 	VPMULUDQ     Y7, Y7, Y9
 	VPBROADCASTQ cmsq29<>+0(SB), Y8
 	VPADDQ       Y8, Y9, Y9
@@ -883,16 +963,16 @@ pixels:
 	VPSRLQ       X4, Y9, Y9
 	VPSUBQ       Y6, Y9, Y9
 	VPADDQ       Y9, Y2, Y2
-	ADDQ         $0x10, AX
-	ADDQ         $0x10, CX
-	ADDQ         $0x10, DX
-	ADDQ         $0x10, BX
-	ADDQ         $0x10, SI
-	ADDQ         $0x10, DI
-	ADDQ         $0x10, R8
-	ADDQ         $0x10, R9
-	ADDQ         $0x10, R10
-	SUBQ         $0x04, R14
+	ADDQ         $0x20, AX
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, BX
+	ADDQ         $0x20, SI
+	ADDQ         $0x20, DI
+	ADDQ         $0x20, R8
+	ADDQ         $0x20, R9
+	ADDQ         $0x20, R10
+	SUBQ         $0x08, R14
 	JMP          pixels
 
 done:
@@ -957,142 +1037,248 @@ TEXT ·admCMSAVX2(SB), NOSPLIT, $0-112
 pixels:
 	TESTQ        R14, R14
 	JZ           done
-	VPXOR        X7, X7, X7
-	VPXOR        X9, X9, X9
-	VPADDD       -4(AX)(R11*1), X7, X7
-	VPADDD       (AX)(R11*1), X7, X7
-	VPADDD       4(AX)(R11*1), X7, X7
-	VPADDD       -4(AX), X7, X7
-	VPADDD       4(AX), X7, X7
-	VPADDD       -4(AX)(R12*1), X7, X7
-	VPADDD       (AX)(R12*1), X7, X7
-	VPADDD       4(AX)(R12*1), X7, X7
+	VPXOR        Y7, Y7, Y7
+	VPXOR        Y9, Y9, Y9
+	VPADDD       -4(AX)(R11*1), Y7, Y7
+	VPADDD       (AX)(R11*1), Y7, Y7
+	VPADDD       4(AX)(R11*1), Y7, Y7
+	VPADDD       -4(AX), Y7, Y7
+	VPADDD       4(AX), Y7, Y7
+	VPADDD       -4(AX)(R12*1), Y7, Y7
+	VPADDD       (AX)(R12*1), Y7, Y7
+	VPADDD       4(AX)(R12*1), Y7, Y7
 	VPABSD       (BX), X8
 	VPMOVZXDQ    X8, Y8
-	VPBROADCASTQ fltq32c286331153<>+0(SB), Y10
-	VPMULDQ      Y10, Y8, Y8
-	VPBROADCASTQ fltq32round<>+0(SB), Y10
-	VPADDQ       Y10, Y8, Y8
+	VPBROADCASTQ fltq32c286331153<>+0(SB), Y13
+	VPMULDQ      Y13, Y8, Y8
+	VPBROADCASTQ fltq32round<>+0(SB), Y13
+	VPADDQ       Y13, Y8, Y8
 	VPSRLQ       $0x20, Y8, Y8
 	VPSHUFD      $0x08, Y8, Y8
 	VPERMQ       $0x08, Y8, Y8
-	VPADDD       X8, X7, X7
-	VPADDD       -4(CX)(R11*1), X7, X7
-	VPADDD       (CX)(R11*1), X7, X7
-	VPADDD       4(CX)(R11*1), X7, X7
-	VPADDD       -4(CX), X7, X7
-	VPADDD       4(CX), X7, X7
-	VPADDD       -4(CX)(R12*1), X7, X7
-	VPADDD       (CX)(R12*1), X7, X7
-	VPADDD       4(CX)(R12*1), X7, X7
+	VPABSD       16(BX), X10
+	VPMOVZXDQ    X10, Y13
+	VPBROADCASTQ fltq32c286331153<>+0(SB), Y14
+	VPMULDQ      Y14, Y13, Y13
+	VPBROADCASTQ fltq32round<>+0(SB), Y14
+	VPADDQ       Y14, Y13, Y13
+	VPSRLQ       $0x20, Y13, Y13
+	VPSHUFD      $0x08, Y13, Y13
+	VPERMQ       $0x08, Y13, Y13
+	VINSERTI128  $0x01, X13, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       -4(CX)(R11*1), Y7, Y7
+	VPADDD       (CX)(R11*1), Y7, Y7
+	VPADDD       4(CX)(R11*1), Y7, Y7
+	VPADDD       -4(CX), Y7, Y7
+	VPADDD       4(CX), Y7, Y7
+	VPADDD       -4(CX)(R12*1), Y7, Y7
+	VPADDD       (CX)(R12*1), Y7, Y7
+	VPADDD       4(CX)(R12*1), Y7, Y7
 	VPABSD       (SI), X8
 	VPMOVZXDQ    X8, Y8
-	VPBROADCASTQ fltq32c286331153<>+0(SB), Y10
-	VPMULDQ      Y10, Y8, Y8
-	VPBROADCASTQ fltq32round<>+0(SB), Y10
-	VPADDQ       Y10, Y8, Y8
+	VPBROADCASTQ fltq32c286331153<>+0(SB), Y13
+	VPMULDQ      Y13, Y8, Y8
+	VPBROADCASTQ fltq32round<>+0(SB), Y13
+	VPADDQ       Y13, Y8, Y8
 	VPSRLQ       $0x20, Y8, Y8
 	VPSHUFD      $0x08, Y8, Y8
 	VPERMQ       $0x08, Y8, Y8
-	VPADDD       X8, X7, X7
-	VPADDD       -4(DX)(R11*1), X7, X7
-	VPADDD       (DX)(R11*1), X7, X7
-	VPADDD       4(DX)(R11*1), X7, X7
-	VPADDD       -4(DX), X7, X7
-	VPADDD       4(DX), X7, X7
-	VPADDD       -4(DX)(R12*1), X7, X7
-	VPADDD       (DX)(R12*1), X7, X7
-	VPADDD       4(DX)(R12*1), X7, X7
+	VPABSD       16(SI), X10
+	VPMOVZXDQ    X10, Y13
+	VPBROADCASTQ fltq32c286331153<>+0(SB), Y14
+	VPMULDQ      Y14, Y13, Y13
+	VPBROADCASTQ fltq32round<>+0(SB), Y14
+	VPADDQ       Y14, Y13, Y13
+	VPSRLQ       $0x20, Y13, Y13
+	VPSHUFD      $0x08, Y13, Y13
+	VPERMQ       $0x08, Y13, Y13
+	VINSERTI128  $0x01, X13, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPADDD       -4(DX)(R11*1), Y7, Y7
+	VPADDD       (DX)(R11*1), Y7, Y7
+	VPADDD       4(DX)(R11*1), Y7, Y7
+	VPADDD       -4(DX), Y7, Y7
+	VPADDD       4(DX), Y7, Y7
+	VPADDD       -4(DX)(R12*1), Y7, Y7
+	VPADDD       (DX)(R12*1), Y7, Y7
+	VPADDD       4(DX)(R12*1), Y7, Y7
 	VPABSD       (DI), X8
 	VPMOVZXDQ    X8, Y8
-	VPBROADCASTQ fltq32c286331153<>+0(SB), Y10
-	VPMULDQ      Y10, Y8, Y8
-	VPBROADCASTQ fltq32round<>+0(SB), Y10
-	VPADDQ       Y10, Y8, Y8
+	VPBROADCASTQ fltq32c286331153<>+0(SB), Y13
+	VPMULDQ      Y13, Y8, Y8
+	VPBROADCASTQ fltq32round<>+0(SB), Y13
+	VPADDQ       Y13, Y8, Y8
 	VPSRLQ       $0x20, Y8, Y8
 	VPSHUFD      $0x08, Y8, Y8
 	VPERMQ       $0x08, Y8, Y8
-	VPADDD       X8, X7, X7
+	VPABSD       16(DI), X10
+	VPMOVZXDQ    X10, Y13
+	VPBROADCASTQ fltq32c286331153<>+0(SB), Y14
+	VPMULDQ      Y14, Y13, Y13
+	VPBROADCASTQ fltq32round<>+0(SB), Y14
+	VPADDQ       Y14, Y13, Y13
+	VPSRLQ       $0x20, Y13, Y13
+	VPSHUFD      $0x08, Y13, Y13
+	VPERMQ       $0x08, Y13, Y13
+	VINSERTI128  $0x01, X13, Y8, Y8
+	VPADDD       Y8, Y7, Y7
 	VPMOVSXDQ    (R8), Y8
-	VPBROADCASTQ 32(R13), Y10
-	VPMULUDQ     Y10, Y8, Y12
-	VPXOR        Y11, Y11, Y11
-	VPCMPGTQ     Y8, Y11, Y11
-	VPSLLQ       $0x20, Y10, Y10
-	VPAND        Y10, Y11, Y11
-	VPSUBQ       Y11, Y12, Y12
-	VPBROADCASTQ csfs2p27<>+0(SB), Y10
-	VPADDQ       Y10, Y12, Y12
-	VPSRLQ       $0x1c, Y12, Y12
-	VPSHUFD      $0x08, Y12, Y12
-	VPERMQ       $0x08, Y12, Y12
-	VMOVDQA      X12, X8
-	VPABSD       X8, X8
-	VPSUBD       X7, X8, X8
-	VPMAXSD      X9, X8, X8
-	VPMOVZXDQ    X8, Y10
-	VPMULUDQ     Y10, Y10, Y11
+	VPBROADCASTQ 32(R13), Y13
+	VPMULUDQ     Y13, Y8, Y15
+	VPXOR        Y14, Y14, Y14
+	VPCMPGTQ     Y8, Y14, Y14
+	VPSLLQ       $0x20, Y13, Y13
+	VPAND        Y13, Y14, Y14
+	VPSUBQ       Y14, Y15, Y15
+	VPBROADCASTQ csfs2p27<>+0(SB), Y13
+	VPADDQ       Y13, Y15, Y15
+	VPSRLQ       $0x1c, Y15, Y15
+	VPSHUFD      $0x08, Y15, Y15
+	VPERMQ       $0x08, Y15, Y15
+	VMOVDQA      X15, X10
+	VPMOVSXDQ    16(R8), Y8
+	VPBROADCASTQ 32(R13), Y13
+	VPMULUDQ     Y13, Y8, Y15
+	VPXOR        Y14, Y14, Y14
+	VPCMPGTQ     Y8, Y14, Y14
+	VPSLLQ       $0x20, Y13, Y13
+	VPAND        Y13, Y14, Y14
+	VPSUBQ       Y14, Y15, Y15
+	VPBROADCASTQ csfs2p27<>+0(SB), Y13
+	VPADDQ       Y13, Y15, Y15
+	VPSRLQ       $0x1c, Y15, Y15
+	VPSHUFD      $0x08, Y15, Y15
+	VPERMQ       $0x08, Y15, Y15
+	VMOVDQA      X15, X8
+	VINSERTI128  $0x01, X8, Y10, Y10
+	VPABSD       Y10, Y10
+	VPSUBD       Y7, Y10, Y10
+	VPMAXSD      Y9, Y10, Y10
+	VEXTRACTI128 $0x01, Y10, X11
+	VPMOVZXDQ    X10, Y13
+	VPMULUDQ     Y13, Y13, Y14
 	VPBROADCASTQ cmsq29<>+0(SB), Y8
-	VPADDQ       Y8, Y11, Y11
-	VPSRLQ       $0x1e, Y11, Y11
-	VPSHUFD      $0x08, Y11, Y11
-	VPERMQ       $0x08, Y11, Y11
-	VPMOVSXDQ    X11, Y11
-	VPMULDQ      Y10, Y11, Y11
+	VPADDQ       Y8, Y14, Y14
+	VPSRLQ       $0x1e, Y14, Y14
+	VPSHUFD      $0x08, Y14, Y14
+	VPERMQ       $0x08, Y14, Y14
+	VPMOVSXDQ    X14, Y14
+	VPMULDQ      Y13, Y14, Y14
 	VPBROADCASTQ (R13), Y8
-	VPADDQ       Y8, Y11, Y11
-	VPSRLQ       X3, Y11, Y11
-	VPSUBQ       Y5, Y11, Y11
-	VPADDQ       Y11, Y0, Y0
+	VPADDQ       Y8, Y14, Y14
+	VPSRLQ       X3, Y14, Y14
+	VPSUBQ       Y5, Y14, Y14
+	VPADDQ       Y14, Y0, Y0
+	VPMOVZXDQ    X11, Y13
+	VPMULUDQ     Y13, Y13, Y14
+	VPBROADCASTQ cmsq29<>+0(SB), Y8
+	VPADDQ       Y8, Y14, Y14
+	VPSRLQ       $0x1e, Y14, Y14
+	VPSHUFD      $0x08, Y14, Y14
+	VPERMQ       $0x08, Y14, Y14
+	VPMOVSXDQ    X14, Y14
+	VPMULDQ      Y13, Y14, Y14
+	VPBROADCASTQ (R13), Y8
+	VPADDQ       Y8, Y14, Y14
+	VPSRLQ       X3, Y14, Y14
+	VPSUBQ       Y5, Y14, Y14
+	VPADDQ       Y14, Y0, Y0
 	VPMOVSXDQ    (R9), Y8
-	VPBROADCASTQ 40(R13), Y10
-	VPMULUDQ     Y10, Y8, Y12
-	VPXOR        Y11, Y11, Y11
-	VPCMPGTQ     Y8, Y11, Y11
-	VPSLLQ       $0x20, Y10, Y10
-	VPAND        Y10, Y11, Y11
-	VPSUBQ       Y11, Y12, Y12
-	VPBROADCASTQ csfs2p27<>+0(SB), Y10
-	VPADDQ       Y10, Y12, Y12
-	VPSRLQ       $0x1c, Y12, Y12
-	VPSHUFD      $0x08, Y12, Y12
-	VPERMQ       $0x08, Y12, Y12
-	VMOVDQA      X12, X8
-	VPABSD       X8, X8
-	VPSUBD       X7, X8, X8
-	VPMAXSD      X9, X8, X8
-	VPMOVZXDQ    X8, Y10
-	VPMULUDQ     Y10, Y10, Y11
+	VPBROADCASTQ 40(R13), Y13
+	VPMULUDQ     Y13, Y8, Y15
+	VPXOR        Y14, Y14, Y14
+	VPCMPGTQ     Y8, Y14, Y14
+	VPSLLQ       $0x20, Y13, Y13
+	VPAND        Y13, Y14, Y14
+	VPSUBQ       Y14, Y15, Y15
+	VPBROADCASTQ csfs2p27<>+0(SB), Y13
+	VPADDQ       Y13, Y15, Y15
+	VPSRLQ       $0x1c, Y15, Y15
+	VPSHUFD      $0x08, Y15, Y15
+	VPERMQ       $0x08, Y15, Y15
+	VMOVDQA      X15, X11
+	VPMOVSXDQ    16(R9), Y8
+	VPBROADCASTQ 40(R13), Y13
+	VPMULUDQ     Y13, Y8, Y15
+	VPXOR        Y14, Y14, Y14
+	VPCMPGTQ     Y8, Y14, Y14
+	VPSLLQ       $0x20, Y13, Y13
+	VPAND        Y13, Y14, Y14
+	VPSUBQ       Y14, Y15, Y15
+	VPBROADCASTQ csfs2p27<>+0(SB), Y13
+	VPADDQ       Y13, Y15, Y15
+	VPSRLQ       $0x1c, Y15, Y15
+	VPSHUFD      $0x08, Y15, Y15
+	VPERMQ       $0x08, Y15, Y15
+	VMOVDQA      X15, X8
+	VINSERTI128  $0x01, X8, Y11, Y11
+	VPABSD       Y11, Y11
+	VPSUBD       Y7, Y11, Y11
+	VPMAXSD      Y9, Y11, Y11
+	VEXTRACTI128 $0x01, Y11, X10
+	VPMOVZXDQ    X11, Y13
+	VPMULUDQ     Y13, Y13, Y14
 	VPBROADCASTQ cmsq29<>+0(SB), Y8
-	VPADDQ       Y8, Y11, Y11
-	VPSRLQ       $0x1e, Y11, Y11
-	VPSHUFD      $0x08, Y11, Y11
-	VPERMQ       $0x08, Y11, Y11
-	VPMOVSXDQ    X11, Y11
-	VPMULDQ      Y10, Y11, Y11
+	VPADDQ       Y8, Y14, Y14
+	VPSRLQ       $0x1e, Y14, Y14
+	VPSHUFD      $0x08, Y14, Y14
+	VPERMQ       $0x08, Y14, Y14
+	VPMOVSXDQ    X14, Y14
+	VPMULDQ      Y13, Y14, Y14
 	VPBROADCASTQ (R13), Y8
-	VPADDQ       Y8, Y11, Y11
-	VPSRLQ       X3, Y11, Y11
-	VPSUBQ       Y5, Y11, Y11
-	VPADDQ       Y11, Y1, Y1
+	VPADDQ       Y8, Y14, Y14
+	VPSRLQ       X3, Y14, Y14
+	VPSUBQ       Y5, Y14, Y14
+	VPADDQ       Y14, Y1, Y1
+	VPMOVZXDQ    X10, Y13
+	VPMULUDQ     Y13, Y13, Y14
+	VPBROADCASTQ cmsq29<>+0(SB), Y8
+	VPADDQ       Y8, Y14, Y14
+	VPSRLQ       $0x1e, Y14, Y14
+	VPSHUFD      $0x08, Y14, Y14
+	VPERMQ       $0x08, Y14, Y14
+	VPMOVSXDQ    X14, Y14
+	VPMULDQ      Y13, Y14, Y14
+	VPBROADCASTQ (R13), Y8
+	VPADDQ       Y8, Y14, Y14
+	VPSRLQ       X3, Y14, Y14
+	VPSUBQ       Y5, Y14, Y14
+	VPADDQ       Y14, Y1, Y1
 	VPMOVSXDQ    (R10), Y8
-	VPBROADCASTQ 48(R13), Y10
-	VPMULUDQ     Y10, Y8, Y12
-	VPXOR        Y11, Y11, Y11
-	VPCMPGTQ     Y8, Y11, Y11
-	VPSLLQ       $0x20, Y10, Y10
-	VPAND        Y10, Y11, Y11
-	VPSUBQ       Y11, Y12, Y12
-	VPBROADCASTQ csfs2p27<>+0(SB), Y10
-	VPADDQ       Y10, Y12, Y12
-	VPSRLQ       $0x1c, Y12, Y12
-	VPSHUFD      $0x08, Y12, Y12
-	VPERMQ       $0x08, Y12, Y12
-	VMOVDQA      X12, X8
-	VPABSD       X8, X8
-	VPSUBD       X7, X8, X8
-	VPMAXSD      X9, X8, X8
-	VPMOVZXDQ    X8, Y8
+	VPBROADCASTQ 48(R13), Y13
+	VPMULUDQ     Y13, Y8, Y15
+	VPXOR        Y14, Y14, Y14
+	VPCMPGTQ     Y8, Y14, Y14
+	VPSLLQ       $0x20, Y13, Y13
+	VPAND        Y13, Y14, Y14
+	VPSUBQ       Y14, Y15, Y15
+	VPBROADCASTQ csfs2p27<>+0(SB), Y13
+	VPADDQ       Y13, Y15, Y15
+	VPSRLQ       $0x1c, Y15, Y15
+	VPSHUFD      $0x08, Y15, Y15
+	VPERMQ       $0x08, Y15, Y15
+	VMOVDQA      X15, X12
+	VPMOVSXDQ    16(R10), Y8
+	VPBROADCASTQ 48(R13), Y13
+	VPMULUDQ     Y13, Y8, Y15
+	VPXOR        Y14, Y14, Y14
+	VPCMPGTQ     Y8, Y14, Y14
+	VPSLLQ       $0x20, Y13, Y13
+	VPAND        Y13, Y14, Y14
+	VPSUBQ       Y14, Y15, Y15
+	VPBROADCASTQ csfs2p27<>+0(SB), Y13
+	VPADDQ       Y13, Y15, Y15
+	VPSRLQ       $0x1c, Y15, Y15
+	VPSHUFD      $0x08, Y15, Y15
+	VPERMQ       $0x08, Y15, Y15
+	VMOVDQA      X15, X8
+	VINSERTI128  $0x01, X8, Y12, Y12
+	VPABSD       Y12, Y12
+	VPSUBD       Y7, Y12, Y12
+	VPMAXSD      Y9, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X10
+	VPMOVZXDQ    X12, Y8
 	VPMULUDQ     Y8, Y8, Y9
 	VPBROADCASTQ cmsq29<>+0(SB), Y7
 	VPADDQ       Y7, Y9, Y9
@@ -1106,16 +1292,30 @@ pixels:
 	VPSRLQ       X4, Y9, Y9
 	VPSUBQ       Y6, Y9, Y9
 	VPADDQ       Y9, Y2, Y2
-	ADDQ         $0x10, AX
-	ADDQ         $0x10, CX
-	ADDQ         $0x10, DX
-	ADDQ         $0x10, BX
-	ADDQ         $0x10, SI
-	ADDQ         $0x10, DI
-	ADDQ         $0x10, R8
-	ADDQ         $0x10, R9
-	ADDQ         $0x10, R10
-	SUBQ         $0x04, R14
+	VPMOVZXDQ    X10, Y8
+	VPMULUDQ     Y8, Y8, Y9
+	VPBROADCASTQ cmsq29<>+0(SB), Y7
+	VPADDQ       Y7, Y9, Y9
+	VPSRLQ       $0x1e, Y9, Y9
+	VPSHUFD      $0x08, Y9, Y9
+	VPERMQ       $0x08, Y9, Y9
+	VPMOVSXDQ    X9, Y9
+	VPMULDQ      Y8, Y9, Y9
+	VPBROADCASTQ 8(R13), Y7
+	VPADDQ       Y7, Y9, Y9
+	VPSRLQ       X4, Y9, Y9
+	VPSUBQ       Y6, Y9, Y9
+	VPADDQ       Y9, Y2, Y2
+	ADDQ         $0x20, AX
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, BX
+	ADDQ         $0x20, SI
+	ADDQ         $0x20, DI
+	ADDQ         $0x20, R8
+	ADDQ         $0x20, R9
+	ADDQ         $0x20, R10
+	SUBQ         $0x08, R14
 	JMP          pixels
 
 done:
@@ -1668,6 +1868,99 @@ GLOBL decc32768d<>(SB), RODATA|NOPTR, $4
 
 DATA decc2p14d<>+0(SB)/4, $0x00004000
 GLOBL decc2p14d<>(SB), RODATA|NOPTR, $4
+
+// func admDecouple0IntAVX2(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
+// Requires: AVX, AVX2
+TEXT ·admDecouple0IntAVX2(SB), NOSPLIT, $0-64
+	MOVQ         o+0(FP), AX
+	MOVQ         t+8(FP), CX
+	MOVQ         angle+16(FP), DX
+	MOVQ         r+24(FP), BX
+	MOVQ         a+32(FP), SI
+	MOVQ         tab+40(FP), DI
+	VBROADCASTSD egl+48(FP), Y0
+	VCVTTPD2DQY  Y0, X0
+	VPBROADCASTD X0, Y0
+	MOVQ         n+56(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ         R9, R8
+	JAE          done
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      (AX)(R9*4), Y2
+	VMOVDQU      (CX)(R9*4), Y3
+	VPABSD       Y2, Y4
+	VPSRLD       $0x0f, Y4, Y5
+	VPADDD       Y5, Y4, Y4
+	VPSRLVD      Y5, Y4, Y4
+	VPCMPEQD     Y7, Y7, Y7
+	VPXOR        Y6, Y6, Y6
+	VPGATHERDD   Y7, (DI)(Y4*4), Y6
+	VPSIGND      Y2, Y3, Y4
+	VMOVDQA      Y6, Y7
+	VMOVDQA      Y4, Y8
+	VPBROADCASTQ declow32<>+0(SB), Y9
+	VPAND        Y9, Y5, Y9
+	VPMULDQ      Y8, Y7, Y7
+	VPBROADCASTQ decc2p14<>+0(SB), Y8
+	VPSLLVQ      Y9, Y8, Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTQ decc2p46<>+0(SB), Y8
+	VPADDQ       Y8, Y7, Y7
+	VPBROADCASTQ decc15<>+0(SB), Y8
+	VPADDQ       Y8, Y9, Y9
+	VPSRLVQ      Y9, Y7, Y7
+	VPBROADCASTQ decc2p46<>+0(SB), Y8
+	VPSRLVQ      Y9, Y8, Y8
+	VPSUBQ       Y8, Y7, Y7
+	VPSRLQ       $0x20, Y6, Y6
+	VPSRLQ       $0x20, Y4, Y4
+	VPSRLQ       $0x20, Y5, Y5
+	VPMULDQ      Y4, Y6, Y6
+	VPBROADCASTQ decc2p14<>+0(SB), Y4
+	VPSLLVQ      Y5, Y4, Y4
+	VPADDQ       Y4, Y6, Y6
+	VPBROADCASTQ decc2p46<>+0(SB), Y4
+	VPADDQ       Y4, Y6, Y6
+	VPBROADCASTQ decc15<>+0(SB), Y4
+	VPADDQ       Y4, Y5, Y5
+	VPSRLVQ      Y5, Y6, Y6
+	VPBROADCASTQ decc2p46<>+0(SB), Y4
+	VPSRLVQ      Y5, Y4, Y4
+	VPSUBQ       Y4, Y6, Y6
+	VPSLLQ       $0x20, Y6, Y6
+	VPBLENDD     $0xaa, Y6, Y7, Y7
+	VPMAXSD      Y1, Y7, Y7
+	VPBROADCASTD decc32768d<>+0(SB), Y4
+	VPMINSD      Y4, Y7, Y7
+	VPMULLD      Y2, Y7, Y4
+	VPBROADCASTD decc2p14d<>+0(SB), Y5
+	VPADDD       Y5, Y4, Y4
+	VPSRAD       $0x0f, Y4, Y4
+	VPSLLD       $0x10, Y4, Y4
+	VPSRAD       $0x10, Y4, Y4
+	VPCMPGTD     Y1, Y7, Y5
+	VPAND        (DX)(R9*4), Y5, Y5
+	VPMULLD      Y0, Y4, Y6
+	VPMINSD      Y3, Y6, Y7
+	VPMAXSD      Y3, Y6, Y6
+	VPCMPGTD     Y1, Y2, Y1
+	VPBLENDVB    Y1, Y7, Y6, Y6
+	VPSLLD       $0x10, Y6, Y6
+	VPSRAD       $0x10, Y6, Y6
+	VPBLENDVB    Y5, Y6, Y4, Y4
+	VMOVDQU      Y4, (BX)(R9*4)
+	VPSUBD       Y4, Y3, Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPSRAD       $0x10, Y3, Y3
+	VMOVDQU      Y3, (SI)(R9*4)
+	ADDQ         $0x08, R9
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
 
 // func admDWTSVAVX2(r0 *int32, r1 *int32, r2 *int32, r3 *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
 // Requires: AVX, AVX2, SSE2
@@ -3467,6 +3760,34 @@ done:
 	VZEROUPPER
 	RET
 
+// func speedConvAVX2(src *uint16, dst *float32, scaler float32, n int)
+// Requires: AVX, AVX2
+TEXT ·speedConvAVX2(SB), NOSPLIT, $0-32
+	VBROADCASTSS scaler+16(FP), Y0
+	VBROADCASTSS speedm128<>+0(SB), Y1
+	MOVQ         src+0(FP), AX
+	MOVQ         dst+8(FP), CX
+	MOVQ         n+24(FP), DX
+	XORQ         BX, BX
+
+loop:
+	CMPQ      BX, DX
+	JAE       done
+	VPMOVZXWD (AX)(BX*2), Y2
+	VCVTDQ2PS Y2, Y2
+	VDIVPS    Y0, Y2, Y2
+	VADDPS    Y1, Y2, Y2
+	VMOVUPS   Y2, (CX)(BX*4)
+	ADDQ      $0x08, BX
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA speedm128<>+0(SB)/4, $(-128.0)
+GLOBL speedm128<>(SB), RODATA|NOPTR, $4
+
 // func cambiMode3AVX2(a *uint16, b *uint16, c *uint16, dst *uint16, n int)
 // Requires: AVX, AVX2
 TEXT ·cambiMode3AVX2(SB), NOSPLIT, $0-40
@@ -3754,5 +4075,96 @@ loop:
 	JMP          loop
 
 done:
+	VZEROUPPER
+	RET
+
+// func cambiDecimate16AVX2(src *uint16, dst *uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·cambiDecimate16AVX2(SB), NOSPLIT, $0-24
+	MOVQ     src+0(FP), AX
+	MOVQ     dst+8(FP), CX
+	VPCMPEQD Y0, Y0, Y0
+	VPSRLD   $0x10, Y0, Y0
+	MOVQ     n+16(FP), DX
+	XORQ     BX, BX
+
+loop:
+	CMPQ      BX, DX
+	JAE       done
+	VPAND     (AX)(BX*4), Y0, Y1
+	VPAND     32(AX)(BX*4), Y0, Y2
+	VPACKUSDW Y2, Y1, Y1
+	VPERMQ    $0xd8, Y1, Y1
+	VMOVDQU   Y1, (CX)(BX*2)
+	ADDQ      $0x10, BX
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func cambiDecimate8AVX2(src *bool, dst *bool, n int)
+// Requires: AVX, AVX2
+TEXT ·cambiDecimate8AVX2(SB), NOSPLIT, $0-24
+	MOVQ     src+0(FP), AX
+	MOVQ     dst+8(FP), CX
+	VPCMPEQW Y0, Y0, Y0
+	VPSRLW   $0x08, Y0, Y0
+	MOVQ     n+16(FP), DX
+	XORQ     BX, BX
+
+loop:
+	CMPQ      BX, DX
+	JAE       done
+	VPAND     (AX)(BX*2), Y0, Y1
+	VPAND     32(AX)(BX*2), Y0, Y2
+	VPACKUSWB Y2, Y1, Y1
+	VPERMQ    $0xd8, Y1, Y1
+	VMOVDQU   Y1, (CX)(BX*1)
+	ADDQ      $0x20, BX
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func cambiScanAVX2(c *float32, n int, out *[16]uint64)
+// Requires: AVX, AVX2
+TEXT ·cambiScanAVX2(SB), NOSPLIT, $0-24
+	MOVQ     c+0(FP), AX
+	MOVQ     out+16(FP), CX
+	VPCMPEQD Y3, Y3, Y3
+	VMOVDQA  Y3, Y0
+	VPXOR    Y1, Y1, Y1
+	VPXOR    Y2, Y2, Y2
+	VPXOR    Y4, Y4, Y4
+	VXORPD   Y5, Y5, Y5
+	VXORPD   Y6, Y6, Y6
+	MOVQ     n+8(FP), DX
+	XORQ     BX, BX
+
+loop:
+	CMPQ         BX, DX
+	JAE          done
+	VMOVDQU      (AX)(BX*4), Y7
+	VPADDD       Y3, Y7, Y8
+	VPMINUD      Y8, Y0, Y0
+	VPMAXUD      Y7, Y1, Y1
+	VPCMPEQD     Y4, Y7, Y8
+	VPSUBD       Y8, Y2, Y2
+	VCVTPS2PD    X7, Y8
+	VADDPD       Y8, Y5, Y5
+	VEXTRACTF128 $0x01, Y7, X7
+	VCVTPS2PD    X7, Y7
+	VADDPD       Y7, Y6, Y6
+	ADDQ         $0x08, BX
+	JMP          loop
+
+done:
+	VADDPD  Y6, Y5, Y5
+	VMOVDQU Y0, (CX)
+	VMOVDQU Y1, 32(CX)
+	VMOVDQU Y2, 64(CX)
+	VMOVUPD Y5, 96(CX)
 	VZEROUPPER
 	RET

@@ -20,6 +20,9 @@ func cambiKernels() {
 	cambiHist()
 	cambiConv()
 	cambiAntiDither()
+	cambiDecimate16()
+	cambiDecimate8()
+	cambiScan()
 }
 
 // wordsToBytes packs the 16 words of x (each 0 or -1) into the 16 bytes
@@ -268,4 +271,84 @@ func cambiAntiDither() {
 		VPACKUSDW(hi, a.AsX(), out)
 		VMOVDQU(out, Mem{Base: p[0], Index: i, Scale: 2})
 	}, func() {})
+}
+
+// cambiDecimate16: dst[j] = src[2j], the even words, in place or not: each
+// step reads its 32 source words before it writes 16, and a later step's
+// source lies beyond what an earlier one wrote.
+func cambiDecimate16() {
+	TEXT("cambiDecimate16AVX2", NOSPLIT, "func(src, dst *uint16, n int)")
+	Pragma("noescape")
+	Doc("cambiDecimate16AVX2 sets dst[j] = src[2j] for j < n (a multiple of 16), front to back (dst may be src).")
+	p := loadPointers("src", "dst")
+	low := YMM()
+	VPCMPEQD(low, low, low)
+	VPSRLD(Imm(16), low, low) // 0x0000ffff
+	rowLoopStep(16, func(i Register) {
+		a, b := YMM(), YMM()
+		VPAND(Mem{Base: p[0], Index: i, Scale: 4}, low, a)
+		VPAND(Mem{Base: p[0], Index: i, Scale: 4, Disp: 32}, low, b)
+		VPACKUSDW(b, a, a)
+		VPERMQ(Imm(0xd8), a, a)
+		VMOVDQU(a, Mem{Base: p[1], Index: i, Scale: 2})
+	}, func() {})
+}
+
+// cambiDecimate8 is cambiDecimate16 for bytes (the spatial mask).
+func cambiDecimate8() {
+	TEXT("cambiDecimate8AVX2", NOSPLIT, "func(src, dst *bool, n int)")
+	Pragma("noescape")
+	Doc("cambiDecimate8AVX2 sets dst[j] = src[2j] for j < n (a multiple of 32), front to back (dst may be src).")
+	p := loadPointers("src", "dst")
+	low := YMM()
+	VPCMPEQW(low, low, low)
+	VPSRLW(Imm(8), low, low) // 0x00ff
+	rowLoopStep(32, func(i Register) {
+		a, b := YMM(), YMM()
+		VPAND(Mem{Base: p[0], Index: i, Scale: 2}, low, a)
+		VPAND(Mem{Base: p[0], Index: i, Scale: 2, Disp: 32}, low, b)
+		VPACKUSWB(b, a, a)
+		VPERMQ(Imm(0xd8), a, a)
+		VMOVDQU(a, Mem{Base: p[1], Index: i, Scale: 1})
+	}, func() {})
+}
+
+// cambiScan: per dword lane the smallest bits-1 (0 wraps to the top), the
+// largest bits and the count of zero bits of the c-values, and their sums
+// in double in 4 lanes (two sums side by side, added at the end).
+func cambiScan() {
+	TEXT("cambiScanAVX2", NOSPLIT, "func(c *float32, n int, out *[16]uint64)")
+	Pragma("noescape")
+	Doc("cambiScanAVX2 scans n float32 (a multiple of 8) for cambiScan into out: the 8 dword lanes of min(bits-1) in out[0:4], of max(bits) in out[4:8], of count(bits == 0) in out[8:12], 4 sums in double in out[12:16].")
+	c := Load(Param("c"), GP64())
+	out := Load(Param("out"), GP64())
+	mn, mx, zs, ones, zero, s0, s1 := YMM(), YMM(), YMM(), YMM(), YMM(), YMM(), YMM()
+	VPCMPEQD(ones, ones, ones)
+	VMOVDQA(ones, mn)
+	VPXOR(mx, mx, mx)
+	VPXOR(zs, zs, zs)
+	VPXOR(zero, zero, zero)
+	VXORPD(s0, s0, s0)
+	VXORPD(s1, s1, s1)
+	rowLoopStep(8, func(i Register) {
+		x, d, hi := YMM(), YMM(), XMM()
+		VMOVDQU(Mem{Base: c, Index: i, Scale: 4}, x)
+		VPADDD(ones, x, d)
+		VPMINUD(d, mn, mn)
+		VPMAXUD(x, mx, mx)
+		VPCMPEQD(zero, x, d)
+		VPSUBD(d, zs, zs)
+		lo, h := YMM(), YMM()
+		VCVTPS2PD(x.AsX(), lo)
+		VADDPD(lo, s0, s0)
+		VEXTRACTF128(Imm(1), x, hi)
+		VCVTPS2PD(hi, h)
+		VADDPD(h, s1, s1)
+	}, func() {
+		VADDPD(s1, s0, s0)
+		VMOVDQU(mn, Mem{Base: out})
+		VMOVDQU(mx, Mem{Base: out, Disp: 32})
+		VMOVDQU(zs, Mem{Base: out, Disp: 64})
+		VMOVUPD(s0, Mem{Base: out, Disp: 96})
+	})
 }

@@ -4,7 +4,8 @@
 //	go run . -out ../zz_generated_kernels_amd64.s -stubs ../zz_generated_kernels_amd64.go -pkg vmaf
 //
 // Each kernel covers a multiple of 4 pixels (8 for the scale-0 kernels of
-// ADM in 32-bit lanes: the DWT, the CSF and the decoupling); its Go caller in kernels_amd64.go runs the scalar code on the
+// ADM in 32-bit lanes: the DWT, the CSF and the decoupling, and the contrast
+// measure at every scale); its Go caller in kernels_amd64.go runs the scalar code on the
 // rest of the row, and the tests compare every kernel with that scalar code.
 //
 // Bit-exactness rests on the bounds the scalar code documents: a packed
@@ -36,6 +37,7 @@ func main() {
 	motionV()
 	motionH()
 	dwt0V()
+	dwt0VMadd()
 	dwt0H()
 	admCM(false)
 	admCM(true)
@@ -45,7 +47,8 @@ func main() {
 	admCSF0()
 	admAngle()
 	admDecouple()
-	admDecouple0()
+	admDecouple0(false)
+	admDecouple0(true)
 	dwtSV()
 	dwtSH()
 	vifSubRound()
@@ -55,6 +58,7 @@ func main() {
 	admDen(false)
 	admDen(true)
 	speedAxpy()
+	speedConv()
 	cambiKernels()
 	Generate()
 }
@@ -647,16 +651,7 @@ func dwt0V() {
 	TEXT("admDWT0VAVX2", NOSPLIT, "func(r0, r1, r2, r3 *uint16, lo, hi *int32, loAdd, hiAdd uint64, shift uint64, n int)")
 	Pragma("noescape")
 	Doc("admDWT0VAVX2 runs the vertical DWT of n samples (a multiple of 8) of four rows into lo and hi.")
-	var r [4]Register
-	for k := range r {
-		r[k] = Load(Param(fmt.Sprintf("r%d", k)), GP64())
-	}
-	lo := Load(Param("lo"), GP64())
-	hi := Load(Param("hi"), GP64())
-	loAdd, hiAdd, shift := YMM(), YMM(), XMM()
-	VPBROADCASTD(paramAddr("loAdd"), loAdd)
-	VPBROADCASTD(paramAddr("hiAdd"), hiAdd)
-	MOVQ(paramAddr("shift"), shift)
+	r, lo, hi, loAdd, hiAdd, shift := dwt0VParams()
 	loTab := dwordTable("dwt0lo", dwtLo[:])
 	hiTab := dwordTable("dwt0hi", dwtHi[:])
 	rowLoopStep(8, func(i Register) {
@@ -684,48 +679,133 @@ func dwt0V() {
 	}, func() {})
 }
 
+// dwt0VParams loads the vertical DWT kernels' parameters: the four rows,
+// the outputs, the roundings in every lane and the shift.
+func dwt0VParams() (r [4]Register, lo, hi Register, loAdd, hiAdd VecVirtual, shift Register) {
+	for k := range r {
+		r[k] = Load(Param(fmt.Sprintf("r%d", k)), GP64())
+	}
+	lo = Load(Param("lo"), GP64())
+	hi = Load(Param("hi"), GP64())
+	loAdd, hiAdd, shift = YMM(), YMM(), XMM()
+	VPBROADCASTD(paramAddr("loAdd"), loAdd)
+	VPBROADCASTD(paramAddr("hiAdd"), hiAdd)
+	MOVQ(paramAddr("shift"), shift)
+	return r, lo, hi, loAdd, hiAdd, shift
+}
+
+// dwt0VMadd is dwt0V for samples below 2^15: two rows' samples share a
+// dword (u_k | u_k+1 << 16, each a positive int16), so that one VPMADDWD
+// takes two taps (|tap| < 2^15; each product below 2^30, their sum below
+// 2^31) where dwt0V takes two VPMULLD and an add. The samples' bits are
+// ORed as it goes: it returns 1 when one of them had bit 15 set (its
+// output is then wrong, and the caller runs dwt0V), else 0.
+func dwt0VMadd() {
+	TEXT("admDWT0VMaddAVX2", NOSPLIT, "func(r0, r1, r2, r3 *uint16, lo, hi *int32, loAdd, hiAdd uint64, shift uint64, n int) uint64")
+	Pragma("noescape")
+	Doc("admDWT0VMaddAVX2 is admDWT0VAVX2 for samples below 2^15; it returns 1 where a sample is not (its output is then wrong), else 0.")
+	r, lo, hi, loAdd, hiAdd, shift := dwt0VParams()
+	pair := func(c [4]int32, k int) uint32 { return uint32(uint16(c[k])) | uint32(uint16(c[k+1]))<<16 }
+	taps := dwordTable("dwt0pairs", []int32{
+		int32(pair(dwtLo, 0)), int32(pair(dwtLo, 2)), int32(pair(dwtHi, 0)), int32(pair(dwtHi, 2)),
+	})
+	var tp [4]VecVirtual
+	for k := range tp {
+		tp[k] = YMM()
+		VPBROADCASTD(taps.Offset(4*k), tp[k])
+	}
+	seen := YMM()
+	VPXOR(seen, seen, seen)
+	n := Load(Param("n"), GP64())
+	i := GP64()
+	XORQ(i, i)
+	Label("loop")
+	CMPQ(i, n)
+	JAE(LabelRef("done"))
+	{
+		var pr [2]VecVirtual
+		for k := range pr {
+			a, b := YMM(), YMM()
+			VPMOVZXWD(Mem{Base: r[2*k], Index: i, Scale: 2}, a)
+			VPMOVZXWD(Mem{Base: r[2*k+1], Index: i, Scale: 2}, b)
+			VPSLLD(Imm(16), b, b)
+			VPOR(b, a, a)
+			VPOR(a, seen, seen)
+			pr[k] = a
+		}
+		for h, p := range []struct {
+			add VecVirtual
+			out Register
+		}{{loAdd, lo}, {hiAdd, hi}} {
+			acc, c := YMM(), YMM()
+			VPMADDWD(tp[2*h], pr[0], acc)
+			VPMADDWD(tp[2*h+1], pr[1], c)
+			VPADDD(c, acc, acc)
+			VPADDD(p.add, acc, acc)
+			VPSRAD(shift, acc, acc)
+			narrow16(acc)
+			VMOVDQU(acc, Mem{Base: p.out, Index: i, Scale: 4})
+		}
+	}
+	ADDQ(Imm(8), i)
+	JMP(LabelRef("loop"))
+	Label("done")
+	// Bit 15 of any word: the high bytes' top bits.
+	m, big := GP32(), GP64()
+	VPMOVMSKB(seen, m)
+	ANDL(U32(0xaaaaaaaa), m)
+	XORQ(big, big)
+	TESTL(m, m)
+	SETNE(big.As8())
+	Store(big, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
 // dwt0H is the horizontal pass of ADM's first DWT level for interior
 // outputs: out j takes t[2j-1..2j+2]; t points at t[2j-1] of the first.
 // lo = (sum dwtLo[k]*s_k + 2^15) >> 16 narrowed to int16, hi likewise.
+// Two taps a multiply-add, as dwt0VMadd: t holds int16 values (the
+// vertical pass narrows them), packed to words without saturation, each
+// product below 2^30.
 func dwt0H() {
 	TEXT("admDWT0HAVX2", NOSPLIT, "func(t *int32, lo, hi *int32, n int)")
 	Pragma("noescape")
-	Doc("admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t into lo and hi.")
+	Doc("admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t (int16 values) into lo and hi.")
 	t := Load(Param("t"), GP64())
 	lo := Load(Param("lo"), GP64())
 	hi := Load(Param("hi"), GP64())
-	perm, round := YMM(), YMM()
-	VMOVDQU(dwordTable("dwt0perm", []int32{0, 2, 4, 6, 1, 3, 5, 7}), perm)
+	round := YMM()
 	VPBROADCASTD(ConstData("dwt0round", U32(32768)), round)
-	loTab := dwordTable("dwt0hlo", dwtLo[:])
-	hiTab := dwordTable("dwt0hhi", dwtHi[:])
+	pair := func(c [4]int32, k int) int32 { return int32(uint32(uint16(c[k])) | uint32(uint16(c[k+1]))<<16) }
+	taps := dwordTable("dwt0hpairs", []int32{pair(dwtLo, 0), pair(dwtLo, 2), pair(dwtHi, 0), pair(dwtHi, 2)})
+	var tp [4]VecVirtual
+	for k := range tp {
+		tp[k] = YMM()
+		VPBROADCASTD(taps.Offset(4*k), tp[k])
+	}
 	rowLoopStep(8, func(i Register) {
-		// Offsets 0 and 2 from t[2j-1], split into even and odd dwords
-		// per 128-bit half, then the halves of two loads joined: the four
-		// taps' samples of eight outputs.
-		var sv [4]VecVirtual
+		// Output j reads t[2j-1] .. t[2j+2]: from t at offsets 0 and 2,
+		// sixteen dwords packed to words (the values are int16: no
+		// saturation) and put back in order, the pairs of taps 0 and 1
+		// and of taps 2 and 3 of eight outputs.
+		var pr [2]VecVirtual
 		for k, disp := range []int{0, 8} {
-			a, b := YMM(), YMM()
-			VPERMD(Mem{Base: t, Disp: disp}, perm, a)
-			VPERMD(Mem{Base: t, Disp: disp + 32}, perm, b)
-			sv[2*k], sv[2*k+1] = YMM(), YMM()
-			VPERM2I128(Imm(0x20), b, a, sv[2*k])
-			VPERM2I128(Imm(0x31), b, a, sv[2*k+1])
+			a := YMM()
+			VMOVDQU(Mem{Base: t, Disp: disp}, a)
+			VPACKSSDW(Mem{Base: t, Disp: disp + 32}, a, a)
+			VPERMQ(Imm(0xd8), a, a)
+			pr[k] = a
 		}
-		for _, p := range []struct {
-			tab Mem
-			out Register
-		}{{loTab, lo}, {hiTab, hi}} {
+		for h, out := range []Register{lo, hi} {
 			acc, c := YMM(), YMM()
-			VMOVDQA(round, acc)
-			for k := range sv {
-				VPBROADCASTD(p.tab.Offset(4*k), c)
-				VPMULLD(sv[k], c, c)
-				VPADDD(c, acc, acc)
-			}
+			VPMADDWD(tp[2*h], pr[0], acc)
+			VPMADDWD(tp[2*h+1], pr[1], c)
+			VPADDD(c, acc, acc)
+			VPADDD(round, acc, acc)
 			VPSRAD(Imm(16), acc, acc)
 			narrow16(acc)
-			VMOVDQU(acc, Mem{Base: p.out, Index: i, Scale: 4})
+			VMOVDQU(acc, Mem{Base: out, Index: i, Scale: 4})
 		}
 		ADDQ(Imm(64), t)
 	}, func() {})
@@ -753,7 +833,7 @@ func admCM(scaleS bool) {
 	}
 	TEXT(name, NOSPLIT, "func(fh, fv, fd, ch, cv, cd, sh, sv, sd *int32, up, down int, cub *[7]uint64, out *[3]int64, n int)")
 	Pragma("noescape")
-	Doc(name + " sums the cubed masked contrast of n pixels (a multiple of 4) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).")
+	Doc(name + " sums the cubed masked contrast of n pixels (a multiple of 8) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).")
 	p := loadPointers("fh", "fv", "fd", "ch", "cv", "cd", "sh", "sv", "sd")
 	up := Load(Param("up"), GP64())
 	down := Load(Param("down"), GP64())
@@ -787,7 +867,9 @@ func admCM(scaleS bool) {
 	Label("pixels")
 	TESTQ(n, n)
 	JZ(LabelRef("done"))
-	thr, t, zero := XMM(), XMM(), XMM()
+	// The threshold of 8 pixels in 8 dword lanes; the cubes take them 4 a
+	// time in 64-bit lanes.
+	thr, t, zero := YMM(), YMM(), YMM()
 	VPXOR(thr, thr, thr)
 	VPXOR(zero, zero, zero)
 	for b := 0; b < 3; b++ {
@@ -804,14 +886,21 @@ func admCM(scaleS bool) {
 				VPADDD(m, thr, thr)
 			}
 		}
-		VPABSD(Mem{Base: p[3+b]}, t)
 		if scaleS {
-			// centre = (286331153*|c| - 2^31) >> 32
-			VPADDD(fltQ32(t, 286331153), thr, thr)
+			// centre = (286331153*|c| - 2^31) >> 32, 4 lanes a half.
+			var cs [2]Register
+			for half := range cs {
+				th := XMM()
+				VPABSD(Mem{Base: p[3+b], Disp: 16 * half}, th)
+				cs[half] = fltQ32(th, 286331153)
+			}
+			VINSERTI128(Imm(1), cs[1], cs[0].(VecVirtual).AsY(), t)
+			VPADDD(t, thr, thr)
 			continue
 		}
+		VPABSD(Mem{Base: p[3+b]}, t)
 		// centre = int16((8738*|c| + 2048) >> 12)
-		c := XMM()
+		c := YMM()
 		VPBROADCASTD(d("cmc8738", 8738), c)
 		VPMULLD(c, t, t)
 		VPBROADCASTD(d("cmc2048", 2048), c)
@@ -821,9 +910,12 @@ func admCM(scaleS bool) {
 		VPADDD(t, thr, thr)
 	}
 	for b := 0; b < 3; b++ {
-		x, c, th := XMM(), XMM(), XMM()
+		x, c, th := YMM(), YMM(), YMM()
 		if scaleS {
-			weighS(Mem{Base: p[6+b]}, Mem{Base: cub, Disp: 32 + 8*b}, x)
+			weighS(Mem{Base: p[6+b]}, Mem{Base: cub, Disp: 32 + 8*b}, x.AsX())
+			hi := XMM()
+			weighS(Mem{Base: p[6+b], Disp: 16}, Mem{Base: cub, Disp: 32 + 8*b}, hi)
+			VINSERTI128(Imm(1), hi, x, x)
 		} else {
 			// The weight is the low dword of cub[4+b] (the options'
 			// i_rfactor, below 2^16).
@@ -838,30 +930,34 @@ func admCM(scaleS bool) {
 			VPSUBD(th, x, x)
 		}
 		VPMAXSD(zero, x, x)
-		x64, sq := YMM(), YMM()
-		VPMOVZXDQ(x, x64)
-		VPMULUDQ(x64, x64, sq)
-		VPBROADCASTQ(addSq[b], c.AsY())
-		VPADDQ(c.AsY(), sq, sq)
-		VPSRLQ(Imm(shSq[b]), sq, sq)
-		VPSHUFD(Imm(0x08), sq, sq)
-		VPERMQ(Imm(0x08), sq, sq)
-		VPMOVSXDQ(sq.AsX(), sq)
-		VPMULDQ(x64, sq, sq)
 		sh, un, add := shH, unH, Mem{Base: cub}
 		if b == 2 {
 			sh, un, add = shD, unD, Mem{Base: cub, Disp: 8}
 		}
-		VPBROADCASTQ(add, c.AsY())
-		VPADDQ(c.AsY(), sq, sq)
-		VPSRLQ(sh, sq, sq)
-		VPSUBQ(un, sq, sq)
-		VPADDQ(sq, acc[b], acc[b])
+		xh := XMM()
+		VEXTRACTI128(Imm(1), x, xh)
+		for _, xs := range []Register{x.AsX(), xh} {
+			x64, sq := YMM(), YMM()
+			VPMOVZXDQ(xs, x64)
+			VPMULUDQ(x64, x64, sq)
+			VPBROADCASTQ(addSq[b], c)
+			VPADDQ(c, sq, sq)
+			VPSRLQ(Imm(shSq[b]), sq, sq)
+			VPSHUFD(Imm(0x08), sq, sq)
+			VPERMQ(Imm(0x08), sq, sq)
+			VPMOVSXDQ(sq.AsX(), sq)
+			VPMULDQ(x64, sq, sq)
+			VPBROADCASTQ(add, c)
+			VPADDQ(c, sq, sq)
+			VPSRLQ(sh, sq, sq)
+			VPSUBQ(un, sq, sq)
+			VPADDQ(sq, acc[b], acc[b])
+		}
 	}
 	for _, r := range p {
-		ADDQ(Imm(16), r)
+		ADDQ(Imm(32), r)
 	}
-	SUBQ(Imm(4), n)
+	SUBQ(Imm(8), n)
 	JMP(LabelRef("pixels"))
 
 	Label("done")
@@ -1287,8 +1383,23 @@ func gainLimit(r, vt Register, o64, egl VecVirtual) Register {
 // 2^46) is taken in even and odd 64-bit lanes with its arithmetic shift as a
 // logical one of the value biased by 2^46, k*o fits int32, and r and a are
 // narrowed to int16 where the scalar code narrows them.
-func admDecouple0() {
-	o, t, angle, rp, ap, tab, egl := decoupleKernel("admDecouple0AVX2", "n int16 coefficients (a multiple of 8) of scale 0")
+//
+// With intGain (admDecouple0IntAVX2) the gain limit egl is a whole number
+// from 0 to 65535, so that r*egl (|r| <= 2^15) fits int32 and its double,
+// the comparison with t and the truncation are exact: the limit is then
+// min(r*egl, t) for o > 0 and max(r*egl, t) for o < 0 in dword lanes.
+func admDecouple0(intGain bool) {
+	name := "admDecouple0AVX2"
+	if intGain {
+		name = "admDecouple0IntAVX2"
+	}
+	o, t, angle, rp, ap, tab, egl := decoupleKernel(name, "n int16 coefficients (a multiple of 8) of scale 0")
+	var gain VecVirtual
+	if intGain {
+		gain = YMM()
+		VCVTTPD2DQY(egl, gain.AsX())
+		VPBROADCASTD(gain.AsX(), gain)
+	}
 	rowLoopStep(8, func(i Register) {
 		zero, vo, vt, ao, sh := YMM(), YMM(), YMM(), YMM(), YMM()
 		VPXOR(zero, zero, zero)
@@ -1342,17 +1453,26 @@ func admDecouple0() {
 		m := YMM()
 		VPCMPGTD(zero, kk, m)
 		VPAND(Mem{Base: angle, Index: i, Scale: 4}, m, m)
-		var lim [2]Register
-		for h := range lim {
-			rh, th, oh := XMM(), XMM(), YMM()
-			VEXTRACTI128(Imm(uint64(h)), r, rh)
-			VEXTRACTI128(Imm(uint64(h)), vt, th)
-			VEXTRACTI128(Imm(uint64(h)), vo, oh.AsX())
-			VPMOVSXDQ(oh.AsX(), oh)
-			lim[h] = gainLimit(rh, th, oh, egl)
-		}
 		l := YMM()
-		VINSERTI128(Imm(1), lim[1], lim[0].(VecVirtual).AsY(), l)
+		if intGain {
+			lo, hi, pos := YMM(), YMM(), YMM()
+			VPMULLD(gain, r, l)
+			VPMINSD(vt, l, lo)
+			VPMAXSD(vt, l, hi)
+			VPCMPGTD(zero, vo, pos) // o > 0
+			VPBLENDVB(pos, lo, hi, l)
+		} else {
+			var lim [2]Register
+			for h := range lim {
+				rh, th, oh := XMM(), XMM(), YMM()
+				VEXTRACTI128(Imm(uint64(h)), r, rh)
+				VEXTRACTI128(Imm(uint64(h)), vt, th)
+				VEXTRACTI128(Imm(uint64(h)), vo, oh.AsX())
+				VPMOVSXDQ(oh.AsX(), oh)
+				lim[h] = gainLimit(rh, th, oh, egl)
+			}
+			VINSERTI128(Imm(1), lim[1], lim[0].(VecVirtual).AsY(), l)
+		}
 		narrow16(l)
 		VPBLENDVB(m, l, r, r)
 		VMOVDQU(r, Mem{Base: rp, Index: i, Scale: 4})
@@ -1619,6 +1739,28 @@ func returnSum(sum VecVirtual) {
 // inner loop of SpEED's matrix products. VMULPS then VADDPS round the
 // product and the sum separately, as the scalar code does (no FMA), and
 // each lane is one element's sum, so the bits are the scalar code's.
+// speedConv is SpEED's conversion of samples to float (speedConvGo): each
+// step's division and addition are single IEEE operations, as the scalar
+// code's are.
+func speedConv() {
+	TEXT("speedConvAVX2", NOSPLIT, "func(src *uint16, dst *float32, scaler float32, n int)")
+	Pragma("noescape")
+	Doc("speedConvAVX2 sets dst[i] = float32(src[i])/scaler + -128 for i < n (a multiple of 8).")
+	sc, off := YMM(), YMM()
+	VBROADCASTSS(paramAddr("scaler"), sc)
+	VBROADCASTSS(constMem("speedm128", F32(-128)), off)
+	src := Load(Param("src"), GP64())
+	dst := Load(Param("dst"), GP64())
+	rowLoopStep(8, func(i Register) {
+		x := YMM()
+		VPMOVZXWD(Mem{Base: src, Index: i, Scale: 2}, x)
+		VCVTDQ2PS(x, x)
+		VDIVPS(sc, x, x)
+		VADDPS(off, x, x)
+		VMOVUPS(x, Mem{Base: dst, Index: i, Scale: 4})
+	}, func() {})
+}
+
 func speedAxpy() {
 	TEXT("speedAxpyAVX2", NOSPLIT, "func(d, y *float32, a float32, n int)")
 	Pragma("noescape")
