@@ -2,8 +2,9 @@
 // flag with an environment variable twin (a flag given on the command line wins, then
 // the variable, then the default), parsed with pflag, validated at start with every
 // error reported at once and each naming both the flag and the variable, and `--help`
-// printed in the same shape by every binary. The option list also feeds the generated
-// configuration reference (docs/configuration.md).
+// printed in the same shape by every binary. A binary may also read a versioned config
+// file (File), each setting under its key, between the variable and the default. The
+// option list also feeds the generated configuration tables of docs/.
 package cli
 
 import (
@@ -28,23 +29,38 @@ type Lookup func(name string) (string, bool)
 // Option is one setting as the reference documents it.
 type Option struct {
 	Flag, Env, Default, Usage string
+	// Key is the setting's key in the config file (File); "" for none.
+	Key string
 }
 
 type option struct {
 	Option
 	raw   rawValue
 	parse func(string) error
-	// given is set by Resolve when the flag or its variable gave the value.
-	given bool
+	// source is set by Resolve: where the value came from.
+	source Source
 }
+
+// Source is where a setting's value came from.
+type Source string
+
+// The sources, in increasing precedence.
+const (
+	SourceDefault Source = "default"
+	SourceFile    Source = "file"
+	SourceEnv     Source = "env"
+	SourceFlag    Source = "flag"
+)
 
 // Set is one binary's settings.
 type Set struct {
 	name, summary string
-	// shorthand is the next flag's one-letter shorthand (IntP).
-	shorthand string
-	fs        *pflag.FlagSet
-	opts      []*option
+	// shorthand is the next flag's one-letter shorthand (IntP), key its file key (Key).
+	shorthand, key string
+	fs             *pflag.FlagSet
+	opts           []*option
+	// file is the config file's setting and type, nil without one (File).
+	file *configFile
 }
 
 // New starts the settings of the binary name; summary is the first paragraph of --help.
@@ -93,10 +109,21 @@ func (s *Set) TypedFunc(typ, flag, env, def, usage string, parse func(string) er
 	s.typed(typ, flag, env, def, usage, parse)
 }
 
+// Key gives the next setting added a key in the config file (File): Key("slotsPerDevice").Int(...).
+func (s *Set) Key(key string) *Set {
+	s.key = key
+	return s
+}
+
 func (s *Set) typed(typ, flag, env, def, usage string, parse func(string) error) *pflag.Flag {
-	o := &option{Option: Option{Flag: flag, Env: env, Default: def, Usage: usage}, raw: rawValue{typ: typ}, parse: parse}
+	o := &option{Option: Option{Flag: flag, Env: env, Default: def, Usage: usage, Key: s.key}, raw: rawValue{typ: typ}, parse: parse}
+	s.key = ""
 	s.opts = append(s.opts, o)
-	f := &pflag.Flag{Name: flag, Usage: usage + " (env " + env + ")", Value: &o.raw, DefValue: def}
+	names := "env " + env
+	if o.Key != "" {
+		names += ", file key " + o.Key
+	}
+	f := &pflag.Flag{Name: flag, Usage: usage + " (" + names + ")", Value: &o.raw, DefValue: def}
 	// A one-letter flag marked as its own shorthand (IntP) is -v and --v alike.
 	if s.shorthand != "" {
 		f.Shorthand, s.shorthand = s.shorthand, ""
@@ -130,28 +157,49 @@ func (s *Set) Parse(args []string, lookup Lookup, help io.Writer) error {
 }
 
 // Resolve takes each setting from its flag when the command line gave it, else from its
-// variable, else from the default, and calls its parse; it returns every invalid setting
-// at once. Parse calls it; a command parser that parsed FlagSet calls it after.
+// variable, else from the config file (File), else from the default, and calls its
+// parse; it returns every invalid setting at once. Parse calls it; a command parser that
+// parsed FlagSet calls it after.
 func (s *Set) Resolve(lookup Lookup) error {
 	var errs []error
+	var file map[string]string
 	for _, o := range s.opts {
-		v, from := o.Default, ""
-		f := s.fs.Lookup(o.Flag)
-		if f.Changed {
-			v, from = o.raw.v, dashed(f)+" (or "+o.Env+")"
-		} else if e, ok := lookup(o.Env); ok {
-			v, from = strings.TrimSpace(e), o.Env+" (or "+dashed(f)+")"
+		if s.file != nil && o == s.file.opt {
+			// The file is named by its flag or variable only; every later setting may
+			// come from it.
+			errs = append(errs, s.resolve(o, lookup, nil, ""))
+			var err error
+			file, err = s.readFile()
+			errs = append(errs, err)
+			continue
 		}
-		o.given = from != ""
-		if err := o.parse(v); err != nil {
-			if from == "" {
-				from = "the default of " + dashed(f)
-			}
-			errs = append(errs, fmt.Errorf("%s=%q: %w", from, v, err))
-		}
+		errs = append(errs, s.resolve(o, lookup, file, s.fileName()))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("invalid %s configuration: %w", s.name, err)
+	}
+	return nil
+}
+
+// resolve takes o's value from the first source that has it and parses it.
+func (s *Set) resolve(o *option, lookup Lookup, file map[string]string, fileName string) error {
+	f := s.fs.Lookup(o.Flag)
+	v, from, src := o.Default, "", SourceDefault
+	fv, inFile := file[o.Key]
+	switch e, inEnv := lookup(o.Env); {
+	case f.Changed:
+		v, from, src = o.raw.v, dashed(f)+" (or "+o.Env+")", SourceFlag
+	case inEnv:
+		v, from, src = strings.TrimSpace(e), o.Env+" (or "+dashed(f)+")", SourceEnv
+	case inFile && o.Key != "":
+		v, from, src = fv, "field "+o.Key+" of "+fileName+" (or "+dashed(f)+", "+o.Env+")", SourceFile
+	}
+	o.source = src
+	if err := o.parse(v); err != nil {
+		if from == "" {
+			from = "the default of " + dashed(f)
+		}
+		return fmt.Errorf("%s=%q: %w", from, v, err)
 	}
 	return nil
 }
@@ -165,15 +213,18 @@ func dashed(f *pflag.Flag) string {
 	return "--" + f.Name
 }
 
-// Given reports whether the flag or its variable gave the setting's value rather than
-// the default; Resolve decides it.
-func (s *Set) Given(flag string) bool {
+// Given reports whether the flag, its variable or the config file gave the setting's
+// value rather than the default; Resolve decides it.
+func (s *Set) Given(flag string) bool { return s.Source(flag) != SourceDefault }
+
+// Source is where Resolve took the setting's value from.
+func (s *Set) Source(flag string) Source {
 	for _, o := range s.opts {
-		if o.Flag == flag {
-			return o.given
+		if o.Flag == flag && o.source != "" {
+			return o.source
 		}
 	}
-	return false
+	return SourceDefault
 }
 
 // PrintUsage writes --help: the summary, then every flag with its variable and default.
@@ -424,6 +475,25 @@ func (s *Set) Addr(p *string, flag, env, def string, mayDisable bool, usage stri
 		*p = v
 		return nil
 	})
+}
+
+// EnvName is the environment twin of a flag: prefix and the flag's name in upper case
+// with dashes as underscores (VMAFX_ and --pixel-format: VMAFX_PIXEL_FORMAT); -v, a name
+// too short to stand alone, is prefix and VERBOSITY.
+func EnvName(prefix, flag string) string {
+	if flag == "v" {
+		return prefix + "VERBOSITY"
+	}
+	return prefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// Getenv is an environment read by getenv as a Lookup in which an empty variable counts
+// as unset, as the kubelet passes a variable whose source is empty.
+func Getenv(getenv func(string) string) Lookup {
+	return func(name string) (string, bool) {
+		v := getenv(name)
+		return v, v != ""
+	}
 }
 
 // SplitList splits a comma-separated list and drops empty items.

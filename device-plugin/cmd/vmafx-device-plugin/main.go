@@ -13,7 +13,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
 	"github.com/vmafx/vmafx/device-plugin/internal/agent"
@@ -21,11 +20,6 @@ import (
 	"github.com/vmafx/vmafx/internal/cli"
 	"github.com/vmafx/vmafx/internal/version"
 )
-
-const summary = `vmafx-device-plugin advertises a node's VMAF scoring slots (vmafx.dev/slot) to the
-kubelet and keeps the node's VmafxNode heartbeat (docs/device-plugin.md). A setting comes
-from its flag, else its environment variable, else the config file (--config), else the
-default.`
 
 func main() {
 	version.HandleFlag(os.Args)
@@ -35,29 +29,20 @@ func main() {
 // run runs the device plugin with the command line args (without the program name) and
 // returns the exit code: 2 for an invalid configuration, 1 for a failure, 0 after --help.
 func run(args []string, lookup cli.Lookup, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("vmafx-device-plugin", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
-	loader := config.Bind(fs)
+	loader := config.NewLoader()
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
-	fs.AddGoFlagSet(klogFlags)
-	cli.AddVersionFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			cli.PrintUsage(stdout, "vmafx-device-plugin", summary, fs)
-			return 0
-		}
-		fmt.Fprintf(stderr, "vmafx-device-plugin: %v (see --help)\n", err)
+	loader.Set().AddGoFlagSet(klogFlags)
+	cfg, err := loader.Parse(args, lookup, stdout)
+	if errors.Is(err, cli.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	defer klog.Flush()
-	logger := klog.Background().WithName("vmafx-device-plugin")
-	cfg, err := loader.Resolve(lookup)
-	if err != nil {
-		fmt.Fprintf(stderr, "vmafx-device-plugin: %v\n", err)
-		return 2
-	}
+	logger := klog.Background().WithName(config.Name)
 	logger.Info("Effective configuration", cfg.KeysAndValues()...)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)

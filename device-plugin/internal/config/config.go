@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/cli"
 )
 
 // VendorAuto lets discovery pick the vendor: the first of nvidia, amd, intel found on
@@ -102,14 +103,14 @@ type Config struct {
 }
 
 // Source is where a setting's value came from.
-type Source string
+type Source = cli.Source
 
 // The sources, in increasing precedence.
 const (
-	SourceDefault Source = "default"
-	SourceFile    Source = "file"
-	SourceEnv     Source = "env"
-	SourceFlag    Source = "flag"
+	SourceDefault = cli.SourceDefault
+	SourceFile    = cli.SourceFile
+	SourceEnv     = cli.SourceEnv
+	SourceFlag    = cli.SourceFlag
 )
 
 // Default returns the configuration with every default applied.
@@ -194,7 +195,7 @@ func (c *Config) Validate() error {
 func (c *Config) KeysAndValues() []any {
 	var kv []any
 	for _, o := range options {
-		v := o.bind(c).String()
+		v := o.value(c)
 		src := c.Origins[o.key]
 		if src == "" {
 			src = SourceDefault

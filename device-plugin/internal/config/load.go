@@ -1,16 +1,22 @@
 package config
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
-	"sort"
-	"strings"
+	"io"
 
 	"github.com/spf13/pflag"
-	"sigs.k8s.io/yaml"
+
+	"github.com/vmafx/vmafx/internal/cli"
 )
+
+// Name is the program, as --help and errors name it.
+const Name = "vmafx-device-plugin"
+
+// Summary is the first paragraph of vmafx-device-plugin --help.
+const Summary = `vmafx-device-plugin advertises a node's VMAF scoring slots (vmafx.dev/slot) to the
+kubelet and keeps the node's VmafxNode heartbeat (docs/device-plugin.md). A setting comes
+from its flag, else its environment variable, else the config file (--config), else the
+default.`
 
 // The config file's type. Files of another apiVersion or kind are refused, so a future
 // v2 can change meanings without being misread.
@@ -19,126 +25,68 @@ const (
 	FileKind       = "DevicePluginConfig"
 )
 
-// Loader binds the options to a FlagSet and, after parsing, resolves the effective
-// Config.
+// Loader holds the settings bound to a Config and, after parsing, resolves it.
 type Loader struct {
-	raw    map[string]*rawValue
-	config *rawValue
+	set *cli.Set
+	cfg *Config
 }
 
-// Bind registers every option's flag (and --config) on fs.
-func Bind(fs *pflag.FlagSet) *Loader {
-	l := &Loader{raw: map[string]*rawValue{}}
+// NewLoader declares every setting on a fresh Set, bound to a Config of defaults.
+func NewLoader() *Loader {
+	cfg := Default()
+	l := &Loader{set: cli.New(Name, Summary), cfg: &cfg}
+	l.set.File(&cfg.File, configFlag, configEnv, FileAPIVersion, FileKind, "Optional config file (apiVersion "+FileAPIVersion+", kind "+FileKind+").")
 	for _, o := range options {
-		scratchCfg := Default()
-		scratch := o.bind(&scratchCfg)
-		_, isBool := scratch.(*boolValue)
-		rv := &rawValue{isBool: isBool, check: scratch}
-		l.raw[o.key] = rv
-		fs.Var(rv, o.flag, fmt.Sprintf("%s (env %s, file key %s)", o.usage, o.env, o.key))
-		f := fs.Lookup(o.flag)
-		f.DefValue = scratch.String()
-		if isBool {
-			f.NoOptDefVal = "true" // --cdi alone turns it on
-		}
+		o.add(l.set, &cfg)
 	}
-	l.config = &rawValue{check: new(stringValue)}
-	fs.Var(l.config, configFlag, fmt.Sprintf("Optional config file, apiVersion %s kind %s (env %s).", FileAPIVersion, FileKind, configEnv))
 	return l
 }
 
-// Resolve builds the Config from defaults, then the config file, then the
-// environment, then the flags given, and validates it. lookupEnv is os.LookupEnv
-// outside tests; an empty environment variable counts as unset.
-func (l *Loader) Resolve(lookupEnv func(string) (string, bool)) (Config, error) {
-	cfg := Default()
-	cfg.Origins = map[string]Source{}
-	getenv := func(k string) string { v, _ := lookupEnv(k); return v }
+// Set is the settings, for the program to add its libraries' flags to (klog's) before Parse.
+func (l *Loader) Set() *cli.Set { return l.set }
 
-	file := getenv(configEnv)
-	if l.config.set {
-		file = l.config.text
+// Bind registers every setting's flag (and --config) on fs, for a caller that parses fs
+// itself and then calls Resolve.
+func Bind(fs *pflag.FlagSet) *Loader {
+	l := NewLoader()
+	fs.AddFlagSet(l.set.FlagSet())
+	return l
+}
+
+// Parse reads the command line and the environment through lookup (os.LookupEnv in the
+// binary), and resolves the Config; it returns cli.ErrHelp after writing --help to help.
+func (l *Loader) Parse(args []string, lookup cli.Lookup, help io.Writer) (Config, error) {
+	if err := l.set.Parse(args, emptyUnset(lookup), help); err != nil {
+		return Config{}, err
 	}
-	if file != "" {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return Config{}, fmt.Errorf("reading config file: %w", err)
-		}
-		if err := applyFile(&cfg, data); err != nil {
-			return Config{}, fmt.Errorf("config file %s: %w", file, err)
-		}
-		cfg.File = file
+	return l.finish()
+}
+
+// Resolve builds the Config from the flags given, else the environment, else the config
+// file, else the defaults, and validates it. lookup is os.LookupEnv outside tests; an
+// empty environment variable counts as unset.
+func (l *Loader) Resolve(lookup cli.Lookup) (Config, error) {
+	if err := l.set.Resolve(emptyUnset(lookup)); err != nil {
+		return Config{}, err
 	}
+	return l.finish()
+}
+
+func emptyUnset(lookup cli.Lookup) cli.Lookup {
+	return cli.Getenv(func(name string) string { v, _ := lookup(name); return v })
+}
+
+// finish records where each value came from and validates the whole.
+func (l *Loader) finish() (Config, error) {
+	cfg := *l.cfg
+	cfg.Origins = map[string]Source{}
 	for _, o := range options {
-		if v := getenv(o.env); v != "" {
-			if err := o.bind(&cfg).Set(v); err != nil {
-				return Config{}, fmt.Errorf("environment variable %s: %w", o.env, err)
-			}
-			cfg.Origins[o.key] = SourceEnv
-		}
-	}
-	for _, o := range options {
-		if rv := l.raw[o.key]; rv.set {
-			if err := o.bind(&cfg).Set(rv.text); err != nil {
-				return Config{}, fmt.Errorf("flag --%s: %w", o.flag, err)
-			}
-			cfg.Origins[o.key] = SourceFlag
+		if src := l.set.Source(o.flag); src != SourceDefault {
+			cfg.Origins[o.key] = src
 		}
 	}
 	if err := cfg.Validate(); err != nil {
-		return Config{}, fmt.Errorf("invalid configuration: %w", err)
+		return Config{}, fmt.Errorf("invalid %s configuration: %w", Name, err)
 	}
 	return cfg, nil
-}
-
-// applyFile sets the options a config file names. Unknown keys are errors, so a typo
-// never silently falls back to a default.
-func applyFile(cfg *Config, data []byte) error {
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return err
-	}
-	var fields map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(js))
-	if err := dec.Decode(&fields); err != nil {
-		return fmt.Errorf("must be a mapping: %w", err)
-	}
-	var version, kind string
-	_ = json.Unmarshal(fields["apiVersion"], &version)
-	_ = json.Unmarshal(fields["kind"], &kind)
-	if version != FileAPIVersion || kind != FileKind {
-		return fmt.Errorf("unsupported apiVersion %q kind %q: want apiVersion %s kind %s", version, kind, FileAPIVersion, FileKind)
-	}
-	delete(fields, "apiVersion")
-	delete(fields, "kind")
-	byKey := map[string]option{}
-	for _, o := range options {
-		byKey[o.key] = o
-	}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		o, ok := byKey[k]
-		if !ok {
-			return fmt.Errorf("unknown field %q", k)
-		}
-		raw := strings.TrimSpace(string(fields[k]))
-		if raw == "null" {
-			continue
-		}
-		text := raw
-		if strings.HasPrefix(raw, `"`) {
-			if err := json.Unmarshal(fields[k], &text); err != nil {
-				return fmt.Errorf("field %s: %w", k, err)
-			}
-		}
-		if err := o.bind(cfg).Set(text); err != nil {
-			return fmt.Errorf("field %s: %w", k, err)
-		}
-		cfg.Origins[k] = SourceFile
-	}
-	return nil
 }

@@ -4,7 +4,6 @@ import (
 	goflag "flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -64,7 +63,7 @@ type Config struct {
 // own; it returns cli.ErrHelp after writing --help to stdout. klog's flags (-v) come too.
 func Parse(name, prefix, summary string, args []string, lookup cli.Lookup, stdout io.Writer, extra func(s *cli.Set, env func(flag string) string)) (*Config, error) {
 	c := &Config{}
-	env := func(flag string) string { return prefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_")) }
+	env := func(flag string) string { return cli.EnvName(prefix, flag) }
 	s := cli.New(name, summary)
 	s.Addr(&c.Serve.Addr, "addr", env("addr"), DefaultAddr, false, "address to serve on")
 	s.Addr(&c.Serve.ProbeAddr, "probe-addr", env("probe-addr"), DefaultProbeAddr, false, "address of /healthz, /readyz and /metrics")

@@ -49,12 +49,7 @@ type Flags struct {
 // envName is the environment twin of a flag: VMAFX_ and the flag's name in upper case
 // with dashes as underscores, as the worker's; -v is VMAFX_VERBOSITY. The operator sets
 // VMAFX_REGISTRY_PLAIN_HTTP (vmafxv1.EnvRegistryPlainHTTP) on both.
-func envName(flagName string) string {
-	if flagName == "v" {
-		return "VMAFX_VERBOSITY"
-	}
-	return "VMAFX_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
+func envName(flagName string) string { return cli.EnvName("VMAFX_", flagName) }
 
 // NewFlags returns the trainer's flags with their defaults.
 func NewFlags() *Flags {
@@ -88,8 +83,7 @@ func Run(ctx context.Context, args []string, env func(string) string, stdout, st
 	f := NewFlags()
 	// An empty variable counts as unset, as the kubelet passes a variable whose source
 	// is empty.
-	lookup := func(name string) (string, bool) { v := env(name); return v, v != "" }
-	if err := f.set.Parse(args, lookup, stdout); err != nil {
+	if err := f.set.Parse(args, cli.Getenv(env), stdout); err != nil {
 		if errors.Is(err, cli.ErrHelp) {
 			return ExitOK
 		}

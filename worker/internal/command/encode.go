@@ -74,7 +74,7 @@ func newEncodeFlags() *encodeFlags {
 // config resolves the parsed flags with their env twins and checks them. The returned
 // config is never nil: on error it says at least where to report.
 func (f *encodeFlags) config(env func(string) string) (*encodeConfig, error) {
-	err := f.set.Resolve(lookup(env))
+	err := f.set.Resolve(cli.Getenv(env))
 	c := f.c
 	c.terminationSet = f.set.Given("termination-log")
 	switch {

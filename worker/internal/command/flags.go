@@ -87,21 +87,7 @@ type rawFlags struct {
 // envName is the environment twin of a flag: VMAFX_ and the flag's name in
 // upper case with dashes as underscores (--pixel-format: VMAFX_PIXEL_FORMAT,
 // --backend: VMAFX_BACKEND, which the device plugin sets). -v is VMAFX_VERBOSITY.
-func envName(flagName string) string {
-	if flagName == "v" {
-		return "VMAFX_VERBOSITY"
-	}
-	return "VMAFX_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
-
-// lookup is env as cli reads variables: an empty variable counts as unset, as the
-// kubelet passes a variable whose source is empty.
-func lookup(env func(string) string) cli.Lookup {
-	return func(name string) (string, bool) {
-		v := env(name)
-		return v, v != ""
-	}
-}
+func envName(flagName string) string { return cli.EnvName("VMAFX_", flagName) }
 
 // newFlags starts the flags of the command name, each with its twin envName(flag).
 func newFlags(name, summary string) *cli.Set { return cli.New("vmafx-worker "+name, summary) }
@@ -259,7 +245,7 @@ func parseScore(args []string, env func(string) string) (*scoreConfig, error) {
 // failed is the config of a command line that cannot run: enough to report why, where
 // the termination message goes, and in which form (desk).
 func (f *scoreFlags) failed(env func(string) string, desk bool) *scoreConfig {
-	_ = f.set.Resolve(lookup(env)) // the error is being reported; the settings that parse still say where
+	_ = f.set.Resolve(cli.Getenv(env)) // the error is being reported; the settings that parse still say where
 	return &scoreConfig{desk: desk, terminationLog: f.c.terminationLog, terminationSet: f.set.Given("termination-log")}
 }
 
@@ -269,7 +255,7 @@ func (f *scoreFlags) failed(env func(string) string, desk bool) *scoreConfig {
 func (f *scoreFlags) config(positional []string, env func(string) string) (*scoreConfig, error) {
 	fs := f.set.FlagSet()
 	desk := len(positional) == 2 && !fs.Changed("reference") && !fs.Changed("distorted")
-	if err := f.set.Resolve(lookup(env)); err != nil {
+	if err := f.set.Resolve(cli.Getenv(env)); err != nil {
 		return f.failed(env, desk), badRequest("%v", err)
 	}
 	v, c := &f.v, f.c

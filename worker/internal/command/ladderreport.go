@@ -53,7 +53,7 @@ func (w *worker) ladderReportCommand() *cobra.Command {
 // ladderReport runs the ladder-report command with the parsed flags f, or reports err.
 func (w *worker) ladderReport(f *ladderReportFlags, err error) int {
 	start := time.Now()
-	if rerr := f.set.Resolve(lookup(w.env)); err == nil && rerr != nil {
+	if rerr := f.set.Resolve(cli.Getenv(w.env)); err == nil && rerr != nil {
 		err = badRequest("%v", rerr)
 	}
 	log := newLogger(w.stderr, f.verbosity, false)
