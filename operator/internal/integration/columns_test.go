@@ -29,6 +29,7 @@ import (
 var emptyOnAFreshObject = map[string]string{
 	"VmafxJob/Score":                  "no score before the job succeeds",
 	"VmafxJob/Node":                   "no node before a worker Pod is bound",
+	"VmafxJob/Offset":                 "no frame offset before the worker's alignment search",
 	"VmafxJob/Chunks":                 "only a chunked job has chunks",
 	"VmafxComparison/Best":            "no best rendition before one scores",
 	"VmafxLadder/Hull":                "no convex hull before rungs score",
