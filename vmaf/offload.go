@@ -23,6 +23,11 @@ type OffloadConfig struct {
 	// models' CSF mode and viewing conditions change them). The zero value
 	// stands for the default options' (DefaultADMWeights).
 	ADMWeights ADMWeights
+	// Speed describes SpEED chroma's per-pixel stages for workers that
+	// offer them (SpeedOffloader); nil when the model has no SpEED
+	// feature. Model.OffloadConfig leaves it nil: Score sets it from
+	// Model.SpeedConfig, which needs the pixel format.
+	Speed *SpeedConfig
 }
 
 // ADMWeights are ADM's contrast sensitivity weights in the fixed point the

@@ -264,7 +264,9 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			}
 			offErr := stateErr
 			if offErr == nil && p.opts.Offload != nil {
-				if wk.off, offErr = p.opts.Offload.NewWorker(p.model.OffloadConfig(p.w, p.h, p.bpc)); offErr == nil {
+				cfg := p.model.OffloadConfig(p.w, p.h, p.bpc)
+				cfg.Speed = p.model.SpeedConfig(p.w, p.h, p.format)
+				if wk.off, offErr = p.opts.Offload.NewWorker(cfg); offErr == nil {
 					defer wk.off.Close()
 				}
 			}
@@ -460,7 +462,7 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 			s.score.ModelCAMBI = wk.cambi.compute(s.dist.Y)
 		}
 		if wk.speed != nil {
-			sp, err := wk.speed.compute(&s.ref, &s.dist)
+			sp, err := wk.computeSpeed(&s.ref, &s.dist)
 			if err != nil {
 				return err
 			}
