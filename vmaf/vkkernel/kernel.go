@@ -46,13 +46,17 @@ type Kernel struct {
 
 	mu        sync.Mutex
 	blur, sad *vulkan.Pipeline
-	vif       *vifPipelines // nil without shaderFloat64
-	adm       *admPipelines // nil without shaderFloat64
+	vif       *vifPipelines   // nil without shaderFloat64
+	adm       *admPipelines   // nil without shaderFloat64
+	speed     *speedPipelines // nil without shaderFloat64
 	workers   int
 	closed    bool
 }
 
-var _ vmaf.Offload = (*Kernel)(nil)
+var (
+	_ vmaf.Offload        = (*Kernel)(nil)
+	_ vmaf.SpeedOffloader = (*worker)(nil)
+)
 
 // Open opens the device cfg names (the first usable one by default) and
 // builds the pipelines. Errors wrap vulkan.ErrUnavailable when the machine
@@ -72,6 +76,9 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 	if err == nil && dev.Info.Float64 {
 		k.adm, err = newADMPipelines(dev)
 	}
+	if err == nil && dev.Info.Float64 {
+		k.speed, err = newSpeedPipelines(dev)
+	}
 	if err != nil {
 		k.Close()
 		return nil, fmt.Errorf("vulkan kernel pipelines on %s: %w", dev.Info.Name, err)
@@ -80,8 +87,9 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 }
 
 // Features says which VMAF features run on the device and which stay on
-// the CPU. VIF and ADM need shaderFloat64 (see shaders/vif_stat_h.comp and
-// shaders/adm_decouple.comp).
+// the CPU. VIF, ADM and SpEED chroma need shaderFloat64 (see
+// shaders/vif_stat_h.comp, shaders/adm_decouple.comp and
+// shaders/speed_common.glsl); CAMBI has no device kernels and is not listed.
 func (k *Kernel) Features() (device, host []string) {
 	device = []string{"motion"}
 	if k.vif != nil {
@@ -93,6 +101,11 @@ func (k *Kernel) Features() (device, host []string) {
 		device = append(device, "adm")
 	} else {
 		host = append(host, "adm")
+	}
+	if k.speed != nil {
+		device = append(device, "speed_chroma")
+	} else {
+		host = append(host, "speed_chroma")
 	}
 	return device, host
 }
@@ -119,6 +132,9 @@ func (k *Kernel) Close() {
 	}
 	if k.adm != nil {
 		k.adm.close()
+	}
+	if k.speed != nil {
+		k.speed.close()
 	}
 	k.dev.Close()
 }
@@ -160,6 +176,9 @@ type worker struct {
 
 	vif *vifWorker // nil when VIF stays on the CPU
 	adm *admWorker // nil when ADM stays on the CPU
+	// speed is nil when SpEED chroma stays on the CPU: the model has none
+	// (OffloadConfig.Speed), or the device lacks shaderFloat64.
+	speed *speedWorker
 }
 
 func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
@@ -183,6 +202,9 @@ func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 	}
 	if err == nil && k.adm != nil {
 		wk.adm, err = newADMWorker(k, cfg)
+	}
+	if err == nil && k.speed != nil && cfg.Speed != nil {
+		wk.speed, err = newSpeedWorker(k, cfg.Speed, bpc)
 	}
 	if err != nil {
 		wk.Close()
@@ -276,6 +298,15 @@ func (wk *worker) ADM(ref, dis []uint16) (rows *vmaf.ADMRows, ok bool, err error
 	return rows, err == nil, err
 }
 
+// Speed computes SpEED chroma's per-pixel stages of a frame pair on the
+// device (vmaf.SpeedOffloader); ok is false when SpEED stays on the CPU.
+func (wk *worker) Speed(ref, dis *vmaf.Frame) (p *vmaf.SpeedPictures, ok bool, err error) {
+	if wk.speed == nil {
+		return nil, false, nil
+	}
+	return wk.speed.run(ref, dis)
+}
+
 // Close frees the worker's device state.
 func (wk *worker) Close() {
 	if wk.vif != nil {
@@ -285,6 +316,10 @@ func (wk *worker) Close() {
 	if wk.adm != nil {
 		wk.adm.close()
 		wk.adm = nil
+	}
+	if wk.speed != nil {
+		wk.speed.close()
+		wk.speed = nil
 	}
 	if wk.stream != nil {
 		wk.stream.Close()
