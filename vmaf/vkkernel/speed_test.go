@@ -148,9 +148,10 @@ func TestSpeedPictures(t *testing.T) {
 			if sm.prescale < 1 {
 				mw, mh = int(math.Ceil(161/sm.prescale)), int(math.Ceil(161/sm.prescale))
 			}
-			if pf == vmaf.YUV444P12LE {
+			switch pf {
+			case vmaf.YUV444P12LE:
 				mw, mh = (mw+1)/2, (mh+1)/2
-			} else if pf == vmaf.YUV422P10LE {
+			case vmaf.YUV422P10LE:
 				mh = (mh + 1) / 2
 			}
 			for _, pattern := range []string{"waves", "noise", "steps", "flat"} {
