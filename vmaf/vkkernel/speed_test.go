@@ -1,12 +1,16 @@
 package vkkernel
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/vmafx/vmafx/vmaf"
 )
@@ -236,4 +240,93 @@ func TestSpeedOtherFrames(t *testing.T) {
 			t.Errorf("%s: ok %v, err %v: want the CPU to score it", name, ok, err)
 		}
 	}
+}
+
+// frameSource serves whole frames (luma and chroma) in a format.
+type frameSource struct {
+	frames []*vmaf.Frame
+	pf     vmaf.PixelFormat
+	pos    int
+}
+
+func (s *frameSource) Info() vmaf.VideoInfo {
+	return vmaf.VideoInfo{Width: s.frames[0].Width, Height: s.frames[0].Height, Format: s.pf}
+}
+
+func (s *frameSource) ReadFrame(f *vmaf.Frame) error {
+	if s.pos >= len(s.frames) {
+		return io.EOF
+	}
+	src := s.frames[s.pos]
+	s.pos++
+	f.Width, f.Height, f.BitDepth = src.Width, src.Height, src.BitDepth
+	f.Y = append(f.Y[:0], src.Y...)
+	f.ChromaWidth, f.ChromaHeight = 0, 0
+	f.U, f.V = f.U[:0], f.V[:0]
+	if f.Chroma {
+		f.ChromaWidth, f.ChromaHeight = src.ChromaWidth, src.ChromaHeight
+		f.U, f.V = append(f.U, src.U...), append(f.V, src.V...)
+	}
+	return nil
+}
+
+// TestScoreV1FormatsMatchCPU scores VMAF v1 on synthetic 4:2:2 and 4:4:4 frames at 10
+// and 12 bits (the clips are 4:2:0), one of them with flat distorted chroma (a singular
+// covariance: SpEED scores 0 and the model's chroma correction takes over), with SpEED
+// on the device: every frame's features and the pooled scores are the CPU's.
+func TestScoreV1FormatsMatchCPU(t *testing.T) {
+	k := openOrSkip(t)
+	if k.speed == nil {
+		t.Skipf("%s lacks shaderFloat64: SpEED runs on the CPU", k.Info().Name)
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, c := range []struct {
+		model string
+		pf    vmaf.PixelFormat
+		w, h  int
+	}{
+		// Sizes whose decimated chroma holds enough 5x5 blocks for a regular covariance.
+		{"vmaf_v1.0.16_3d0h", vmaf.YUV422P10LE, 352, 320},
+		{"vmaf_v1.0.16_5d0h", vmaf.YUV444P12LE, 336, 352},
+		{"vmaf_v1.0.16_3d0h", vmaf.YUV420P12LE, 480, 352},
+	} {
+		var ref, dis []*vmaf.Frame
+		for _, pattern := range []string{"waves", "noise", "flat"} {
+			ref = append(ref, speedFrame(rng, c.w, c.h, c.pf, "waves"))
+			dis = append(dis, speedFrame(rng, c.w, c.h, c.pf, pattern))
+		}
+		score := func(off vmaf.Offload) *vmaf.Result {
+			res, err := vmaf.Score(context.Background(), &frameSource{frames: ref, pf: c.pf}, &frameSource{frames: dis, pf: c.pf},
+				vmaf.Options{Threads: 2, Offload: off, Model: c.model})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		off := &countingOffload{k: k}
+		cpu, gpu := score(nil), score(off)
+		where := fmt.Sprintf("%s %v %dx%d", c.model, c.pf, c.w, c.h)
+		if off.speed.Load() != int64(len(ref)) {
+			t.Errorf("%s: SpEED of %d frame pairs on the device, want %d", where, off.speed.Load(), len(ref))
+		}
+		if diff := cmp.Diff(cpu.Frames, gpu.Frames); diff != "" {
+			t.Errorf("%s: per-frame features (-cpu +vulkan):\n%s", where, diff)
+		}
+		if diff := cmp.Diff(cpu.Pooled, gpu.Pooled); diff != "" {
+			t.Errorf("%s: pooled (-cpu +vulkan):\n%s", where, diff)
+		}
+		// The frames test what they claim: SpEED measures the first two, and the flat
+		// one's singular covariance gives 0.
+		if f := gpu.Frames; len(f) != 3 || f[0].SpeedUV <= 0 || f[1].SpeedUV <= 0 || f[2].SpeedUV != 0 {
+			t.Errorf("%s: speed_chroma_uv per frame %v, want two positive and a 0", where, speedUVs(f))
+		}
+	}
+}
+
+func speedUVs(f []vmaf.FrameScore) []float64 {
+	var out []float64
+	for _, s := range f {
+		out = append(out, s.SpeedUV)
+	}
+	return out
 }
