@@ -1,6 +1,7 @@
 package vmaf
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -145,5 +146,40 @@ func TestModelSpeedConfig(t *testing.T) {
 	c := v1.SpeedConfig(1921, 1080, YUV420P)
 	if c == nil || c.Stride != 961 || c.Width != 960 || c.DecWidth != 60 || c.DecHeight != 33 || c.CovWidth != 56 || c.CovHeight != 26 || c.Method != SpeedCopy {
 		t.Errorf("1921x1080: SpeedConfig %+v", c)
+	}
+}
+
+// BenchmarkSpeedSplit measures SpEED chroma's two sides under vmaf_v1.0.16_3d0h's
+// options: all of it on the CPU (cpu), and what stays on the CPU when an Offload
+// computes the per-pixel stages (host-part: eigenvalues, solve, entropies, score).
+func BenchmarkSpeedSplit(b *testing.B) {
+	o := speedModelOptions(b, "vmaf_v1.0.16_3d0h")
+	m := &Model{speed: &o}
+	for _, sz := range [][2]int{{1920, 1080}, {3840, 2160}} {
+		w, h := sz[0], sz[1]
+		r := rand.New(rand.NewPCG(9, 9))
+		ref, dis := speedRandomFrame(r, w, h, YUV420P), speedRandomFrame(r, w, h, YUV420P)
+		s, err := newSpeedState(w, h, YUV420P, o, CPUAuto)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := SpeedPicturesCPU(ref, dis, YUV420P, m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%dx%d/cpu", w, h), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.compute(ref, dis); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("%dx%d/host-part", w, h), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.fromOffload(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
