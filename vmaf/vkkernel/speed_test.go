@@ -330,3 +330,67 @@ func speedUVs(f []vmaf.FrameScore) []float64 {
 	}
 	return out
 }
+
+// BenchmarkScoreV1 scores vmaf_v1.0.16_3d0h on synthetic 4:2:0 frames on the CPU and on
+// the device (motion, ADM and SpEED chroma there, CAMBI on the CPU), and
+// BenchmarkSpeed times SpEED's device side alone (upload, five passes, readback). On
+// lavapipe their speed says nothing of a GPU's; they are here for the GPU runs
+// (docs/benchmarks.md).
+func BenchmarkScoreV1(b *testing.B) {
+	k := openOrSkip(b)
+	const frames = 4
+	for _, sz := range [][2]int{{1920, 1080}, {3840, 2160}} {
+		rng := rand.New(rand.NewPCG(41, 42))
+		var ref, dis []*vmaf.Frame
+		for range frames {
+			ref = append(ref, speedFrame(rng, sz[0], sz[1], vmaf.YUV420P, "waves"))
+			dis = append(dis, speedFrame(rng, sz[0], sz[1], vmaf.YUV420P, "waves"))
+		}
+		for _, backend := range []string{"cpu", "vulkan"} {
+			b.Run(fmt.Sprintf("%dx%d/%s", sz[0], sz[1], backend), func(b *testing.B) {
+				var off vmaf.Offload
+				if backend == "vulkan" {
+					off = k
+				}
+				for b.Loop() {
+					_, err := vmaf.Score(context.Background(), &frameSource{frames: ref, pf: vmaf.YUV420P},
+						&frameSource{frames: dis, pf: vmaf.YUV420P}, vmaf.Options{Threads: 1, Offload: off, Model: "vmaf_v1.0.16_3d0h"})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N*frames)/b.Elapsed().Seconds(), "frames/s")
+			})
+		}
+	}
+}
+
+func BenchmarkSpeed(b *testing.B) {
+	k := openOrSkip(b)
+	if k.speed == nil {
+		b.Skipf("%s lacks shaderFloat64: SpEED runs on the CPU", k.Info().Name)
+	}
+	m, err := vmaf.LoadModel("vmaf_v1.0.16_3d0h")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, sz := range [][2]int{{1920, 1080}, {3840, 2160}} {
+		rng := rand.New(rand.NewPCG(43, 44))
+		ref, dis := speedFrame(rng, sz[0], sz[1], vmaf.YUV420P, "waves"), speedFrame(rng, sz[0], sz[1], vmaf.YUV420P, "waves")
+		cfg := m.OffloadConfig(sz[0], sz[1], 8)
+		cfg.Speed = m.SpeedConfig(sz[0], sz[1], vmaf.YUV420P)
+		wk, err := k.NewWorker(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(b *testing.B) {
+			for b.Loop() {
+				if _, ok, err := wk.(*worker).Speed(ref, dis); err != nil || !ok {
+					b.Fatalf("Speed: %v, ok %v", err, ok)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+		})
+		wk.Close()
+	}
+}
