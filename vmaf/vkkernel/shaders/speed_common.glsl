@@ -54,9 +54,31 @@ float f32rne(double d) {
     return uintBitsToFloat(sign | bits);
 }
 
-// divf is the correctly rounded float quotient: the double quotient of two
-// floats rounded once more to float is (53 >= 2*24+2 bits).
+// divf is the correctly rounded float quotient a/b. The double quotient
+// rounded to float is, where the double division is correctly rounded
+// (53 >= 2*24+2 bits); Vulkan promises less for divisions, so the candidate
+// is checked against its neighbour toward the exact quotient by the
+// remainders a - q*b, which are exact in double (q*b has 48 bits, and the
+// difference of two nearly equal values fits too): the closer one wins
+// (a quotient of floats is never halfway between two floats).
 float divf(float a, float b) {
-    precise double q = double(a) / double(b);
-    return f32rne(q);
+    precise double q0 = double(a) / double(b);
+    float q = f32rne(q0);
+    if (q == 0.0 || isinf(q) || isnan(q) || isinf(a) || isinf(b)) {
+        return q;
+    }
+    precise double r = double(a) - double(q) * double(b);
+    if (r == 0.0) {
+        return q;
+    }
+    // a/b - q = r/b: the exact quotient lies above q where r and b share a sign.
+    bool above = (r > 0.0) == (b > 0.0);
+    uint qb = floatBitsToUint(q);
+    uint nb = above == (q > 0.0) ? qb + 1u : qb - 1u;
+    float q2 = uintBitsToFloat(nb);
+    precise double r2 = double(a) - double(q2) * double(b);
+    if (abs(r2) < abs(r)) {
+        return q2;
+    }
+    return q;
 }
