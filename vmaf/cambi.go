@@ -206,6 +206,10 @@ type cambiState struct {
 	zero    []uint8  // a row of zeros
 	colSum  []uint16 // mask: column sums over 7 rows, 3 zero columns each side
 	modeBuf []uint16 // filter_mode's 3 rows
+	// off, when set, computes the c-values from band (cambi_offload.go);
+	// offErr keeps its first failure, which fails the frame.
+	off    CAMBIOffloader
+	offErr error
 }
 
 // newCAMBIState prepares CAMBI under o for w x h inputs of depth bpc, which
@@ -452,10 +456,20 @@ func (s *cambiState) filterMode(w, h int) {
 // value, the largest weight(d) * p0 * p / (p0 + p), where p0 counts its own
 // value in the window and p the more frequent of value+d and value-d.
 func (s *cambiState) cValues(w, h int) {
+	band := s.band[:w*h]
+	s.k.cambiBand(s.img[:w*h], s.mask[:w*h], band, s.bandBase, s.bandSize, s.numDiffs)
+	if s.offloadCValues(band, w, h) {
+		return
+	}
+	s.histCValues(w, h)
+}
+
+// histCValues computes the c-values of s.band into s.cvals with the
+// sliding histograms.
+func (s *cambiState) histCValues(w, h int) {
 	pad := s.window >> 1
 	k := s.k
 	band := s.band[:w*h]
-	k.cambiBand(s.img[:w*h], s.mask[:w*h], band, s.bandBase, s.bandSize, s.numDiffs)
 	hist := s.hist[:(s.bandSize+2*s.numDiffs)*w+cambiSlack]
 	clear(hist)
 	none := s.none[:w]

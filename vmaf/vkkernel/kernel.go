@@ -49,6 +49,7 @@ type Kernel struct {
 	vif       *vifPipelines   // nil without shaderFloat64
 	adm       *admPipelines   // nil without shaderFloat64
 	speed     *speedPipelines // nil without shaderFloat64
+	cambi     *vulkan.Pipeline
 	workers   int
 	closed    bool
 }
@@ -56,6 +57,7 @@ type Kernel struct {
 var (
 	_ vmaf.Offload        = (*Kernel)(nil)
 	_ vmaf.SpeedOffloader = (*worker)(nil)
+	_ vmaf.CAMBIOffloader = (*worker)(nil)
 )
 
 // Open opens the device cfg names (the first usable one by default) and
@@ -79,6 +81,9 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 	if err == nil && dev.Info.Float64 {
 		k.speed, err = newSpeedPipelines(dev)
 	}
+	if err == nil {
+		k.cambi, err = dev.NewPipeline(cambiCValuesSPV, 5, cambiPushSize, maxWorkers)
+	}
 	if err != nil {
 		k.Close()
 		return nil, fmt.Errorf("vulkan kernel pipelines on %s: %w", dev.Info.Name, err)
@@ -89,7 +94,7 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 // Features says which VMAF features run on the device and which stay on
 // the CPU. VIF, ADM and SpEED chroma need shaderFloat64 (see
 // shaders/vif_stat_h.comp, shaders/adm_decouple.comp and
-// shaders/speed_common.glsl); CAMBI has no device kernels and is not listed.
+// shaders/speed_common.glsl); CAMBI's c-values run on every device.
 func (k *Kernel) Features() (device, host []string) {
 	device = []string{"motion"}
 	if k.vif != nil {
@@ -107,7 +112,7 @@ func (k *Kernel) Features() (device, host []string) {
 	} else {
 		host = append(host, "speed_chroma")
 	}
-	return device, host
+	return append(device, "cambi"), host
 }
 
 // Info describes the device.
@@ -135,6 +140,9 @@ func (k *Kernel) Close() {
 	}
 	if k.speed != nil {
 		k.speed.close()
+	}
+	if k.cambi != nil {
+		k.cambi.Close()
 	}
 	k.dev.Close()
 }
@@ -179,6 +187,7 @@ type worker struct {
 	// speed is nil when SpEED chroma stays on the CPU: the model has none
 	// (OffloadConfig.Speed), or the device lacks shaderFloat64.
 	speed *speedWorker
+	cambi *cambiWorker // nil when the model has no CAMBI (OffloadConfig.CAMBI)
 }
 
 func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
@@ -205,6 +214,9 @@ func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 	}
 	if err == nil && k.speed != nil && cfg.Speed != nil {
 		wk.speed, err = newSpeedWorker(k, cfg.Speed, bpc)
+	}
+	if err == nil && cfg.CAMBI != nil {
+		wk.cambi, err = newCAMBIWorker(k, cfg.CAMBI)
 	}
 	if err != nil {
 		wk.Close()
@@ -307,6 +319,15 @@ func (wk *worker) Speed(ref, dis *vmaf.Frame) (p *vmaf.SpeedPictures, ok bool, e
 	return wk.speed.run(ref, dis)
 }
 
+// CAMBICValues computes one scale's CAMBI c-values on the device
+// (vmaf.CAMBIOffloader); ok is false when CAMBI stays on the CPU.
+func (wk *worker) CAMBICValues(band []int16, w, h int, out []float32) (bool, error) {
+	if wk.cambi == nil {
+		return false, nil
+	}
+	return wk.cambi.run(band, w, h, out)
+}
+
 // Close frees the worker's device state.
 func (wk *worker) Close() {
 	if wk.vif != nil {
@@ -320,6 +341,10 @@ func (wk *worker) Close() {
 	if wk.speed != nil {
 		wk.speed.close()
 		wk.speed = nil
+	}
+	if wk.cambi != nil {
+		wk.cambi.close()
+		wk.cambi = nil
 	}
 	if wk.stream != nil {
 		wk.stream.Close()

@@ -91,8 +91,8 @@ func openClip(t testing.TB, name string, p pair) *vmaf.RawReader {
 // One pair is scored with a "neg" model too (enhancement gain limit 1).
 func TestScoreMatchesCPU(t *testing.T) {
 	k := openOrSkip(t)
-	if device, _ := k.Features(); k.Info().Float64 && !slices.Equal(device, []string{"motion", "vif", "adm", "speed_chroma"}) {
-		t.Errorf("device features %v on a device with shaderFloat64, want motion, vif, adm and speed_chroma", device)
+	if device, _ := k.Features(); k.Info().Float64 && !slices.Equal(device, []string{"motion", "vif", "adm", "speed_chroma", "cambi"}) {
+		t.Errorf("device features %v on a device with shaderFloat64, want motion, vif, adm, speed_chroma and cambi", device)
 	}
 	pairs := loadPairs(t)
 	for i, p := range append(pairs, pairs[0]) {
@@ -292,8 +292,8 @@ func TestWorkers(t *testing.T) {
 // countingOffload is a Kernel that counts the frame pairs whose ADM and
 // SpEED its workers computed on the device.
 type countingOffload struct {
-	k          *Kernel
-	adm, speed atomic.Int64
+	k                 *Kernel
+	adm, speed, cambi atomic.Int64
 }
 
 func (c *countingOffload) NewWorker(cfg vmaf.OffloadConfig) (vmaf.OffloadWorker, error) {
@@ -308,6 +308,14 @@ type countingWorker struct {
 	vmaf.OffloadWorker
 	speed vmaf.SpeedOffloader
 	c     *countingOffload
+}
+
+func (w *countingWorker) CAMBICValues(band []int16, width, height int, out []float32) (bool, error) {
+	ok, err := w.OffloadWorker.(vmaf.CAMBIOffloader).CAMBICValues(band, width, height, out)
+	if ok && err == nil {
+		w.c.cambi.Add(1)
+	}
+	return ok, err
 }
 
 func (w *countingWorker) Speed(ref, dis *vmaf.Frame) (*vmaf.SpeedPictures, bool, error) {
@@ -328,9 +336,9 @@ func (w *countingWorker) ADM(ref, dis []uint16) (*vmaf.ADMRows, bool, error) {
 
 // TestScoreV1MatchesCPU: VMAF v1 models on the Vulkan backend give the CPU's scores:
 // motion (with the HFR models' five-frame window, which hands the device the frame two
-// back), ADM under v1's CSF options and SpEED chroma's per-pixel stages (with the 5d0h
-// and 2160 models' bilinear prescale) run on the device, every frame's, as the model's
-// OffloadSplit says; CAMBI stays on the CPU.
+// back), ADM under v1's CSF options, SpEED chroma's per-pixel stages (with the 5d0h
+// and 2160 models' bilinear prescale) and CAMBI's c-values run on the device, every
+// frame's, as the model's OffloadSplit says.
 func TestScoreV1MatchesCPU(t *testing.T) {
 	k := openOrSkip(t)
 	device, _ := k.Features()
@@ -355,8 +363,8 @@ func TestScoreV1MatchesCPU(t *testing.T) {
 				if k.adm != nil && (!slices.Contains(onDevice, "adm") || slices.Contains(host, "adm")) {
 					t.Errorf("OffloadSplit(%v) = device %v, host %v: want adm on the device", device, onDevice, host)
 				}
-				if k.speed != nil && (!slices.Contains(onDevice, "speed_chroma") || !slices.Equal(host, []string{"cambi"})) {
-					t.Errorf("OffloadSplit(%v) = device %v, host %v: want speed_chroma on the device, cambi alone on the host", device, onDevice, host)
+				if k.speed != nil && (!slices.Contains(onDevice, "speed_chroma") || !slices.Contains(onDevice, "cambi") || len(host) != 0) {
+					t.Errorf("OffloadSplit(%v) = device %v, host %v: want everything on the device", device, onDevice, host)
 				}
 				score := func(off vmaf.Offload) *vmaf.Result {
 					res, err := vmaf.Score(context.Background(), open(p.ref), open(p.dist),
@@ -373,6 +381,9 @@ func TestScoreV1MatchesCPU(t *testing.T) {
 				}
 				if k.speed != nil && off.speed.Load() != int64(len(gpu.Frames)) {
 					t.Errorf("SpEED of %d frame pairs on the device, want all %d", off.speed.Load(), len(gpu.Frames))
+				}
+				if off.cambi.Load() != int64(5*len(gpu.Frames)) {
+					t.Errorf("CAMBI c-values of %d scales on the device, want all %d", off.cambi.Load(), 5*len(gpu.Frames))
 				}
 				if diff := cmp.Diff(cpu.Frames, gpu.Frames); diff != "" {
 					t.Errorf("per-frame features (-cpu +vulkan):\n%s", diff)

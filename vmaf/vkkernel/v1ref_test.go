@@ -79,7 +79,7 @@ func loadV1Clips(t testing.TB) []v1Clip {
 // 480x272, 8 and 10 bits, 4:2:0 and 4:4:4) under every model it has libvmaf's logs for,
 // on the device and on the CPU: every frame's features and the pooled scores must be
 // identical, so the device gives what vmaf's TestV1Reference checks against libvmaf.
-// SpEED chroma runs on the device for every frame of the v1 models.
+// SpEED chroma and CAMBI's c-values run on the device for every frame of the v1 models.
 func TestScoreV1ReferenceMatchesCPU(t *testing.T) {
 	k := openOrSkip(t)
 	for _, c := range loadV1Clips(t) {
@@ -104,6 +104,9 @@ func TestScoreV1ReferenceMatchesCPU(t *testing.T) {
 				cpu, gpu := score(nil), score(off)
 				if k.speed != nil && strings.HasPrefix(model, "vmaf_v1") && off.speed.Load() != int64(len(gpu.Frames)) {
 					t.Errorf("SpEED of %d frame pairs on the device, want all %d", off.speed.Load(), len(gpu.Frames))
+				}
+				if strings.HasPrefix(model, "vmaf_v1") && off.cambi.Load() != int64(5*len(gpu.Frames)) {
+					t.Errorf("CAMBI c-values of %d scales on the device, want all %d", off.cambi.Load(), 5*len(gpu.Frames))
 				}
 				// The prescaled models (5d0h by 0.6, 3d0h_2160 by 0.5) decimate these clips'
 				// chroma to too few blocks for a regular covariance: SpEED is 0 there, in
