@@ -206,9 +206,10 @@ type cambiState struct {
 	zero    []uint8  // a row of zeros
 	colSum  []uint16 // mask: column sums over 7 rows, 3 zero columns each side
 	modeBuf []uint16 // filter_mode's 3 rows
-	// off, when set, computes the c-values from band (cambi_offload.go);
+	// off, when set, computes the c-values (cambi_offload.go) into offOut;
 	// offErr keeps its first failure, which fails the frame.
 	off    CAMBIOffloader
+	offOut [cambiNumScales][]float32
 	offErr error
 }
 
@@ -289,9 +290,21 @@ func cambiMaskIndex(w, h int) int {
 
 // compute returns the cambi score of a distorted luma plane of depth bpc.
 func (s *cambiState) compute(y []uint16) float64 {
+	if s.off != nil {
+		if score, ok := s.computeOffload(y); ok {
+			return score
+		}
+	}
+	var scores [cambiNumScales]float64
+	s.scales(y, func(scale int, c []float32) { scores[scale] = cambiPool(c, s.topk) })
+	return s.combineScales(scores)
+}
+
+// scales computes every scale's c-values of the plane y, passing each to
+// done.
+func (s *cambiState) scales(y []uint16, done func(scale int, c []float32)) {
 	s.preprocess(y)
 	s.spatialMask()
-	var scores [cambiNumScales]float64
 	w, h := s.w, s.h
 	for scale := range cambiNumScales {
 		// The speed-up halves the picture and mask once more, before the
@@ -304,8 +317,12 @@ func (s *cambiState) compute(y []uint16) float64 {
 		}
 		s.filterMode(w, h)
 		s.cValues(w, h)
-		scores[scale] = cambiPool(s.cvals[:w*h], s.topk)
+		done(scale, s.cvals[:w*h])
 	}
+}
+
+// combineScales weights the scales' pooled scores into CAMBI's.
+func (s *cambiState) combineScales(scores [cambiNumScales]float64) float64 {
 	var score float64
 	for i, v := range scores {
 		score += v * cambiScaleWeights[i]
@@ -456,20 +473,10 @@ func (s *cambiState) filterMode(w, h int) {
 // value, the largest weight(d) * p0 * p / (p0 + p), where p0 counts its own
 // value in the window and p the more frequent of value+d and value-d.
 func (s *cambiState) cValues(w, h int) {
-	band := s.band[:w*h]
-	s.k.cambiBand(s.img[:w*h], s.mask[:w*h], band, s.bandBase, s.bandSize, s.numDiffs)
-	if s.offloadCValues(band, w, h) {
-		return
-	}
-	s.histCValues(w, h)
-}
-
-// histCValues computes the c-values of s.band into s.cvals with the
-// sliding histograms.
-func (s *cambiState) histCValues(w, h int) {
 	pad := s.window >> 1
 	k := s.k
 	band := s.band[:w*h]
+	k.cambiBand(s.img[:w*h], s.mask[:w*h], band, s.bandBase, s.bandSize, s.numDiffs)
 	hist := s.hist[:(s.bandSize+2*s.numDiffs)*w+cambiSlack]
 	clear(hist)
 	none := s.none[:w]

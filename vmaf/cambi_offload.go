@@ -15,11 +15,26 @@ package vmaf
 // rounded to nearest.
 
 // CAMBIConfig is what an Offload needs to compute CAMBI's c-values for one
-// run (cambiState.offloadConfig).
+// run (cambiState.offloadConfig): from the distorted luma plane, every
+// scale's, as compute makes them.
 type CAMBIConfig struct {
-	// Width and Height are the largest scale's size; the scales after it
-	// are smaller.
+	// InWidth and InHeight are the input plane's size, BitDepth its depth.
+	InWidth, InHeight, BitDepth int
+	// Width and Height are the encode's size CAMBI works at; Rows and
+	// Cols are, per output row and column, the input's (nearest sample;
+	// the identity at the input's size).
 	Width, Height int
+	Rows, Cols    []int32
+	// AntiDither smooths the 10-bit picture by its 2x2 means (encodes
+	// below 10 bits); SpeedUp halves picture and mask before the first
+	// scale.
+	AntiDither, SpeedUp bool
+	// MaskThreshold: a pixel is masked when more zero-derivative pixels
+	// than this lie in the 7x7 square around it.
+	MaskThreshold int
+	// BandBase and BandSize are the values with histogram rows; a masked
+	// pixel of value v in the band has row v - BandBase + NumDiffs.
+	BandBase, BandSize int
 	// Pad is half the window: a pixel's window spans Pad rows and columns
 	// each side.
 	Pad int
@@ -33,66 +48,89 @@ type CAMBIConfig struct {
 	Reciprocal []float32
 }
 
-// CAMBIOffloader is an OffloadWorker that computes CAMBI's c-values. band
-// holds a w x h scale's histogram rows (-1 for pixels that count nothing);
-// out receives the c-values. ok is false when it leaves them to the CPU.
+// CAMBIScales is the size of each scale's c-values under c, in order.
+func (c *CAMBIConfig) CAMBIScales() [cambiNumScales][2]int {
+	var out [cambiNumScales][2]int
+	w, h := c.Width, c.Height
+	for scale := range out {
+		if scale > 0 || c.SpeedUp {
+			w, h = (w+1)>>1, (h+1)>>1
+		}
+		out[scale] = [2]int{w, h}
+	}
+	return out
+}
+
+// CAMBIOffloader is an OffloadWorker that computes CAMBI's c-values from a
+// distorted luma plane, every scale's (CAMBIConfig.CAMBIScales), into
+// out. ok is false when it leaves CAMBI to the CPU.
 type CAMBIOffloader interface {
-	CAMBICValues(band []int16, w, h int, out []float32) (ok bool, err error)
+	CAMBICValues(y []uint16, out *[5][]float32) (ok bool, err error)
 }
 
 // offloadConfig describes the state's c-values for an Offload.
 func (s *cambiState) offloadConfig() *CAMBIConfig {
-	w, h := s.w, s.h
-	if s.speedup {
-		w, h = (w+1)>>1, (h+1)>>1
-	}
-	c := &CAMBIConfig{Width: w, Height: h, Pad: s.window >> 1, NumDiffs: s.numDiffs,
+	c := &CAMBIConfig{InWidth: s.inW, InHeight: s.inH, BitDepth: s.bpc, Width: s.w, Height: s.h,
+		AntiDither: s.antiDither, SpeedUp: s.speedup, MaskThreshold: min(max(s.maskIndex, -1), 1<<15-1),
+		BandBase: s.bandBase, BandSize: s.bandSize, Pad: s.window >> 1, NumDiffs: s.numDiffs,
 		Diffs: s.diffs, Reciprocal: cambiReciprocal}
 	for _, v := range cambiContrastWeights {
 		c.Weights = append(c.Weights, int32(v))
 	}
+	// preprocess's nearest samples, stepped in float as it steps.
+	if s.w == s.inW && s.h == s.inH {
+		for i := range s.h {
+			c.Rows = append(c.Rows, int32(i))
+		}
+		for j := range s.w {
+			c.Cols = append(c.Cols, int32(j))
+		}
+		return c
+	}
+	ratioX, ratioY := float32(s.inW)/float32(s.w), float32(s.inH)/float32(s.h)
+	fy := float32(float64(ratioY/2) - 0.5)
+	for range s.h {
+		c.Rows = append(c.Rows, int32(min(int(float64(fy)+0.5), s.inH-1)))
+		fy += ratioY
+	}
+	fx := float32(float64(ratioX/2) - 0.5)
+	for range s.w {
+		c.Cols = append(c.Cols, int32(min(int(float64(fx)+0.5), s.inW-1)))
+		fx += ratioX
+	}
 	return c
 }
 
-// offloadCValues has the Offload compute a scale's c-values into s.cvals,
-// reporting whether it did. A failure is kept in s.offErr (the frame fails)
-// and counts as done: the score is discarded.
-func (s *cambiState) offloadCValues(band []int16, w, h int) bool {
-	if s.off == nil {
-		return false
-	}
-	if s.offErr != nil {
-		return true
-	}
-	ok, err := s.off.CAMBICValues(band, w, h, s.cvals[:w*h])
+// computeOffload is compute with the c-values from the Offload: it
+// reports false where the Offload leaves CAMBI to the CPU. A failure is
+// kept in s.offErr (the frame fails).
+func (s *cambiState) computeOffload(y []uint16) (float64, bool) {
+	ok, err := s.off.CAMBICValues(y, &s.offOut)
 	if err != nil {
 		s.offErr = err
-		return true
+		return 0, true
 	}
-	return ok
+	if !ok {
+		return 0, false
+	}
+	var scores [cambiNumScales]float64
+	for scale, c := range s.offOut {
+		scores[scale] = cambiPool(c, s.topk)
+	}
+	return s.combineScales(scores), true
 }
 
-// CAMBICValuesCPU returns what an Offload's CAMBICValues returns for the
-// first scale of a w x h luma plane of depth bpc under m's CAMBI options,
-// with the band it gets, as the CPU computes them, for checking an
-// Offload; nil when m has no CAMBI feature.
-func CAMBICValuesCPU(y []uint16, w, h, bpc int, m *Model) (band []int16, cvals []float32, cw, ch int) {
+// CAMBICValuesCPU returns what an Offload's CAMBICValues returns for a
+// w x h luma plane of depth bpc under m's CAMBI options, as the CPU
+// computes it, for checking an Offload; nil when m has no CAMBI feature.
+func CAMBICValuesCPU(y []uint16, w, h, bpc int, m *Model) *[5][]float32 {
 	if m.cambi == nil {
-		return nil, nil, 0, 0
+		return nil
 	}
 	s := newCAMBIState(w, h, bpc, *m.cambi)
-	s.preprocess(y)
-	s.spatialMask()
-	cw, ch = s.w, s.h
-	if s.speedup {
-		nw, nh := (cw+1)>>1, (ch+1)>>1
-		decimateInPlace(s.img, cw, nw, nh)
-		decimateInPlace(s.mask, cw, nw, nh)
-		cw, ch = nw, nh
-	}
-	s.filterMode(cw, ch)
-	s.cValues(cw, ch)
-	return append([]int16(nil), s.band[:cw*ch]...), append([]float32(nil), s.cvals[:cw*ch]...), cw, ch
+	out := new([5][]float32)
+	s.scales(y, func(scale int, c []float32) { out[scale] = append([]float32(nil), c...) })
+	return out
 }
 
 // CAMBIConfigCPU is the CAMBIConfig Score gives an Offload for w x h luma
@@ -104,10 +142,13 @@ func CAMBIConfigCPU(w, h, bpc int, m *Model) *CAMBIConfig {
 	return newCAMBIState(w, h, bpc, *m.cambi).offloadConfig()
 }
 
-// cValuesFromBand computes the c-values of a scale's band into out with
-// the CPU's sliding histograms, as cValues does after making the band.
-func (s *cambiState) cValuesFromBand(band []int16, w, h int, out []float32) {
-	copy(s.band, band[:w*h])
-	s.histCValues(w, h)
-	copy(out, s.cvals[:w*h])
+// WithEncode returns a copy of m whose CAMBI scores an encode of e's size
+// and depth (Options.Encode), for checking an Offload.
+func (m *Model) WithEncode(e Encode) *Model {
+	c := *m
+	if m.cambi != nil {
+		o := m.cambi.withEncode(e)
+		c.cambi = &o
+	}
+	return &c
 }

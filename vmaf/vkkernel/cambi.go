@@ -10,24 +10,44 @@ import (
 	"github.com/vmafx/vmafx/vmaf/vulkan"
 )
 
-// CAMBI's c-values (vmaf.CAMBIOffloader): one pass per scale over the
-// band the CPU made; the c-values come back for its pooling.
+// CAMBI on the device (vmaf.CAMBIOffloader): the distorted luma plane in,
+// every scale's c-values out, in one submission of shaders/cambi.comp's
+// passes; the CPU pools them.
 
-//go:embed shaders/cambi_cvalues.spv
-var cambiCValuesSPV []byte
+//go:embed shaders/cambi.spv
+var cambiSPV []byte
 
-// cambiPushSize is cambi_cvalues.comp's push constant block: w, h, pad, nd.
-const cambiPushSize = 16
+// cambiPushWords is cambi.comp's push constant block, in 32-bit words.
+const cambiPushWords = 19
 
-// cambiWorker is one goroutine's CAMBI buffers: the band (int32 per pixel,
-// staged and on the device), the tables (diffs, weights, reciprocals) and
-// the c-values with their readback, sized for the largest scale.
+// cambiBindings are cambi.comp's buffers: input, tables, work, diffs,
+// weights, reciprocals, c-values.
+const cambiBindings = 7
+
+// The passes (cambi.comp's op).
+const (
+	cambiConv = iota
+	cambiDither
+	cambiMask
+	cambiDecimate
+	cambiMode
+	cambiCValues
+)
+
+// cambiWorker is one goroutine's CAMBI buffers: the input plane (packed
+// 16-bit, staged and on the device), the tables, the work buffer (two
+// pictures and two masks of the encode's size, one word a pixel), and the
+// c-values of every scale with their readback.
 type cambiWorker struct {
 	k       *Kernel
 	cfg     *vmaf.CAMBIConfig
+	planeN  int
+	scales  [5][2]int
+	outOff  [5]int
+	outN    int
 	stream  *vulkan.Stream
 	staging *vulkan.Buffer
-	band    *vulkan.Buffer
+	in      *vulkan.Buffer
 	cvals   *vulkan.Buffer
 	back    *vulkan.Buffer
 	set     *vulkan.DescriptorSet
@@ -35,31 +55,47 @@ type cambiWorker struct {
 }
 
 func newCAMBIWorker(k *Kernel, cfg *vmaf.CAMBIConfig) (*cambiWorker, error) {
-	cw := &cambiWorker{k: k, cfg: cfg, mem: allocs{dev: k.dev}}
+	cw := &cambiWorker{k: k, cfg: cfg, planeN: cfg.InWidth * cfg.InHeight, scales: cfg.CAMBIScales(), mem: allocs{dev: k.dev}}
+	for s, sz := range cw.scales {
+		cw.outOff[s] = cw.outN
+		cw.outN += sz[0] * sz[1]
+	}
 	a := &cw.mem
-	n := int64(cfg.Width * cfg.Height * 4)
-	cw.staging = a.buffer(n, vulkan.Host)
-	cw.band = a.buffer(n, vulkan.DeviceLocal)
-	cw.cvals = a.buffer(n, vulkan.DeviceLocal)
-	cw.back = a.buffer(n, vulkan.Host)
+	n := cfg.Width * cfg.Height
+	cw.staging = a.buffer(int64(2*cw.planeN), vulkan.Host)
+	cw.in = a.buffer(int64(2*cw.planeN), vulkan.DeviceLocal)
+	work := a.buffer(int64(4*4*n), vulkan.DeviceLocal)
+	cw.cvals = a.buffer(int64(4*cw.outN), vulkan.DeviceLocal)
+	cw.back = a.buffer(int64(4*cw.outN), vulkan.Host)
 	// The tables, written once into a host-visible buffer and copied.
 	var tab []uint32
-	for _, d := range cfg.Diffs {
-		tab = append(tab, d)
+	add := func(v []uint32) (off, size int64) {
+		off = int64(4 * len(tab))
+		tab = append(tab, v...)
+		return off, int64(4 * len(v))
 	}
-	wOff := len(tab)
+	var rc []uint32
+	for _, v := range append(append([]int32(nil), cfg.Rows...), cfg.Cols...) {
+		rc = append(rc, uint32(v))
+	}
+	var ws, rs []uint32
 	for _, v := range cfg.Weights {
-		tab = append(tab, uint32(v))
+		ws = append(ws, uint32(v))
 	}
-	rOff := len(tab)
 	for _, v := range cfg.Reciprocal {
-		tab = append(tab, math.Float32bits(v))
+		rs = append(rs, math.Float32bits(v))
+	}
+	parts := [][]uint32{rc, cfg.Diffs, ws, rs}
+	var offs, sizes [4]int64
+	for i, p := range parts {
+		offs[i], sizes[i] = add(p)
 	}
 	tabStage := a.buffer(int64(4*len(tab)), vulkan.Host)
-	diffs := a.buffer(int64(4*wOff), vulkan.DeviceLocal)
-	weights := a.buffer(int64(4*(rOff-wOff)), vulkan.DeviceLocal)
-	recip := a.buffer(int64(4*(len(tab)-rOff)), vulkan.DeviceLocal)
-	cw.set = a.bind(k.cambi, cw.band, diffs, weights, recip, cw.cvals)
+	var dev [4]*vulkan.Buffer
+	for i := range dev {
+		dev[i] = a.buffer(sizes[i], vulkan.DeviceLocal)
+	}
+	cw.set = a.bind(k.cambi, cw.in, dev[0], work, dev[1], dev[2], dev[3], cw.cvals)
 	err := a.err
 	if err == nil {
 		cw.stream, err = k.dev.NewStream()
@@ -67,9 +103,11 @@ func newCAMBIWorker(k *Kernel, cfg *vmaf.CAMBIConfig) (*cambiWorker, error) {
 	if err == nil {
 		copy(tabStage.Uint32s(), tab)
 		if err = cw.stream.Begin(); err == nil {
-			cw.stream.Copy(diffs, 0, tabStage, 0, int64(4*wOff))
-			cw.stream.Copy(weights, 0, tabStage, int64(4*wOff), int64(4*(rOff-wOff)))
-			cw.stream.Copy(recip, 0, tabStage, int64(4*rOff), int64(4*(len(tab)-rOff)))
+			for i := range dev {
+				if sizes[i] > 0 {
+					cw.stream.Copy(dev[i], 0, tabStage, offs[i], sizes[i])
+				}
+			}
 			err = submitWait(cw.stream)
 		}
 	}
@@ -80,30 +118,70 @@ func newCAMBIWorker(k *Kernel, cfg *vmaf.CAMBIConfig) (*cambiWorker, error) {
 	return cw, nil
 }
 
-// run computes one scale's c-values; ok is false for a scale larger than
-// the configuration's (the CPU computes those).
-func (cw *cambiWorker) run(band []int16, w, h int, out []float32) (bool, error) {
-	n := w * h
-	if w <= 0 || h <= 0 || n > cw.cfg.Width*cw.cfg.Height || len(band) < n || len(out) < n {
+// push is cambi.comp's push constants for one pass.
+type cambiPush struct {
+	op, w, h, srcW, src, dst, srcM, dstM, outOff int
+}
+
+func (cw *cambiWorker) dispatch(p cambiPush) {
+	c := cw.cfg
+	var up, down, round int32
+	switch {
+	case c.BitDepth < 10:
+		up = int32(10 - c.BitDepth)
+	case c.BitDepth > 10:
+		down, round = int32(c.BitDepth-10), int32(1)<<(c.BitDepth-11)
+	}
+	words := push(int32(p.op), int32(p.w), int32(p.h), int32(p.srcW), int32(p.src), int32(p.dst), int32(p.srcM), int32(p.dstM),
+		int32(p.outOff), int32(c.InWidth), up, down, round, int32(c.MaskThreshold), int32(c.BandBase), int32(c.BandSize),
+		int32(c.Pad), int32(c.NumDiffs), int32(c.Height))
+	cw.stream.Dispatch(cw.k.cambi, cw.set, words, (p.w+15)/16, (p.h+15)/16, 1)
+	cw.stream.Barrier()
+}
+
+// run computes every scale's c-values of the plane y into out; ok is false
+// for a plane of another size (the CPU computes those).
+func (cw *cambiWorker) run(y []uint16, out *[5][]float32) (bool, error) {
+	c := cw.cfg
+	if len(y) < cw.planeN {
 		return false, nil
 	}
-	st := cw.staging.Uint32s()
-	for i, b := range band[:n] {
-		st[i] = uint32(int32(b))
-	}
+	copy(cw.staging.Bytes(), samples(y[:cw.planeN]))
 	s := cw.stream
 	if err := s.Begin(); err != nil {
 		return false, fmt.Errorf("vulkan cambi: %w", err)
 	}
-	s.Copy(cw.band, 0, cw.staging, 0, int64(4*n))
+	s.Copy(cw.in, 0, cw.staging, 0, int64(2*cw.planeN))
 	s.Barrier()
-	s.Dispatch(cw.k.cambi, cw.set, push(int32(w), int32(h), int32(cw.cfg.Pad), int32(cw.cfg.NumDiffs)), (w+15)/16, (h+15)/16, 1)
-	s.Barrier()
-	s.Copy(cw.back, 0, cw.cvals, 0, int64(4*n))
+	// Work: pictures at 0 and n, masks at 2n and 3n.
+	n := c.Width * c.Height
+	w, h := c.Width, c.Height
+	img, mask := 0, 2*n
+	other := func(off, base int) int { return base + n - (off - base) }
+	cw.dispatch(cambiPush{op: cambiConv, w: w, h: h, dst: img})
+	if c.AntiDither {
+		cw.dispatch(cambiPush{op: cambiDither, w: w, h: h, src: img, dst: other(img, 0)})
+		img = other(img, 0)
+	}
+	cw.dispatch(cambiPush{op: cambiMask, w: w, h: h, src: img, dstM: mask})
+	for scale, sz := range cw.scales {
+		if scale > 0 || c.SpeedUp {
+			cw.dispatch(cambiPush{op: cambiDecimate, w: sz[0], h: sz[1], srcW: w, src: img, dst: other(img, 0), srcM: mask, dstM: other(mask, 2*n)})
+			img, mask = other(img, 0), other(mask, 2*n)
+			w, h = sz[0], sz[1]
+		}
+		cw.dispatch(cambiPush{op: cambiMode, w: w, h: h, src: img, dst: other(img, 0)})
+		img = other(img, 0)
+		cw.dispatch(cambiPush{op: cambiCValues, w: w, h: h, src: img, srcM: mask, outOff: cw.outOff[scale]})
+	}
+	s.Copy(cw.back, 0, cw.cvals, 0, int64(4*cw.outN))
 	if err := submitWait(s); err != nil {
 		return false, fmt.Errorf("vulkan cambi: %w", err)
 	}
-	copy(out[:n], unsafe.Slice((*float32)(unsafe.Pointer(&cw.back.Bytes()[0])), n))
+	all := unsafe.Slice((*float32)(unsafe.Pointer(&cw.back.Bytes()[0])), cw.outN)
+	for scale, sz := range cw.scales {
+		out[scale] = append(out[scale][:0], all[cw.outOff[scale]:cw.outOff[scale]+sz[0]*sz[1]]...)
+	}
 	return true, nil
 }
 

@@ -82,7 +82,7 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 		k.speed, err = newSpeedPipelines(dev)
 	}
 	if err == nil {
-		k.cambi, err = dev.NewPipeline(cambiCValuesSPV, 5, cambiPushSize, maxWorkers)
+		k.cambi, err = dev.NewPipeline(cambiSPV, cambiBindings, 4*cambiPushWords, maxWorkers)
 	}
 	if err != nil {
 		k.Close()
@@ -94,7 +94,8 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 // Features says which VMAF features run on the device and which stay on
 // the CPU. VIF, ADM and SpEED chroma need shaderFloat64 (see
 // shaders/vif_stat_h.comp, shaders/adm_decouple.comp and
-// shaders/speed_common.glsl); CAMBI's c-values run on every device.
+// shaders/speed_common.glsl); CAMBI, integer but for one correctly rounded
+// product, runs on every device.
 func (k *Kernel) Features() (device, host []string) {
 	device = []string{"motion"}
 	if k.vif != nil {
@@ -319,13 +320,14 @@ func (wk *worker) Speed(ref, dis *vmaf.Frame) (p *vmaf.SpeedPictures, ok bool, e
 	return wk.speed.run(ref, dis)
 }
 
-// CAMBICValues computes one scale's CAMBI c-values on the device
-// (vmaf.CAMBIOffloader); ok is false when CAMBI stays on the CPU.
-func (wk *worker) CAMBICValues(band []int16, w, h int, out []float32) (bool, error) {
+// CAMBICValues computes every scale's CAMBI c-values of a distorted luma
+// plane on the device (vmaf.CAMBIOffloader); ok is false when CAMBI stays
+// on the CPU.
+func (wk *worker) CAMBICValues(y []uint16, out *[5][]float32) (bool, error) {
 	if wk.cambi == nil {
 		return false, nil
 	}
-	return wk.cambi.run(band, w, h, out)
+	return wk.cambi.run(y, out)
 }
 
 // Close frees the worker's device state.
