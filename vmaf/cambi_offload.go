@@ -1,11 +1,12 @@
 package vmaf
 
-// CAMBI on an Offload: the c-values, CAMBI's heavy per-pixel step, run on
-// the device, one scale at a time; the rest stays here. The conversion to
-// 10 bits, the spatial mask, the decimations and the mode filter are a few
-// integer passes each, and the pooling must stay: it averages the largest
-// c-values in the order libvmaf's quick_select leaves them, which depends on
-// every value, so the c-values come back.
+// CAMBI on an Offload: everything up to the pooling runs on the device,
+// from the distorted luma plane: the conversion to 10 bits at the
+// encode's size, the anti-dithering, the spatial mask, and per scale the
+// decimation, the mode filter and the c-values, all integer. The pooling
+// stays here: it averages the largest c-values in the order libvmaf's
+// quick_select leaves them, which depends on every value, so the c-values
+// come back.
 //
 // A pixel's c-value needs, in the window around it (clipped to the
 // picture), the counts of its own histogram row and of the rows up to

@@ -427,7 +427,7 @@ func (m *Model) ChunkContext(start, count, total int) (lead, trail int) {
 // kernels for, and those that stay on the CPU: ADM runs on the device under every option
 // set whose CSF weights its kernels take (all the parser accepts, VMAF v1's included; see
 // admOptions.offloadable), SpEED chroma under every option set (its per-pixel stages;
-// see SpeedOffloader) and CAMBI's c-values (CAMBIOffloader).
+// see SpeedOffloader) and CAMBI up to its pooling (CAMBIOffloader).
 func (m *Model) OffloadSplit(offered []string) (device, host []string) {
 	used := []string{"motion"}
 	if m.vif {

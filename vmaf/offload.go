@@ -28,9 +28,10 @@ type OffloadConfig struct {
 	// feature. Model.OffloadConfig leaves it nil: Score sets it from
 	// Model.SpeedConfig, which needs the pixel format.
 	Speed *SpeedConfig
-	// CAMBI describes the model's CAMBI c-values for workers that offer
-	// them (CAMBIOffloader); nil when the model has no CAMBI feature.
-	// Score sets it from the worker's CAMBI state.
+	// CAMBI describes the model's CAMBI up to its pooling for workers that
+	// offer it (CAMBIOffloader); nil when the model has no CAMBI feature.
+	// Score sets it from the worker's CAMBI state (the encode's size and
+	// depth included).
 	CAMBI *CAMBIConfig
 }
 
