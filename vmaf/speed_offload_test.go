@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -181,5 +182,25 @@ func BenchmarkSpeedSplit(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestOffloadSplitAllV1: a device that offers SpEED chroma and CAMBI beside motion, VIF
+// and ADM takes every feature of every v1 model; one that lacks them leaves them, and
+// only them, to the CPU.
+func TestOffloadSplitAllV1(t *testing.T) {
+	all := []string{"motion", "vif", "adm", "speed_chroma", "cambi"}
+	for _, name := range []string{"vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_5d0h", "vmaf_v1.0.16_3d0h_2160", "vmaf_v1.0.16_hfr_5d0h"} {
+		m, err := LoadModel(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dev, host := m.OffloadSplit(all); !slices.Equal(dev, []string{"motion", "adm", "cambi", "speed_chroma"}) || len(host) != 0 {
+			t.Errorf("%s: OffloadSplit(%v) = device %v, host %v", name, all, dev, host)
+		}
+		if dev, host := m.OffloadSplit([]string{"motion", "cambi"}); !slices.Equal(dev, []string{"motion", "cambi"}) ||
+			!slices.Equal(host, []string{"adm", "speed_chroma"}) {
+			t.Errorf("%s: without float64 kernels: device %v, host %v", name, dev, host)
+		}
 	}
 }

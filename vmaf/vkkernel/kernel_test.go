@@ -277,8 +277,8 @@ func TestWorkers(t *testing.T) {
 	k.dev.Info.Memory = 8 << 30 // an 8 GiB GPU: 4 GiB for workers
 	tests := []struct{ want, w, h, got int }{
 		{want: 4, w: 1920, h: 1080, got: 4},
-		{want: 32, w: 1920, h: 1080, got: 23}, // 4 GiB / (90 B x 2.07 Mpx)
-		{want: 32, w: 3840, h: 2160, got: 5},  // 4 GiB / (90 B x 8.3 Mpx)
+		{want: 32, w: 1920, h: 1080, got: 14}, // 4 GiB / (140 B x 2.07 Mpx)
+		{want: 32, w: 3840, h: 2160, got: 3},  // 4 GiB / (140 B x 8.3 Mpx)
 		{want: 100, w: 176, h: 144, got: 64},  // maxWorkers
 		{want: 2, w: 16384, h: 16384, got: 1}, // never none
 	}
