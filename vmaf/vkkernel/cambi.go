@@ -32,6 +32,7 @@ const (
 	cambiDecimate
 	cambiMode
 	cambiCValues
+	cambiBand
 )
 
 // cambiWorker is one goroutine's CAMBI buffers: the input plane (packed
@@ -172,7 +173,10 @@ func (cw *cambiWorker) run(y []uint16, out *[5][]float32) (bool, error) {
 		}
 		cw.dispatch(cambiPush{op: cambiMode, w: w, h: h, src: img, dst: other(img, 0)})
 		img = other(img, 0)
-		cw.dispatch(cambiPush{op: cambiCValues, w: w, h: h, src: img, srcM: mask, outOff: cw.outOff[scale]})
+		// The band goes where the picture before the mode filter was; the next
+		// scale's decimation overwrites it.
+		cw.dispatch(cambiPush{op: cambiBand, w: w, h: h, src: img, srcM: mask, dst: other(img, 0)})
+		cw.dispatch(cambiPush{op: cambiCValues, w: w, h: h, src: other(img, 0), outOff: cw.outOff[scale]})
 	}
 	s.Copy(cw.back, 0, cw.cvals, 0, int64(4*cw.outN))
 	if err := submitWait(s); err != nil {

@@ -1,7 +1,8 @@
 // cambi.comp: CAMBI's passes up to the c-values (vmaf CAMBIConfig), one
 // invocation per pixel, the pass chosen by op; the host records them in
 // order for a frame (conversion, anti-dithering, mask, then per scale the
-// decimation, the mode filter and the c-values) and pools the c-values.
+// decimation, the mode filter, the band and the c-values) and pools the
+// c-values.
 // Pictures and masks live in one work buffer at the offsets pushed, one
 // word per pixel. Everything is integer but the c-value, one correctly
 // rounded float product of an integer rounded to float by integer
@@ -13,7 +14,7 @@
 layout(local_size_x = 16, local_size_y = 16) in;
 
 layout(push_constant) uniform Push {
-    int op;        // 0 conv, 1 dither, 2 mask, 3 decimate, 4 mode, 5 c-values
+    int op;        // 0 conv, 1 dither, 2 mask, 3 decimate, 4 mode, 5 c-values, 6 band
     int w, h;      // the output's size
     int srcW;      // decimate: the input's width
     int src, dst, srcM, dstM, outOff; // word offsets in work and cvals
@@ -85,8 +86,9 @@ int band(int i, int j) {
     return px(srcM, i, j) != 0u && v >= 0 && v < size ? v + nd : -1;
 }
 
+// cvalue reads the band pass's rows at src.
 float cvalue(int i, int j) {
-    int r = band(i, j);
+    int r = int(px(src, i, j));
     uint m = r < 0 ? 0u : diffs[r];
     if (m == 0u) {
         return 0.0;
@@ -98,7 +100,7 @@ float cvalue(int i, int j) {
     int i1 = min(i + pad, h - 1), j0 = max(j - pad, 0), j1 = min(j + pad, w - 1);
     for (int ii = max(i - pad, 0); ii <= i1; ii++) {
         for (int jj = j0; jj <= j1; jj++) {
-            int b = band(ii, jj);
+            int b = int(px(src, ii, jj));
             int d = b - r;
             if (b >= 0 && d >= -nd && d <= nd) {
                 cnt[d + nd]++;
@@ -153,7 +155,9 @@ void main() {
         } else {
             work[dst + o] = mode3(hmode(i - 1, j), hmode(i, j), hmode(i + 1, j));
         }
-    } else {
+    } else if (op == 5) {
         cvals[outOff + o] = cvalue(i, j);
+    } else {
+        work[dst + o] = uint(band(i, j));
     }
 }
