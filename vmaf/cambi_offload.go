@@ -1,5 +1,7 @@
 package vmaf
 
+import "fmt"
+
 // CAMBI on an Offload: everything up to the pooling runs on the device,
 // from the distorted luma plane: the conversion to 10 bits at the
 // encode's size, the anti-dithering, the spatial mask, and per scale the
@@ -115,7 +117,15 @@ func (s *cambiState) computeOffload(y []uint16) (float64, bool) {
 		return 0, false
 	}
 	var scores [cambiNumScales]float64
+	w, h := s.w, s.h
 	for scale, c := range s.offOut {
+		if scale > 0 || s.speedup {
+			w, h = (w+1)>>1, (h+1)>>1
+		}
+		if len(c) != w*h {
+			s.offErr = fmt.Errorf("CAMBI offload: scale %d: %d c-values, want %d", scale, len(c), w*h)
+			return 0, true
+		}
 		scores[scale] = cambiPool(c, s.topk)
 	}
 	return s.combineScales(scores), true

@@ -60,6 +60,13 @@ func TestCAMBIOffload(t *testing.T) {
 	if want == 0 {
 		t.Error("CAMBI 0: a test that cannot tell")
 	}
+	var short [5][]float32
+	s = newCAMBIState(w, h, 8, *m.cambi)
+	s.off = &cambiCPUOffload{replay: &short}
+	s.compute(y)
+	if s.offErr == nil {
+		t.Error("an Offload's missing c-values were pooled")
+	}
 	fail := errors.New("device lost")
 	s = newCAMBIState(w, h, 8, *m.cambi)
 	s.off = &cambiCPUOffload{err: fail}
