@@ -209,6 +209,11 @@ type cambiState struct {
 	zero    []uint8  // a row of zeros
 	colSum  []uint16 // mask: column sums over 7 rows, 3 zero columns each side
 	modeBuf []uint16 // filter_mode's 3 rows
+	// off, when set, computes the c-values (cambi_offload.go) into offOut;
+	// offErr keeps its first failure, which fails the frame.
+	off    CAMBIOffloader
+	offOut [cambiNumScales][]float32
+	offErr error
 }
 
 // newCAMBIState prepares CAMBI under o for w x h inputs of depth bpc, which
@@ -288,9 +293,21 @@ func cambiMaskIndex(w, h int) int {
 
 // compute returns the cambi score of a distorted luma plane of depth bpc.
 func (s *cambiState) compute(y []uint16) float64 {
+	if s.off != nil {
+		if score, ok := s.computeOffload(y); ok {
+			return score
+		}
+	}
+	var scores [cambiNumScales]float64
+	s.scales(y, func(scale int, c []float32) { scores[scale] = cambiPoolScan(c, s.topk, s.k.cambiScan) })
+	return s.combineScales(scores)
+}
+
+// scales computes every scale's c-values of the plane y, passing each to
+// done.
+func (s *cambiState) scales(y []uint16, done func(scale int, c []float32)) {
 	s.preprocess(y)
 	s.spatialMask()
-	var scores [cambiNumScales]float64
 	w, h := s.w, s.h
 	for scale := range cambiNumScales {
 		// The speed-up halves the picture and mask once more, before the
@@ -302,8 +319,12 @@ func (s *cambiState) compute(y []uint16) float64 {
 		}
 		s.filterMode(w, h)
 		s.cValues(w, h)
-		scores[scale] = cambiPoolScan(s.cvals[:w*h], s.topk, s.k.cambiScan)
+		done(scale, s.cvals[:w*h])
 	}
+}
+
+// combineScales weights the scales' pooled scores into CAMBI's.
+func (s *cambiState) combineScales(scores [cambiNumScales]float64) float64 {
 	var score float64
 	for i, v := range scores {
 		score += v * cambiScaleWeights[i]

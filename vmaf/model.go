@@ -426,7 +426,8 @@ func (m *Model) ChunkContext(start, count, total int) (lead, trail int) {
 // cambi, speed_chroma) into those an Offload computes, of the offered ones it has
 // kernels for, and those that stay on the CPU: ADM runs on the device under every option
 // set whose CSF weights its kernels take (all the parser accepts, VMAF v1's included; see
-// admOptions.offloadable), and CAMBI and SpEED have no device kernels.
+// admOptions.offloadable), SpEED chroma under every option set (its per-pixel stages;
+// see SpeedOffloader) and CAMBI up to its pooling (CAMBIOffloader).
 func (m *Model) OffloadSplit(offered []string) (device, host []string) {
 	used := []string{"motion"}
 	if m.vif {

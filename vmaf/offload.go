@@ -23,6 +23,16 @@ type OffloadConfig struct {
 	// models' CSF mode and viewing conditions change them). The zero value
 	// stands for the default options' (DefaultADMWeights).
 	ADMWeights ADMWeights
+	// Speed describes SpEED chroma's per-pixel stages for workers that
+	// offer them (SpeedOffloader); nil when the model has no SpEED
+	// feature. Model.OffloadConfig leaves it nil: Score sets it from
+	// Model.SpeedConfig, which needs the pixel format.
+	Speed *SpeedConfig
+	// CAMBI describes the model's CAMBI up to its pooling for workers that
+	// offer it (CAMBIOffloader); nil when the model has no CAMBI feature.
+	// Score sets it from the worker's CAMBI state (the encode's size and
+	// depth included).
+	CAMBI *CAMBIConfig
 }
 
 // ADMWeights are ADM's contrast sensitivity weights in the fixed point the

@@ -264,8 +264,16 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			}
 			offErr := stateErr
 			if offErr == nil && p.opts.Offload != nil {
-				if wk.off, offErr = p.opts.Offload.NewWorker(p.model.OffloadConfig(p.w, p.h, p.bpc)); offErr == nil {
+				cfg := p.model.OffloadConfig(p.w, p.h, p.bpc)
+				cfg.Speed = p.model.SpeedConfig(p.w, p.h, p.format)
+				if wk.cambi != nil {
+					cfg.CAMBI = wk.cambi.offloadConfig()
+				}
+				if wk.off, offErr = p.opts.Offload.NewWorker(cfg); offErr == nil {
 					defer wk.off.Close()
+					if co, ok := wk.off.(CAMBIOffloader); ok && wk.cambi != nil {
+						wk.cambi.off = co
+					}
 				}
 			}
 			for s := range jobs {
@@ -458,9 +466,12 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 		if wk.cambi != nil {
 			// CAMBI is no-reference: libvmaf scores the distorted picture.
 			s.score.ModelCAMBI = wk.cambi.compute(s.dist.Y)
+			if err := wk.cambi.offErr; err != nil {
+				return err
+			}
 		}
 		if wk.speed != nil {
-			sp, err := wk.speed.compute(&s.ref, &s.dist)
+			sp, err := wk.computeSpeed(&s.ref, &s.dist)
 			if err != nil {
 				return err
 			}

@@ -144,18 +144,33 @@ func speedMirror(i, n int) int {
 // distorted frame. Both frames must be the state's size with their chroma
 // planes read (Frame.Chroma); it uses nothing but this pair.
 func (s *speedState) compute(ref, dis *Frame) (speedScores, error) {
-	for _, f := range []*Frame{ref, dis} {
-		if f.Width != s.w || f.Height != s.h {
-			return speedScores{}, fmt.Errorf("%w: SpEED state for %dx%d got a %dx%d frame", ErrSizeMismatch, s.w, s.h, f.Width, f.Height)
-		}
-		n := f.ChromaWidth * f.ChromaHeight
-		if f.ChromaWidth < s.cw || f.ChromaHeight < s.ch || len(f.U) < n || len(f.V) < n {
-			return speedScores{}, fmt.Errorf("%w: SpEED chroma needs %dx%d chroma planes, got %dx%d with %d and %d samples",
-				ErrNoChroma, s.cw, s.ch, f.ChromaWidth, f.ChromaHeight, len(f.U), len(f.V))
-		}
+	if err := s.check(ref, dis); err != nil {
+		return speedScores{}, err
 	}
 	u, errU := s.channel(ref.U, ref.ChromaWidth, ref.BitDepth, dis.U, dis.ChromaWidth, dis.BitDepth)
 	v, errV := s.channel(ref.V, ref.ChromaWidth, ref.BitDepth, dis.V, dis.ChromaWidth, dis.BitDepth)
+	return s.combine(u, v, errU, errV), nil
+}
+
+// check refuses a frame pair the state cannot score: frames of another
+// size, chroma planes missing or too small.
+func (s *speedState) check(ref, dis *Frame) error {
+	for _, f := range []*Frame{ref, dis} {
+		if f.Width != s.w || f.Height != s.h {
+			return fmt.Errorf("%w: SpEED state for %dx%d got a %dx%d frame", ErrSizeMismatch, s.w, s.h, f.Width, f.Height)
+		}
+		n := f.ChromaWidth * f.ChromaHeight
+		if f.ChromaWidth < s.cw || f.ChromaHeight < s.ch || len(f.U) < n || len(f.V) < n {
+			return fmt.Errorf("%w: SpEED chroma needs %dx%d chroma planes, got %dx%d with %d and %d samples",
+				ErrNoChroma, s.cw, s.ch, f.ChromaWidth, f.ChromaHeight, len(f.U), len(f.V))
+		}
+	}
+	return nil
+}
+
+// combine makes the metrics from the two channels' scores and whether
+// each had a singular covariance matrix.
+func (s *speedState) combine(u, v float32, errU, errV bool) speedScores {
 	// A channel whose covariance could not be inverted (a flat plane, say)
 	// takes the other channel's score in uv.
 	var uv float32
@@ -167,7 +182,7 @@ func (s *speedState) compute(ref, dis *Frame) (speedScores, error) {
 	default:
 		uv = float32(float64(u+v) / 2.0)
 	}
-	return speedScores{U: s.capped(u), V: s.capped(v), UV: s.capped(uv)}, nil
+	return speedScores{U: s.capped(u), V: s.capped(v), UV: s.capped(uv)}
 }
 
 // capped is MIN(score, speed_max_val) in double; a NaN score gives the cap,
@@ -187,6 +202,13 @@ func (s *speedState) channel(ref []uint16, refStride, refBPC int, dis []uint16, 
 	okRef := s.estParams(&s.refRes)
 	s.prepare(dis, disStride, disBPC)
 	okDis := s.estParams(&s.disR)
+	return s.channelScore(okRef, okDis)
+}
+
+// channelScore is the channel's score once est_params has run on both
+// pictures (s.refRes, s.disR), okRef and okDis saying whether each
+// picture's covariance matrix was regular.
+func (s *speedState) channelScore(okRef, okDis bool) (float32, bool) {
 	if okRef != okDis {
 		return 0, true
 	}
@@ -264,9 +286,19 @@ func (s *speedState) sourceRow(y int, p []uint16, stride int, scaler float32) {
 // covariance matrix is singular (an eigenvalue below EIGENVALUE_EPS, or a
 // QR pivot): the variances are then 0.
 func (s *speedState) estParams(out *speedResult) bool {
+	s.covariance()
+	return s.estFromCov(out)
+}
+
+// covariance is est_params' step 1 on s.img, into s.cov.
+func (s *speedState) covariance() { s.covSums(s.setCov) }
+
+// covSums computes the means of step 1 into s.means and passes each
+// covariance element's double sum, (x, y) with y <= x, to set.
+func (s *speedState) covSums(set func(x, y int, sum float64)) {
 	const n = speedN
 	img, stride := s.img, s.dw
-	subW, subH := s.tw-speedBlock+1, s.th-speedBlock+1
+	subW, subH := s.covSize()
 	cnt := subW * subH
 
 	// Step 1: the covariance of the 25 positions in a block, each over the
@@ -287,11 +319,26 @@ func (s *speedState) estParams(out *speedResult) bool {
 		ox := x/speedBlock*stride + x%speedBlock
 		for y := 0; y <= x; y++ {
 			oy := y/speedBlock*stride + y%speedBlock
-			sum := speedCovGo(img[ox:], img[oy:], stride, subW, subH, float64(s.means[x]), float64(s.means[y]))
-			c := float32(sum / float64(cnt))
-			s.cov[x*n+y], s.cov[y*n+x] = c, c
+			set(x, y, speedCovGo(img[ox:], img[oy:], stride, subW, subH, float64(s.means[x]), float64(s.means[y])))
 		}
 	}
+}
+
+// covSize is the size of the submatrices the covariance runs over.
+func (s *speedState) covSize() (subW, subH int) { return s.tw - speedBlock + 1, s.th - speedBlock + 1 }
+
+// setCov sets elements (x, y) and (y, x) of the covariance matrix from
+// their double sum over the submatrices.
+func (s *speedState) setCov(x, y int, sum float64) {
+	subW, subH := s.covSize()
+	c := float32(sum / float64(subW*subH))
+	s.cov[x*speedN+y], s.cov[y*speedN+x] = c, c
+}
+
+// estFromCov is est_params from step 2 on, with s.cov and s.img set.
+func (s *speedState) estFromCov(out *speedResult) bool {
+	const n = speedN
+	img, stride := s.img, s.dw
 
 	// Step 2: its eigenvalues.
 	s.la.eigenvalues(s.cov[:], s.eig[:])

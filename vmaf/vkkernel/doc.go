@@ -5,8 +5,12 @@
 // and, in the two places libvmaf computes in double precision (VIF's log
 // numerator, ADM's decoupling), the same IEEE double operations.
 //
-// Kernel implements vmaf.Offload: motion, VIF and ADM run on the device;
-// on a device without shaderFloat64 only motion does, and Kernel.Features
+// Kernel implements vmaf.Offload: motion, VIF and ADM run on the device,
+// and SpEED chroma's per-pixel stages (vmaf.SpeedOffloader: float32
+// filters and double covariance sums in the CPU's order, every operation
+// precise, the divisions rounded by integer operations; speed.go), and
+// CAMBI up to its pooling (vmaf.CAMBIOffloader; cambi.go); on a device
+// without shaderFloat64 only motion and CAMBI do, and Kernel.Features
 // says which features ran where, so a result never claims the device for
 // work it did not do. The passes write per-row integer sums; vmaf
 // adds them with its own roundings and finishes the scores.

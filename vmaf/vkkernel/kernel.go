@@ -24,9 +24,10 @@ var (
 const maxWorkers = 64
 
 // workerBytesPerPixel is what one worker allocates on the device per luma
-// pixel, all features together (docs/worker.md: 12 host-visible, 77
-// device-local), rounded up.
-const workerBytesPerPixel = 90
+// pixel, all features together, at most (docs/worker.md: 12 host-visible
+// and 77 device-local for motion, VIF and ADM; up to 17 more for SpEED
+// chroma at 4:4:4 and 31 for CAMBI), rounded up.
+const workerBytesPerPixel = 140
 
 // Workers returns how many workers (scoring goroutines) of w x h frames
 // the device holds: at most want (GOMAXPROCS when want <= 0), at most half
@@ -46,13 +47,19 @@ type Kernel struct {
 
 	mu        sync.Mutex
 	blur, sad *vulkan.Pipeline
-	vif       *vifPipelines // nil without shaderFloat64
-	adm       *admPipelines // nil without shaderFloat64
+	vif       *vifPipelines   // nil without shaderFloat64
+	adm       *admPipelines   // nil without shaderFloat64
+	speed     *speedPipelines // nil without shaderFloat64
+	cambi     *vulkan.Pipeline
 	workers   int
 	closed    bool
 }
 
-var _ vmaf.Offload = (*Kernel)(nil)
+var (
+	_ vmaf.Offload        = (*Kernel)(nil)
+	_ vmaf.SpeedOffloader = (*worker)(nil)
+	_ vmaf.CAMBIOffloader = (*worker)(nil)
+)
 
 // Open opens the device cfg names (the first usable one by default) and
 // builds the pipelines. Errors wrap vulkan.ErrUnavailable when the machine
@@ -72,6 +79,12 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 	if err == nil && dev.Info.Float64 {
 		k.adm, err = newADMPipelines(dev)
 	}
+	if err == nil && dev.Info.Float64 {
+		k.speed, err = newSpeedPipelines(dev)
+	}
+	if err == nil {
+		k.cambi, err = dev.NewPipeline(cambiSPV, cambiBindings, 4*cambiPushWords, maxWorkers)
+	}
 	if err != nil {
 		k.Close()
 		return nil, fmt.Errorf("vulkan kernel pipelines on %s: %w", dev.Info.Name, err)
@@ -80,8 +93,10 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 }
 
 // Features says which VMAF features run on the device and which stay on
-// the CPU. VIF and ADM need shaderFloat64 (see shaders/vif_stat_h.comp and
-// shaders/adm_decouple.comp).
+// the CPU. VIF, ADM and SpEED chroma need shaderFloat64 (see
+// shaders/vif_stat_h.comp, shaders/adm_decouple.comp and
+// shaders/speed_common.glsl); CAMBI, integer but for one correctly rounded
+// product, runs on every device.
 func (k *Kernel) Features() (device, host []string) {
 	device = []string{"motion"}
 	if k.vif != nil {
@@ -94,7 +109,12 @@ func (k *Kernel) Features() (device, host []string) {
 	} else {
 		host = append(host, "adm")
 	}
-	return device, host
+	if k.speed != nil {
+		device = append(device, "speed_chroma")
+	} else {
+		host = append(host, "speed_chroma")
+	}
+	return append(device, "cambi"), host
 }
 
 // Info describes the device.
@@ -119,6 +139,12 @@ func (k *Kernel) Close() {
 	}
 	if k.adm != nil {
 		k.adm.close()
+	}
+	if k.speed != nil {
+		k.speed.close()
+	}
+	if k.cambi != nil {
+		k.cambi.Close()
 	}
 	k.dev.Close()
 }
@@ -160,6 +186,10 @@ type worker struct {
 
 	vif *vifWorker // nil when VIF stays on the CPU
 	adm *admWorker // nil when ADM stays on the CPU
+	// speed is nil when SpEED chroma stays on the CPU: the model has none
+	// (OffloadConfig.Speed), or the device lacks shaderFloat64.
+	speed *speedWorker
+	cambi *cambiWorker // nil when the model has no CAMBI (OffloadConfig.CAMBI)
 }
 
 func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
@@ -183,6 +213,12 @@ func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 	}
 	if err == nil && k.adm != nil {
 		wk.adm, err = newADMWorker(k, cfg)
+	}
+	if err == nil && k.speed != nil && cfg.Speed != nil {
+		wk.speed, err = newSpeedWorker(k, cfg.Speed, bpc)
+	}
+	if err == nil && cfg.CAMBI != nil {
+		wk.cambi, err = newCAMBIWorker(k, cfg.CAMBI)
 	}
 	if err != nil {
 		wk.Close()
@@ -276,6 +312,25 @@ func (wk *worker) ADM(ref, dis []uint16) (rows *vmaf.ADMRows, ok bool, err error
 	return rows, err == nil, err
 }
 
+// Speed computes SpEED chroma's per-pixel stages of a frame pair on the
+// device (vmaf.SpeedOffloader); ok is false when SpEED stays on the CPU.
+func (wk *worker) Speed(ref, dis *vmaf.Frame) (p *vmaf.SpeedPictures, ok bool, err error) {
+	if wk.speed == nil {
+		return nil, false, nil
+	}
+	return wk.speed.run(ref, dis)
+}
+
+// CAMBICValues computes every scale's CAMBI c-values of a distorted luma
+// plane on the device (vmaf.CAMBIOffloader); ok is false when CAMBI stays
+// on the CPU.
+func (wk *worker) CAMBICValues(y []uint16, out *[5][]float32) (bool, error) {
+	if wk.cambi == nil {
+		return false, nil
+	}
+	return wk.cambi.run(y, out)
+}
+
 // Close frees the worker's device state.
 func (wk *worker) Close() {
 	if wk.vif != nil {
@@ -285,6 +340,14 @@ func (wk *worker) Close() {
 	if wk.adm != nil {
 		wk.adm.close()
 		wk.adm = nil
+	}
+	if wk.speed != nil {
+		wk.speed.close()
+		wk.speed = nil
+	}
+	if wk.cambi != nil {
+		wk.cambi.close()
+		wk.cambi = nil
 	}
 	if wk.stream != nil {
 		wk.stream.Close()

@@ -91,8 +91,8 @@ func openClip(t testing.TB, name string, p pair) *vmaf.RawReader {
 // One pair is scored with a "neg" model too (enhancement gain limit 1).
 func TestScoreMatchesCPU(t *testing.T) {
 	k := openOrSkip(t)
-	if device, _ := k.Features(); k.Info().Float64 && !slices.Equal(device, []string{"motion", "vif", "adm"}) {
-		t.Errorf("device features %v on a device with shaderFloat64, want motion, vif and adm", device)
+	if device, _ := k.Features(); k.Info().Float64 && !slices.Equal(device, []string{"motion", "vif", "adm", "speed_chroma", "cambi"}) {
+		t.Errorf("device features %v on a device with shaderFloat64, want motion, vif, adm, speed_chroma and cambi", device)
 	}
 	pairs := loadPairs(t)
 	for i, p := range append(pairs, pairs[0]) {
@@ -277,8 +277,8 @@ func TestWorkers(t *testing.T) {
 	k.dev.Info.Memory = 8 << 30 // an 8 GiB GPU: 4 GiB for workers
 	tests := []struct{ want, w, h, got int }{
 		{want: 4, w: 1920, h: 1080, got: 4},
-		{want: 32, w: 1920, h: 1080, got: 23}, // 4 GiB / (90 B x 2.07 Mpx)
-		{want: 32, w: 3840, h: 2160, got: 5},  // 4 GiB / (90 B x 8.3 Mpx)
+		{want: 32, w: 1920, h: 1080, got: 14}, // 4 GiB / (140 B x 2.07 Mpx)
+		{want: 32, w: 3840, h: 2160, got: 3},  // 4 GiB / (140 B x 8.3 Mpx)
 		{want: 100, w: 176, h: 144, got: 64},  // maxWorkers
 		{want: 2, w: 16384, h: 16384, got: 1}, // never none
 	}
@@ -289,11 +289,11 @@ func TestWorkers(t *testing.T) {
 	}
 }
 
-// countingOffload is a Kernel that counts the frame pairs whose ADM its
-// workers computed on the device.
+// countingOffload is a Kernel that counts the frame pairs whose ADM and
+// SpEED its workers computed on the device.
 type countingOffload struct {
-	k   *Kernel
-	adm atomic.Int64
+	k                 *Kernel
+	adm, speed, cambi atomic.Int64
 }
 
 func (c *countingOffload) NewWorker(cfg vmaf.OffloadConfig) (vmaf.OffloadWorker, error) {
@@ -301,12 +301,29 @@ func (c *countingOffload) NewWorker(cfg vmaf.OffloadConfig) (vmaf.OffloadWorker,
 	if err != nil {
 		return nil, err
 	}
-	return &countingWorker{OffloadWorker: wk, c: c}, nil
+	return &countingWorker{OffloadWorker: wk, speed: wk.(vmaf.SpeedOffloader), c: c}, nil
 }
 
 type countingWorker struct {
 	vmaf.OffloadWorker
-	c *countingOffload
+	speed vmaf.SpeedOffloader
+	c     *countingOffload
+}
+
+func (w *countingWorker) CAMBICValues(y []uint16, out *[5][]float32) (bool, error) {
+	ok, err := w.OffloadWorker.(vmaf.CAMBIOffloader).CAMBICValues(y, out)
+	if ok && err == nil {
+		w.c.cambi.Add(1)
+	}
+	return ok, err
+}
+
+func (w *countingWorker) Speed(ref, dis *vmaf.Frame) (*vmaf.SpeedPictures, bool, error) {
+	p, ok, err := w.speed.Speed(ref, dis)
+	if ok && err == nil {
+		w.c.speed.Add(1)
+	}
+	return p, ok, err
 }
 
 func (w *countingWorker) ADM(ref, dis []uint16) (*vmaf.ADMRows, bool, error) {
@@ -319,8 +336,9 @@ func (w *countingWorker) ADM(ref, dis []uint16) (*vmaf.ADMRows, bool, error) {
 
 // TestScoreV1MatchesCPU: VMAF v1 models on the Vulkan backend give the CPU's scores:
 // motion (with the HFR models' five-frame window, which hands the device the frame two
-// back) and ADM under v1's CSF options run on the device, every frame's, as the model's
-// OffloadSplit says; CAMBI and SpEED stay on the CPU.
+// back), ADM under v1's CSF options, SpEED chroma's per-pixel stages (with the 5d0h
+// and 2160 models' bilinear prescale) and CAMBI up to its pooling run on the device,
+// every frame's, as the model's OffloadSplit says.
 func TestScoreV1MatchesCPU(t *testing.T) {
 	k := openOrSkip(t)
 	device, _ := k.Features()
@@ -345,6 +363,9 @@ func TestScoreV1MatchesCPU(t *testing.T) {
 				if k.adm != nil && (!slices.Contains(onDevice, "adm") || slices.Contains(host, "adm")) {
 					t.Errorf("OffloadSplit(%v) = device %v, host %v: want adm on the device", device, onDevice, host)
 				}
+				if k.speed != nil && (!slices.Contains(onDevice, "speed_chroma") || !slices.Contains(onDevice, "cambi") || len(host) != 0) {
+					t.Errorf("OffloadSplit(%v) = device %v, host %v: want everything on the device", device, onDevice, host)
+				}
 				score := func(off vmaf.Offload) *vmaf.Result {
 					res, err := vmaf.Score(context.Background(), open(p.ref), open(p.dist),
 						vmaf.Options{Threads: 2, Offload: off, Model: model})
@@ -357,6 +378,12 @@ func TestScoreV1MatchesCPU(t *testing.T) {
 				cpu, gpu := score(nil), score(off)
 				if k.adm != nil && off.adm.Load() != int64(len(gpu.Frames)) {
 					t.Errorf("ADM of %d frame pairs on the device, want all %d", off.adm.Load(), len(gpu.Frames))
+				}
+				if k.speed != nil && off.speed.Load() != int64(len(gpu.Frames)) {
+					t.Errorf("SpEED of %d frame pairs on the device, want all %d", off.speed.Load(), len(gpu.Frames))
+				}
+				if off.cambi.Load() != int64(len(gpu.Frames)) {
+					t.Errorf("CAMBI of %d frames on the device, want all %d", off.cambi.Load(), len(gpu.Frames))
 				}
 				if diff := cmp.Diff(cpu.Frames, gpu.Frames); diff != "" {
 					t.Errorf("per-frame features (-cpu +vulkan):\n%s", diff)

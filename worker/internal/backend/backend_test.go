@@ -94,7 +94,7 @@ func TestVulkan(t *testing.T) {
 	// Every feature runs somewhere, once; motion always on the device.
 	all := append(append([]string{}, d.Features...), d.HostFeatures...)
 	slices.Sort(all)
-	if diff := cmp.Diff([]string{"adm", "motion", "vif"}, all); diff != "" || !slices.Contains(d.Features, "motion") {
+	if diff := cmp.Diff([]string{"adm", "cambi", "motion", "speed_chroma", "vif"}, all); diff != "" || !slices.Contains(d.Features, "motion") {
 		t.Errorf("device features %v, host features %v: want motion on the device and each feature once", d.Features, d.HostFeatures)
 	}
 	open := func() vmaf.FrameSource {

@@ -699,3 +699,36 @@ func TestScoreVulkan(t *testing.T) {
 			gpu.Score, gpu.HarmonicMean, gpu.Min, gpu.Max, cpu.Score, cpu.HarmonicMean, cpu.Min, cpu.Max)
 	}
 }
+
+// TestScoreVulkanV1 scores a VMAF v1 model on the Vulkan backend: motion, ADM, CAMBI's
+// c-values and SpEED chroma on the device, nothing left on the CPU as the result says,
+// and the CPU's score to the last bit.
+func TestScoreVulkanV1(t *testing.T) {
+	if _, _, err := backend.Select("vulkan"); err != nil {
+		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" {
+			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
+		}
+		t.Fatal(err)
+	}
+	run := func(b string) (*vmafxv1.WorkerResult, string) {
+		r := runWorker(t, context.Background(), map[string]string{vmafxv1.EnvBackend: b},
+			p03Args("--model", "vmaf_v1.0.16_3d0h", "--frames", ":3")...)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d, stderr:\n%s", b, r.code, r.stderr)
+		}
+		return r.result(t), r.stderr
+	}
+	gpu, log := run("vulkan")
+	cpu, _ := run("cpu")
+	if gpu.Device == nil || !slices.Equal(gpu.Device.Features, []string{"motion", "adm", "cambi", "speed_chroma"}) ||
+		len(gpu.Device.HostFeatures) != 0 {
+		t.Errorf("device %+v: want motion, adm, cambi and speed_chroma on the device, nothing on the host", gpu.Device)
+	}
+	if strings.Contains(log, "Some features run on the CPU beside the device") {
+		t.Errorf("logs features on the CPU where none are; stderr:\n%s", log)
+	}
+	if gpu.Score != cpu.Score || gpu.Min != cpu.Min || gpu.Max != cpu.Max {
+		t.Errorf("vulkan score %v (min %v, max %v), cpu %v (min %v, max %v): want identical",
+			gpu.Score, gpu.Min, gpu.Max, cpu.Score, cpu.Min, cpu.Max)
+	}
+}

@@ -118,11 +118,15 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	}
 	s.prov.Model, s.prov.ModelSHA256 = model.Name, model.SHA256
 	if d := s.prov.Device; d != nil {
-		// What runs where depends on the model too: VMAF v1's ADM options, CAMBI and
-		// SpEED run on the CPU beside the device.
+		// What runs where depends on the model too: on a device without shaderFloat64,
+		// VIF, ADM and SpEED chroma run on the CPU beside the device.
 		device := *d
 		device.Features, device.HostFeatures = model.OffloadSplit(d.Features)
 		s.prov.Device = &device
+		if len(device.HostFeatures) > 0 {
+			s.log.Info("Some features run on the CPU beside the device", "device", device.Name,
+				"deviceFeatures", device.Features, "hostFeatures", device.HostFeatures)
+		}
 	}
 
 	http := cfg.http
