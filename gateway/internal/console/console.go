@@ -69,6 +69,8 @@ type Console struct {
 	now     func() time.Time
 	// outputReads bounds the outputs read at once (maxOutputReads).
 	outputReads chan struct{}
+	// streams are the live job lists open, one a session.
+	streams streams
 }
 
 // maxOutputReads is how many per-frame outputs the console reads at once: with the
@@ -80,7 +82,8 @@ func New(store *jobs.Store, metrics *httpapi.Metrics, opts Options) *Console {
 	if opts.MaxOutputBytes <= 0 {
 		opts.MaxOutputBytes = DefaultMaxOutputBytes
 	}
-	return &Console{store: store, metrics: metrics, opts: opts, pages: parsePages(), now: time.Now, outputReads: make(chan struct{}, maxOutputReads)}
+	return &Console{store: store, metrics: metrics, opts: opts, pages: parsePages(), now: time.Now, outputReads: make(chan struct{}, maxOutputReads),
+		streams: streams{open: map[string]*stream{}}}
 }
 
 // page names, one template file each, rendered inside layout.html.
@@ -111,7 +114,9 @@ var routes = []route{
 	{pattern: "POST /console/logout", public: (*Console).logout},
 	{pattern: "GET /console/static/", public: (*Console).static},
 	{pattern: "GET /console/namespaces/{namespace}/jobs", authed: (*Console).jobs},
+	{pattern: "GET /console/namespaces/{namespace}/jobs-stream", authed: (*Console).jobStream},
 	{pattern: "GET /console/namespaces/{namespace}/jobs/{name}", authed: (*Console).job},
+	{pattern: "GET /console/namespaces/{namespace}/jobs/{name}/report/{file}", authed: (*Console).reportFile},
 	{pattern: "GET /console/namespaces/{namespace}/jobs/{name}/events", authed: (*Console).events},
 	{pattern: "GET /console/namespaces/{namespace}/submit", authed: (*Console).submitPage},
 	{pattern: "POST /console/namespaces/{namespace}/submit", authed: (*Console).submit},

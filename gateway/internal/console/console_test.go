@@ -25,7 +25,7 @@ func TestParseOutputJSONAndCSV(t *testing.T) {
 			if fmt.Sprint(pf.Frames, pf.Values["vmaf"], pf.Values["psnr_y"]) != "[0 1] [90.5 12.25] [40 30]" || len(pf.Values) != 2 {
 				t.Errorf("parsed %v %v, want frames 0 and 1 with vmaf and psnr_y only", pf.Frames, pf.Values)
 			}
-			charts, worst := pf.Charts()
+			charts, worst := pf.Charts(nil)
 			if len(charts) != 2 || charts[0].ID != "vmaf" || charts[0].Points != 2 || charts[1].ID != "psnr-y" {
 				t.Errorf("charts %+v, want VMAF then PSNR, 2 points each", charts)
 			}
