@@ -54,7 +54,14 @@ type Options struct {
 	ReadOutputs bool
 	// MaxOutputBytes bounds an output read for its curve; 0: DefaultMaxOutputBytes.
 	MaxOutputBytes int64
+	// Heartbeat is how often an idle live job list sends a comment, so that proxies keep
+	// it open; 0: DefaultHeartbeat.
+	Heartbeat time.Duration
 }
+
+// DefaultHeartbeat is under the idle timeouts of common proxies (nginx's 60 s, a cloud
+// load balancer's 60 s and up).
+const DefaultHeartbeat = 15 * time.Second
 
 // DefaultMaxOutputBytes bounds a per-frame output read: libvmaf's JSON takes about 1 KiB
 // a frame with every feature, so 64 MiB is an hour at 24 fps and memory stays bounded.
@@ -81,6 +88,9 @@ const maxOutputReads = 4
 func New(store *jobs.Store, metrics *httpapi.Metrics, opts Options) *Console {
 	if opts.MaxOutputBytes <= 0 {
 		opts.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = DefaultHeartbeat
 	}
 	return &Console{store: store, metrics: metrics, opts: opts, pages: parsePages(), now: time.Now, outputReads: make(chan struct{}, maxOutputReads),
 		streams: streams{open: map[string]*stream{}}}

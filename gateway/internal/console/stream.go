@@ -20,9 +20,6 @@ import (
 // The job list's live stream: server-sent events of a namespace's jobs, from a watch
 // made as the caller through the same impersonating client as every other page.
 const (
-	// heartbeat is how often an idle stream sends a comment line, so that proxies (and
-	// the browser) keep the connection open.
-	heartbeat = 15 * time.Second
 	// maxStreams bounds the streams open at once over all sessions: each holds a watch
 	// on the API server. Past it a list page refreshes itself instead.
 	maxStreams = 256
@@ -139,7 +136,7 @@ func (c *Console) jobStream(w http.ResponseWriter, r *http.Request, s session) {
 			return
 		}
 	}
-	tick := time.NewTicker(heartbeat)
+	tick := time.NewTicker(c.opts.Heartbeat)
 	defer tick.Stop()
 	for {
 		select {

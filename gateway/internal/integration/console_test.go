@@ -9,10 +9,12 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -151,19 +153,30 @@ func putObject(t *testing.T, c *awss3.Client, bucket, key string, data []byte) {
 // lowest), fewer than the five the console circles on its own: the page must mark these.
 var listedWorst = []vmafxv1.JobFrame{{Index: 24, VMAF: "20.000000"}, {Index: 6, VMAF: "89.000000"}, {Index: 13, VMAF: "89.000000"}}
 
-// reportPicture is a fixture with the worker's layout: three panels side by side
-// (reference, distorted, difference heat map), w pixels wide each.
+// reportPicture is a fixture with the worker's layout, w by h pixels a panel: the
+// reference (a smooth pattern), the distorted frame (the same in 8x8 blocks, as a
+// starved encoder leaves it) and the heat map of their luma difference, side by side.
 func reportPicture(t *testing.T, w, h int) []byte {
 	t.Helper()
 	img := image.NewRGBA(image.Rect(0, 0, 3*w, h))
+	ref := func(x, y int) float64 {
+		return 128 + 90*math.Sin(float64(x)/9)*math.Cos(float64(y)/7) + 30*math.Sin(float64(x+y)/23)
+	}
 	for y := 0; y < h; y++ {
-		for x := 0; x < 3*w; x++ {
-			v := uint8(x * 255 / (3 * w))
-			if x >= 2*w { // the heat map: hot in the middle
-				img.Set(x, y, color.RGBA{R: 255 - v/2, G: v / 3, A: 255})
-				continue
+		for x := 0; x < w; x++ {
+			r := ref(x, y)
+			bx, by := x/8*8, y/8*8
+			d := 0.0
+			for j := 0; j < 8; j++ {
+				for i := 0; i < 8; i++ {
+					d += ref(bx+i, by+j)
+				}
 			}
-			img.Set(x, y, color.Gray{Y: v})
+			d /= 64
+			img.Set(x, y, color.RGBA{R: uint8(r), G: uint8(r * 0.8), B: uint8(255 - r*0.6), A: 255})
+			img.Set(w+x, y, color.RGBA{R: uint8(d), G: uint8(d * 0.8), B: uint8(255 - d*0.6), A: 255})
+			heat := min(math.Abs(r-d)*4, 510)
+			img.Set(2*w+x, y, color.RGBA{R: uint8(min(heat, 255)), G: uint8(max(heat-255, 0)), A: 255})
 		}
 	}
 	var b bytes.Buffer
@@ -173,14 +186,37 @@ func reportPicture(t *testing.T, w, h int) []byte {
 	return b.Bytes()
 }
 
+// reportPlot is a fixture of the worker's score plot: perFrameJSON's VMAF curve over n
+// frames with the listed worst frames circled, 640 by 200.
+func reportPlot(n int) []byte {
+	var pts []string
+	y := func(v float64) float64 { return 190 - v*1.8 }
+	for i := 0; i < n; i++ {
+		v := 95 - float64(i%7)
+		if i == n/2 {
+			v = 20
+		}
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f", 10+float64(i)*620/float64(n-1), y(v)))
+	}
+	var b strings.Builder
+	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" width="640" height="200"><rect width="640" height="200" fill="#fff"/>`)
+	fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="#0b5cad"/>`, strings.Join(pts, " "))
+	for _, f := range listedWorst {
+		v, _ := strconv.ParseFloat(f.VMAF, 64)
+		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="5" fill="none" stroke="#cf222e"/>`, 10+float64(f.Index)*620/float64(n-1), y(v))
+	}
+	b.WriteString(`</svg>`)
+	return []byte(b.String())
+}
+
 // uploadReport puts the report's pictures beside the job's output, named as the worker
 // names them (vmafxv1.WorstFramePicture and the plot), in the bucket upload made.
-func uploadReport(t *testing.T, c *awss3.Client, prefix string) {
+func uploadReport(t *testing.T, c *awss3.Client, prefix string, frames int) {
 	t.Helper()
 	for _, f := range listedWorst {
-		putObject(t, c, "media", prefix+vmafxv1.WorstFramePicture(int(f.Index)), reportPicture(t, 64, 36))
+		putObject(t, c, "media", prefix+vmafxv1.WorstFramePicture(int(f.Index)), reportPicture(t, 160, 90))
 	}
-	putObject(t, c, "media", prefix+vmafxv1.ReportPlotSVG, []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="320" height="120"><rect width="320" height="120" fill="#fff"/><polyline points="0,10 160,100 320,10" fill="none" stroke="#0b5cad"/></svg>`))
+	putObject(t, c, "media", prefix+vmafxv1.ReportPlotSVG, reportPlot(frames))
 }
 
 // consoleRole lets a ServiceAccount of ns read what the console shows: jobs, comparisons,
@@ -385,9 +421,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	const frames = 48
 	endpoint, s3 := startS3(t)
 	upload(t, s3, "media", "trailer/x264-720p.json", perFrameJSON(frames))
-	uploadReport(t, s3, "trailer/x264-720p.json.report/")
+	uploadReport(t, s3, "trailer/x264-720p.json.report/", frames)
 	ns := testenv.CreateNamespace(t)
-	d := startConsole(t, console.Options{ReadOutputs: true})
+	d := startConsole(t, console.Options{ReadOutputs: true, Heartbeat: 100 * time.Millisecond})
 	seedConsole(t, ns, endpoint, frames)
 	token := tokenFor(t, ns, "reviewer", allVerbs...)
 	grantConsole(t, ns, "reviewer")
@@ -459,13 +495,13 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 	}
 	// The pictures, streamed from the report in the object store through the console:
-	// each decoded by the browser (naturalWidth: the fixture's three 64-pixel panels).
+	// each decoded by the browser (naturalWidth: the fixture's three 160-pixel panels).
 	act(t, ctx, "waiting for the pictures", chromedp.Poll[chromedp.Void](
 		`Array.from(document.querySelectorAll("#pictures img")).every(i => i.complete)`))
 	widths := eval[[]int](t, ctx, "reading the pictures", chromedp.Evaluate[[]int](
 		`Array.from(document.querySelectorAll("#pictures img")).map(i => i.naturalWidth)`))
-	if fmt.Sprint(widths) != "[192 192 192 320]" {
-		t.Errorf("pictures decoded %v pixels wide, want the three worst frames' (192) and the plot (320)", widths)
+	if fmt.Sprint(widths) != "[480 480 480 640]" {
+		t.Errorf("pictures decoded %v pixels wide, want the three worst frames' (480) and the plot (640)", widths)
 	}
 	if psnr := eval[int](t, ctx, "counting the PSNR curve's points", chromedp.Evaluate[int](`document.querySelector("#psnr-y-curve").points.numberOfItems`)); psnr != frames {
 		t.Errorf("PSNR curve draws %d points, want %d", psnr, frames)
@@ -630,7 +666,8 @@ func checkOneStream(t *testing.T, u, token string) {
 		}
 		return resp, bufio.NewReader(resp.Body)
 	}
-	// until reads events up to the one named want, and returns the names seen.
+	// until reads events up to the one named want (a comment is "heartbeat"), and returns
+	// the names seen.
 	until := func(r *bufio.Reader, want string) []string {
 		var seen []string
 		for {
@@ -638,7 +675,11 @@ func checkOneStream(t *testing.T, u, token string) {
 			if err != nil {
 				t.Fatalf("reading the stream for %q after %q: %v", want, seen, err)
 			}
-			if name, ok := strings.CutPrefix(strings.TrimSpace(line), "event: "); ok {
+			name, ok := strings.CutPrefix(strings.TrimSpace(line), "event: ")
+			if strings.HasPrefix(line, ": ") {
+				name, ok = "heartbeat", true
+			}
+			if ok {
 				seen = append(seen, name)
 				if name == want {
 					return seen
@@ -648,6 +689,8 @@ func checkOneStream(t *testing.T, u, token string) {
 	}
 	_, a := open()
 	until(a, "job")
+	// An idle stream sends comments, which keep proxies from closing it.
+	until(a, "heartbeat")
 	_, b := open()
 	until(b, "job")
 	until(a, "replaced")
