@@ -649,7 +649,7 @@ func checkOneStream(t *testing.T, u, token string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
 	defer cancel()
-	open := func() (*http.Response, *bufio.Reader) {
+	open := func() io.ReadCloser {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -660,11 +660,11 @@ func checkOneStream(t *testing.T, u, token string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { resp.Body.Close() })
 		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+			resp.Body.Close()
 			t.Fatalf("GET %s: %d %s, want an event stream", u, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
-		return resp, bufio.NewReader(resp.Body)
+		return resp.Body
 	}
 	// until reads events up to the one named want (a comment is "heartbeat"), and returns
 	// the names seen.
@@ -687,12 +687,15 @@ func checkOneStream(t *testing.T, u, token string) {
 			}
 		}
 	}
-	_, a := open()
+	bodyA := open()
+	defer bodyA.Close()
+	a := bufio.NewReader(bodyA)
 	until(a, "job")
 	// An idle stream sends comments, which keep proxies from closing it.
 	until(a, "heartbeat")
-	_, b := open()
-	until(b, "job")
+	bodyB := open()
+	defer bodyB.Close()
+	until(bufio.NewReader(bodyB), "job")
 	until(a, "replaced")
 	if rest, err := io.ReadAll(a); err != nil || strings.Contains(string(rest), "event:") {
 		t.Errorf("the replaced stream went on: %q, %v", rest, err)
