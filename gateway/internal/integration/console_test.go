@@ -610,14 +610,19 @@ func TestConsoleInABrowser(t *testing.T) {
 // consoleGet fetches u as the console's browser would, with token in its cookie.
 func consoleGet(t *testing.T, u, token string) (int, string) {
 	t.Helper()
+	a, body := consoleAnswer(t, u, token)
+	return a.StatusCode, body
+}
+
+func consoleAnswer(t *testing.T, u, token string) (answer, string) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, u, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.AddCookie(&http.Cookie{Name: console.CookieName, Value: token})
 	resp, err := http.DefaultClient.Do(req)
-	a, body := read(t, resp, err)
-	return a.StatusCode, body
+	return read(t, resp, err)
 }
 
 // checkReportRoute: the report route serves the worker's picture names of the listed
@@ -635,10 +640,14 @@ func checkReportRoute(t *testing.T, base, ns, token string) {
 		{"..%2fx264-720p.json", http.StatusNotFound},         // the output itself
 		{"frame-24.png", http.StatusNotFound},
 	} {
-		code, body := consoleGet(t, prefix+tc.file, token)
+		a, body := consoleAnswer(t, prefix+tc.file, token)
 		picture := strings.HasPrefix(body, "\x89PNG") || strings.HasPrefix(body, "<svg")
-		if code != tc.want || picture != (tc.want == http.StatusOK) {
-			t.Errorf("GET report/%s: %d (%.40q), want %d", tc.file, code, body, tc.want)
+		if a.StatusCode != tc.want || picture != (tc.want == http.StatusOK) {
+			t.Errorf("GET report/%s: %d (%.40q), want %d", tc.file, a.StatusCode, body, tc.want)
+		}
+		// A picture opened on its own (an SVG is a document) runs no script.
+		if csp := a.Header.Get("Content-Security-Policy"); picture && (!strings.Contains(csp, "sandbox") || strings.Contains(csp, "script-src")) {
+			t.Errorf("GET report/%s: Content-Security-Policy %q, want a sandbox without scripts", tc.file, csp)
 		}
 	}
 }
