@@ -54,7 +54,14 @@ type Options struct {
 	ReadOutputs bool
 	// MaxOutputBytes bounds an output read for its curve; 0: DefaultMaxOutputBytes.
 	MaxOutputBytes int64
+	// Heartbeat is how often an idle live job list sends a comment, so that proxies keep
+	// it open; 0: DefaultHeartbeat.
+	Heartbeat time.Duration
 }
+
+// DefaultHeartbeat is under the idle timeouts of common proxies (nginx's 60 s, a cloud
+// load balancer's 60 s and up).
+const DefaultHeartbeat = 15 * time.Second
 
 // DefaultMaxOutputBytes bounds a per-frame output read: libvmaf's JSON takes about 1 KiB
 // a frame with every feature, so 64 MiB is an hour at 24 fps and memory stays bounded.
@@ -69,6 +76,8 @@ type Console struct {
 	now     func() time.Time
 	// outputReads bounds the outputs read at once (maxOutputReads).
 	outputReads chan struct{}
+	// streams are the live job lists open, one a session.
+	streams streams
 }
 
 // maxOutputReads is how many per-frame outputs the console reads at once: with the
@@ -80,7 +89,11 @@ func New(store *jobs.Store, metrics *httpapi.Metrics, opts Options) *Console {
 	if opts.MaxOutputBytes <= 0 {
 		opts.MaxOutputBytes = DefaultMaxOutputBytes
 	}
-	return &Console{store: store, metrics: metrics, opts: opts, pages: parsePages(), now: time.Now, outputReads: make(chan struct{}, maxOutputReads)}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = DefaultHeartbeat
+	}
+	return &Console{store: store, metrics: metrics, opts: opts, pages: parsePages(), now: time.Now, outputReads: make(chan struct{}, maxOutputReads),
+		streams: streams{open: map[string]*stream{}}}
 }
 
 // page names, one template file each, rendered inside layout.html.
@@ -111,7 +124,9 @@ var routes = []route{
 	{pattern: "POST /console/logout", public: (*Console).logout},
 	{pattern: "GET /console/static/", public: (*Console).static},
 	{pattern: "GET /console/namespaces/{namespace}/jobs", authed: (*Console).jobs},
+	{pattern: "GET /console/namespaces/{namespace}/jobs-stream", authed: (*Console).jobStream},
 	{pattern: "GET /console/namespaces/{namespace}/jobs/{name}", authed: (*Console).job},
+	{pattern: "GET /console/namespaces/{namespace}/jobs/{name}/report/{file}", authed: (*Console).reportFile},
 	{pattern: "GET /console/namespaces/{namespace}/jobs/{name}/events", authed: (*Console).events},
 	{pattern: "GET /console/namespaces/{namespace}/submit", authed: (*Console).submitPage},
 	{pattern: "POST /console/namespaces/{namespace}/submit", authed: (*Console).submit},

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http/httptest"
@@ -25,7 +26,7 @@ func TestParseOutputJSONAndCSV(t *testing.T) {
 			if fmt.Sprint(pf.Frames, pf.Values["vmaf"], pf.Values["psnr_y"]) != "[0 1] [90.5 12.25] [40 30]" || len(pf.Values) != 2 {
 				t.Errorf("parsed %v %v, want frames 0 and 1 with vmaf and psnr_y only", pf.Frames, pf.Values)
 			}
-			charts, worst := pf.Charts()
+			charts, worst := pf.Charts(nil)
 			if len(charts) != 2 || charts[0].ID != "vmaf" || charts[0].Points != 2 || charts[1].ID != "psnr-y" {
 				t.Errorf("charts %+v, want VMAF then PSNR, 2 points each", charts)
 			}
@@ -217,5 +218,80 @@ func BenchmarkParseOutput(b *testing.B) {
 		if err != nil || len(pf.Frames) != frames {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestReportFileName: the report route serves the names the worker gives its pictures
+// and no other path.
+func TestReportFileName(t *testing.T) {
+	for name, want := range map[string]bool{
+		vmafxv1.WorstFramePicture(24): true, vmafxv1.WorstFramePicture(123456): true,
+		vmafxv1.ReportPlotSVG: true, vmafxv1.ReportPlotPNG: true,
+		vmafxv1.ReportJSON: false, "frame-24.png": false, "frame-0000024.png": false, "frame-000024.png.bak": false,
+		"../x264.json": false, "frame-000024.png/../../x": false, "FRAME-000024.PNG": false, "scores.svgz": false, "": false,
+	} {
+		if got := reportFileName.MatchString(name); got != want {
+			t.Errorf("report file %q served: %v, want %v", name, got, want)
+		}
+	}
+	if n, ok := frameOf(vmafxv1.WorstFramePicture(37)); !ok || n != 37 {
+		t.Errorf("frameOf(%q) = %d, %v; want 37", vmafxv1.WorstFramePicture(37), n, ok)
+	}
+}
+
+// TestReportOf: the console reads pictures only beside the output the spec names, and
+// only when the job drew them.
+func TestReportOf(t *testing.T) {
+	job := func(pictures bool, report string) *vmafxv1.VmafxJob {
+		out := vmafxv1.OutputURI("s3://media/a.json")
+		return &vmafxv1.VmafxJob{Spec: vmafxv1.VmafxJobSpec{Output: &out, WorstFrames: &vmafxv1.WorstFrames{Pictures: pictures}},
+			Status: vmafxv1.VmafxJobStatus{Result: &vmafxv1.JobResult{Report: report}}}
+	}
+	for _, tc := range []struct {
+		name string
+		job  *vmafxv1.VmafxJob
+		want string
+	}{
+		{"drawn", job(true, "s3://media/a.json.report/"), "s3://media/a.json.report/"},
+		{"no pictures asked", job(false, "s3://media/a.json.report/"), ""},
+		{"status elsewhere", job(true, "s3://other/secrets/"), ""},
+		{"no report yet", job(true, ""), ""},
+		{"no result", &vmafxv1.VmafxJob{}, ""},
+	} {
+		if got := reportOf(tc.job); got != tc.want {
+			t.Errorf("%s: reportOf = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestStreamsOneASession: a session's newer live list ends its older one, which is told
+// it was replaced; the streams open at once are bounded.
+func TestStreamsOneASession(t *testing.T) {
+	ss := streams{open: map[string]*stream{}}
+	ctx1, stop1 := context.WithCancel(context.Background())
+	first, ok := ss.start("a", stop1)
+	if !ok {
+		t.Fatal("first stream refused")
+	}
+	_, stop2 := context.WithCancel(context.Background())
+	second, ok := ss.start("a", stop2)
+	if !ok || ctx1.Err() == nil || !first.replaced.Load() || second.replaced.Load() {
+		t.Fatalf("second stream of a session: ok %v, first ended %v, first replaced %v", ok, ctx1.Err() != nil, first.replaced.Load())
+	}
+	ss.end("a", first) // the replaced stream's handler returns: the newer one stays
+	if ss.open["a"] != second {
+		t.Error("ending the replaced stream forgot the newer one")
+	}
+	ss.end("a", second)
+	if len(ss.open) != 0 {
+		t.Errorf("%d streams left open", len(ss.open))
+	}
+	for i := range maxStreams {
+		if _, ok := ss.start(fmt.Sprint(i), func() {}); !ok {
+			t.Fatalf("stream %d refused under the bound", i)
+		}
+	}
+	if _, ok := ss.start("one more", func() {}); ok {
+		t.Errorf("stream %d accepted, want at most %d", maxStreams+1, maxStreams)
 	}
 }

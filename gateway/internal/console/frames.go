@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -175,10 +176,11 @@ func (pf *PerFrame) check() error {
 }
 
 // Charts draws one chart per metric present, VMAF first with its worst frames marked,
-// and lists those frames.
-func (pf *PerFrame) Charts() ([]Chart, []worstFrame) {
+// and lists those frames: listed (the job's status, as the worker found them) when
+// given, else the curve's own lowest.
+func (pf *PerFrame) Charts(listed []worstFrame) ([]Chart, []worstFrame) {
 	var charts []Chart
-	var worst []worstFrame
+	worst := listed
 	for _, m := range plotted {
 		vs := pf.Values[m.name]
 		if len(vs) == 0 {
@@ -193,23 +195,15 @@ func (pf *PerFrame) Charts() ([]Chart, []worstFrame) {
 		if m.fixed {
 			lo, hi := 0.0, 100.0
 			axes.YMin, axes.YMax = &lo, &hi
-			order := make([]int, len(vs))
-			for i := range order {
-				order[i] = i
+			if len(listed) == 0 {
+				worst = lowest(pf.Frames, vs, worstFrames)
 			}
-			slices.SortStableFunc(order, func(a, b int) int {
-				switch {
-				case vs[a] < vs[b]:
-					return -1
-				case vs[a] > vs[b]:
-					return 1
+			for _, w := range worst {
+				y, err := strconv.ParseFloat(w.VMAF, 64)
+				if err != nil {
+					continue
 				}
-				return 0
-			})
-			for _, i := range order[:min(worstFrames, len(order))] {
-				label := fmt.Sprintf("frame %d: VMAF %.3f", pf.Frames[i], vs[i])
-				marks = append(marks, Mark{X: float64(pf.Frames[i]), Y: vs[i], Label: label})
-				worst = append(worst, worstFrame{Frame: pf.Frames[i], VMAF: strconv.FormatFloat(vs[i], 'f', 3, 64)})
+				marks = append(marks, Mark{X: float64(w.Frame), Y: y, Label: fmt.Sprintf("frame %d: VMAF %s", w.Frame, w.VMAF)})
 			}
 		}
 		id := strings.ReplaceAll(m.name, "_", "-")
@@ -218,14 +212,37 @@ func (pf *PerFrame) Charts() ([]Chart, []worstFrame) {
 	return charts, worst
 }
 
-// curves reads the job's per-frame output, when the console may and can, and draws it;
-// otherwise note says why there is no curve.
-func (c *Console) curves(r *http.Request, s session, j *vmafxv1.VmafxJob) (charts []Chart, worst []worstFrame, frames int, note string) {
+// lowest lists the n lowest-scoring frames, lowest first (the earlier of equal ones).
+func lowest(frames []int, vs []float64, n int) []worstFrame {
+	order := make([]int, len(vs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case vs[a] < vs[b]:
+			return -1
+		case vs[a] > vs[b]:
+			return 1
+		}
+		return 0
+	})
+	var out []worstFrame
+	for _, i := range order[:min(n, len(order))] {
+		out = append(out, worstFrame{Frame: frames[i], VMAF: strconv.FormatFloat(vs[i], 'f', 3, 64)})
+	}
+	return out
+}
+
+// curves reads the job's per-frame output, when the console may and can, and draws it
+// with listed (the status's worst frames) marked; otherwise note says why there is no
+// curve.
+func (c *Console) curves(r *http.Request, s session, j *vmafxv1.VmafxJob, listed []worstFrame) (charts []Chart, worst []worstFrame, frames int, note string) {
 	pf, note := c.readOutput(r.Context(), s, j)
 	if pf == nil {
-		return nil, nil, 0, note
+		return nil, listed, 0, note
 	}
-	charts, worst = pf.Charts()
+	charts, worst = pf.Charts(listed)
 	return charts, worst, len(pf.Frames), ""
 }
 
@@ -254,14 +271,39 @@ func (c *Console) readOutput(ctx context.Context, s session, j *vmafxv1.VmafxJob
 	}
 	ctx, cancel := context.WithTimeout(ctx, outputTimeout)
 	defer cancel()
-	// A few outputs at once: each may take tens of MiB of the door's memory while read.
+	obj, done, note := c.openObject(ctx, s, j, u, c.opts.MaxOutputBytes, "the per-frame output")
+	if obj == nil {
+		return nil, note
+	}
+	defer done()
+	pf, err := ParseOutput(obj, j.Spec.OutputFormat)
+	if err != nil {
+		return nil, "Reading the per-frame output " + out + ": " + err.Error()
+	}
+	return pf, ""
+}
+
+// secretRefused begins openObject's note when the caller may not read the job's Secret.
+const secretRefused = "The console reads "
+
+// openObject opens the object at u with the job's store settings and the keys of the
+// Secret it names, read as the caller, bounded to maxBytes; what is nil when it cannot,
+// and note says why (naming what). done closes the object and frees the read's slot.
+func (c *Console) openObject(ctx context.Context, s session, j *vmafxv1.VmafxJob, u *url.URL, maxBytes int64, what string) (obj io.Reader, done func(), note string) {
+	// A few reads at once: each may take tens of MiB of the door's memory while read.
 	select {
 	case c.outputReads <- struct{}{}:
-		defer func() { <-c.outputReads }()
 	case <-ctx.Done():
-		return nil, "The console is busy reading other outputs; reload the page in a moment."
+		return nil, nil, "The console is busy reading other outputs; reload the page in a moment."
 	}
-	opts := fetch.StoreOptions{Limits: fetch.HTTPOptions{MaxBytes: c.opts.MaxOutputBytes, Timeout: outputTimeout / 2, Attempts: 2}}
+	var cleanup []func()
+	release := func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+		<-c.outputReads
+	}
+	opts := fetch.StoreOptions{Limits: fetch.HTTPOptions{MaxBytes: maxBytes, Timeout: outputTimeout / 2, Attempts: 2}}
 	if s3 := j.Spec.S3; s3 != nil {
 		opts.S3Endpoint, opts.S3Region = s3.Endpoint, s3.Region
 		if s3.PathStyle {
@@ -270,33 +312,33 @@ func (c *Console) readOutput(ctx context.Context, s session, j *vmafxv1.VmafxJob
 	}
 	if cr := j.Spec.Credentials; cr != nil {
 		// The keys are the caller's to read or not: the Secret is read as the caller, so
-		// the console shows no output its caller could not fetch with kubectl.
+		// the console shows nothing of the store its caller could not fetch with kubectl.
 		var sec corev1.Secret
 		if err := c.store.Read(ctx, s.User, j.Namespace, cr.SecretRef.Name, &sec); err != nil {
+			release()
 			if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
-				return nil, "The console reads the output with the keys of the Secret " + cr.SecretRef.Name + ", as you, and may not: " + err.Error()
+				return nil, nil, secretRefused + what + " with the keys of the Secret " + cr.SecretRef.Name + ", as you, and may not: " + err.Error()
 			}
-			return nil, "Reading the Secret " + cr.SecretRef.Name + ": " + err.Error()
+			return nil, nil, "Reading the Secret " + cr.SecretRef.Name + ": " + err.Error()
 		}
 		dir, err := writeCredentials(sec.Data)
 		if err != nil {
-			return nil, "Preparing the output's keys: " + err.Error()
+			release()
+			return nil, nil, "Preparing the keys of " + what + ": " + err.Error()
 		}
-		defer os.RemoveAll(dir)
+		cleanup = append(cleanup, func() { _ = os.RemoveAll(dir) })
 		opts.CredentialsDir = dir
 	}
 	stores := fetch.NewStores(opts)
-	defer stores.Close()
-	obj, err := stores.Open(ctx, u)
+	cleanup = append(cleanup, func() { _ = stores.Close() })
+	o, err := stores.Open(ctx, u)
 	if err != nil {
-		return nil, "Reading the per-frame output: " + err.Error()
+		release()
+		return nil, nil, "Reading " + what + ": " + err.Error()
 	}
-	defer obj.Close()
-	pf, err := ParseOutput(obj, j.Spec.OutputFormat)
-	if err != nil {
-		return nil, "Reading the per-frame output " + out + ": " + err.Error()
-	}
-	return pf, ""
+	cleanup = append(cleanup, func() { _ = o.Close() })
+	// The store's size check is the object's declared size; the reader holds to it too.
+	return io.LimitReader(o, maxBytes), release, ""
 }
 
 // writeCredentials lays a Secret's keys out as fetch.Stores reads them: one file per key

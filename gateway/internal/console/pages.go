@@ -17,6 +17,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
+	"github.com/vmafx/vmafx/media/fetch"
 )
 
 // loginView is the login page.
@@ -98,7 +99,13 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request, _ session) {
 
 // jobRow is one job of a list.
 type jobRow struct {
-	Name, Phase, Score, Node, Backend, Age, Created string
+	Namespace, Name, Phase, Score, Node, Backend, Age, Created string
+}
+
+// rowOf is j's row in the list, its age as of now.
+func rowOf(now time.Time, j *vmafxv1.VmafxJob) jobRow {
+	return jobRow{Namespace: j.Namespace, Name: j.Name, Phase: phaseOf(j.Status.Phase), Score: j.Status.Score, Node: j.Status.Node,
+		Backend: backendOf(j), Age: age(now, j.CreationTimestamp), Created: j.CreationTimestamp.UTC().Format(time.RFC3339)}
 }
 
 type jobsView struct {
@@ -129,9 +136,7 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request, s session) {
 	now := c.now()
 	v := jobsView{Namespace: s.Namespace, More: list.Continue != ""}
 	for i := range items {
-		j := &items[i]
-		v.Rows = append(v.Rows, jobRow{Name: j.Name, Phase: phaseOf(j.Status.Phase), Score: j.Status.Score, Node: j.Status.Node,
-			Backend: backendOf(j), Age: age(now, j.CreationTimestamp), Created: j.CreationTimestamp.UTC().Format(time.RFC3339)})
+		v.Rows = append(v.Rows, rowOf(now, &items[i]))
 	}
 	if r.URL.Query().Get("fragment") == "rows" {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -181,6 +186,16 @@ type jobView struct {
 	Worst     []worstFrame
 	Frames    int
 	CurveNote string
+	// Percentiles, the worst scene and the report, from the status.
+	Percentiles []kv
+	WorstScene  []kv
+	Report      string
+	// Plot is the console URL of the report's score plot, when its pictures are shown.
+	Plot string
+	// PictureNote says where the pictures are when the console does not show them.
+	PictureNote string
+	// Listed is set when the worst frames are the status's (the worker's), not the curve's.
+	Listed bool
 }
 
 func (v jobView) PageTitle() string { return "Job " + v.Job.Name }
@@ -188,6 +203,8 @@ func (v jobView) PageTitle() string { return "Job " + v.Job.Name }
 type worstFrame struct {
 	Frame int
 	VMAF  string
+	// Picture is the console URL of the frame's picture, when shown.
+	Picture string
 }
 
 func (c *Console) job(w http.ResponseWriter, r *http.Request, s session) {
@@ -252,8 +269,54 @@ func (c *Console) job(w http.ResponseWriter, r *http.Request, s session) {
 	if j.Spec.Output != nil {
 		add(&v.Spec, "Output", string(*j.Spec.Output))
 	}
-	v.Curves, v.Worst, v.Frames, v.CurveNote = c.curves(r, s, j)
+	c.worstOf(r, s, j, &v)
 	c.render(w, r, http.StatusOK, "job", s, v)
+}
+
+// worstOf fills in the curve and where the score is made: the status's percentiles,
+// worst scene and worst frames (marked on the curve) and, when the console reads the
+// output, the worst frames' pictures from the report beside it, read the same way.
+func (c *Console) worstOf(r *http.Request, s session, j *vmafxv1.VmafxJob, v *jobView) {
+	res := j.Status.Result
+	if res != nil && j.Status.Phase == vmafxv1.JobSucceeded {
+		if p := res.Percentiles; p != nil {
+			v.Percentiles = []kv{{"1st percentile", p.P1}, {"5th percentile", p.P5}, {"Median (50th)", p.P50}}
+		}
+		if sc := res.Scenes; sc != nil && sc.Worst != nil {
+			w := sc.Worst
+			v.WorstScene = []kv{{"Scenes", fmt.Sprint(sc.Count)},
+				{"Worst scene", fmt.Sprintf("frames %d to %d (%d frames)", w.Start, w.Start+w.Frames-1, w.Frames)}, {"Its mean VMAF", w.Mean}}
+			if w.Min != "" {
+				v.WorstScene = append(v.WorstScene, kv{"Its lowest frame", w.Min})
+			}
+			if w.P5 != "" {
+				v.WorstScene = append(v.WorstScene, kv{"Its 5th percentile", w.P5})
+			}
+		}
+		v.Report = res.Report
+	}
+	report := ""
+	if j.Status.Phase == vmafxv1.JobSucceeded {
+		report = reportOf(j)
+	}
+	listed := listedWorst(j, false)
+	v.Listed = len(listed) > 0
+	v.Curves, v.Worst, v.Frames, v.CurveNote = c.curves(r, s, j, listed)
+	switch {
+	case report == "":
+	case v.Curves != nil && objectStore(report):
+		// The output was read with the caller's keys: the pictures beside it are served
+		// the same way, through the console's report route.
+		v.Worst = listedWorst(j, true)
+		v.Plot = reportURL(j, vmafxv1.ReportPlotSVG)
+	default:
+		v.PictureNote = "The worst frames' pictures and the score plot are in " + report + "; this console shows them only where it reads the job's output."
+	}
+}
+
+func objectStore(uri string) bool {
+	u, err := fetch.ParseURI(uri)
+	return err == nil && (u.Scheme == fetch.SchemeS3 || u.Scheme == fetch.SchemeGCS || u.Scheme == fetch.SchemeAzure)
 }
 
 func count(n int32) string {

@@ -149,6 +149,13 @@ func TestConsoleSessionAndForms(t *testing.T) {
 	if page.StatusCode != http.StatusOK || !strings.Contains(body, ">from-the-form</a>") || strings.Contains(body, "<html") {
 		t.Errorf("rows fragment: %d %s", page.StatusCode, body)
 	}
+	// The whole list: without JavaScript it reloads itself; with it, it opens its stream.
+	page, body = get(t, c, d.url+"/console/namespaces/"+ns+"/jobs")
+	head, _, _ := strings.Cut(body, "</head>")
+	if page.StatusCode != http.StatusOK || !strings.Contains(head, `<noscript><meta http-equiv="refresh" content="5"></noscript>`) ||
+		!strings.Contains(body, `data-stream="/console/namespaces/`+ns+`/jobs-stream"`) || !strings.Contains(body, `<tr data-job="from-the-form"`) {
+		t.Errorf("job list: %d, want a refresh without JavaScript, the live stream's address and the job's row: %s", page.StatusCode, body)
+	}
 
 	// Logging out drops the cookie; the console then asks for a token again.
 	if resp, _ := post(t, c, d.url+"/console/logout", url.Values{"csrf": {m[1]}}, nil); resp.StatusCode != http.StatusSeeOther {
@@ -156,5 +163,12 @@ func TestConsoleSessionAndForms(t *testing.T) {
 	}
 	if resp, _ := get(t, c, d.url+"/console/namespaces/"+ns+"/jobs"); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("after logout: %d, want 303 to the login page", resp.StatusCode)
+	}
+	// The live list's stream asks an EventSource to log in again rather than redirect it.
+	req, _ = http.NewRequest(http.MethodGet, d.url+"/console/namespaces/"+ns+"/jobs-stream", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err = c.Do(req)
+	if stream, body := read(t, resp, err); stream.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the live stream after logout: %d %s, want 401", stream.StatusCode, body)
 	}
 }

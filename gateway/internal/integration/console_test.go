@@ -1,12 +1,20 @@
 package integration
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -130,9 +138,85 @@ func upload(t *testing.T, c *awss3.Client, bucket, key, data string) {
 	if _, err := c.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatalf("creating bucket %s: %v", bucket, err)
 	}
-	if _, err := c.PutObject(ctx, &awss3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader(data)}); err != nil {
+	putObject(t, c, bucket, key, []byte(data))
+}
+
+// putObject puts data at key of an existing bucket.
+func putObject(t *testing.T, c *awss3.Client, bucket, key string, data []byte) {
+	t.Helper()
+	if _, err := c.PutObject(context.Background(), &awss3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(data)}); err != nil {
 		t.Fatalf("uploading %s/%s: %v", bucket, key, err)
 	}
+}
+
+// The worst frames the seeded job's status lists (perFrameJSON's dip, then two of its
+// lowest), fewer than the five the console circles on its own: the page must mark these.
+var listedWorst = []vmafxv1.JobFrame{{Index: 24, VMAF: "20.000000"}, {Index: 6, VMAF: "89.000000"}, {Index: 13, VMAF: "89.000000"}}
+
+// reportPicture is a fixture with the worker's layout, w by h pixels a panel: the
+// reference (a smooth pattern), the distorted frame (the same in 8x8 blocks, as a
+// starved encoder leaves it) and the heat map of their luma difference, side by side.
+func reportPicture(t *testing.T, w, h int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 3*w, h))
+	ref := func(x, y int) float64 {
+		return 128 + 90*math.Sin(float64(x)/9)*math.Cos(float64(y)/7) + 30*math.Sin(float64(x+y)/23)
+	}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			r := ref(x, y)
+			bx, by := x/8*8, y/8*8
+			d := 0.0
+			for j := 0; j < 8; j++ {
+				for i := 0; i < 8; i++ {
+					d += ref(bx+i, by+j)
+				}
+			}
+			d /= 64
+			img.Set(x, y, color.RGBA{R: uint8(r), G: uint8(r * 0.8), B: uint8(255 - r*0.6), A: 255})
+			img.Set(w+x, y, color.RGBA{R: uint8(d), G: uint8(d * 0.8), B: uint8(255 - d*0.6), A: 255})
+			heat := min(math.Abs(r-d)*4, 510)
+			img.Set(2*w+x, y, color.RGBA{R: uint8(min(heat, 255)), G: uint8(max(heat-255, 0)), A: 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// reportPlot is a fixture of the worker's score plot: perFrameJSON's VMAF curve over n
+// frames with the listed worst frames circled, 640 by 200.
+func reportPlot(n int) []byte {
+	var pts []string
+	y := func(v float64) float64 { return 190 - v*1.8 }
+	for i := 0; i < n; i++ {
+		v := 95 - float64(i%7)
+		if i == n/2 {
+			v = 20
+		}
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f", 10+float64(i)*620/float64(n-1), y(v)))
+	}
+	var b strings.Builder
+	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" width="640" height="200"><rect width="640" height="200" fill="#fff"/>`)
+	fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="#0b5cad"/>`, strings.Join(pts, " "))
+	for _, f := range listedWorst {
+		v, _ := strconv.ParseFloat(f.VMAF, 64)
+		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="5" fill="none" stroke="#cf222e"/>`, 10+float64(f.Index)*620/float64(n-1), y(v))
+	}
+	b.WriteString(`</svg>`)
+	return []byte(b.String())
+}
+
+// uploadReport puts the report's pictures beside the job's output, named as the worker
+// names them (vmafxv1.WorstFramePicture and the plot), in the bucket upload made.
+func uploadReport(t *testing.T, c *awss3.Client, prefix string, frames int) {
+	t.Helper()
+	for _, f := range listedWorst {
+		putObject(t, c, "media", prefix+vmafxv1.WorstFramePicture(int(f.Index)), reportPicture(t, 160, 90))
+	}
+	putObject(t, c, "media", prefix+vmafxv1.ReportPlotSVG, reportPlot(frames))
 }
 
 // consoleRole lets a ServiceAccount of ns read what the console shows: jobs, comparisons,
@@ -178,6 +262,7 @@ func seedConsole(t *testing.T, ns, s3URL string, frames int) {
 		if j.output {
 			job.Spec.Output = &out
 			job.Spec.Features = []vmafxv1.Feature{vmafxv1.FeaturePSNR}
+			job.Spec.WorstFrames = &vmafxv1.WorstFrames{Pictures: true}
 		}
 		if err := c.Create(ctx, job); err != nil {
 			t.Fatal(err)
@@ -201,6 +286,10 @@ func seedConsole(t *testing.T, ns, s3URL string, frames int) {
 	j.Status.Result.Device = "NVIDIA H100 80GB HBM3 (Vulkan 1.3)"
 	j.Status.Result.Backend = "vulkan"
 	j.Status.Result.Features = map[string]string{"psnr_y": "39.123456"}
+	j.Status.Result.Percentiles = &vmafxv1.JobPercentiles{P1: "20.000000", P5: "88.400000", P50: "92.000000"}
+	j.Status.Result.WorstFrames = listedWorst
+	j.Status.Result.Scenes = &vmafxv1.JobScenes{Count: 3, Worst: &vmafxv1.JobScene{Start: 21, Frames: 7, Mean: "81.857143", Min: "20.000000", P5: "41.600000"}}
+	j.Status.Result.Report = string(out) + vmafxv1.ReportSuffix
 	j.Status.Conditions = []metav1.Condition{{Type: vmafxv1.JobOutputWritten, Status: metav1.ConditionTrue, Reason: "Written", Message: "per-frame scores in " + string(out), LastTransitionTime: done}}
 	if err := c.Status().Update(ctx, j); err != nil {
 		t.Fatal(err)
@@ -332,8 +421,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	const frames = 48
 	endpoint, s3 := startS3(t)
 	upload(t, s3, "media", "trailer/x264-720p.json", perFrameJSON(frames))
+	uploadReport(t, s3, "trailer/x264-720p.json.report/", frames)
 	ns := testenv.CreateNamespace(t)
-	d := startConsole(t, console.Options{ReadOutputs: true})
+	d := startConsole(t, console.Options{ReadOutputs: true, Heartbeat: 100 * time.Millisecond})
 	seedConsole(t, ns, endpoint, frames)
 	token := tokenFor(t, ns, "reviewer", allVerbs...)
 	grantConsole(t, ns, "reviewer")
@@ -362,9 +452,29 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Errorf("job list row %q, want it to start %q", r, w)
 		}
 	}
+	// The list is live: a job created while it is open appears without a reload, then its
+	// score, from the stream of the namespace's jobs (the page says so; the 5 s refresh
+	// it falls back to says "refreshes itself").
+	act(t, ctx, "waiting for the live list", chromedp.Poll[chromedp.Void](`document.getElementById("live-status").textContent.startsWith("Newest first; live")`),
+		chromedp.Evaluate[chromedp.Void](`window.vmafxNoReload = true`))
+	live := &vmafxv1.VmafxJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "trailer-live"}, Spec: vmafxv1.VmafxJobSpec{
+		Reference: "s3://media/trailer/ref.y4m", Distorted: "s3://media/trailer/live.mp4"}}
+	if err := testenv.Client().Create(context.Background(), live); err != nil {
+		t.Fatal(err)
+	}
+	act(t, ctx, "waiting for the new job in the list", chromedp.WaitVisible(chromedp.CSS(`#jobs tr[data-job="trailer-live"]`)))
+	playOperator(t, ns, "trailer-live", vmafxv1.JobSucceeded, "77.250000")
+	act(t, ctx, "waiting for the new job's score", chromedp.Poll[chromedp.Void](`document.querySelector('#jobs tr[data-job="trailer-live"]').textContent.includes("77.250000")`))
+	listedNow := eval[int](t, ctx, "counting the rows", chromedp.Evaluate[int](`document.querySelectorAll("#jobs tbody tr").length`))
+	status := eval[string](t, ctx, "reading the list's status", chromedp.Text(chromedp.CSS("#live-status")))
+	kept := eval[bool](t, ctx, "checking the page was not reloaded", chromedp.Evaluate[bool](`window.vmafxNoReload === true`))
+	if listedNow != len(want)+1 || !kept || !strings.HasPrefix(status, "Newest first; live, updated at") {
+		t.Errorf("after a job was created: %d rows, page kept %v, status %q; want the new job's row added once, no reload, the live stream", listedNow, kept, status)
+	}
 	shoot(t, ctx, dir, "jobs")
 
-	// A job's page: its curve has a point per frame and the five lowest circled.
+	// A job's page: its curve has a point per frame and the worst frames of the status
+	// circled (the worker's three, not the five lowest the console would pick itself).
 	act(t, ctx, "opening a job", chromedp.Click(chromedp.CSS(`a[href$="/jobs/trailer-x264-720p"]`)), chromedp.WaitVisible(chromedp.CSS("#vmaf-curve")))
 	points := eval[int](t, ctx, "counting the curve's points", chromedp.Evaluate[int](`document.querySelector("#vmaf-curve").points.numberOfItems`))
 	declared := eval[chromedp.AttributeResult](t, ctx, "reading data-points", chromedp.AttributeValue(chromedp.CSS("#vmaf-curve"), "data-points"))
@@ -372,9 +482,26 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Errorf("VMAF curve draws %d points (data-points %q), want %d, one per frame", points, declared.Value, frames)
 	}
 	worst := eval[int](t, ctx, "counting the worst frames", chromedp.Evaluate[int](`document.querySelectorAll("#vmaf circle.worst").length`))
-	first := eval[string](t, ctx, "reading the worst frame", chromedp.Text(chromedp.CSS("#worst tbody tr td")))
-	if worst != 5 || first != fmt.Sprint(frames/2) {
-		t.Errorf("%d worst frames circled, the worst listed is frame %q; want 5 and frame %d (the dip)", worst, first, frames/2)
+	listed := eval[[]string](t, ctx, "reading the worst frames", chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll("#worst tbody tr")).map(r => r.cells[0].textContent + "|" + r.cells[1].textContent)`))
+	if worst != len(listedWorst) || fmt.Sprint(listed) != "[24|20.000000 6|89.000000 13|89.000000]" {
+		t.Errorf("%d worst frames circled, listed %q; want the status's %d: frame %d (the dip) first", worst, listed, len(listedWorst), frames/2)
+	}
+	where := eval[string](t, ctx, "reading the percentiles and the worst scene", chromedp.Evaluate[string](
+		`document.querySelector("#percentiles").textContent + "|" + document.querySelector("#worst-scene").textContent`))
+	for _, s := range []string{"5th percentile88.400000", "Median (50th)92.000000", "frames 21 to 27 (7 frames)", "81.857143"} {
+		if !strings.Contains(where, s) {
+			t.Errorf("percentiles and worst scene %q lack %q", where, s)
+		}
+	}
+	// The pictures, streamed from the report in the object store through the console:
+	// each decoded by the browser (naturalWidth: the fixture's three 160-pixel panels).
+	act(t, ctx, "waiting for the pictures", chromedp.Poll[chromedp.Void](
+		`Array.from(document.querySelectorAll("#pictures img")).every(i => i.complete)`))
+	widths := eval[[]int](t, ctx, "reading the pictures", chromedp.Evaluate[[]int](
+		`Array.from(document.querySelectorAll("#pictures img")).map(i => i.naturalWidth)`))
+	if fmt.Sprint(widths) != "[480 480 480 640]" {
+		t.Errorf("pictures decoded %v pixels wide, want the three worst frames' (480) and the plot (640)", widths)
 	}
 	if psnr := eval[int](t, ctx, "counting the PSNR curve's points", chromedp.Evaluate[int](`document.querySelector("#psnr-y-curve").points.numberOfItems`)); psnr != frames {
 		t.Errorf("PSNR curve draws %d points, want %d", psnr, frames)
@@ -386,6 +513,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 	}
 	shoot(t, ctx, dir, "job")
+	checkReportRoute(t, d.url, ns, token)
 
 	// The ladder's rate-quality curves and hull, and the comparison.
 	act(t, ctx, "opening the ladder", chromedp.Navigate(d.url+"/console/namespaces/"+ns+"/ladders/trailer-ladder"), chromedp.WaitVisible(chromedp.CSS("#ladder")))
@@ -453,5 +581,132 @@ func TestConsoleInABrowser(t *testing.T) {
 	if curves != 0 || !strings.Contains(note, "Secret media-bucket") || !strings.Contains(note, "forbidden") || score != "88.123456" {
 		t.Errorf("without the Secret: %d curves, note %q, score %q; want the score, no curve and the refusal", curves, note, score)
 	}
+	// Its worst frames from the status, and where the pictures are instead of them.
+	pictureNote := eval[string](t, ctx, "reading the pictures' note", chromedp.Text(chromedp.CSS("#picture-note")))
+	images := eval[int](t, ctx, "counting pictures", chromedp.Evaluate[int](`document.querySelectorAll("#pictures img").length`))
+	rowsWorst := eval[int](t, ctx, "counting worst frames", chromedp.Evaluate[int](`document.querySelectorAll("#worst tbody tr").length`))
+	if images != 0 || rowsWorst != len(listedWorst) || !strings.Contains(pictureNote, "s3://media/trailer/x264-720p.json.report/") {
+		t.Errorf("without the Secret: %d pictures, %d worst frames, note %q; want no picture, the status's frames and the report's URI", images, rowsWorst, pictureNote)
+	}
 	shoot(t, ctx, dir, "job-without-secret")
+
+	// Neither may they fetch a picture, nor may a token without rights stream the list.
+	pic := "/console/namespaces/" + ns + "/jobs/trailer-x264-720p/report/" + vmafxv1.WorstFramePicture(24)
+	for _, tc := range []struct {
+		who, token, path string
+		want             int
+	}{{"the viewer", viewer, pic, http.StatusForbidden}, {"nobody", nobody, pic, http.StatusForbidden},
+		{"nobody", nobody, "/console/namespaces/" + ns + "/jobs-stream", http.StatusForbidden}} {
+		if code, body := consoleGet(t, d.url+tc.path, tc.token); code != tc.want || strings.Contains(body, "PNG") || strings.Contains(body, "88.123456") {
+			t.Errorf("%s GET %s: %d %q, want %d and nothing of the namespace", tc.who, tc.path, code, body, tc.want)
+		}
+	}
+
+	// One live list a session: a second stream of the same token ends the first, which
+	// says so (its page falls back to the refresh).
+	checkOneStream(t, d.url+"/console/namespaces/"+ns+"/jobs-stream", token)
+}
+
+// consoleGet fetches u as the console's browser would, with token in its cookie.
+func consoleGet(t *testing.T, u, token string) (int, string) {
+	t.Helper()
+	a, body := consoleAnswer(t, u, token)
+	return a.StatusCode, body
+}
+
+func consoleAnswer(t *testing.T, u, token string) (answer, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.AddCookie(&http.Cookie{Name: console.CookieName, Value: token})
+	resp, err := http.DefaultClient.Do(req)
+	return read(t, resp, err)
+}
+
+// checkReportRoute: the report route serves the worker's picture names of the listed
+// worst frames, and nothing else of the bucket.
+func checkReportRoute(t *testing.T, base, ns, token string) {
+	t.Helper()
+	prefix := base + "/console/namespaces/" + ns + "/jobs/trailer-x264-720p/report/"
+	for _, tc := range []struct {
+		file string
+		want int
+	}{
+		{vmafxv1.WorstFramePicture(24), http.StatusOK}, {vmafxv1.ReportPlotSVG, http.StatusOK},
+		{vmafxv1.ReportJSON, http.StatusNotFound},            // not a picture
+		{vmafxv1.WorstFramePicture(25), http.StatusNotFound}, // not a listed worst frame
+		{"..%2fx264-720p.json", http.StatusNotFound},         // the output itself
+		{"frame-24.png", http.StatusNotFound},
+	} {
+		a, body := consoleAnswer(t, prefix+tc.file, token)
+		picture := strings.HasPrefix(body, "\x89PNG") || strings.HasPrefix(body, "<svg")
+		if a.StatusCode != tc.want || picture != (tc.want == http.StatusOK) {
+			t.Errorf("GET report/%s: %d (%.40q), want %d", tc.file, a.StatusCode, body, tc.want)
+		}
+		// A picture opened on its own (an SVG is a document) runs no script.
+		if csp := a.Header.Get("Content-Security-Policy"); picture && (!strings.Contains(csp, "sandbox") || strings.Contains(csp, "script-src")) {
+			t.Errorf("GET report/%s: Content-Security-Policy %q, want a sandbox without scripts", tc.file, csp)
+		}
+	}
+}
+
+// checkOneStream opens the live list twice with one token: the first stream is told it
+// was replaced and ends.
+func checkOneStream(t *testing.T, u, token string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
+	defer cancel()
+	open := func() io.ReadCloser {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		req.AddCookie(&http.Cookie{Name: console.CookieName, Value: token})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+			resp.Body.Close()
+			t.Fatalf("GET %s: %d %s, want an event stream", u, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		return resp.Body
+	}
+	// until reads events up to the one named want (a comment is "heartbeat"), and returns
+	// the names seen.
+	until := func(r *bufio.Reader, want string) []string {
+		var seen []string
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("reading the stream for %q after %q: %v", want, seen, err)
+			}
+			name, ok := strings.CutPrefix(strings.TrimSpace(line), "event: ")
+			if strings.HasPrefix(line, ": ") {
+				name, ok = "heartbeat", true
+			}
+			if ok {
+				seen = append(seen, name)
+				if name == want {
+					return seen
+				}
+			}
+		}
+	}
+	bodyA := open()
+	defer bodyA.Close()
+	a := bufio.NewReader(bodyA)
+	until(a, "job")
+	// An idle stream sends comments, which keep proxies from closing it.
+	until(a, "heartbeat")
+	bodyB := open()
+	defer bodyB.Close()
+	until(bufio.NewReader(bodyB), "job")
+	until(a, "replaced")
+	if rest, err := io.ReadAll(a); err != nil || strings.Contains(string(rest), "event:") {
+		t.Errorf("the replaced stream went on: %q, %v", rest, err)
+	}
 }
