@@ -313,7 +313,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 			s.log.Error(err, "Per-frame scores not written; the score is kept", "output", out.name)
 		} else {
 			s.log.Info("Wrote per-frame scores", "output", out.name, "format", cfg.outputFormat)
-			if err := s.writeReport(ctx, res, stores, s.reopen(ctx, mux, opts, refSkip, distSkip)); err != nil {
+			if err := s.writeReport(ctx, res, stores, s.reopen(open, refSkip, distSkip)); err != nil {
 				s.outputErr = err
 				s.log.Error(err, "Report not written; the score is kept", "output", out.name)
 			} else {

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -20,7 +21,6 @@ import (
 	"github.com/vmafx/vmafx/media/fetch"
 	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/internal/pictures"
-	"github.com/vmafx/vmafx/worker/internal/source"
 	"github.com/vmafx/vmafx/worker/internal/worstframes"
 )
 
@@ -110,7 +110,15 @@ type reportScenes struct {
 // writeReport writes report.json, and with --pictures the pictures, beside the output;
 // open reopens the inputs, as the kernel read them, for the pictures. A failure is the
 // output's: the score is kept.
-func (s *scorer) writeReport(ctx context.Context, res *vmaf.Result, stores *fetch.Stores, open func() (ref, dist vmaf.FrameSource, closeAll func(), err error)) error {
+func (s *scorer) writeReport(ctx context.Context, res *vmaf.Result, stores *fetch.Stores, open func() (ref, dist vmaf.FrameSource, closeAll func(), err error)) (err error) {
+	// The report stands beside a score that is made: whatever goes wrong drawing it, a
+	// panic included, is reported as the output's error and the score is kept.
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error(nil, "Panic while writing the report", "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("internal error writing the report: panic: %v", p)
+		}
+	}()
 	base, err := reportBase(s.cfg.output)
 	if err != nil {
 		return err
@@ -275,22 +283,13 @@ func encodePNG(img image.Image) []byte {
 }
 
 // reopen returns a function that opens the inputs again as the score opened them, for
-// the pictures: the same options and skips, frames paired the same way.
-func (s *scorer) reopen(ctx context.Context, mux *fetch.Mux, opts source.Options, refSkip, distSkip int) func() (vmaf.FrameSource, vmaf.FrameSource, func(), error) {
+// the pictures: through the score's own opener (the distorted scaled to the reference's
+// size, the same options and skips), frames paired the same way.
+func (s *scorer) reopen(open opener, refSkip, distSkip int) func() (vmaf.FrameSource, vmaf.FrameSource, func(), error) {
 	return func() (vmaf.FrameSource, vmaf.FrameSource, func(), error) {
-		ro := opts
-		ro.SkipFrames = refSkip
-		ro.Width, ro.Height = 0, 0
-		ref, err := source.Open(ctx, mux, s.cfg.reference, ro)
+		ref, dist, err := open(refSkip, distSkip)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("reference: %w", err)
-		}
-		do := opts
-		do.SkipFrames = distSkip
-		dist, err := source.Open(ctx, mux, s.cfg.distorted, do)
-		if err != nil {
-			ref.Close()
-			return nil, nil, nil, fmt.Errorf("distorted: %w", err)
+			return nil, nil, nil, err
 		}
 		var refSrc, distSrc vmaf.FrameSource = ref, dist
 		if n := refSkip - ref.Skipped; n > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/testutil/fftest"
 	"github.com/vmafx/vmafx/worker/internal/pictures"
 )
 
@@ -249,5 +251,34 @@ func TestScoreNoWorstFrames(t *testing.T) {
 	}
 	if strings.Join(names, " ") != "report.json scores.png scores.svg" {
 		t.Errorf("report holds %v, want report.json and the plot only", names)
+	}
+}
+
+// TestScorePicturesOfAScaledDistorted: the pictures read the inputs again as the score
+// read them, the distorted scaled to the reference's size (dist_small_h264.mp4 is
+// 128x96 against a 176x144 reference); reading it at its own size indexed past its
+// frame (the e2e's bucket job failed with a panic before).
+func TestScorePicturesOfAScaledDistorted(t *testing.T) {
+	fftest.Tools(t)
+	out := filepath.Join(t.TempDir(), "out.json")
+	res := runWorker(t, context.Background(), nil, "score", "--reference", fftest.Path("ref_ffv1.mkv"),
+		"--distorted", fftest.Path("dist_small_h264.mp4"), "--output", "file://"+out, "--pictures", "--worst-frames", "2").result(t)
+	if res.Error != nil || res.OutputError != "" || len(res.WorstFrames) != 2 {
+		t.Fatalf("result: error %+v, output error %q, worst frames %+v", res.Error, res.OutputError, res.WorstFrames)
+	}
+	for _, f := range res.WorstFrames {
+		name := filepath.Join(out+vmafxv1.ReportSuffix, fmt.Sprintf("frame-%06d.png", f.Index))
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		// Three panels of the reference's size side by side.
+		if b := img.Bounds(); b.Dy() < 144 || b.Dx() < 3*176 {
+			t.Errorf("%s is %v, want three 176x144 panels", name, b)
+		}
 	}
 }
