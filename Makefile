@@ -100,7 +100,7 @@ test-bins: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd ## Build kube
 
 $(KUBE_APISERVER):
 	@mkdir -p $(@D)
-	@echo "building kube-apiserver $(K8S_VERSION) from module sources (about 6 minutes the first time)"
+	@echo "building kube-apiserver $(K8S_VERSION) from module sources (about 5 minutes the first time)"
 	cd hack/tools/k8s && $(GO) build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 
 $(ETCD):
@@ -208,7 +208,7 @@ K8S_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/ve
 CONTAINERD_TAGS := urfave_cli_no_docs no_btrfs no_devmapper no_zfs
 
 .PHONY: cluster-bins
-cluster-bins: $(CLUSTER_BINS) ## Build the cluster's binaries from module sources, cached by version (about 12 minutes on 2 cores the first time).
+cluster-bins: $(CLUSTER_BINS) ## Build the cluster's binaries from module sources, cached by version (about 9 minutes on 2 cores the first time).
 
 .PHONY: tools
 tools: cluster-bins versitygw registry helm pushgateway ## Build every third-party program the tests and the local cluster use, cached by version (.ci/run starts it beside make verify).
@@ -250,11 +250,11 @@ chaos: helm cluster-up images deploy ## Chaos scenarios (test/e2e, TestChaos*): 
 
 .PHONY: demo
 demo: ## Build what is missing, start the local cluster, deploy, score a clip pair, show `kubectl get vmjob`.
-	@echo "==> [1/5] building the cluster's binaries from module sources (cached in $(TOOLS_BIN); the first time takes about 12 minutes on 2 cores)"
+	@echo "==> [1/5] building the cluster's binaries from module sources (cached in $(TOOLS_BIN); the first time takes about 9 minutes on 2 cores)"
 	@$(MAKE) --no-print-directory cluster-bins
 	@echo "==> [2/5] starting the local single-node cluster (state in .cluster/)"
 	@$(MAKE) --no-print-directory cluster-up
-	@echo "==> [3/5] building the project's images (the first time takes several minutes) and importing them"
+	@echo "==> [3/5] building the project's images (the first time takes about 4 minutes) and importing them"
 	@$(MAKE) --no-print-directory images
 	@echo "==> [4/5] deploying manifests/overlays/local"
 	@$(MAKE) --no-print-directory deploy
