@@ -136,22 +136,32 @@ func (c *Console) jobStream(w http.ResponseWriter, r *http.Request, s session) {
 			return
 		}
 	}
+	// stopped tells the browser why the stream ends once ctx is done: a newer stream of
+	// the session replaced it, or its time is up (unless the browser itself went).
+	stopped := func() {
+		if st.replaced.Load() {
+			write("event: replaced\ndata: {}\n\n")
+		} else if r.Context().Err() == nil {
+			write("event: end\ndata: {}\n\n")
+		}
+	}
 	tick := time.NewTicker(c.opts.Heartbeat)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			if st.replaced.Load() {
-				write("event: replaced\ndata: {}\n\n")
-			} else if r.Context().Err() == nil {
-				write("event: end\ndata: {}\n\n")
-			}
+			stopped()
 			return
 		case <-tick.C:
 			if !write(": heartbeat\n\n") {
 				return
 			}
 		case ev, ok := <-wt.ResultChan():
+			if ctx.Err() != nil {
+				// The watch closes with ctx, and may be seen closed first.
+				stopped()
+				return
+			}
 			if !ok || ev.Type == watch.Error {
 				// The watch closed or its resourceVersion expired: the browser opens
 				// the stream again, which lists afresh.
