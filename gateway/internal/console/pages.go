@@ -1,7 +1,6 @@
 package console
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -341,26 +340,8 @@ func sortedKeys(m map[string]string) []string {
 // for the job page's script: EventSource sends the cookie, not an Authorization header.
 func (c *Console) events(w http.ResponseWriter, r *http.Request, s session) {
 	serve.Extend(w, jobs.MaxWait+30*time.Second)
-	flusher, _ := w.(http.Flusher)
-	started := false
-	send := func(event string, v any) error {
-		if !started {
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.WriteHeader(http.StatusOK)
-			started = true
-		}
-		data, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
-			return err
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		return nil
-	}
+	events := serve.NewEvents(w)
+	send := events.Send
 	type update struct {
 		Phase string `json:"phase"`
 		Score string `json:"score,omitempty"`
@@ -370,7 +351,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, s session) {
 		return send("status", update{Phase: phaseOf(j.Status.Phase), Score: j.Status.Score, Node: j.Status.Node})
 	})
 	switch {
-	case !started && err != nil:
+	case !events.Started() && err != nil:
 		http.Error(w, err.Error(), statusCode(err))
 	case err == nil:
 		_ = send("end", struct{}{})

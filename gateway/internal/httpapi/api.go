@@ -236,32 +236,13 @@ func (a *API) events(w http.ResponseWriter, r *http.Request, u access.User) {
 		timeout = d
 	}
 	serve.Extend(w, timeout+extendSlack)
-	flusher, _ := w.(http.Flusher)
-	started := false
-	send := func(event string, v any) error {
-		if !started {
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.Header().Set("Cache-Control", "no-cache")
-			w.WriteHeader(http.StatusOK)
-			started = true
-		}
-		data, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
-			return err
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		return nil
-	}
+	events := serve.NewEvents(w)
+	send := events.Send
 	err := a.store.Follow(r.Context(), u, r.PathValue("namespace"), r.PathValue("name"), timeout, func(j *vmafxv1.VmafxJob) error {
 		return send("status", typed(j))
 	})
 	switch {
-	case !started && err != nil:
+	case !events.Started() && err != nil:
 		writeError(r.Context(), w, err)
 	case err == nil:
 		_ = send("end", map[string]string{})
