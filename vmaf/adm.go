@@ -148,6 +148,26 @@ func dwtIndices(ind *[4][]int, n int) {
 	}
 }
 
+// bands runs one scale's wavelet transform of both pictures (w x h at that scale) and
+// decouples the distorted bands into their restored (rh, rv, rd) and additive (ah, av,
+// ad) parts; it returns the bands' size, the next scale's input.
+func (s *admState) bands(ref, dis []uint16, bpc, scale, w, h int) (int, int) {
+	dwtIndices(&s.indY, h)
+	dwtIndices(&s.indX, w)
+	if scale == 0 {
+		s.dwt0(ref, &s.ref, w, h, bpc)
+		s.dwt0(dis, &s.dis, w, h, bpc)
+	} else {
+		// In place, as libvmaf does: output row i only overwrites input
+		// rows that later rows (which read rows >= 2i+1) no longer need.
+		s.dwtS(s.ref.a, &s.ref, w, h, scale)
+		s.dwtS(s.dis.a, &s.dis, w, h, scale)
+	}
+	w, h = (w+1)/2, (h+1)/2
+	s.decouple(w, h, scale == 0)
+	return w, h
+}
+
 // compute returns the ADM features of a frame pair (integer_adm.c,
 // integer_compute_adm). Per scale it decouples the distorted bands into a
 // restored and an additive part, then measures the CSF-weighted, masked
@@ -157,19 +177,7 @@ func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
 	var ns, ds, as [4]float32
 	w, h := s.w, s.h
 	for scale := 0; scale < 4; scale++ {
-		dwtIndices(&s.indY, h)
-		dwtIndices(&s.indX, w)
-		if scale == 0 {
-			s.dwt0(ref, &s.ref, w, h, bpc)
-			s.dwt0(dis, &s.dis, w, h, bpc)
-		} else {
-			// In place, as libvmaf does: output row i only overwrites input
-			// rows that later rows (which read rows >= 2i+1) no longer need.
-			s.dwtS(s.ref.a, &s.ref, w, h, scale)
-			s.dwtS(s.dis.a, &s.dis, w, h, scale)
-		}
-		w, h = (w+1)/2, (h+1)/2
-		s.decouple(w, h, scale == 0)
+		w, h = s.bands(ref, dis, bpc, scale, w, h)
 		r := [3][]int32{s.rh, s.rv, s.rd}
 		a := [3][]int32{s.ah, s.av, s.ad}
 		if scale == 0 {

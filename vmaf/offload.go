@@ -196,17 +196,7 @@ func (s *admState) rows(ref, dis []uint16, bpc int) *ADMRows {
 	out := new(ADMRows)
 	w, h := s.w, s.h
 	for scale := range 4 {
-		dwtIndices(&s.indY, h)
-		dwtIndices(&s.indX, w)
-		if scale == 0 {
-			s.dwt0(ref, &s.ref, w, h, bpc)
-			s.dwt0(dis, &s.dis, w, h, bpc)
-		} else {
-			s.dwtS(s.ref.a, &s.ref, w, h, scale)
-			s.dwtS(s.dis.a, &s.dis, w, h, scale)
-		}
-		w, h = (w+1)/2, (h+1)/2
-		s.decouple(w, h, scale == 0)
+		w, h = s.bands(ref, dis, bpc, scale, w, h)
 		r := [3][]int32{s.rh, s.rv, s.rd}
 		a := [3][]int32{s.ah, s.av, s.ad}
 		out.Den[scale] = make([]uint64, 3*h)
