@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -252,6 +254,54 @@ func TestThumbnailGeometry(t *testing.T) {
 		r.add(0, &f)
 		if len(r.thumbs[0]) != 1 || len(r.thumbs[0][0]) == 0 || r.thumbs[0][0][0] != 200 {
 			t.Errorf("%dx%d: thumbnails %v", size[0], size[1], r.thumbs[0])
+		}
+	}
+}
+
+// thumbnailRef is the thumbnail as the definition says: each block's samples summed one
+// by one.
+func thumbnailRef(r *Recorder, f *vmaf.Frame) []float32 {
+	b := r.block
+	out := make([]float32, r.tw*r.th)
+	scale := 1 / float64(b*b) / float64(int(1)<<(max(f.BitDepth, 8)-8))
+	for ty := range r.th {
+		for tx := range r.tw {
+			var sum uint64
+			for y := ty * b; y < ty*b+b; y++ {
+				for x := tx * b; x < tx*b+b; x++ {
+					sum += uint64(f.Y[y*f.Width+x])
+				}
+			}
+			out[ty*r.tw+tx] = float32(float64(sum) * scale)
+		}
+	}
+	return out
+}
+
+// The thumbnail summed four samples a word equals the one summed sample by sample, at
+// the largest sample values of each depth (where a lane would carry first) and on
+// noise, for block sizes that are and are not a multiple of 4.
+func TestThumbnailPackedSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, sz := range [][2]int{{1280, 720}, {1920, 1080}, {3840, 2160}, {161, 90}, {1000, 100}, {50, 40}} {
+		for _, depth := range []int{8, 10, 12, 16} {
+			for _, kind := range []string{"max", "noise"} {
+				w, h := sz[0], sz[1]
+				f := vmaf.Frame{Width: w, Height: h, BitDepth: depth, Y: make([]uint16, w*h)}
+				for i := range f.Y {
+					f.Y[i] = uint16(1<<depth - 1)
+					if kind == "noise" {
+						f.Y[i] = uint16(rng.IntN(1 << depth))
+					}
+				}
+				r := NewRecorder(vmaf.VideoInfo{Width: w, Height: h, Format: vmaf.YUV420P}, DefaultWindow)
+				r.add(0, &f)
+				want := thumbnailRef(r, &f)
+				if got := r.thumbs[0][0]; !slices.Equal(got, want) {
+					t.Fatalf("%dx%d %d-bit %s (block %d, packed %v): thumbnail differs from the sample-by-sample sums",
+						w, h, depth, kind, r.block, packedSums(r.block, depth))
+				}
+			}
 		}
 	}
 }
