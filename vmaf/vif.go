@@ -245,8 +245,8 @@ func vifSubPair(f uint64, ra, rb, da, db []uint16, acc []uint64) {
 // the squares of 8-bit scale 0 too), so the lanes never carry into each
 // other and the results are identical.
 func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleScore {
-	if scale == 0 && bpc == 8 && vif8Vector(s.k) {
-		return s.statistic8(ref, dis, w, h, true)
+	if (scale > 0 || bpc == 8) && vif8Vector(s.k) {
+		return s.statistic8(ref, dis, w, h, scale, true)
 	}
 	filt := vifFilters[scale]
 	fw := len(filt)

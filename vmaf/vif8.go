@@ -1,10 +1,11 @@
 package vmaf
 
-// VIF's scale-0 statistic for 8-bit input in 16-bit lanes: the vector
-// kernels' pipeline (vif8_amd64.go) and its scalar form, which the kernels'
-// tails and tests use. Scales 1 to 3 keep the 64-bit lane pipeline: their
-// subsampled images hold 16-bit means (libvmaf subsample_rd_8 keeps the
-// vertical pass's sums >> 8), whose squares take 32 bits.
+// VIF's statistic in 16-bit lanes: the vector kernels' pipeline
+// (vif8_amd64.go) and its scalar form, which the kernels' tails and tests
+// use, for scale 0 of 8-bit input and for scales 1 to 3 of every depth
+// (their subsampled images hold means of up to 16 bits at any input depth;
+// vifVert16Cols below). Scale 0 of deeper input keeps the 64-bit lane
+// pipeline of vif.go.
 //
 // The vertical pass reads the fw input rows of the window directly (no
 // ring of products) and writes one row of each filtered quantity as 16-bit
@@ -72,10 +73,39 @@ func vifVert8Cols(refRows, disRows [][]uint16, rows *[8][]int16, j0, j1 int) {
 	}
 }
 
+// vifVert16Cols is the vertical pass of columns [j0, j1) of one output row
+// at scale (1 to 3), whose samples have up to 16 bits: the means rounded
+// (sum + 2^15) >> 16, biased; the squares and the product rounded alike, up
+// to 32 bits, in a low half (rows 2 to 4) and a high half (rows 5 to 7),
+// each biased: the values the 64-bit pipeline's vifRoundRow gives.
+func vifVert16Cols(scale int, refRows, disRows [][]uint16, rows *[8][]int16, j0, j1 int) {
+	filt := vifFilters[scale]
+	fw := len(filt)
+	refRows, disRows = refRows[:fw], disRows[:fw]
+	for j := j0; j < j1; j++ {
+		var mu1, mu2, xx, yy, xy uint64
+		for k, f := range filt {
+			r, d := uint64(refRows[k][j]), uint64(disRows[k][j])
+			mu1 += f * r
+			mu2 += f * d
+			xx += f * r * r
+			yy += f * d * d
+			xy += f * r * d
+		}
+		c := vifMaxPad + j
+		rows[0][c], rows[1][c] = bias16(uint32((mu1+32768)>>16)), bias16(uint32((mu2+32768)>>16))
+		for p, v := range [3]uint64{xx, yy, xy} {
+			r := uint32((v + 32768) >> 16)
+			rows[2+p][c] = bias16(r & 0xffff)
+			rows[5+p][c] = bias16(r >> 16)
+		}
+	}
+}
+
 // vifHoriz8Cols is the horizontal pass of pixels [j0, j1) of the padded
-// rows and their variances.
-func vifHoriz8Cols(rows *[8][]int16, j0, j1 int, sig *vifSigmas) {
-	filt := vifFilters[0]
+// rows at scale and their variances.
+func vifHoriz8Cols(scale int, rows *[8][]int16, j0, j1 int, sig *vifSigmas) {
+	filt := vifFilters[scale]
 	fw := len(filt)
 	for j := j0; j < j1; j++ {
 		b := vifMaxPad + j - fw/2
@@ -99,15 +129,16 @@ func pad16(b []int16, w, half int) {
 	}
 }
 
-// statistic8 is statistic for scale 0 of 8-bit input: the vector kernels
-// cover the largest multiple of 16 pixels of each row when vector is set,
-// the scalar form the rest.
-func (s *vifState) statistic8(ref, dis []uint16, w, h int, vector bool) vifScaleScore {
+// statistic8 is statistic in 16-bit lanes: for scale 0 of 8-bit input and
+// for scales 1 to 3. The vector kernels cover the largest multiple of 16
+// pixels of each row when vector is set, the scalar form the rest.
+func (s *vifState) statistic8(ref, dis []uint16, w, h, scale int, vector bool) vifScaleScore {
 	if s.v8 == nil {
 		s.v8 = newVIF8Rows(s.w)
 	}
 	v := s.v8
-	const fw, half = 17, 8
+	fw := len(vifFilters[scale])
+	half := fw / 2
 	n := 0
 	if vector {
 		n = w &^ 15
@@ -121,17 +152,21 @@ func (s *vifState) statistic8(ref, dis []uint16, w, h int, vector bool) vifScale
 			v.rref[k], v.rdis[k] = &ref[r], &dis[r]
 		}
 		if n > 0 {
-			vifVert8(&v.rref[0], &v.rdis[0], &v.ptr[0], n)
+			vifVert8(scale, &v.rref[0], &v.rdis[0], &v.ptr[0], n)
 		}
-		vifVert8Cols(v.refRows[:], v.disRows[:], &v.row, n, w)
+		if scale == 0 {
+			vifVert8Cols(v.refRows[:], v.disRows[:], &v.row, n, w)
+		} else {
+			vifVert16Cols(scale, v.refRows[:], v.disRows[:], &v.row, n, w)
+		}
 		for p := range v.row {
 			pad16(v.row[p], w, half)
 		}
 		if n > 0 {
 			_, _, _ = s.sig.s1[n-1], s.sig.s2[n-1], s.sig.s12[n-1]
-			vifHoriz8(&v.ptr[0], &s.sig.s1[0], &s.sig.s2[0], &s.sig.s12[0], n)
+			vifHoriz8(scale, &v.ptr[0], &s.sig.s1[0], &s.sig.s2[0], &s.sig.s12[0], n)
 		}
-		vifHoriz8Cols(&v.row, n, w, &s.sig)
+		vifHoriz8Cols(scale, &v.row, n, w, &s.sig)
 		vifStat8Row(vector, &s.sig, w, s.log2, s.egl, acc)
 	}
 	s.lastAcc = *acc

@@ -3,12 +3,34 @@ package vmaf
 // vif8Vector reports whether a kernel set runs statistic8's vector kernels.
 func vif8Vector(k *kernels) bool { return k.cpu == CPUAVX2 || k.cpu == CPUAVX512 }
 
-// vifVert8 runs the vertical kernel over n pixels (a multiple of 16).
-func vifVert8(ref, dis **uint16, planes **int16, n int) { vifVert8S0AVX2(ref, dis, planes, n) }
+// vifVert8 runs scale's vertical kernel over n pixels (a multiple of 16).
+func vifVert8(scale int, ref, dis **uint16, planes **int16, n int) {
+	switch scale {
+	case 0:
+		vifVert8S0AVX2(ref, dis, planes, n)
+	case 1:
+		vifVert16S1AVX2(ref, dis, planes, n)
+	case 2:
+		vifVert16S2AVX2(ref, dis, planes, n)
+	default:
+		vifVert16S3AVX2(ref, dis, planes, n)
+	}
+}
 
-// vifHoriz8 runs the horizontal kernel over n pixels (a multiple of 16);
-// the rows are padded by vifMaxPad, the filter's half.
-func vifHoriz8(planes **int16, s1, s2, s12 *int32, n int) { vifHoriz8S0AVX2(planes, s1, s2, s12, n) }
+// vifHoriz8 runs scale's horizontal kernel over n pixels (a multiple of
+// 16); the rows are padded by vifMaxPad, the widest filter's half.
+func vifHoriz8(scale int, planes **int16, s1, s2, s12 *int32, n int) {
+	switch scale {
+	case 0:
+		vifHoriz8S0AVX2(planes, s1, s2, s12, n)
+	case 1:
+		vifHoriz8S1AVX2(planes, s1, s2, s12, n)
+	case 2:
+		vifHoriz8S2AVX2(planes, s1, s2, s12, n)
+	default:
+		vifHoriz8S3AVX2(planes, s1, s2, s12, n)
+	}
+}
 
 // vifStat8Row accumulates a row's statistic from its variances.
 func vifStat8Row(vector bool, sig *vifSigmas, w int, t []uint16, egl float64, acc *vifAcc) {

@@ -5,22 +5,34 @@ import (
 	"testing"
 )
 
-// vif8KernelCase checks the 8-bit scale-0 kernels on one row of w pixels
-// against their scalar forms: the vertical pass on 17 random input rows
-// (kind 0 noise, 1 the extremes 0 and 255, 2 a few values), the horizontal
-// pass on random padded rows of any 16 bits (the kernel is exact for all:
-// each filtered sum stays below 2^32).
-func vif8KernelCase(t *testing.T, rng *rand.Rand, w, kind int) {
+// vif8KernelCase checks the 16-bit lane kernels of a scale on one row of w
+// pixels against their scalar forms: the vertical pass on random input rows
+// of the filter's window (8-bit samples at scale 0, 16-bit at scales 1 to
+// 3; kind 0 noise, 1 the extremes 0 and the largest, 2 a few values), the
+// horizontal pass on random padded rows of any 16 bits (the kernel is exact
+// for all: each filtered sum stays below 2^32).
+func vif8KernelCase(t *testing.T, rng *rand.Rand, scale, w, kind int) {
 	t.Helper()
 	n := w &^ 15
+	top := 255
+	if scale > 0 {
+		top = 65535
+	}
 	sample := func() uint16 {
 		switch kind % 3 {
 		case 0:
-			return uint16(rng.IntN(256))
+			return uint16(rng.IntN(top + 1))
 		case 1:
-			return uint16(255 * rng.IntN(2))
+			return uint16(top * rng.IntN(2))
 		}
 		return uint16(rng.IntN(4))
+	}
+	vert := func(refRows, disRows [][]uint16, rows *[8][]int16, j0 int) {
+		if scale == 0 {
+			vifVert8Cols(refRows, disRows, rows, j0, w)
+		} else {
+			vifVert16Cols(scale, refRows, disRows, rows, j0, w)
+		}
 	}
 	var refRows, disRows [17][]uint16
 	var rref, rdis [17]*uint16
@@ -33,14 +45,14 @@ func vif8KernelCase(t *testing.T, rng *rand.Rand, w, kind int) {
 	}
 	got, want := newVIF8Rows(w), newVIF8Rows(w)
 	if n > 0 {
-		vifVert8(&rref[0], &rdis[0], &got.ptr[0], n)
+		vifVert8(scale, &rref[0], &rdis[0], &got.ptr[0], n)
 	}
-	vifVert8Cols(refRows[:], disRows[:], &got.row, n, w)
-	vifVert8Cols(refRows[:], disRows[:], &want.row, 0, w)
+	vert(refRows[:], disRows[:], &got.row, n)
+	vert(refRows[:], disRows[:], &want.row, 0)
 	for p := range want.row {
 		for j := range w {
 			if g, e := got.row[p][vifMaxPad+j], want.row[p][vifMaxPad+j]; g != e {
-				t.Fatalf("w %d kind %d: vertical row %d pixel %d: %d, want %d", w, kind, p, j, g, e)
+				t.Fatalf("scale %d w %d kind %d: vertical row %d pixel %d: %d, want %d", scale, w, kind, p, j, g, e)
 			}
 		}
 	}
@@ -53,19 +65,19 @@ func vif8KernelCase(t *testing.T, rng *rand.Rand, w, kind int) {
 			}
 			got.row[p][vifMaxPad+j], want.row[p][vifMaxPad+j] = v, v
 		}
-		pad16(got.row[p], w, 8)
-		pad16(want.row[p], w, 8)
+		pad16(got.row[p], w, len(vifFilters[scale])/2)
+		pad16(want.row[p], w, len(vifFilters[scale])/2)
 	}
 	gs := vifSigmas{s1: make([]int32, w), s2: make([]int32, w), s12: make([]int32, w)}
 	ws := vifSigmas{s1: make([]int32, w), s2: make([]int32, w), s12: make([]int32, w)}
 	if n > 0 {
-		vifHoriz8(&got.ptr[0], &gs.s1[0], &gs.s2[0], &gs.s12[0], n)
+		vifHoriz8(scale, &got.ptr[0], &gs.s1[0], &gs.s2[0], &gs.s12[0], n)
 	}
-	vifHoriz8Cols(&got.row, n, w, &gs)
-	vifHoriz8Cols(&want.row, 0, w, &ws)
+	vifHoriz8Cols(scale, &got.row, n, w, &gs)
+	vifHoriz8Cols(scale, &want.row, 0, w, &ws)
 	for j := range w {
 		if gs.s1[j] != ws.s1[j] || gs.s2[j] != ws.s2[j] || gs.s12[j] != ws.s12[j] {
-			t.Fatalf("w %d kind %d: pixel %d: sigmas %d %d %d, want %d %d %d", w, kind, j,
+			t.Fatalf("scale %d w %d kind %d: pixel %d: sigmas %d %d %d, want %d %d %d", scale, w, kind, j,
 				gs.s1[j], gs.s2[j], gs.s12[j], ws.s1[j], ws.s2[j], ws.s12[j])
 		}
 	}
@@ -74,20 +86,25 @@ func vif8KernelCase(t *testing.T, rng *rand.Rand, w, kind int) {
 func TestVIF8KernelsAVX2(t *testing.T) {
 	needAVX2(t)
 	rng := rand.New(rand.NewPCG(16, 8))
-	for _, w := range []int{9, 16, 17, 31, 32, 47, 64, 100, 1280, 1283} {
-		for kind := range 3 {
-			vif8KernelCase(t, rng, w, kind)
+	for scale := range 4 {
+		for _, w := range []int{9, 16, 17, 31, 32, 47, 64, 100, 1280, 1283} {
+			for kind := range 3 {
+				vif8KernelCase(t, rng, scale, w, kind)
+			}
 		}
 	}
 }
 
 func FuzzVIF8Kernels(f *testing.F) {
-	f.Add(uint64(1), uint8(0), uint8(0))
-	f.Add(uint64(2), uint8(99), uint8(1))
-	f.Add(uint64(3), uint8(250), uint8(2))
-	f.Fuzz(func(t *testing.T, seed uint64, n, kind uint8) {
+	f.Add(uint64(1), uint8(0), uint8(0), uint8(0))
+	f.Add(uint64(2), uint8(99), uint8(1), uint8(0))
+	f.Add(uint64(3), uint8(250), uint8(2), uint8(0))
+	f.Add(uint64(4), uint8(7), uint8(1), uint8(1))
+	f.Add(uint64(5), uint8(40), uint8(0), uint8(2))
+	f.Add(uint64(6), uint8(161), uint8(2), uint8(3))
+	f.Fuzz(func(t *testing.T, seed uint64, n, kind, scale uint8) {
 		needAVX2(t)
-		vif8KernelCase(t, rand.New(rand.NewPCG(seed, 16)), 9+int(n), int(kind))
+		vif8KernelCase(t, rand.New(rand.NewPCG(seed, 16)), int(scale)%4, 9+int(n), int(kind))
 	})
 }
 

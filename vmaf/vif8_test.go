@@ -52,8 +52,32 @@ func vif8Pair(rng *rand.Rand, w, h, bpc, kind int) (ref, dis []uint16) {
 // vif8Scale0 is statistic8's sums of scale 0.
 func vif8Scale0(ref, dis []uint16, w, h int, vector bool) vifAcc {
 	s := newVIFState(w, h, defaultEnhnGainLimit)
-	s.statistic8(ref, dis, w, h, vector)
+	s.statistic8(ref, dis, w, h, 0, vector)
 	return s.lastAcc
+}
+
+// vifLaneSums is each scale's sums with the 16-bit lane statistic's scalar
+// form where it applies (scales 1 to 3, and scale 0 at 8 bits), the
+// subsampling by the generic path.
+func vifLaneSums(w, h int, ref, dis []uint16, bpc int) [4]vifAcc {
+	s := newVIFState(w, h, defaultEnhnGainLimit)
+	var out [4]vifAcc
+	ww, hh := w, h
+	r, d := ref, dis
+	for scale := range 4 {
+		if scale > 0 {
+			s.subsample(r, d, ww, hh, scale, bpc)
+			ww, hh = ww/2, hh/2
+			r, d = s.ref[scale], s.dis[scale]
+		}
+		if scale > 0 || bpc == 8 {
+			s.statistic8(r, d, ww, hh, scale, false)
+		} else {
+			s.statistic(r, d, ww, hh, scale, bpc)
+		}
+		out[scale] = s.lastAcc
+	}
+	return out
 }
 
 // vif8Sums is each scale's sums by the 64-bit lane statistic of the
@@ -78,25 +102,27 @@ func vif8Sums(w, h int, ref, dis []uint16, bpc int, k *kernels) [4]vifAcc {
 var vif8Sizes = [][2]int{{64, 48}, {53, 37}, {33, 40}, {97, 71}, {176, 144}, {130, 19}}
 
 // TestVIF8Scalar: the 16-bit lane statistic's scalar form gives the
-// generic path's sums of scale 0.
+// generic path's sums of scale 0 at 8 bits, and of scales 1 to 3 at every
+// depth (where the subsampled means span all 16 bits at 16).
 func TestVIF8Scalar(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
-	for _, sz := range vif8Sizes {
-		for kind := range 9 {
-			w, h := sz[0], sz[1]
-			ref, dis := vif8Pair(rng, w, h, 8, kind)
-			want := vif8Sums(w, h, ref, dis, 8, &genericKernels)
-			got := vif8Scale0(ref, dis, w, h, false)
-			if got != want[0] {
-				t.Fatalf("%dx%d kind %d: scalar 8-bit statistic %+v, want %+v", w, h, kind, got, want)
+	for _, bpc := range []int{8, 10, 12, 16} {
+		for _, sz := range vif8Sizes {
+			for kind := range 9 {
+				w, h := sz[0], sz[1]
+				ref, dis := vif8Pair(rng, w, h, bpc, kind)
+				want := vif8Sums(w, h, ref, dis, bpc, &genericKernels)
+				if got := vifLaneSums(w, h, ref, dis, bpc); got != want {
+					t.Fatalf("%dx%d %d-bit kind %d: scalar 16-bit lane statistic %+v, want %+v", w, h, bpc, kind, got, want)
+				}
 			}
 		}
 	}
 }
 
 // FuzzVIF8 compares whole VIF frames on every path at 8, 10 and 12 bits
-// with the generic path, and at 8 bits the 16-bit lane statistic's scalar
-// form with it at scale 0.
+// with the generic path, and the 16-bit lane statistic's scalar form with
+// it where that form applies.
 func FuzzVIF8(f *testing.F) {
 	f.Add(uint64(1), uint8(40), uint8(30), uint8(0), uint8(8))
 	f.Add(uint64(2), uint8(77), uint8(21), uint8(4), uint8(8))
@@ -120,11 +146,8 @@ func FuzzVIF8(f *testing.F) {
 				t.Fatalf("%dx%d %d-bit kind %d %v: %+v, want %+v", w, h, b, kind, c, got, want)
 			}
 		}
-		if b == 8 {
-			got := vif8Scale0(ref, dis, w, h, false)
-			if got != want[0] {
-				t.Fatalf("%dx%d kind %d: scalar 8-bit statistic %+v, want %+v", w, h, kind, got, want)
-			}
+		if got := vifLaneSums(w, h, ref, dis, b); got != want {
+			t.Fatalf("%dx%d %d-bit kind %d: scalar 16-bit lane statistic %+v, want %+v", w, h, b, kind, got, want)
 		}
 	})
 }

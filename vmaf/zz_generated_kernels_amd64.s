@@ -2945,6 +2945,1315 @@ DATA vif8low16<>+24(SB)/4, $0x0000ffff
 DATA vif8low16<>+28(SB)/4, $0x0000ffff
 GLOBL vif8low16<>(SB), RODATA|NOPTR, $32
 
+// func vifVert16S1AVX2(ref **uint16, dis **uint16, planes **int16, n int)
+// Requires: AVX, AVX2
+TEXT ·vifVert16S1AVX2(SB), NOSPLIT, $0-32
+	MOVQ ref+0(FP), AX
+	MOVQ dis+8(FP), CX
+	MOVQ planes+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+
+loop:
+	CMPQ       SI, BX
+	JAE        done
+	MOVQ       (AX), DI
+	VMOVDQU    (DI)(SI*2), Y1
+	VPXOR      vif8bias16<>+0(SB), Y1, Y1
+	MOVQ       64(AX), DI
+	VMOVDQU    (DI)(SI*2), Y2
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	VPUNPCKLWD Y2, Y1, Y3
+	VPMADDWD   vif8tap1_0<>+0(SB), Y3, Y0
+	VPUNPCKHWD Y2, Y1, Y3
+	VPMADDWD   vif8tap1_0<>+0(SB), Y3, Y1
+	MOVQ       (CX), DI
+	VMOVDQU    (DI)(SI*2), Y3
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       64(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y3
+	MOVQ       8(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       56(AX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y0, Y0
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y1, Y1
+	MOVQ       8(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       56(CX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	MOVQ       16(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       48(AX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y0, Y0
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y1, Y1
+	MOVQ       16(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       48(CX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	MOVQ       24(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       40(AX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_3<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y0, Y0
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_3<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y1, Y1
+	MOVQ       24(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       40(CX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_3<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_3<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	MOVQ       32(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y0, Y0
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y1, Y1
+	MOVQ       32(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPADDD     vif16c32768<>+0(SB), Y0, Y0
+	VPSRLD     $0x10, Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPADDD     vif16c32768<>+0(SB), Y1, Y1
+	VPSRLD     $0x10, Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     vif16c32768<>+0(SB), Y2, Y2
+	VPSRLD     $0x10, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     vif16c32768<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y1, Y0, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       (DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	VPACKUSDW  Y3, Y2, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       8(DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	MOVQ       (AX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	VPMULHUW   Y0, Y0, Y1
+	VPMULLW    Y0, Y0, Y3
+	VPXOR      vif8bias16<>+0(SB), Y1, Y1
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       64(AX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	VPMULHUW   Y0, Y0, Y2
+	VPMULLW    Y0, Y0, Y4
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y2, Y1, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y0
+	VPUNPCKHWD Y2, Y1, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y1
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y3
+	MOVQ       8(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y4, Y5
+	VPMULLW    Y4, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       56(AX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPMULHUW   Y6, Y6, Y7
+	VPMULLW    Y6, Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y7, Y7
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPUNPCKLWD Y7, Y5, Y8
+	VPMADDWD   vif8tap1_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y0, Y0
+	VPUNPCKHWD Y7, Y5, Y8
+	VPMADDWD   vif8tap1_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y1, Y1
+	VPUNPCKLWD Y6, Y4, Y5
+	VPMADDWD   vif8tap1_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y6, Y4, Y5
+	VPMADDWD   vif8tap1_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	MOVQ       16(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y4, Y5
+	VPMULLW    Y4, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       48(AX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPMULHUW   Y6, Y6, Y7
+	VPMULLW    Y6, Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y7, Y7
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPUNPCKLWD Y7, Y5, Y8
+	VPMADDWD   vif8tap1_2<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y0, Y0
+	VPUNPCKHWD Y7, Y5, Y8
+	VPMADDWD   vif8tap1_2<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y1, Y1
+	VPUNPCKLWD Y6, Y4, Y5
+	VPMADDWD   vif8tap1_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y6, Y4, Y5
+	VPMADDWD   vif8tap1_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	MOVQ       24(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y4, Y5
+	VPMULLW    Y4, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       40(AX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPMULHUW   Y6, Y6, Y7
+	VPMULLW    Y6, Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y7, Y7
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPUNPCKLWD Y7, Y5, Y8
+	VPMADDWD   vif8tap1_3<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y0, Y0
+	VPUNPCKHWD Y7, Y5, Y8
+	VPMADDWD   vif8tap1_3<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y1, Y1
+	VPUNPCKLWD Y6, Y4, Y5
+	VPMADDWD   vif8tap1_3<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y6, Y4, Y5
+	VPMADDWD   vif8tap1_3<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	MOVQ       32(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y4, Y5
+	VPMULLW    Y4, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y5, Y5, Y6
+	VPMADDWD   vif8tap1_4<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y0, Y0
+	VPUNPCKHWD Y5, Y5, Y6
+	VPMADDWD   vif8tap1_4<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y1, Y1
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     vif16c32768<>+0(SB), Y2, Y2
+	VPSRLD     $0x10, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     vif16c32768<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     Y2, Y0, Y0
+	VPADDD     Y3, Y1, Y1
+	VPAND      vif8low16<>+0(SB), Y0, Y2
+	VPAND      vif8low16<>+0(SB), Y1, Y3
+	VPACKUSDW  Y3, Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	MOVQ       16(DX), DI
+	VMOVDQU    Y2, (DI)(SI*2)
+	VPSRLD     $0x10, Y0, Y0
+	VPSRLD     $0x10, Y1, Y1
+	VPACKUSDW  Y1, Y0, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       40(DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	MOVQ       (CX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	VPMULHUW   Y0, Y0, Y1
+	VPMULLW    Y0, Y0, Y3
+	VPXOR      vif8bias16<>+0(SB), Y1, Y1
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       64(CX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	VPMULHUW   Y0, Y0, Y2
+	VPMULLW    Y0, Y0, Y4
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y2, Y1, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y0
+	VPUNPCKHWD Y2, Y1, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y1
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y3
+	MOVQ       8(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y4, Y5
+	VPMULLW    Y4, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       56(CX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPMULHUW   Y6, Y6, Y7
+	VPMULLW    Y6, Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y7, Y7
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPUNPCKLWD Y7, Y5, Y8
+	VPMADDWD   vif8tap1_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y0, Y0
+	VPUNPCKHWD Y7, Y5, Y8
+	VPMADDWD   vif8tap1_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y1, Y1
+	VPUNPCKLWD Y6, Y4, Y5
+	VPMADDWD   vif8tap1_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y6, Y4, Y5
+	VPMADDWD   vif8tap1_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	MOVQ       16(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y4, Y5
+	VPMULLW    Y4, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       48(CX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPMULHUW   Y6, Y6, Y7
+	VPMULLW    Y6, Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y7, Y7
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPUNPCKLWD Y7, Y5, Y8
+	VPMADDWD   vif8tap1_2<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y0, Y0
+	VPUNPCKHWD Y7, Y5, Y8
+	VPMADDWD   vif8tap1_2<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y1, Y1
+	VPUNPCKLWD Y6, Y4, Y5
+	VPMADDWD   vif8tap1_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y6, Y4, Y5
+	VPMADDWD   vif8tap1_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	MOVQ       24(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y4, Y5
+	VPMULLW    Y4, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       40(CX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPMULHUW   Y6, Y6, Y7
+	VPMULLW    Y6, Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y7, Y7
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPUNPCKLWD Y7, Y5, Y8
+	VPMADDWD   vif8tap1_3<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y0, Y0
+	VPUNPCKHWD Y7, Y5, Y8
+	VPMADDWD   vif8tap1_3<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y1, Y1
+	VPUNPCKLWD Y6, Y4, Y5
+	VPMADDWD   vif8tap1_3<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y6, Y4, Y5
+	VPMADDWD   vif8tap1_3<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	MOVQ       32(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y4, Y5
+	VPMULLW    Y4, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y5, Y5, Y6
+	VPMADDWD   vif8tap1_4<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y0, Y0
+	VPUNPCKHWD Y5, Y5, Y6
+	VPMADDWD   vif8tap1_4<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y1, Y1
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     vif16c32768<>+0(SB), Y2, Y2
+	VPSRLD     $0x10, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     vif16c32768<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     Y2, Y0, Y0
+	VPADDD     Y3, Y1, Y1
+	VPAND      vif8low16<>+0(SB), Y0, Y2
+	VPAND      vif8low16<>+0(SB), Y1, Y3
+	VPACKUSDW  Y3, Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	MOVQ       24(DX), DI
+	VMOVDQU    Y2, (DI)(SI*2)
+	VPSRLD     $0x10, Y0, Y0
+	VPSRLD     $0x10, Y1, Y1
+	VPACKUSDW  Y1, Y0, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       48(DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	MOVQ       (AX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	MOVQ       (CX), DI
+	VMOVDQU    (DI)(SI*2), Y2
+	VPMULHUW   Y2, Y0, Y1
+	VPMULLW    Y2, Y0, Y3
+	VPXOR      vif8bias16<>+0(SB), Y1, Y1
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       64(AX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	MOVQ       64(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y0, Y2
+	VPMULLW    Y4, Y0, Y4
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y2, Y1, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y0
+	VPUNPCKHWD Y2, Y1, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y1
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y3
+	MOVQ       8(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	MOVQ       8(CX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPMULHUW   Y5, Y4, Y6
+	VPMULLW    Y5, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       56(AX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	MOVQ       56(CX), DI
+	VMOVDQU    (DI)(SI*2), Y7
+	VPMULHUW   Y7, Y5, Y8
+	VPMULLW    Y7, Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y8, Y8
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y8, Y6, Y7
+	VPMADDWD   vif8tap1_1<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y0, Y0
+	VPUNPCKHWD Y8, Y6, Y7
+	VPMADDWD   vif8tap1_1<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y1, Y1
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	MOVQ       16(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	MOVQ       16(CX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPMULHUW   Y5, Y4, Y6
+	VPMULLW    Y5, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       48(AX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	MOVQ       48(CX), DI
+	VMOVDQU    (DI)(SI*2), Y7
+	VPMULHUW   Y7, Y5, Y8
+	VPMULLW    Y7, Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y8, Y8
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y8, Y6, Y7
+	VPMADDWD   vif8tap1_2<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y0, Y0
+	VPUNPCKHWD Y8, Y6, Y7
+	VPMADDWD   vif8tap1_2<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y1, Y1
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	MOVQ       24(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	MOVQ       24(CX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPMULHUW   Y5, Y4, Y6
+	VPMULLW    Y5, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       40(AX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	MOVQ       40(CX), DI
+	VMOVDQU    (DI)(SI*2), Y7
+	VPMULHUW   Y7, Y5, Y8
+	VPMULLW    Y7, Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y8, Y8
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y8, Y6, Y7
+	VPMADDWD   vif8tap1_3<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y0, Y0
+	VPUNPCKHWD Y8, Y6, Y7
+	VPMADDWD   vif8tap1_3<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y1, Y1
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_3<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_3<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	MOVQ       32(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	MOVQ       32(CX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPMULHUW   Y5, Y4, Y6
+	VPMULLW    Y5, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y6, Y6, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y0, Y0
+	VPUNPCKHWD Y6, Y6, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y1, Y1
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     vif16c32768<>+0(SB), Y2, Y2
+	VPSRLD     $0x10, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     vif16c32768<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     Y2, Y0, Y0
+	VPADDD     Y3, Y1, Y1
+	VPAND      vif8low16<>+0(SB), Y0, Y2
+	VPAND      vif8low16<>+0(SB), Y1, Y3
+	VPACKUSDW  Y3, Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	MOVQ       32(DX), DI
+	VMOVDQU    Y2, (DI)(SI*2)
+	VPSRLD     $0x10, Y0, Y0
+	VPSRLD     $0x10, Y1, Y1
+	VPACKUSDW  Y1, Y0, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       56(DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	ADDQ       $0x10, SI
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA vif8sign<>+0(SB)/4, $0x80000000
+DATA vif8sign<>+4(SB)/4, $0x80000000
+DATA vif8sign<>+8(SB)/4, $0x80000000
+DATA vif8sign<>+12(SB)/4, $0x80000000
+DATA vif8sign<>+16(SB)/4, $0x80000000
+DATA vif8sign<>+20(SB)/4, $0x80000000
+DATA vif8sign<>+24(SB)/4, $0x80000000
+DATA vif8sign<>+28(SB)/4, $0x80000000
+GLOBL vif8sign<>(SB), RODATA|NOPTR, $32
+
+DATA vif16c32768<>+0(SB)/4, $0x00008000
+DATA vif16c32768<>+4(SB)/4, $0x00008000
+DATA vif16c32768<>+8(SB)/4, $0x00008000
+DATA vif16c32768<>+12(SB)/4, $0x00008000
+DATA vif16c32768<>+16(SB)/4, $0x00008000
+DATA vif16c32768<>+20(SB)/4, $0x00008000
+DATA vif16c32768<>+24(SB)/4, $0x00008000
+DATA vif16c32768<>+28(SB)/4, $0x00008000
+GLOBL vif16c32768<>(SB), RODATA|NOPTR, $32
+
+DATA vif8tap1_0<>+0(SB)/4, $0x04dc04dc
+DATA vif8tap1_0<>+4(SB)/4, $0x04dc04dc
+DATA vif8tap1_0<>+8(SB)/4, $0x04dc04dc
+DATA vif8tap1_0<>+12(SB)/4, $0x04dc04dc
+DATA vif8tap1_0<>+16(SB)/4, $0x04dc04dc
+DATA vif8tap1_0<>+20(SB)/4, $0x04dc04dc
+DATA vif8tap1_0<>+24(SB)/4, $0x04dc04dc
+DATA vif8tap1_0<>+28(SB)/4, $0x04dc04dc
+GLOBL vif8tap1_0<>(SB), RODATA|NOPTR, $32
+
+DATA vif8tap1_1<>+0(SB)/4, $0x0e4f0e4f
+DATA vif8tap1_1<>+4(SB)/4, $0x0e4f0e4f
+DATA vif8tap1_1<>+8(SB)/4, $0x0e4f0e4f
+DATA vif8tap1_1<>+12(SB)/4, $0x0e4f0e4f
+DATA vif8tap1_1<>+16(SB)/4, $0x0e4f0e4f
+DATA vif8tap1_1<>+20(SB)/4, $0x0e4f0e4f
+DATA vif8tap1_1<>+24(SB)/4, $0x0e4f0e4f
+DATA vif8tap1_1<>+28(SB)/4, $0x0e4f0e4f
+GLOBL vif8tap1_1<>(SB), RODATA|NOPTR, $32
+
+DATA vif8tap1_2<>+0(SB)/4, $0x1ef51ef5
+DATA vif8tap1_2<>+4(SB)/4, $0x1ef51ef5
+DATA vif8tap1_2<>+8(SB)/4, $0x1ef51ef5
+DATA vif8tap1_2<>+12(SB)/4, $0x1ef51ef5
+DATA vif8tap1_2<>+16(SB)/4, $0x1ef51ef5
+DATA vif8tap1_2<>+20(SB)/4, $0x1ef51ef5
+DATA vif8tap1_2<>+24(SB)/4, $0x1ef51ef5
+DATA vif8tap1_2<>+28(SB)/4, $0x1ef51ef5
+GLOBL vif8tap1_2<>(SB), RODATA|NOPTR, $32
+
+DATA vif8tap1_3<>+0(SB)/4, $0x312e312e
+DATA vif8tap1_3<>+4(SB)/4, $0x312e312e
+DATA vif8tap1_3<>+8(SB)/4, $0x312e312e
+DATA vif8tap1_3<>+12(SB)/4, $0x312e312e
+DATA vif8tap1_3<>+16(SB)/4, $0x312e312e
+DATA vif8tap1_3<>+20(SB)/4, $0x312e312e
+DATA vif8tap1_3<>+24(SB)/4, $0x312e312e
+DATA vif8tap1_3<>+28(SB)/4, $0x312e312e
+GLOBL vif8tap1_3<>(SB), RODATA|NOPTR, $32
+
+DATA vif8tap1_4<>+0(SB)/4, $0x1cb21cb2
+DATA vif8tap1_4<>+4(SB)/4, $0x1cb21cb2
+DATA vif8tap1_4<>+8(SB)/4, $0x1cb21cb2
+DATA vif8tap1_4<>+12(SB)/4, $0x1cb21cb2
+DATA vif8tap1_4<>+16(SB)/4, $0x1cb21cb2
+DATA vif8tap1_4<>+20(SB)/4, $0x1cb21cb2
+DATA vif8tap1_4<>+24(SB)/4, $0x1cb21cb2
+DATA vif8tap1_4<>+28(SB)/4, $0x1cb21cb2
+GLOBL vif8tap1_4<>(SB), RODATA|NOPTR, $32
+
+// func vifVert16S2AVX2(ref **uint16, dis **uint16, planes **int16, n int)
+// Requires: AVX, AVX2
+TEXT ·vifVert16S2AVX2(SB), NOSPLIT, $0-32
+	MOVQ ref+0(FP), AX
+	MOVQ dis+8(FP), CX
+	MOVQ planes+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+
+loop:
+	CMPQ       SI, BX
+	JAE        done
+	MOVQ       (AX), DI
+	VMOVDQU    (DI)(SI*2), Y1
+	VPXOR      vif8bias16<>+0(SB), Y1, Y1
+	MOVQ       32(AX), DI
+	VMOVDQU    (DI)(SI*2), Y2
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	VPUNPCKLWD Y2, Y1, Y3
+	VPMADDWD   vif8tap2_0<>+0(SB), Y3, Y0
+	VPUNPCKHWD Y2, Y1, Y3
+	VPMADDWD   vif8tap2_0<>+0(SB), Y3, Y1
+	MOVQ       (CX), DI
+	VMOVDQU    (DI)(SI*2), Y3
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       32(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y3
+	MOVQ       8(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       24(AX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap2_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y0, Y0
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap2_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y1, Y1
+	MOVQ       8(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       24(CX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap2_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap2_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	MOVQ       16(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y0, Y0
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y1, Y1
+	MOVQ       16(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPADDD     vif16c32768<>+0(SB), Y0, Y0
+	VPSRLD     $0x10, Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPADDD     vif16c32768<>+0(SB), Y1, Y1
+	VPSRLD     $0x10, Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     vif16c32768<>+0(SB), Y2, Y2
+	VPSRLD     $0x10, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     vif16c32768<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y1, Y0, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       (DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	VPACKUSDW  Y3, Y2, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       8(DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	MOVQ       (AX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	VPMULHUW   Y0, Y0, Y1
+	VPMULLW    Y0, Y0, Y3
+	VPXOR      vif8bias16<>+0(SB), Y1, Y1
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       32(AX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	VPMULHUW   Y0, Y0, Y2
+	VPMULLW    Y0, Y0, Y4
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y2, Y1, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y0
+	VPUNPCKHWD Y2, Y1, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y1
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y3
+	MOVQ       8(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y4, Y5
+	VPMULLW    Y4, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       24(AX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPMULHUW   Y6, Y6, Y7
+	VPMULLW    Y6, Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y7, Y7
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPUNPCKLWD Y7, Y5, Y8
+	VPMADDWD   vif8tap2_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y0, Y0
+	VPUNPCKHWD Y7, Y5, Y8
+	VPMADDWD   vif8tap2_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y1, Y1
+	VPUNPCKLWD Y6, Y4, Y5
+	VPMADDWD   vif8tap2_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y6, Y4, Y5
+	VPMADDWD   vif8tap2_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	MOVQ       16(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y4, Y5
+	VPMULLW    Y4, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y5, Y5, Y6
+	VPMADDWD   vif8tap2_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y0, Y0
+	VPUNPCKHWD Y5, Y5, Y6
+	VPMADDWD   vif8tap2_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y1, Y1
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     vif16c32768<>+0(SB), Y2, Y2
+	VPSRLD     $0x10, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     vif16c32768<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     Y2, Y0, Y0
+	VPADDD     Y3, Y1, Y1
+	VPAND      vif8low16<>+0(SB), Y0, Y2
+	VPAND      vif8low16<>+0(SB), Y1, Y3
+	VPACKUSDW  Y3, Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	MOVQ       16(DX), DI
+	VMOVDQU    Y2, (DI)(SI*2)
+	VPSRLD     $0x10, Y0, Y0
+	VPSRLD     $0x10, Y1, Y1
+	VPACKUSDW  Y1, Y0, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       40(DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	MOVQ       (CX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	VPMULHUW   Y0, Y0, Y1
+	VPMULLW    Y0, Y0, Y3
+	VPXOR      vif8bias16<>+0(SB), Y1, Y1
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       32(CX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	VPMULHUW   Y0, Y0, Y2
+	VPMULLW    Y0, Y0, Y4
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y2, Y1, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y0
+	VPUNPCKHWD Y2, Y1, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y1
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y3
+	MOVQ       8(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y4, Y5
+	VPMULLW    Y4, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       24(CX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPMULHUW   Y6, Y6, Y7
+	VPMULLW    Y6, Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y7, Y7
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPUNPCKLWD Y7, Y5, Y8
+	VPMADDWD   vif8tap2_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y0, Y0
+	VPUNPCKHWD Y7, Y5, Y8
+	VPMADDWD   vif8tap2_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y1, Y1
+	VPUNPCKLWD Y6, Y4, Y5
+	VPMADDWD   vif8tap2_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y6, Y4, Y5
+	VPMADDWD   vif8tap2_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	MOVQ       16(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y4, Y5
+	VPMULLW    Y4, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y5, Y5, Y6
+	VPMADDWD   vif8tap2_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y0, Y0
+	VPUNPCKHWD Y5, Y5, Y6
+	VPMADDWD   vif8tap2_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y1, Y1
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     vif16c32768<>+0(SB), Y2, Y2
+	VPSRLD     $0x10, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     vif16c32768<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     Y2, Y0, Y0
+	VPADDD     Y3, Y1, Y1
+	VPAND      vif8low16<>+0(SB), Y0, Y2
+	VPAND      vif8low16<>+0(SB), Y1, Y3
+	VPACKUSDW  Y3, Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	MOVQ       24(DX), DI
+	VMOVDQU    Y2, (DI)(SI*2)
+	VPSRLD     $0x10, Y0, Y0
+	VPSRLD     $0x10, Y1, Y1
+	VPACKUSDW  Y1, Y0, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       48(DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	MOVQ       (AX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	MOVQ       (CX), DI
+	VMOVDQU    (DI)(SI*2), Y2
+	VPMULHUW   Y2, Y0, Y1
+	VPMULLW    Y2, Y0, Y3
+	VPXOR      vif8bias16<>+0(SB), Y1, Y1
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       32(AX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	MOVQ       32(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y0, Y2
+	VPMULLW    Y4, Y0, Y4
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y2, Y1, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y0
+	VPUNPCKHWD Y2, Y1, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y1
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y3
+	MOVQ       8(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	MOVQ       8(CX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPMULHUW   Y5, Y4, Y6
+	VPMULLW    Y5, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       24(AX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	MOVQ       24(CX), DI
+	VMOVDQU    (DI)(SI*2), Y7
+	VPMULHUW   Y7, Y5, Y8
+	VPMULLW    Y7, Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y8, Y8
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y8, Y6, Y7
+	VPMADDWD   vif8tap2_1<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y0, Y0
+	VPUNPCKHWD Y8, Y6, Y7
+	VPMADDWD   vif8tap2_1<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y1, Y1
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap2_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap2_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	MOVQ       16(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	MOVQ       16(CX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPMULHUW   Y5, Y4, Y6
+	VPMULLW    Y5, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y6, Y6, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y0, Y0
+	VPUNPCKHWD Y6, Y6, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y1, Y1
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     vif16c32768<>+0(SB), Y2, Y2
+	VPSRLD     $0x10, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     vif16c32768<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     Y2, Y0, Y0
+	VPADDD     Y3, Y1, Y1
+	VPAND      vif8low16<>+0(SB), Y0, Y2
+	VPAND      vif8low16<>+0(SB), Y1, Y3
+	VPACKUSDW  Y3, Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	MOVQ       32(DX), DI
+	VMOVDQU    Y2, (DI)(SI*2)
+	VPSRLD     $0x10, Y0, Y0
+	VPSRLD     $0x10, Y1, Y1
+	VPACKUSDW  Y1, Y0, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       56(DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	ADDQ       $0x10, SI
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA vif8tap2_0<>+0(SB)/4, $0x0df30df3
+DATA vif8tap2_0<>+4(SB)/4, $0x0df30df3
+DATA vif8tap2_0<>+8(SB)/4, $0x0df30df3
+DATA vif8tap2_0<>+12(SB)/4, $0x0df30df3
+DATA vif8tap2_0<>+16(SB)/4, $0x0df30df3
+DATA vif8tap2_0<>+20(SB)/4, $0x0df30df3
+DATA vif8tap2_0<>+24(SB)/4, $0x0df30df3
+DATA vif8tap2_0<>+28(SB)/4, $0x0df30df3
+GLOBL vif8tap2_0<>(SB), RODATA|NOPTR, $32
+
+DATA vif8tap2_1<>+0(SB)/4, $0x3e843e84
+DATA vif8tap2_1<>+4(SB)/4, $0x3e843e84
+DATA vif8tap2_1<>+8(SB)/4, $0x3e843e84
+DATA vif8tap2_1<>+12(SB)/4, $0x3e843e84
+DATA vif8tap2_1<>+16(SB)/4, $0x3e843e84
+DATA vif8tap2_1<>+20(SB)/4, $0x3e843e84
+DATA vif8tap2_1<>+24(SB)/4, $0x3e843e84
+DATA vif8tap2_1<>+28(SB)/4, $0x3e843e84
+GLOBL vif8tap2_1<>(SB), RODATA|NOPTR, $32
+
+DATA vif8tap2_2<>+0(SB)/4, $0x33893389
+DATA vif8tap2_2<>+4(SB)/4, $0x33893389
+DATA vif8tap2_2<>+8(SB)/4, $0x33893389
+DATA vif8tap2_2<>+12(SB)/4, $0x33893389
+DATA vif8tap2_2<>+16(SB)/4, $0x33893389
+DATA vif8tap2_2<>+20(SB)/4, $0x33893389
+DATA vif8tap2_2<>+24(SB)/4, $0x33893389
+DATA vif8tap2_2<>+28(SB)/4, $0x33893389
+GLOBL vif8tap2_2<>(SB), RODATA|NOPTR, $32
+
+// func vifVert16S3AVX2(ref **uint16, dis **uint16, planes **int16, n int)
+// Requires: AVX, AVX2
+TEXT ·vifVert16S3AVX2(SB), NOSPLIT, $0-32
+	MOVQ ref+0(FP), AX
+	MOVQ dis+8(FP), CX
+	MOVQ planes+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+
+loop:
+	CMPQ       SI, BX
+	JAE        done
+	MOVQ       (AX), DI
+	VMOVDQU    (DI)(SI*2), Y1
+	VPXOR      vif8bias16<>+0(SB), Y1, Y1
+	MOVQ       16(AX), DI
+	VMOVDQU    (DI)(SI*2), Y2
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	VPUNPCKLWD Y2, Y1, Y3
+	VPMADDWD   vif8tap3_0<>+0(SB), Y3, Y0
+	VPUNPCKHWD Y2, Y1, Y3
+	VPMADDWD   vif8tap3_0<>+0(SB), Y3, Y1
+	MOVQ       (CX), DI
+	VMOVDQU    (DI)(SI*2), Y3
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       16(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y3
+	MOVQ       8(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y0, Y0
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y1, Y1
+	MOVQ       8(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPADDD     vif16c32768<>+0(SB), Y0, Y0
+	VPSRLD     $0x10, Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPADDD     vif16c32768<>+0(SB), Y1, Y1
+	VPSRLD     $0x10, Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     vif16c32768<>+0(SB), Y2, Y2
+	VPSRLD     $0x10, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     vif16c32768<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y1, Y0, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       (DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	VPACKUSDW  Y3, Y2, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       8(DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	MOVQ       (AX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	VPMULHUW   Y0, Y0, Y1
+	VPMULLW    Y0, Y0, Y3
+	VPXOR      vif8bias16<>+0(SB), Y1, Y1
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       16(AX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	VPMULHUW   Y0, Y0, Y2
+	VPMULLW    Y0, Y0, Y4
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y2, Y1, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y0
+	VPUNPCKHWD Y2, Y1, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y1
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y3
+	MOVQ       8(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y4, Y5
+	VPMULLW    Y4, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y5, Y5, Y6
+	VPMADDWD   vif8tap3_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y0, Y0
+	VPUNPCKHWD Y5, Y5, Y6
+	VPMADDWD   vif8tap3_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y1, Y1
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     vif16c32768<>+0(SB), Y2, Y2
+	VPSRLD     $0x10, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     vif16c32768<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     Y2, Y0, Y0
+	VPADDD     Y3, Y1, Y1
+	VPAND      vif8low16<>+0(SB), Y0, Y2
+	VPAND      vif8low16<>+0(SB), Y1, Y3
+	VPACKUSDW  Y3, Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	MOVQ       16(DX), DI
+	VMOVDQU    Y2, (DI)(SI*2)
+	VPSRLD     $0x10, Y0, Y0
+	VPSRLD     $0x10, Y1, Y1
+	VPACKUSDW  Y1, Y0, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       40(DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	MOVQ       (CX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	VPMULHUW   Y0, Y0, Y1
+	VPMULLW    Y0, Y0, Y3
+	VPXOR      vif8bias16<>+0(SB), Y1, Y1
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       16(CX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	VPMULHUW   Y0, Y0, Y2
+	VPMULLW    Y0, Y0, Y4
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y2, Y1, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y0
+	VPUNPCKHWD Y2, Y1, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y1
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y3
+	MOVQ       8(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y4, Y5
+	VPMULLW    Y4, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y5, Y5, Y6
+	VPMADDWD   vif8tap3_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y0, Y0
+	VPUNPCKHWD Y5, Y5, Y6
+	VPMADDWD   vif8tap3_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y1, Y1
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     vif16c32768<>+0(SB), Y2, Y2
+	VPSRLD     $0x10, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     vif16c32768<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     Y2, Y0, Y0
+	VPADDD     Y3, Y1, Y1
+	VPAND      vif8low16<>+0(SB), Y0, Y2
+	VPAND      vif8low16<>+0(SB), Y1, Y3
+	VPACKUSDW  Y3, Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	MOVQ       24(DX), DI
+	VMOVDQU    Y2, (DI)(SI*2)
+	VPSRLD     $0x10, Y0, Y0
+	VPSRLD     $0x10, Y1, Y1
+	VPACKUSDW  Y1, Y0, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       48(DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	MOVQ       (AX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	MOVQ       (CX), DI
+	VMOVDQU    (DI)(SI*2), Y2
+	VPMULHUW   Y2, Y0, Y1
+	VPMULLW    Y2, Y0, Y3
+	VPXOR      vif8bias16<>+0(SB), Y1, Y1
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       16(AX), DI
+	VMOVDQU    (DI)(SI*2), Y0
+	MOVQ       16(CX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPMULHUW   Y4, Y0, Y2
+	VPMULLW    Y4, Y0, Y4
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y2, Y1, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y0
+	VPUNPCKHWD Y2, Y1, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y1
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y3
+	MOVQ       8(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	MOVQ       8(CX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPMULHUW   Y5, Y4, Y6
+	VPMULLW    Y5, Y4, Y4
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y6, Y6, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y0, Y0
+	VPUNPCKHWD Y6, Y6, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y1, Y1
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     vif16c32768<>+0(SB), Y2, Y2
+	VPSRLD     $0x10, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     vif16c32768<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     Y2, Y0, Y0
+	VPADDD     Y3, Y1, Y1
+	VPAND      vif8low16<>+0(SB), Y0, Y2
+	VPAND      vif8low16<>+0(SB), Y1, Y3
+	VPACKUSDW  Y3, Y2, Y2
+	VPXOR      vif8bias16<>+0(SB), Y2, Y2
+	MOVQ       32(DX), DI
+	VMOVDQU    Y2, (DI)(SI*2)
+	VPSRLD     $0x10, Y0, Y0
+	VPSRLD     $0x10, Y1, Y1
+	VPACKUSDW  Y1, Y0, Y0
+	VPXOR      vif8bias16<>+0(SB), Y0, Y0
+	MOVQ       56(DX), DI
+	VMOVDQU    Y0, (DI)(SI*2)
+	ADDQ       $0x10, SI
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA vif8tap3_0<>+0(SB)/4, $0x2a982a98
+DATA vif8tap3_0<>+4(SB)/4, $0x2a982a98
+DATA vif8tap3_0<>+8(SB)/4, $0x2a982a98
+DATA vif8tap3_0<>+12(SB)/4, $0x2a982a98
+DATA vif8tap3_0<>+16(SB)/4, $0x2a982a98
+DATA vif8tap3_0<>+20(SB)/4, $0x2a982a98
+DATA vif8tap3_0<>+24(SB)/4, $0x2a982a98
+DATA vif8tap3_0<>+28(SB)/4, $0x2a982a98
+GLOBL vif8tap3_0<>(SB), RODATA|NOPTR, $32
+
+DATA vif8tap3_1<>+0(SB)/4, $0x55685568
+DATA vif8tap3_1<>+4(SB)/4, $0x55685568
+DATA vif8tap3_1<>+8(SB)/4, $0x55685568
+DATA vif8tap3_1<>+12(SB)/4, $0x55685568
+DATA vif8tap3_1<>+16(SB)/4, $0x55685568
+DATA vif8tap3_1<>+20(SB)/4, $0x55685568
+DATA vif8tap3_1<>+24(SB)/4, $0x55685568
+DATA vif8tap3_1<>+28(SB)/4, $0x55685568
+GLOBL vif8tap3_1<>(SB), RODATA|NOPTR, $32
+
 // func vifHoriz8S0AVX2(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
 // Requires: AVX, AVX2
 TEXT ·vifHoriz8S0AVX2(SB), NOSPLIT, $0-40
@@ -3614,16 +4923,6 @@ done:
 	VZEROUPPER
 	RET
 
-DATA vif8sign<>+0(SB)/4, $0x80000000
-DATA vif8sign<>+4(SB)/4, $0x80000000
-DATA vif8sign<>+8(SB)/4, $0x80000000
-DATA vif8sign<>+12(SB)/4, $0x80000000
-DATA vif8sign<>+16(SB)/4, $0x80000000
-DATA vif8sign<>+20(SB)/4, $0x80000000
-DATA vif8sign<>+24(SB)/4, $0x80000000
-DATA vif8sign<>+28(SB)/4, $0x80000000
-GLOBL vif8sign<>(SB), RODATA|NOPTR, $32
-
 DATA vif8c2p31r<>+0(SB)/4, $0x80008000
 DATA vif8c2p31r<>+4(SB)/4, $0x80008000
 DATA vif8c2p31r<>+8(SB)/4, $0x80008000
@@ -3639,6 +4938,925 @@ DATA vif8c2p31q<>+8(SB)/8, $0x0000000080000000
 DATA vif8c2p31q<>+16(SB)/8, $0x0000000080000000
 DATA vif8c2p31q<>+24(SB)/8, $0x0000000080000000
 GLOBL vif8c2p31q<>(SB), RODATA|NOPTR, $32
+
+// func vifHoriz8S1AVX2(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
+// Requires: AVX, AVX2
+TEXT ·vifHoriz8S1AVX2(SB), NOSPLIT, $0-40
+	MOVQ planes+0(FP), AX
+	MOVQ s1+8(FP), CX
+	MOVQ s2+16(FP), DX
+	MOVQ s12+24(FP), BX
+	MOVQ n+32(FP), SI
+	XORQ DI, DI
+
+loop:
+	CMPQ       DI, SI
+	JAE        done
+	MOVQ       (AX), R8
+	VMOVDQU    -8(R8)(DI*2), Y1
+	VMOVDQU    8(R8)(DI*2), Y2
+	VPUNPCKLWD Y2, Y1, Y3
+	VPMADDWD   vif8tap1_0<>+0(SB), Y3, Y0
+	VPUNPCKHWD Y2, Y1, Y3
+	VPMADDWD   vif8tap1_0<>+0(SB), Y3, Y1
+	VMOVDQU    -6(R8)(DI*2), Y2
+	VMOVDQU    6(R8)(DI*2), Y3
+	VPUNPCKLWD Y3, Y2, Y4
+	VPMADDWD   vif8tap1_1<>+0(SB), Y4, Y4
+	VPADDD     Y4, Y0, Y0
+	VPUNPCKHWD Y3, Y2, Y4
+	VPMADDWD   vif8tap1_1<>+0(SB), Y4, Y4
+	VPADDD     Y4, Y1, Y1
+	VMOVDQU    -4(R8)(DI*2), Y2
+	VMOVDQU    4(R8)(DI*2), Y3
+	VPUNPCKLWD Y3, Y2, Y4
+	VPMADDWD   vif8tap1_2<>+0(SB), Y4, Y4
+	VPADDD     Y4, Y0, Y0
+	VPUNPCKHWD Y3, Y2, Y4
+	VPMADDWD   vif8tap1_2<>+0(SB), Y4, Y4
+	VPADDD     Y4, Y1, Y1
+	VMOVDQU    -2(R8)(DI*2), Y2
+	VMOVDQU    2(R8)(DI*2), Y3
+	VPUNPCKLWD Y3, Y2, Y4
+	VPMADDWD   vif8tap1_3<>+0(SB), Y4, Y4
+	VPADDD     Y4, Y0, Y0
+	VPUNPCKHWD Y3, Y2, Y4
+	VPMADDWD   vif8tap1_3<>+0(SB), Y4, Y4
+	VPADDD     Y4, Y1, Y1
+	VMOVDQU    (R8)(DI*2), Y2
+	VPUNPCKLWD Y2, Y2, Y3
+	VPMADDWD   vif8tap1_4<>+0(SB), Y3, Y3
+	VPADDD     Y3, Y0, Y0
+	VPUNPCKHWD Y2, Y2, Y3
+	VPMADDWD   vif8tap1_4<>+0(SB), Y3, Y3
+	VPADDD     Y3, Y1, Y1
+	MOVQ       8(AX), R8
+	VMOVDQU    -8(R8)(DI*2), Y3
+	VMOVDQU    8(R8)(DI*2), Y4
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y3
+	VMOVDQU    -6(R8)(DI*2), Y4
+	VMOVDQU    6(R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	VMOVDQU    -4(R8)(DI*2), Y4
+	VMOVDQU    4(R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	VMOVDQU    -2(R8)(DI*2), Y4
+	VMOVDQU    2(R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_3<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_3<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	VMOVDQU    (R8)(DI*2), Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPSRLQ     $0x20, Y0, Y4
+	VPSRLQ     $0x20, Y2, Y5
+	VPMULUDQ   Y0, Y0, Y6
+	VPADDQ     vif8c2p31q<>+0(SB), Y6, Y6
+	VPSRLQ     $0x20, Y6, Y6
+	VPMULUDQ   Y4, Y4, Y7
+	VPADDQ     vif8c2p31q<>+0(SB), Y7, Y7
+	VPBLENDD   $0xaa, Y7, Y6, Y7
+	VPMULUDQ   Y2, Y2, Y6
+	VPADDQ     vif8c2p31q<>+0(SB), Y6, Y6
+	VPSRLQ     $0x20, Y6, Y6
+	VPMULUDQ   Y5, Y5, Y8
+	VPADDQ     vif8c2p31q<>+0(SB), Y8, Y8
+	VPBLENDD   $0xaa, Y8, Y6, Y8
+	VPMULUDQ   Y2, Y0, Y0
+	VPADDQ     vif8c2p31q<>+0(SB), Y0, Y0
+	VPSRLQ     $0x20, Y0, Y0
+	VPMULUDQ   Y5, Y4, Y2
+	VPADDQ     vif8c2p31q<>+0(SB), Y2, Y2
+	VPBLENDD   $0xaa, Y2, Y0, Y2
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPSRLQ     $0x20, Y1, Y0
+	VPSRLQ     $0x20, Y3, Y4
+	VPMULUDQ   Y1, Y1, Y5
+	VPADDQ     vif8c2p31q<>+0(SB), Y5, Y5
+	VPSRLQ     $0x20, Y5, Y5
+	VPMULUDQ   Y0, Y0, Y6
+	VPADDQ     vif8c2p31q<>+0(SB), Y6, Y6
+	VPBLENDD   $0xaa, Y6, Y5, Y6
+	VPMULUDQ   Y3, Y3, Y5
+	VPADDQ     vif8c2p31q<>+0(SB), Y5, Y5
+	VPSRLQ     $0x20, Y5, Y5
+	VPMULUDQ   Y4, Y4, Y9
+	VPADDQ     vif8c2p31q<>+0(SB), Y9, Y9
+	VPBLENDD   $0xaa, Y9, Y5, Y9
+	VPMULUDQ   Y3, Y1, Y1
+	VPADDQ     vif8c2p31q<>+0(SB), Y1, Y1
+	VPSRLQ     $0x20, Y1, Y1
+	VPMULUDQ   Y4, Y0, Y0
+	VPADDQ     vif8c2p31q<>+0(SB), Y0, Y0
+	VPBLENDD   $0xaa, Y0, Y1, Y0
+	VPXOR      Y1, Y1, Y1
+	MOVQ       16(AX), R8
+	VMOVDQU    -8(R8)(DI*2), Y4
+	VMOVDQU    8(R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y4, Y10
+	VPMADDWD   vif8tap1_0<>+0(SB), Y10, Y3
+	VPUNPCKHWD Y5, Y4, Y10
+	VPMADDWD   vif8tap1_0<>+0(SB), Y10, Y4
+	VMOVDQU    -6(R8)(DI*2), Y5
+	VMOVDQU    6(R8)(DI*2), Y10
+	VPUNPCKLWD Y10, Y5, Y11
+	VPMADDWD   vif8tap1_1<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y3, Y3
+	VPUNPCKHWD Y10, Y5, Y11
+	VPMADDWD   vif8tap1_1<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y4, Y4
+	VMOVDQU    -4(R8)(DI*2), Y5
+	VMOVDQU    4(R8)(DI*2), Y10
+	VPUNPCKLWD Y10, Y5, Y11
+	VPMADDWD   vif8tap1_2<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y3, Y3
+	VPUNPCKHWD Y10, Y5, Y11
+	VPMADDWD   vif8tap1_2<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y4, Y4
+	VMOVDQU    -2(R8)(DI*2), Y5
+	VMOVDQU    2(R8)(DI*2), Y10
+	VPUNPCKLWD Y10, Y5, Y11
+	VPMADDWD   vif8tap1_3<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y3, Y3
+	VPUNPCKHWD Y10, Y5, Y11
+	VPMADDWD   vif8tap1_3<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y4, Y4
+	VMOVDQU    (R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y5, Y10
+	VPMADDWD   vif8tap1_4<>+0(SB), Y10, Y10
+	VPADDD     Y10, Y3, Y3
+	VPUNPCKHWD Y5, Y5, Y10
+	VPMADDWD   vif8tap1_4<>+0(SB), Y10, Y10
+	VPADDD     Y10, Y4, Y4
+	VPADDD     vif8c2p31r<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     vif8c2p31r<>+0(SB), Y4, Y4
+	VPSRLD     $0x10, Y4, Y4
+	MOVQ       40(AX), R8
+	VMOVDQU    -8(R8)(DI*2), Y10
+	VMOVDQU    8(R8)(DI*2), Y11
+	VPUNPCKLWD Y11, Y10, Y12
+	VPMADDWD   vif8tap1_0<>+0(SB), Y12, Y5
+	VPUNPCKHWD Y11, Y10, Y12
+	VPMADDWD   vif8tap1_0<>+0(SB), Y12, Y10
+	VMOVDQU    -6(R8)(DI*2), Y11
+	VMOVDQU    6(R8)(DI*2), Y12
+	VPUNPCKLWD Y12, Y11, Y13
+	VPMADDWD   vif8tap1_1<>+0(SB), Y13, Y13
+	VPADDD     Y13, Y5, Y5
+	VPUNPCKHWD Y12, Y11, Y13
+	VPMADDWD   vif8tap1_1<>+0(SB), Y13, Y13
+	VPADDD     Y13, Y10, Y10
+	VMOVDQU    -4(R8)(DI*2), Y11
+	VMOVDQU    4(R8)(DI*2), Y12
+	VPUNPCKLWD Y12, Y11, Y13
+	VPMADDWD   vif8tap1_2<>+0(SB), Y13, Y13
+	VPADDD     Y13, Y5, Y5
+	VPUNPCKHWD Y12, Y11, Y13
+	VPMADDWD   vif8tap1_2<>+0(SB), Y13, Y13
+	VPADDD     Y13, Y10, Y10
+	VMOVDQU    -2(R8)(DI*2), Y11
+	VMOVDQU    2(R8)(DI*2), Y12
+	VPUNPCKLWD Y12, Y11, Y13
+	VPMADDWD   vif8tap1_3<>+0(SB), Y13, Y13
+	VPADDD     Y13, Y5, Y5
+	VPUNPCKHWD Y12, Y11, Y13
+	VPMADDWD   vif8tap1_3<>+0(SB), Y13, Y13
+	VPADDD     Y13, Y10, Y10
+	VMOVDQU    (R8)(DI*2), Y11
+	VPUNPCKLWD Y11, Y11, Y12
+	VPMADDWD   vif8tap1_4<>+0(SB), Y12, Y12
+	VPADDD     Y12, Y5, Y5
+	VPUNPCKHWD Y11, Y11, Y12
+	VPMADDWD   vif8tap1_4<>+0(SB), Y12, Y12
+	VPADDD     Y12, Y10, Y10
+	VPXOR      vif8sign<>+0(SB), Y5, Y5
+	VPXOR      vif8sign<>+0(SB), Y10, Y10
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y10, Y4, Y4
+	VPSUBD     Y7, Y3, Y3
+	VPSUBD     Y6, Y4, Y4
+	VPERM2I128 $0x20, Y4, Y3, Y5
+	VPERM2I128 $0x31, Y4, Y3, Y3
+	VMOVDQU    Y5, (CX)(DI*4)
+	VMOVDQU    Y3, 32(CX)(DI*4)
+	MOVQ       24(AX), R8
+	VMOVDQU    -8(R8)(DI*2), Y4
+	VMOVDQU    8(R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_0<>+0(SB), Y6, Y3
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_0<>+0(SB), Y6, Y4
+	VMOVDQU    -6(R8)(DI*2), Y5
+	VMOVDQU    6(R8)(DI*2), Y6
+	VPUNPCKLWD Y6, Y5, Y7
+	VPMADDWD   vif8tap1_1<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y3, Y3
+	VPUNPCKHWD Y6, Y5, Y7
+	VPMADDWD   vif8tap1_1<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y4, Y4
+	VMOVDQU    -4(R8)(DI*2), Y5
+	VMOVDQU    4(R8)(DI*2), Y6
+	VPUNPCKLWD Y6, Y5, Y7
+	VPMADDWD   vif8tap1_2<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y3, Y3
+	VPUNPCKHWD Y6, Y5, Y7
+	VPMADDWD   vif8tap1_2<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y4, Y4
+	VMOVDQU    -2(R8)(DI*2), Y5
+	VMOVDQU    2(R8)(DI*2), Y6
+	VPUNPCKLWD Y6, Y5, Y7
+	VPMADDWD   vif8tap1_3<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y3, Y3
+	VPUNPCKHWD Y6, Y5, Y7
+	VPMADDWD   vif8tap1_3<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y4, Y4
+	VMOVDQU    (R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y5, Y6
+	VPMADDWD   vif8tap1_4<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	VPUNPCKHWD Y5, Y5, Y6
+	VPMADDWD   vif8tap1_4<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y4, Y4
+	VPADDD     vif8c2p31r<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     vif8c2p31r<>+0(SB), Y4, Y4
+	VPSRLD     $0x10, Y4, Y4
+	MOVQ       48(AX), R8
+	VMOVDQU    -8(R8)(DI*2), Y6
+	VMOVDQU    8(R8)(DI*2), Y7
+	VPUNPCKLWD Y7, Y6, Y10
+	VPMADDWD   vif8tap1_0<>+0(SB), Y10, Y5
+	VPUNPCKHWD Y7, Y6, Y10
+	VPMADDWD   vif8tap1_0<>+0(SB), Y10, Y6
+	VMOVDQU    -6(R8)(DI*2), Y7
+	VMOVDQU    6(R8)(DI*2), Y10
+	VPUNPCKLWD Y10, Y7, Y11
+	VPMADDWD   vif8tap1_1<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y5, Y5
+	VPUNPCKHWD Y10, Y7, Y11
+	VPMADDWD   vif8tap1_1<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y6, Y6
+	VMOVDQU    -4(R8)(DI*2), Y7
+	VMOVDQU    4(R8)(DI*2), Y10
+	VPUNPCKLWD Y10, Y7, Y11
+	VPMADDWD   vif8tap1_2<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y5, Y5
+	VPUNPCKHWD Y10, Y7, Y11
+	VPMADDWD   vif8tap1_2<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y6, Y6
+	VMOVDQU    -2(R8)(DI*2), Y7
+	VMOVDQU    2(R8)(DI*2), Y10
+	VPUNPCKLWD Y10, Y7, Y11
+	VPMADDWD   vif8tap1_3<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y5, Y5
+	VPUNPCKHWD Y10, Y7, Y11
+	VPMADDWD   vif8tap1_3<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y6, Y6
+	VMOVDQU    (R8)(DI*2), Y7
+	VPUNPCKLWD Y7, Y7, Y10
+	VPMADDWD   vif8tap1_4<>+0(SB), Y10, Y10
+	VPADDD     Y10, Y5, Y5
+	VPUNPCKHWD Y7, Y7, Y10
+	VPMADDWD   vif8tap1_4<>+0(SB), Y10, Y10
+	VPADDD     Y10, Y6, Y6
+	VPXOR      vif8sign<>+0(SB), Y5, Y5
+	VPXOR      vif8sign<>+0(SB), Y6, Y6
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y6, Y4, Y4
+	VPSUBD     Y8, Y3, Y3
+	VPSUBD     Y9, Y4, Y4
+	VPMAXSD    Y1, Y3, Y3
+	VPMAXSD    Y1, Y4, Y4
+	VPERM2I128 $0x20, Y4, Y3, Y1
+	VPERM2I128 $0x31, Y4, Y3, Y3
+	VMOVDQU    Y1, (DX)(DI*4)
+	VMOVDQU    Y3, 32(DX)(DI*4)
+	MOVQ       32(AX), R8
+	VMOVDQU    -8(R8)(DI*2), Y3
+	VMOVDQU    8(R8)(DI*2), Y4
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y1
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y3
+	VMOVDQU    -6(R8)(DI*2), Y4
+	VMOVDQU    6(R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y1, Y1
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	VMOVDQU    -4(R8)(DI*2), Y4
+	VMOVDQU    4(R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y1, Y1
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	VMOVDQU    -2(R8)(DI*2), Y4
+	VMOVDQU    2(R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_3<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y1, Y1
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_3<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	VMOVDQU    (R8)(DI*2), Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y1, Y1
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     vif8c2p31r<>+0(SB), Y1, Y1
+	VPSRLD     $0x10, Y1, Y1
+	VPADDD     vif8c2p31r<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	MOVQ       56(AX), R8
+	VMOVDQU    -8(R8)(DI*2), Y5
+	VMOVDQU    8(R8)(DI*2), Y6
+	VPUNPCKLWD Y6, Y5, Y7
+	VPMADDWD   vif8tap1_0<>+0(SB), Y7, Y4
+	VPUNPCKHWD Y6, Y5, Y7
+	VPMADDWD   vif8tap1_0<>+0(SB), Y7, Y5
+	VMOVDQU    -6(R8)(DI*2), Y6
+	VMOVDQU    6(R8)(DI*2), Y7
+	VPUNPCKLWD Y7, Y6, Y8
+	VPMADDWD   vif8tap1_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y4, Y4
+	VPUNPCKHWD Y7, Y6, Y8
+	VPMADDWD   vif8tap1_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y5, Y5
+	VMOVDQU    -4(R8)(DI*2), Y6
+	VMOVDQU    4(R8)(DI*2), Y7
+	VPUNPCKLWD Y7, Y6, Y8
+	VPMADDWD   vif8tap1_2<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y4, Y4
+	VPUNPCKHWD Y7, Y6, Y8
+	VPMADDWD   vif8tap1_2<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y5, Y5
+	VMOVDQU    -2(R8)(DI*2), Y6
+	VMOVDQU    2(R8)(DI*2), Y7
+	VPUNPCKLWD Y7, Y6, Y8
+	VPMADDWD   vif8tap1_3<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y4, Y4
+	VPUNPCKHWD Y7, Y6, Y8
+	VPMADDWD   vif8tap1_3<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y5, Y5
+	VMOVDQU    (R8)(DI*2), Y6
+	VPUNPCKLWD Y6, Y6, Y7
+	VPMADDWD   vif8tap1_4<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y4, Y4
+	VPUNPCKHWD Y6, Y6, Y7
+	VPMADDWD   vif8tap1_4<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y5, Y5
+	VPXOR      vif8sign<>+0(SB), Y4, Y4
+	VPXOR      vif8sign<>+0(SB), Y5, Y5
+	VPADDD     Y4, Y1, Y1
+	VPADDD     Y5, Y3, Y3
+	VPSUBD     Y2, Y1, Y1
+	VPSUBD     Y0, Y3, Y3
+	VPERM2I128 $0x20, Y3, Y1, Y0
+	VPERM2I128 $0x31, Y3, Y1, Y1
+	VMOVDQU    Y0, (BX)(DI*4)
+	VMOVDQU    Y1, 32(BX)(DI*4)
+	ADDQ       $0x10, DI
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func vifHoriz8S2AVX2(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
+// Requires: AVX, AVX2
+TEXT ·vifHoriz8S2AVX2(SB), NOSPLIT, $0-40
+	MOVQ planes+0(FP), AX
+	MOVQ s1+8(FP), CX
+	MOVQ s2+16(FP), DX
+	MOVQ s12+24(FP), BX
+	MOVQ n+32(FP), SI
+	XORQ DI, DI
+
+loop:
+	CMPQ       DI, SI
+	JAE        done
+	MOVQ       (AX), R8
+	VMOVDQU    -4(R8)(DI*2), Y1
+	VMOVDQU    4(R8)(DI*2), Y2
+	VPUNPCKLWD Y2, Y1, Y3
+	VPMADDWD   vif8tap2_0<>+0(SB), Y3, Y0
+	VPUNPCKHWD Y2, Y1, Y3
+	VPMADDWD   vif8tap2_0<>+0(SB), Y3, Y1
+	VMOVDQU    -2(R8)(DI*2), Y2
+	VMOVDQU    2(R8)(DI*2), Y3
+	VPUNPCKLWD Y3, Y2, Y4
+	VPMADDWD   vif8tap2_1<>+0(SB), Y4, Y4
+	VPADDD     Y4, Y0, Y0
+	VPUNPCKHWD Y3, Y2, Y4
+	VPMADDWD   vif8tap2_1<>+0(SB), Y4, Y4
+	VPADDD     Y4, Y1, Y1
+	VMOVDQU    (R8)(DI*2), Y2
+	VPUNPCKLWD Y2, Y2, Y3
+	VPMADDWD   vif8tap2_2<>+0(SB), Y3, Y3
+	VPADDD     Y3, Y0, Y0
+	VPUNPCKHWD Y2, Y2, Y3
+	VPMADDWD   vif8tap2_2<>+0(SB), Y3, Y3
+	VPADDD     Y3, Y1, Y1
+	MOVQ       8(AX), R8
+	VMOVDQU    -4(R8)(DI*2), Y3
+	VMOVDQU    4(R8)(DI*2), Y4
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y3
+	VMOVDQU    -2(R8)(DI*2), Y4
+	VMOVDQU    2(R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap2_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap2_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	VMOVDQU    (R8)(DI*2), Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPSRLQ     $0x20, Y0, Y4
+	VPSRLQ     $0x20, Y2, Y5
+	VPMULUDQ   Y0, Y0, Y6
+	VPADDQ     vif8c2p31q<>+0(SB), Y6, Y6
+	VPSRLQ     $0x20, Y6, Y6
+	VPMULUDQ   Y4, Y4, Y7
+	VPADDQ     vif8c2p31q<>+0(SB), Y7, Y7
+	VPBLENDD   $0xaa, Y7, Y6, Y7
+	VPMULUDQ   Y2, Y2, Y6
+	VPADDQ     vif8c2p31q<>+0(SB), Y6, Y6
+	VPSRLQ     $0x20, Y6, Y6
+	VPMULUDQ   Y5, Y5, Y8
+	VPADDQ     vif8c2p31q<>+0(SB), Y8, Y8
+	VPBLENDD   $0xaa, Y8, Y6, Y8
+	VPMULUDQ   Y2, Y0, Y0
+	VPADDQ     vif8c2p31q<>+0(SB), Y0, Y0
+	VPSRLQ     $0x20, Y0, Y0
+	VPMULUDQ   Y5, Y4, Y2
+	VPADDQ     vif8c2p31q<>+0(SB), Y2, Y2
+	VPBLENDD   $0xaa, Y2, Y0, Y2
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPSRLQ     $0x20, Y1, Y0
+	VPSRLQ     $0x20, Y3, Y4
+	VPMULUDQ   Y1, Y1, Y5
+	VPADDQ     vif8c2p31q<>+0(SB), Y5, Y5
+	VPSRLQ     $0x20, Y5, Y5
+	VPMULUDQ   Y0, Y0, Y6
+	VPADDQ     vif8c2p31q<>+0(SB), Y6, Y6
+	VPBLENDD   $0xaa, Y6, Y5, Y6
+	VPMULUDQ   Y3, Y3, Y5
+	VPADDQ     vif8c2p31q<>+0(SB), Y5, Y5
+	VPSRLQ     $0x20, Y5, Y5
+	VPMULUDQ   Y4, Y4, Y9
+	VPADDQ     vif8c2p31q<>+0(SB), Y9, Y9
+	VPBLENDD   $0xaa, Y9, Y5, Y9
+	VPMULUDQ   Y3, Y1, Y1
+	VPADDQ     vif8c2p31q<>+0(SB), Y1, Y1
+	VPSRLQ     $0x20, Y1, Y1
+	VPMULUDQ   Y4, Y0, Y0
+	VPADDQ     vif8c2p31q<>+0(SB), Y0, Y0
+	VPBLENDD   $0xaa, Y0, Y1, Y0
+	VPXOR      Y1, Y1, Y1
+	MOVQ       16(AX), R8
+	VMOVDQU    -4(R8)(DI*2), Y4
+	VMOVDQU    4(R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y4, Y10
+	VPMADDWD   vif8tap2_0<>+0(SB), Y10, Y3
+	VPUNPCKHWD Y5, Y4, Y10
+	VPMADDWD   vif8tap2_0<>+0(SB), Y10, Y4
+	VMOVDQU    -2(R8)(DI*2), Y5
+	VMOVDQU    2(R8)(DI*2), Y10
+	VPUNPCKLWD Y10, Y5, Y11
+	VPMADDWD   vif8tap2_1<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y3, Y3
+	VPUNPCKHWD Y10, Y5, Y11
+	VPMADDWD   vif8tap2_1<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y4, Y4
+	VMOVDQU    (R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y5, Y10
+	VPMADDWD   vif8tap2_2<>+0(SB), Y10, Y10
+	VPADDD     Y10, Y3, Y3
+	VPUNPCKHWD Y5, Y5, Y10
+	VPMADDWD   vif8tap2_2<>+0(SB), Y10, Y10
+	VPADDD     Y10, Y4, Y4
+	VPADDD     vif8c2p31r<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     vif8c2p31r<>+0(SB), Y4, Y4
+	VPSRLD     $0x10, Y4, Y4
+	MOVQ       40(AX), R8
+	VMOVDQU    -4(R8)(DI*2), Y10
+	VMOVDQU    4(R8)(DI*2), Y11
+	VPUNPCKLWD Y11, Y10, Y12
+	VPMADDWD   vif8tap2_0<>+0(SB), Y12, Y5
+	VPUNPCKHWD Y11, Y10, Y12
+	VPMADDWD   vif8tap2_0<>+0(SB), Y12, Y10
+	VMOVDQU    -2(R8)(DI*2), Y11
+	VMOVDQU    2(R8)(DI*2), Y12
+	VPUNPCKLWD Y12, Y11, Y13
+	VPMADDWD   vif8tap2_1<>+0(SB), Y13, Y13
+	VPADDD     Y13, Y5, Y5
+	VPUNPCKHWD Y12, Y11, Y13
+	VPMADDWD   vif8tap2_1<>+0(SB), Y13, Y13
+	VPADDD     Y13, Y10, Y10
+	VMOVDQU    (R8)(DI*2), Y11
+	VPUNPCKLWD Y11, Y11, Y12
+	VPMADDWD   vif8tap2_2<>+0(SB), Y12, Y12
+	VPADDD     Y12, Y5, Y5
+	VPUNPCKHWD Y11, Y11, Y12
+	VPMADDWD   vif8tap2_2<>+0(SB), Y12, Y12
+	VPADDD     Y12, Y10, Y10
+	VPXOR      vif8sign<>+0(SB), Y5, Y5
+	VPXOR      vif8sign<>+0(SB), Y10, Y10
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y10, Y4, Y4
+	VPSUBD     Y7, Y3, Y3
+	VPSUBD     Y6, Y4, Y4
+	VPERM2I128 $0x20, Y4, Y3, Y5
+	VPERM2I128 $0x31, Y4, Y3, Y3
+	VMOVDQU    Y5, (CX)(DI*4)
+	VMOVDQU    Y3, 32(CX)(DI*4)
+	MOVQ       24(AX), R8
+	VMOVDQU    -4(R8)(DI*2), Y4
+	VMOVDQU    4(R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap2_0<>+0(SB), Y6, Y3
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap2_0<>+0(SB), Y6, Y4
+	VMOVDQU    -2(R8)(DI*2), Y5
+	VMOVDQU    2(R8)(DI*2), Y6
+	VPUNPCKLWD Y6, Y5, Y7
+	VPMADDWD   vif8tap2_1<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y3, Y3
+	VPUNPCKHWD Y6, Y5, Y7
+	VPMADDWD   vif8tap2_1<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y4, Y4
+	VMOVDQU    (R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y5, Y6
+	VPMADDWD   vif8tap2_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	VPUNPCKHWD Y5, Y5, Y6
+	VPMADDWD   vif8tap2_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y4, Y4
+	VPADDD     vif8c2p31r<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     vif8c2p31r<>+0(SB), Y4, Y4
+	VPSRLD     $0x10, Y4, Y4
+	MOVQ       48(AX), R8
+	VMOVDQU    -4(R8)(DI*2), Y6
+	VMOVDQU    4(R8)(DI*2), Y7
+	VPUNPCKLWD Y7, Y6, Y10
+	VPMADDWD   vif8tap2_0<>+0(SB), Y10, Y5
+	VPUNPCKHWD Y7, Y6, Y10
+	VPMADDWD   vif8tap2_0<>+0(SB), Y10, Y6
+	VMOVDQU    -2(R8)(DI*2), Y7
+	VMOVDQU    2(R8)(DI*2), Y10
+	VPUNPCKLWD Y10, Y7, Y11
+	VPMADDWD   vif8tap2_1<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y5, Y5
+	VPUNPCKHWD Y10, Y7, Y11
+	VPMADDWD   vif8tap2_1<>+0(SB), Y11, Y11
+	VPADDD     Y11, Y6, Y6
+	VMOVDQU    (R8)(DI*2), Y7
+	VPUNPCKLWD Y7, Y7, Y10
+	VPMADDWD   vif8tap2_2<>+0(SB), Y10, Y10
+	VPADDD     Y10, Y5, Y5
+	VPUNPCKHWD Y7, Y7, Y10
+	VPMADDWD   vif8tap2_2<>+0(SB), Y10, Y10
+	VPADDD     Y10, Y6, Y6
+	VPXOR      vif8sign<>+0(SB), Y5, Y5
+	VPXOR      vif8sign<>+0(SB), Y6, Y6
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y6, Y4, Y4
+	VPSUBD     Y8, Y3, Y3
+	VPSUBD     Y9, Y4, Y4
+	VPMAXSD    Y1, Y3, Y3
+	VPMAXSD    Y1, Y4, Y4
+	VPERM2I128 $0x20, Y4, Y3, Y1
+	VPERM2I128 $0x31, Y4, Y3, Y3
+	VMOVDQU    Y1, (DX)(DI*4)
+	VMOVDQU    Y3, 32(DX)(DI*4)
+	MOVQ       32(AX), R8
+	VMOVDQU    -4(R8)(DI*2), Y3
+	VMOVDQU    4(R8)(DI*2), Y4
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y1
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y3
+	VMOVDQU    -2(R8)(DI*2), Y4
+	VMOVDQU    2(R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap2_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y1, Y1
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap2_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	VMOVDQU    (R8)(DI*2), Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y1, Y1
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     vif8c2p31r<>+0(SB), Y1, Y1
+	VPSRLD     $0x10, Y1, Y1
+	VPADDD     vif8c2p31r<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	MOVQ       56(AX), R8
+	VMOVDQU    -4(R8)(DI*2), Y5
+	VMOVDQU    4(R8)(DI*2), Y6
+	VPUNPCKLWD Y6, Y5, Y7
+	VPMADDWD   vif8tap2_0<>+0(SB), Y7, Y4
+	VPUNPCKHWD Y6, Y5, Y7
+	VPMADDWD   vif8tap2_0<>+0(SB), Y7, Y5
+	VMOVDQU    -2(R8)(DI*2), Y6
+	VMOVDQU    2(R8)(DI*2), Y7
+	VPUNPCKLWD Y7, Y6, Y8
+	VPMADDWD   vif8tap2_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y4, Y4
+	VPUNPCKHWD Y7, Y6, Y8
+	VPMADDWD   vif8tap2_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y5, Y5
+	VMOVDQU    (R8)(DI*2), Y6
+	VPUNPCKLWD Y6, Y6, Y7
+	VPMADDWD   vif8tap2_2<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y4, Y4
+	VPUNPCKHWD Y6, Y6, Y7
+	VPMADDWD   vif8tap2_2<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y5, Y5
+	VPXOR      vif8sign<>+0(SB), Y4, Y4
+	VPXOR      vif8sign<>+0(SB), Y5, Y5
+	VPADDD     Y4, Y1, Y1
+	VPADDD     Y5, Y3, Y3
+	VPSUBD     Y2, Y1, Y1
+	VPSUBD     Y0, Y3, Y3
+	VPERM2I128 $0x20, Y3, Y1, Y0
+	VPERM2I128 $0x31, Y3, Y1, Y1
+	VMOVDQU    Y0, (BX)(DI*4)
+	VMOVDQU    Y1, 32(BX)(DI*4)
+	ADDQ       $0x10, DI
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func vifHoriz8S3AVX2(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
+// Requires: AVX, AVX2
+TEXT ·vifHoriz8S3AVX2(SB), NOSPLIT, $0-40
+	MOVQ planes+0(FP), AX
+	MOVQ s1+8(FP), CX
+	MOVQ s2+16(FP), DX
+	MOVQ s12+24(FP), BX
+	MOVQ n+32(FP), SI
+	XORQ DI, DI
+
+loop:
+	CMPQ       DI, SI
+	JAE        done
+	MOVQ       (AX), R8
+	VMOVDQU    -2(R8)(DI*2), Y1
+	VMOVDQU    2(R8)(DI*2), Y2
+	VPUNPCKLWD Y2, Y1, Y3
+	VPMADDWD   vif8tap3_0<>+0(SB), Y3, Y0
+	VPUNPCKHWD Y2, Y1, Y3
+	VPMADDWD   vif8tap3_0<>+0(SB), Y3, Y1
+	VMOVDQU    (R8)(DI*2), Y2
+	VPUNPCKLWD Y2, Y2, Y3
+	VPMADDWD   vif8tap3_1<>+0(SB), Y3, Y3
+	VPADDD     Y3, Y0, Y0
+	VPUNPCKHWD Y2, Y2, Y3
+	VPMADDWD   vif8tap3_1<>+0(SB), Y3, Y3
+	VPADDD     Y3, Y1, Y1
+	MOVQ       8(AX), R8
+	VMOVDQU    -2(R8)(DI*2), Y3
+	VMOVDQU    2(R8)(DI*2), Y4
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y3
+	VMOVDQU    (R8)(DI*2), Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y0, Y0
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPSRLQ     $0x20, Y0, Y4
+	VPSRLQ     $0x20, Y2, Y5
+	VPMULUDQ   Y0, Y0, Y6
+	VPADDQ     vif8c2p31q<>+0(SB), Y6, Y6
+	VPSRLQ     $0x20, Y6, Y6
+	VPMULUDQ   Y4, Y4, Y7
+	VPADDQ     vif8c2p31q<>+0(SB), Y7, Y7
+	VPBLENDD   $0xaa, Y7, Y6, Y7
+	VPMULUDQ   Y2, Y2, Y6
+	VPADDQ     vif8c2p31q<>+0(SB), Y6, Y6
+	VPSRLQ     $0x20, Y6, Y6
+	VPMULUDQ   Y5, Y5, Y8
+	VPADDQ     vif8c2p31q<>+0(SB), Y8, Y8
+	VPBLENDD   $0xaa, Y8, Y6, Y8
+	VPMULUDQ   Y2, Y0, Y0
+	VPADDQ     vif8c2p31q<>+0(SB), Y0, Y0
+	VPSRLQ     $0x20, Y0, Y0
+	VPMULUDQ   Y5, Y4, Y2
+	VPADDQ     vif8c2p31q<>+0(SB), Y2, Y2
+	VPBLENDD   $0xaa, Y2, Y0, Y2
+	VPXOR      vif8sign<>+0(SB), Y1, Y1
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPSRLQ     $0x20, Y1, Y0
+	VPSRLQ     $0x20, Y3, Y4
+	VPMULUDQ   Y1, Y1, Y5
+	VPADDQ     vif8c2p31q<>+0(SB), Y5, Y5
+	VPSRLQ     $0x20, Y5, Y5
+	VPMULUDQ   Y0, Y0, Y6
+	VPADDQ     vif8c2p31q<>+0(SB), Y6, Y6
+	VPBLENDD   $0xaa, Y6, Y5, Y6
+	VPMULUDQ   Y3, Y3, Y5
+	VPADDQ     vif8c2p31q<>+0(SB), Y5, Y5
+	VPSRLQ     $0x20, Y5, Y5
+	VPMULUDQ   Y4, Y4, Y9
+	VPADDQ     vif8c2p31q<>+0(SB), Y9, Y9
+	VPBLENDD   $0xaa, Y9, Y5, Y9
+	VPMULUDQ   Y3, Y1, Y1
+	VPADDQ     vif8c2p31q<>+0(SB), Y1, Y1
+	VPSRLQ     $0x20, Y1, Y1
+	VPMULUDQ   Y4, Y0, Y0
+	VPADDQ     vif8c2p31q<>+0(SB), Y0, Y0
+	VPBLENDD   $0xaa, Y0, Y1, Y0
+	VPXOR      Y1, Y1, Y1
+	MOVQ       16(AX), R8
+	VMOVDQU    -2(R8)(DI*2), Y4
+	VMOVDQU    2(R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y4, Y10
+	VPMADDWD   vif8tap3_0<>+0(SB), Y10, Y3
+	VPUNPCKHWD Y5, Y4, Y10
+	VPMADDWD   vif8tap3_0<>+0(SB), Y10, Y4
+	VMOVDQU    (R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y5, Y10
+	VPMADDWD   vif8tap3_1<>+0(SB), Y10, Y10
+	VPADDD     Y10, Y3, Y3
+	VPUNPCKHWD Y5, Y5, Y10
+	VPMADDWD   vif8tap3_1<>+0(SB), Y10, Y10
+	VPADDD     Y10, Y4, Y4
+	VPADDD     vif8c2p31r<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     vif8c2p31r<>+0(SB), Y4, Y4
+	VPSRLD     $0x10, Y4, Y4
+	MOVQ       40(AX), R8
+	VMOVDQU    -2(R8)(DI*2), Y10
+	VMOVDQU    2(R8)(DI*2), Y11
+	VPUNPCKLWD Y11, Y10, Y12
+	VPMADDWD   vif8tap3_0<>+0(SB), Y12, Y5
+	VPUNPCKHWD Y11, Y10, Y12
+	VPMADDWD   vif8tap3_0<>+0(SB), Y12, Y10
+	VMOVDQU    (R8)(DI*2), Y11
+	VPUNPCKLWD Y11, Y11, Y12
+	VPMADDWD   vif8tap3_1<>+0(SB), Y12, Y12
+	VPADDD     Y12, Y5, Y5
+	VPUNPCKHWD Y11, Y11, Y12
+	VPMADDWD   vif8tap3_1<>+0(SB), Y12, Y12
+	VPADDD     Y12, Y10, Y10
+	VPXOR      vif8sign<>+0(SB), Y5, Y5
+	VPXOR      vif8sign<>+0(SB), Y10, Y10
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y10, Y4, Y4
+	VPSUBD     Y7, Y3, Y3
+	VPSUBD     Y6, Y4, Y4
+	VPERM2I128 $0x20, Y4, Y3, Y5
+	VPERM2I128 $0x31, Y4, Y3, Y3
+	VMOVDQU    Y5, (CX)(DI*4)
+	VMOVDQU    Y3, 32(CX)(DI*4)
+	MOVQ       24(AX), R8
+	VMOVDQU    -2(R8)(DI*2), Y4
+	VMOVDQU    2(R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap3_0<>+0(SB), Y6, Y3
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap3_0<>+0(SB), Y6, Y4
+	VMOVDQU    (R8)(DI*2), Y5
+	VPUNPCKLWD Y5, Y5, Y6
+	VPMADDWD   vif8tap3_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	VPUNPCKHWD Y5, Y5, Y6
+	VPMADDWD   vif8tap3_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y4, Y4
+	VPADDD     vif8c2p31r<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	VPADDD     vif8c2p31r<>+0(SB), Y4, Y4
+	VPSRLD     $0x10, Y4, Y4
+	MOVQ       48(AX), R8
+	VMOVDQU    -2(R8)(DI*2), Y6
+	VMOVDQU    2(R8)(DI*2), Y7
+	VPUNPCKLWD Y7, Y6, Y10
+	VPMADDWD   vif8tap3_0<>+0(SB), Y10, Y5
+	VPUNPCKHWD Y7, Y6, Y10
+	VPMADDWD   vif8tap3_0<>+0(SB), Y10, Y6
+	VMOVDQU    (R8)(DI*2), Y7
+	VPUNPCKLWD Y7, Y7, Y10
+	VPMADDWD   vif8tap3_1<>+0(SB), Y10, Y10
+	VPADDD     Y10, Y5, Y5
+	VPUNPCKHWD Y7, Y7, Y10
+	VPMADDWD   vif8tap3_1<>+0(SB), Y10, Y10
+	VPADDD     Y10, Y6, Y6
+	VPXOR      vif8sign<>+0(SB), Y5, Y5
+	VPXOR      vif8sign<>+0(SB), Y6, Y6
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y6, Y4, Y4
+	VPSUBD     Y8, Y3, Y3
+	VPSUBD     Y9, Y4, Y4
+	VPMAXSD    Y1, Y3, Y3
+	VPMAXSD    Y1, Y4, Y4
+	VPERM2I128 $0x20, Y4, Y3, Y1
+	VPERM2I128 $0x31, Y4, Y3, Y3
+	VMOVDQU    Y1, (DX)(DI*4)
+	VMOVDQU    Y3, 32(DX)(DI*4)
+	MOVQ       32(AX), R8
+	VMOVDQU    -2(R8)(DI*2), Y3
+	VMOVDQU    2(R8)(DI*2), Y4
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y1
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y3
+	VMOVDQU    (R8)(DI*2), Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y1, Y1
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     vif8c2p31r<>+0(SB), Y1, Y1
+	VPSRLD     $0x10, Y1, Y1
+	VPADDD     vif8c2p31r<>+0(SB), Y3, Y3
+	VPSRLD     $0x10, Y3, Y3
+	MOVQ       56(AX), R8
+	VMOVDQU    -2(R8)(DI*2), Y5
+	VMOVDQU    2(R8)(DI*2), Y6
+	VPUNPCKLWD Y6, Y5, Y7
+	VPMADDWD   vif8tap3_0<>+0(SB), Y7, Y4
+	VPUNPCKHWD Y6, Y5, Y7
+	VPMADDWD   vif8tap3_0<>+0(SB), Y7, Y5
+	VMOVDQU    (R8)(DI*2), Y6
+	VPUNPCKLWD Y6, Y6, Y7
+	VPMADDWD   vif8tap3_1<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y4, Y4
+	VPUNPCKHWD Y6, Y6, Y7
+	VPMADDWD   vif8tap3_1<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y5, Y5
+	VPXOR      vif8sign<>+0(SB), Y4, Y4
+	VPXOR      vif8sign<>+0(SB), Y5, Y5
+	VPADDD     Y4, Y1, Y1
+	VPADDD     Y5, Y3, Y3
+	VPSUBD     Y2, Y1, Y1
+	VPSUBD     Y0, Y3, Y3
+	VPERM2I128 $0x20, Y3, Y1, Y0
+	VPERM2I128 $0x31, Y3, Y1, Y1
+	VMOVDQU    Y0, (BX)(DI*4)
+	VMOVDQU    Y1, 32(BX)(DI*4)
+	ADDQ       $0x10, DI
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET
 
 // func widen8AVX2(src *byte, dst *uint16, n int)
 // Requires: AVX, AVX2

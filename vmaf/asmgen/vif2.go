@@ -30,9 +30,18 @@ var vif8Filters = [4][]uint32{
 
 // vif8Kernels registers the 8-bit VIF kernels. Only scale 0 sees 8-bit
 // samples: the subsampled images of scales 1 to 3 hold 16-bit means.
+//
+// Scales 1 to 3 run the same pipeline on their 16-bit samples: vif16Vert
+// is their vertical pass, vif8Horiz(s) their horizontal pass, whose input,
+// the vertical pass's rows in halves of 16 bits, is the same at every scale.
 func vif8Kernels() {
 	vif8Vert(0)
-	vif8Horiz(0)
+	for s := 1; s < 4; s++ {
+		vif16Vert(s)
+	}
+	for s := range 4 {
+		vif8Horiz(s)
+	}
 	widen8()
 }
 
@@ -192,6 +201,118 @@ func vif8Vert(s int) {
 	RET()
 }
 
+// vif16Vert is the vertical pass of one output row at scale s (1 to 3) for
+// 16 pixels a step (vifVert16Cols in vif8.go), on samples of up to 16 bits.
+// The means are filtered as at scale 0, each sample biased. Each product
+// a*b (up to 32 bits) is split into its high and low words (VPMULHUW,
+// VPMULLW), each filtered alike into SH and SL (both below 2^32): the
+// rounded sum (f*a*b + 2^15) >> 16 that the horizontal pass reads is then
+// SH + ((SL + 2^15) >> 16), exactly, and is stored in halves as at scale 0.
+func vif16Vert(s int) {
+	name := fmt.Sprintf("vifVert16S%dAVX2", s)
+	TEXT(name, NOSPLIT, "func(ref, dis **uint16, planes **int16, n int)")
+	Pragma("noescape")
+	Doc(name + " is the vertical pass of VIF's statistic in 16-bit lanes at scale " + fmt.Sprint(s) + " over n pixels (a multiple of 16).")
+	fw := len(vif8Filters[s])
+	half := fw / 2
+	refp, disp, planes := Load(Param("ref"), GP64()), Load(Param("dis"), GP64()), Load(Param("planes"), GP64())
+	n := Load(Param("n"), GP64())
+	bias16 := const32("vif8bias16", 0x80008000)
+	sign := const32("vif8sign", 0x80000000)
+	round := const32("vif16c32768", 32768)
+	low := const32("vif8low16", 0xffff)
+	j := GP64()
+	XORQ(j, j)
+	Label("loop")
+	CMPQ(j, n)
+	JAE(LabelRef("done"))
+
+	row := func(base Register, k int) VecVirtual {
+		p, v := GP64(), YMM()
+		MOVQ(Mem{Base: base, Disp: 8 * k}, p)
+		VMOVDQU(Mem{Base: p, Index: j, Scale: 2}, v)
+		return v
+	}
+	// unbias undoes the samples' bias in filtered sums (the true sum less
+	// 2^31, modulo 2^32) and rounds them: (S + 2^15) >> 16.
+	unbiasRound := func(vs ...VecVirtual) {
+		for _, v := range vs {
+			VPXOR(sign, v, v)
+			VPADDD(round, v, v)
+			VPSRLD(Imm(16), v, v)
+		}
+	}
+	// The means.
+	m1lo, m1hi, m2lo, m2hi := YMM(), YMM(), YMM(), YMM()
+	for k := 0; k <= half; k++ {
+		centre := k == half
+		tap := vif8Tap(s, k)
+		for _, side := range []struct {
+			base   Register
+			lo, hi VecVirtual
+		}{{refp, m1lo, m1hi}, {disp, m2lo, m2hi}} {
+			a := row(side.base, k)
+			VPXOR(bias16, a, a)
+			b := a
+			if !centre {
+				b = row(side.base, fw-1-k)
+				VPXOR(bias16, b, b)
+			}
+			vif8Acc(a, b, tap, side.lo, side.hi, k == 0)
+		}
+	}
+	unbiasRound(m1lo, m1hi, m2lo, m2hi)
+	vif8Store(m1lo, m1hi, &bias16, planes, 0, j)
+	vif8Store(m2lo, m2hi, &bias16, planes, 1, j)
+
+	// The squares and the product, each in its own pass.
+	for p, pair := range [3][2]Register{{refp, refp}, {disp, disp}, {refp, disp}} {
+		// halves returns the biased high and low words of the products of
+		// input row k's samples.
+		halves := func(k int) (VecVirtual, VecVirtual) {
+			a := row(pair[0], k)
+			b := a
+			if pair[1] != pair[0] {
+				b = row(pair[1], k)
+			}
+			h, l := YMM(), YMM()
+			VPMULHUW(b, a, h)
+			VPMULLW(b, a, l)
+			VPXOR(bias16, h, h)
+			VPXOR(bias16, l, l)
+			return h, l
+		}
+		hlo, hhi, llo, lhi := YMM(), YMM(), YMM(), YMM()
+		for k := 0; k <= half; k++ {
+			centre := k == half
+			tap := vif8Tap(s, k)
+			ha, la := halves(k)
+			hb, lb := ha, la
+			if !centre {
+				hb, lb = halves(fw - 1 - k)
+			}
+			vif8Acc(ha, hb, tap, hlo, hhi, k == 0)
+			vif8Acc(la, lb, tap, llo, lhi, k == 0)
+		}
+		VPXOR(sign, hlo, hlo)
+		VPXOR(sign, hhi, hhi)
+		unbiasRound(llo, lhi)
+		VPADDD(llo, hlo, hlo)
+		VPADDD(lhi, hhi, hhi)
+		VPAND(low, hlo, llo)
+		VPAND(low, hhi, lhi)
+		vif8Store(llo, lhi, &bias16, planes, 2+p, j)
+		VPSRLD(Imm(16), hlo, hlo)
+		VPSRLD(Imm(16), hhi, hhi)
+		vif8Store(hlo, hhi, &bias16, planes, 5+p, j)
+	}
+	ADDQ(Imm(16), j)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
 // vif8Horiz is the horizontal pass of one row at scale 0 and the variances
 // (vifHoriz8Cols in vif8.go) for 16 pixels a step: planes hold the padded
 // rows of vif8Vert (each pointer at pixel 0), s1, s2 and s12 receive the
@@ -200,7 +321,7 @@ func vif8Horiz(s int) {
 	name := fmt.Sprintf("vifHoriz8S%dAVX2", s)
 	TEXT(name, NOSPLIT, "func(planes **int16, s1, s2, s12 *int32, n int)")
 	Pragma("noescape")
-	Doc(name + " is the horizontal pass and variances of VIF's 8-bit statistic at scale " + fmt.Sprint(s) + " over n pixels (a multiple of 16).")
+	Doc(name + " is the horizontal pass and variances of VIF's statistic in 16-bit lanes at scale " + fmt.Sprint(s) + " over n pixels (a multiple of 16).")
 	fw := len(vif8Filters[s])
 	half := fw / 2
 	planes := Load(Param("planes"), GP64())
