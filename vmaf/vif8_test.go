@@ -60,29 +60,25 @@ func vif8Scale0(ref, dis []uint16, w, h int, vector bool) vifAcc {
 // form where it applies (scales 1 to 3, and scale 0 at 8 bits), the
 // subsampling by the generic path.
 func vifLaneSums(w, h int, ref, dis []uint16, bpc int) [4]vifAcc {
-	s := newVIFState(w, h, defaultEnhnGainLimit)
-	var out [4]vifAcc
-	ww, hh := w, h
-	r, d := ref, dis
-	for scale := range 4 {
-		if scale > 0 {
-			s.subsample(r, d, ww, hh, scale, bpc)
-			ww, hh = ww/2, hh/2
-			r, d = s.ref[scale], s.dis[scale]
-		}
+	return vifScaleSums(w, h, ref, dis, bpc, &genericKernels, func(s *vifState, r, d []uint16, ww, hh, scale int) {
 		if scale > 0 || bpc == 8 {
 			s.statistic8(r, d, ww, hh, scale, false)
 		} else {
 			s.statistic(r, d, ww, hh, scale, bpc)
 		}
-		out[scale] = s.lastAcc
-	}
-	return out
+	})
 }
 
-// vif8Sums is each scale's sums by the 64-bit lane statistic of the
-// generic path.
+// vif8Sums is each scale's sums by the statistic of kernel set k.
 func vif8Sums(w, h int, ref, dis []uint16, bpc int, k *kernels) [4]vifAcc {
+	return vifScaleSums(w, h, ref, dis, bpc, k, func(s *vifState, r, d []uint16, ww, hh, scale int) {
+		s.statistic(r, d, ww, hh, scale, bpc)
+	})
+}
+
+// vifScaleSums runs stat on each scale's images, subsampled by kernel set
+// k, and returns the sums it leaves.
+func vifScaleSums(w, h int, ref, dis []uint16, bpc int, k *kernels, stat func(s *vifState, r, d []uint16, ww, hh, scale int)) [4]vifAcc {
 	s := newVIFState(w, h, defaultEnhnGainLimit).with(k)
 	var out [4]vifAcc
 	ww, hh := w, h
@@ -93,7 +89,7 @@ func vif8Sums(w, h int, ref, dis []uint16, bpc int, k *kernels) [4]vifAcc {
 			ww, hh = ww/2, hh/2
 			r, d = s.ref[scale], s.dis[scale]
 		}
-		s.statistic(r, d, ww, hh, scale, bpc)
+		stat(s, r, d, ww, hh, scale)
 		out[scale] = s.lastAcc
 	}
 	return out
