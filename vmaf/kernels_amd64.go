@@ -143,14 +143,14 @@ func vifRowAVX2(filt []uint64, mu, xx, yy, xy []uint64, w int, t []uint16, egl f
 
 // vifStatRowAVX2 is vifStatRow over a whole row of w pixels.
 func vifStatRowAVX2(sig *vifSigmas, w int, t []uint16, egl float64, acc *vifAcc) {
-	n := vecLen(w)
+	n := w &^ 7 // the kernel takes 8 pixels a step
 	if n > 0 {
 		_, _, _ = sig.s1[n-1], sig.s2[n-1], sig.s12[n-1]
 		// The kernel reads up to 2 words past the table's 65536 entries.
 		_ = t[:65538]
 		var out [4]int64
 		vifStatAVX2(&sig.s1[0], &sig.s2[0], &sig.s12[0], &t[0], egl, &out, n)
-		logPixels := out[3]
+		logPixels := -out[3] // the kernel adds each log pixel's all-ones mask, -1
 		acc.numLog += out[0]
 		acc.denLog += out[1] - 2048*17*logPixels
 		acc.numNonLog += out[2]

@@ -137,8 +137,31 @@ func FuzzVIFRow(f *testing.F) {
 func FuzzVIFStat(f *testing.F) {
 	f.Add(uint64(1), uint8(0), false)
 	f.Add(uint64(2), uint8(200), true)
+	// Rows of 1 to 7 pixels past a multiple of the kernel's 8.
+	for k := range 8 {
+		f.Add(uint64(10+k), uint8(17+k), k%2 == 0)
+	}
 	f.Fuzz(func(t *testing.T, seed uint64, n uint8, egl1 bool) {
 		needAVX2(t)
+		vifStatCase(t, seed, n, egl1)
+	})
+}
+
+// TestVIFStatAVX2 runs the statistic kernel on many rows of any variances
+// (FuzzVIFStat's cases), so that rare lanes (the noise threshold, the
+// extremes, out-of-range conversions) meet every position of a step.
+func TestVIFStatAVX2(t *testing.T) {
+	needAVX2(t)
+	for seed := range uint64(300) {
+		vifStatCase(t, 1000+seed, uint8(seed*37), seed%3 == 0)
+	}
+}
+
+// vifStatCase compares the vector statistic of one random row with the
+// scalar one.
+func vifStatCase(t *testing.T, seed uint64, n uint8, egl1 bool) {
+	t.Helper()
+	{
 		rng := rand.New(rand.NewPCG(seed, 3))
 		w := rowLen(n)
 		sig := &vifSigmas{s1: make([]int32, w), s2: make([]int32, w), s12: make([]int32, w)}
@@ -167,7 +190,7 @@ func FuzzVIFStat(f *testing.F) {
 		if got != want {
 			t.Fatalf("vifStatAVX2(w=%d): %+v, want %+v", w, got, want)
 		}
-	})
+	}
 }
 
 // FuzzVIFSubTaps checks the subsampling pass's vertical kernels on samples

@@ -29,7 +29,7 @@ func vifTapPair64AVX2(f uint64, a *uint64, b *uint64, dst *uint64, n int)
 //go:noescape
 func vifSigmaAVX2(filt *uint64, half int, mu *uint64, xx *uint64, yy *uint64, xy *uint64, s1 *int32, s2 *int32, s12 *int32, n int)
 
-// vifStatAVX2 sums the VIF statistic of n pixels (a multiple of 4) into out: numLog, denLog + 2048*17 per log pixel, numNonLog, log pixel count. tab is the log2 table with 2 words of padding.
+// vifStatAVX2 sums the VIF statistic of n pixels (a multiple of 8) into out: numLog, denLog + 2048*17 per log pixel, numNonLog, log pixel count. tab is the log2 table with 2 words of padding.
 //
 //go:noescape
 func vifStatAVX2(s1 *int32, s2 *int32, s12 *int32, tab *uint16, egl float64, out *[4]int64, n int)
@@ -169,22 +169,22 @@ func vifVert16S2AVX2(ref **uint16, dis **uint16, planes **int16, n int)
 //go:noescape
 func vifVert16S3AVX2(ref **uint16, dis **uint16, planes **int16, n int)
 
-// vifHoriz8S0AVX2 is the horizontal pass and variances of VIF's 8-bit statistic at scale 0 over n pixels (a multiple of 16).
+// vifHoriz8S0AVX2 is the horizontal pass and variances of VIF's statistic in 16-bit lanes at scale 0 over n pixels (a multiple of 16).
 //
 //go:noescape
 func vifHoriz8S0AVX2(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
 
-// vifHoriz8S1AVX2 is the horizontal pass and variances of VIF's 8-bit statistic at scale 1 over n pixels (a multiple of 16).
+// vifHoriz8S1AVX2 is the horizontal pass and variances of VIF's statistic in 16-bit lanes at scale 1 over n pixels (a multiple of 16).
 //
 //go:noescape
 func vifHoriz8S1AVX2(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
 
-// vifHoriz8S2AVX2 is the horizontal pass and variances of VIF's 8-bit statistic at scale 2 over n pixels (a multiple of 16).
+// vifHoriz8S2AVX2 is the horizontal pass and variances of VIF's statistic in 16-bit lanes at scale 2 over n pixels (a multiple of 16).
 //
 //go:noescape
 func vifHoriz8S2AVX2(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
 
-// vifHoriz8S3AVX2 is the horizontal pass and variances of VIF's 8-bit statistic at scale 3 over n pixels (a multiple of 16).
+// vifHoriz8S3AVX2 is the horizontal pass and variances of VIF's statistic in 16-bit lanes at scale 3 over n pixels (a multiple of 16).
 //
 //go:noescape
 func vifHoriz8S3AVX2(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)

@@ -279,17 +279,23 @@ func nextPixels(n Register, ptrs []Register, steps []uint64) {
 }
 
 // vifStat is VIF's per-pixel statistic (vifPixelSigma in vif.go) over n
-// pixels' variances: out receives the sums of the log numerator terms, of
-// log2of32(sigma_nsq+sigma1²) (without the -2048*17, which the caller
-// subtracts per log pixel), of the non-log sigma2², and the count of log
-// pixels. The double arithmetic is the scalar code's, operation for
+// pixels' variances, 8 a step: out receives the sums of the log numerator
+// terms, of log2of32(sigma_nsq+sigma1²) (without the -2048*17, which the
+// caller subtracts per log pixel), of the non-log sigma2², and the count of
+// log pixels. The double arithmetic is the scalar code's, operation for
 // operation (IEEE division, multiplication and truncation are exact in
 // every lane), and VCVTTPD2DQ is the CVTTSD2SL Go compiles int32(float64)
 // to, so out-of-range values convert alike too.
+//
+// The table lookups take 8 lanes a gather: the denominator's and numer1's
+// arguments are 32-bit (numer1 = sv² + sigma_nsq < 2^32, where log2of64 is
+// log2of32), their floor(log2) read from the exponent of a float32 of the
+// value's top 24 bits; numer1_tmp, up to about 2^45, takes its floor(log2)
+// from an exact double, and its two halves' indices share one gather.
 func vifStat() {
 	TEXT("vifStatAVX2", NOSPLIT, "func(s1, s2, s12 *int32, tab *uint16, egl float64, out *[4]int64, n int)")
 	Pragma("noescape")
-	Doc("vifStatAVX2 sums the VIF statistic of n pixels (a multiple of 4) into out: numLog, denLog + 2048*17 per log pixel, numNonLog, log pixel count. tab is the log2 table with 2 words of padding.")
+	Doc("vifStatAVX2 sums the VIF statistic of n pixels (a multiple of 8) into out: numLog, denLog + 2048*17 per log pixel, numNonLog, log pixel count. tab is the log2 table with 2 words of padding.")
 	s1p := Load(Param("s1"), GP64())
 	s2p := Load(Param("s2"), GP64())
 	s12p := Load(Param("s12"), GP64())
@@ -300,9 +306,8 @@ func vifStat() {
 	q := func(name string, v uint64) Mem { return ConstData(name, U64(v)) }
 	c131071 := d("vifc131071", 131071)
 	c131072 := d("vifc131072", 131072)
-	cSign := d("vifcsign", 0x80000000)
 	cLow16 := d("vifclow16", 0xffff)
-	c2p31 := q("vifc2p31", 0x41e0000000000000)   // 2^31 as a double
+	c134 := d("vifc134", 127-8+15)               // float32 bias, less the 8 bits shifted out, plus 15: k = exponent - 134
 	cMagic := q("vifcmagic", 0x4330000000000000) // 2^52 as a double
 	cEps := q("vifceps", 0x3edb7cdfd9d7bdbb)     // 65536 * 1.0e-10
 	c2p17 := q("vifc2p17", 1<<17)
@@ -328,121 +333,147 @@ func vifStat() {
 		VPERMQ(Imm(0x08), y, y)
 		return y
 	}
-	// log2Lookup is log2of32/log2of64 from x's exact double xf and
-	// x>>k's source: t[x>>k] + 2048*k with k = floor(log2 x) - 15, in
-	// dwords. shift does x >> k given k in 64-bit lanes and returns the
-	// four indices as dwords.
-	log2Lookup := func(xf VecVirtual, shift func(k VecVirtual) VecVirtual) VecVirtual {
-		k := YMM()
-		VPSRLQ(Imm(52), xf, k)
-		VPSUBQ(bcastQ(c1038), k, k)
-		idx := shift(k)
+	// lookup is t[idx] + 2048*k in 8 dword lanes.
+	lookup := func(idx, k VecVirtual) VecVirtual {
 		mask, v := YMM(), YMM()
-		VPCMPEQD(mask.AsX(), mask.AsX(), mask.AsX())
+		VPCMPEQD(mask, mask, mask)
 		VPXOR(v, v, v)
-		VPGATHERDD(mask.AsX(), Mem{Base: tab, Index: idx.AsX(), Scale: 2}, v.AsX())
-		VPAND(bcastD(cLow16).AsX(), v.AsX(), v.AsX())
-		k = pack32(k)
-		VPSLLD(Imm(11), k.AsX(), k.AsX())
-		VPADDD(k.AsX(), v.AsX(), v.AsX())
+		VPGATHERDD(mask, Mem{Base: tab, Index: idx, Scale: 2}, v)
+		VPAND(bcastD(cLow16), v, v)
+		VPSLLD(Imm(11), k, k)
+		VPADDD(k, v, v)
 		return v
 	}
-	log2of32 := func(x VecVirtual) VecVirtual { // x: 4 uint32 in an XMM
-		xf, t := YMM(), YMM()
-		VPXOR(bcastD(cSign).AsX(), x.AsX(), t.AsX())
-		VCVTDQ2PD(t.AsX(), xf)
-		VADDPD(bcastQ(c2p31), xf, xf)
-		return log2Lookup(xf, func(k VecVirtual) VecVirtual {
-			k32, idx := YMM(), YMM()
-			VMOVDQA(k, k32)
-			pack32(k32)
-			VPSRLVD(k32.AsX(), x.AsX(), idx.AsX())
-			return idx
-		})
+	// log2of32 is log2of32 of 8 uint32 lanes of at least 256 (smaller
+	// ones give an index in the table, in lanes the caller drops): x>>8 is
+	// exact in a float32, whose exponent is floor(log2 x) - 8.
+	log2of32 := func(x VecVirtual) VecVirtual {
+		k, idx := YMM(), YMM()
+		VPSRLD(Imm(8), x, k)
+		VCVTDQ2PS(k, k)
+		VPSRLD(Imm(23), k, k)
+		VPSUBD(bcastD(c134), k, k)
+		VPSRLVD(k, x, idx)
+		return lookup(idx, k)
 	}
-	log2of64 := func(x VecVirtual) VecVirtual { // x: 4 uint64 below 2^52
-		xf := YMM()
+	// log2of64Half returns the dword index x>>k and k of 4 uint64 lanes
+	// below 2^52 and at least 2^17, in XMMs.
+	log2of64Half := func(x VecVirtual) (VecVirtual, VecVirtual) {
+		xf, k, idx := YMM(), YMM(), YMM()
 		magic := bcastQ(cMagic)
 		VPOR(magic, x, xf)
 		VSUBPD(magic, xf, xf)
-		return log2Lookup(xf, func(k VecVirtual) VecVirtual {
-			idx := YMM()
-			VPSRLVQ(k, x, idx)
-			return pack32(idx)
-		})
+		VPSRLQ(Imm(52), xf, k)
+		VPSUBQ(bcastQ(c1038), k, k)
+		VPSRLVQ(k, x, idx)
+		return pack32(idx), pack32(k)
 	}
 
-	rowLoopThen(func(i Register) {
+	rowLoopStep(8, func(i Register) {
 		s1, s2, s12 := YMM(), YMM(), YMM()
-		VMOVDQU(Mem{Base: s1p, Index: i, Scale: 4}, s1.AsX())
-		VMOVDQU(Mem{Base: s2p, Index: i, Scale: 4}, s2.AsX())
-		VMOVDQU(Mem{Base: s12p, Index: i, Scale: 4}, s12.AsX())
+		VMOVDQU(Mem{Base: s1p, Index: i, Scale: 4}, s1)
+		VMOVDQU(Mem{Base: s2p, Index: i, Scale: 4}, s2)
+		VMOVDQU(Mem{Base: s12p, Index: i, Scale: 4}, s12)
 		// Log pixels: sigma1² >= sigma_nsq.
-		mlog, mlog64 := YMM(), YMM()
-		VPCMPGTD(bcastD(c131071).AsX(), s1.AsX(), mlog.AsX())
-		VPMOVSXDQ(mlog.AsX(), mlog64)
-		VPSUBQ(mlog64, accCnt, accCnt)
-		// Non-log pixels: sum sigma2².
-		t := YMM()
-		VPMOVZXDQ(s2.AsX(), t)
-		VPANDN(t, mlog64, t)
-		VPADDQ(t, accNon, accNon)
+		mlog := YMM()
+		VPCMPGTD(bcastD(c131071), s1, mlog)
+		// Numerator pixels: log pixels with sigma12 > 0 and sigma2² > 0.
+		m, zero, t := YMM(), YMM(), YMM()
+		VPXOR(zero, zero, zero)
+		VPCMPGTD(zero, s12, m)
+		VPCMPGTD(zero, s2, t)
+		VPAND(t, m, m)
+		VPAND(mlog, m, m)
+		// addMasked adds the dwords v where mask (sign- or zero-extended)
+		// to the qword sums acc.
+		addMasked := func(v, mask, acc VecVirtual, andNot, signed bool) {
+			u := YMM()
+			if andNot {
+				VPANDN(v, mask, u)
+			} else {
+				VPAND(mask, v, u)
+			}
+			for h := range 2 {
+				var part Register = u.AsX()
+				w := YMM()
+				if h == 1 {
+					p := XMM()
+					VEXTRACTI128(Imm(1), u, p)
+					part = p
+				}
+				if signed {
+					VPMOVSXDQ(part, w)
+				} else {
+					VPMOVZXDQ(part, w)
+				}
+				VPADDQ(w, acc, acc)
+			}
+		}
+		// Count and non-log sums.
+		addMasked(mlog, mlog, accCnt, false, true) // adds -1 per log pixel: the caller negates
+		addMasked(s2, mlog, accNon, true, false)
 		// Denominator: log2of32(sigma_nsq + sigma1²).
 		x := YMM()
-		VPADDD(bcastD(c131072).AsX(), s1.AsX(), x.AsX())
-		lg := log2of32(x)
-		VPMOVSXDQ(lg.AsX(), t)
-		VPAND(mlog64, t, t)
-		VPADDQ(t, accDen, accDen)
-		// Numerator: log pixels with sigma12 > 0 and sigma2² > 0.
-		m, zero := YMM(), YMM()
-		VPXOR(zero, zero, zero)
-		VPCMPGTD(zero.AsX(), s12.AsX(), m.AsX())
-		VPCMPGTD(zero.AsX(), s2.AsX(), t.AsX())
-		VPAND(t.AsX(), m.AsX(), m.AsX())
-		VPAND(mlog.AsX(), m.AsX(), m.AsX())
-		m64 := YMM()
-		VPMOVSXDQ(m.AsX(), m64)
-		s1d, s2d, s12d := YMM(), YMM(), YMM()
-		VCVTDQ2PD(s1.AsX(), s1d)
-		VCVTDQ2PD(s2.AsX(), s2d)
-		VCVTDQ2PD(s12.AsX(), s12d)
-		// g = sigma12 / (sigma1² + eps); sv² = int32(sigma2² - g*sigma12).
-		g := YMM()
-		VADDPD(bcastQ(cEps), s1d, g)
-		VDIVPD(g, s12d, g)
-		VMULPD(s12d, g, t)
-		VSUBPD(t, s2d, t)
-		sv := YMM()
-		VCVTTPD2DQY(t, sv.AsX())
-		VPMAXSD(zero.AsX(), sv.AsX(), sv.AsX())
-		// numer1 = sv² + sigma_nsq; g limited to egl.
-		VPADDD(bcastD(c131072).AsX(), sv.AsX(), sv.AsX())
-		n1 := YMM()
-		VPMOVZXDQ(sv.AsX(), n1)
-		eglv := bcastQ(paramAddr("egl"))
-		VMINPD(eglv, g, g)
-		// numer1Tmp = int64(g*g*sigma1²) + numer1, exact below 2^52.
-		VMULPD(g, g, g)
-		VMULPD(s1d, g, g)
-		VROUNDPD(Imm(3), g, g)
-		magic := bcastQ(cMagic)
-		VADDPD(magic, g, g)
-		VPSUBQ(magic, g, g)
-		VPADDQ(n1, g, g)
-		// Pixels without a numerator term get a harmless 2^17 in both.
-		safe := bcastQ(c2p17)
-		VPANDN(safe, m64, safe)
-		VPAND(m64, g, g)
-		VPOR(safe, g, g)
-		VPAND(m64, n1, n1)
-		VPOR(safe, n1, n1)
-		a := log2of64(g)
-		b := log2of64(n1)
-		VPSUBD(b.AsX(), a.AsX(), a.AsX())
-		VPMOVSXDQ(a.AsX(), t)
-		VPAND(m64, t, t)
-		VPADDQ(t, accNum, accNum)
+		VPADDD(bcastD(c131072), s1, x)
+		addMasked(log2of32(x), mlog, accDen, false, true)
+
+		// The double part, 4 pixels at a time: sv² (dwords) and numer1_tmp's
+		// table indices and k.
+		var sv, idx, kk [2]VecVirtual
+		n1all := YMM()
+		for h := range 2 {
+			part := func(v VecVirtual) Register {
+				if h == 0 {
+					return v.AsX()
+				}
+				p := XMM()
+				VEXTRACTI128(Imm(1), v, p)
+				return p
+			}
+			s1d, s2d, s12d := YMM(), YMM(), YMM()
+			VCVTDQ2PD(part(s1), s1d)
+			VCVTDQ2PD(part(s2), s2d)
+			VCVTDQ2PD(part(s12), s12d)
+			// g = sigma12 / (sigma1² + eps); sv² = int32(sigma2² - g*sigma12).
+			g, u := YMM(), YMM()
+			VADDPD(bcastQ(cEps), s1d, g)
+			VDIVPD(g, s12d, g)
+			VMULPD(s12d, g, u)
+			VSUBPD(u, s2d, u)
+			sv[h] = XMM()
+			VCVTTPD2DQY(u, sv[h])
+			VPMAXSD(zero.AsX(), sv[h], sv[h])
+			// numer1 = sv² + sigma_nsq.
+			VPADDD(bcastD(c131072).AsX(), sv[h], sv[h])
+			n1 := YMM()
+			VPMOVZXDQ(sv[h], n1)
+			// numer1_tmp = int64(g*g*sigma1²) + numer1, exact below 2^52,
+			// with g limited to egl; 2^17 in pixels without a numerator.
+			VMINPD(bcastQ(paramAddr("egl")), g, g)
+			VMULPD(g, g, g)
+			VMULPD(s1d, g, g)
+			VROUNDPD(Imm(3), g, g)
+			magic := bcastQ(cMagic)
+			VADDPD(magic, g, g)
+			VPSUBQ(magic, g, g)
+			VPADDQ(n1, g, g)
+			m64 := YMM()
+			VPMOVSXDQ(part(m), m64)
+			safe := bcastQ(c2p17)
+			VPANDN(safe, m64, safe)
+			VPAND(m64, g, g)
+			VPOR(safe, g, g)
+			idx[h], kk[h] = log2of64Half(g)
+		}
+		// numer1 of all 8 pixels, and numer1_tmp's 8 indices.
+		VINSERTI128(Imm(1), sv[1], sv[0].AsY(), n1all)
+		ia, ka := YMM(), YMM()
+		VINSERTI128(Imm(1), idx[1].AsX(), idx[0], ia)
+		VINSERTI128(Imm(1), kk[1].AsX(), kk[0], ka)
+		a := lookup(ia, ka)
+		b := log2of32(n1all)
+		VPSUBD(b, a, a)
+		addMasked(a, m, accNum, false, true)
 	}, func() { storeSums([]VecVirtual{accNum, accDen, accNon, accCnt}, out) })
 }
 
