@@ -32,6 +32,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/console"
 	"github.com/vmafx/vmafx/gateway/internal/httpapi"
+	"github.com/vmafx/vmafx/gateway/internal/outputs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
 	"github.com/vmafx/vmafx/internal/testutil"
 	"github.com/vmafx/vmafx/test/integration/testenv"
@@ -55,7 +56,8 @@ func startConsole(t *testing.T, opts console.Options) *door {
 	store, _ := newStore(t, "vmafx-api")
 	reg := serve.NewRegistry()
 	metrics := httpapi.NewMetrics(reg)
-	h := console.Mount(httpapi.New(store, metrics).Handler(), console.New(store, metrics, opts))
+	reader := outputs.New(store)
+	h := console.Mount(httpapi.New(store, metrics, reader).Handler(), console.New(store, metrics, reader, opts))
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &door{url: "http://" + ln.Addr().String(), probeURL: "http://" + probe.Addr().String(), store: store, reg: reg, cancel: cancel, done: make(chan error, 1)}
 	go func() { d.done <- serve.Serve(ctx, sopts, ln, probe, h, reg, nil) }()
