@@ -101,7 +101,7 @@ func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{"join": strings.Join, "kbps": func(bps int64) float64 { return float64(bps) / 1000 }}
 	pages := map[string]*template.Template{}
 	for _, name := range pageNames {
-		t := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/rows.html", "templates/"+name+".html"))
+		t := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/rows.html", "templates/worst.html", "templates/"+name+".html"))
 		pages[name] = t
 	}
 	pages["rows"] = template.Must(template.New("rows.html").Funcs(funcs).ParseFS(templateFS, "templates/rows.html"))
