@@ -37,6 +37,9 @@ func (h *handlers) images(ctx context.Context, u access.User, j *vmafxv1.VmafxJo
 	if len(names) == 0 {
 		return nil
 	}
+	if report := outputs.ReportOf(j); !outputs.ObjectStore(report) {
+		return []mcp.Content{&mcp.TextContent{Text: "The pictures are in " + report + ", on the job's own output volume, which this door cannot read: no picture is returned as an image."}}
+	}
 	// The plot is last in Pictures: it goes first, the overview before the details.
 	names = append(names[len(names)-1:], names[:len(names)-1]...)
 	var out []mcp.Content
