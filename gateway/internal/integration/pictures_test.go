@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	corev1 "k8s.io/api/core/v1"
@@ -194,6 +195,13 @@ func TestAPIPictures(t *testing.T) {
 	}
 	if code, body := do(t, http.MethodGet, d.url+"/v1/namespaces/"+ns+"/jobs/absent/pictures/scores.png", token, ""); code != http.StatusNotFound {
 		t.Errorf("picture of a missing job: %d %s, want 404", code, body)
+	}
+	// A listed frame whose picture is not in the store (the worker could not write it).
+	if _, err := s3.DeleteObject(context.Background(), &awss3.DeleteObjectInput{Bucket: aws.String("media"), Key: aws.String(picturedReportAt + "frame-000013.png")}); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := do(t, http.MethodGet, d.url+pics+"frame-000013.png", token, ""); code != http.StatusNotFound || !strings.Contains(body, "not found") {
+		t.Errorf("picture missing from the store: %d %s, want 404", code, body)
 	}
 
 	// A door that does not read outputs serves no picture and names none on its path.

@@ -70,8 +70,8 @@ func SecretRefused(err error) bool {
 // Open opens the object at u with the job's store settings and the keys of the Secret
 // it names, read as u, bounded to maxBytes; what names the object in errors. The error's
 // message is for people (a console shows it as it is) and its code says whose it is: 403
-// when the caller may not read the Secret, 503 when the door is busy, 502 when the store
-// failed. done closes the object and frees the read's slot.
+// when the caller may not read the Secret, 404 when the store has no such object, 503
+// when the door is busy, 502 when the store failed. done closes the object and frees the read's slot.
 func (r *Reader) Open(ctx context.Context, u access.User, j *vmafxv1.VmafxJob, uri *url.URL, maxBytes int64, what string) (obj io.Reader, done func(), err error) {
 	// A few reads at once: each may take tens of MiB of the door's memory while read.
 	select {
@@ -118,6 +118,9 @@ func (r *Reader) Open(ctx context.Context, u access.User, j *vmafxv1.VmafxJob, u
 	o, err := stores.Open(ctx, uri)
 	if err != nil {
 		release()
+		if errors.Is(err, fetch.ErrNotFound) {
+			return nil, nil, notFound("Reading " + what + ": " + err.Error())
+		}
 		return nil, nil, badGateway("Reading " + what + ": " + err.Error())
 	}
 	cleanup = append(cleanup, func() { _ = o.Close() })
