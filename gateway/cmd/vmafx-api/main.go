@@ -17,6 +17,7 @@ import (
 	"github.com/vmafx/vmafx/gateway/internal/console"
 	"github.com/vmafx/vmafx/gateway/internal/httpapi"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
+	"github.com/vmafx/vmafx/gateway/internal/outputs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
 	"github.com/vmafx/vmafx/internal/cli"
 	"github.com/vmafx/vmafx/internal/version"
@@ -61,10 +62,15 @@ func run() int {
 	reg := serve.NewRegistry()
 	store := jobs.New(c, reviewer)
 	metrics := httpapi.NewMetrics(reg)
-	api := httpapi.New(store, metrics)
-	handler := api.Handler()
+	// One reader for the console and the pictures route: one bound on the reads at once.
+	reader := outputs.New(store)
+	var pictures *outputs.Reader
+	if consoleOpts.ReadOutputs {
+		pictures = reader
+	}
+	handler := httpapi.New(store, metrics, pictures).Handler()
 	if consoleOn {
-		handler = console.Mount(handler, console.New(store, metrics, consoleOpts))
+		handler = console.Mount(handler, console.New(store, metrics, reader, consoleOpts))
 	}
 	door, probe, err := serve.Listen(cfg.Serve)
 	if err != nil {

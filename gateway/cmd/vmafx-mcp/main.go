@@ -20,6 +20,7 @@ import (
 	"github.com/vmafx/vmafx/gateway/internal/config"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
 	"github.com/vmafx/vmafx/gateway/internal/mcpserver"
+	"github.com/vmafx/vmafx/gateway/internal/outputs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
 	"github.com/vmafx/vmafx/internal/cli"
 	"github.com/vmafx/vmafx/internal/version"
@@ -41,12 +42,15 @@ func main() {
 
 func run() int {
 	transport, namespace := "", ""
+	readOutputs := false
 	var limits mcpserver.SessionLimits
 	cfg, err := config.Parse("vmafx-mcp", "VMAFX_MCP_", summary, os.Args[1:], os.LookupEnv, os.Stdout, func(s *cli.Set, env func(string) string) {
 		s.OneOf(&transport, "transport", env("transport"), "http", "http: streamable HTTP, bearer tokens checked with TokenReview; stdio: the kubeconfig's identity", "http", "stdio")
 		s.String(&namespace, "namespace", env("namespace"), "", "namespace of calls that name none; empty: the kubeconfig context's")
 		s.Int(&limits.PerUser, "max-sessions-per-user", env("max-sessions-per-user"), mcpserver.DefaultMaxSessionsPerUser, 1, 1_000_000, "open sessions one user may hold; a new one beyond is refused with 429")
 		s.Int(&limits.Total, "max-sessions", env("max-sessions"), mcpserver.DefaultMaxSessions, 1, 10_000_000, "open sessions of all users in this replica; a new one beyond is refused with 503")
+		s.Bool(&readOutputs, "read-outputs", env("read-outputs"), false,
+			"let worst_frames return a job's pictures as images, read from the job's object store with the keys of the Secret the job names, that Secret read as the caller (the door's Pods then reach the jobs' stores)")
 		s.Duration(&limits.IdleTimeout, "session-idle-timeout", env("session-idle-timeout"), mcpserver.DefaultSessionIdleTimeout, "a session that receives no request for this long is closed")
 	})
 	if errors.Is(err, cli.ErrHelp) {
@@ -63,7 +67,7 @@ func run() int {
 	// Logs go to stderr (klog's default): on stdio, stdout carries the protocol alone.
 	logger := klog.Background().WithName("vmafx-mcp")
 	logger.Info("Effective configuration", append(cfg.KeysAndValues(), "transport", transport, "namespace", namespace,
-		"maxSessionsPerUser", limits.PerUser, "maxSessions", limits.Total, "sessionIdleTimeout", limits.IdleTimeout)...)
+		"readOutputs", readOutputs, "maxSessionsPerUser", limits.PerUser, "maxSessions", limits.Total, "sessionIdleTimeout", limits.IdleTimeout)...)
 
 	c, reviewer, err := cfg.Connect()
 	if err != nil {
@@ -84,7 +88,11 @@ func run() int {
 
 	if transport == "stdio" {
 		// The user's own credentials reach the API server, which authorizes each call.
-		server := mcpserver.New(jobs.New(jobs.Self{C: c.Own()}, access.Direct{}), spec, opts)
+		store := jobs.New(jobs.Self{C: c.Own()}, access.Direct{})
+		if readOutputs {
+			opts.Pictures = outputs.New(store)
+		}
+		server := mcpserver.New(store, spec, opts)
 		if err := server.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
 			logger.Error(err, "MCP session failed")
 			return 1
@@ -92,6 +100,9 @@ func run() int {
 		return 0
 	}
 	store := jobs.New(c, reviewer)
+	if readOutputs {
+		opts.Pictures = outputs.New(store)
+	}
 	server := mcpserver.New(store, spec, opts)
 	reg := serve.NewRegistry()
 	metrics := mcpserver.NewMetrics(reg)

@@ -21,6 +21,7 @@ import (
 	"github.com/vmafx/vmafx/gateway/internal/access"
 	"github.com/vmafx/vmafx/gateway/internal/httpapi"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
+	"github.com/vmafx/vmafx/gateway/internal/outputs"
 )
 
 // Prefix is where the console is served.
@@ -74,25 +75,22 @@ type Console struct {
 	opts    Options
 	pages   map[string]*template.Template
 	now     func() time.Time
-	// outputReads bounds the outputs read at once (maxOutputReads).
-	outputReads chan struct{}
+	// outputs reads jobs' outputs and pictures, a few at once.
+	outputs *outputs.Reader
 	// streams are the live job lists open, one a session.
 	streams streams
 }
 
-// maxOutputReads is how many per-frame outputs the console reads at once: with the
-// size limit, it bounds the memory pages can take.
-const maxOutputReads = 4
-
-// New returns the console over store, counting its requests in metrics.
-func New(store *jobs.Store, metrics *httpapi.Metrics, opts Options) *Console {
+// New returns the console over store, counting its requests in metrics and reading
+// outputs with reader (shared with the door's other routes, for one bound on reads).
+func New(store *jobs.Store, metrics *httpapi.Metrics, reader *outputs.Reader, opts Options) *Console {
 	if opts.MaxOutputBytes <= 0 {
 		opts.MaxOutputBytes = DefaultMaxOutputBytes
 	}
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = DefaultHeartbeat
 	}
-	return &Console{store: store, metrics: metrics, opts: opts, pages: parsePages(), now: time.Now, outputReads: make(chan struct{}, maxOutputReads),
+	return &Console{store: store, metrics: metrics, opts: opts, pages: parsePages(), now: time.Now, outputs: reader,
 		streams: streams{open: map[string]*stream{}}}
 }
 
@@ -103,7 +101,7 @@ func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{"join": strings.Join, "kbps": func(bps int64) float64 { return float64(bps) / 1000 }}
 	pages := map[string]*template.Template{}
 	for _, name := range pageNames {
-		t := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/rows.html", "templates/"+name+".html"))
+		t := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/rows.html", "templates/worst.html", "templates/"+name+".html"))
 		pages[name] = t
 	}
 	pages["rows"] = template.Must(template.New("rows.html").Funcs(funcs).ParseFS(templateFS, "templates/rows.html"))

@@ -221,49 +221,6 @@ func BenchmarkParseOutput(b *testing.B) {
 	}
 }
 
-// TestReportFileName: the report route serves the names the worker gives its pictures
-// and no other path.
-func TestReportFileName(t *testing.T) {
-	for name, want := range map[string]bool{
-		vmafxv1.WorstFramePicture(24): true, vmafxv1.WorstFramePicture(123456): true,
-		vmafxv1.ReportPlotSVG: true, vmafxv1.ReportPlotPNG: true,
-		vmafxv1.ReportJSON: false, "frame-24.png": false, "frame-0000024.png": false, "frame-000024.png.bak": false,
-		"../x264.json": false, "frame-000024.png/../../x": false, "FRAME-000024.PNG": false, "scores.svgz": false, "": false,
-	} {
-		if got := reportFileName.MatchString(name); got != want {
-			t.Errorf("report file %q served: %v, want %v", name, got, want)
-		}
-	}
-	if n, ok := frameOf(vmafxv1.WorstFramePicture(37)); !ok || n != 37 {
-		t.Errorf("frameOf(%q) = %d, %v; want 37", vmafxv1.WorstFramePicture(37), n, ok)
-	}
-}
-
-// TestReportOf: the console reads pictures only beside the output the spec names, and
-// only when the job drew them.
-func TestReportOf(t *testing.T) {
-	job := func(pictures bool, report string) *vmafxv1.VmafxJob {
-		out := vmafxv1.OutputURI("s3://media/a.json")
-		return &vmafxv1.VmafxJob{Spec: vmafxv1.VmafxJobSpec{Output: &out, WorstFrames: &vmafxv1.WorstFrames{Pictures: pictures}},
-			Status: vmafxv1.VmafxJobStatus{Result: &vmafxv1.JobResult{Report: report}}}
-	}
-	for _, tc := range []struct {
-		name string
-		job  *vmafxv1.VmafxJob
-		want string
-	}{
-		{"drawn", job(true, "s3://media/a.json.report/"), "s3://media/a.json.report/"},
-		{"no pictures asked", job(false, "s3://media/a.json.report/"), ""},
-		{"status elsewhere", job(true, "s3://other/secrets/"), ""},
-		{"no report yet", job(true, ""), ""},
-		{"no result", &vmafxv1.VmafxJob{}, ""},
-	} {
-		if got := reportOf(tc.job); got != tc.want {
-			t.Errorf("%s: reportOf = %q, want %q", tc.name, got, tc.want)
-		}
-	}
-}
-
 // TestStreamsOneASession: a session's newer live list ends its older one, which is told
 // it was replaced; the streams open at once are bounded.
 func TestStreamsOneASession(t *testing.T) {

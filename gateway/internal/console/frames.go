@@ -9,24 +9,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/gateway/internal/outputs"
 	"github.com/vmafx/vmafx/media/fetch"
 )
-
-// outputTimeout bounds reading a job's output for its page.
-const outputTimeout = 20 * time.Second
 
 // worstFrames is how many of the lowest frames a job's page marks and lists.
 const worstFrames = 5
@@ -261,19 +253,17 @@ func (c *Console) readOutput(ctx context.Context, s session, j *vmafxv1.VmafxJob
 	if err != nil {
 		return nil, "The output URI cannot be read: " + err.Error()
 	}
-	switch u.Scheme {
-	case fetch.SchemeS3, fetch.SchemeGCS, fetch.SchemeAzure:
-	default:
+	if !outputs.ObjectStore(out) {
 		return nil, "The per-frame output is on the job's output volume (" + out + "), which the API server's console cannot read; copy it from the volume to plot it."
 	}
 	if !c.opts.ReadOutputs {
 		return nil, "This console does not read outputs from object storage (vmafx-api --console-read-outputs is off); the per-frame scores are in " + out + "."
 	}
-	ctx, cancel := context.WithTimeout(ctx, outputTimeout)
+	ctx, cancel := context.WithTimeout(ctx, outputs.Timeout)
 	defer cancel()
-	obj, done, note := c.openObject(ctx, s, j, u, c.opts.MaxOutputBytes, "the per-frame output")
-	if obj == nil {
-		return nil, note
+	obj, done, err := c.outputs.Open(ctx, s.User, j, u, c.opts.MaxOutputBytes, "the per-frame output")
+	if err != nil {
+		return nil, err.Error()
 	}
 	defer done()
 	pf, err := ParseOutput(obj, j.Spec.OutputFormat)
@@ -281,82 +271,4 @@ func (c *Console) readOutput(ctx context.Context, s session, j *vmafxv1.VmafxJob
 		return nil, "Reading the per-frame output " + out + ": " + err.Error()
 	}
 	return pf, ""
-}
-
-// secretRefused begins openObject's note when the caller may not read the job's Secret.
-const secretRefused = "The console reads "
-
-// openObject opens the object at u with the job's store settings and the keys of the
-// Secret it names, read as the caller, bounded to maxBytes; what is nil when it cannot,
-// and note says why (naming what). done closes the object and frees the read's slot.
-func (c *Console) openObject(ctx context.Context, s session, j *vmafxv1.VmafxJob, u *url.URL, maxBytes int64, what string) (obj io.Reader, done func(), note string) {
-	// A few reads at once: each may take tens of MiB of the door's memory while read.
-	select {
-	case c.outputReads <- struct{}{}:
-	case <-ctx.Done():
-		return nil, nil, "The console is busy reading other outputs; reload the page in a moment."
-	}
-	var cleanup []func()
-	release := func() {
-		for i := len(cleanup) - 1; i >= 0; i-- {
-			cleanup[i]()
-		}
-		<-c.outputReads
-	}
-	opts := fetch.StoreOptions{Limits: fetch.HTTPOptions{MaxBytes: maxBytes, Timeout: outputTimeout / 2, Attempts: 2}}
-	if s3 := j.Spec.S3; s3 != nil {
-		opts.S3Endpoint, opts.S3Region = s3.Endpoint, s3.Region
-		if s3.PathStyle {
-			opts.S3PathStyle = &s3.PathStyle
-		}
-	}
-	if cr := j.Spec.Credentials; cr != nil {
-		// The keys are the caller's to read or not: the Secret is read as the caller, so
-		// the console shows nothing of the store its caller could not fetch with kubectl.
-		var sec corev1.Secret
-		if err := c.store.Read(ctx, s.User, j.Namespace, cr.SecretRef.Name, &sec); err != nil {
-			release()
-			if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
-				return nil, nil, secretRefused + what + " with the keys of the Secret " + cr.SecretRef.Name + ", as you, and may not: " + err.Error()
-			}
-			return nil, nil, "Reading the Secret " + cr.SecretRef.Name + ": " + err.Error()
-		}
-		dir, err := writeCredentials(sec.Data)
-		if err != nil {
-			release()
-			return nil, nil, "Preparing the keys of " + what + ": " + err.Error()
-		}
-		cleanup = append(cleanup, func() { _ = os.RemoveAll(dir) })
-		opts.CredentialsDir = dir
-	}
-	stores := fetch.NewStores(opts)
-	cleanup = append(cleanup, func() { _ = stores.Close() })
-	o, err := stores.Open(ctx, u)
-	if err != nil {
-		release()
-		return nil, nil, "Reading " + what + ": " + err.Error()
-	}
-	cleanup = append(cleanup, func() { _ = o.Close() })
-	// The store's size check is the object's declared size; the reader holds to it too.
-	return io.LimitReader(o, maxBytes), release, ""
-}
-
-// writeCredentials lays a Secret's keys out as fetch.Stores reads them: one file per key
-// in a directory only this process may read, removed by the caller once the output is
-// read (a mounted Secret, as the worker gets it).
-func writeCredentials(data map[string][]byte) (string, error) {
-	dir, err := os.MkdirTemp("", "vmafx-console-keys-")
-	if err != nil {
-		return "", err
-	}
-	for k, v := range data {
-		if strings.ContainsAny(k, `/\`) || k == "." || k == ".." {
-			continue
-		}
-		if err := os.WriteFile(filepath.Join(dir, k), v, 0o600); err != nil {
-			_ = os.RemoveAll(dir)
-			return "", err
-		}
-	}
-	return dir, nil
 }

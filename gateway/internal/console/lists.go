@@ -68,6 +68,7 @@ type comparisonView struct {
 	C         *vmafxv1.VmafxComparison
 	Phase     string
 	Chart     *Chart
+	Worst     worstView
 }
 
 func (v comparisonView) PageTitle() string { return "Comparison " + v.C.Name }
@@ -99,6 +100,11 @@ func (c *Console) comparison(w http.ResponseWriter, r *http.Request, s session) 
 			[]Series{{Label: "VMAF", Points: pts, Dots: true}}, marks)
 		v.Chart = &ch
 	}
+	var rs []rendition
+	for _, e := range o.Status.Results {
+		rs = append(rs, rendition{Name: e.Name, Job: e.Job})
+	}
+	v.Worst = c.renditionsWorst(r, s, "input", vmafxv1.LabelComparison, o.Name, rs)
 	c.render(w, r, http.StatusOK, "comparison", s, v)
 }
 
@@ -107,6 +113,7 @@ type ladderView struct {
 	L         *vmafxv1.VmafxLadder
 	Phase     string
 	Chart     *Chart
+	Worst     worstView
 }
 
 func (v ladderView) PageTitle() string { return "Ladder " + v.L.Name }
@@ -122,6 +129,11 @@ func (c *Console) ladder(w http.ResponseWriter, r *http.Request, s session) {
 		ch := lineChart("ladder", "Rate-quality curves, with the convex hull (the chosen rungs)", Axes{X: "bitrate (kbit/s, log scale)", Y: "VMAF", XLog: true}, series, nil)
 		v.Chart = &ch
 	}
+	var rs []rendition
+	for _, rg := range o.Status.Rungs {
+		rs = append(rs, rendition{Name: rg.Name, Job: rg.Job})
+	}
+	v.Worst = c.renditionsWorst(r, s, "rung", vmafxv1.LabelLadder, o.Name, rs)
 	c.render(w, r, http.StatusOK, "ladder", s, v)
 }
 

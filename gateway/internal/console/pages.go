@@ -15,8 +15,8 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
+	"github.com/vmafx/vmafx/gateway/internal/outputs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
-	"github.com/vmafx/vmafx/media/fetch"
 )
 
 // loginView is the login page.
@@ -296,14 +296,14 @@ func (c *Console) worstOf(r *http.Request, s session, j *vmafxv1.VmafxJob, v *jo
 	}
 	report := ""
 	if j.Status.Phase == vmafxv1.JobSucceeded {
-		report = reportOf(j)
+		report = outputs.ReportOf(j)
 	}
 	listed := listedWorst(j, false)
 	v.Listed = len(listed) > 0
 	v.Curves, v.Worst, v.Frames, v.CurveNote = c.curves(r, s, j, listed)
 	switch {
 	case report == "":
-	case v.Curves != nil && objectStore(report):
+	case v.Curves != nil && outputs.ObjectStore(report):
 		// The output was read with the caller's keys: the pictures beside it are served
 		// the same way, through the console's report route.
 		v.Worst = listedWorst(j, true)
@@ -311,11 +311,6 @@ func (c *Console) worstOf(r *http.Request, s session, j *vmafxv1.VmafxJob, v *jo
 	default:
 		v.PictureNote = "The worst frames' pictures and the score plot are in " + report + "; this console shows them only where it reads the job's output."
 	}
-}
-
-func objectStore(uri string) bool {
-	u, err := fetch.ParseURI(uri)
-	return err == nil && (u.Scheme == fetch.SchemeS3 || u.Scheme == fetch.SchemeGCS || u.Scheme == fetch.SchemeAzure)
 }
 
 func count(n int32) string {

@@ -18,6 +18,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/access"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
+	"github.com/vmafx/vmafx/gateway/internal/outputs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
 )
 
@@ -54,6 +55,7 @@ var Routes = []Route{
 	{Method: http.MethodDelete, Path: "/v1/namespaces/{namespace}/jobs/{name}", handler: (*API).cancel},
 	{Method: http.MethodGet, Path: "/v1/namespaces/{namespace}/jobs/{name}/events", handler: (*API).events},
 	{Method: http.MethodGet, Path: "/v1/namespaces/{namespace}/jobs/{name}/worst", handler: (*API).worst},
+	{Method: http.MethodGet, Path: "/v1/namespaces/{namespace}/jobs/{name}/pictures/{file}", handler: (*API).picture},
 	{Method: http.MethodGet, Path: "/v1/namespaces/{namespace}/models", handler: (*API).models},
 }
 
@@ -61,11 +63,14 @@ var Routes = []Route{
 type API struct {
 	store   *jobs.Store
 	metrics *Metrics
+	// pictures reads jobs' pictures from object storage; nil: the door does not.
+	pictures *outputs.Reader
 }
 
-// New returns the API over store, recording requests in metrics.
-func New(store *jobs.Store, metrics *Metrics) *API {
-	return &API{store: store, metrics: metrics}
+// New returns the API over store, recording requests in metrics; pictures (nil: none)
+// reads the jobs' worst-frame pictures for the pictures route.
+func New(store *jobs.Store, metrics *Metrics, pictures *outputs.Reader) *API {
+	return &API{store: store, metrics: metrics, pictures: pictures}
 }
 
 // Handler returns the API's HTTP handler.
@@ -210,7 +215,53 @@ func (a *API) worst(w http.ResponseWriter, r *http.Request, u access.User) {
 		writeError(r.Context(), w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, jobs.WorstOf(job))
+	worst := jobs.WorstOf(job)
+	if a.pictures != nil && len(outputs.Pictures(job)) > 0 && outputs.ObjectStore(worst.Report) {
+		// The door reads them: each picture's route, beside its URI in the store.
+		base := picturesPath(job)
+		for i, f := range worst.WorstFrames {
+			worst.WorstFrames[i].PictureURL = base + vmafxv1.WorstFramePicture(int(f.Index))
+		}
+		worst.Plot.SVGURL, worst.Plot.PNGURL = base+vmafxv1.ReportPlotSVG, base+vmafxv1.ReportPlotPNG
+		worst.Message = "this API serves the pictures at their pictureURL, and the plot at plot.svgURL and plot.pngURL, read as you"
+	}
+	writeJSON(w, http.StatusOK, worst)
+}
+
+// picturesPath is the path of the pictures route of j, up to the file's name.
+func picturesPath(j *vmafxv1.VmafxJob) string {
+	return "/v1/namespaces/" + j.Namespace + "/jobs/" + j.Name + "/pictures/"
+}
+
+// picture answers with one picture of the job's report (outputs.Reader.Picture): a worst
+// frame's PNG or the score plot, read from the job's object store as the caller, with
+// the keys of the job's Secret read as the caller too.
+func (a *API) picture(w http.ResponseWriter, r *http.Request, u access.User) {
+	file := r.PathValue("file")
+	gone := func(msg string) {
+		writeError(r.Context(), w, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
+			Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound, Message: msg}})
+	}
+	if !outputs.IsPictureName(file) {
+		gone(fmt.Sprintf("%q: a job's pictures are %s", file, outputs.PictureNames))
+		return
+	}
+	if a.pictures == nil {
+		gone("this door does not read jobs' outputs (vmafx-api --console-read-outputs is off): the worst route names each picture's URI in the job's store")
+		return
+	}
+	job, err := a.store.Get(r.Context(), u, r.PathValue("namespace"), r.PathValue("name"))
+	if err != nil {
+		writeError(r.Context(), w, err)
+		return
+	}
+	p, err := a.pictures.Picture(r.Context(), u, job, file, outputs.MaxPictureBytes)
+	if err != nil {
+		writeError(r.Context(), w, err)
+		return
+	}
+	defer p.Close()
+	p.Serve(w)
 }
 
 func (a *API) cancel(w http.ResponseWriter, r *http.Request, u access.User) {

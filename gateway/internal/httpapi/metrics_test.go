@@ -23,7 +23,7 @@ func seriesCount(t *testing.T, reg prometheus.Gatherer) int {
 // fixed sets: the routes, the standard methods and "other", and the codes the API answers.
 func TestInventedMethodsAddNoSeries(t *testing.T) {
 	reg := prometheusRegistry()
-	srv := httptest.NewServer(New(testStore, NewMetrics(reg)).Handler())
+	srv := httptest.NewServer(New(testStore, NewMetrics(reg), nil).Handler())
 	defer srv.Close()
 	do := func(method, path string) {
 		req, err := http.NewRequest(method, srv.URL+path, nil)

@@ -63,7 +63,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 // TestRoutesAreServed checks that every route reaches a handler: a request without a
 // token gets the door's 401, not the mux's 404 or 405.
 func TestRoutesAreServed(t *testing.T) {
-	api := New(testStore, NewMetrics(prometheusRegistry()))
+	api := New(testStore, NewMetrics(prometheusRegistry()), nil)
 	h := api.Handler()
 	for _, rt := range Routes {
 		if rt.Public {

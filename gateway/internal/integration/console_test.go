@@ -32,6 +32,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/console"
 	"github.com/vmafx/vmafx/gateway/internal/httpapi"
+	"github.com/vmafx/vmafx/gateway/internal/outputs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
 	"github.com/vmafx/vmafx/internal/testutil"
 	"github.com/vmafx/vmafx/test/integration/testenv"
@@ -55,7 +56,8 @@ func startConsole(t *testing.T, opts console.Options) *door {
 	store, _ := newStore(t, "vmafx-api")
 	reg := serve.NewRegistry()
 	metrics := httpapi.NewMetrics(reg)
-	h := console.Mount(httpapi.New(store, metrics).Handler(), console.New(store, metrics, opts))
+	reader := outputs.New(store)
+	h := console.Mount(httpapi.New(store, metrics, reader).Handler(), console.New(store, metrics, reader, opts))
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &door{url: "http://" + ln.Addr().String(), probeURL: "http://" + probe.Addr().String(), store: store, reg: reg, cancel: cancel, done: make(chan error, 1)}
 	go func() { d.done <- serve.Serve(ctx, sopts, ln, probe, h, reg, nil) }()
@@ -314,7 +316,8 @@ func seedConsole(t *testing.T, ns, s3URL string, frames int) {
 		t.Fatal(err)
 	}
 	rung := func(h int32, v int32, kbps int64, score string, hull bool) vmafxv1.LadderRung {
-		return vmafxv1.LadderRung{Name: fmt.Sprintf("%dp-x264-crf%d", h, v), Encoder: vmafxv1.EncoderX264, RateControl: vmafxv1.RateCRF, Value: v, Height: h,
+		name := fmt.Sprintf("%dp-x264-crf%d", h, v)
+		return vmafxv1.LadderRung{Name: name, Job: "trailer-ladder-" + name, Encoder: vmafxv1.EncoderX264, RateControl: vmafxv1.RateCRF, Value: v, Height: h,
 			Phase: vmafxv1.RungSucceeded, Resolution: fmt.Sprintf("%dx%d", h*16/9, h), Bitrate: kbps * 1000, Bytes: kbps * 1000 / 8 * 60, Score: score, Hull: hull}
 	}
 	ladder.Status = vmafxv1.VmafxLadderStatus{Phase: vmafxv1.JobSucceeded, Total: 6, Encoded: 6, Scored: 6, Rungs: []vmafxv1.LadderRung{
@@ -323,6 +326,81 @@ func seedConsole(t *testing.T, ns, s3URL string, frames int) {
 		Hull: []string{"360p-x264-crf33", "360p-x264-crf28", "360p-x264-crf23", "720p-x264-crf28", "720p-x264-crf23"}}
 	if err := c.Status().Update(ctx, ladder); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// renditionWorst are the worst frames of the jobs seedRenditions makes: two of the
+// comparison's inputs and two of the ladder's rungs, each with its pictures.
+var renditionWorst = map[string][]vmafxv1.JobFrame{
+	"encoder-ab-x264-r164":           {{Index: 24, VMAF: "80.100000"}, {Index: 7, VMAF: "84.000000"}},
+	"encoder-ab-x264-r165":           {{Index: 30, VMAF: "84.300000"}},
+	"trailer-ladder-720p-x264-crf33": {{Index: 24, VMAF: "61.500000"}, {Index: 25, VMAF: "63.000000"}},
+	"trailer-ladder-360p-x264-crf33": {{Index: 24, VMAF: "40.250000"}},
+}
+
+// renditionScore are their scores, as the comparison's and the ladder's tables have them.
+var renditionScore = map[string]string{
+	"encoder-ab-x264-r164": "91.200000", "encoder-ab-x264-r165": "92.700000",
+	"trailer-ladder-720p-x264-crf33": "82.000000", "trailer-ladder-360p-x264-crf33": "63.900000",
+}
+
+// seedRenditions creates the jobs of seedConsole's comparison and ladder, labelled as the
+// operator labels them, scored with their worst frames' pictures in the S3 server (whose
+// bucket media exists).
+func seedRenditions(t *testing.T, ns string, s3 *awss3.Client) {
+	t.Helper()
+	ctx := context.Background()
+	for name, worst := range renditionWorst {
+		label, owner := vmafxv1.LabelComparison, "encoder-ab"
+		if strings.HasPrefix(name, "trailer-ladder-") {
+			label, owner = vmafxv1.LabelLadder, "trailer-ladder"
+		}
+		out := vmafxv1.OutputURI("s3://media/renditions/" + name + ".json")
+		job := &vmafxv1.VmafxJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{label: vmafxv1.JobLabelValue(owner)}},
+			Spec: vmafxv1.VmafxJobSpec{Reference: "s3://media/trailer/ref.y4m", Distorted: vmafxv1.VideoURI("s3://media/renditions/" + name + ".mp4"),
+				Output: &out, WorstFrames: &vmafxv1.WorstFrames{Pictures: true},
+				Credentials: &vmafxv1.Credentials{SecretRef: vmafxv1.SecretReference{Name: "media-bucket"}}}}
+		if err := testenv.Client().Create(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		playOperator(t, ns, name, vmafxv1.JobSucceeded, renditionScore[name])
+		if err := testenv.Client().Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+			t.Fatal(err)
+		}
+		job.Status.Result.WorstFrames = worst
+		job.Status.Result.Report = string(out) + vmafxv1.ReportSuffix
+		if err := testenv.Client().Status().Update(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range worst {
+			putObject(t, s3, "media", "renditions/"+name+".json.report/"+vmafxv1.WorstFramePicture(int(f.Index)), reportPicture(t, 160, 90))
+		}
+	}
+}
+
+// checkRenditionsWorst: the page lists the worst frames of each rendition that has them,
+// in the table's order, and shows each one's worst picture, decoded by the browser.
+func checkRenditionsWorst(t *testing.T, ctx context.Context, want []string) {
+	t.Helper()
+	// The pictures load lazily, as the reader scrolls to them: the test asks for them all
+	// at once, as a reader who scrolled the page through.
+	act(t, ctx, "waiting for the renditions' pictures", chromedp.WaitVisible(chromedp.CSS("#worst-renditions")),
+		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll("#worst-renditions img").forEach(i => i.loading = "eager"); true`),
+		chromedp.Poll[chromedp.Void](`Array.from(document.querySelectorAll("#worst-renditions img")).every(i => i.complete && i.naturalWidth > 0)`))
+	got := eval[[]string](t, ctx, "reading the renditions' worst frames", chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll("#worst-renditions article")).map(a => a.dataset.job + "|" +
+			Array.from(a.querySelectorAll("tbody tr")).map(r => r.dataset.frame).join(",") + "|" +
+			Array.from(a.querySelectorAll("img")).map(i => i.naturalWidth).join(","))`))
+	var wantRows []string
+	for _, job := range want {
+		var frames []string
+		for _, f := range renditionWorst[job] {
+			frames = append(frames, fmt.Sprint(f.Index))
+		}
+		wantRows = append(wantRows, job+"|"+strings.Join(frames, ",")+"|480")
+	}
+	if fmt.Sprint(got) != fmt.Sprint(wantRows) {
+		t.Errorf("renditions' worst frames %q, want %q: each one's frames and its worst picture (three 160-pixel panels)", got, wantRows)
 	}
 }
 
@@ -515,14 +593,19 @@ func TestConsoleInABrowser(t *testing.T) {
 	shoot(t, ctx, dir, "job")
 	checkReportRoute(t, d.url, ns, token)
 
-	// The ladder's rate-quality curves and hull, and the comparison.
+	// The ladder's rate-quality curves and hull, and the comparison, each with its jobs'
+	// worst frames (made now: the job list above counts the seeded jobs).
+	seedRenditions(t, ns, s3)
 	act(t, ctx, "opening the ladder", chromedp.Navigate(d.url+"/console/namespaces/"+ns+"/ladders/trailer-ladder"), chromedp.WaitVisible(chromedp.CSS("#ladder")))
 	ladderCurves := eval[[]int](t, ctx, "reading the ladder's curves", chromedp.Evaluate[[]int](`Array.from(document.querySelectorAll("#ladder polyline.series")).map(p => p.points.numberOfItems)`))
 	if fmt.Sprint(ladderCurves) != "[3 3 5]" {
 		t.Errorf("ladder curves have %v points, want [3 3 5]: 720p, 360p and the hull", ladderCurves)
 	}
+	// Each rung's worst frames with its pictures, in the table's order.
+	checkRenditionsWorst(t, ctx, []string{"trailer-ladder-720p-x264-crf33", "trailer-ladder-360p-x264-crf33"})
 	shoot(t, ctx, dir, "ladder")
 	act(t, ctx, "opening the comparison", chromedp.Navigate(d.url+"/console/namespaces/"+ns+"/comparisons/encoder-ab"), chromedp.WaitVisible(chromedp.CSS("#comparison")))
+	checkRenditionsWorst(t, ctx, []string{"encoder-ab-x264-r164", "encoder-ab-x264-r165"})
 	shoot(t, ctx, dir, "comparison")
 
 	// A running job's page follows its phases (the job's event stream) and shows the

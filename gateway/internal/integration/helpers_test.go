@@ -26,6 +26,7 @@ import (
 	"github.com/vmafx/vmafx/gateway/internal/config"
 	"github.com/vmafx/vmafx/gateway/internal/httpapi"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
+	"github.com/vmafx/vmafx/gateway/internal/outputs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
 	"github.com/vmafx/vmafx/internal/testutil"
 	"github.com/vmafx/vmafx/test/integration/testenv"
@@ -114,6 +115,13 @@ func (d *door) stop(t testing.TB) {
 // startAPI runs the HTTP scoring API with its metrics on the probe listener.
 func startAPI(t testing.TB) *door {
 	t.Helper()
+	return startAPIDoor(t, false)
+}
+
+// startAPIDoor is startAPI, serving jobs' pictures when readOutputs is set (vmafx-api
+// --console-read-outputs).
+func startAPIDoor(t testing.TB, readOutputs bool) *door {
+	t.Helper()
 	opts := serve.Options{Addr: "127.0.0.1:0", ProbeAddr: "127.0.0.1:0", ShutdownTimeout: 10 * time.Second}
 	ln, probe, err := serve.Listen(opts)
 	if err != nil {
@@ -121,7 +129,11 @@ func startAPI(t testing.TB) *door {
 	}
 	store, _ := newStore(t, "vmafx-api")
 	reg := serve.NewRegistry()
-	api := httpapi.New(store, httpapi.NewMetrics(reg))
+	var pictures *outputs.Reader
+	if readOutputs {
+		pictures = outputs.New(store)
+	}
+	api := httpapi.New(store, httpapi.NewMetrics(reg), pictures)
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &door{url: "http://" + ln.Addr().String(), probeURL: "http://" + probe.Addr().String(), store: store, reg: reg, cancel: cancel, done: make(chan error, 1)}
 	go func() { d.done <- serve.Serve(ctx, opts, ln, probe, api.Handler(), reg, nil) }()

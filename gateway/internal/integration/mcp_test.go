@@ -13,6 +13,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/mcpserver"
+	"github.com/vmafx/vmafx/gateway/internal/outputs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
@@ -26,6 +27,13 @@ func startMCP(t *testing.T, defaultNamespace string) *door {
 // startMCPWith is startMCP with session limits (zero fields: the defaults).
 func startMCPWith(t *testing.T, defaultNamespace string, limits mcpserver.SessionLimits) *door {
 	t.Helper()
+	return startMCPDoor(t, defaultNamespace, limits, false)
+}
+
+// startMCPDoor is startMCPWith, reading jobs' pictures when readOutputs is set (vmafx-mcp
+// --read-outputs).
+func startMCPDoor(t *testing.T, defaultNamespace string, limits mcpserver.SessionLimits, readOutputs bool) *door {
+	t.Helper()
 	opts := serve.Options{Addr: "127.0.0.1:0", ProbeAddr: "127.0.0.1:0", ShutdownTimeout: 10 * time.Second}
 	ln, probe, err := serve.Listen(opts)
 	if err != nil {
@@ -37,7 +45,11 @@ func startMCPWith(t *testing.T, defaultNamespace string, limits mcpserver.Sessio
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := mcpserver.New(store, spec, mcpserver.Options{Namespace: defaultNamespace})
+	mopts := mcpserver.Options{Namespace: defaultNamespace}
+	if readOutputs {
+		mopts.Pictures = outputs.New(store)
+	}
+	server := mcpserver.New(store, spec, mopts)
 	reg := serve.NewRegistry()
 	metrics := mcpserver.NewMetrics(reg)
 	metrics.Instrument(server)

@@ -28,12 +28,17 @@ type WorstFrame struct {
 	Index   int32  `json:"index"`
 	VMAF    string `json:"vmaf"`
 	Picture string `json:"picture,omitempty"`
+	// PictureURL is the HTTP API's path of the picture, when the door reads it.
+	PictureURL string `json:"pictureURL,omitempty"`
 }
 
-// WorstPlot is the URIs of the per-frame score plot.
+// WorstPlot is the URIs of the per-frame score plot, and the HTTP API's paths of it
+// when the door reads it.
 type WorstPlot struct {
-	SVG string `json:"svg"`
-	PNG string `json:"png"`
+	SVG    string `json:"svg"`
+	PNG    string `json:"png"`
+	SVGURL string `json:"svgURL,omitempty"`
+	PNGURL string `json:"pngURL,omitempty"`
 }
 
 // WorstOf returns j's worst frames, percentiles and scenes from its status.

@@ -19,6 +19,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/access"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
+	"github.com/vmafx/vmafx/gateway/internal/outputs"
 	"github.com/vmafx/vmafx/gateway/internal/serve"
 )
 
@@ -51,6 +52,9 @@ type Options struct {
 	Namespace string
 	// Version is reported to clients.
 	Version string
+	// Pictures reads jobs' worst-frame pictures from their object stores for
+	// worst_frames, as the caller; nil: the tool names their URIs only.
+	Pictures *outputs.Reader
 }
 
 // New returns the MCP server over store, with the tools' input schemas built from spec
@@ -59,7 +63,7 @@ func New(store *jobs.Store, spec map[string]any, opts Options) *mcp.Server {
 	if opts.Namespace == "" {
 		opts.Namespace = "default"
 	}
-	h := &handlers{store: store, ns: opts.Namespace}
+	h := &handlers{store: store, ns: opts.Namespace, pictures: opts.Pictures}
 	s := mcp.NewServer(&mcp.Implementation{Name: "vmafx", Title: "VMAFX video quality scoring", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "Score video quality with VMAF on Kubernetes. Each score is a VmafxJob run by the cluster; " +
 			"inputs are URIs the cluster's workers can read (file:///data/..., http(s)://, s3://, gs://, azure://). " +
@@ -102,9 +106,15 @@ func New(store *jobs.Store, spec map[string]any, opts Options) *mcp.Server {
 		InputSchema: object(map[string]any{"namespace": nsProp}),
 	}, h.models)
 
+	worstDesc := "Where a scored job's score is made: its lowest-scoring frames (index and VMAF), the 1st, 5th and 50th percentiles of the per-frame scores, the number of scenes and the worst scene, and, when the job asked for spec.worstFrames.pictures, the URIs of each worst frame's picture and of the score plot."
+	if opts.Pictures != nil {
+		worstDesc += fmt.Sprintf(" With pictures, the answer also carries them as PNG images: the score plot with the worst frames marked, then each worst frame (reference, distorted and difference heat map side by side), lowest first; at most %d, each at most %d MiB.", maxImages, maxImageBytes>>20)
+	}
 	s.AddTool(&mcp.Tool{
-		Name: ToolWorst, Description: "Where a scored job's score is made: its lowest-scoring frames (index and VMAF), the 1st, 5th and 50th percentiles of the per-frame scores, the number of scenes and the worst scene, and, when the job asked for spec.worstFrames.pictures, the URIs of each worst frame's picture and of the score plot.",
-		InputSchema: object(map[string]any{"namespace": nsProp, "name": nameProp}, "name"),
+		Name: ToolWorst, Description: worstDesc,
+		InputSchema: object(map[string]any{"namespace": nsProp, "name": nameProp,
+			"images": map[string]any{"type": "integer", "minimum": 0, "maximum": maxImages,
+				"description": fmt.Sprintf("how many pictures to return as images (the plot first, then the worst frames); default %d, 0: none", maxImages)}}, "name"),
 	}, h.worst)
 
 	s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "job-result", URITemplate: resultTemplate, MIMEType: "application/json",
@@ -153,8 +163,9 @@ func HTTPHandler(s *mcp.Server, checker access.Checker, limits SessionLimits, m 
 }
 
 type handlers struct {
-	store *jobs.Store
-	ns    string
+	store    *jobs.Store
+	ns       string
+	pictures *outputs.Reader
 }
 
 // caller is the request's user: from its token over HTTP, the kubeconfig's on stdio.
@@ -374,11 +385,24 @@ func (h *handlers) wait(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 }
 
 func (h *handlers) worst(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	j, refused := h.namedJob(ctx, req)
-	if refused != nil {
-		return refused, nil
+	var ns, name string
+	images := maxImages
+	if err := args(req, map[string]any{"namespace": &ns, "name": &name, "images": &images}, nil); err != nil {
+		return failed(err), nil
 	}
-	return answer(jobs.WorstOf(j)), nil
+	if images < 0 || images > maxImages {
+		return failed(fmt.Errorf("images: %d is not 0 to %d", images, maxImages)), nil
+	}
+	u := caller(req.Extra)
+	j, err := h.store.Get(ctx, u, h.namespace(ns), name)
+	if err != nil {
+		return failed(err), nil
+	}
+	res := answer(jobs.WorstOf(j))
+	if h.pictures != nil && images > 0 {
+		res.Content = append(res.Content, h.images(ctx, u, j, images)...)
+	}
+	return res, nil
 }
 
 // ListResult is the list tool's answer.
