@@ -31,15 +31,32 @@ help: ## List the targets.
 GOLANGCI_LINT_VERSION := $(call module_version,github.com/golangci/golangci-lint/v2,hack/tools/golangci-lint/go.mod)
 GOLANGCI_LINT         := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
+# The chart's values.schema.json and docs/values-reference.md are written from its annotated
+# values.yaml by helm-values-schema-json and helm-docs, each built from its module sources
+# in its own tool module (hack/tools/...) and cached by version, like golangci-lint.
+HELM_SCHEMA_VERSION := $(call module_version,github.com/losisin/helm-values-schema-json/v2,hack/tools/helm-values-schema-json/go.mod)
+HELM_SCHEMA         := $(TOOLS_BIN)/helm-values-schema-json-$(HELM_SCHEMA_VERSION)
+HELM_DOCS_VERSION   := $(call module_version,github.com/norwoodj/helm-docs,hack/tools/helm-docs/go.mod)
+HELM_DOCS           := $(TOOLS_BIN)/helm-docs-$(HELM_DOCS_VERSION)
+CHART               := manifests/helm/vmafx
+
 ##@ Development
 .PHONY: generate
-generate: deps ## Generate deepcopy code, CRDs (manifests/crd), RBAC (manifests/rbac), the chart's values.schema.json and docs/values-reference.md from its values.yaml, the kustomize install rendered from the chart (manifests/default, manifests/overlays/local) and docs/api-reference.md from the markers; SPIR-V from the shaders; the kernel's assembly.
+generate: deps $(HELM_SCHEMA) $(HELM_DOCS) ## Generate deepcopy code, CRDs (manifests/crd), RBAC (manifests/rbac), the chart's values.schema.json (helm-values-schema-json) and docs/values-reference.md (helm-docs) from its values.yaml, the kustomize install rendered from the chart (manifests/default, manifests/overlays/local) and docs/api-reference.md from the markers; SPIR-V from the shaders; the kernel's assembly.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./scheduler-plugin/apis/...
 	$(CONTROLLER_GEN) crd paths=./apis/... output:crd:artifacts:config=manifests/crd
 	hack/generate-kustomization.sh manifests/crd "make generate (controller-gen crd)"
 	hack/generate-rbac.sh
 	hack/generate-helm.sh
-	$(GO) run ./hack/values-schema
+	@# helm-values-schema-json logs its progress on stderr: shown only when it fails.
+	@out=$$($(HELM_SCHEMA) --values $(CHART)/values.yaml --output $(CHART)/values.schema.json --config /dev/null \
+	  --draft 2020 --indent 2 --use-helm-docs --bundle --bundle-without-id --bundle-root . \
+	  --schema-root.title "Values of the vmafx chart" --schema-root.additional-properties=false 2>&1) \
+	  || { echo "helm-values-schema-json: $$out" >&2; exit 1; }
+	@# helm-docs logs a failure as a warning and exits 0: any line it writes fails the target.
+	@out=$$($(HELM_DOCS) --chart-search-root $(dir $(CHART)) --chart-to-generate $(CHART) --sort-values-order file \
+	  --template-files $(CURDIR)/hack/chart/values-reference.md.gotmpl --output-file ../../../docs/values-reference.md \
+	  --log-level warning 2>&1); if [ -n "$$out" ]; then echo "helm-docs: $$out" >&2; exit 1; fi
 	$(GO) run ./hack/render-manifests
 	$(GO) run ./hack/apiref manifests/crd docs/api-reference.md
 	$(GO) run ./hack/namesref apis/vmafx/v1 docs/reference.md
@@ -159,6 +176,18 @@ $(PUSHGATEWAY):
 	cd hack/tools/pushgateway && CGO_ENABLED=0 $(GO) build -trimpath \
 	  -ldflags "-X github.com/prometheus/common/version.Version=$(PUSHGATEWAY_VERSION:v%=%)" \
 	  -o $@ github.com/prometheus/pushgateway
+
+$(HELM_SCHEMA):
+	@mkdir -p $(@D)
+	@echo "building helm-values-schema-json $(HELM_SCHEMA_VERSION) from module sources"
+	cd hack/tools/helm-values-schema-json && CGO_ENABLED=0 $(GO) build -trimpath \
+	  -ldflags "-X main.Version=$(HELM_SCHEMA_VERSION)" -o $@ github.com/losisin/helm-values-schema-json/v2
+
+$(HELM_DOCS):
+	@mkdir -p $(@D)
+	@echo "building helm-docs $(HELM_DOCS_VERSION) from module sources"
+	cd hack/tools/helm-docs && CGO_ENABLED=0 $(GO) build -trimpath \
+	  -ldflags "-X main.version=$(HELM_DOCS_VERSION:v%=%)" -o $@ github.com/norwoodj/helm-docs/cmd/helm-docs
 
 $(GOLANGCI_LINT):
 	@mkdir -p $(@D)

@@ -9,9 +9,9 @@ git ls-files -co --exclude-standard -z | xargs -0 tar -cf - | tar -xf - -C "$tmp
 make -C "$tmp" --no-print-directory generate >/dev/null
 # Generated paths: deepcopy next to the API types, everything under manifests that
 # controller-gen writes, the chart's values schema and the values reference made from its
-# values.yaml (hack/values-schema), the install rendered from the chart
-# (hack/render-manifests), the API reference page made from the CRDs (hack/apiref), the
-# names reference made from apis/vmafx/v1 (hack/namesref), and the worker's SPIR-V
+# values.yaml (helm-values-schema-json and helm-docs), the install rendered from the
+# chart (hack/render-manifests), the API reference page made from the CRDs (hack/apiref),
+# the names reference made from apis/vmafx/v1 (hack/namesref), and the worker's SPIR-V
 # (hack/generate-spirv.sh). One list, one find expression per use.
 generated=(
   -name 'zz_generated*'

@@ -94,6 +94,34 @@ func TestSchemaRefuses(t *testing.T) {
 		name:   "tolerations as a map",
 		values: map[string]any{"devicePlugin": map[string]any{"tolerations": map[string]any{"key": "x"}}},
 		want:   []string{"/devicePlugin/tolerations", "got object, want array"},
+	}, {
+		name:   "relative host path",
+		values: map[string]any{"operator": map[string]any{"allowedHostPaths": []any{"srv/clips"}}},
+		want:   []string{"/operator/allowedHostPaths/0", "'srv/clips'"},
+	}, {
+		name:   "unhealthy threshold of zero",
+		values: map[string]any{"operator": map[string]any{"unhealthyThreshold": 0}},
+		want:   []string{"/operator/unhealthyThreshold", "exclusiveMinimum"},
+	}, {
+		name:   "image without a repository",
+		values: map[string]any{"operator": map[string]any{"image": map[string]any{"repository": ""}}},
+		want:   []string{"/operator/image/repository", "minLength"},
+	}, {
+		name:   "unknown key in an image",
+		values: map[string]any{"server": map[string]any{"image": map[string]any{"digest": "sha256:0"}}},
+		want:   []string{"/server/image", "'digest' not allowed"},
+	}, {
+		name:   "worker resources without a limit",
+		values: map[string]any{"operator": map[string]any{"workerResources": map[string]any{"limits": nil}}},
+		want:   []string{"/operator/workerResources", "limits"},
+	}, {
+		name:   "node selector value not a string",
+		values: map[string]any{"mcp": map[string]any{"nodeSelector": map[string]any{"zone": 3}}},
+		want:   []string{"/mcp/nodeSelector/zone", "got number, want string"},
+	}, {
+		name:   "workload twice",
+		values: map[string]any{"workload": []any{"server", "server"}},
+		want:   []string{"/workload", "oneOf"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,6 +137,37 @@ func TestSchemaRefuses(t *testing.T) {
 				if !strings.Contains(msg, w) {
 					t.Errorf("message does not contain %q:\n%s", w, msg)
 				}
+			}
+			// helm lint refuses the same values, naming the same key.
+			err = render.Lint(tt.values)
+			if err == nil || !strings.Contains(err.Error(), tt.want[0]) {
+				t.Errorf("helm lint: err = %v, want one naming %s", err, tt.want[0])
+			}
+		})
+	}
+}
+
+// TestSchemaAccepts gives values the schema must let through although the chart's
+// defaults are narrower: what a shared type allows beyond its default's type (a numeric
+// image tag or quantity), keys a default leaves out (a CPU limit, another resource),
+// and the keys Helm or a documented option adds.
+func TestSchemaAccepts(t *testing.T) {
+	tests := []struct {
+		name   string
+		values map[string]any
+	}{
+		{"numeric image tag", map[string]any{"operator": map[string]any{"image": map[string]any{"repository": "r", "tag": 1.2}}}},
+		{"numeric quantity", map[string]any{"operator": map[string]any{"workerResources": map[string]any{"limits": map[string]any{"cpu": 4, "memory": "2Gi"}}}}},
+		{"a CPU limit and another resource", map[string]any{"operator": map[string]any{"resources": map[string]any{"limits": map[string]any{"cpu": "1", "ephemeral-storage": "1Gi"}}}}},
+		{"minAvailable instead of maxUnavailable", map[string]any{"operator": map[string]any{"podDisruptionBudget": map[string]any{"enabled": true, "minAvailable": 1, "maxUnavailable": nil}}}},
+		{"a free-form affinity", map[string]any{"scheduler": map[string]any{"affinity": map[string]any{"nodeAffinity": map[string]any{}}}}},
+		{"one workload as a string", map[string]any{"workload": "server"}},
+		{"env with valueFrom", map[string]any{"server": map[string]any{"extraEnv": []any{map[string]any{"name": "A", "valueFrom": map[string]any{}}}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := renderValues(t, tt.values); err != nil && strings.Contains(err.Error(), "values don't meet the specifications of the schema") {
+				t.Fatalf("values %v were refused: %v", tt.values, err)
 			}
 		})
 	}
