@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
@@ -55,4 +56,24 @@ func WorkerRequests(t testing.TB) map[string]*vmafxv1.WorkerRequest {
 		out[c.Name] = c.Request
 	}
 	return out
+}
+
+// RequireWorkerRequests fails t for each worker command line of args, by case name, that
+// read (the operator's workerpod.Request) reads as another request than the case's.
+func RequireWorkerRequests(t testing.TB, args map[string][]string, read func([]string) (*vmafxv1.WorkerRequest, error)) {
+	t.Helper()
+	want := WorkerRequests(t)
+	for name, a := range args {
+		got, err := read(a)
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", name, err)
+		case want[name] == nil:
+			t.Errorf("%s: no such case", name)
+		case !reflect.DeepEqual(want[name], got):
+			w, _ := json.Marshal(want[name])
+			g, _ := json.Marshal(got)
+			t.Errorf("%s: request\n%s\nwant\n%s", name, g, w)
+		}
+	}
 }

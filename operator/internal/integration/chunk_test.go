@@ -215,7 +215,7 @@ func TestChunkedJobRespectsTheNamespaceLimit(t *testing.T) {
 // podRequest is the worker request a worker Pod carries.
 func podRequest(t *testing.T, pod *corev1.Pod) *vmafxv1.WorkerRequest {
 	t.Helper()
-	r, err := workerpod.Request(&pod.Spec.Containers[0])
+	r, err := workerpod.Request(pod.Spec.Containers[0].Args)
 	if err != nil {
 		t.Fatalf("Pod %s: %v", pod.Name, err)
 	}

@@ -167,10 +167,10 @@ func Args(req *vmafxv1.WorkerRequest) []string {
 	return []string{"run", RequestFlag, string(data)}
 }
 
-// Request reads back the request of a worker container built with Args.
-func Request(c *corev1.Container) (*vmafxv1.WorkerRequest, error) {
-	if len(c.Args) != 3 || c.Args[0] != "run" || c.Args[1] != RequestFlag {
-		return nil, fmt.Errorf("container %s args %q are not \"run %s JSON\"", c.Name, c.Args, RequestFlag)
+// Request reads back the request of a worker container's args built with Args.
+func Request(args []string) (*vmafxv1.WorkerRequest, error) {
+	if len(args) != 3 || args[0] != "run" || args[1] != RequestFlag {
+		return nil, fmt.Errorf("worker args %q are not \"run %s JSON\"", args, RequestFlag)
 	}
-	return vmafxv1.ParseWorkerRequest([]byte(c.Args[2]))
+	return vmafxv1.ParseWorkerRequest([]byte(args[2]))
 }

@@ -47,11 +47,11 @@ func TestArgsCarryTheRequest(t *testing.T) {
 		strings.Contains(args[2], "bucket-keys") {
 		t.Errorf("request %s, want the store %s and not the Secret's name", args[2], want)
 	}
-	back, err := Request(&corev1.Container{Name: ContainerName, Args: args})
+	back, err := Request(args)
 	if err != nil || !reflect.DeepEqual(back, req) {
 		t.Errorf("read back %+v (%v), want %+v", back, err, req)
 	}
-	if _, err := Request(&corev1.Container{Name: ContainerName, Args: []string{"score", "--reference", "r"}}); err == nil {
+	if _, err := Request([]string{"score", "--reference", "r"}); err == nil {
 		t.Error("a command line without a request reads as one")
 	}
 }

@@ -32,7 +32,7 @@ func TestBuildPodObjectStore(t *testing.T) {
 		},
 	}
 	pod := buildPod(job, 1, config.WorkerConfig{Image: "w:dev"})
-	req, err := workerpod.Request(&pod.Spec.Containers[0])
+	req, err := workerpod.Request(pod.Spec.Containers[0].Args)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestBuildPodObjectStore(t *testing.T) {
 		t.Errorf("score request %+v", r)
 	}
 	job.Spec.Alignment = &vmafxv1.Alignment{Auto: true, Window: 12}
-	auto, err := workerpod.Request(&buildPod(job, 1, config.WorkerConfig{Image: "w:dev"}).Spec.Containers[0])
+	auto, err := workerpod.Request(buildPod(job, 1, config.WorkerConfig{Image: "w:dev"}).Spec.Containers[0].Args)
 	if err != nil || *auto.Score.Alignment != (vmafxv1.RequestAlignment{Auto: true, Window: 12}) || auto.Score.Frames != nil {
 		t.Errorf("auto alignment: %+v (%v), want auto with window 12, no starts and every frame", auto.Score, err)
 	}

@@ -3,8 +3,6 @@ package job
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -18,7 +16,6 @@ import (
 // of the case (testutil.WorkerRequestCases) of the command line it used to become, and
 // the Pod carries it whole.
 func TestWorkerRequests(t *testing.T) {
-	golden := testutil.WorkerRequests(t)
 	spec := func(s vmafxv1.VmafxJobSpec) *vmafxv1.VmafxJob {
 		s.Reference, s.Distorted = "s3://media/ref.y4m", "s3://media/dist.mp4"
 		return &vmafxv1.VmafxJob{ObjectMeta: metav1.ObjectMeta{Name: "split", Namespace: "ns"}, Spec: s}
@@ -45,21 +42,12 @@ func TestWorkerRequests(t *testing.T) {
 	aligned := ss.alignedJob(split)
 
 	w := config.WorkerConfig{Image: "w:dev"}
-	for name, args := range map[string][]string{
+	testutil.RequireWorkerRequests(t, map[string][]string{
 		"score":             buildPod(spec(vmafxv1.VmafxJobSpec{}), 1, w).Spec.Containers[0].Args,
 		"score-every-field": buildPod(every, 1, w).Spec.Containers[0].Args,
 		"score-auto-align":  buildPod(spec(vmafxv1.VmafxJobSpec{Alignment: &vmafxv1.Alignment{Auto: true, Window: 12}}), 1, w).Spec.Containers[0].Args,
 		"probe":             stepArgs(split, &ss.probe),
 		"chunk":             stepArgs(aligned, &ss.chunks[1]),
 		"merge":             stepArgs(aligned, &ss.merge),
-	} {
-		got, err := workerpod.Request(&corev1.Container{Name: "worker", Args: args})
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
-			continue
-		}
-		if diff := cmp.Diff(golden[name], got); diff != "" {
-			t.Errorf("%s: request (-want +got):\n%s", name, diff)
-		}
-	}
+	}, workerpod.Request)
 }

@@ -65,7 +65,7 @@ func TestEncodePod(t *testing.T) {
 	if _, ok := w.Resources.Limits[vmafxv1.ResourceSlot]; !ok {
 		t.Error("the operator's worker resources were changed")
 	}
-	req, err := workerpod.Request(&c)
+	req, err := workerpod.Request(c.Args)
 	if err != nil {
 		t.Fatal(err)
 	}

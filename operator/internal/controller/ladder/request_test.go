@@ -3,8 +3,6 @@ package ladder
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -16,8 +14,6 @@ import (
 // TestWorkerRequests: a ladder's encodes and report become the requests of the cases
 // (testutil.WorkerRequestCases) whose command lines the worker's tests run alike.
 func TestWorkerRequests(t *testing.T) {
-	golden := testutil.WorkerRequests(t)
-
 	title := &vmafxv1.VmafxLadder{ObjectMeta: metav1.ObjectMeta{Name: "title", Namespace: "ns"}, Spec: vmafxv1.VmafxLadderSpec{
 		Reference: "s3://media/title.mp4", Output: "s3://results/title/",
 		Codecs: []vmafxv1.LadderCodec{{Encoder: vmafxv1.EncoderX264, Preset: "fast"}},
@@ -42,19 +38,10 @@ func TestWorkerRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, args := range map[string][]string{
+	testutil.RequireWorkerRequests(t, map[string][]string{
 		"encode": encodeArgs(title, &vmafxv1.LadderRung{Name: "720p-x264-crf28", Encoder: vmafxv1.EncoderX264, RateControl: vmafxv1.RateCRF, Value: 28, Height: 720}),
 		"encode-raw": encodeArgs(raw, &vmafxv1.LadderRung{Name: "1280x720-x265-qp30", Encoder: vmafxv1.EncoderX265, RateControl: vmafxv1.RateQP,
 			Value: 30, Height: 720, Width: 1280}),
 		"ladder-report": reportCmd,
-	} {
-		got, err := workerpod.Request(&corev1.Container{Name: "worker", Args: args})
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
-			continue
-		}
-		if diff := cmp.Diff(golden[name], got); diff != "" {
-			t.Errorf("%s: request (-want +got):\n%s", name, diff)
-		}
-	}
+	}, workerpod.Request)
 }
