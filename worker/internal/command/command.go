@@ -1,6 +1,7 @@
 package command
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -221,7 +222,7 @@ func (w *worker) score(cfg *scoreConfig, err error) int {
 	start := time.Now()
 	if err != nil {
 		if !cfg.desk {
-			fmt.Fprintf(w.stderr, "vmafx-worker: %v (see vmafx-worker score --help)\n", err)
+			fmt.Fprintf(w.stderr, "vmafx-worker: %v (see vmafx-worker %s --help)\n", err, cmp.Or(cfg.command, "score"))
 		}
 		s := &scorer{cfg: cfg, env: w.env, stdout: w.stdout, stderr: w.stderr, log: newLogger(w.stderr, 0, cfg.desk), start: start}
 		return s.fail(err)
@@ -309,7 +310,21 @@ func ReportCrash(args []string, env func(string) string, stdout, stderr io.Write
 }
 
 // Supervised says whether args run in a child process that the parent watches for a
-// crash (package crash): a score, and any run of a request, which is most often a score.
-func Supervised(args []string) bool {
-	return len(args) > 0 && (args[0] == "score" || args[0] == "run")
+// crash (package crash): a score, on the command line or as a request (run), whose crash
+// ReportCrash reports as a score's result. env looks up environment variables.
+func Supervised(args []string, env func(string) string) bool {
+	switch {
+	case len(args) == 0:
+		return false
+	case args[0] == "score":
+		return true
+	case args[0] != "run":
+		return false
+	}
+	f := newRunFlags()
+	if f.set.FlagSet().Parse(args[1:]) != nil {
+		return false // reported without scoring
+	}
+	req, _, err := f.config(env, nil)
+	return err == nil && req.Score != nil
 }

@@ -25,6 +25,8 @@ type scoreConfig struct {
 	reference, distorted *url.URL
 	// desk is set for the positional form, "score ref dist".
 	desk bool
+	// command is the command whose --help an error points to: "score" when empty.
+	command string
 
 	raw          rawFlags
 	model        string

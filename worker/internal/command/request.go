@@ -53,6 +53,7 @@ func (w *worker) runCommand() *cobra.Command {
 // read is reported as a failed score, the operator's most common reader.
 func (w *worker) run(f *runFlags, err error) int {
 	req, cfg, err := f.config(w.env, err)
+	cfg.command = "run"
 	switch {
 	case err != nil || req.Score != nil:
 		return w.score(cfg, err)

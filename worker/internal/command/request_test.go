@@ -169,8 +169,20 @@ func TestRunReportCrash(t *testing.T) {
 	if code != 1 || err != nil || r.Error == nil || r.Error.Reason != vmafxv1.ReasonInternal {
 		t.Errorf("exit %d, result %s (%v); want exit 1 and an Internal error", code, msg, err)
 	}
-	if !Supervised([]string{"run"}) || !Supervised([]string{"score"}) || Supervised([]string{"version"}) {
-		t.Error("run and score run supervised, version not")
+	encode := `{"apiVersion":"vmafx.dev/v1","kind":"WorkerRequest","encode":{"reference":"r","output":"o","encoder":"libx264","value":23,"height":720}}`
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"score", "--reference", "r"}, true},
+		{[]string{"run", "--request", req}, true},
+		{[]string{"run", "--request", encode}, false},
+		{[]string{"run", "--request", "{"}, false},
+		{[]string{"version"}, false},
+	} {
+		if got := Supervised(tc.args, noEnv); got != tc.want {
+			t.Errorf("Supervised(%.40q) = %v, want %v", tc.args, got, tc.want)
+		}
 	}
 }
 
