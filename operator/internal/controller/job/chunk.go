@@ -47,7 +47,7 @@ type step struct {
 	state            vmafxv1.ChunkState
 	attempts, failed int32
 	// probe, chunk and merge are what the step's worker does beside the job's score
-	// (stepRequest); all unset for none.
+	// (stepArgs); all unset for none.
 	probe bool
 	chunk *vmafxv1.RequestChunk
 	merge *vmafxv1.RequestMerge
