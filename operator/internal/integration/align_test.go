@@ -3,7 +3,6 @@ package integration
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,8 +32,8 @@ func TestJobAlignment(t *testing.T) {
 	create(t, newJob(ns, "auto", raw, func(s *vmafxv1.VmafxJobSpec) { s.Alignment = &vmafxv1.Alignment{Auto: true, Window: 12} }))
 
 	auto := waitForPod(t, ns, "auto-1")
-	if args := strings.Join(auto.Spec.Containers[0].Args, " "); !strings.Contains(args, "--auto-align --auto-align-window 12 --frames :0") || strings.Contains(args, "--reference-start") {
-		t.Errorf("auto-aligned job's worker args %q", args)
+	if r := podRequest(t, auto).Score; r.Alignment == nil || *r.Alignment != (vmafxv1.RequestAlignment{Auto: true, Window: 12}) || r.Frames != nil {
+		t.Errorf("auto-aligned job's worker request %+v", r)
 	}
 	kubeletBind(t, auto, "node-a", true)
 	kubeletFinish(t, auto, 0, alignedResult(&vmafxv1.WorkerAlignment{Auto: true, Offset: 2, DistortedStart: 2, Confidence: 0.97,
@@ -71,8 +70,8 @@ func TestChunkedJobAutoAlignment(t *testing.T) {
 	create(t, chunkedJob(ns, "aligned-split", 2, func(s *vmafxv1.VmafxJobSpec) { s.Alignment = &vmafxv1.Alignment{Auto: true} }))
 
 	probe := waitForPod(t, ns, "aligned-split-probe-1")
-	if args := strings.Join(probe.Spec.Containers[0].Args, " "); !strings.Contains(args, "--auto-align --frames :0") || !strings.HasSuffix(args, "--probe") {
-		t.Errorf("probe args %q, want --auto-align and --probe", args)
+	if r := podRequest(t, probe).Score; r.Alignment == nil || !r.Alignment.Auto || !r.Probe {
+		t.Errorf("probe request %+v, want auto alignment and the probe", r)
 	}
 	b, _ := json.Marshal(vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Frames: 10, Backend: "cpu", Model: "vmaf_v0.6.1",
 		Alignment: &vmafxv1.WorkerAlignment{Auto: true, Offset: -3, ReferenceStart: 3, Confidence: 0.91, Confirmed: true,
@@ -81,16 +80,15 @@ func TestChunkedJobAutoAlignment(t *testing.T) {
 
 	for _, name := range []string{"aligned-split-c0-1", "aligned-split-c1-1"} {
 		pod := waitForPod(t, ns, name)
-		args := strings.Join(pod.Spec.Containers[0].Args, " ")
-		if !strings.Contains(args, "--align --reference-start 3 --distorted-start 0 --frames :0") || strings.Contains(args, "--auto-align") {
-			t.Errorf("%s args %q, want the probe's starts and no --auto-align", name, args)
+		if r := podRequest(t, pod).Score; r.Alignment == nil || *r.Alignment != (vmafxv1.RequestAlignment{ReferenceStart: 3}) {
+			t.Errorf("%s request %+v, want the probe's starts and no auto alignment", name, r)
 		}
 		kubeletBind(t, pod, "node-a", true)
 		kubeletFinish(t, pod, 0, resultMessage(90, 5))
 	}
 	merge := waitForPod(t, ns, "aligned-split-merge-1")
-	if args := strings.Join(merge.Spec.Containers[0].Args, " "); !strings.Contains(args, "--reference-start 3") || strings.Contains(args, "--auto-align") {
-		t.Errorf("merge args %q, want the probe's starts", args)
+	if r := podRequest(t, merge).Score; r.Alignment == nil || *r.Alignment != (vmafxv1.RequestAlignment{ReferenceStart: 3}) {
+		t.Errorf("merge request %+v, want the probe's starts", r)
 	}
 	kubeletBind(t, merge, "node-a", true)
 	kubeletFinish(t, merge, 0, resultMessage(91.25, 10))

@@ -17,6 +17,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/workerpod"
 	"github.com/vmafx/vmafx/test/integration/testenv"
 )
 
@@ -52,8 +53,8 @@ func TestChunkedJob(t *testing.T) {
 	create(t, chunkedJob(ns, "split", 3))
 
 	probe := waitForPod(t, ns, "split-probe-1")
-	if got := probe.Spec.Containers[0].Args; got[len(got)-1] != "--probe" || probe.Labels[vmafxv1.LabelChunk] != "probe" {
-		t.Errorf("probe Pod: args %q, labels %v", got, probe.Labels)
+	if got := podRequest(t, probe).Score; !got.Probe || got.Chunk != nil || got.Merge != nil || probe.Labels[vmafxv1.LabelChunk] != "probe" {
+		t.Errorf("probe Pod: request %+v, labels %v", got, probe.Labels)
 	}
 	j := waitForJob(t, ns, "split", "probing", func(j *vmafxv1.VmafxJob) bool {
 		return j.Status.Chunks != nil && j.Status.Chunks.Probe != nil && j.Status.Phase == vmafxv1.JobPending
@@ -63,16 +64,15 @@ func TestChunkedJob(t *testing.T) {
 	}
 	runStep(t, ns, "split-probe-1", "node-a", 0, probeMessage(10))
 
-	wantArgs := map[string]string{
-		"split-c0-1": "--chunk 0:4 --total-frames 10 --chunk-part s3://results/split.json.chunk-000",
-		"split-c1-1": "--chunk 4:3 --total-frames 10 --chunk-part s3://results/split.json.chunk-001",
-		"split-c2-1": "--chunk 7:3 --total-frames 10 --chunk-part s3://results/split.json.chunk-002",
+	wantChunks := map[string]vmafxv1.RequestChunk{
+		"split-c0-1": {Start: 0, Count: 4, TotalFrames: 10, Part: "s3://results/split.json.chunk-000"},
+		"split-c1-1": {Start: 4, Count: 3, TotalFrames: 10, Part: "s3://results/split.json.chunk-001"},
+		"split-c2-1": {Start: 7, Count: 3, TotalFrames: 10, Part: "s3://results/split.json.chunk-002"},
 	}
 	for i, name := range []string{"split-c0-1", "split-c1-1", "split-c2-1"} {
 		pod := waitForPod(t, ns, name)
-		args := strings.Join(pod.Spec.Containers[0].Args, " ")
-		if !strings.HasSuffix(args, " --output s3://results/split.json "+wantArgs[name]) {
-			t.Errorf("%s args %q; want them to end with %q", name, args, wantArgs[name])
+		if r := podRequest(t, pod).Score; r.Output != "s3://results/split.json" || r.Chunk == nil || *r.Chunk != wantChunks[name] || r.Probe || r.Merge != nil {
+			t.Errorf("%s request %+v, chunk %+v; want the output and chunk %+v", name, r, r.Chunk, wantChunks[name])
 		}
 		if got := pod.Labels[vmafxv1.LabelChunk]; got != []string{"0", "1", "2"}[i] || pod.Spec.SchedulerName != vmafxv1.SchedulerName || pod.Labels[vmafxv1.LabelJob] != "split" {
 			t.Errorf("%s: chunk label %q, scheduler %q, labels %v", name, got, pod.Spec.SchedulerName, pod.Labels)
@@ -95,8 +95,8 @@ func TestChunkedJob(t *testing.T) {
 	runStep(t, ns, "split-c1-2", "node-c", 0, resultMessage(90, 3))
 
 	merge := waitForPod(t, ns, "split-merge-1")
-	if args := strings.Join(merge.Spec.Containers[0].Args, " "); !strings.HasSuffix(args, "--output s3://results/split.json --merge-parts 3") {
-		t.Errorf("merge args %q", args)
+	if r := podRequest(t, merge).Score; r.Output != "s3://results/split.json" || r.Merge == nil || r.Merge.Parts != 3 || r.Chunk != nil {
+		t.Errorf("merge request %+v", r)
 	}
 	waitForJob(t, ns, "split", "merging", func(j *vmafxv1.VmafxJob) bool {
 		return j.Status.Chunks.Progress == "3/3" && j.Status.Chunks.States == "DDD"
@@ -210,4 +210,14 @@ func TestChunkedJobRespectsTheNamespaceLimit(t *testing.T) {
 	})
 	runStep(t, ns, "capped-c0-1", "node-a", 0, resultMessage(90, 3))
 	waitForPod(t, ns, "capped-c2-1")
+}
+
+// podRequest is the worker request a worker Pod carries.
+func podRequest(t *testing.T, pod *corev1.Pod) *vmafxv1.WorkerRequest {
+	t.Helper()
+	r, err := workerpod.Request(pod.Spec.Containers[0].Args)
+	if err != nil {
+		t.Fatalf("Pod %s: %v", pod.Name, err)
+	}
+	return r
 }

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -178,12 +179,13 @@ func TestLadder(t *testing.T) {
 		if _, ok := pod.Spec.Containers[0].Resources.Limits[vmafxv1.ResourceSlot]; ok {
 			t.Error("encode Pod asks for a scoring slot")
 		}
-		args := strings.Join(pod.Spec.Containers[0].Args, " ")
-		wantArgs := "encode --reference s3://media/title.mp4 --output s3://results/title/" + rung + ".mkv --encoder libx264 --rate-control crf --value " +
-			rung[len(rung)-2:] + " --height " + strings.TrimSuffix(rung[:4], "p") + " --credentials-dir " + vmafxv1.CredentialsMountPath +
-			" --s3-endpoint http://s3.storage.svc:7070 --s3-path-style"
-		if args != wantArgs {
-			t.Errorf("encode args\n%s\nwant\n%s", args, wantArgs)
+		value, _ := strconv.Atoi(rung[len(rung)-2:])
+		height, _ := strconv.Atoi(strings.TrimSuffix(rung[:4], "p"))
+		wantEncode := vmafxv1.EncodeRequest{Reference: "s3://media/title.mp4", Output: "s3://results/title/" + rung + ".mkv",
+			Encoder: vmafxv1.EncoderX264, RateControl: vmafxv1.RateCRF, Value: value, Height: height}
+		wantStore := vmafxv1.RequestStore{CredentialsDir: vmafxv1.CredentialsMountPath, S3Endpoint: "http://s3.storage.svc:7070", S3PathStyle: ptr.To(true)}
+		if r := podRequest(t, pod); r.Encode == nil || *r.Encode != wantEncode || r.Store == nil || !reflect.DeepEqual(*r.Store, wantStore) {
+			t.Errorf("encode request %+v, encode %+v, store %+v\nwant encode %+v, store %+v", r, r.Encode, r.Store, wantEncode, wantStore)
 		}
 		if i == 0 {
 			// A failed attempt is retried with a new Pod.
@@ -204,14 +206,11 @@ func TestLadder(t *testing.T) {
 		kubeletFinish(t, bindAndRun(t, ns, j.Name, 1, "gpu-node"), 0, resultMessage(scores[rung], 25))
 	}
 	report := waitForPod(t, ns, "title-report-1")
-	args := report.Spec.Containers[0].Args
-	if args[0] != "ladder-report" || !slices.Contains(args, "s3://results/title") {
-		t.Errorf("report args %v", args)
+	lr := podRequest(t, report).LadderReport
+	if lr == nil || lr.Output != "s3://results/title" || lr.Name != "title" || len(lr.Rungs) != 4 {
+		t.Fatalf("report request %+v", lr)
 	}
-	var table []vmafxv1.LadderRung
-	if err := json.Unmarshal([]byte(args[slices.Index(args, "--table")+1]), &table); err != nil || len(table) != 4 {
-		t.Fatalf("report table %v (%v)", table, err)
-	}
+	table := lr.Rungs
 	// The report shows each rung's worst frame.
 	if w := table[0].WorstFrame; w == nil || w.Index != 24 || table[0].P5 != "48.000000" {
 		t.Errorf("report table's first rung %+v, want its worst frame 24 and 5th percentile", table[0])

@@ -55,7 +55,7 @@ func TestJobHappyPath(t *testing.T) {
 			"image":          c.Image,
 			"owner":          pod.OwnerReferences[0].Kind + "/" + pod.OwnerReferences[0].Name,
 			"data mount":     c.VolumeMounts[1].MountPath + " ro=" + map[bool]string{true: "true", false: "false"}[c.VolumeMounts[1].ReadOnly],
-			"args":           strings.Join(c.Args, " "),
+			"request":        podRequest(t, pod).Score,
 			"claim ro":       pod.Spec.Volumes[1].PersistentVolumeClaim.ReadOnly,
 			"finalizers":     pod.Finalizers,
 			"job name":       pod.Annotations[vmafxv1.AnnotationJobName],
@@ -66,7 +66,8 @@ func TestJobHappyPath(t *testing.T) {
 			"backend": "auto", "restart": "Never", "deadline": int64(600), "termination": "FallbackToLogsOnError",
 			"token": false, "non-root": true, "read-only root": true, "caps dropped": []corev1.Capability{"ALL"},
 			"image": "vmafx-worker:test", "owner": "VmafxJob/happy", "data mount": "/data ro=true",
-			"args":     "score --reference file:///data/ref.yuv --distorted file:///data/dist.yuv --width 176 --height 144 --pixel-format yuv420p --model vmaf_v0.6.1",
+			"request": &vmafxv1.ScoreRequest{Reference: "file:///data/ref.yuv", Distorted: "file:///data/dist.yuv", Width: 176, Height: 144,
+				PixelFormat: "yuv420p", Model: "vmaf_v0.6.1"},
 			"claim ro": true, "finalizers": []string{vmafxv1.FinalizerResult}, "job name": "happy", "hostname": "happy-1",
 		}
 		if diff := cmp.Diff(want, got); diff != "" {

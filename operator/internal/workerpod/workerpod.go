@@ -7,6 +7,9 @@
 package workerpod
 
 import (
+	"encoding/json"
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -130,23 +133,44 @@ func AddCredentials(pod *corev1.Pod, c vmafxv1.Credentials) {
 	}}, vmafxv1.CredentialsMountPath, true)
 }
 
-// StoreArgs are the worker's object store flags; never credentials, which reach it as the
-// files of spec.credentials' Secret.
-func StoreArgs(creds *vmafxv1.Credentials, s3 *vmafxv1.S3Options) []string {
-	var args []string
+// Store is a worker request's object store settings; never credentials, which reach the
+// worker as the files of spec.credentials' Secret, mounted where CredentialsDir says.
+func Store(creds *vmafxv1.Credentials, s3 *vmafxv1.S3Options) *vmafxv1.RequestStore {
+	st := &vmafxv1.RequestStore{}
 	if creds != nil {
-		args = append(args, "--credentials-dir", vmafxv1.CredentialsMountPath)
+		st.CredentialsDir = vmafxv1.CredentialsMountPath
 	}
 	if s3 != nil {
-		if s3.Endpoint != "" {
-			args = append(args, "--s3-endpoint", s3.Endpoint)
-		}
-		if s3.Region != "" {
-			args = append(args, "--s3-region", s3.Region)
-		}
+		st.S3Endpoint, st.S3Region = s3.Endpoint, s3.Region
 		if s3.PathStyle {
-			args = append(args, "--s3-path-style")
+			st.S3PathStyle = ptr.To(true)
 		}
 	}
-	return args
+	if *st == (vmafxv1.RequestStore{}) {
+		return nil
+	}
+	return st
+}
+
+// RequestFlag is the worker's flag that carries the request's JSON.
+const RequestFlag = "--request"
+
+// Args is the worker's command line for req: "run --request JSON", the one way the
+// operator tells a worker what to do. The JSON rides in the arguments rather than the
+// environment: it is what "kubectl get pod -o yaml" shows under args, where a reader looks
+// for what a Pod runs, and ffmpeg, the worker's child, does not inherit it. The request
+// holds no credentials.
+func Args(req *vmafxv1.WorkerRequest) []string {
+	// A request over vmafxv1.MaxWorkerRequestBytes is not refused here: the worker
+	// refuses it, and the Pod fails with that reason. The types always marshal.
+	data, _ := json.Marshal(req)
+	return []string{"run", RequestFlag, string(data)}
+}
+
+// Request reads back the request of a worker container's args built with Args.
+func Request(args []string) (*vmafxv1.WorkerRequest, error) {
+	if len(args) != 3 || args[0] != "run" || args[1] != RequestFlag {
+		return nil, fmt.Errorf("worker args %q are not \"run %s JSON\"", args, RequestFlag)
+	}
+	return vmafxv1.ParseWorkerRequest([]byte(args[2]))
 }

@@ -17,9 +17,10 @@ import (
 func main() {
 	version.HandleFlag(os.Args)
 	args := os.Args[1:]
-	// "score" runs in a child process, so that even a crash outside the
-	// command's own goroutine ends with a result (see package crash).
-	if len(args) > 0 && args[0] == "score" && !crash.Supervised() {
+	// A score, given by flags or as a request, runs in a child process, so that
+	// even a crash outside the command's own goroutine ends with a result (see
+	// package crash).
+	if command.Supervised(args, os.Getenv) && !crash.Supervised() {
 		if exe, err := os.Executable(); err == nil {
 			code, report, err := crash.Supervise(exe, args, os.Environ())
 			if err == nil {

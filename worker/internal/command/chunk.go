@@ -58,11 +58,10 @@ type chunkPart struct {
 	Part         *vmaf.Part
 }
 
-// parse checks the split-job flags, with chunk (--chunk START:COUNT) and output, and
-// sets m.chunk.
-func (m *chunkMode) parse(chunk, output string) error {
+// check checks the split-job settings together, with output.
+func (m *chunkMode) check(output string) error {
 	modes := 0
-	for _, on := range []bool{m.probe, chunk != "", m.mergeParts != 0} {
+	for _, on := range []bool{m.probe, m.chunk != nil, m.mergeParts != 0} {
 		if on {
 			modes++
 		}
@@ -73,23 +72,15 @@ func (m *chunkMode) parse(chunk, output string) error {
 	if m.mergeParts > 0 && output == "" {
 		return badRequest("--merge-parts needs a positive count and --output, beside which the parts are, got %d", m.mergeParts)
 	}
-	if chunk == "" {
-		if m.totalFrames != 0 || m.chunkPart != "" {
-			return badRequest("--total-frames and --chunk-part go with --chunk")
-		}
+	if m.chunk == nil {
 		return nil
 	}
-	start, count, err := parseFrames(chunk)
-	if err != nil || count == 0 {
-		return badRequest("--chunk %q: want START:COUNT with COUNT above 0", chunk)
-	}
-	if m.totalFrames < start+count {
-		return badRequest("--chunk %s ends past --total-frames %d", chunk, m.totalFrames)
+	if c := m.chunk; m.totalFrames < c.Start+c.Count {
+		return badRequest("--chunk %d:%d ends past --total-frames %d", c.Start, c.Count, m.totalFrames)
 	}
 	if m.chunkPart == "" {
 		return badRequest("--chunk needs --chunk-part, where its per-frame scores go")
 	}
-	m.chunk = &vmafxv1.ChunkRange{Start: start, Count: count}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,7 +109,7 @@ func (w *worker) commands() *cobra.Command {
 		},
 	}
 	root.SetHelpCommand(help)
-	root.AddCommand(w.scoreCommand(), w.encodeCommand(), w.ladderReportCommand(), movedTrainCommand(), &cobra.Command{
+	root.AddCommand(w.scoreCommand(), w.runCommand(), w.encodeCommand(), w.ladderReportCommand(), movedTrainCommand(), &cobra.Command{
 		Use:         "version",
 		Short:       "print the build, the kernel, the backends and the built-in models",
 		Long:        "version prints the worker's build, the kernel version, the backends and the built-in models.",
@@ -221,7 +222,7 @@ func (w *worker) score(cfg *scoreConfig, err error) int {
 	start := time.Now()
 	if err != nil {
 		if !cfg.desk {
-			fmt.Fprintf(w.stderr, "vmafx-worker: %v (see vmafx-worker score --help)\n", err)
+			fmt.Fprintf(w.stderr, "vmafx-worker: %v (see vmafx-worker %s --help)\n", err, cmp.Or(cfg.command, "score"))
 		}
 		s := &scorer{cfg: cfg, env: w.env, stdout: w.stdout, stderr: w.stderr, log: newLogger(w.stderr, 0, cfg.desk), start: start}
 		return s.fail(err)
@@ -289,15 +290,41 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// ReportCrash reports a "score" run, given by args, whose process crashed
-// with report (the first line of the Go runtime's crash report) as an
-// Internal failure, where the run itself would have reported, and returns
-// the exit code.
+// ReportCrash reports a "score" run, or a "run" of a score request, given by args, whose
+// process crashed with report (the first line of the Go runtime's crash report) as an
+// Internal failure, where the run itself would have reported, and returns the exit code.
 func ReportCrash(args []string, env func(string) string, stdout, stderr io.Writer, report string) int {
-	if len(args) > 0 && args[0] == "score" {
-		args = args[1:]
+	var cfg *scoreConfig
+	if len(args) > 0 && args[0] == "run" {
+		f := newRunFlags()
+		err := f.set.FlagSet().Parse(args[1:])
+		_, cfg, _ = f.config(env, err)
+	} else {
+		if len(args) > 0 && args[0] == "score" {
+			args = args[1:]
+		}
+		cfg, _ = parseScore(args, env)
 	}
-	cfg, _ := parseScore(args, env)
 	s := &scorer{cfg: cfg, env: env, stdout: stdout, stderr: &lockedWriter{w: stderr}, log: newLogger(stderr, 0, cfg.desk), start: time.Now()}
 	return s.fail(fmt.Errorf("worker crashed: %s", report))
+}
+
+// Supervised says whether args run in a child process that the parent watches for a
+// crash (package crash): a score, on the command line or as a request (run), whose crash
+// ReportCrash reports as a score's result. env looks up environment variables.
+func Supervised(args []string, env func(string) string) bool {
+	switch {
+	case len(args) == 0:
+		return false
+	case args[0] == "score":
+		return true
+	case args[0] != "run":
+		return false
+	}
+	f := newRunFlags()
+	if f.set.FlagSet().Parse(args[1:]) != nil {
+		return false // reported without scoring
+	}
+	req, _, err := f.config(env, nil)
+	return err == nil && req.Score != nil
 }

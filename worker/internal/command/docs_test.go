@@ -15,6 +15,7 @@ func TestDocsListEveryFlag(t *testing.T) {
 		"score":         newScoreFlags().set,
 		"encode":        newEncodeFlags().set,
 		"ladder-report": newLadderReportFlags().set,
+		"run":           newRunFlags().set,
 	} {
 		testutil.RequireGenerated(t, "worker.md", "<!-- "+name+" flags: begin (generated from worker/internal/command) -->\n",
 			"<!-- "+name+" flags: end -->\n", set.MarkdownTable())

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -67,12 +68,14 @@ func newEncodeFlags() *encodeFlags {
 	count(&c.raw.Height, "raw-height", "height of a raw YUV reference")
 	str(&c.raw.PixelFormat, "pixel-format", "yuv420p", "pixel `format` of a raw YUV reference")
 	addStoreFlags(s, &c.store)
+	addDefaultCredentialsFlag(s, &c.store)
 	addResultFlags(s, &c.terminationLog, &c.verbosity)
 	return f
 }
 
-// config resolves the parsed flags with their env twins and checks them. The returned
-// config is never nil: on error it says at least where to report.
+// config resolves the parsed flags with their env twins, turns them into a request and
+// checks it (fromRequest). The returned config is never nil: on error it says at least
+// where to report.
 func (f *encodeFlags) config(env func(string) string) (*encodeConfig, error) {
 	err := f.set.Resolve(cli.Getenv(env))
 	c := f.c
@@ -84,13 +87,33 @@ func (f *encodeFlags) config(env func(string) string) (*encodeConfig, error) {
 		return &c, badRequest("--reference (or %s) is required", envName("reference"))
 	case c.output == "":
 		return &c, badRequest("--output (or %s) is required", envName("output"))
-	case (c.raw.Width > 0) != (c.raw.Height > 0):
-		return &c, badRequest("set --raw-width and --raw-height together")
+	}
+	req := vmafxv1.NewWorkerRequest()
+	req.Encode = &vmafxv1.EncodeRequest{Reference: c.reference, Output: c.output,
+		Encoder: c.settings.Encoder, RateControl: c.settings.RateControl, Value: c.settings.Value, Preset: c.settings.Preset,
+		Width: c.settings.Width, Height: c.settings.Height, RawWidth: c.raw.Width, RawHeight: c.raw.Height, PixelFormat: c.raw.PixelFormat}
+	req.Store = requestStore(c.store)
+	return &c, c.fromRequest(req)
+}
+
+// fromRequest sets what req's encode asks for in c, and checks it.
+func (c *encodeConfig) fromRequest(req *vmafxv1.WorkerRequest) error {
+	if err := req.Validate(); err != nil {
+		return badRequest("%v", err)
+	}
+	e := req.Encode
+	c.reference, c.output = e.Reference, e.Output
+	c.settings = encode.Settings{Encoder: e.Encoder, RateControl: cmp.Or(e.RateControl, vmafxv1.RateCRF), Value: e.Value,
+		Preset: e.Preset, Width: e.Width, Height: e.Height}
+	c.raw = encode.Raw{Width: e.RawWidth, Height: e.RawHeight, PixelFormat: cmp.Or(e.PixelFormat, "yuv420p")}
+	c.store = storeOptions(req.Store, c.store.DefaultCredentials)
+	if (c.raw.Width > 0) != (c.raw.Height > 0) {
+		return badRequest("set --raw-width and --raw-height together")
 	}
 	if err := c.settings.Validate(); err != nil {
-		return &c, badRequest("%v", err)
+		return badRequest("%v", err)
 	}
-	return &c, nil
+	return nil
 }
 
 func (w *worker) encodeCommand() *cobra.Command {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/internal/cli"
 	"github.com/vmafx/vmafx/media/fetch"
 	"github.com/vmafx/vmafx/vmaf"
@@ -24,6 +25,8 @@ type scoreConfig struct {
 	reference, distorted *url.URL
 	// desk is set for the positional form, "score ref dist".
 	desk bool
+	// command is the command whose --help an error points to: "score" when empty.
+	command string
 
 	raw          rawFlags
 	model        string
@@ -92,10 +95,10 @@ func envName(flagName string) string { return cli.EnvName("VMAFX_", flagName) }
 // newFlags starts the flags of the command name, each with its twin envName(flag).
 func newFlags(name, summary string) *cli.Set { return cli.New("vmafx-worker "+name, summary) }
 
-// addStoreFlags adds the object storage flags of the commands that read or write objects.
+// addStoreFlags adds the object storage flags of the commands that read or write objects,
+// but --default-credentials (addDefaultCredentialsFlag).
 func addStoreFlags(s *cli.Set, o *fetch.StoreOptions) {
 	s.String(&o.CredentialsDir, "credentials-dir", envName("credentials-dir"), "", "`directory` of object storage credentials, one file per key (AWS_ACCESS_KEY_ID, AZURE_STORAGE_KEY, GOOGLE_APPLICATION_CREDENTIALS_JSON, ...): a mounted Secret")
-	s.Bool(&o.DefaultCredentials, "default-credentials", envName("default-credentials"), false, "without --credentials-dir, sign object storage requests with the SDKs' default credentials (environment, shared files, workload identity, instance metadata) instead of sending them anonymously; the operator sets it only where its configuration allows")
 	s.Func("s3-endpoint", envName("s3-endpoint"), "", "S3 endpoint `URL` of an S3-compatible server (overrides AWS_ENDPOINT_URL of --credentials-dir)", func(v string) error {
 		if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 			return errors.New("want an http:// or https:// URL")
@@ -105,6 +108,13 @@ func addStoreFlags(s *cli.Set, o *fetch.StoreOptions) {
 	})
 	s.String(&o.S3Region, "s3-region", envName("s3-region"), "", "S3 `region` (overrides AWS_REGION of --credentials-dir)")
 	s.OptBool(&o.S3PathStyle, "s3-path-style", envName("s3-path-style"), "address S3 buckets in the path (http://endpoint/bucket/key) rather than the host name (overrides AWS_S3_USE_PATH_STYLE of --credentials-dir)")
+}
+
+// addDefaultCredentialsFlag adds --default-credentials: a setting of the operator's (its
+// variable, on every worker Pod where the operator's configuration allows it), not of a
+// request.
+func addDefaultCredentialsFlag(s *cli.Set, o *fetch.StoreOptions) {
+	s.Bool(&o.DefaultCredentials, "default-credentials", envName("default-credentials"), false, "without --credentials-dir, sign object storage requests with the SDKs' default credentials (environment, shared files, workload identity, instance metadata) instead of sending them anonymously; the operator sets it only where its configuration allows")
 }
 
 // addResultFlags adds the flags of how a command reports: the termination message's path
@@ -120,83 +130,125 @@ positional arguments (the desk form) it prints "VMAF score: N"; with --reference
 --distorted (the Pod form) it prints the result as one JSON line and writes it to the
 termination message. Flags may come before or after the positional arguments.`
 
-// scoreFlags are the "score" flags; their values land in c, or in v for those checked
-// together with others.
+// scoreFlags are the "score" flags. What to score lands in r, the request the flags
+// build (request.go), or in v for the flags checked together with others; how this
+// process runs lands in c.
 type scoreFlags struct {
 	set *cli.Set
+	r   vmafxv1.ScoreRequest
 	v   scoreValues
 	c   scoreConfig
 }
 
 // scoreValues are the flags that are checked together with the positional arguments
-// or another flag.
+// or another flag before they become the request.
 type scoreValues struct {
 	reference, distorted string
 	chunk                string
+	frames               vmafxv1.FrameRange
+	encode               vmafxv1.RequestEncode
+	align                bool
+	alignment            vmafxv1.RequestAlignment
+	worstFrames          int
+	totalFrames          int
+	chunkPart            string
+	mergeParts           int
+}
+
+// shorthands add a flag with its twin envName(flag): a string, a count (an int of lo or
+// more), a boolean, and one that parse checks.
+func shorthands(s *cli.Set) (
+	str func(p *string, name, def, usage string),
+	count func(p *int, name string, def, lo int, usage string),
+	boolean func(p *bool, name, usage string),
+	check func(name, def, usage string, parse func(string) error),
+) {
+	return func(p *string, name, def, usage string) { s.String(p, name, envName(name), def, usage) },
+		func(p *int, name string, def, lo int, usage string) {
+			s.Int(p, name, envName(name), def, lo, cli.NoMax, usage)
+		},
+		func(p *bool, name, usage string) { s.Bool(p, name, envName(name), false, usage) },
+		func(name, def, usage string, parse func(string) error) {
+			s.Func(name, envName(name), def, usage, parse)
+		}
 }
 
 func newScoreFlags() *scoreFlags {
 	f := &scoreFlags{set: newFlags("score", scoreSummary)}
-	s, v, c := f.set, &f.v, &f.c
-	str := func(p *string, name, def, usage string) { s.String(p, name, envName(name), def, usage) }
-	count := func(p *int, name string, def, lo int, usage string) {
-		s.Int(p, name, envName(name), def, lo, cli.NoMax, usage)
-	}
-	boolean := func(p *bool, name, usage string) { s.Bool(p, name, envName(name), false, usage) }
-	check := func(name, def, usage string, parse func(string) error) {
-		s.Func(name, envName(name), def, usage, parse)
-	}
+	s, r, v, c := f.set, &f.r, &f.v, &f.c
+	str, count, boolean, check := shorthands(s)
 	str(&v.reference, "reference", "", "reference video `URI`: file:///path, a bare path, http(s)://..., s3://bucket/key, gs://bucket/object, azure://container/blob")
 	str(&v.distorted, "distorted", "", "distorted video `URI`")
-	count(&c.raw.width, "width", 0, 0, "width of raw YUV inputs in pixels (Y4M inputs carry their own)")
-	count(&c.raw.height, "height", 0, 0, "height of raw YUV inputs in pixels")
-	check("pixel-format", "yuv420p", "pixel `format` of raw YUV inputs: yuv420p, yuv422p, yuv444p and their 10le/12le variants, gray, gray10le, gray12le", func(val string) (err error) {
-		c.raw.pixelFormat, err = vmaf.ParsePixelFormat(val)
+	count(&r.Width, "width", 0, 0, "width of raw YUV inputs in pixels (Y4M inputs carry their own)")
+	count(&r.Height, "height", 0, 0, "height of raw YUV inputs in pixels")
+	check("pixel-format", "yuv420p", "pixel `format` of raw YUV inputs: yuv420p, yuv422p, yuv444p and their 10le/12le variants, gray, gray10le, gray12le", func(val string) error {
+		_, err := vmaf.ParsePixelFormat(val)
+		r.PixelFormat = val
 		return err
 	})
-	str(&c.model, "model", vmaf.DefaultModel, "built-in model ("+strings.Join(vmaf.BuiltinModels(), ", ")+"), a libvmaf model JSON `file`, or a trained model version oci://REGISTRY/REPOSITORY:TAG or @sha256:DIGEST")
-	s.List(&c.registryPlainHTTP, "registry-plain-http", envName("registry-plain-http"), "OCI `registries` (host:port) reached over plain HTTP for oci:// models; the operator sets the variable from VMAFX_OPERATOR_PLAIN_HTTP_REGISTRIES")
-	str(&c.output, "output", "", "write libvmaf-style per-frame scores to this `URI`: a file:// path (not under /data), s3://, gs:// or azure://")
+	str(&r.Model, "model", vmaf.DefaultModel, "built-in model ("+strings.Join(vmaf.BuiltinModels(), ", ")+"), a libvmaf model JSON `file`, or a trained model version oci://REGISTRY/REPOSITORY:TAG or @sha256:DIGEST")
+	str(&r.Output, "output", "", "write libvmaf-style per-frame scores to this `URI`: a file:// path (not under /data), s3://, gs:// or azure://")
 	check("output-format", "json", "per-frame output `format`: json (libvmaf's JSON log) or csv (libvmaf's CSV)", func(val string) error {
 		if val != "json" && val != "csv" {
 			return errors.New("want json or csv")
 		}
-		c.outputFormat = val
+		r.OutputFormat = val
 		return nil
 	})
-	count(&c.threads, "threads", 0, 0, "frames scored in parallel; 0 means one per available CPU (GOMAXPROCS, which follows the container's CPU limit)")
 	check("frames", "", "score only frames `START:COUNT` (START skipped; COUNT 0 or empty means to the end)", func(val string) (err error) {
-		c.start, c.count, err = parseFrames(val)
+		v.frames.Start, v.frames.Count, err = parseFrames(val)
 		return err
 	})
-	count(&c.subsample, "subsample", 1, 1, "score every `N`th frame (motion still looks at every frame)")
+	count(&r.Subsample, "subsample", 1, 1, "score every `N`th frame (motion still looks at every frame)")
 	check("scoring-bit-depth", "", "score at `BITS` per sample, 10 or 12: shallower inputs are converted as ffmpeg's format filter converts them (format=yuv420p10le); libvmaf recommends 10 for VMAF v1 even for 8-bit encodes. Empty scores at the inputs' own depth", func(val string) error {
 		switch val {
 		case "":
-			c.bitDepth = 0
+			r.ScoringBitDepth = 0
 		case "10", "12":
-			c.bitDepth, _ = strconv.Atoi(val)
+			r.ScoringBitDepth, _ = strconv.Atoi(val)
 		default:
 			return errors.New("want 10 or 12")
 		}
 		return nil
 	})
-	check("features", "", "extra metrics computed beside VMAF in the same pass, comma-separated: psnr, ssim, ms_ssim, cambi", func(val string) (err error) {
-		c.features, err = vmaf.ParseFeatures(val)
+	check("features", "", "extra metrics computed beside VMAF in the same pass, comma-separated: psnr, ssim, ms_ssim, cambi", func(val string) error {
+		features, err := vmaf.ParseFeatures(val)
+		r.Features = nil
+		for _, f := range features {
+			r.Features = append(r.Features, f.String())
+		}
 		return err
 	})
-	count(&c.encode.Width, "encode-width", 0, 0, "width the distorted video was encoded at, when it was scaled for scoring: CAMBI judges banding at the encode's size (libvmaf's enc_width); 0 means the input's")
-	count(&c.encode.Height, "encode-height", 0, 0, "height the distorted video was encoded at (libvmaf's enc_height); 0 means the input's")
-	count(&c.encode.BitDepth, "encode-bit-depth", 0, 0, "bit depth the distorted video was encoded at: below 10, CAMBI smooths against the encode's dithering (libvmaf's enc_bitdepth); 0 means the input's")
-	boolean(&c.align, "align", "pair frames by index after --reference-start and --distorted-start, stopping at the shorter input: inputs of different frame counts or rates are accepted")
-	count(&c.refStart, "reference-start", 0, 0, "skip the reference's first `N` frames (implies --align)")
-	count(&c.distStart, "distorted-start", 0, 0, "skip the distorted's first `N` frames (implies --align)")
-	boolean(&c.autoAlign, "auto-align", "find the frame offset between the inputs (leader frames, frames dropped or added at the start) by comparing small luma pictures of their first frames at every offset of --auto-align-window, and score the frames that match, as --reference-start or --distorted-start would (implies --align; not with those two, nor with --chunk or --merge-parts: a chunked job searches in its --probe); the result's alignment says the offset, its confidence and the measure")
-	s.Int(&c.autoWindow, "auto-align-window", envName("auto-align-window"), 0, 0, align.MaxWindow, "offsets `N` frames either side of zero that --auto-align searches; 0 means "+strconv.Itoa(align.DefaultWindow))
-	boolean(&c.deinterlace, "deinterlace", "deinterlace frames marked interlaced (ffmpeg bwdif, one frame per frame) before scoring; without it interlaced frames are scored as stored")
+	count(&v.encode.Width, "encode-width", 0, 0, "width the distorted video was encoded at, when it was scaled for scoring: CAMBI judges banding at the encode's size (libvmaf's enc_width); 0 means the input's")
+	count(&v.encode.Height, "encode-height", 0, 0, "height the distorted video was encoded at (libvmaf's enc_height); 0 means the input's")
+	count(&v.encode.BitDepth, "encode-bit-depth", 0, 0, "bit depth the distorted video was encoded at: below 10, CAMBI smooths against the encode's dithering (libvmaf's enc_bitdepth); 0 means the input's")
+	boolean(&v.align, "align", "pair frames by index after --reference-start and --distorted-start, stopping at the shorter input: inputs of different frame counts or rates are accepted")
+	count(&v.alignment.ReferenceStart, "reference-start", 0, 0, "skip the reference's first `N` frames (implies --align)")
+	count(&v.alignment.DistortedStart, "distorted-start", 0, 0, "skip the distorted's first `N` frames (implies --align)")
+	boolean(&v.alignment.Auto, "auto-align", "find the frame offset between the inputs (leader frames, frames dropped or added at the start) by comparing small luma pictures of their first frames at every offset of --auto-align-window, and score the frames that match, as --reference-start or --distorted-start would (implies --align; not with those two, nor with --chunk or --merge-parts: a chunked job searches in its --probe); the result's alignment says the offset, its confidence and the measure")
+	s.Int(&v.alignment.Window, "auto-align-window", envName("auto-align-window"), 0, 0, align.MaxWindow, "offsets `N` frames either side of zero that --auto-align searches; 0 means "+strconv.Itoa(align.DefaultWindow))
+	boolean(&r.Deinterlace, "deinterlace", "deinterlace frames marked interlaced (ffmpeg bwdif, one frame per frame) before scoring; without it interlaced frames are scored as stored")
+	addStoreFlags(s, &c.store)
+	addWorstFlags(s, &v.worstFrames, r)
+	boolean(&r.Probe, "probe", "count the frame pairs the score would score (after --frames and the alignment) and report the count as the result's frames, without scoring: the first step of a job split into chunks")
+	str(&v.chunk, "chunk", "", "score frames `START:COUNT` of --total-frames as one chunk of a split job, counted from the first frame --frames scores: exactly as one run scores them, with one frame of context on each inner border; the per-frame scores go to --chunk-part")
+	count(&v.totalFrames, "total-frames", 0, 0, "the number of frame pairs the split job scores, as --probe counted them (with --chunk)")
+	str(&v.chunkPart, "chunk-part", "", "`URI` the chunk's per-frame scores are written to for the merge (with --chunk)")
+	count(&v.mergeParts, "merge-parts", 0, 0, "merge the `N` chunk parts beside --output (OUTPUT.chunk-000 ...) into --output and report their pooled scores, without scoring: the last step of a job split into chunks")
+	addRuntimeFlags(s, c)
+	return f
+}
+
+// addRuntimeFlags adds the flags of how a scoring process runs here, rather than what it
+// scores: they stay flags (and their variables, which the operator and the device plugin
+// set) beside a request (run --request), and are the same for a score on the command line.
+func addRuntimeFlags(s *cli.Set, c *scoreConfig) {
+	str, count, boolean, check := shorthands(s)
+	s.List(&c.registryPlainHTTP, "registry-plain-http", envName("registry-plain-http"), "OCI `registries` (host:port) reached over plain HTTP for oci:// models; the operator sets the variable from VMAFX_OPERATOR_PLAIN_HTTP_REGISTRIES")
+	count(&c.threads, "threads", 0, 0, "frames scored in parallel; 0 means one per available CPU (GOMAXPROCS, which follows the container's CPU limit)")
 	str(&c.spool.Dir, "spool-dir", "", "`directory` for encoded inputs that must be copied locally to be decoded (an MP4 with its index at the end); empty means the system's temporary directory")
 	s.Size(&c.spool.Limit, "spool-limit", envName("spool-limit"), source.DefaultSpoolLimit, "largest input spooled to --spool-dir: bytes, or with a k, M, G, T, Ki, Mi, Gi or Ti suffix; 0 turns spooling off")
-	addStoreFlags(s, &c.store)
+	addDefaultCredentialsFlag(s, &c.store)
 	str(&c.backend, "backend", "", "compute backend asked for: cuda, hip, sycl, vulkan, cpu or auto; the device plugin sets the variable")
 	s.Duration(&c.http.Timeout, "http-timeout", envName("http-timeout"), fetch.DefaultTimeout, "longest single wait on an HTTP or object storage server: connecting, the response, any one wait for body data")
 	check("http-retries", strconv.Itoa(fetch.DefaultAttempts-1), "retries (and resumes) of transient failures per HTTP or object storage input", func(val string) error {
@@ -222,14 +274,7 @@ func newScoreFlags() *scoreFlags {
 		return nil
 	})
 	str(&c.pushJob, "push-job", "vmafx-worker", "job `label` of the pushed metrics")
-	addWorstFlags(s, &c.worstMode)
 	addResultFlags(s, &c.terminationLog, &c.verbosity)
-	boolean(&c.probe, "probe", "count the frame pairs the score would score (after --frames and the alignment) and report the count as the result's frames, without scoring: the first step of a job split into chunks")
-	str(&v.chunk, "chunk", "", "score frames `START:COUNT` of --total-frames as one chunk of a split job, counted from the first frame --frames scores: exactly as one run scores them, with one frame of context on each inner border; the per-frame scores go to --chunk-part")
-	count(&c.totalFrames, "total-frames", 0, 0, "the number of frame pairs the split job scores, as --probe counted them (with --chunk)")
-	str(&c.chunkPart, "chunk-part", "", "`URI` the chunk's per-frame scores are written to for the merge (with --chunk)")
-	count(&c.mergeParts, "merge-parts", 0, 0, "merge the `N` chunk parts beside --output (OUTPUT.chunk-000 ...) into --output and report their pooled scores, without scoring: the last step of a job split into chunks")
-	return f
 }
 
 // parseScore parses the "score" arguments as the score command does, for a run that
@@ -250,8 +295,9 @@ func (f *scoreFlags) failed(env func(string) string, desk bool) *scoreConfig {
 }
 
 // config resolves the parsed flags (positional are the arguments that are not flags)
-// with their env twins and checks them. Errors wrap report.ErrBadRequest. The returned
-// config is never nil: on error it says at least where and how to report.
+// with their env twins, turns them into a request and the runtime settings, and checks
+// them as a request is checked (fromRequest). Errors wrap report.ErrBadRequest. The
+// returned config is never nil: on error it says at least where and how to report.
 func (f *scoreFlags) config(positional []string, env func(string) string) (*scoreConfig, error) {
 	fs := f.set.FlagSet()
 	desk := len(positional) == 2 && !fs.Changed("reference") && !fs.Changed("distorted")
@@ -260,16 +306,9 @@ func (f *scoreFlags) config(positional []string, env func(string) string) (*scor
 	}
 	v, c := &f.v, f.c
 	c.desk = desk
-	c.terminationSet = f.set.Given("termination-log")
-	c.verbositySet = f.set.Given("v")
-	c.align = c.align || c.refStart != 0 || c.distStart != 0 || c.autoAlign
-	if c.http.MaxBytes == 0 {
-		c.http.MaxBytes = -1 // no limit
+	if err := c.runtime(f.set); err != nil {
+		return &c, err
 	}
-	if c.spool.Limit == 0 {
-		c.spool.Limit = -1 // no spooling
-	}
-	var err error
 	switch {
 	case desk:
 		v.reference, v.distorted = positional[0], positional[1]
@@ -278,25 +317,60 @@ func (f *scoreFlags) config(positional []string, env func(string) string) (*scor
 	case v.reference == "" || v.distorted == "":
 		return &c, badRequest("--reference and --distorted (or %s and %s) are required, or two positional arguments", envName("reference"), envName("distorted"))
 	}
-	if c.reference, err = fetch.ParseURI(v.reference); err != nil {
-		return &c, badRequest("--reference: %v", err)
+	r, err := f.request()
+	if err != nil {
+		return &c, err
 	}
-	if c.distorted, err = fetch.ParseURI(v.distorted); err != nil {
-		return &c, badRequest("--distorted: %v", err)
+	req := vmafxv1.NewWorkerRequest()
+	req.Score, req.Store = r, requestStore(c.store)
+	return &c, c.fromRequest(req)
+}
+
+// runtime settles the settings of how the process runs, read from set.
+func (c *scoreConfig) runtime(set *cli.Set) error {
+	c.terminationSet = set.Given("termination-log")
+	c.verbositySet = set.Given("v")
+	if c.http.MaxBytes == 0 {
+		c.http.MaxBytes = -1 // no limit
+	}
+	if c.spool.Limit == 0 {
+		c.spool.Limit = -1 // no spooling
 	}
 	if c.pushGateway != "" && c.pushJob == "" {
-		return &c, badRequest("--push-job must not be empty")
+		return badRequest("--push-job must not be empty")
 	}
-	if err = c.chunkMode.parse(v.chunk, c.output); err != nil {
-		return &c, err
+	return nil
+}
+
+// request is the score the flags ask for.
+func (f *scoreFlags) request() (*vmafxv1.ScoreRequest, error) {
+	v, r := &f.v, f.r
+	r.Reference, r.Distorted = v.reference, v.distorted
+	if v.frames != (vmafxv1.FrameRange{}) {
+		r.Frames = &v.frames
 	}
-	if err = c.worstMode.check(c.output, c.chunk != nil || c.mergeParts > 0 || c.probe); err != nil {
-		return &c, err
+	if v.encode != (vmafxv1.RequestEncode{}) {
+		r.Encode = &v.encode
 	}
-	if err = c.checkAutoAlign(); err != nil {
-		return &c, err
+	// --auto-align-window alone is kept, for fromRequest to refuse with a reason.
+	if v.align || v.alignment != (vmafxv1.RequestAlignment{}) {
+		r.Alignment = &v.alignment
 	}
-	return &c, nil
+	r.WorstFrames = &v.worstFrames
+	switch {
+	case v.chunk != "":
+		start, count, err := parseFrames(v.chunk)
+		if err != nil || count == 0 {
+			return nil, badRequest("--chunk %q: want START:COUNT with COUNT above 0", v.chunk)
+		}
+		r.Chunk = &vmafxv1.RequestChunk{Start: start, Count: count, TotalFrames: v.totalFrames, Part: v.chunkPart}
+	case v.totalFrames != 0 || v.chunkPart != "":
+		return nil, badRequest("--total-frames and --chunk-part go with --chunk")
+	}
+	if v.mergeParts != 0 {
+		r.Merge = &vmafxv1.RequestMerge{Parts: v.mergeParts}
+	}
+	return &r, nil
 }
 
 // parseFrames parses START:COUNT; either part may be empty, and "" is all frames.

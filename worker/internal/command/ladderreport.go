@@ -2,6 +2,7 @@ package command
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,9 +27,16 @@ as ladder.json, ladder.csv and the plot ladder.svg under --output, where the enc
 type ladderReportFlags struct {
 	set                 *cli.Set
 	output, name, table string
-	store               fetch.StoreOptions
-	terminationLog      string
-	verbosity           int
+	c                   ladderReportConfig
+}
+
+// ladderReportConfig is a ladder-report run: the request's report and how to report.
+type ladderReportConfig struct {
+	report         vmafxv1.LadderReportRequest
+	store          fetch.StoreOptions
+	terminationLog string
+	terminationSet bool
+	verbosity      int
 }
 
 func newLadderReportFlags() *ladderReportFlags {
@@ -37,8 +45,9 @@ func newLadderReportFlags() *ladderReportFlags {
 	s.String(&f.output, "output", envName("output"), "", "`URI` prefix to write ladder.json, ladder.csv and ladder.svg under")
 	s.String(&f.name, "name", envName("name"), "ladder", "the ladder's `name`, the plot's title")
 	s.String(&f.table, "table", envName("table"), "", "the ladder's rungs as a `JSON` array (status.rungs)")
-	addStoreFlags(s, &f.store)
-	addResultFlags(s, &f.terminationLog, &f.verbosity)
+	addStoreFlags(s, &f.c.store)
+	addDefaultCredentialsFlag(s, &f.c.store)
+	addResultFlags(s, &f.c.terminationLog, &f.c.verbosity)
 	return f
 }
 
@@ -46,20 +55,51 @@ func (w *worker) ladderReportCommand() *cobra.Command {
 	f := newLadderReportFlags()
 	return w.command(f.set, "ladder-report", "write a ladder's table and plot", ladderReportSummary,
 		[]string{"vmafx-worker ladder-report --output URI --table JSON [flags]"},
-		func([]string) int { return w.ladderReport(f, nil) },
-		func(err error) int { return w.ladderReport(f, err) })
+		func([]string) int { c, err := f.config(w.env, nil); return w.ladderReport(c, err) },
+		func(err error) int { c, err := f.config(w.env, err); return w.ladderReport(c, err) })
 }
 
-// ladderReport runs the ladder-report command with the parsed flags f, or reports err.
-func (w *worker) ladderReport(f *ladderReportFlags, err error) int {
-	start := time.Now()
-	if rerr := f.set.Resolve(cli.Getenv(w.env)); err == nil && rerr != nil {
-		err = badRequest("%v", rerr)
+// config resolves the parsed flags with their env twins, or keeps err, and turns them
+// into a request (fromRequest). The config is never nil.
+func (f *ladderReportFlags) config(env func(string) string, err error) (*ladderReportConfig, error) {
+	rerr := f.set.Resolve(cli.Getenv(env))
+	c := f.c
+	c.terminationSet = f.set.Given("termination-log")
+	switch {
+	case err != nil:
+		return &c, err
+	case rerr != nil:
+		return &c, badRequest("%v", rerr)
+	case f.output == "":
+		return &c, badRequest("--output (or %s) is required", envName("output"))
 	}
-	log := newLogger(w.stderr, f.verbosity, false)
+	req := vmafxv1.NewWorkerRequest()
+	req.LadderReport = &vmafxv1.LadderReportRequest{Output: f.output, Name: f.name}
+	if err := json.Unmarshal([]byte(f.table), &req.LadderReport.Rungs); err != nil {
+		return &c, badRequest("--table is not a JSON array of rungs: %v", err)
+	}
+	req.Store = requestStore(c.store)
+	return &c, c.fromRequest(req)
+}
+
+// fromRequest sets the report req asks for in c, and checks it.
+func (c *ladderReportConfig) fromRequest(req *vmafxv1.WorkerRequest) error {
+	if err := req.Validate(); err != nil {
+		return badRequest("%v", err)
+	}
+	c.report = *req.LadderReport
+	c.report.Name = cmp.Or(c.report.Name, "ladder")
+	c.store = storeOptions(req.Store, c.store.DefaultCredentials)
+	return nil
+}
+
+// ladderReport runs the ladder-report run c, or reports err.
+func (w *worker) ladderReport(c *ladderReportConfig, err error) int {
+	start := time.Now()
+	log := newLogger(w.stderr, c.verbosity, false)
 	r := &vmafxv1.ReportResult{Version: vmafxv1.ReportResultVersion}
 	if err == nil {
-		r.Files, err = writeLadderReport(w.ctx, f.output, f.name, f.table, f.store)
+		r.Files, err = writeLadderReport(w.ctx, &c.report, c.store)
 	}
 	code := report.ExitOK
 	if err != nil {
@@ -70,18 +110,12 @@ func (w *worker) ladderReport(f *ladderReportFlags, err error) int {
 	} else {
 		log.Info("Wrote the ladder report", "files", r.Files, "wallSeconds", round3(time.Since(start).Seconds()))
 	}
-	w.emitResult(log, f.terminationLog, f.set.Given("termination-log"), r)
+	w.emitResult(log, c.terminationLog, c.terminationSet, r)
 	return code
 }
 
-func writeLadderReport(ctx context.Context, output, name, table string, opts fetch.StoreOptions) ([]string, error) {
-	if output == "" {
-		return nil, badRequest("--output (or %s) is required", envName("output"))
-	}
-	var rungs []vmafxv1.LadderRung
-	if err := json.Unmarshal([]byte(table), &rungs); err != nil {
-		return nil, badRequest("--table is not a JSON array of rungs: %v", err)
-	}
+func writeLadderReport(ctx context.Context, lr *vmafxv1.LadderReportRequest, opts fetch.StoreOptions) ([]string, error) {
+	name, rungs := lr.Name, lr.Rungs
 	stores := fetch.NewStores(opts)
 	defer stores.Close()
 	files := []struct {
@@ -94,7 +128,7 @@ func writeLadderReport(ctx context.Context, output, name, table string, opts fet
 	}
 	var written []string
 	for _, f := range files {
-		u, err := fetch.ParseURI(string(vmafxv1.JoinOutput(vmafxv1.OutputURI(output), f.name)))
+		u, err := fetch.ParseURI(string(vmafxv1.JoinOutput(vmafxv1.OutputURI(lr.Output), f.name)))
 		if err != nil {
 			return nil, badRequest("--output: %v", err)
 		}

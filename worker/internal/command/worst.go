@@ -38,10 +38,11 @@ type worstMode struct {
 // reportVersion is the version of report.json's layout.
 const reportVersion = "vmafx.dev/report/v1"
 
-func addWorstFlags(s *cli.Set, w *worstMode) {
-	s.Int(&w.worstFrames, "worst-frames", envName("worst-frames"), vmafxv1.DefaultWorstFrames, 0, vmafxv1.MaxWorstFrames,
+// addWorstFlags adds the worst frames flags: the count to *worstFrames, the rest to r.
+func addWorstFlags(s *cli.Set, worstFrames *int, r *vmafxv1.ScoreRequest) {
+	s.Int(worstFrames, "worst-frames", envName("worst-frames"), vmafxv1.DefaultWorstFrames, 0, vmafxv1.MaxWorstFrames,
 		"how many of the lowest-scoring frames the result lists, with a few of their features (0 to 20); the report beside --output lists them with every feature")
-	s.Bool(&w.pictures, "pictures", envName("pictures"), false,
+	s.Bool(&r.Pictures, "pictures", envName("pictures"), false,
 		"write pictures into the report beside --output (OUTPUT"+vmafxv1.ReportSuffix+"): for each worst frame a PNG of the reference, the distorted frame and their difference heat map side by side, and the per-frame scores plotted (scores.svg, scores.png); costs a second decode of the inputs up to the last worst frame")
 	s.Func("scene-threshold", envName("scene-threshold"), strconv.FormatFloat(worstframes.DefaultSceneThreshold, 'g', -1, 64),
 		"luma histogram distance (0 to 1: the share of the reference's samples that changed bins since the frame before) at which a frame starts a new scene", func(v string) error {
@@ -49,7 +50,7 @@ func addWorstFlags(s *cli.Set, w *worstMode) {
 			if err != nil || !(f > 0 && f <= 1) {
 				return errors.New("want a number above 0, at most 1")
 			}
-			w.sceneThreshold = f
+			r.SceneThreshold = f
 			return nil
 		})
 }

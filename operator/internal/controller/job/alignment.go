@@ -20,19 +20,16 @@ const (
 	ReasonLikelyMisaligned = "LikelyMisaligned"
 )
 
-// alignmentArgs are the worker's arguments for spec.alignment.
-func alignmentArgs(a *vmafxv1.Alignment) []string {
-	var args []string
+// requestAlignment is the worker's alignment and frames for spec.alignment.
+func requestAlignment(a *vmafxv1.Alignment) (*vmafxv1.RequestAlignment, *vmafxv1.FrameRange) {
+	ra := &vmafxv1.RequestAlignment{ReferenceStart: int(a.ReferenceStart), DistortedStart: int(a.DistortedStart)}
 	if a.Auto {
-		args = append(args, "--auto-align")
-		if a.Window > 0 {
-			args = append(args, "--auto-align-window", fmt.Sprint(a.Window))
-		}
-	} else {
-		args = append(args, "--align", "--reference-start", fmt.Sprint(a.ReferenceStart),
-			"--distorted-start", fmt.Sprint(a.DistortedStart))
+		ra = &vmafxv1.RequestAlignment{Auto: true, Window: int(a.Window)}
 	}
-	return append(args, "--frames", fmt.Sprintf(":%d", a.Frames))
+	if a.Frames == 0 {
+		return ra, nil
+	}
+	return ra, &vmafxv1.FrameRange{Count: int(a.Frames)}
 }
 
 // jobAlignment is a worker's alignment as the job's status shows it.

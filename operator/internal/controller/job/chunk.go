@@ -46,7 +46,11 @@ type step struct {
 	name             string // the vmafx.dev/chunk label: probe, merge or the chunk's index
 	state            vmafxv1.ChunkState
 	attempts, failed int32
-	args             []string // the worker's arguments beside the job's
+	// probe, chunk and merge are what the step's worker does beside the job's score
+	// (stepArgs); all unset for none.
+	probe bool
+	chunk *vmafxv1.RequestChunk
+	merge *vmafxv1.RequestMerge
 }
 
 // lost is the number of the step's attempts that were lost.
@@ -88,7 +92,7 @@ func loadSteps(job *vmafxv1.VmafxJob) *steps {
 		return st
 	}
 	ss := &steps{frames: c.Frames, probe: fromStep(vmafxv1.ChunkProbe, c.Probe), merge: fromStep(vmafxv1.ChunkMerge, c.Merge), alignment: c.Alignment}
-	ss.probe.args = []string{"--probe"}
+	ss.probe.probe = true
 	ss.chunks = make([]step, c.Total)
 	for i := range ss.chunks {
 		st := step{name: strconv.Itoa(i), state: vmafxv1.ChunkPending}
@@ -117,7 +121,7 @@ func (ss *steps) plan(job *vmafxv1.VmafxJob, frames int32) {
 	ss.planArgs(job)
 }
 
-// planArgs gives each chunk and the merge their worker arguments.
+// planArgs gives each chunk and the merge what their worker does beside the job's score.
 func (ss *steps) planArgs(job *vmafxv1.VmafxJob) {
 	output := ""
 	if job.Spec.Output != nil {
@@ -125,11 +129,17 @@ func (ss *steps) planArgs(job *vmafxv1.VmafxJob) {
 	}
 	for i, c := range vmafxv1.PlanChunks(int(ss.frames), int(job.Spec.Parallelism)) {
 		if i < len(ss.chunks) {
-			ss.chunks[i].args = []string{"--chunk", fmt.Sprintf("%d:%d", c.Start, c.Count),
-				"--total-frames", strconv.Itoa(int(ss.frames)), "--chunk-part", vmafxv1.ChunkPartURI(output, i)}
+			ss.chunks[i].chunk = &vmafxv1.RequestChunk{Start: c.Start, Count: c.Count, TotalFrames: int(ss.frames), Part: vmafxv1.ChunkPartURI(output, i)}
 		}
 	}
-	ss.merge.args = []string{"--merge-parts", strconv.Itoa(len(ss.chunks))}
+	ss.merge.merge = &vmafxv1.RequestMerge{Parts: len(ss.chunks)}
+}
+
+// stepArgs is the worker command line of a step of job (aligned as its chunks are).
+func stepArgs(job *vmafxv1.VmafxJob, st *step) []string {
+	req := workerRequest(job)
+	req.Score.Probe, req.Score.Chunk, req.Score.Merge = st.probe, st.chunk, st.merge
+	return workerpod.Args(req)
 }
 
 // all is every step, the probe first and the merge last.
@@ -488,7 +498,7 @@ func (r *Reconciler) startStep(ctx context.Context, c *chunkRun, st *step, n int
 	pod.Name = StepPodName(c.job, st.name, n)
 	pod.Spec.Hostname = hostname(pod.Name)
 	pod.Labels[vmafxv1.LabelChunk] = st.name
-	pod.Spec.Containers[0].Args = append(pod.Spec.Containers[0].Args, st.args...)
+	pod.Spec.Containers[0].Args = stepArgs(job, st)
 	// A step's Pod counts against the namespace's worker limit like any worker Pod: at the
 	// limit, the step stays unstarted and the job looks again when its own Pods change or
 	// after chunkLimitRecheck.

@@ -55,11 +55,11 @@ func TestStepsRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(ss, back, cmp.AllowUnexported(steps{}, step{})); diff != "" {
 		t.Errorf("loaded steps differ from the stored (-want,+got):\n%s", diff)
 	}
-	if got := strings.Join(back.chunks[1].args, " "); got != "--chunk 4:3 --total-frames 10 --chunk-part s3://b/out.json.chunk-001" {
-		t.Errorf("chunk 1's arguments: %q", got)
+	if got, want := back.chunks[1].chunk, (vmafxv1.RequestChunk{Start: 4, Count: 3, TotalFrames: 10, Part: "s3://b/out.json.chunk-001"}); got == nil || *got != want {
+		t.Errorf("chunk 1's request: %+v, want %+v", got, want)
 	}
-	if got := strings.Join(back.merge.args, " "); got != "--merge-parts 3" {
-		t.Errorf("the merge's arguments: %q", got)
+	if got := back.merge.merge; got == nil || got.Parts != 3 || !back.probe.probe {
+		t.Errorf("the merge's request: %+v, the probe's: %v", got, back.probe.probe)
 	}
 }
 

@@ -46,7 +46,7 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 			vmafxv1.AnnotationJobName:  job.Name,
 		},
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, vmafxv1.GroupVersion.WithKind("VmafxJob"))},
-	}, w, workerArgs(job), resources, spec.ActiveDeadlineSeconds)
+	}, w, workerpod.Args(workerRequest(job)), resources, spec.ActiveDeadlineSeconds)
 	pod.Spec.SchedulerName = vmafxv1.SchedulerName
 	pod.Spec.Hostname = hostname(name)
 	c := &pod.Spec.Containers[0]
@@ -82,51 +82,39 @@ func queueName(job *vmafxv1.VmafxJob, w config.WorkerConfig) string {
 	return w.KueueQueueName
 }
 
-// workerArgs is the vmafx-worker command line for job. It never carries credentials:
-// those reach the worker as the files of spec.credentials' Secret.
-func workerArgs(job *vmafxv1.VmafxJob) []string {
+// workerRequest is what job's worker Pod does: the one place the operator turns a job's
+// spec into a worker request (a chunked job's steps add theirs, chunk.go). It never
+// carries credentials: those reach the worker as the files of spec.credentials' Secret.
+func workerRequest(job *vmafxv1.VmafxJob) *vmafxv1.WorkerRequest {
 	s := job.Spec
-	args := []string{"score", "--reference", string(s.Reference), "--distorted", string(s.Distorted)}
+	r := &vmafxv1.ScoreRequest{Reference: string(s.Reference), Distorted: string(s.Distorted),
+		PixelFormat: string(s.PixelFormat), Model: string(s.Model), Deinterlace: s.Deinterlace}
 	if s.Width != nil && s.Height != nil {
-		args = append(args, "--width", strconv.Itoa(int(*s.Width)), "--height", strconv.Itoa(int(*s.Height)))
-	}
-	if s.PixelFormat != "" {
-		args = append(args, "--pixel-format", string(s.PixelFormat))
-	}
-	if s.Model != "" {
-		args = append(args, "--model", string(s.Model))
+		r.Width, r.Height = int(*s.Width), int(*s.Height)
 	}
 	if s.Output != nil {
-		args = append(args, "--output", string(*s.Output))
-		if s.OutputFormat != "" {
-			args = append(args, "--output-format", string(s.OutputFormat))
-		}
+		r.Output, r.OutputFormat = string(*s.Output), string(s.OutputFormat)
 	}
-	if len(s.Features) > 0 {
-		names := make([]string, len(s.Features))
-		for i, f := range s.Features {
-			names[i] = string(f)
-		}
-		args = append(args, "--features", strings.Join(names, ","))
-	}
-	if s.Deinterlace {
-		args = append(args, "--deinterlace")
+	for _, f := range s.Features {
+		r.Features = append(r.Features, string(f))
 	}
 	if e := s.Encode; e != nil {
+		r.Encode = &vmafxv1.RequestEncode{}
 		if e.Width != nil && e.Height != nil {
-			args = append(args, "--encode-width", strconv.Itoa(int(*e.Width)), "--encode-height", strconv.Itoa(int(*e.Height)))
+			r.Encode.Width, r.Encode.Height = int(*e.Width), int(*e.Height)
 		}
 		if e.BitDepth != nil {
-			args = append(args, "--encode-bit-depth", strconv.Itoa(int(*e.BitDepth)))
+			r.Encode.BitDepth = int(*e.BitDepth)
 		}
 	}
 	if s.ScoringBitDepth != nil {
-		args = append(args, "--scoring-bit-depth", strconv.Itoa(int(*s.ScoringBitDepth)))
+		r.ScoringBitDepth = int(*s.ScoringBitDepth)
 	}
 	if a := s.Alignment; a != nil {
-		args = append(args, alignmentArgs(a)...)
+		r.Alignment, r.Frames = requestAlignment(a)
 	}
-	args = append(args, worstArgs(s)...)
-	args = append(args, workerpod.StoreArgs(s.Credentials, s.S3)...)
-	return args
+	requestWorst(s, r)
+	req := vmafxv1.NewWorkerRequest()
+	req.Score, req.Store = r, workerpod.Store(s.Credentials, s.S3)
+	return req
 }

@@ -1,8 +1,8 @@
 package job
 
 import (
+	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +11,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
 // TestBuildPodObjectStore checks how a job's object-store settings reach the worker: the
@@ -31,24 +32,24 @@ func TestBuildPodObjectStore(t *testing.T) {
 		},
 	}
 	pod := buildPod(job, 1, config.WorkerConfig{Image: "w:dev"})
-	args := strings.Join(pod.Spec.Containers[0].Args, " ")
-	for _, want := range []string{
-		"--reference s3://media/ref.mp4", "--distorted s3://media/dist.mp4",
-		"--credentials-dir " + vmafxv1.CredentialsMountPath,
-		"--s3-endpoint http://versitygw:7070", "--s3-region us-east-1", "--s3-path-style",
-		"--features psnr,cambi", "--align --reference-start 0 --distorted-start 2 --frames :100",
-		"--output s3://media/out.csv --output-format csv",
-	} {
-		if !strings.Contains(args, want) {
-			t.Errorf("args %q lack %q", args, want)
-		}
+	req, err := workerpod.Request(pod.Spec.Containers[0].Args)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if strings.Contains(args, "--width") {
-		t.Errorf("args %q carry a geometry the job did not set", args)
+	wantStore := vmafxv1.RequestStore{CredentialsDir: vmafxv1.CredentialsMountPath, S3Endpoint: "http://versitygw:7070", S3Region: "us-east-1", S3PathStyle: ptr.To(true)}
+	if req.Store == nil || !reflect.DeepEqual(*req.Store, wantStore) {
+		t.Errorf("store %+v, want %+v", req.Store, wantStore)
+	}
+	r := req.Score
+	if r.Reference != "s3://media/ref.mp4" || r.Distorted != "s3://media/dist.mp4" || !slices.Equal(r.Features, []string{"psnr", "cambi"}) ||
+		r.Output != "s3://media/out.csv" || r.OutputFormat != "csv" || r.Width != 0 ||
+		*r.Alignment != (vmafxv1.RequestAlignment{DistortedStart: 2}) || *r.Frames != (vmafxv1.FrameRange{Count: 100}) {
+		t.Errorf("score request %+v", r)
 	}
 	job.Spec.Alignment = &vmafxv1.Alignment{Auto: true, Window: 12}
-	if args := strings.Join(buildPod(job, 1, config.WorkerConfig{Image: "w:dev"}).Spec.Containers[0].Args, " "); !strings.Contains(args, "--auto-align --auto-align-window 12 --frames :0") || strings.Contains(args, "--reference-start") {
-		t.Errorf("auto alignment: args %q, want --auto-align --auto-align-window 12 --frames :0 and no starts", args)
+	auto, err := workerpod.Request(buildPod(job, 1, config.WorkerConfig{Image: "w:dev"}).Spec.Containers[0].Args)
+	if err != nil || *auto.Score.Alignment != (vmafxv1.RequestAlignment{Auto: true, Window: 12}) || auto.Score.Frames != nil {
+		t.Errorf("auto alignment: %+v (%v), want auto with window 12, no starts and every frame", auto.Score, err)
 	}
 	c := pod.Spec.Containers[0]
 	if len(c.EnvFrom) != 0 {
@@ -147,19 +148,17 @@ func TestBuildPodDefaultCredentials(t *testing.T) {
 	}
 }
 
-// TestWorkerArgsScoringBitDepth: spec.scoringBitDepth and spec.encode reach the worker as
-// its flags, and a job without them scores at the inputs' depth (no flag).
-func TestWorkerArgsScoringBitDepth(t *testing.T) {
+// TestWorkerRequestScoringBitDepth: spec.scoringBitDepth and spec.encode reach the
+// worker's request, and a job without them scores at the inputs' depth.
+func TestWorkerRequestScoringBitDepth(t *testing.T) {
 	job := &vmafxv1.VmafxJob{Spec: vmafxv1.VmafxJobSpec{Reference: "s3://b/ref.mp4", Distorted: "s3://b/dist.mp4"}}
-	if args := workerArgs(job); slices.Contains(args, "--scoring-bit-depth") {
-		t.Errorf("default job: %v", args)
+	if r := workerRequest(job).Score; r.ScoringBitDepth != 0 || r.Encode != nil {
+		t.Errorf("default job: %+v", r)
 	}
 	job.Spec.ScoringBitDepth = ptr.To[int32](10)
 	job.Spec.Encode = &vmafxv1.EncodeParameters{Width: ptr.To[int32](1280), Height: ptr.To[int32](720), BitDepth: ptr.To[int32](8)}
-	args := strings.Join(workerArgs(job), " ")
-	for _, want := range []string{"--scoring-bit-depth 10", "--encode-width 1280 --encode-height 720", "--encode-bit-depth 8"} {
-		if !strings.Contains(args, want) {
-			t.Errorf("args %q lack %q", args, want)
-		}
+	r := workerRequest(job).Score
+	if want := (vmafxv1.RequestEncode{Width: 1280, Height: 720, BitDepth: 8}); r.ScoringBitDepth != 10 || r.Encode == nil || *r.Encode != want {
+		t.Errorf("request %+v, encode %+v: want scoring at 10 bits and encode %+v", r, r.Encode, want)
 	}
 }

@@ -1,26 +1,23 @@
 package job
 
 import (
-	"strconv"
+	"k8s.io/utils/ptr"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
-// worstArgs are the worker flags of spec.worstFrames. Pictures are drawn only by a Pod
-// that scores the whole video (the API refuses them with parallelism above 1).
-func worstArgs(s vmafxv1.VmafxJobSpec) []string {
+// requestWorst sets the worker's worst frames and pictures from spec.worstFrames.
+// Pictures are drawn only by a Pod that scores the whole video (the API refuses them with
+// parallelism above 1).
+func requestWorst(s vmafxv1.VmafxJobSpec, r *vmafxv1.ScoreRequest) {
 	w := s.WorstFrames
 	if w == nil {
-		return nil
+		return
 	}
-	var args []string
 	if w.Count != nil {
-		args = append(args, "--worst-frames", strconv.Itoa(int(*w.Count)))
+		r.WorstFrames = ptr.To(int(*w.Count))
 	}
-	if w.Pictures && s.Parallelism <= 1 {
-		args = append(args, "--pictures")
-	}
-	return args
+	r.Pictures = w.Pictures && s.Parallelism <= 1
 }
 
 // setWorst copies the result's percentiles, worst frames, scene summary and report into

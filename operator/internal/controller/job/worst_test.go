@@ -10,20 +10,19 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
-func TestWorkerArgsWorstFrames(t *testing.T) {
+func TestWorkerRequestWorstFrames(t *testing.T) {
 	job := &vmafxv1.VmafxJob{Spec: vmafxv1.VmafxJobSpec{Reference: "s3://b/ref.mp4", Distorted: "s3://b/dist.mp4"}}
-	if args := workerArgs(job); slices.Contains(args, "--worst-frames") || slices.Contains(args, "--pictures") {
-		t.Errorf("default job: %v (the worker's default of 5 applies)", args)
+	if r := workerRequest(job).Score; r.WorstFrames != nil || r.Pictures {
+		t.Errorf("default job: %+v (the worker's default of 5 applies)", r)
 	}
 	job.Spec.WorstFrames = &vmafxv1.WorstFrames{Count: ptr.To[int32](0), Pictures: true}
-	args := workerArgs(job)
-	if i := slices.Index(args, "--worst-frames"); i < 0 || args[i+1] != "0" || !slices.Contains(args, "--pictures") {
-		t.Errorf("args %v, want --worst-frames 0 --pictures", args)
+	if r := workerRequest(job).Score; r.WorstFrames == nil || *r.WorstFrames != 0 || !r.Pictures {
+		t.Errorf("request %+v, want worstFrames 0 and pictures", r)
 	}
 	// A chunked job's Pods never draw pictures (the API refuses the pair anyway).
 	job.Spec.Parallelism = 4
-	if args := workerArgs(job); slices.Contains(args, "--pictures") {
-		t.Errorf("chunked job: %v", args)
+	if r := workerRequest(job).Score; r.Pictures {
+		t.Errorf("chunked job: %+v", r)
 	}
 }
 

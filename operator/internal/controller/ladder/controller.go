@@ -2,7 +2,6 @@ package ladder
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -472,20 +471,6 @@ func (r *Reconciler) report(ctx context.Context, s *scope) error {
 	l.Status.Phase = vmafxv1.JobSucceeded
 	r.Recorder.Eventf(l, nil, corev1.EventTypeNormal, ReasonHullComputed, "Report", "%d rungs scored; chosen: %s", l.Status.Scored, strings.Join(l.Status.Hull, ", "))
 	return nil
-}
-
-// reportArgs is the report Pod's command line: the table goes as compact JSON.
-func reportArgs(l *vmafxv1.VmafxLadder) ([]string, error) {
-	table := make([]vmafxv1.LadderRung, len(l.Status.Rungs))
-	for i, r := range l.Status.Rungs {
-		table[i] = vmafxv1.LadderRung{Name: r.Name, Encoder: r.Encoder, RateControl: r.RateControl, Value: r.Value, Height: r.Height, Width: r.Width,
-			Phase: r.Phase, Resolution: r.Resolution, Bitrate: r.Bitrate, Bytes: r.Bytes, Score: r.Score, P5: r.P5, WorstFrame: r.WorstFrame, Hull: r.Hull}
-	}
-	b, err := json.Marshal(table)
-	if err != nil {
-		return nil, err
-	}
-	return append([]string{"ladder-report", "--output", string(l.Spec.Output), "--name", l.Name, "--table", string(b)}, workerpod.StoreArgs(l.Spec.Credentials, l.Spec.S3)...), nil
 }
 
 // podOutcome reads a finished ladder Pod: ok with parse's success, or the reason and

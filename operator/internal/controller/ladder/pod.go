@@ -1,6 +1,7 @@
 package ladder
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -90,20 +91,34 @@ func buildPod(l *vmafxv1.VmafxLadder, name, step, rung string, n int32, args []s
 
 // encodeArgs is the vmafx-worker command line of a rung's encode.
 func encodeArgs(l *vmafxv1.VmafxLadder, r *vmafxv1.LadderRung) []string {
-	args := []string{stepEncode, "--reference", string(l.Spec.Reference), "--output", string(encodeURI(l, r.Name)),
-		"--encoder", string(r.Encoder), "--rate-control", string(r.RateControl), "--value", strconv.Itoa(int(r.Value)),
-		"--height", strconv.Itoa(int(r.Height))}
-	if r.Width > 0 {
-		args = append(args, "--width", strconv.Itoa(int(r.Width)))
-	}
-	if c := l.Spec.Codec(r.Encoder); c != nil && c.Preset != "" {
-		args = append(args, "--preset", c.Preset)
+	e := &vmafxv1.EncodeRequest{Reference: string(l.Spec.Reference), Output: string(encodeURI(l, r.Name)),
+		Encoder: r.Encoder, RateControl: r.RateControl, Value: int(r.Value), Width: int(r.Width), Height: int(r.Height)}
+	if c := l.Spec.Codec(r.Encoder); c != nil {
+		e.Preset = c.Preset
 	}
 	if w, h := l.Spec.Width, l.Spec.Height; w != nil && h != nil {
-		args = append(args, "--raw-width", strconv.Itoa(int(*w)), "--raw-height", strconv.Itoa(int(*h)))
-		if l.Spec.PixelFormat != "" {
-			args = append(args, "--pixel-format", string(l.Spec.PixelFormat))
-		}
+		e.RawWidth, e.RawHeight, e.PixelFormat = int(*w), int(*h), string(l.Spec.PixelFormat)
 	}
-	return append(args, workerpod.StoreArgs(l.Spec.Credentials, l.Spec.S3)...)
+	req := vmafxv1.NewWorkerRequest()
+	req.Encode, req.Store = e, workerpod.Store(l.Spec.Credentials, l.Spec.S3)
+	return workerpod.Args(req)
+}
+
+// reportArgs is the report Pod's command line: the table goes as the request's rungs.
+func reportArgs(l *vmafxv1.VmafxLadder) ([]string, error) {
+	table := make([]vmafxv1.LadderRung, len(l.Status.Rungs))
+	for i, r := range l.Status.Rungs {
+		table[i] = vmafxv1.LadderRung{Name: r.Name, Encoder: r.Encoder, RateControl: r.RateControl, Value: r.Value, Height: r.Height, Width: r.Width,
+			Phase: r.Phase, Resolution: r.Resolution, Bitrate: r.Bitrate, Bytes: r.Bytes, Score: r.Score, P5: r.P5, WorstFrame: r.WorstFrame, Hull: r.Hull}
+	}
+	req := vmafxv1.NewWorkerRequest()
+	req.LadderReport = &vmafxv1.LadderReportRequest{Output: string(l.Spec.Output), Name: l.Name, Rungs: table}
+	req.Store = workerpod.Store(l.Spec.Credentials, l.Spec.S3)
+	args := workerpod.Args(req)
+	// The CRD bounds the rungs and their strings far below the limit; a table past it
+	// would be refused by the worker on every attempt.
+	if n := len(args[len(args)-1]); n > vmafxv1.MaxWorkerRequestBytes {
+		return nil, fmt.Errorf("the ladder's table is %d bytes as a worker request, more than %d", n, vmafxv1.MaxWorkerRequestBytes)
+	}
+	return args, nil
 }

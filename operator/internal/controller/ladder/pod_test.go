@@ -1,7 +1,6 @@
 package ladder
 
 import (
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,9 +65,15 @@ func TestEncodePod(t *testing.T) {
 	if _, ok := w.Resources.Limits[vmafxv1.ResourceSlot]; !ok {
 		t.Error("the operator's worker resources were changed")
 	}
-	want := "encode --reference file:///data/ref.yuv --output file:///output/t/640x360-x265-qp30.mkv --encoder libx265 --rate-control qp --value 30 --height 360 --width 640 --preset fast --raw-width 1920 --raw-height 1080 --pixel-format yuv420p10le"
-	if got := strings.Join(c.Args, " "); got != want {
-		t.Errorf("args\n%s\nwant\n%s", got, want)
+	req, err := workerpod.Request(c.Args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := vmafxv1.EncodeRequest{Reference: "file:///data/ref.yuv", Output: "file:///output/t/640x360-x265-qp30.mkv",
+		Encoder: vmafxv1.EncoderX265, RateControl: vmafxv1.RateQP, Value: 30, Height: 360, Width: 640, Preset: "fast",
+		RawWidth: 1920, RawHeight: 1080, PixelFormat: "yuv420p10le"}
+	if req.Encode == nil || *req.Encode != want || req.Score != nil || req.Store != nil {
+		t.Errorf("request %+v, encode %+v\nwant encode %+v", req, req.Encode, want)
 	}
 	mounts := map[string]bool{}
 	for _, m := range c.VolumeMounts {
