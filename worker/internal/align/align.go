@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 	"unsafe"
 
 	"github.com/vmafx/vmafx/vmaf"
@@ -60,6 +61,18 @@ type Recorder struct {
 	window int
 	thumbs [2][][]float32
 	sums   []uint64 // one thumbnail row's block sums, reused
+
+	bg     *early // set by Wrap
+}
+
+// early is a wrapped recorder's search, started as soon as both sides are complete
+// (their limit or their end reached), beside the scoring rather than after it.
+type early struct {
+	mu       sync.Mutex
+	complete [2]bool
+	started  bool
+	done     chan struct{}
+	result   Result
 }
 
 // NewRecorder returns a recorder for a search of window offsets either side of zero
@@ -76,6 +89,9 @@ func NewRecorder(info vmaf.VideoInfo, window int) *Recorder {
 // Wrap returns src, recording the thumbnails of its first frames as they are read, for
 // side 0 (reference) or 1 (distorted). Each side must be read by one goroutine at a time.
 func (r *Recorder) Wrap(side int, src vmaf.FrameSource) vmaf.FrameSource {
+	if r.bg == nil {
+		r.bg = &early{}
+	}
 	return &tee{FrameSource: src, r: r, side: side}
 }
 
@@ -90,7 +106,48 @@ func (t *tee) ReadFrame(f *vmaf.Frame) error {
 	if err == nil && len(t.r.thumbs[t.side]) < t.r.limits[t.side] {
 		t.r.add(t.side, f)
 	}
+	if err != nil || len(t.r.thumbs[t.side]) >= t.r.limits[t.side] {
+		t.r.sideComplete(t.side)
+	}
 	return err
+}
+
+// sideComplete records that side has all the thumbnails it will have, and starts the
+// search in its own goroutine once both sides do: the reader reaches that point while
+// the kernel still scores earlier frames, and on a long input 90 frames in, so the
+// search no longer adds its time to the score's end.
+func (r *Recorder) sideComplete(side int) {
+	bg := r.bg
+	bg.mu.Lock()
+	defer bg.mu.Unlock()
+	bg.complete[side] = true
+	if bg.started || !bg.complete[0] || !bg.complete[1] {
+		return
+	}
+	bg.started = true
+	bg.done = make(chan struct{})
+	go func() {
+		defer close(bg.done)
+		bg.result = r.Search()
+	}()
+}
+
+// Result is the search of a wrapped recorder: the one started when both sides were
+// complete, waited for, or a search now of what was recorded when it was not started
+// (the scoring stopped before either side was complete).
+func (r *Recorder) Result() Result {
+	bg := r.bg
+	if bg == nil {
+		return r.Search()
+	}
+	bg.mu.Lock()
+	started := bg.started
+	bg.mu.Unlock()
+	if !started {
+		return r.Search()
+	}
+	<-bg.done
+	return bg.result
 }
 
 // Read reads the frames a search needs from ref and dist (fewer where an input ends).

@@ -155,6 +155,34 @@ func TestWrap(t *testing.T) {
 	if res := r.Search(); res.Best != -2 || !res.Clear() {
 		t.Fatalf("%+v; want best -2, clear", res)
 	}
+	// Both sides complete: the search started beside the reading, and its result is
+	// the search's.
+	if !r.bg.started {
+		t.Fatal("the search did not start when both sides were complete")
+	}
+	if got, want := r.Result(), r.Search(); got != want {
+		t.Fatalf("Result %+v, want the search's %+v", got, want)
+	}
+}
+
+// A scoring that stops before a side is complete still gets a search of what was
+// recorded.
+func TestResultIncomplete(t *testing.T) {
+	ref, dist := clip(t, "p01_ref.yuv"), clip(t, "p01_dist.yuv")
+	r := NewRecorder(vmaf.VideoInfo{Width: 176, Height: 144, Format: vmaf.YUV420P}, DefaultWindow)
+	rs, ds := r.Wrap(0, &frames{f: ref}), r.Wrap(1, &frames{f: dist})
+	var f vmaf.Frame
+	for range 3 {
+		if rs.ReadFrame(&f) != nil || ds.ReadFrame(&f) != nil {
+			t.Fatal("short clip")
+		}
+	}
+	if r.bg.started {
+		t.Fatal("the search started before either side was complete")
+	}
+	if got, want := r.Result(), r.Search(); got != want {
+		t.Fatalf("Result %+v, want the search's %+v", got, want)
+	}
 }
 
 // A 10-bit input compares with an 8-bit one on the 8-bit scale.

@@ -127,7 +127,7 @@ func round2(v float64) float64 {
 // checkRecorded searches the thumbnails a plain score recorded and reports an offset
 // that fits clearly better than the pairing scored.
 func (s *scorer) checkRecorded(rec *align.Recorder) {
-	res := rec.Search()
+	res := rec.Result()
 	if !res.Clear() {
 		s.log.V(1).Info("Alignment check", "best", res.Best, "confidence", res.Confidence, "pairs", res.Pairs)
 		return
@@ -153,13 +153,16 @@ func (s *scorer) hintCount(err error, rec *align.Recorder, ref, dist *source.Inp
 	if !errors.Is(err, vmaf.ErrFrameCountMismatch) || rec == nil && ref == nil {
 		return err
 	}
+	var res align.Result
 	if rec == nil {
 		rec = align.NewRecorder(ref.Info(), align.DefaultWindow)
 		if rec.Read(ref, dist) != nil {
 			return err // the count is the error; a read error would hide it
 		}
+		res = rec.Search()
+	} else {
+		res = rec.Result()
 	}
-	res := rec.Search()
 	if !res.Clear() {
 		return err
 	}
