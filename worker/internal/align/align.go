@@ -62,7 +62,7 @@ type Recorder struct {
 	thumbs [2][][]float32
 	sums   []uint64 // one thumbnail row's block sums, reused
 
-	bg     *early // set by Wrap
+	bg *early // set by Wrap
 }
 
 // early is a wrapped recorder's search, started as soon as both sides are complete
