@@ -20,7 +20,7 @@ const (
 	// CPUAVX2 uses AVX2 kernels (x86-64).
 	CPUAVX2
 	// CPUAVX512 uses AVX-512 kernels where the build has them and the AVX2
-	// ones elsewhere; it needs AVX-512 F, BW, DQ and VL.
+	// ones elsewhere; it needs AVX-512 F, BW, DQ, VL and CD.
 	CPUAVX512
 )
 

@@ -6,5 +6,6 @@ import "golang.org/x/sys/cpu"
 // checks before setting these.
 var (
 	hasAVX2   = cpu.X86.HasAVX2
-	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
+	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL &&
+		cpu.X86.HasAVX512CD
 )

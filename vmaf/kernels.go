@@ -15,6 +15,8 @@ type kernels struct {
 	// vifRow runs VIF's horizontal pass and statistic of one row; sig is
 	// scratch of w pixels.
 	vifRow func(filt []uint64, mu, xx, yy, xy []uint64, w int, t []uint16, egl float64, acc *vifAcc, sig *vifSigmas)
+	// vifStatRow accumulates the statistic of a row's w variances.
+	vifStatRow func(sig *vifSigmas, w int, t []uint16, egl float64, acc *vifAcc)
 	// vifRound rounds the vertical sums into the horizontal pass's rows.
 	vifRound func(accP, accQ, accY, accX, mu, xx, yy, xy []uint64, r vifRounding)
 	// vifSubInit and vifSubPair run the vertical pass of VIF's
@@ -88,11 +90,14 @@ func (m *motionRows) ensure(w int) {
 }
 
 var genericKernels = kernels{
-	cpu:         CPUGeneric,
-	vifFill:     (*vifRing).fill,
-	vifTapInit:  vifTapInit,
-	vifTapPair:  vifTapPair,
-	vifRow:      vifRowGeneric,
+	cpu:        CPUGeneric,
+	vifFill:    (*vifRing).fill,
+	vifTapInit: vifTapInit,
+	vifTapPair: vifTapPair,
+	vifRow:     vifRowGeneric,
+	vifStatRow: func(sig *vifSigmas, w int, t []uint16, egl float64, acc *vifAcc) {
+		vifStatRow(sig, 0, w, t, egl, acc)
+	},
 	vifRound:    vifRoundRow,
 	vifSubInit:  vifSubInit,
 	vifSubPair:  vifSubPair,

@@ -12,6 +12,7 @@ var avx2Kernels = kernels{
 	vifTapInit:  vifTapInitAVX2,
 	vifTapPair:  vifTapPairAVX2,
 	vifRow:      vifRowAVX2,
+	vifStatRow:  vifStatRowAVX2,
 	vifRound:    vifRoundAVX2,
 	vifSubInit:  vifSubInitAVX2,
 	vifSubPair:  vifSubPairAVX2,
@@ -44,11 +45,12 @@ var avx2Kernels = kernels{
 	cambiScan:       cambiScanAVX2Row,
 }
 
-// avx512Kernels: this build has no AVX-512 kernel yet, so the path runs the
-// AVX2 ones (AVX-512 processors have AVX2).
+// avx512Kernels are the AVX2 kernels (AVX-512 processors have AVX2) with
+// the AVX-512 ones this build has in their place: VIF's statistic.
 var avx512Kernels = func() kernels {
 	k := avx2Kernels
 	k.cpu = CPUAVX512
+	k.vifStatRow = vifStatRowAVX512
 	return k
 }()
 
@@ -155,6 +157,25 @@ func vifStatRowAVX2(sig *vifSigmas, w int, t []uint16, egl float64, acc *vifAcc)
 		acc.denLog += out[1] - 2048*17*logPixels
 		acc.numNonLog += out[2]
 		acc.denNonLog += int64(n) - logPixels
+	}
+	vifStatRow(sig, n, w, t, egl, acc)
+}
+
+// vifStatRowAVX512 is vifStatRowAVX2 on the AVX-512 kernel, 16 pixels a
+// step, in calls of at most 2^16 pixels (the kernel's dword sums).
+func vifStatRowAVX512(sig *vifSigmas, w int, t []uint16, egl float64, acc *vifAcc) {
+	n := w &^ 15
+	_ = t[:65538] // the kernel reads up to 2 words past the table's 65536 entries
+	for j0 := 0; j0 < n; j0 += 1 << 16 {
+		m := min(n-j0, 1<<16)
+		_, _, _ = sig.s1[j0+m-1], sig.s2[j0+m-1], sig.s12[j0+m-1]
+		var out [4]int64
+		vifStatAVX512(&sig.s1[j0], &sig.s2[j0], &sig.s12[j0], &t[0], egl, &out, m)
+		logPixels := out[3]
+		acc.numLog += out[0]
+		acc.denLog += out[1] - 2048*17*logPixels
+		acc.numNonLog += out[2]
+		acc.denNonLog += int64(m) - logPixels
 	}
 	vifStatRow(sig, n, w, t, egl, acc)
 }

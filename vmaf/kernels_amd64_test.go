@@ -147,7 +147,8 @@ func FuzzVIFStat(f *testing.F) {
 	})
 }
 
-// TestVIFStatAVX2 runs the statistic kernel on many rows of any variances
+// TestVIFStatAVX2 runs the statistic kernels (AVX2 and, where the processor
+// has it, AVX-512) on many rows of any variances
 // (FuzzVIFStat's cases), so that rare lanes (the noise threshold, the
 // extremes, out-of-range conversions) meet every position of a step.
 func TestVIFStatAVX2(t *testing.T) {
@@ -189,6 +190,13 @@ func vifStatCase(t *testing.T, seed uint64, n uint8, egl1 bool) {
 		vifStatRowAVX2(sig, w, tab, egl, &got)
 		if got != want {
 			t.Fatalf("vifStatAVX2(w=%d): %+v, want %+v", w, got, want)
+		}
+		if CPUAVX512.Supported() {
+			got = vifAcc{}
+			vifStatRowAVX512(sig, w, tab, egl, &got)
+			if got != want {
+				t.Fatalf("vifStatAVX512(w=%d): %+v, want %+v", w, got, want)
+			}
 		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// BenchmarkVIFStatRow is the vector statistic alone on one 1280-pixel row of
+// BenchmarkVIFStatRow is each vector path's statistic alone on one 1280-pixel row of
 // variances like a natural picture's (most pixels above the noise
 // threshold, a covariance near the variances).
 func BenchmarkVIFStatRow(b *testing.B) {
@@ -18,8 +18,16 @@ func BenchmarkVIFStatRow(b *testing.B) {
 		sig.s1[j], sig.s2[j], sig.s12[j] = s1, s1/2+int32(rng.IntN(1<<20)), s1/3
 	}
 	tab := vifLog2Table()
-	var acc vifAcc
-	for b.Loop() {
-		vifStatRowAVX2(sig, w, tab, defaultEnhnGainLimit, &acc)
+	for _, c := range []CPU{CPUAVX2, CPUAVX512} {
+		b.Run(c.String(), func(b *testing.B) {
+			if !c.Supported() {
+				b.Skipf("no %v on this processor", c)
+			}
+			k := kernelsFor(c)
+			var acc vifAcc
+			for b.Loop() {
+				k.vifStatRow(sig, w, tab, defaultEnhnGainLimit, &acc)
+			}
+		})
 	}
 }

@@ -167,7 +167,7 @@ func (s *vifState) statistic8(ref, dis []uint16, w, h, scale int, vector bool) v
 			vifHoriz8(scale, &v.ptr[0], &s.sig.s1[0], &s.sig.s2[0], &s.sig.s12[0], n)
 		}
 		vifHoriz8Cols(scale, &v.row, n, w, &s.sig)
-		vifStat8Row(vector, &s.sig, w, s.log2, s.egl, acc)
+		vifStat8Row(s.k, vector, &s.sig, w, s.log2, s.egl, acc)
 	}
 	s.lastAcc = *acc
 	return acc.score()

@@ -32,10 +32,11 @@ func vifHoriz8(scale int, planes **int16, s1, s2, s12 *int32, n int) {
 	}
 }
 
-// vifStat8Row accumulates a row's statistic from its variances.
-func vifStat8Row(vector bool, sig *vifSigmas, w int, t []uint16, egl float64, acc *vifAcc) {
+// vifStat8Row accumulates a row's statistic from its variances, with k's
+// kernel when vector is set.
+func vifStat8Row(k *kernels, vector bool, sig *vifSigmas, w int, t []uint16, egl float64, acc *vifAcc) {
 	if vector {
-		vifStatRowAVX2(sig, w, t, egl, acc)
+		k.vifStatRow(sig, w, t, egl, acc)
 	} else {
 		vifStatRow(sig, 0, w, t, egl, acc)
 	}

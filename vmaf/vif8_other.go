@@ -9,6 +9,6 @@ func vifVert8(int, **uint16, **uint16, **int16, int) { panic("vmaf: no vector VI
 
 func vifHoriz8(int, **int16, *int32, *int32, *int32, int) { panic("vmaf: no vector VIF kernel") }
 
-func vifStat8Row(_ bool, sig *vifSigmas, w int, t []uint16, egl float64, acc *vifAcc) {
+func vifStat8Row(_ *kernels, _ bool, sig *vifSigmas, w int, t []uint16, egl float64, acc *vifAcc) {
 	vifStatRow(sig, 0, w, t, egl, acc)
 }

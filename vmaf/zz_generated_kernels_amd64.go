@@ -268,3 +268,8 @@ func cambiDecimate8AVX2(src *bool, dst *bool, n int)
 //
 //go:noescape
 func cambiScanAVX2(c *float32, n int, out *[16]uint64)
+
+// vifStatAVX512 is vifStatAVX2 for n pixels a multiple of 16 (at most 2^16): out receives numLog, denLog + 2048*17 per log pixel, numNonLog and the log pixel count.
+//
+//go:noescape
+func vifStatAVX512(s1 *int32, s2 *int32, s12 *int32, tab *uint16, egl float64, out *[4]int64, n int)

@@ -60,6 +60,7 @@ func main() {
 	speedAxpy()
 	speedConv()
 	cambiKernels()
+	avx512Kernels()
 	Generate()
 }
 
