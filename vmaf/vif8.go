@@ -130,8 +130,9 @@ func pad16(b []int16, w, half int) {
 }
 
 // statistic8 is statistic in 16-bit lanes: for scale 0 of 8-bit input and
-// for scales 1 to 3. The vector kernels cover the largest multiple of 16
-// pixels of each row when vector is set, the scalar form the rest.
+// for scales 1 to 3. The vector kernels cover the largest multiple of their
+// step (16 pixels, 32 on AVX-512) of each row when vector is set, the
+// scalar form the rest.
 func (s *vifState) statistic8(ref, dis []uint16, w, h, scale int, vector bool) vifScaleScore {
 	if s.v8 == nil {
 		s.v8 = newVIF8Rows(s.w)
@@ -141,7 +142,7 @@ func (s *vifState) statistic8(ref, dis []uint16, w, h, scale int, vector bool) v
 	half := fw / 2
 	n := 0
 	if vector {
-		n = w &^ 15
+		n = w &^ (vifLanesStep(s.k) - 1)
 	}
 	acc := &s.acc
 	*acc = vifAcc{}
@@ -152,7 +153,7 @@ func (s *vifState) statistic8(ref, dis []uint16, w, h, scale int, vector bool) v
 			v.rref[k], v.rdis[k] = &ref[r], &dis[r]
 		}
 		if n > 0 {
-			vifVert8(scale, &v.rref[0], &v.rdis[0], &v.ptr[0], n)
+			vifVert8(s.k, scale, &v.rref[0], &v.rdis[0], &v.ptr[0], n)
 		}
 		if scale == 0 {
 			vifVert8Cols(v.refRows[:], v.disRows[:], &v.row, n, w)
@@ -164,7 +165,7 @@ func (s *vifState) statistic8(ref, dis []uint16, w, h, scale int, vector bool) v
 		}
 		if n > 0 {
 			_, _, _ = s.sig.s1[n-1], s.sig.s2[n-1], s.sig.s12[n-1]
-			vifHoriz8(scale, &v.ptr[0], &s.sig.s1[0], &s.sig.s2[0], &s.sig.s12[0], n)
+			vifHoriz8(s.k, scale, &v.ptr[0], &s.sig.s1[0], &s.sig.s2[0], &s.sig.s12[0], n)
 		}
 		vifHoriz8Cols(scale, &v.row, n, w, &s.sig)
 		vifStat8Row(s.k, vector, &s.sig, w, s.log2, s.egl, acc)

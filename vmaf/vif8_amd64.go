@@ -3,8 +3,31 @@ package vmaf
 // vif8Vector reports whether a kernel set runs statistic8's vector kernels.
 func vif8Vector(k *kernels) bool { return k.cpu == CPUAVX2 || k.cpu == CPUAVX512 }
 
-// vifVert8 runs scale's vertical kernel over n pixels (a multiple of 16).
-func vifVert8(scale int, ref, dis **uint16, planes **int16, n int) {
+// vifLanesStep is the pixels a step of k's 16-bit lane kernels: 32 on
+// the AVX-512 path (zmm), else 16.
+func vifLanesStep(k *kernels) int {
+	if k.cpu == CPUAVX512 {
+		return 32
+	}
+	return 16
+}
+
+// vifVert8 runs scale's vertical kernel of k's path over n pixels (a
+// multiple of vifLanesStep).
+func vifVert8(k *kernels, scale int, ref, dis **uint16, planes **int16, n int) {
+	if k.cpu == CPUAVX512 {
+		switch scale {
+		case 0:
+			vifVert8S0AVX512(ref, dis, planes, n)
+		case 1:
+			vifVert16S1AVX512(ref, dis, planes, n)
+		case 2:
+			vifVert16S2AVX512(ref, dis, planes, n)
+		default:
+			vifVert16S3AVX512(ref, dis, planes, n)
+		}
+		return
+	}
 	switch scale {
 	case 0:
 		vifVert8S0AVX2(ref, dis, planes, n)
@@ -17,9 +40,23 @@ func vifVert8(scale int, ref, dis **uint16, planes **int16, n int) {
 	}
 }
 
-// vifHoriz8 runs scale's horizontal kernel over n pixels (a multiple of
-// 16); the rows are padded by vifMaxPad, the widest filter's half.
-func vifHoriz8(scale int, planes **int16, s1, s2, s12 *int32, n int) {
+// vifHoriz8 runs scale's horizontal kernel of k's path over n pixels (a
+// multiple of vifLanesStep); the rows are padded by vifMaxPad, the widest
+// filter's half.
+func vifHoriz8(k *kernels, scale int, planes **int16, s1, s2, s12 *int32, n int) {
+	if k.cpu == CPUAVX512 {
+		switch scale {
+		case 0:
+			vifHoriz8S0AVX512(planes, s1, s2, s12, n)
+		case 1:
+			vifHoriz8S1AVX512(planes, s1, s2, s12, n)
+		case 2:
+			vifHoriz8S2AVX512(planes, s1, s2, s12, n)
+		default:
+			vifHoriz8S3AVX512(planes, s1, s2, s12, n)
+		}
+		return
+	}
 	switch scale {
 	case 0:
 		vifHoriz8S0AVX2(planes, s1, s2, s12, n)

@@ -11,9 +11,9 @@ import (
 // 3; kind 0 noise, 1 the extremes 0 and the largest, 2 a few values), the
 // horizontal pass on random padded rows of any 16 bits (the kernel is exact
 // for all: each filtered sum stays below 2^32).
-func vif8KernelCase(t *testing.T, rng *rand.Rand, scale, w, kind int) {
+func vif8KernelCase(t *testing.T, k *kernels, rng *rand.Rand, scale, w, kind int) {
 	t.Helper()
-	n := w &^ 15
+	n := w &^ (vifLanesStep(k) - 1)
 	top := 255
 	if scale > 0 {
 		top = 65535
@@ -45,7 +45,7 @@ func vif8KernelCase(t *testing.T, rng *rand.Rand, scale, w, kind int) {
 	}
 	got, want := newVIF8Rows(w), newVIF8Rows(w)
 	if n > 0 {
-		vifVert8(scale, &rref[0], &rdis[0], &got.ptr[0], n)
+		vifVert8(k, scale, &rref[0], &rdis[0], &got.ptr[0], n)
 	}
 	vert(refRows[:], disRows[:], &got.row, n)
 	vert(refRows[:], disRows[:], &want.row, 0)
@@ -71,7 +71,7 @@ func vif8KernelCase(t *testing.T, rng *rand.Rand, scale, w, kind int) {
 	gs := vifSigmas{s1: make([]int32, w), s2: make([]int32, w), s12: make([]int32, w)}
 	ws := vifSigmas{s1: make([]int32, w), s2: make([]int32, w), s12: make([]int32, w)}
 	if n > 0 {
-		vifHoriz8(scale, &got.ptr[0], &gs.s1[0], &gs.s2[0], &gs.s12[0], n)
+		vifHoriz8(k, scale, &got.ptr[0], &gs.s1[0], &gs.s2[0], &gs.s12[0], n)
 	}
 	vifHoriz8Cols(scale, &got.row, n, w, &gs)
 	vifHoriz8Cols(scale, &want.row, 0, w, &ws)
@@ -86,10 +86,16 @@ func vif8KernelCase(t *testing.T, rng *rand.Rand, scale, w, kind int) {
 func TestVIF8KernelsAVX2(t *testing.T) {
 	needAVX2(t)
 	rng := rand.New(rand.NewPCG(16, 8))
-	for scale := range 4 {
-		for _, w := range []int{9, 16, 17, 31, 32, 47, 64, 100, 1280, 1283} {
-			for kind := range 3 {
-				vif8KernelCase(t, rng, scale, w, kind)
+	for _, c := range vectorPaths {
+		if !c.Supported() {
+			t.Logf("%v: not on this processor", c)
+			continue
+		}
+		for scale := range 4 {
+			for _, w := range []int{9, 16, 17, 31, 32, 33, 47, 63, 64, 65, 100, 1280, 1283} {
+				for kind := range 3 {
+					vif8KernelCase(t, kernelsFor(c), rng, scale, w, kind)
+				}
 			}
 		}
 	}
@@ -104,7 +110,11 @@ func FuzzVIF8Kernels(f *testing.F) {
 	f.Add(uint64(6), uint8(161), uint8(2), uint8(3))
 	f.Fuzz(func(t *testing.T, seed uint64, n, kind, scale uint8) {
 		needAVX2(t)
-		vif8KernelCase(t, rand.New(rand.NewPCG(seed, 16)), int(scale)%4, 9+int(n), int(kind))
+		for _, c := range vectorPaths {
+			if c.Supported() {
+				vif8KernelCase(t, kernelsFor(c), rand.New(rand.NewPCG(seed, 16)), int(scale)%4, 9+int(n), int(kind))
+			}
+		}
 	})
 }
 

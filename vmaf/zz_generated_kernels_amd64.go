@@ -189,6 +189,46 @@ func vifHoriz8S2AVX2(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
 //go:noescape
 func vifHoriz8S3AVX2(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
 
+// vifVert8S0AVX512 is the vertical pass of VIF's 8-bit statistic at scale 0 over n pixels (a multiple of 32).
+//
+//go:noescape
+func vifVert8S0AVX512(ref **uint16, dis **uint16, planes **int16, n int)
+
+// vifVert16S1AVX512 is the vertical pass of VIF's statistic in 16-bit lanes at scale 1 over n pixels (a multiple of 32).
+//
+//go:noescape
+func vifVert16S1AVX512(ref **uint16, dis **uint16, planes **int16, n int)
+
+// vifVert16S2AVX512 is the vertical pass of VIF's statistic in 16-bit lanes at scale 2 over n pixels (a multiple of 32).
+//
+//go:noescape
+func vifVert16S2AVX512(ref **uint16, dis **uint16, planes **int16, n int)
+
+// vifVert16S3AVX512 is the vertical pass of VIF's statistic in 16-bit lanes at scale 3 over n pixels (a multiple of 32).
+//
+//go:noescape
+func vifVert16S3AVX512(ref **uint16, dis **uint16, planes **int16, n int)
+
+// vifHoriz8S0AVX512 is the horizontal pass and variances of VIF's statistic in 16-bit lanes at scale 0 over n pixels (a multiple of 32).
+//
+//go:noescape
+func vifHoriz8S0AVX512(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
+
+// vifHoriz8S1AVX512 is the horizontal pass and variances of VIF's statistic in 16-bit lanes at scale 1 over n pixels (a multiple of 32).
+//
+//go:noescape
+func vifHoriz8S1AVX512(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
+
+// vifHoriz8S2AVX512 is the horizontal pass and variances of VIF's statistic in 16-bit lanes at scale 2 over n pixels (a multiple of 32).
+//
+//go:noescape
+func vifHoriz8S2AVX512(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
+
+// vifHoriz8S3AVX512 is the horizontal pass and variances of VIF's statistic in 16-bit lanes at scale 3 over n pixels (a multiple of 32).
+//
+//go:noescape
+func vifHoriz8S3AVX512(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
+
 // widen8AVX2 sets dst[i] = src[i] for i < n (a multiple of 32).
 //
 //go:noescape

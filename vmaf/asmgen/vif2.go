@@ -34,15 +34,107 @@ var vif8Filters = [4][]uint32{
 // Scales 1 to 3 run the same pipeline on their 16-bit samples: vif16Vert
 // is their vertical pass, vif8Horiz(s) their horizontal pass, whose input,
 // the vertical pass's rows in halves of 16 bits, is the same at every scale.
+//
+// Each is generated twice: for AVX2 (ymm, 16 pixels a step) and for AVX-512
+// (zmm, 32 pixels a step, lanes512 set), from the same code.
 func vif8Kernels() {
-	vif8Vert(0)
-	for s := 1; s < 4; s++ {
-		vif16Vert(s)
+	for _, wide := range []bool{false, true} {
+		lanes512 = wide
+		vif8Vert(0)
+		for s := 1; s < 4; s++ {
+			vif16Vert(s)
+		}
+		for s := range 4 {
+			vif8Horiz(s)
+		}
 	}
-	for s := range 4 {
-		vif8Horiz(s)
-	}
+	lanes512 = false
 	widen8()
+}
+
+// lanes512 is set while the 16-bit lane VIF kernels are generated for
+// AVX-512 (zmm registers, 32 pixels a step) rather than AVX2 (ymm, 16).
+var lanes512 bool
+
+// vsuffix names the kernel's instruction set.
+func vsuffix() string {
+	if lanes512 {
+		return "AVX512"
+	}
+	return "AVX2"
+}
+
+// vpixels is the 16-bit pixels of a step; vbytes a register's bytes.
+func vpixels() int { return vbytes() / 2 }
+
+func vbytes() int {
+	if lanes512 {
+		return 64
+	}
+	return 32
+}
+
+func vreg() VecVirtual {
+	if lanes512 {
+		return ZMM()
+	}
+	return YMM()
+}
+
+func vload(m Mem, r VecVirtual) {
+	if lanes512 {
+		VMOVDQU64(m, r)
+	} else {
+		VMOVDQU(m, r)
+	}
+}
+
+func vstore(r VecVirtual, m Mem) {
+	if lanes512 {
+		VMOVDQU64(r, m)
+	} else {
+		VMOVDQU(r, m)
+	}
+}
+
+func vxor(a Op, b, dst VecVirtual) {
+	if lanes512 {
+		VPXORD(a, b, dst)
+	} else {
+		VPXOR(a, b, dst)
+	}
+}
+
+func vand(a Op, b, dst VecVirtual) {
+	if lanes512 {
+		VPANDD(a, b, dst)
+	} else {
+		VPAND(a, b, dst)
+	}
+}
+
+// vconst is an operand of equal dwords v: AVX2 reads a 32-byte constant, an
+// AVX-512 kernel a register broadcast from its first dword (call it before
+// the loop).
+func vconst(name string, v uint32) Op {
+	m := const32(name, v)
+	if !lanes512 {
+		return m
+	}
+	r := ZMM()
+	VPBROADCASTD(m, r)
+	return r
+}
+
+// vconstQ is vconst of equal qwords.
+func vconstQ(name string, v uint64) Op {
+	m := const32q(name, v)
+	if !lanes512 {
+		return m
+	}
+	r := ZMM()
+	VPBROADCASTQ(m, r)
+	return r
 }
 
 // const32 is a 32-byte read-only constant of eight equal dwords.
@@ -60,18 +152,27 @@ func const32(name string, v uint32) Mem {
 
 // vif8Tap is the pair weight of folded tap k of scale s's filter: f|f<<16,
 // the centre (k == half) at half its weight.
-func vif8Tap(s, k int) Mem {
+func vif8Tap(s, k int) Op {
 	f := vif8Filters[s][k]
 	if k == len(vif8Filters[s])/2 {
 		f /= 2
 	}
-	return const32(fmt.Sprintf("vif8tap%d_%d", s, k), f|f<<16)
+	return vconst(fmt.Sprintf("vif8tap%d_%d", s, k), f|f<<16)
+}
+
+// vif8Taps are the pair weights of scale s's filter, for the loop.
+func vif8Taps(s int) []Op {
+	taps := make([]Op, len(vif8Filters[s])/2+1)
+	for k := range taps {
+		taps[k] = vif8Tap(s, k)
+	}
+	return taps
 }
 
 // vif8Acc adds the folded pair (x, y) of 16 words times tap into the dword
 // sums lo (words 0-3 and 8-11) and hi (4-7, 12-15); first sets them.
-func vif8Acc(x, y VecVirtual, tap Mem, lo, hi VecVirtual, first bool) {
-	t := YMM()
+func vif8Acc(x, y VecVirtual, tap Op, lo, hi VecVirtual, first bool) {
+	t := vreg()
 	VPUNPCKLWD(y, x, t)
 	if first {
 		VPMADDWD(tap, t, lo)
@@ -91,15 +192,15 @@ func vif8Acc(x, y VecVirtual, tap Mem, lo, hi VecVirtual, first bool) {
 // vif8Store packs the dword sums lo and hi back into 16 words in pixel
 // order, XORs them with xor when set, and stores them at the pointer held
 // in planes[p] plus 2*j bytes.
-func vif8Store(lo, hi VecVirtual, xor *Mem, planes Register, p int, j Register) {
-	out := YMM()
+func vif8Store(lo, hi VecVirtual, xor *Op, planes Register, p int, j Register) {
+	out := vreg()
 	VPACKUSDW(hi, lo, out)
 	if xor != nil {
-		VPXOR(*xor, out, out)
+		vxor(*xor, out, out)
 	}
 	ptr := GP64()
 	MOVQ(Mem{Base: planes, Disp: 8 * p}, ptr)
-	VMOVDQU(out, Mem{Base: ptr, Index: j, Scale: 2})
+	vstore(out, Mem{Base: ptr, Index: j, Scale: 2})
 }
 
 // vif8Vert is the vertical pass of one output row at scale 0 for 16 pixels
@@ -107,15 +208,18 @@ func vif8Store(lo, hi VecVirtual, xor *Mem, planes Register, p int, j Register) 
 // the window, planes the 8 output rows (mu1, mu2, the low halves of xx, yy,
 // xy, their high halves).
 func vif8Vert(s int) {
-	name := fmt.Sprintf("vifVert8S%dAVX2", s)
+	name := fmt.Sprintf("vifVert8S%d"+vsuffix(), s)
 	TEXT(name, NOSPLIT, "func(ref, dis **uint16, planes **int16, n int)")
 	Pragma("noescape")
-	Doc(name + " is the vertical pass of VIF's 8-bit statistic at scale " + fmt.Sprint(s) + " over n pixels (a multiple of 16).")
+	Doc(name + " is the vertical pass of VIF's 8-bit statistic at scale " + fmt.Sprint(s) + " over n pixels (a multiple of " + fmt.Sprint(vpixels()) + ").")
 	fw := len(vif8Filters[s])
 	half := fw / 2
 	refp, disp, planes := Load(Param("ref"), GP64()), Load(Param("dis"), GP64()), Load(Param("planes"), GP64())
 	n := Load(Param("n"), GP64())
-	bias16 := const32("vif8bias16", 0x80008000)
+	bias16 := vconst("vif8bias16", 0x80008000)
+	c128 := vconst("vif8c128", 128)
+	low := vconst("vif8low16", 0xffff)
+	taps := vif8Taps(s)
 	j := GP64()
 	XORQ(j, j)
 	Label("loop")
@@ -123,30 +227,30 @@ func vif8Vert(s int) {
 	JAE(LabelRef("done"))
 
 	row := func(base Register, k int) VecVirtual {
-		p, v := GP64(), YMM()
+		p, v := GP64(), vreg()
 		MOVQ(Mem{Base: base, Disp: 8 * k}, p)
-		VMOVDQU(Mem{Base: p, Index: j, Scale: 2}, v)
+		vload(Mem{Base: p, Index: j, Scale: 2}, v)
 		return v
 	}
 	// products returns the biased 16-bit products a*b and c*d (c*d is
 	// a*b's register when the pair is the centre).
 	products := func(a, b, c, d VecVirtual, centre bool) (VecVirtual, VecVirtual) {
-		p := YMM()
+		p := vreg()
 		VPMULLW(b, a, p)
-		VPXOR(bias16, p, p)
+		vxor(bias16, p, p)
 		if centre {
 			return p, p
 		}
-		q := YMM()
+		q := vreg()
 		VPMULLW(d, c, q)
-		VPXOR(bias16, q, q)
+		vxor(bias16, q, q)
 		return p, q
 	}
 	// Pass 1: the means and the product.
-	mu1lo, mu1hi, mu2lo, mu2hi, xylo, xyhi := YMM(), YMM(), YMM(), YMM(), YMM(), YMM()
+	mu1lo, mu1hi, mu2lo, mu2hi, xylo, xyhi := vreg(), vreg(), vreg(), vreg(), vreg(), vreg()
 	for k := 0; k <= half; k++ {
 		centre := k == half
-		tap := vif8Tap(s, k)
+		tap := taps[k]
 		ra, da := row(refp, k), row(disp, k)
 		rb, db := ra, da
 		if !centre {
@@ -158,10 +262,10 @@ func vif8Vert(s int) {
 		vif8Acc(p, q, tap, xylo, xyhi, k == 0)
 	}
 	// Pass 2: the squares.
-	xxlo, xxhi, yylo, yyhi := YMM(), YMM(), YMM(), YMM()
+	xxlo, xxhi, yylo, yyhi := vreg(), vreg(), vreg(), vreg()
 	for k := 0; k <= half; k++ {
 		centre := k == half
-		tap := vif8Tap(s, k)
+		tap := taps[k]
 		ra, da := row(refp, k), row(disp, k)
 		rb, db := ra, da
 		if !centre {
@@ -176,25 +280,23 @@ func vif8Vert(s int) {
 	// Means: (sum + 128) >> 8, biased; squares and product: the high
 	// half stored as sum>>16 (the bias cancels), the low half biased.
 	{
-		r := const32("vif8c128", 128)
 		for _, m := range []VecVirtual{mu1lo, mu1hi, mu2lo, mu2hi} {
-			VPADDD(r, m, m)
+			VPADDD(c128, m, m)
 			VPSRLD(Imm(8), m, m)
 		}
 		vif8Store(mu1lo, mu1hi, &bias16, planes, 0, j)
 		vif8Store(mu2lo, mu2hi, &bias16, planes, 1, j)
-		low := const32("vif8low16", 0xffff)
 		for p, v := range [][2]VecVirtual{{xxlo, xxhi}, {yylo, yyhi}, {xylo, xyhi}} {
-			hl, hh := YMM(), YMM()
+			hl, hh := vreg(), vreg()
 			VPSRLD(Imm(16), v[0], hl)
 			VPSRLD(Imm(16), v[1], hh)
 			vif8Store(hl, hh, nil, planes, 5+p, j)
-			VPAND(low, v[0], v[0])
-			VPAND(low, v[1], v[1])
+			vand(low, v[0], v[0])
+			vand(low, v[1], v[1])
 			vif8Store(v[0], v[1], &bias16, planes, 2+p, j)
 		}
 	}
-	ADDQ(Imm(16), j)
+	ADDQ(Imm(uint64(vpixels())), j)
 	JMP(LabelRef("loop"))
 	Label("done")
 	VZEROUPPER()
@@ -209,18 +311,19 @@ func vif8Vert(s int) {
 // rounded sum (f*a*b + 2^15) >> 16 that the horizontal pass reads is then
 // SH + ((SL + 2^15) >> 16), exactly, and is stored in halves as at scale 0.
 func vif16Vert(s int) {
-	name := fmt.Sprintf("vifVert16S%dAVX2", s)
+	name := fmt.Sprintf("vifVert16S%d"+vsuffix(), s)
 	TEXT(name, NOSPLIT, "func(ref, dis **uint16, planes **int16, n int)")
 	Pragma("noescape")
-	Doc(name + " is the vertical pass of VIF's statistic in 16-bit lanes at scale " + fmt.Sprint(s) + " over n pixels (a multiple of 16).")
+	Doc(name + " is the vertical pass of VIF's statistic in 16-bit lanes at scale " + fmt.Sprint(s) + " over n pixels (a multiple of " + fmt.Sprint(vpixels()) + ").")
 	fw := len(vif8Filters[s])
 	half := fw / 2
 	refp, disp, planes := Load(Param("ref"), GP64()), Load(Param("dis"), GP64()), Load(Param("planes"), GP64())
 	n := Load(Param("n"), GP64())
-	bias16 := const32("vif8bias16", 0x80008000)
-	sign := const32("vif8sign", 0x80000000)
-	round := const32("vif16c32768", 32768)
-	low := const32("vif8low16", 0xffff)
+	bias16 := vconst("vif8bias16", 0x80008000)
+	sign := vconst("vif8sign", 0x80000000)
+	round := vconst("vif16c32768", 32768)
+	low := vconst("vif8low16", 0xffff)
+	taps := vif8Taps(s)
 	j := GP64()
 	XORQ(j, j)
 	Label("loop")
@@ -228,35 +331,35 @@ func vif16Vert(s int) {
 	JAE(LabelRef("done"))
 
 	row := func(base Register, k int) VecVirtual {
-		p, v := GP64(), YMM()
+		p, v := GP64(), vreg()
 		MOVQ(Mem{Base: base, Disp: 8 * k}, p)
-		VMOVDQU(Mem{Base: p, Index: j, Scale: 2}, v)
+		vload(Mem{Base: p, Index: j, Scale: 2}, v)
 		return v
 	}
 	// unbias undoes the samples' bias in filtered sums (the true sum less
 	// 2^31, modulo 2^32) and rounds them: (S + 2^15) >> 16.
 	unbiasRound := func(vs ...VecVirtual) {
 		for _, v := range vs {
-			VPXOR(sign, v, v)
+			vxor(sign, v, v)
 			VPADDD(round, v, v)
 			VPSRLD(Imm(16), v, v)
 		}
 	}
 	// The means.
-	m1lo, m1hi, m2lo, m2hi := YMM(), YMM(), YMM(), YMM()
+	m1lo, m1hi, m2lo, m2hi := vreg(), vreg(), vreg(), vreg()
 	for k := 0; k <= half; k++ {
 		centre := k == half
-		tap := vif8Tap(s, k)
+		tap := taps[k]
 		for _, side := range []struct {
 			base   Register
 			lo, hi VecVirtual
 		}{{refp, m1lo, m1hi}, {disp, m2lo, m2hi}} {
 			a := row(side.base, k)
-			VPXOR(bias16, a, a)
+			vxor(bias16, a, a)
 			b := a
 			if !centre {
 				b = row(side.base, fw-1-k)
-				VPXOR(bias16, b, b)
+				vxor(bias16, b, b)
 			}
 			vif8Acc(a, b, tap, side.lo, side.hi, k == 0)
 		}
@@ -275,17 +378,17 @@ func vif16Vert(s int) {
 			if pair[1] != pair[0] {
 				b = row(pair[1], k)
 			}
-			h, l := YMM(), YMM()
+			h, l := vreg(), vreg()
 			VPMULHUW(b, a, h)
 			VPMULLW(b, a, l)
-			VPXOR(bias16, h, h)
-			VPXOR(bias16, l, l)
+			vxor(bias16, h, h)
+			vxor(bias16, l, l)
 			return h, l
 		}
-		hlo, hhi, llo, lhi := YMM(), YMM(), YMM(), YMM()
+		hlo, hhi, llo, lhi := vreg(), vreg(), vreg(), vreg()
 		for k := 0; k <= half; k++ {
 			centre := k == half
-			tap := vif8Tap(s, k)
+			tap := taps[k]
 			ha, la := halves(k)
 			hb, lb := ha, la
 			if !centre {
@@ -294,19 +397,19 @@ func vif16Vert(s int) {
 			vif8Acc(ha, hb, tap, hlo, hhi, k == 0)
 			vif8Acc(la, lb, tap, llo, lhi, k == 0)
 		}
-		VPXOR(sign, hlo, hlo)
-		VPXOR(sign, hhi, hhi)
+		vxor(sign, hlo, hlo)
+		vxor(sign, hhi, hhi)
 		unbiasRound(llo, lhi)
 		VPADDD(llo, hlo, hlo)
 		VPADDD(lhi, hhi, hhi)
-		VPAND(low, hlo, llo)
-		VPAND(low, hhi, lhi)
+		vand(low, hlo, llo)
+		vand(low, hhi, lhi)
 		vif8Store(llo, lhi, &bias16, planes, 2+p, j)
 		VPSRLD(Imm(16), hlo, hlo)
 		VPSRLD(Imm(16), hhi, hhi)
 		vif8Store(hlo, hhi, &bias16, planes, 5+p, j)
 	}
-	ADDQ(Imm(16), j)
+	ADDQ(Imm(uint64(vpixels())), j)
 	JMP(LabelRef("loop"))
 	Label("done")
 	VZEROUPPER()
@@ -318,17 +421,28 @@ func vif16Vert(s int) {
 // rows of vif8Vert (each pointer at pixel 0), s1, s2 and s12 receive the
 // variances in pixel order.
 func vif8Horiz(s int) {
-	name := fmt.Sprintf("vifHoriz8S%dAVX2", s)
+	name := fmt.Sprintf("vifHoriz8S%d"+vsuffix(), s)
 	TEXT(name, NOSPLIT, "func(planes **int16, s1, s2, s12 *int32, n int)")
 	Pragma("noescape")
-	Doc(name + " is the horizontal pass and variances of VIF's statistic in 16-bit lanes at scale " + fmt.Sprint(s) + " over n pixels (a multiple of 16).")
+	Doc(name + " is the horizontal pass and variances of VIF's statistic in 16-bit lanes at scale " + fmt.Sprint(s) + " over n pixels (a multiple of " + fmt.Sprint(vpixels()) + ").")
 	fw := len(vif8Filters[s])
 	half := fw / 2
 	planes := Load(Param("planes"), GP64())
 	outs := []Register{Load(Param("s1"), GP64()), Load(Param("s2"), GP64()), Load(Param("s12"), GP64())}
 	n := Load(Param("n"), GP64())
-	sign := const32("vif8sign", 0x80000000)
-	round := const32("vif8c2p31r", 0x80008000)
+	sign := vconst("vif8sign", 0x80000000)
+	round := vconst("vif8c2p31r", 0x80008000)
+	c2p31 := vconstQ("vif8c2p31q", 1<<31)
+	taps := vif8Taps(s)
+	var odd OpmaskVirtual // the odd dwords, for AVX-512's blend
+	if lanes512 {
+		odd = K()
+		m := GP32()
+		MOVL(U32(0xaaaa), m)
+		KMOVW(m, odd)
+	}
+	zero := vreg()
+	vxor(zero, zero, zero)
 	j := GP64()
 	XORQ(j, j)
 	Label("loop")
@@ -339,30 +453,33 @@ func vif8Horiz(s int) {
 	filter := func(p int) (VecVirtual, VecVirtual) {
 		ptr := GP64()
 		MOVQ(Mem{Base: planes, Disp: 8 * p}, ptr)
-		lo, hi := YMM(), YMM()
+		lo, hi := vreg(), vreg()
 		for k := 0; k <= half; k++ {
-			x := YMM()
-			VMOVDQU(Mem{Base: ptr, Index: j, Scale: 2, Disp: 2 * (k - half)}, x)
+			x := vreg()
+			vload(Mem{Base: ptr, Index: j, Scale: 2, Disp: 2 * (k - half)}, x)
 			y := x
 			if k != half {
-				y = YMM()
-				VMOVDQU(Mem{Base: ptr, Index: j, Scale: 2, Disp: 2 * (half - k)}, y)
+				y = vreg()
+				vload(Mem{Base: ptr, Index: j, Scale: 2, Disp: 2 * (half - k)}, y)
 			}
-			vif8Acc(x, y, vif8Tap(s, k), lo, hi, k == 0)
+			vif8Acc(x, y, taps[k], lo, hi, k == 0)
 		}
 		return lo, hi
 	}
 	// product is (a*b + 2^31) >> 32 in each dword of a and b, whose odd
 	// dwords ao and bo hold in their low halves.
-	c2p31 := const32q("vif8c2p31q", 1<<31)
 	product := func(a, b, ao, bo VecVirtual) VecVirtual {
-		pe, po := YMM(), YMM()
+		pe, po := vreg(), vreg()
 		VPMULUDQ(b, a, pe)
 		VPADDQ(c2p31, pe, pe)
 		VPSRLQ(Imm(32), pe, pe)
 		VPMULUDQ(bo, ao, po)
 		VPADDQ(c2p31, po, po)
-		VPBLENDD(Imm(0xaa), po, pe, po)
+		if lanes512 {
+			VPBLENDMD(po, pe, odd, po)
+		} else {
+			VPBLENDD(Imm(0xaa), po, pe, po)
+		}
 		return po
 	}
 	m1lo, m1hi := filter(0)
@@ -370,17 +487,15 @@ func vif8Horiz(s int) {
 	var sq [3][2]VecVirtual // mu1², mu2², mu1*mu2
 	for h, m := range [][2]VecVirtual{{m1lo, m2lo}, {m1hi, m2hi}} {
 		a, b := m[0], m[1]
-		VPXOR(sign, a, a)
-		VPXOR(sign, b, b)
-		ao, bo := YMM(), YMM()
+		vxor(sign, a, a)
+		vxor(sign, b, b)
+		ao, bo := vreg(), vreg()
 		VPSRLQ(Imm(32), a, ao)
 		VPSRLQ(Imm(32), b, bo)
 		sq[0][h] = product(a, a, ao, ao)
 		sq[1][h] = product(b, b, bo, bo)
 		sq[2][h] = product(a, b, ao, bo)
 	}
-	zero := YMM()
-	VPXOR(zero, zero, zero)
 	for q := range 3 {
 		lo, hi := filter(2 + q)
 		for _, v := range []VecVirtual{lo, hi} {
@@ -389,8 +504,8 @@ func vif8Horiz(s int) {
 		}
 		{
 			hl, hh := filter(5 + q)
-			VPXOR(sign, hl, hl)
-			VPXOR(sign, hh, hh)
+			vxor(sign, hl, hl)
+			vxor(sign, hh, hh)
 			VPADDD(hl, lo, lo)
 			VPADDD(hh, hi, hi)
 		}
@@ -400,13 +515,22 @@ func vif8Horiz(s int) {
 			VPMAXSD(zero, lo, lo)
 			VPMAXSD(zero, hi, hi)
 		}
-		o0, o1 := YMM(), YMM()
-		VPERM2I128(Imm(0x20), hi, lo, o0)
-		VPERM2I128(Imm(0x31), hi, lo, o1)
-		VMOVDQU(o0, Mem{Base: outs[q], Index: j, Scale: 4})
-		VMOVDQU(o1, Mem{Base: outs[q], Index: j, Scale: 4, Disp: 32})
+		o0, o1 := vreg(), vreg()
+		if lanes512 {
+			// lo holds pixels 0-3, 8-11, 16-19, 24-27 by 128-bit lane, hi the
+			// others: gather the lanes of o0 (0-15) and o1 (16-31), then order them.
+			VSHUFI64X2(Imm(0x44), hi, lo, o0)
+			VSHUFI64X2(Imm(0xd8), o0, o0, o0)
+			VSHUFI64X2(Imm(0xee), hi, lo, o1)
+			VSHUFI64X2(Imm(0xd8), o1, o1, o1)
+		} else {
+			VPERM2I128(Imm(0x20), hi, lo, o0)
+			VPERM2I128(Imm(0x31), hi, lo, o1)
+		}
+		vstore(o0, Mem{Base: outs[q], Index: j, Scale: 4})
+		vstore(o1, Mem{Base: outs[q], Index: j, Scale: 4, Disp: vbytes()})
 	}
-	ADDQ(Imm(16), j)
+	ADDQ(Imm(uint64(vpixels())), j)
 	JMP(LabelRef("loop"))
 	Label("done")
 	VZEROUPPER()
