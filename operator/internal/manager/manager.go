@@ -185,7 +185,8 @@ func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock, opt
 		return fmt.Errorf("setting up the VmafxComparison reconciler: %w", err)
 	}
 	if err := (&ladder.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Pods: ladderPods, Recorder: recorder, Worker: cfg.Worker, Volumes: cfg.Volumes,
-		Limit: limit}).SetupWithManager(mgr); err != nil {
+		Limit: limit, RetryBackoff: cfg.RetryBackoff, MaxRetryBackoff: cfg.MaxRetryBackoff,
+		PodStartTimeout: cfg.PodStartTimeout, TerminatingTimeout: cfg.TerminatingTimeout}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the VmafxLadder reconciler: %w", err)
 	}
 	contact := &node.Connectivity{Reader: mgr.GetAPIReader(), Namespace: cfg.Namespace, Clock: clk, Interval: node.ProbeInterval(cfg.NodeStaleAfter)}

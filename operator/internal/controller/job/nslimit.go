@@ -117,7 +117,7 @@ func (r *Reconciler) waitForNamespaceLimit(ctx context.Context, s *scope, n int3
 		}
 		requeue = min(requeue, left+recheckMargin)
 	}
-	setPending(s.job, observation{reason: ReasonNamespaceLimit, message: msg})
+	setPending(s.job, observation{Reason: ReasonNamespaceLimit, Message: msg})
 	klog.FromContext(ctx).V(4).Info("Waiting for a place under the namespace's worker limit", "limit", l.max)
 	return true, ctrl.Result{RequeueAfter: requeue}, nil
 }

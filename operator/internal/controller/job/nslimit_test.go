@@ -23,7 +23,7 @@ func limitJob(name string, priority int32, createdAt int, waiting bool) *vmafxv1
 	j.Spec.Priority = priority
 	j.Status.Phase = vmafxv1.JobPending
 	if waiting {
-		setPending(j, observation{reason: ReasonNamespaceLimit, message: "waiting"})
+		setPending(j, observation{Reason: ReasonNamespaceLimit, Message: "waiting"})
 	}
 	return j
 }

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,6 +24,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/internal/text"
+	"github.com/vmafx/vmafx/operator/internal/attempt"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/controller/job"
 	"github.com/vmafx/vmafx/operator/internal/labelindex"
@@ -37,7 +39,7 @@ import (
 // owner's finalizers.
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxladders/finalizers,verbs=update
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Event and condition reasons.
@@ -80,6 +82,10 @@ type Reconciler struct {
 	// Volumes is the operator's volume allow-list: the encode Pods mount spec.volume with
 	// the operator's rights, as a VmafxJob's worker Pods do.
 	Volumes config.VolumePolicy
+	// RetryBackoff, MaxRetryBackoff, PodStartTimeout and TerminatingTimeout are the job
+	// reconciler's: encodes go through the same attempt engine as scores.
+	RetryBackoff, MaxRetryBackoff       time.Duration
+	PodStartTimeout, TerminatingTimeout time.Duration
 }
 
 // SetupWithManager registers the reconciler: it watches VmafxLadders, the VmafxJobs they
@@ -101,6 +107,22 @@ type scope struct {
 	jobs   map[string]*vmafxv1.VmafxJob
 	// limited is set when an encode waits for a place under the namespace's limit.
 	limited bool
+	now     time.Time
+	// requeue is the soonest an encode asked to be looked at again; 0: none. backoff: an
+	// encode asked for the queue's backoff.
+	requeue time.Duration
+	backoff bool
+	// forceDelete are Pods to remove without waiting for their kubelet once the status
+	// that counts their attempts as lost is written.
+	forceDelete []*corev1.Pod
+	// fresh: the cached ladder was found to be the API server's (checked once).
+	fresh *bool
+}
+
+func (s *scope) after(d time.Duration) {
+	if d > 0 && (s.requeue == 0 || d < s.requeue) {
+		s.requeue = d
+	}
 }
 
 // limitRecheck is how often a ladder whose encodes wait for a place under the namespace's
@@ -141,18 +163,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if len(errs) == 0 {
 		l.Status.ObservedGeneration = l.Generation
 	}
+	stored := true
 	if !equality.Semantic.DeepEqual(before.Status, l.Status) {
 		if err := r.Client.Status().Patch(ctx, l, columnsPatch(before, l)); err != nil {
-			errs = append(errs, err)
+			errs, stored = append(errs, err), false
 		} else if !finished(before) && finished(l) {
 			logger.V(2).Info("Ladder finished", "phase", l.Status.Phase, "hull", l.Status.Hull)
 		}
 	}
-	var result ctrl.Result
-	if s.limited {
-		result.RequeueAfter = limitRecheck
+	for _, p := range s.forceDelete {
+		if stored {
+			errs = append(errs, attempt.ForceDelete(ctx, r.Client, p))
+		}
 	}
-	return result, errors.Join(errs...)
+	if s.limited {
+		s.after(limitRecheck)
+	}
+	if s.backoff {
+		return ctrl.Result{Requeue: true}, errors.Join(errs...) //nolint:staticcheck // the queue's growing backoff, which RequeueAfter does not give
+	}
+	return ctrl.Result{RequeueAfter: s.requeue}, errors.Join(errs...)
 }
 
 // refuse fails a ladder that cannot run as written, before any Pod or job is created.
@@ -183,7 +213,7 @@ func (r *Reconciler) observe(ctx context.Context, l *vmafxv1.VmafxLadder) (*scop
 	if err := r.Client.List(ctx, &jobs, client.InNamespace(l.Namespace), sel); err != nil {
 		return nil, fmt.Errorf("listing the jobs of ladder %s: %w", l.Name, err)
 	}
-	s := &scope{ladder: l, pods: map[string]*corev1.Pod{}, jobs: map[string]*vmafxv1.VmafxJob{}}
+	s := &scope{ladder: l, pods: map[string]*corev1.Pod{}, jobs: map[string]*vmafxv1.VmafxJob{}, now: time.Now()}
 	for i := range pods.Items {
 		if metav1.IsControlledBy(&pods.Items[i], l) {
 			s.pods[pods.Items[i].Name] = &pods.Items[i]
@@ -225,51 +255,144 @@ func (r *Reconciler) advance(ctx context.Context, s *scope, rung *vmafxv1.Ladder
 	return nil
 }
 
+// advanceEncode moves a rung's encode forward through the attempt engine: an encode that
+// fails is retried after the same backoff as a score, within backoffLimit; one whose Pod
+// is lost (evicted, preempted, deleted) is retried at once without using backoffLimit.
 func (r *Reconciler) advanceEncode(ctx context.Context, s *scope, rung *vmafxv1.LadderRung) error {
 	l := s.ladder
-	if rung.EncodeAttempts == 0 {
-		return r.startEncode(ctx, s, rung, 1)
-	}
-	name := EncodePodName(l, rung.Name, rung.EncodeAttempts)
-	pod := s.pods[name]
-	if pod == nil {
-		// Not in the cache yet, or deleted before it finished: (re)create it under the
-		// same name; AlreadyExists means the cache is behind.
-		return r.startEncode(ctx, s, rung, rung.EncodeAttempts)
-	}
-	res, reason, msg, done := podOutcome(pod, func(b []byte) (string, string, error) {
-		er, err := vmafxv1.ParseEncodeResult(b)
-		if err != nil {
-			return "", "", err
+	n := rung.EncodeAttempts
+	name := EncodePodName(l, rung.Name, n)
+	var pod *corev1.Pod
+	if n > 0 {
+		var err error
+		if pod, err = r.ownPod(ctx, s, name); err != nil {
+			return err
 		}
-		if er.Error != nil {
-			return er.Error.Reason, er.Error.Message, nil
+	}
+	if gap := n - 1 - rung.EncodeFailures - rung.EncodeLost; gap > 0 {
+		// Attempts an operator before encodeFailures retried at once, after failures.
+		rung.EncodeFailures += gap
+	}
+	rec := attempt.Record{N: n, Failed: rung.EncodeFailures, Lost: rung.EncodeLost, Recorded: n > 0 && rung.EncodeFailures+rung.EncodeLost >= n}
+	// Encode Pods carry no result finalizer and stay until the ladder goes: the recorded
+	// attempt's Pod, failed, says the next waits for the backoff.
+	rec.LastFailed = rec.Recorded && pod != nil && attempt.Observe(pod, parseEncode).State == attempt.Failed
+	d := attempt.Decide(r.policy(l), rec, attempt.Attempt{Pod: name, Step: "the encode of rung " + rung.Name}, pod, parseEncode, s.now)
+	if d.Delete {
+		if err := attempt.Delete(ctx, r.Client, pod); err != nil {
+			return err
 		}
+	}
+	if d.ForceDelete {
+		s.forceDelete = append(s.forceDelete, pod)
+	}
+	switch d.Outcome {
+	case attempt.RecordFailure:
+		rung.EncodeFailures++
+	case attempt.RecordLoss:
+		rung.EncodeLost++
+	}
+	// A typed nil Pod in the interface would not be nil to the recorder.
+	var related runtime.Object
+	if pod != nil {
+		related = pod
+	}
+	switch d.Action {
+	case attempt.Start:
+		if n > 0 {
+			// A retry computed from a cache that lags could repeat an attempt that ran.
+			if fresh, err := r.ladderIsFresh(ctx, s); err != nil || !fresh {
+				s.after(cacheLagRetry)
+				return err
+			}
+		}
+		return r.startEncode(ctx, s, rung, n+1)
+	case attempt.Succeed:
+		er := d.Obs.Result
 		rung.Bitrate, rung.Bytes, rung.Resolution = er.Bitrate, er.Bytes, fmt.Sprintf("%dx%d", er.Width, er.Height)
-		return "", "", nil
-	})
-	switch {
-	case !done:
-		return nil
-	case res:
 		rung.URI = string(encodeURI(l, rung.Name))
 		rung.Phase, rung.Message = vmafxv1.RungScoring, ""
 		return r.advanceScore(ctx, s, rung)
-	}
-	msg = fmt.Sprintf("encode attempt %d failed (%s): %s", rung.EncodeAttempts, reason, msg)
-	if reason == vmafxv1.ReasonBadInput || rung.EncodeAttempts > backoffLimit(l) {
-		rung.Phase, rung.Message = vmafxv1.RungFailed, oneLine(msg)
-		r.Recorder.Eventf(l, pod, corev1.EventTypeWarning, ReasonRungFailed, "Encode", "rung %s: %s", rung.Name, rung.Message)
+	case attempt.Fail:
+		rung.Phase, rung.Message = vmafxv1.RungFailed, oneLine(d.Message)
+		r.Recorder.Eventf(l, related, corev1.EventTypeWarning, ReasonRungFailed, "Encode", "rung %s: %s", rung.Name, rung.Message)
 		return nil
+	case attempt.RecordFailure:
+		rung.Message = oneLine(fmt.Sprintf("%s; retrying at %s", d.Message, d.RetryAt.UTC().Format(time.RFC3339)))
+		r.Recorder.Eventf(l, related, corev1.EventTypeWarning, ReasonEncodeFailed, "Encode", "rung %s: %s; retrying", rung.Name, oneLine(d.Message))
+	case attempt.RecordLoss:
+		rung.Message = oneLine(d.Message + "; starting a new encode")
+		r.Recorder.Eventf(l, related, corev1.EventTypeWarning, attempt.ReasonPodLost, "Encode", "rung %s: %s; starting a new encode", rung.Name, oneLine(d.Message))
 	}
-	r.Recorder.Eventf(l, pod, corev1.EventTypeWarning, ReasonEncodeFailed, "Encode", "rung %s: %s; retrying", rung.Name, oneLine(msg))
-	return r.startEncode(ctx, s, rung, rung.EncodeAttempts+1)
+	if d.Requeue {
+		s.backoff = true
+	}
+	s.after(d.After)
+	return nil
 }
+
+// parseEncode is what a success means for an encode Pod: a valid encode result.
+func parseEncode(b []byte) (*vmafxv1.EncodeResult, string, string, error) {
+	er, err := vmafxv1.ParseEncodeResult(b)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if er.Error != nil {
+		return er, er.Error.Reason, er.Error.Message, nil
+	}
+	return er, "", "", nil
+}
+
+// policy is the attempt engine's limits for a ladder's encodes: its backoffLimit and the
+// operator's backoff and timeouts; a ladder has no pending deadline.
+func (r *Reconciler) policy(l *vmafxv1.VmafxLadder) attempt.Policy {
+	return attempt.Policy{BackoffLimit: backoffLimit(l), RetryBackoff: r.RetryBackoff, MaxRetryBackoff: r.MaxRetryBackoff,
+		StartTimeout: r.PodStartTimeout, TerminatingTimeout: r.TerminatingTimeout}
+}
+
+// ownPod returns the ladder's Pod called name, or nil when it no longer exists. A Pod
+// missing from the cache is looked up on the API server before it is declared gone,
+// because the cache may not have seen a Pod created moments ago.
+func (r *Reconciler) ownPod(ctx context.Context, s *scope, name string) (*corev1.Pod, error) {
+	if p := s.pods[name]; p != nil {
+		return p, nil
+	}
+	pod := &corev1.Pod{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.ladder.Namespace, Name: name}, pod)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Pod %s: %w", name, err)
+	}
+	if !metav1.IsControlledBy(pod, s.ladder) {
+		return nil, fmt.Errorf("pod %s exists but is not owned by ladder %s; delete it or rename the ladder", name, s.ladder.Name)
+	}
+	s.pods[name] = pod
+	return pod, nil
+}
+
+// ladderIsFresh says whether the cached ladder is the API server's (asked once per
+// reconcile).
+func (r *Reconciler) ladderIsFresh(ctx context.Context, s *scope) (bool, error) {
+	if s.fresh == nil {
+		live := &vmafxv1.VmafxLadder{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.ladder), live); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		fresh := live.ResourceVersion == s.ladder.ResourceVersion
+		s.fresh = &fresh
+	}
+	return *s.fresh, nil
+}
+
+// cacheLagRetry is how soon a reconcile that found the cache behind runs again.
+const cacheLagRetry = 200 * time.Millisecond
 
 func (r *Reconciler) startEncode(ctx context.Context, s *scope, rung *vmafxv1.LadderRung, n int32) error {
 	l := s.ladder
 	pod := buildPod(l, EncodePodName(l, rung.Name, n), stepEncode, rung.Name, n, encodeArgs(l, rung), r.Worker)
-	if ok, err := r.Limit.AdmitLadderPod(ctx, r.Client, l, pod.Name, time.Now()); err != nil || !ok {
+	if ok, err := r.Limit.AdmitLadderPod(ctx, r.Client, l, pod.Name, s.now); err != nil || !ok {
 		if err == nil {
 			s.limited = true
 			rung.Message = fmt.Sprintf("waiting: namespace %s is at its limit of %d live worker Pods (%s); the encode starts when one finishes",
