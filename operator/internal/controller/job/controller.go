@@ -191,7 +191,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// true even when the status write below fails, and a later reconcile would not see it
 	// again: emit them either way.
 	r.flushEvents(s)
-	if !equality.Semantic.DeepEqual(before.Status, job.Status) {
+	if s.started && startedOnly(before, job) {
+		// Nothing the API server must hold before the Pod is seen: the Pod, named after
+		// its attempt and kept by its finalizer, is the record that the attempt started,
+		// and the reconcile its creation triggers writes the status from what it sees.
+		// A fast job goes straight to its result write.
+		job.Status = *before.Status.DeepCopy()
+	} else if !equality.Semantic.DeepEqual(before.Status, job.Status) {
 		// The resourceVersion in the patch makes a write computed from stale data fail with
 		// a conflict; the reconcile then runs again on fresh data.
 		patchErr := r.Client.Status().Patch(ctx, job, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
@@ -212,6 +218,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		err = errors.Join(err, attempt.ForceDelete(ctx, r.Client, p))
 	}
 	return result, err
+}
+
+// startedOnly says whether a reconcile that started an attempt changed nothing in the
+// job's status but what the next reconcile, which sees the attempt's Pod, writes anyway:
+// the attempt's number and Pod, the phase, message, Scheduled and Running. Skipping that
+// write is as safe as its failing, which the job already survives: the attempt's number
+// is the highest of the status's and the Pods' (currentAttempt). A job that waited for
+// its namespace's limit says it no longer does at once, so that the jobs behind it see
+// it go.
+func startedOnly(before, after *vmafxv1.VmafxJob) bool {
+	if waitsForLimit(before) {
+		return false
+	}
+	b, a := before.Status.DeepCopy(), after.Status.DeepCopy()
+	for _, st := range []*vmafxv1.VmafxJobStatus{b, a} {
+		st.Phase, st.Message, st.Attempts, st.PodName, st.ObservedGeneration = "", "", 0, "", 0
+		meta.RemoveStatusCondition(&st.Conditions, vmafxv1.JobScheduled)
+		meta.RemoveStatusCondition(&st.Conditions, vmafxv1.JobRunningCondition)
+	}
+	return equality.Semantic.DeepEqual(b, a)
 }
 
 func isFinished(job *vmafxv1.VmafxJob) bool {
