@@ -117,9 +117,9 @@ type scope struct {
 	// forceDelete are Pods to remove without waiting for their kubelet, once the status
 	// that counts their attempts as lost is written and their finalizers released.
 	forceDelete []*corev1.Pod
-	// started: this reconcile created the attempt's Pod (or found it made); see
-	// startedOnly.
-	started bool
+	// quietUntil: until then, a status that only shows the attempt's progress is not
+	// written (progressOnly).
+	quietUntil time.Time
 }
 
 type event struct {
@@ -191,12 +191,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// true even when the status write below fails, and a later reconcile would not see it
 	// again: emit them either way.
 	r.flushEvents(s)
-	if s.started && startedOnly(before, job) {
-		// Nothing the API server must hold before the Pod is seen: the Pod, named after
-		// its attempt and kept by its finalizer, is the record that the attempt started,
-		// and the reconcile its creation triggers writes the status from what it sees.
-		// A fast job goes straight to its result write.
+	if s.now.Before(s.quietUntil) && progressOnly(before, job) {
+		// The Pod's state has not lasted progressDelay yet: a job that moves on sooner
+		// writes only what it moves on to. Nothing here is what the API server must
+		// hold: the Pod, named after its attempt and kept by its finalizer, is the record
+		// that the attempt started, and a status write that fails is survived the same way.
 		job.Status = *before.Status.DeepCopy()
+		if wait := s.quietUntil.Sub(s.now) + recheckMargin; result.RequeueAfter == 0 || wait < result.RequeueAfter {
+			result.RequeueAfter = wait
+		}
 	} else if !equality.Semantic.DeepEqual(before.Status, job.Status) {
 		// The resourceVersion in the patch makes a write computed from stale data fail with
 		// a conflict; the reconcile then runs again on fresh data.
@@ -220,20 +223,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return result, err
 }
 
-// startedOnly says whether a reconcile that started an attempt changed nothing in the
-// job's status but what the next reconcile, which sees the attempt's Pod, writes anyway:
-// the attempt's number and Pod, the phase, message, Scheduled and Running. Skipping that
-// write is as safe as its failing, which the job already survives: the attempt's number
-// is the highest of the status's and the Pods' (currentAttempt). A job that waited for
-// its namespace's limit says it no longer does at once, so that the jobs behind it see
-// it go.
-func startedOnly(before, after *vmafxv1.VmafxJob) bool {
-	if waitsForLimit(before) {
+// progressDelay is how long a state of an attempt's Pod (waiting to be placed, to start,
+// running) must last before the job's status shows it: states that pass sooner are never
+// written, and an attempt that ends within progressDelay of its Pod's start causes one
+// status write, its outcome. A kubelet batches its Pod status writes for the same reason.
+const progressDelay = 5 * time.Second
+
+// progressOnly says whether after differs from before only in an unfinished attempt's
+// progress: its number and Pod, the node and start time, the phase, message, Scheduled
+// and Running. Counters, results, refusals and failures are never held back, nor a job
+// that waited for its namespace's limit (the jobs behind it must see it go).
+func progressOnly(before, after *vmafxv1.VmafxJob) bool {
+	if waitsForLimit(before) || isFinished(after) {
 		return false
 	}
 	b, a := before.Status.DeepCopy(), after.Status.DeepCopy()
 	for _, st := range []*vmafxv1.VmafxJobStatus{b, a} {
-		st.Phase, st.Message, st.Attempts, st.PodName, st.ObservedGeneration = "", "", 0, "", 0
+		st.Phase, st.Message, st.Attempts, st.PodName, st.Node, st.StartTime, st.ObservedGeneration = "", "", 0, "", "", nil, 0
 		meta.RemoveStatusCondition(&st.Conditions, vmafxv1.JobScheduled)
 		meta.RemoveStatusCondition(&st.Conditions, vmafxv1.JobRunningCondition)
 	}
@@ -310,6 +316,16 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 		s.forceDelete = append(s.forceDelete, pod)
 	}
 	if pod != nil && !rec.Recorded {
+		if d.Action == attempt.Wait && !d.Deleting {
+			// The Pod's state is shown once it has lasted progressDelay: waiting to be
+			// placed since its creation, to start since its binding, running since it
+			// started.
+			since := d.Obs.Since
+			if d.Obs.State == attempt.Running && d.Obs.Started != nil {
+				since = *d.Obs.Started
+			}
+			s.quietUntil = since.Add(progressDelay)
+		}
 		if d.Obs.Node != "" {
 			st.Node = d.Obs.Node
 		}
@@ -497,7 +513,7 @@ func (r *Reconciler) startAttempt(ctx context.Context, s *scope, n int32, kind s
 }
 
 // created records that a Pod of the job was created (or found made by an earlier
-// reconcile): it ends a refusal, and the reconcile that observes the Pod writes the status.
+// reconcile): it ends a refusal; the attempt's progress shows after progressDelay.
 func (r *Reconciler) created(ctx context.Context, s *scope, pod *corev1.Pod, created bool, kind, what string) {
 	if created {
 		r.Metrics.Attempts.WithLabelValues(kind).Inc()
@@ -506,7 +522,7 @@ func (r *Reconciler) created(ctx context.Context, s *scope, pod *corev1.Pod, cre
 		klog.FromContext(ctx).V(2).Info("Worker Pod already exists", "pod", klog.KObj(pod))
 	}
 	clearRefused(s.job, pod.Name)
-	s.started = true
+	s.quietUntil = s.now.Add(progressDelay)
 }
 
 // refused decides on the API server's refusal to create a Pod of the job

@@ -6,9 +6,9 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
-// TestStartedOnly: the reconcile that creates an attempt's Pod skips its status write
-// only when the write would say no more than the next reconcile, which sees the Pod.
-func TestStartedOnly(t *testing.T) {
+// TestProgressOnly: a young attempt's status write is held back only when it would show
+// no more than the attempt's progress.
+func TestProgressOnly(t *testing.T) {
 	start := func(j *vmafxv1.VmafxJob) *vmafxv1.VmafxJob {
 		after := j.DeepCopy()
 		after.Status.Attempts++
@@ -38,14 +38,32 @@ func TestStartedOnly(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := startedOnly(tc.before, start(tc.before)); got != tc.skip {
+			if got := progressOnly(tc.before, start(tc.before)); got != tc.skip {
 				t.Errorf("startedOnly = %v, want %v", got, tc.skip)
 			}
 		})
 	}
 	failed := start(fresh)
 	setFailed(failed, ReasonPodRefused, "refused", limitNow)
-	if startedOnly(fresh, failed) {
-		t.Error("startedOnly skips the write of a failure")
+	if progressOnly(fresh, failed) {
+		t.Error("progressOnly holds back a failure")
+	}
+	pending := start(fresh)
+	running := pending.DeepCopy()
+	running.Status.Node, running.Status.StartTime = "n1", timePtr(limitNow)
+	setRunning(running, observation{Node: "n1", Message: "scoring"})
+	if !progressOnly(pending, running) {
+		t.Error("progressOnly does not hold back Running")
+	}
+	lost := pending.DeepCopy()
+	lost.Status.LostAttempts = 1
+	setLost(lost, 1, "evicted")
+	if progressOnly(pending, lost) {
+		t.Error("progressOnly holds back a lost attempt")
+	}
+	done := running.DeepCopy()
+	setSucceeded(done, observation{Node: "n1", Result: &vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Score: 90, Min: 80, Max: 95, Frames: 3}}, limitNow)
+	if progressOnly(running, done) {
+		t.Error("progressOnly holds back the result")
 	}
 }
