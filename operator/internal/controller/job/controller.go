@@ -117,6 +117,8 @@ type scope struct {
 	// forceDelete are Pods to remove without waiting for their kubelet, once the status
 	// that counts their attempts as lost is written and their finalizers released.
 	forceDelete []*corev1.Pod
+	// boundAt is when the attempt's Pod was bound, if it is.
+	boundAt time.Time
 	// quietUntil: until then, a status that only shows the attempt's progress is not
 	// written (progressOnly).
 	quietUntil time.Time
@@ -211,7 +213,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if patchErr != nil {
 			return result, errors.Join(err, patchErr)
 		}
-		r.observeMetrics(before, job)
+		r.observeMetrics(before, job, s.boundAt)
 	}
 	// From here on the status is stored as computed: release what it accounts for.
 	if relErr := r.releaseRecorded(ctx, s); relErr != nil {
@@ -315,6 +317,9 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 	if d.ForceDelete {
 		s.forceDelete = append(s.forceDelete, pod)
 	}
+	if pod != nil {
+		s.boundAt = boundAt(pod)
+	}
 	if pod != nil && !rec.Recorded {
 		if d.Action == attempt.Wait && !d.Deleting {
 			// The Pod's state is shown once it has lasted progressDelay: waiting to be
@@ -368,6 +373,16 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 		return requeueWithBackoff, nil
 	}
 	return ctrl.Result{RequeueAfter: d.After}, nil
+}
+
+// boundAt is when pod was bound to its node; zero if it is not.
+func boundAt(pod *corev1.Pod) time.Time {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
 }
 
 // policy is the attempt engine's limits for job: its spec, and the operator's defaults.
@@ -557,10 +572,15 @@ func (r *Reconciler) flushEvents(s *scope) {
 	}
 }
 
-func (r *Reconciler) observeMetrics(before, after *vmafxv1.VmafxJob) {
+// observeMetrics observes what the status write from before to after tells; boundAt is
+// when the attempt's Pod was bound, if known (the status may show it seconds later).
+func (r *Reconciler) observeMetrics(before, after *vmafxv1.VmafxJob, boundAt time.Time) {
 	created := after.CreationTimestamp.Time
 	if !isScheduled(before) && isScheduled(after) {
-		r.Metrics.ScheduleSeconds.Observe(r.Clock.Since(created).Seconds())
+		if boundAt.IsZero() {
+			boundAt = r.Clock.Now()
+		}
+		r.Metrics.ScheduleSeconds.Observe(boundAt.Sub(created).Seconds())
 	}
 	if !isFinished(before) && isFinished(after) {
 		r.Metrics.Outcomes.WithLabelValues(string(after.Status.Phase)).Inc()
