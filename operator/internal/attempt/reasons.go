@@ -27,4 +27,7 @@ const (
 	ReasonPendingDeadline = "PendingDeadlineExceeded"
 	// ReasonStartTimeout: a bound Pod's container did not start in time.
 	ReasonStartTimeout = "PodStartTimeout"
+	// ReasonNamespaceLimit: the namespace has VMAFX_OPERATOR_MAX_WORKERS_PER_NAMESPACE live
+	// worker Pods; the work waits for one to finish.
+	ReasonNamespaceLimit = "NamespaceLimitReached"
 )

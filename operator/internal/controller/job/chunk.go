@@ -422,19 +422,19 @@ func (r *Reconciler) startStep(ctx context.Context, c *chunkRun, st *step, n int
 	// limit, the step stays unstarted and the job looks again when its own Pods change or
 	// after chunkLimitRecheck.
 	if r.limit != nil {
-		ok, err := r.limit.admit(ctx, r.Client, c.job, pod.Name, c.now)
+		ok, err := r.limit.Admit(ctx, r.Client, c.job, pod.Name, c.now)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			klog.FromContext(ctx).V(4).Info("Step waits for a place under the namespace's worker limit", "pod", pod.Name, "limit", r.limit.max)
+			klog.FromContext(ctx).V(4).Info("Step waits for a place under the namespace's worker limit", "pod", pod.Name, "limit", r.limit.Max())
 			c.after(chunkLimitRecheck)
 			return nil
 		}
 	}
 	created, err := attempt.Create(ctx, r.Client, pod)
 	if err != nil {
-		r.limit.forget(pod.Namespace, pod.Name)
+		r.limit.Forget(pod.Namespace, pod.Name)
 		// As for a single Pod: a refusal that stands fails the job, one that can pass (a
 		// used-up quota) is retried, and shown in PodRefused, until the pending deadline.
 		rf := r.refused(c.scope, pod.Name, err)

@@ -77,12 +77,12 @@ type Reconciler struct {
 	MaxWorkersPerNamespace int
 	// Limit, when set, is the namespace limit shared with the ladder reconciler; unset, the
 	// reconciler makes its own from MaxWorkersPerNamespace.
-	Limit *NamespaceLimit
+	Limit *attempt.NamespaceLimit
 	// LadderPods is the cache of the ladders' Pods: one that finishes or goes wakes the
 	// jobs waiting for the namespace's limit, as a worker Pod does. Nil: not watched.
 	LadderPods cache.Cache
 
-	limit *NamespaceLimit
+	limit *attempt.NamespaceLimit
 }
 
 // SetupWithManager registers the reconciler: it watches VmafxJobs and the Pods they own.
@@ -94,7 +94,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles})
 	r.limit = r.Limit
 	if r.limit == nil {
-		r.limit = NewNamespaceLimit(r.MaxWorkersPerNamespace, nil)
+		r.limit = attempt.NewNamespaceLimit(r.MaxWorkersPerNamespace, nil)
 	}
 	if r.limit != nil {
 		// A worker Pod that finishes or goes wakes the jobs its namespace's limit holds.
@@ -236,7 +236,7 @@ const progressDelay = 5 * time.Second
 // and Running. Counters, results, refusals and failures are never held back, nor a job
 // that waited for its namespace's limit (the jobs behind it must see it go).
 func progressOnly(before, after *vmafxv1.VmafxJob) bool {
-	if waitsForLimit(before) || isFinished(after) {
+	if attempt.WaitsForLimit(before) || isFinished(after) {
 		return false
 	}
 	b, a := before.Status.DeepCopy(), after.Status.DeepCopy()
@@ -507,7 +507,7 @@ func (r *Reconciler) startAttempt(ctx context.Context, s *scope, n int32, kind s
 	pod := buildPod(s.job, n, r.Worker)
 	created, err := attempt.Create(ctx, r.Client, pod)
 	if err != nil {
-		r.limit.forget(pod.Namespace, pod.Name)
+		r.limit.Forget(pod.Namespace, pod.Name)
 		rf := r.refused(s, pod.Name, err)
 		switch {
 		case rf.Gone:

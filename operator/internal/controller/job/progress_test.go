@@ -2,6 +2,7 @@ package job
 
 import (
 	"testing"
+	"time"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
@@ -9,6 +10,7 @@ import (
 // TestProgressOnly: a young attempt's status write is held back only when it would show
 // no more than the attempt's progress.
 func TestProgressOnly(t *testing.T) {
+	at := time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
 	start := func(j *vmafxv1.VmafxJob) *vmafxv1.VmafxJob {
 		after := j.DeepCopy()
 		after.Status.Attempts++
@@ -22,10 +24,12 @@ func TestProgressOnly(t *testing.T) {
 	fresh.Name = "j"
 	retrying := fresh.DeepCopy()
 	retrying.Status.Attempts, retrying.Status.FailedAttempts = 1, 1
-	setRetrying(retrying, observation{Reason: "Internal", Message: "out of memory"}, 1, limitNow)
+	setRetrying(retrying, observation{Reason: "Internal", Message: "out of memory"}, 1, at)
 	refused := fresh.DeepCopy()
 	setCondition(refused, vmafxv1.JobPodRefused, true, ReasonExceededQuota, "exceeded quota")
-	waiting := limitJob("j", 0, 0, true)
+	waiting := fresh.DeepCopy()
+	waiting.Status.Phase = vmafxv1.JobPending
+	setPending(waiting, observation{Reason: ReasonNamespaceLimit, Message: "waiting"})
 	cases := []struct {
 		name   string
 		before *vmafxv1.VmafxJob
@@ -44,13 +48,13 @@ func TestProgressOnly(t *testing.T) {
 		})
 	}
 	failed := start(fresh)
-	setFailed(failed, ReasonPodRefused, "refused", limitNow)
+	setFailed(failed, ReasonPodRefused, "refused", at)
 	if progressOnly(fresh, failed) {
 		t.Error("progressOnly holds back a failure")
 	}
 	pending := start(fresh)
 	running := pending.DeepCopy()
-	running.Status.Node, running.Status.StartTime = "n1", timePtr(limitNow)
+	running.Status.Node, running.Status.StartTime = "n1", timePtr(at)
 	setRunning(running, observation{Node: "n1", Message: "scoring"})
 	if !progressOnly(pending, running) {
 		t.Error("progressOnly does not hold back Running")
@@ -62,7 +66,7 @@ func TestProgressOnly(t *testing.T) {
 		t.Error("progressOnly holds back a lost attempt")
 	}
 	done := running.DeepCopy()
-	setSucceeded(done, observation{Node: "n1", Result: &vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Score: 90, Min: 80, Max: 95, Frames: 3}}, limitNow)
+	setSucceeded(done, observation{Node: "n1", Result: &vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Score: 90, Min: 80, Max: 95, Frames: 3}}, at)
 	if progressOnly(running, done) {
 		t.Error("progressOnly holds back the result")
 	}

@@ -41,7 +41,7 @@ const (
 	ReasonVolumeNotAllowed = "VolumeNotAllowed"
 	// ReasonNamespaceLimit: the job's namespace has VMAFX_OPERATOR_MAX_WORKERS_PER_NAMESPACE
 	// live worker Pods; the job waits for one to finish.
-	ReasonNamespaceLimit = "NamespaceLimitReached"
+	ReasonNamespaceLimit = attempt.ReasonNamespaceLimit
 )
 
 // maxLostAttempts bounds the attempts a job may lose (Pods deleted, evicted, or moved

@@ -25,7 +25,6 @@ import (
 	"github.com/vmafx/vmafx/internal/text"
 	"github.com/vmafx/vmafx/operator/internal/attempt"
 	"github.com/vmafx/vmafx/operator/internal/config"
-	"github.com/vmafx/vmafx/operator/internal/controller/job"
 	"github.com/vmafx/vmafx/operator/internal/labelindex"
 	"github.com/vmafx/vmafx/operator/internal/owned"
 	"github.com/vmafx/vmafx/operator/internal/statuspatch"
@@ -77,7 +76,7 @@ type Reconciler struct {
 	Worker   config.WorkerConfig
 	// Limit is the namespace's limit of live worker Pods, shared with the job reconciler:
 	// encode Pods count against it and wait for a place; nil: no limit.
-	Limit *job.NamespaceLimit
+	Limit *attempt.NamespaceLimit
 	// Volumes is the operator's volume allow-list: the encode Pods mount spec.volume with
 	// the operator's rights, as a VmafxJob's worker Pods do.
 	Volumes config.VolumePolicy
