@@ -164,6 +164,15 @@ type LadderRung struct {
 	// encodeAttempts is the number of encode Pods created for the rung.
 	// +optional
 	EncodeAttempts int32 `json:"encodeAttempts,omitempty"`
+	// encodeFailures is the number of the rung's encode attempts that failed; backoffLimit
+	// bounds it, and each retry waits a growing backoff, as a VmafxJob's attempts do.
+	// +optional
+	EncodeFailures int32 `json:"encodeFailures,omitempty"`
+	// encodeLost is the number of the rung's encode attempts whose Pod was lost (evicted,
+	// preempted, deleted, its node gone): retried at once, without counting against
+	// backoffLimit.
+	// +optional
+	EncodeLost int32 `json:"encodeLost,omitempty"`
 	// uri of the encode.
 	// +optional
 	URI string `json:"uri,omitempty"`

@@ -275,6 +275,45 @@ func TestLadderBadReference(t *testing.T) {
 	}
 }
 
+// TestLadderEncodesAreLostOrFailed: a ladder's encodes go through the attempt engine as a
+// job's attempts do: an evicted encode Pod is lost and replaced without using
+// backoffLimit (0 here), and a failure once backoffLimit is spent fails the rung.
+func TestLadderEncodesAreLostOrFailed(t *testing.T) {
+	ns := testenv.CreateNamespace(t)
+	startOperator(t, operatorEnv())
+	create(t, &vmafxv1.VmafxLadder{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "evict"},
+		Spec: vmafxv1.VmafxLadderSpec{
+			Reference:       "s3://media/title.mp4",
+			Resolutions:     []vmafxv1.LadderResolution{{Height: 360}},
+			Codecs:          []vmafxv1.LadderCodec{{Encoder: vmafxv1.EncoderX264, Values: []int32{30}}},
+			Output:          "s3://results/evict",
+			ScoringSettings: vmafxv1.ScoringSettings{BackoffLimit: ptr.To[int32](0)},
+		},
+	})
+	first := waitForPod(t, ns, "evict-enc-360p-x264-crf30-1")
+	kubeletBind(t, first, "cpu-node", false)
+	kubeletSetStatus(t, first, func(s *corev1.PodStatus) {
+		s.Phase, s.Reason, s.Message = corev1.PodFailed, "Evicted", "The node was low on resource: memory."
+	})
+	second := waitForPod(t, ns, "evict-enc-360p-x264-crf30-2")
+	l := waitForLadder(t, ns, "evict", "the eviction counted as lost", func(l *vmafxv1.VmafxLadder) bool {
+		return len(l.Status.Rungs) == 1 && l.Status.Rungs[0].EncodeLost == 1
+	})
+	if r := l.Status.Rungs[0]; r.Phase != vmafxv1.RungEncoding || r.EncodeFailures != 0 || r.EncodeAttempts != 2 {
+		t.Errorf("after the eviction: rung %+v, want encoding attempt 2, no failure", r)
+	}
+	kubeletBind(t, second, "cpu-node", true)
+	kubeletFinish(t, second, 1, `{"version":"vmafx.dev/encode/v1","error":{"reason":"FetchFailed","message":"connection reset"}}`)
+	l = waitForLadder(t, ns, "evict", "the rung failed", func(l *vmafxv1.VmafxLadder) bool { return l.Status.Rungs[0].Phase == vmafxv1.RungFailed })
+	if r := l.Status.Rungs[0]; r.EncodeFailures != 1 || r.EncodeLost != 1 || r.EncodeAttempts != 2 || !strings.Contains(r.Message, "backoffLimit 0 reached") {
+		t.Errorf("rung %+v, want 1 failure, 1 lost, 2 attempts and the spent backoffLimit in its message", r)
+	}
+	if podExists(t, ns, "evict-enc-360p-x264-crf30-3") {
+		t.Error("a third encode Pod was made after backoffLimit was spent")
+	}
+}
+
 func waitForLadder(t *testing.T, ns, name, what string, cond func(*vmafxv1.VmafxLadder) bool) *vmafxv1.VmafxLadder {
 	t.Helper()
 	var l *vmafxv1.VmafxLadder

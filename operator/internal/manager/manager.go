@@ -23,6 +23,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/internal/version"
+	"github.com/vmafx/vmafx/operator/internal/attempt"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/controller/comparison"
 	"github.com/vmafx/vmafx/operator/internal/controller/job"
@@ -171,7 +172,7 @@ func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock, opt
 	metrics.Register(metrics.NewPhaseCollector(mgr.GetClient()), version.Collector())
 	recorder := mgr.GetEventRecorder(Name)
 	// One limit for the jobs' worker Pods and the ladders' Pods alike.
-	limit := job.NewNamespaceLimit(cfg.MaxWorkersPerNamespace, ladderPods)
+	limit := attempt.NewNamespaceLimit(cfg.MaxWorkersPerNamespace, ladderPods)
 	if err := (&job.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Metrics: jobMetrics,
 		Worker: cfg.Worker, Volumes: cfg.Volumes, RetryBackoff: cfg.RetryBackoff, MaxRetryBackoff: cfg.MaxRetryBackoff,
@@ -185,7 +186,8 @@ func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock, opt
 		return fmt.Errorf("setting up the VmafxComparison reconciler: %w", err)
 	}
 	if err := (&ladder.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Pods: ladderPods, Recorder: recorder, Worker: cfg.Worker, Volumes: cfg.Volumes,
-		Limit: limit}).SetupWithManager(mgr); err != nil {
+		Limit: limit, RetryBackoff: cfg.RetryBackoff, MaxRetryBackoff: cfg.MaxRetryBackoff,
+		PodStartTimeout: cfg.PodStartTimeout, TerminatingTimeout: cfg.TerminatingTimeout}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the VmafxLadder reconciler: %w", err)
 	}
 	contact := &node.Connectivity{Reader: mgr.GetAPIReader(), Namespace: cfg.Namespace, Clock: clk, Interval: node.ProbeInterval(cfg.NodeStaleAfter)}

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/attempt"
 	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
 
@@ -267,9 +267,9 @@ func (r *Reconciler) reconcileChunked(ctx context.Context, s *scope) (ctrl.Resul
 		o, err := r.runStep(ctx, c, &c.ss.probe)
 		errs = append(errs, err)
 		if o != nil {
-			c.ss.alignment = probedAlignment(s.job, o.result)
-			c.ss.plan(s.job, int32(o.result.Frames))
-			s.emit(false, ReasonChunksPlanned, "Plan", fmt.Sprintf("%d frames in %d chunks", o.result.Frames, len(c.ss.chunks)), nil)
+			c.ss.alignment = probedAlignment(s.job, o.Result)
+			c.ss.plan(s.job, int32(o.Result.Frames))
+			s.emit(false, ReasonChunksPlanned, "Plan", fmt.Sprintf("%d frames in %d chunks", o.Result.Frames, len(c.ss.chunks)), nil)
 		}
 	}
 	if c.ss.frames > 0 {
@@ -292,7 +292,7 @@ func (r *Reconciler) reconcileChunked(ctx context.Context, s *scope) (ctrl.Resul
 	if c.failed {
 		// Chunks still running score for nothing now.
 		for _, p := range s.pods {
-			if st := observe(p).state; st == podPending || st == podRunning {
+			if st := observe(p).State; st == attempt.Pending || st == attempt.Running {
 				errs = append(errs, r.deletePod(ctx, p))
 			}
 		}
@@ -306,8 +306,8 @@ func (r *Reconciler) reconcileChunked(ctx context.Context, s *scope) (ctrl.Resul
 	return ctrl.Result{RequeueAfter: c.requeue}, err
 }
 
-// runStep moves one step forward. It returns the observation of the step's Pod when the
-// step succeeded in this reconcile.
+// runStep moves one step forward through the attempt engine. It returns the observation
+// of the step's Pod when the step succeeded in this reconcile.
 func (r *Reconciler) runStep(ctx context.Context, c *chunkRun, st *step) (*observation, error) {
 	label := st.name
 	for _, p := range c.pods {
@@ -319,80 +319,62 @@ func (r *Reconciler) runStep(ctx context.Context, c *chunkRun, st *step) (*obser
 	if st.state == vmafxv1.ChunkDone {
 		return nil, nil
 	}
-	if st.attempts == 0 {
-		return nil, r.startStep(ctx, c, st, 1, "first")
-	}
+	var pod *corev1.Pod
 	name := StepPodName(c.job, label, st.attempts)
-	pod, err := r.ownPod(ctx, c.scope, name)
-	if err != nil {
-		return nil, err
-	}
-	if st.state == vmafxv1.ChunkFailed || st.state == vmafxv1.ChunkLost {
-		return nil, r.retryStep(ctx, c, st, pod)
-	}
-	if pod == nil {
-		r.stepLost(c, st, fmt.Sprintf("worker Pod %s was deleted", name), nil)
-		return nil, nil
-	}
-	o := observe(pod)
-	if o.started != nil && c.job.Status.StartTime == nil {
-		c.job.Status.StartTime = timePtr(*o.started)
-	}
-	switch o.state {
-	case podPending:
-		st.state = vmafxv1.ChunkPending
-		if o.bound {
-			left := o.since.Add(r.PodStartTimeout).Sub(c.now)
-			if left > 0 {
-				c.after(left + recheckMargin)
-				return nil, nil
-			}
-			// As for a single Pod: a Pod that does not start in time is deleted and its
-			// attempt fails with the kubelet's reason.
-			reason := o.reason
-			if reason == ReasonScheduled {
-				reason = ReasonStartTimeout
-			}
-			o.state, o.reason, o.ended = podFailed, reason, c.now
-			o.message = oneLine(fmt.Sprintf("worker Pod %s did not start within %s of being bound to node %s: %s", pod.Name, r.PodStartTimeout, o.node, o.message))
-			if err := r.deletePod(ctx, pod); err != nil {
-				return nil, err
-			}
-			r.stepFailed(c, st, pod, o)
-			return nil, nil
+	if st.attempts > 0 {
+		var err error
+		if pod, err = r.ownPod(ctx, c.scope, name); err != nil {
+			return nil, err
 		}
-		if c.unplaced == nil {
-			c.unplaced = &o
+	}
+	recorded := st.state == vmafxv1.ChunkFailed || st.state == vmafxv1.ChunkLost
+	rec := attempt.Record{N: st.attempts, Failed: st.failed, Lost: st.lost(), Recorded: recorded, LastFailed: st.state == vmafxv1.ChunkFailed}
+	d := attempt.Decide(r.policy(c.job), rec, attempt.Attempt{Pod: name, Step: stepName(st)}, pod, parseResult, c.now)
+	c.emitAll(d.Events, pod)
+	if d.Delete {
+		if err := r.deletePod(ctx, pod); err != nil {
+			return nil, err
 		}
-		if d := r.pendingDeadline(c.job); d > 0 {
-			left := o.since.Add(d).Sub(c.now)
-			if left <= 0 {
-				msg := oneLine(fmt.Sprintf("worker Pod %s was not placed on a node within the pending deadline (%s): %s", pod.Name, d, o.message))
-				c.fail(ReasonPendingDeadline, msg)
-				c.emit(true, ReasonPendingDeadline, "Fail", msg, pod)
-				return nil, nil
-			}
-			c.after(left + recheckMargin)
-		}
-	case podRunning:
-		st.state = vmafxv1.ChunkRunning
-		c.job.Status.Node = o.node
-	case podSucceeded:
-		st.state = vmafxv1.ChunkDone
-		return &o, nil
-	case podTerminating:
-		if left := o.since.Add(r.TerminatingTimeout).Sub(c.now); left > 0 {
-			c.after(left + recheckMargin)
-			return nil, nil
-		}
-		why := fmt.Sprintf("worker Pod %s stayed Terminating %s past its grace period: its node %s does not answer", pod.Name, r.TerminatingTimeout, pod.Spec.NodeName)
+	}
+	if d.ForceDelete {
 		c.forceDelete = append(c.forceDelete, pod)
-		r.stepLost(c, st, why, pod)
-	case podLost:
-		r.stepLost(c, st, o.message, pod)
-	default:
-		r.stepFailed(c, st, pod, o)
 	}
+	if pod != nil && !recorded && d.Obs.Started != nil && c.job.Status.StartTime == nil {
+		c.job.Status.StartTime = timePtr(*d.Obs.Started)
+	}
+	switch d.Outcome {
+	case attempt.RecordFailure:
+		st.failed++
+		st.state = vmafxv1.ChunkFailed
+	case attempt.RecordLoss:
+		st.state = vmafxv1.ChunkLost
+	}
+	switch d.Action {
+	case attempt.Start:
+		return nil, r.nextStep(ctx, c, st, rec)
+	case attempt.Succeed:
+		st.state = vmafxv1.ChunkDone
+		return &d.Obs, nil
+	case attempt.Fail:
+		c.fail(d.Reason, d.Message)
+		return nil, nil
+	case attempt.Wait:
+		switch {
+		case recorded:
+		case d.Obs.State == attempt.Running:
+			st.state = vmafxv1.ChunkRunning
+			c.job.Status.Node = d.Obs.Node
+		case d.Obs.State == attempt.Pending:
+			st.state = vmafxv1.ChunkPending
+			if !d.Obs.Bound && c.unplaced == nil {
+				c.unplaced = &d.Obs
+			}
+		}
+	}
+	if d.Requeue {
+		c.backoff = true
+	}
+	c.after(d.After)
 	return nil, nil
 }
 
@@ -404,63 +386,10 @@ func stepName(st *step) string {
 	return "chunk " + st.name
 }
 
-// stepLost records that the step's current attempt was lost; it is retried at once.
-func (r *Reconciler) stepLost(c *chunkRun, st *step, why string, pod *corev1.Pod) {
-	st.state = vmafxv1.ChunkLost
-	if st.lost() > maxLostAttempts {
-		c.fail(ReasonTooManyLost, fmt.Sprintf("%d worker Pods of %s were lost (the last: %s); giving up", st.lost(), stepName(st), why))
-		return
-	}
-	c.emit(true, ReasonPodLost, "Retry", fmt.Sprintf("%s: %s; starting a new attempt", stepName(st), why), pod)
-	c.backoff = true
-}
-
-// stepFailed records that the step's current attempt failed, and fails the job when the
-// failure is deterministic or the step's failures pass spec.backoffLimit.
-func (r *Reconciler) stepFailed(c *chunkRun, st *step, pod *corev1.Pod, o observation) {
-	st.failed++
-	st.state = vmafxv1.ChunkFailed
-	limit := backoffLimit(c.job)
-	what := fmt.Sprintf("%s, attempt %d, failed (%s): %s", stepName(st), st.attempts, o.reason, o.message)
-	switch {
-	case permanentReasons[o.reason]:
-		c.fail(o.reason, what+"; not retried, as the same input fails the same way")
-		c.emit(true, ReasonNotRetried, "Fail", c.job.Status.Message, pod)
-	case st.failed > limit:
-		c.fail(o.reason, fmt.Sprintf("%s; backoffLimit %d reached", what, limit))
-		c.emit(true, ReasonBackoffLimit, "Fail", c.job.Status.Message, pod)
-	default:
-		retryAt := r.retryAt(st.failed, o, c.now)
-		c.emit(true, ReasonAttemptFailed, "Retry", fmt.Sprintf("%s; retrying in %s", what, max(retryAt.Sub(c.now), 0).Round(time.Second)), pod)
-		c.after(max(retryAt.Sub(c.now), 0) + recheckMargin)
-	}
-}
-
-// retryStep starts the attempt after a failed or lost one, once its Pod is gone or
-// finished and, after a failure, the backoff has passed.
-func (r *Reconciler) retryStep(ctx context.Context, c *chunkRun, st *step, pod *corev1.Pod) error {
-	if pod != nil {
-		o := observe(pod)
-		switch o.state {
-		case podPending, podRunning:
-			// The step never has two live Pods: this one goes before the next comes.
-			c.after(r.TerminatingTimeout)
-			return r.deletePod(ctx, pod)
-		case podTerminating:
-			if left := o.since.Add(r.TerminatingTimeout).Sub(c.now); left > 0 {
-				c.after(left + recheckMargin)
-				return nil
-			}
-			c.forceDelete = append(c.forceDelete, pod)
-			c.backoff = true
-			return nil
-		}
-		if st.state == vmafxv1.ChunkFailed {
-			if left := r.retryAt(st.failed, o, c.now).Sub(c.now); left > 0 {
-				c.after(left + recheckMargin)
-				return nil
-			}
-		}
+// nextStep starts the step's attempt after rec.N (the first when there is none).
+func (r *Reconciler) nextStep(ctx context.Context, c *chunkRun, st *step, rec attempt.Record) error {
+	if rec.N == 0 {
+		return r.startStep(ctx, c, st, 1, "first")
 	}
 	fresh, err := r.jobIsFresh(ctx, c)
 	if err != nil || !fresh {
@@ -468,10 +397,10 @@ func (r *Reconciler) retryStep(ctx context.Context, c *chunkRun, st *step, pod *
 		return err
 	}
 	kind := "lost"
-	if st.state == vmafxv1.ChunkFailed {
+	if rec.LastFailed {
 		kind = "retry"
 	}
-	return r.startStep(ctx, c, st, st.attempts+1, kind)
+	return r.startStep(ctx, c, st, rec.N+1, kind)
 }
 
 // jobIsFresh says whether the cached job is the API server's: a retry computed from a
@@ -503,55 +432,34 @@ func (r *Reconciler) startStep(ctx context.Context, c *chunkRun, st *step, n int
 	// limit, the step stays unstarted and the job looks again when its own Pods change or
 	// after chunkLimitRecheck.
 	if r.limit != nil {
-		ok, err := r.limit.admit(ctx, r.Client, c.job, pod.Name, c.now)
+		ok, err := r.limit.Admit(ctx, r.Client, c.job, pod.Name, c.now)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			klog.FromContext(ctx).V(4).Info("Step waits for a place under the namespace's worker limit", "pod", pod.Name, "limit", r.limit.max)
+			klog.FromContext(ctx).V(4).Info("Step waits for a place under the namespace's worker limit", "pod", pod.Name, "limit", r.limit.Max())
 			c.after(chunkLimitRecheck)
 			return nil
 		}
 	}
-	err := r.Client.Create(ctx, pod)
-	switch {
-	case apierrors.IsAlreadyExists(err):
-	case err != nil:
-		r.limit.forget(pod.Namespace, pod.Name)
-		return r.stepRefused(c, pod, err)
-	default:
-		r.Metrics.Attempts.WithLabelValues(kind).Inc()
-		c.emit(false, ReasonPodCreated, "Create", fmt.Sprintf("created worker Pod %s (%s, attempt %d)", pod.Name, stepName(st), n), pod)
+	created, err := attempt.Create(ctx, r.Client, pod)
+	if err != nil {
+		r.limit.Forget(pod.Namespace, pod.Name)
+		// As for a single Pod: a refusal that stands fails the job, one that can pass (a
+		// used-up quota) is retried, and shown in PodRefused, until the pending deadline.
+		rf := r.refused(c.scope, pod.Name, err)
+		switch {
+		case rf.Err != nil:
+			return rf.Err
+		case rf.Fail:
+			c.fail(rf.FailReason, rf.Message)
+		default:
+			c.after(rf.After)
+		}
+		return nil
 	}
-	clearRefused(c.job, pod.Name)
+	r.created(ctx, c.scope, pod, created, kind, fmt.Sprintf("%s, attempt %d", stepName(st), n))
 	st.attempts, st.state = n, vmafxv1.ChunkPending
-	return nil
-}
-
-// stepRefused handles the API server's refusal of a step's Pod as refused does for a
-// single Pod: a refusal that stands fails the job, one that can pass (a used-up quota)
-// is retried, and shown in PodRefused, until the pending deadline.
-func (r *Reconciler) stepRefused(c *chunkRun, pod *corev1.Pod, err error) error {
-	kind, reason := classifyRefusal(err, c.now.Sub(c.job.CreationTimestamp.Time))
-	switch kind {
-	case refusalNamespaceGone:
-		return nil
-	case refusalError:
-		setCondition(c.job, vmafxv1.JobPodRefused, true, reason, oneLine(fmt.Sprintf("creating worker Pod %s: %v", pod.Name, err)))
-		return fmt.Errorf("creating worker Pod %s: %w", pod.Name, err)
-	}
-	msg := oneLine(fmt.Sprintf("the API server refused worker Pod %s: %s", pod.Name, apiMessage(err)))
-	setCondition(c.job, vmafxv1.JobPodRefused, true, reason, msg)
-	if kind == refusalPermanent {
-		c.fail(ReasonPodRefused, msg+"; it would be refused again: fix the cause and create the job anew")
-		c.emit(true, ReasonFailedCreate, "Create", msg, nil)
-		return nil
-	}
-	if d := r.pendingDeadline(c.job); d > 0 && c.now.Sub(c.job.CreationTimestamp.Time) >= d {
-		c.fail(ReasonPendingDeadline, msg+fmt.Sprintf("; still refused after the pending deadline (%s)", d))
-		return nil
-	}
-	c.after(r.RetryBackoff)
 	return nil
 }
 
@@ -560,19 +468,19 @@ func (r *Reconciler) stepRefused(c *chunkRun, pod *corev1.Pod, err error) error 
 func (r *Reconciler) chunkedSucceeded(c *chunkRun, o *observation) {
 	job := c.job
 	job.Status.PodName = StepPodName(job, vmafxv1.ChunkMerge, c.ss.merge.attempts)
-	job.Status.Node = o.node
+	job.Status.Node = o.Node
 	setSucceeded(job, *o, c.now)
 	setChunkedAlignment(job, c.ss.alignment)
 	if start := job.Status.StartTime; start != nil {
 		if d := job.Status.CompletionTime.Sub(start.Time).Seconds(); d > 0 {
-			job.Status.Result.FPS = fmt.Sprintf("%.2f", float64(o.result.Frames)/d)
+			job.Status.Result.FPS = fmt.Sprintf("%.2f", float64(o.Result.Frames)/d)
 		}
 	}
-	job.Status.Message = fmt.Sprintf("VMAF %s over %d frames in %d chunks, merged on node %s", job.Status.Score, o.result.Frames, len(c.ss.chunks), o.node)
+	job.Status.Message = fmt.Sprintf("VMAF %s over %d frames in %d chunks, merged on node %s", job.Status.Score, o.Result.Frames, len(c.ss.chunks), o.Node)
 	setCondition(job, vmafxv1.JobComplete, true, ReasonSucceeded, job.Status.Message)
 	c.emit(false, ReasonSucceeded, "Score", job.Status.Message, nil)
-	if o.result.OutputError != "" {
-		c.emit(true, ReasonOutputFailed, "WriteOutput", "the score is kept, but the per-frame output was not written: "+oneLine(o.result.OutputError), nil)
+	if o.Result.OutputError != "" {
+		c.emit(true, ReasonOutputFailed, "WriteOutput", "the score is kept, but the per-frame output was not written: "+oneLine(o.Result.OutputError), nil)
 	}
 }
 
@@ -603,8 +511,8 @@ func setChunkProgress(c *chunkRun) {
 	}
 	job.Status.Phase = vmafxv1.JobPending
 	if u := c.unplaced; u != nil {
-		setCondition(job, vmafxv1.JobScheduled, false, u.reason, u.message)
-		job.Status.Message = msg + "; " + u.message
+		setCondition(job, vmafxv1.JobScheduled, false, u.Reason, u.Message)
+		job.Status.Message = msg + "; " + u.Message
 	}
 	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonNotStarted, msg)
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -25,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/attempt"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/labelindex"
 	"github.com/vmafx/vmafx/operator/internal/metrics"
@@ -75,12 +77,12 @@ type Reconciler struct {
 	MaxWorkersPerNamespace int
 	// Limit, when set, is the namespace limit shared with the ladder reconciler; unset, the
 	// reconciler makes its own from MaxWorkersPerNamespace.
-	Limit *NamespaceLimit
+	Limit *attempt.NamespaceLimit
 	// LadderPods is the cache of the ladders' Pods: one that finishes or goes wakes the
 	// jobs waiting for the namespace's limit, as a worker Pod does. Nil: not watched.
 	LadderPods cache.Cache
 
-	limit *NamespaceLimit
+	limit *attempt.NamespaceLimit
 }
 
 // SetupWithManager registers the reconciler: it watches VmafxJobs and the Pods they own.
@@ -92,7 +94,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles})
 	r.limit = r.Limit
 	if r.limit == nil {
-		r.limit = NewNamespaceLimit(r.MaxWorkersPerNamespace, nil)
+		r.limit = attempt.NewNamespaceLimit(r.MaxWorkersPerNamespace, nil)
 	}
 	if r.limit != nil {
 		// A worker Pod that finishes or goes wakes the jobs its namespace's limit holds.
@@ -115,6 +117,11 @@ type scope struct {
 	// forceDelete are Pods to remove without waiting for their kubelet, once the status
 	// that counts their attempts as lost is written and their finalizers released.
 	forceDelete []*corev1.Pod
+	// boundAt is when the attempt's Pod was bound, if it is.
+	boundAt time.Time
+	// quietUntil: until then, a status that only shows the attempt's progress is not
+	// written (progressOnly).
+	quietUntil time.Time
 }
 
 type event struct {
@@ -122,6 +129,17 @@ type event struct {
 	reason, action string
 	note           string
 	related        *corev1.Pod
+}
+
+// emitAll queues the engine's events; those about the attempt's Pod name pod.
+func (s *scope) emitAll(events []attempt.Event, pod *corev1.Pod) {
+	for _, e := range events {
+		var related *corev1.Pod
+		if e.Pod {
+			related = pod
+		}
+		s.emit(e.Warning, e.Reason, e.Action, e.Note, related)
+	}
 }
 
 func (s *scope) emit(warning bool, reason, action, note string, pod *corev1.Pod) {
@@ -175,7 +193,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// true even when the status write below fails, and a later reconcile would not see it
 	// again: emit them either way.
 	r.flushEvents(s)
-	if !equality.Semantic.DeepEqual(before.Status, job.Status) {
+	if s.now.Before(s.quietUntil) && progressOnly(before, job) {
+		// The Pod's state has not lasted progressDelay yet: a job that moves on sooner
+		// writes only what it moves on to. Nothing here is what the API server must
+		// hold: the Pod, named after its attempt and kept by its finalizer, is the record
+		// that the attempt started, and a status write that fails is survived the same way.
+		job.Status = *before.Status.DeepCopy()
+		if wait := s.quietUntil.Sub(s.now) + recheckMargin; result.RequeueAfter == 0 || wait < result.RequeueAfter {
+			result.RequeueAfter = wait
+		}
+	} else if !equality.Semantic.DeepEqual(before.Status, job.Status) {
 		// The resourceVersion in the patch makes a write computed from stale data fail with
 		// a conflict; the reconcile then runs again on fresh data.
 		patchErr := r.Client.Status().Patch(ctx, job, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
@@ -186,18 +213,39 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if patchErr != nil {
 			return result, errors.Join(err, patchErr)
 		}
-		r.observeMetrics(before, job)
+		r.observeMetrics(before, job, s.boundAt)
 	}
 	// From here on the status is stored as computed: release what it accounts for.
 	if relErr := r.releaseRecorded(ctx, s); relErr != nil {
 		return result, errors.Join(err, relErr)
 	}
 	for _, p := range s.forceDelete {
-		if delErr := r.Client.Delete(ctx, p, client.GracePeriodSeconds(0), client.Preconditions{UID: &p.UID}); delErr != nil && !apierrors.IsNotFound(delErr) && !apierrors.IsConflict(delErr) {
-			err = errors.Join(err, fmt.Errorf("force-deleting worker Pod %s: %w", p.Name, delErr))
-		}
+		err = errors.Join(err, attempt.ForceDelete(ctx, r.Client, p))
 	}
 	return result, err
+}
+
+// progressDelay is how long a state of an attempt's Pod (waiting to be placed, to start,
+// running) must last before the job's status shows it: states that pass sooner are never
+// written, and an attempt that ends within progressDelay of its Pod's start causes one
+// status write, its outcome. A kubelet batches its Pod status writes for the same reason.
+const progressDelay = 5 * time.Second
+
+// progressOnly says whether after differs from before only in an unfinished attempt's
+// progress: its number and Pod, the node and start time, the phase, message, Scheduled
+// and Running. Counters, results, refusals and failures are never held back, nor a job
+// that waited for its namespace's limit (the jobs behind it must see it go).
+func progressOnly(before, after *vmafxv1.VmafxJob) bool {
+	if attempt.WaitsForLimit(before) || isFinished(after) {
+		return false
+	}
+	b, a := before.Status.DeepCopy(), after.Status.DeepCopy()
+	for _, st := range []*vmafxv1.VmafxJobStatus{b, a} {
+		st.Phase, st.Message, st.Attempts, st.PodName, st.Node, st.StartTime, st.ObservedGeneration = "", "", 0, "", "", nil, 0
+		meta.RemoveStatusCondition(&st.Conditions, vmafxv1.JobScheduled)
+		meta.RemoveStatusCondition(&st.Conditions, vmafxv1.JobRunningCondition)
+	}
+	return equality.Semantic.DeepEqual(b, a)
 }
 
 func isFinished(job *vmafxv1.VmafxJob) bool {
@@ -246,21 +294,145 @@ func recordedUpTo(job *vmafxv1.VmafxJob) int32 {
 
 func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, error) {
 	n := currentAttempt(s)
-	s.job.Status.Attempts = n
-	if n == 0 {
-		return r.startAttempt(ctx, s, 1, "first")
+	st := &s.job.Status
+	st.Attempts = n
+	var pod *corev1.Pod
+	if n > 0 {
+		var err error
+		if pod, err = r.attemptPod(ctx, s, n); err != nil {
+			return ctrl.Result{}, err
+		}
+		if pod != nil {
+			st.PodName = pod.Name
+		}
 	}
-	pod, err := r.attemptPod(ctx, s, n)
-	if err != nil {
-		return ctrl.Result{}, err
+	rec := attempt.Record{N: n, Failed: st.FailedAttempts, Lost: st.LostAttempts, Recorded: n > 0 && recordedUpTo(s.job) >= n, LastFailed: lastFailed(s.job)}
+	d := attempt.Decide(r.policy(s.job), rec, attempt.Attempt{Pod: PodName(s.job, n)}, pod, parseResult, s.now)
+	s.emitAll(d.Events, pod)
+	if d.Delete {
+		if err := r.deletePod(ctx, pod); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if d.ForceDelete {
+		s.forceDelete = append(s.forceDelete, pod)
 	}
 	if pod != nil {
-		s.job.Status.PodName = pod.Name
+		s.boundAt = boundAt(pod)
 	}
-	if recordedUpTo(s.job) >= n {
-		return r.afterAttempt(ctx, s, n, pod)
+	if pod != nil && !rec.Recorded {
+		if d.Action == attempt.Wait && !d.Deleting {
+			// The Pod's state is shown once it has lasted progressDelay: waiting to be
+			// placed since its creation, to start since its binding, running since it
+			// started.
+			since := d.Obs.Since
+			if d.Obs.State == attempt.Running && d.Obs.Started != nil {
+				since = *d.Obs.Started
+			}
+			s.quietUntil = since.Add(progressDelay)
+		}
+		if d.Obs.Node != "" {
+			st.Node = d.Obs.Node
+		}
+		if d.Obs.Started != nil && st.StartTime == nil {
+			st.StartTime = timePtr(*d.Obs.Started)
+		}
 	}
-	return r.followAttempt(ctx, s, n, pod)
+	// The attempt's outcome first, then what follows from it.
+	switch d.Outcome {
+	case attempt.RecordFailure:
+		st.FailedAttempts++
+		st.LostAttempts = max(n-st.FailedAttempts, 0)
+	case attempt.RecordLoss:
+		st.LostAttempts = max(n-st.FailedAttempts, 0)
+	}
+	switch d.Action {
+	case attempt.Start:
+		return r.next(ctx, s, rec)
+	case attempt.Succeed:
+		r.succeeded(s, d.Obs, pod)
+	case attempt.RecordFailure:
+		setRetrying(s.job, d.Obs, n, d.RetryAt)
+	case attempt.RecordLoss:
+		setLost(s.job, n, d.Message)
+	case attempt.Fail:
+		setFailed(s.job, d.Reason, d.Message, s.now)
+	case attempt.Wait:
+		switch {
+		case d.Deleting:
+			setWaitingForDeletion(s.job, d.Obs)
+		case rec.Recorded:
+			// Waiting for the backoff, or for a force-deleted Pod to go.
+		case d.Obs.State == attempt.Running:
+			setRunning(s.job, d.Obs)
+		default:
+			setPending(s.job, d.Obs)
+		}
+	}
+	if d.Requeue {
+		return requeueWithBackoff, nil
+	}
+	return ctrl.Result{RequeueAfter: d.After}, nil
+}
+
+// boundAt is when pod was bound to its node; zero if it is not.
+func boundAt(pod *corev1.Pod) time.Time {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+// policy is the attempt engine's limits for job: its spec, and the operator's defaults.
+func (r *Reconciler) policy(job *vmafxv1.VmafxJob) attempt.Policy {
+	return attempt.Policy{
+		BackoffLimit: backoffLimit(job), MaxLost: maxLostAttempts,
+		RetryBackoff: r.RetryBackoff, MaxRetryBackoff: r.MaxRetryBackoff,
+		PendingDeadline: r.pendingDeadline(job), StartTimeout: r.PodStartTimeout, TerminatingTimeout: r.TerminatingTimeout,
+	}
+}
+
+// lastFailed says whether the job's last recorded attempt failed (rather than was lost),
+// so that the next one waits for the backoff.
+func lastFailed(job *vmafxv1.VmafxJob) bool {
+	c := meta.FindStatusCondition(job.Status.Conditions, vmafxv1.JobRunningCondition)
+	return c != nil && c.Reason == ReasonAttemptFailed
+}
+
+// succeeded records the worker's score as the job's result.
+func (r *Reconciler) succeeded(s *scope, o observation, pod *corev1.Pod) {
+	setSucceeded(s.job, o, s.now)
+	s.emit(false, ReasonSucceeded, "Score", s.job.Status.Message, pod)
+	if o.Result.OutputError != "" {
+		s.emit(true, ReasonOutputFailed, "WriteOutput", "the score is kept, but the per-frame output was not written: "+oneLine(o.Result.OutputError), pod)
+	}
+	if note := alignmentWarning(o.Result); note != "" {
+		s.emit(true, ReasonLikelyMisaligned, "Score", note, pod)
+	}
+}
+
+// next starts the attempt after rec.N (the first when there is none).
+func (r *Reconciler) next(ctx context.Context, s *scope, rec attempt.Record) (ctrl.Result, error) {
+	if rec.N == 0 {
+		return r.startAttempt(ctx, s, 1, "first")
+	}
+	// The cache may lag the API server: a job that succeeded, or moved on to another
+	// attempt, could look here as if it still waited for one. Ask the API server.
+	fresh := &vmafxv1.VmafxJob{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.job), fresh); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if fresh.ResourceVersion != s.job.ResourceVersion {
+		klog.FromContext(ctx).V(4).Info("The cached job is behind the API server; waiting for it", "cached", s.job.ResourceVersion, "current", fresh.ResourceVersion)
+		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
+	}
+	kind := "lost"
+	if rec.LastFailed {
+		kind = "retry"
+	}
+	return r.startAttempt(ctx, s, rec.N+1, kind)
 }
 
 // attemptPod returns attempt n's Pod, or nil when it no longer exists (see ownPod).
@@ -292,100 +464,8 @@ func (r *Reconciler) ownPod(ctx context.Context, s *scope, name string) (*corev1
 	return pod, nil
 }
 
-// followAttempt follows attempt n, whose outcome is not recorded yet, through its Pod.
-func (r *Reconciler) followAttempt(ctx context.Context, s *scope, n int32, pod *corev1.Pod) (ctrl.Result, error) {
-	if pod == nil {
-		// Only a Pod without the result finalizer (from an older operator, or one whose
-		// finalizer was removed by hand) can vanish before its outcome is recorded.
-		why := fmt.Sprintf("worker Pod %s was deleted", PodName(s.job, n))
-		s.emit(true, ReasonPodLost, "Retry", why+"; starting a new attempt", nil)
-		return r.recordLost(s, n, why)
-	}
-	o := observe(pod)
-	if o.node != "" {
-		s.job.Status.Node = o.node
-	}
-	if o.started != nil && s.job.Status.StartTime == nil {
-		s.job.Status.StartTime = timePtr(*o.started)
-	}
-	switch o.state {
-	case podPending:
-		return r.pendingAttempt(ctx, s, n, pod, o)
-	case podRunning:
-		setRunning(s.job, o)
-		return ctrl.Result{}, nil
-	case podSucceeded:
-		setSucceeded(s.job, o, s.now)
-		s.emit(false, ReasonSucceeded, "Score", s.job.Status.Message, pod)
-		if o.result.OutputError != "" {
-			s.emit(true, ReasonOutputFailed, "WriteOutput", "the score is kept, but the per-frame output was not written: "+oneLine(o.result.OutputError), pod)
-		}
-		if note := alignmentWarning(o.result); note != "" {
-			s.emit(true, ReasonLikelyMisaligned, "Score", note, pod)
-		}
-		return ctrl.Result{}, nil
-	case podTerminating:
-		return r.terminatingAttempt(s, n, pod, o)
-	case podLost:
-		s.emit(true, ReasonPodLost, "Retry", o.message+"; starting a new attempt", pod)
-		return r.recordLost(s, n, o.message)
-	}
-	return r.recordFailure(s, n, pod, o)
-}
-
-// pendingAttempt waits for a Pod that has not started, within the pending deadline (not
-// placed yet) or the start timeout (placed, its container not started).
-func (r *Reconciler) pendingAttempt(ctx context.Context, s *scope, n int32, pod *corev1.Pod, o observation) (ctrl.Result, error) {
-	if o.bound {
-		left := o.since.Add(r.PodStartTimeout).Sub(s.now)
-		if left > 0 {
-			setPending(s.job, o)
-			return ctrl.Result{RequeueAfter: left + recheckMargin}, nil
-		}
-		reason := o.reason
-		if reason == ReasonScheduled {
-			reason = ReasonStartTimeout
-		}
-		o.state, o.reason, o.ended = podFailed, reason,
-			s.now
-		o.message = oneLine(fmt.Sprintf("worker Pod %s did not start within %s of being bound to node %s: %s", pod.Name, r.PodStartTimeout, o.node, o.message))
-		if err := r.deletePod(ctx, pod); err != nil {
-			return ctrl.Result{}, err
-		}
-		return r.recordFailure(s, n, pod, o)
-	}
-	var requeue time.Duration
-	if d := r.pendingDeadline(s.job); d > 0 {
-		left := o.since.Add(d).Sub(s.now)
-		if left <= 0 {
-			if err := r.deletePod(ctx, pod); err != nil {
-				return ctrl.Result{}, err
-			}
-			msg := oneLine(fmt.Sprintf("worker Pod %s was not placed on a node within the pending deadline (%s): %s", pod.Name, d, o.message))
-			setFailed(s.job, ReasonPendingDeadline, msg, s.now)
-			s.emit(true, ReasonPendingDeadline, "Fail", msg, pod)
-			return ctrl.Result{}, nil
-		}
-		requeue = left + recheckMargin
-	}
-	if o.reason == ReasonWaitingForScheduler && s.now.Sub(o.since) >= schedulerSilence {
-		// No word from the scheduler at all: it is not running, or not as vmafx-scheduler.
-		o.message = fmt.Sprintf("worker Pod %s has waited %s for %s, which has not looked at it: check that the vmafx-scheduler Deployment in %s runs",
-			pod.Name, s.now.Sub(o.since).Round(time.Second), vmafxv1.SchedulerName, vmafxv1.SystemNamespace)
-	} else if o.reason == ReasonWaitingForScheduler && (requeue == 0 || requeue > schedulerSilence) {
-		requeue = o.since.Add(schedulerSilence).Sub(s.now) + recheckMargin
-	}
-	setPending(s.job, o)
-	return ctrl.Result{RequeueAfter: requeue}, nil
-}
-
-// schedulerSilence is how long a Pod may wait without any word from vmafx-scheduler
-// before the job says so: the scheduler answers within seconds, placed or not.
-const schedulerSilence = time.Minute
-
-// recheckMargin lands a deadline's requeue just after it, so the reconcile that runs then
-// sees it passed rather than a few microseconds short of it.
-const recheckMargin = 50 * time.Millisecond
+// recheckMargin lands a deadline's requeue just after it (attempt.RecheckMargin).
+const recheckMargin = attempt.RecheckMargin
 
 func (r *Reconciler) pendingDeadline(job *vmafxv1.VmafxJob) time.Duration {
 	if d := job.Spec.PendingDeadlineSeconds; d != nil {
@@ -394,146 +474,13 @@ func (r *Reconciler) pendingDeadline(job *vmafxv1.VmafxJob) time.Duration {
 	return r.PendingDeadline
 }
 
-// terminatingAttempt waits for a deleted Pod to go. A kubelet that is alive confirms
-// within the grace period; past TerminatingTimeout after it the node is taken for gone:
-// the attempt counts as lost and the Pod is force-deleted, as the Pod garbage collector
-// does for Pods of deleted nodes.
-func (r *Reconciler) terminatingAttempt(s *scope, n int32, pod *corev1.Pod, o observation) (ctrl.Result, error) {
-	if left := o.since.Add(r.TerminatingTimeout).Sub(s.now); left > 0 {
-		setWaitingForDeletion(s.job, o)
-		return ctrl.Result{RequeueAfter: left + recheckMargin}, nil
-	}
-	why := fmt.Sprintf("worker Pod %s stayed Terminating %s past its grace period: its node %s does not answer", pod.Name, r.TerminatingTimeout, pod.Spec.NodeName)
-	s.emit(true, ReasonPodLost, "Retry", why+"; force-deleting it and starting a new attempt", pod)
-	s.forceDelete = append(s.forceDelete, pod)
-	return r.recordLost(s, n, why)
-}
-
-// recordLost records attempt n as lost. Lost attempts do not use the backoff budget,
-// but a job that keeps losing its Pods fails after maxLostAttempts.
-func (r *Reconciler) recordLost(s *scope, n int32, why string) (ctrl.Result, error) {
-	st := &s.job.Status
-	st.LostAttempts = max(n-st.FailedAttempts, 0)
-	if st.LostAttempts > maxLostAttempts {
-		setFailed(s.job, ReasonTooManyLost, fmt.Sprintf("%d worker Pods were lost (the last: %s); giving up", st.LostAttempts, why), s.now)
-		return ctrl.Result{}, nil
-	}
-	setLost(s.job, n, why)
-	return requeueWithBackoff, nil
-}
-
-// recordFailure records attempt n as failed, and fails the job when the failure is
-// deterministic (the same input would fail the same way) or the backoff limit is spent.
-func (r *Reconciler) recordFailure(s *scope, n int32, pod *corev1.Pod, o observation) (ctrl.Result, error) {
-	st := &s.job.Status
-	st.FailedAttempts++
-	st.LostAttempts = max(n-st.FailedAttempts, 0)
-	limit := backoffLimit(s.job)
-	switch {
-	case permanentReasons[o.reason]:
-		setFailed(s.job, o.reason, fmt.Sprintf("attempt %d failed (%s): %s; not retried, as the same input fails the same way", n, o.reason, o.message), s.now)
-		s.emit(true, ReasonNotRetried, "Fail", s.job.Status.Message, pod)
-		return ctrl.Result{}, nil
-	case st.FailedAttempts > limit:
-		setFailed(s.job, o.reason, fmt.Sprintf("attempt %d failed (%s): %s; backoffLimit %d reached", n, o.reason, o.message, limit), s.now)
-		s.emit(true, ReasonBackoffLimit, "Fail", s.job.Status.Message, pod)
-		return ctrl.Result{}, nil
-	}
-	retryAt := r.retryAt(st.FailedAttempts, o, s.now)
-	setRetrying(s.job, o, n, retryAt)
-	s.emit(true, ReasonAttemptFailed, "Retry", fmt.Sprintf("attempt %d failed (%s): %s; retrying in %s", n, o.reason, o.message, max(retryAt.Sub(s.now), 0).Round(time.Second)), pod)
-	return ctrl.Result{RequeueAfter: max(retryAt.Sub(s.now), 0) + recheckMargin}, nil
-}
-
-// permanentReasons are the failures that no retry can change: the videos or the request
-// are unusable, the model is unknown, the result cannot be read.
-var permanentReasons = map[string]bool{
-	vmafxv1.ReasonBadInput: true,
-	vmafxv1.ReasonBadModel: true,
-	ReasonUnparsableResult: true,
-}
-
-func (r *Reconciler) retryAt(failed int32, o observation, now time.Time) time.Time {
-	ended := o.ended
-	if ended.IsZero() {
-		ended = now
-	}
-	return ended.Add(r.backoff(failed))
-}
-
-// afterAttempt starts the attempt after n, whose outcome is recorded, once its Pod is
-// gone or finished and, after a failure, the backoff has passed.
-func (r *Reconciler) afterAttempt(ctx context.Context, s *scope, n int32, pod *corev1.Pod) (ctrl.Result, error) {
-	failed := meta.FindStatusCondition(s.job.Status.Conditions, vmafxv1.JobRunningCondition)
-	afterFailure := failed != nil && failed.Reason == ReasonAttemptFailed
-	if pod != nil {
-		o := observe(pod)
-		switch o.state {
-		case podPending, podRunning:
-			// The operator ended the attempt (its Pod did not start in time): the Pod goes
-			// before the next one comes, so that a job never has two live Pods.
-			if err := r.deletePod(ctx, pod); err != nil {
-				return ctrl.Result{}, err
-			}
-			o.message = fmt.Sprintf("worker Pod %s is being deleted", pod.Name)
-			setWaitingForDeletion(s.job, o)
-			return ctrl.Result{RequeueAfter: r.TerminatingTimeout}, nil
-		case podTerminating:
-			if left := o.since.Add(r.TerminatingTimeout).Sub(s.now); left > 0 {
-				setWaitingForDeletion(s.job, o)
-				return ctrl.Result{RequeueAfter: left + recheckMargin}, nil
-			}
-			s.forceDelete = append(s.forceDelete, pod)
-			return requeueWithBackoff, nil
-		}
-		if afterFailure {
-			if left := r.retryAt(s.job.Status.FailedAttempts, o, s.now).Sub(s.now); left > 0 {
-				return ctrl.Result{RequeueAfter: left + recheckMargin}, nil
-			}
-		}
-	}
-	// The cache may lag the API server: a job that succeeded, or moved on to another
-	// attempt, could look here as if it still waited for one. Ask the API server.
-	fresh := &vmafxv1.VmafxJob{}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.job), fresh); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if fresh.ResourceVersion != s.job.ResourceVersion {
-		klog.FromContext(ctx).V(4).Info("The cached job is behind the API server; waiting for it", "cached", s.job.ResourceVersion, "current", fresh.ResourceVersion)
-		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
-	}
-	kind := "lost"
-	if afterFailure {
-		kind = "retry"
-	}
-	return r.startAttempt(ctx, s, n+1, kind)
-}
-
 // cacheLagRetry is how soon a reconcile that found the cache behind runs again; the
 // watch event that brings the cache up to date usually triggers one sooner.
 const cacheLagRetry = 200 * time.Millisecond
 
-// deletePod deletes a worker Pod that should not run on; its finalizer keeps it until
-// the attempt's outcome is recorded.
+// deletePod deletes a worker Pod that should not run on (attempt.Delete).
 func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
-	if pod.DeletionTimestamp != nil {
-		return nil
-	}
-	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("deleting worker Pod %s: %w", pod.Name, err)
-	}
-	return nil
-}
-
-// backoff is the wait before the attempt after the failed-th failure: RetryBackoff,
-// doubled for each further failure, at most MaxRetryBackoff.
-func (r *Reconciler) backoff(failed int32) time.Duration {
-	d := r.RetryBackoff
-	for i := int32(1); i < failed && d < r.MaxRetryBackoff; i++ {
-		d *= 2
-	}
-	return min(d, r.MaxRetryBackoff)
+	return attempt.Delete(ctx, r.Client, pod)
 }
 
 // backoffLimit is spec.backoffLimit, which the API server always sets (the CRD's
@@ -558,59 +505,56 @@ func (r *Reconciler) startAttempt(ctx context.Context, s *scope, n int32, kind s
 		return result, err
 	}
 	pod := buildPod(s.job, n, r.Worker)
-	err := r.Client.Create(ctx, pod)
-	switch {
-	case apierrors.IsAlreadyExists(err):
-		klog.FromContext(ctx).V(2).Info("Worker Pod already exists", "pod", klog.KObj(pod))
-	case err != nil:
-		r.limit.forget(pod.Namespace, pod.Name)
-		return r.refused(s, pod, err)
-	default:
-		r.Metrics.Attempts.WithLabelValues(kind).Inc()
-		s.emit(false, ReasonPodCreated, "Create", fmt.Sprintf("created worker Pod %s (attempt %d)", pod.Name, n), pod)
+	created, err := attempt.Create(ctx, r.Client, pod)
+	if err != nil {
+		r.limit.Forget(pod.Namespace, pod.Name)
+		rf := r.refused(s, pod.Name, err)
+		switch {
+		case rf.Gone:
+		case rf.Err != nil:
+			return ctrl.Result{}, rf.Err
+		case rf.Fail:
+			setFailed(s.job, rf.FailReason, rf.Message, s.now)
+		default:
+			setPending(s.job, observation{Reason: rf.Reason, Message: rf.Message})
+		}
+		return ctrl.Result{RequeueAfter: rf.After}, nil
 	}
-	clearRefused(s.job, pod.Name)
+	r.created(ctx, s, pod, created, kind, fmt.Sprintf("attempt %d", n))
 	s.job.Status.Attempts = n
 	s.job.Status.PodName = pod.Name
-	setPending(s.job, observation{reason: ReasonWaitingForScheduler, message: fmt.Sprintf("worker Pod %s is waiting for %s", pod.Name, vmafxv1.SchedulerName)})
+	setPending(s.job, observation{Reason: ReasonWaitingForScheduler, Message: fmt.Sprintf("worker Pod %s is waiting for %s", pod.Name, vmafxv1.SchedulerName)})
 	return ctrl.Result{}, nil
 }
 
-// refused records that the API server refused to create an attempt's Pod: in the
-// PodRefused condition and a Warning event, both with the API server's reason and words.
-// A refusal that stands (the Pod is invalid, or forbidden by policy) fails the job; one
-// that can pass (a used-up quota) is retried with a growing wait, within the pending
-// deadline.
-func (r *Reconciler) refused(s *scope, pod *corev1.Pod, err error) (ctrl.Result, error) {
-	kind, reason := classifyRefusal(err, s.now.Sub(s.job.CreationTimestamp.Time))
-	switch kind {
-	case refusalNamespaceGone:
-		return ctrl.Result{}, nil // the job goes with its namespace
-	case refusalError:
-		// Not a refusal but a failed request (timeout, server error): retried with the
-		// controller's backoff, and shown until it passes.
-		setCondition(s.job, vmafxv1.JobPodRefused, true, reason, oneLine(fmt.Sprintf("creating worker Pod %s: %v", pod.Name, err)))
-		return ctrl.Result{}, fmt.Errorf("creating worker Pod %s: %w", pod.Name, err)
+// created records that a Pod of the job was created (or found made by an earlier
+// reconcile): it ends a refusal; the attempt's progress shows after progressDelay.
+func (r *Reconciler) created(ctx context.Context, s *scope, pod *corev1.Pod, created bool, kind, what string) {
+	if created {
+		r.Metrics.Attempts.WithLabelValues(kind).Inc()
+		s.emit(false, ReasonPodCreated, "Create", fmt.Sprintf("created worker Pod %s (%s)", pod.Name, what), pod)
+	} else {
+		klog.FromContext(ctx).V(2).Info("Worker Pod already exists", "pod", klog.KObj(pod))
 	}
-	msg := oneLine(fmt.Sprintf("the API server refused worker Pod %s: %s", pod.Name, apiMessage(err)))
-	setCondition(s.job, vmafxv1.JobPodRefused, true, reason, msg)
-	s.emit(true, ReasonFailedCreate, "Create", msg, nil)
-	if kind == refusalPermanent {
-		setFailed(s.job, ReasonPodRefused, msg+"; it would be refused again: fix the cause and create the job anew", s.now)
-		return ctrl.Result{}, nil
-	}
-	since := s.now
-	if c := meta.FindStatusCondition(s.job.Status.Conditions, vmafxv1.JobPodRefused); c != nil && !c.LastTransitionTime.IsZero() {
+	clearRefused(s.job, pod.Name)
+	s.quietUntil = s.now.Add(progressDelay)
+}
+
+// refused decides on the API server's refusal to create a Pod of the job
+// (attempt.Refused) and records it in the PodRefused condition and a Warning event, both
+// with the API server's reason and words. The pending deadline counts from the first
+// refusal, the condition's transition.
+func (r *Reconciler) refused(s *scope, pod string, err error) attempt.Refusal {
+	var since time.Time
+	if c := meta.FindStatusCondition(s.job.Status.Conditions, vmafxv1.JobPodRefused); c != nil && c.Status == metav1.ConditionTrue {
 		since = c.LastTransitionTime.Time
 	}
-	if d := r.pendingDeadline(s.job); d > 0 && s.now.Sub(since) >= d {
-		setFailed(s.job, ReasonPendingDeadline, msg+fmt.Sprintf("; still refused after the pending deadline (%s)", d), s.now)
-		s.emit(true, ReasonPendingDeadline, "Fail", s.job.Status.Message, nil)
-		return ctrl.Result{}, nil
+	rf := attempt.Refused(r.policy(s.job), pod, err, s.now.Sub(s.job.CreationTimestamp.Time), since, s.now)
+	if !rf.Gone {
+		setCondition(s.job, vmafxv1.JobPodRefused, true, rf.Reason, rf.Condition)
+		s.emitAll(rf.Events, nil)
 	}
-	wait := min(max(s.now.Sub(since), r.RetryBackoff), r.MaxRetryBackoff)
-	setPending(s.job, observation{reason: reason, message: msg + fmt.Sprintf("; retrying in %s", wait.Round(time.Second))})
-	return ctrl.Result{RequeueAfter: wait}, nil
+	return rf
 }
 
 func (r *Reconciler) flushEvents(s *scope) {
@@ -628,10 +572,15 @@ func (r *Reconciler) flushEvents(s *scope) {
 	}
 }
 
-func (r *Reconciler) observeMetrics(before, after *vmafxv1.VmafxJob) {
+// observeMetrics observes what the status write from before to after tells; boundAt is
+// when the attempt's Pod was bound, if known (the status may show it seconds later).
+func (r *Reconciler) observeMetrics(before, after *vmafxv1.VmafxJob, boundAt time.Time) {
 	created := after.CreationTimestamp.Time
 	if !isScheduled(before) && isScheduled(after) {
-		r.Metrics.ScheduleSeconds.Observe(r.Clock.Since(created).Seconds())
+		if boundAt.IsZero() {
+			boundAt = r.Clock.Now()
+		}
+		r.Metrics.ScheduleSeconds.Observe(boundAt.Sub(created).Seconds())
 	}
 	if !isFinished(before) && isFinished(after) {
 		r.Metrics.Outcomes.WithLabelValues(string(after.Status.Phase)).Inc()

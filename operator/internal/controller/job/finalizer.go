@@ -2,7 +2,6 @@ package job
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -10,17 +9,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/attempt"
 	"github.com/vmafx/vmafx/operator/internal/labelindex"
 )
 
-// Worker Pods carry the finalizer vmafx.dev/result from their creation: the API server
-// keeps a Pod, with the result in its termination message, until the operator has
-// recorded the attempt's outcome and releases it. A Pod deleted before that (by a
-// person, an eviction, the Pod garbage collector) waits, Terminating, for the record.
+// Worker Pods carry the finalizer vmafx.dev/result from their creation (attempt.Release
+// says why).
 
 // releaseRecorded releases the Pods of the attempts the job's (stored) status accounts
 // for: every Pod of a finished job, else those up to the last recorded attempt.
@@ -38,29 +35,9 @@ func (r *Reconciler) releaseRecorded(ctx context.Context, s *scope) error {
 	return r.release(ctx, done...)
 }
 
-// release removes the result finalizer from pods. The JSON patch tests the finalizer's
-// position first, so it removes exactly that entry even if other finalizers change, and
-// needs no resourceVersion (the kubelet updates a Pod's status often).
+// release removes the result finalizer from pods (attempt.Release).
 func (r *Reconciler) release(ctx context.Context, pods ...*corev1.Pod) error {
-	var errs []error
-	for _, pod := range pods {
-		i := slices.Index(pod.Finalizers, vmafxv1.FinalizerResult)
-		if i < 0 {
-			continue
-		}
-		path := fmt.Sprintf("/metadata/finalizers/%d", i)
-		patch := fmt.Appendf(nil, `[{"op":"test","path":%q,"value":%q},{"op":"remove","path":%q}]`, path, vmafxv1.FinalizerResult, path)
-		err := r.Client.Patch(ctx, pod, client.RawPatch(types.JSONPatchType, patch))
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			// A failed test (the finalizers moved) is retried on fresh data.
-			errs = append(errs, fmt.Errorf("releasing worker Pod %s: %w", pod.Name, err))
-		default:
-			klog.FromContext(ctx).V(4).Info("Released worker Pod", "pod", klog.KObj(pod))
-		}
-	}
-	return errors.Join(errs...)
+	return attempt.Release(ctx, r.Client, pods...)
 }
 
 // releaseOrphans releases the Pods of a job that is gone, which the garbage collector is

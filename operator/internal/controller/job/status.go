@@ -30,15 +30,15 @@ func setCondition(job *vmafxv1.VmafxJob, typ string, status bool, reason, messag
 // it yet (ImagePullBackOff, CreateContainerConfigError, ...).
 func setPending(job *vmafxv1.VmafxJob, o observation) {
 	job.Status.Phase = vmafxv1.JobPending
-	job.Status.Message = o.message
-	if o.bound {
-		setCondition(job, vmafxv1.JobScheduled, true, ReasonScheduled, fmt.Sprintf("worker Pod %s is bound to node %s", job.Status.PodName, o.node))
-		if o.reason != ReasonScheduled {
-			setCondition(job, vmafxv1.JobRunningCondition, false, o.reason, o.message)
+	job.Status.Message = o.Message
+	if o.Bound {
+		setCondition(job, vmafxv1.JobScheduled, true, ReasonScheduled, fmt.Sprintf("worker Pod %s is bound to node %s", job.Status.PodName, o.Node))
+		if o.Reason != ReasonScheduled {
+			setCondition(job, vmafxv1.JobRunningCondition, false, o.Reason, o.Message)
 			return
 		}
 	} else {
-		setCondition(job, vmafxv1.JobScheduled, false, o.reason, o.message)
+		setCondition(job, vmafxv1.JobScheduled, false, o.Reason, o.Message)
 	}
 	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonNotStarted, "the worker has not started")
 }
@@ -59,13 +59,13 @@ func clearRefused(job *vmafxv1.VmafxJob, pod string) {
 
 func setRunning(job *vmafxv1.VmafxJob, o observation) {
 	job.Status.Phase = vmafxv1.JobRunning
-	job.Status.Message = o.message
-	setCondition(job, vmafxv1.JobScheduled, true, ReasonScheduled, fmt.Sprintf("worker Pod %s is bound to node %s", job.Status.PodName, o.node))
-	setCondition(job, vmafxv1.JobRunningCondition, true, ReasonStarted, o.message)
+	job.Status.Message = o.Message
+	setCondition(job, vmafxv1.JobScheduled, true, ReasonScheduled, fmt.Sprintf("worker Pod %s is bound to node %s", job.Status.PodName, o.Node))
+	setCondition(job, vmafxv1.JobRunningCondition, true, ReasonStarted, o.Message)
 }
 
 func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
-	r := o.result
+	r := o.Result
 	job.Status.Phase = vmafxv1.JobSucceeded
 	job.Status.Score = decimal(r.Score)
 	model := r.Model
@@ -96,13 +96,13 @@ func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
 	if ci := job.Status.Result.ConfidenceInterval; ci != nil {
 		score = fmt.Sprintf("%s (95%% confidence interval %s to %s)", score, ci.Low, ci.High)
 	}
-	job.Status.Message = fmt.Sprintf("VMAF %s over %d frames on node %s, backend %s", score, r.Frames, o.node, backend)
-	ended := o.ended
+	job.Status.Message = fmt.Sprintf("VMAF %s over %d frames on node %s, backend %s", score, r.Frames, o.Node, backend)
+	ended := o.Ended
 	if ended.IsZero() {
 		ended = now
 	}
 	job.Status.CompletionTime = timePtr(ended)
-	setCondition(job, vmafxv1.JobScheduled, true, ReasonScheduled, fmt.Sprintf("worker Pod %s was bound to node %s", job.Status.PodName, o.node))
+	setCondition(job, vmafxv1.JobScheduled, true, ReasonScheduled, fmt.Sprintf("worker Pod %s was bound to node %s", job.Status.PodName, o.Node))
 	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonFinished, "the worker finished")
 	setCondition(job, vmafxv1.JobComplete, true, ReasonSucceeded, job.Status.Message)
 	setWorst(job.Status.Result, r)
@@ -125,12 +125,12 @@ func setOutputWritten(job *vmafxv1.VmafxJob, r *vmafxv1.WorkerResult) {
 
 func setRetrying(job *vmafxv1.VmafxJob, o observation, n int32, at time.Time) {
 	job.Status.Phase = vmafxv1.JobPending
-	job.Status.Message = fmt.Sprintf("attempt %d failed (%s): %s; next attempt at %s", n, o.reason, o.message, at.UTC().Format(time.RFC3339))
+	job.Status.Message = fmt.Sprintf("attempt %d failed (%s): %s; next attempt at %s", n, o.Reason, o.Message, at.UTC().Format(time.RFC3339))
 	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonAttemptFailed, job.Status.Message)
 }
 
 func setWaitingForDeletion(job *vmafxv1.VmafxJob, o observation) {
-	job.Status.Message = o.message + "; the next attempt starts once it is gone"
+	job.Status.Message = o.Message + "; the next attempt starts once it is gone"
 	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonPodTerminating, job.Status.Message)
 }
 

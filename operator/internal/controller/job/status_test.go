@@ -36,7 +36,7 @@ func TestSetSucceededOutputAndFeatures(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			job := &vmafxv1.VmafxJob{Spec: vmafxv1.VmafxJobSpec{Output: tc.output}}
-			setSucceeded(job, observation{node: "n1", result: result(tc.outputErr)}, time.Unix(100, 0))
+			setSucceeded(job, observation{Node: "n1", Result: result(tc.outputErr)}, time.Unix(100, 0))
 			if job.Status.Phase != vmafxv1.JobSucceeded || job.Status.Score != "90.000000" {
 				t.Fatalf("phase %s score %s: want Succeeded 90.000000", job.Status.Phase, job.Status.Score)
 			}
@@ -68,7 +68,7 @@ func TestSetSucceededInterval(t *testing.T) {
 	job := &vmafxv1.VmafxJob{}
 	r := &vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Score: 83.1335624, Frames: 10, Backend: "cpu", Model: "vmaf_b_v0.6.3",
 		Interval: &vmafxv1.WorkerInterval{Low: 80.5467981, High: 84.7569861, Bagging: 82.9, StdDev: 1.25}}
-	setSucceeded(job, observation{node: "n1", result: r}, time.Unix(100, 0))
+	setSucceeded(job, observation{Node: "n1", Result: r}, time.Unix(100, 0))
 	ci := job.Status.Result.ConfidenceInterval
 	if ci == nil || ci.Low != "80.546798" || ci.High != "84.756986" || ci.Bagging != "82.900000" || ci.StdDev != "1.250000" {
 		t.Fatalf("confidenceInterval %+v", ci)
@@ -77,7 +77,7 @@ func TestSetSucceededInterval(t *testing.T) {
 		t.Errorf("message %q, want it to start with %q", job.Status.Message, want)
 	}
 	r.Interval = nil
-	setSucceeded(job, observation{node: "n1", result: r}, time.Unix(100, 0))
+	setSucceeded(job, observation{Node: "n1", Result: r}, time.Unix(100, 0))
 	if job.Status.Result.ConfidenceInterval != nil || strings.Contains(job.Status.Message, "interval") {
 		t.Errorf("a plain model's result has an interval: %+v, %q", job.Status.Result.ConfidenceInterval, job.Status.Message)
 	}
@@ -113,7 +113,7 @@ func TestSetSucceededAlignment(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			job := &vmafxv1.VmafxJob{}
 			r := result(tc.a)
-			setSucceeded(job, observation{node: "n1", result: r}, time.Unix(100, 0))
+			setSucceeded(job, observation{Node: "n1", Result: r}, time.Unix(100, 0))
 			if job.Status.Phase != vmafxv1.JobSucceeded || job.Status.Score != "90.000000" {
 				t.Fatalf("phase %s score %s: the score must be kept", job.Status.Phase, job.Status.Score)
 			}
@@ -132,7 +132,7 @@ func TestSetSucceededAlignment(t *testing.T) {
 		})
 	}
 	job := &vmafxv1.VmafxJob{}
-	setSucceeded(job, observation{node: "n1", result: result(auto)}, time.Unix(100, 0))
+	setSucceeded(job, observation{Node: "n1", Result: result(auto)}, time.Unix(100, 0))
 	want := vmafxv1.JobAlignment{Auto: true, Offset: 2, DistortedStart: 2, Confidence: "0.93",
 		Measure: "luma-psnr-thumbnail: 41.50 dB at offset +2, 12.25 dB at the starts given (or 0)"}
 	if got := job.Status.Result.Alignment; got == nil || *got != want {

@@ -35,7 +35,7 @@ func TestSetSucceededWorst(t *testing.T) {
 		Report:      "s3://b/out.json.report/",
 	}
 	job := &vmafxv1.VmafxJob{}
-	setSucceeded(job, observation{node: "n1", result: r}, time.Unix(100, 0))
+	setSucceeded(job, observation{Node: "n1", Result: r}, time.Unix(100, 0))
 	res := job.Status.Result
 	if p := res.Percentiles; p == nil || *p != (vmafxv1.JobPercentiles{P1: "20.500000", P5: "40.250000", P50: "91.000000"}) {
 		t.Errorf("percentiles %+v", p)
@@ -53,7 +53,7 @@ func TestSetSucceededWorst(t *testing.T) {
 
 	// A result from a worker without them leaves them out.
 	plain := &vmafxv1.VmafxJob{}
-	setSucceeded(plain, observation{node: "n1", result: &vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Score: 90, Min: 80, Max: 95, Frames: 3}}, time.Unix(100, 0))
+	setSucceeded(plain, observation{Node: "n1", Result: &vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Score: 90, Min: 80, Max: 95, Frames: 3}}, time.Unix(100, 0))
 	if r := plain.Status.Result; r.Percentiles != nil || r.WorstFrames != nil || r.Scenes != nil || r.Report != "" {
 		t.Errorf("plain result %+v", r)
 	}

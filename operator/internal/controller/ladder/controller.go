@@ -22,8 +22,8 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/internal/text"
+	"github.com/vmafx/vmafx/operator/internal/attempt"
 	"github.com/vmafx/vmafx/operator/internal/config"
-	"github.com/vmafx/vmafx/operator/internal/controller/job"
 	"github.com/vmafx/vmafx/operator/internal/labelindex"
 	"github.com/vmafx/vmafx/operator/internal/owned"
 	"github.com/vmafx/vmafx/operator/internal/statuspatch"
@@ -36,7 +36,7 @@ import (
 // owner's finalizers.
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxladders/finalizers,verbs=update
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Event and condition reasons.
@@ -75,10 +75,14 @@ type Reconciler struct {
 	Worker   config.WorkerConfig
 	// Limit is the namespace's limit of live worker Pods, shared with the job reconciler:
 	// encode Pods count against it and wait for a place; nil: no limit.
-	Limit *job.NamespaceLimit
+	Limit *attempt.NamespaceLimit
 	// Volumes is the operator's volume allow-list: the encode Pods mount spec.volume with
 	// the operator's rights, as a VmafxJob's worker Pods do.
 	Volumes config.VolumePolicy
+	// RetryBackoff, MaxRetryBackoff, PodStartTimeout and TerminatingTimeout are the job
+	// reconciler's: encodes go through the same attempt engine as scores.
+	RetryBackoff, MaxRetryBackoff       time.Duration
+	PodStartTimeout, TerminatingTimeout time.Duration
 }
 
 // SetupWithManager registers the reconciler: it watches VmafxLadders, the VmafxJobs they
@@ -100,6 +104,22 @@ type scope struct {
 	jobs   map[string]*vmafxv1.VmafxJob
 	// limited is set when an encode waits for a place under the namespace's limit.
 	limited bool
+	now     time.Time
+	// requeue is the soonest an encode asked to be looked at again; 0: none. backoff: an
+	// encode asked for the queue's backoff.
+	requeue time.Duration
+	backoff bool
+	// forceDelete are Pods to remove without waiting for their kubelet once the status
+	// that counts their attempts as lost is written.
+	forceDelete []*corev1.Pod
+	// fresh: the cached ladder was found to be the API server's (checked once).
+	fresh *bool
+}
+
+func (s *scope) after(d time.Duration) {
+	if d > 0 && (s.requeue == 0 || d < s.requeue) {
+		s.requeue = d
+	}
 }
 
 // limitRecheck is how often a ladder whose encodes wait for a place under the namespace's
@@ -140,18 +160,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if len(errs) == 0 {
 		l.Status.ObservedGeneration = l.Generation
 	}
+	stored := true
 	if !equality.Semantic.DeepEqual(before.Status, l.Status) {
 		if err := r.Client.Status().Patch(ctx, l, columnsPatch(before, l)); err != nil {
-			errs = append(errs, err)
+			errs, stored = append(errs, err), false
 		} else if !finished(before) && finished(l) {
 			logger.V(2).Info("Ladder finished", "phase", l.Status.Phase, "hull", l.Status.Hull)
 		}
 	}
-	var result ctrl.Result
-	if s.limited {
-		result.RequeueAfter = limitRecheck
+	for _, p := range s.forceDelete {
+		if stored {
+			errs = append(errs, attempt.ForceDelete(ctx, r.Client, p))
+		}
 	}
-	return result, errors.Join(errs...)
+	if s.limited {
+		s.after(limitRecheck)
+	}
+	if s.backoff {
+		return ctrl.Result{Requeue: true}, errors.Join(errs...) //nolint:staticcheck // the queue's growing backoff, which RequeueAfter does not give
+	}
+	return ctrl.Result{RequeueAfter: s.requeue}, errors.Join(errs...)
 }
 
 // refuse fails a ladder that cannot run as written, before any Pod or job is created.
@@ -182,7 +210,7 @@ func (r *Reconciler) observe(ctx context.Context, l *vmafxv1.VmafxLadder) (*scop
 	if err := r.Client.List(ctx, &jobs, client.InNamespace(l.Namespace), sel); err != nil {
 		return nil, fmt.Errorf("listing the jobs of ladder %s: %w", l.Name, err)
 	}
-	s := &scope{ladder: l, pods: map[string]*corev1.Pod{}, jobs: map[string]*vmafxv1.VmafxJob{}}
+	s := &scope{ladder: l, pods: map[string]*corev1.Pod{}, jobs: map[string]*vmafxv1.VmafxJob{}, now: time.Now()}
 	for i := range pods.Items {
 		if metav1.IsControlledBy(&pods.Items[i], l) {
 			s.pods[pods.Items[i].Name] = &pods.Items[i]
@@ -221,80 +249,6 @@ func (r *Reconciler) advance(ctx context.Context, s *scope, rung *vmafxv1.Ladder
 	case vmafxv1.RungScoring:
 		return r.advanceScore(ctx, s, rung)
 	}
-	return nil
-}
-
-func (r *Reconciler) advanceEncode(ctx context.Context, s *scope, rung *vmafxv1.LadderRung) error {
-	l := s.ladder
-	if rung.EncodeAttempts == 0 {
-		return r.startEncode(ctx, s, rung, 1)
-	}
-	name := EncodePodName(l, rung.Name, rung.EncodeAttempts)
-	pod := s.pods[name]
-	if pod == nil {
-		// Not in the cache yet, or deleted before it finished: (re)create it under the
-		// same name; AlreadyExists means the cache is behind.
-		return r.startEncode(ctx, s, rung, rung.EncodeAttempts)
-	}
-	res, reason, msg, done := podOutcome(pod, func(b []byte) (string, string, error) {
-		er, err := vmafxv1.ParseEncodeResult(b)
-		if err != nil {
-			return "", "", err
-		}
-		if er.Error != nil {
-			return er.Error.Reason, er.Error.Message, nil
-		}
-		rung.Bitrate, rung.Bytes, rung.Resolution = er.Bitrate, er.Bytes, fmt.Sprintf("%dx%d", er.Width, er.Height)
-		return "", "", nil
-	})
-	switch {
-	case !done:
-		return nil
-	case res:
-		rung.URI = string(encodeURI(l, rung.Name))
-		rung.Phase, rung.Message = vmafxv1.RungScoring, ""
-		return r.advanceScore(ctx, s, rung)
-	}
-	msg = fmt.Sprintf("encode attempt %d failed (%s): %s", rung.EncodeAttempts, reason, msg)
-	if reason == vmafxv1.ReasonBadInput || rung.EncodeAttempts > backoffLimit(l) {
-		rung.Phase, rung.Message = vmafxv1.RungFailed, oneLine(msg)
-		r.Recorder.Eventf(l, pod, corev1.EventTypeWarning, ReasonRungFailed, "Encode", "rung %s: %s", rung.Name, rung.Message)
-		return nil
-	}
-	r.Recorder.Eventf(l, pod, corev1.EventTypeWarning, ReasonEncodeFailed, "Encode", "rung %s: %s; retrying", rung.Name, oneLine(msg))
-	return r.startEncode(ctx, s, rung, rung.EncodeAttempts+1)
-}
-
-func (r *Reconciler) startEncode(ctx context.Context, s *scope, rung *vmafxv1.LadderRung, n int32) error {
-	l := s.ladder
-	pod := buildPod(l, EncodePodName(l, rung.Name, n), stepEncode, rung.Name, n, encodeArgs(l, rung), r.Worker)
-	if ok, err := r.Limit.AdmitLadderPod(ctx, r.Client, l, pod.Name, time.Now()); err != nil || !ok {
-		if err == nil {
-			s.limited = true
-			rung.Message = fmt.Sprintf("waiting: namespace %s is at its limit of %d live worker Pods (%s); the encode starts when one finishes",
-				l.Namespace, r.Limit.Max(), config.EnvMaxWorkersPerNamespace)
-		}
-		return err
-	}
-	err := r.Client.Create(ctx, pod)
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		r.Limit.Forget(pod.Namespace, pod.Name)
-	}
-	if apierrors.IsAlreadyExists(err) {
-		if msg, err := r.nameTaken(ctx, s, pod, &corev1.Pod{}); msg != "" || err != nil {
-			if msg != "" {
-				rung.Phase, rung.Message = vmafxv1.RungFailed, msg
-			}
-			return err
-		}
-	} else if err != nil {
-		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
-			rung.Phase, rung.Message = vmafxv1.RungFailed, oneLine(fmt.Sprintf("the API server refused encode Pod %s: %v", pod.Name, err))
-			return nil
-		}
-		return fmt.Errorf("creating encode Pod %s: %w", pod.Name, err)
-	}
-	rung.EncodeAttempts, rung.Message = n, ""
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package job
+package attempt
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -23,7 +24,7 @@ func limitJob(name string, priority int32, createdAt int, waiting bool) *vmafxv1
 	j.Spec.Priority = priority
 	j.Status.Phase = vmafxv1.JobPending
 	if waiting {
-		setPending(j, observation{reason: ReasonNamespaceLimit, message: "waiting"})
+		meta.SetStatusCondition(&j.Status.Conditions, metav1.Condition{Type: vmafxv1.JobScheduled, Status: metav1.ConditionFalse, Reason: ReasonNamespaceLimit, Message: "waiting"})
 	}
 	return j
 }
@@ -66,7 +67,7 @@ func TestNamespaceLimitAdmit(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			l := NewNamespaceLimit(2, nil)
-			got, err := l.admit(ctx, limitClient(t, tc.objs...), tc.job, "new-1", limitNow)
+			got, err := l.Admit(ctx, limitClient(t, tc.objs...), tc.job, "new-1", limitNow)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,17 +85,17 @@ func TestNamespaceLimitCountsPodsNotYetCached(t *testing.T) {
 	ctx := context.Background()
 	l := NewNamespaceLimit(1, nil)
 	c := limitClient(t)
-	if ok, _ := l.admit(ctx, c, limitJob("a", 0, 1, false), "a-1", limitNow); !ok {
+	if ok, _ := l.Admit(ctx, c, limitJob("a", 0, 1, false), "a-1", limitNow); !ok {
 		t.Fatal("the first job was not admitted into an empty namespace")
 	}
-	if ok, _ := l.admit(ctx, c, limitJob("b", 0, 2, false), "b-1", limitNow); ok {
+	if ok, _ := l.Admit(ctx, c, limitJob("b", 0, 2, false), "b-1", limitNow); ok {
 		t.Fatal("a second job was admitted while the first one's Pod was not in the cache yet")
 	}
-	l.forget("team", "a-1")
-	if ok, _ := l.admit(ctx, c, limitJob("b", 0, 2, false), "b-1", limitNow); !ok {
+	l.Forget("team", "a-1")
+	if ok, _ := l.Admit(ctx, c, limitJob("b", 0, 2, false), "b-1", limitNow); !ok {
 		t.Fatal("a refused Pod kept its place")
 	}
-	if ok, _ := l.admit(ctx, c, limitJob("c", 0, 3, false), "c-1", limitNow.Add(createdGrace+time.Second)); !ok {
+	if ok, _ := l.Admit(ctx, c, limitJob("c", 0, 3, false), "c-1", limitNow.Add(createdGrace+time.Second)); !ok {
 		t.Fatal("a Pod the cache never showed still counted after the grace period")
 	}
 }
@@ -104,5 +105,5 @@ func TestNoLimit(t *testing.T) {
 		t.Error("a limit of 0 made a limiter; it means no limit")
 	}
 	var l *NamespaceLimit
-	l.forget("team", "x") // no limit: nothing to forget, and no panic
+	l.Forget("team", "x") // no limit: nothing to forget, and no panic
 }

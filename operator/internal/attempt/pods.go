@@ -1,0 +1,71 @@
+package attempt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+)
+
+// Worker Pods of jobs carry the finalizer vmafx.dev/result from their creation: the API
+// server keeps a Pod, with the result in its termination message, until the operator
+// has recorded the attempt's outcome and releases it. A Pod deleted before that (by a
+// person, an eviction, the Pod garbage collector) waits, Terminating, for the record.
+
+// Release removes the result finalizer from pods. The JSON patch tests the finalizer's
+// position first, so it removes exactly that entry even if other finalizers change, and
+// needs no resourceVersion (the kubelet updates a Pod's status often).
+func Release(ctx context.Context, c client.Client, pods ...*corev1.Pod) error {
+	var errs []error
+	for _, pod := range pods {
+		i := slices.Index(pod.Finalizers, vmafxv1.FinalizerResult)
+		if i < 0 {
+			continue
+		}
+		path := fmt.Sprintf("/metadata/finalizers/%d", i)
+		patch := fmt.Appendf(nil, `[{"op":"test","path":%q,"value":%q},{"op":"remove","path":%q}]`, path, vmafxv1.FinalizerResult, path)
+		err := c.Patch(ctx, pod, client.RawPatch(types.JSONPatchType, patch))
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			// A failed test (the finalizers moved) is retried on fresh data.
+			errs = append(errs, fmt.Errorf("releasing worker Pod %s: %w", pod.Name, err))
+		default:
+			klog.FromContext(ctx).V(4).Info("Released worker Pod", "pod", klog.KObj(pod))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Delete deletes a worker Pod that should not run on; a result finalizer keeps it until
+// the attempt's outcome is recorded. The UID precondition spares a Pod of the same name
+// made since.
+func Delete(ctx context.Context, c client.Client, pod *corev1.Pod) error {
+	if pod.DeletionTimestamp != nil {
+		return nil
+	}
+	err := c.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting worker Pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
+
+// ForceDelete removes a Pod whose node does not answer without waiting for its kubelet,
+// as the Pod garbage collector does for Pods of deleted nodes. Only once the attempt is
+// recorded as lost and its finalizer released.
+func ForceDelete(ctx context.Context, c client.Client, pod *corev1.Pod) error {
+	err := c.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("force-deleting worker Pod %s: %w", pod.Name, err)
+	}
+	return nil
+}

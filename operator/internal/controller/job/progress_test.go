@@ -1,0 +1,73 @@
+package job
+
+import (
+	"testing"
+	"time"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+)
+
+// TestProgressOnly: a young attempt's status write is held back only when it would show
+// no more than the attempt's progress.
+func TestProgressOnly(t *testing.T) {
+	at := time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
+	start := func(j *vmafxv1.VmafxJob) *vmafxv1.VmafxJob {
+		after := j.DeepCopy()
+		after.Status.Attempts++
+		after.Status.PodName = PodName(after, after.Status.Attempts)
+		after.Status.ObservedGeneration = 1
+		clearRefused(after, after.Status.PodName)
+		setPending(after, observation{Reason: ReasonWaitingForScheduler, Message: "worker Pod is waiting for vmafx-scheduler"})
+		return after
+	}
+	fresh := &vmafxv1.VmafxJob{}
+	fresh.Name = "j"
+	retrying := fresh.DeepCopy()
+	retrying.Status.Attempts, retrying.Status.FailedAttempts = 1, 1
+	setRetrying(retrying, observation{Reason: "Internal", Message: "out of memory"}, 1, at)
+	refused := fresh.DeepCopy()
+	setCondition(refused, vmafxv1.JobPodRefused, true, ReasonExceededQuota, "exceeded quota")
+	waiting := fresh.DeepCopy()
+	waiting.Status.Phase = vmafxv1.JobPending
+	setPending(waiting, observation{Reason: ReasonNamespaceLimit, Message: "waiting"})
+	cases := []struct {
+		name   string
+		before *vmafxv1.VmafxJob
+		skip   bool
+	}{
+		{"a new job's first Pod", fresh, true},
+		{"the retry after a failure", retrying, true},
+		{"the Pod after a refusal: PodRefused turns False at once", refused, false},
+		{"the Pod after a wait for the namespace's limit: the jobs behind see it go at once", waiting, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := progressOnly(tc.before, start(tc.before)); got != tc.skip {
+				t.Errorf("startedOnly = %v, want %v", got, tc.skip)
+			}
+		})
+	}
+	failed := start(fresh)
+	setFailed(failed, ReasonPodRefused, "refused", at)
+	if progressOnly(fresh, failed) {
+		t.Error("progressOnly holds back a failure")
+	}
+	pending := start(fresh)
+	running := pending.DeepCopy()
+	running.Status.Node, running.Status.StartTime = "n1", timePtr(at)
+	setRunning(running, observation{Node: "n1", Message: "scoring"})
+	if !progressOnly(pending, running) {
+		t.Error("progressOnly does not hold back Running")
+	}
+	lost := pending.DeepCopy()
+	lost.Status.LostAttempts = 1
+	setLost(lost, 1, "evicted")
+	if progressOnly(pending, lost) {
+		t.Error("progressOnly holds back a lost attempt")
+	}
+	done := running.DeepCopy()
+	setSucceeded(done, observation{Node: "n1", Result: &vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Score: 90, Min: 80, Max: 95, Frames: 3}}, at)
+	if progressOnly(running, done) {
+		t.Error("progressOnly holds back the result")
+	}
+}
