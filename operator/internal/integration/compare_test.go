@@ -297,8 +297,9 @@ func TestLadderEncodesAreLostOrFailed(t *testing.T) {
 		s.Phase, s.Reason, s.Message = corev1.PodFailed, "Evicted", "The node was low on resource: memory."
 	})
 	second := waitForPod(t, ns, "evict-enc-360p-x264-crf30-2")
-	l := waitForLadder(t, ns, "evict", "the eviction counted as lost", func(l *vmafxv1.VmafxLadder) bool {
-		return len(l.Status.Rungs) == 1 && l.Status.Rungs[0].EncodeLost == 1
+	// The loss and the next attempt's count may be two status writes: wait for both.
+	l := waitForLadder(t, ns, "evict", "the eviction counted as lost, the next encode as attempt 2", func(l *vmafxv1.VmafxLadder) bool {
+		return len(l.Status.Rungs) == 1 && l.Status.Rungs[0].EncodeLost == 1 && l.Status.Rungs[0].EncodeAttempts == 2
 	})
 	if r := l.Status.Rungs[0]; r.Phase != vmafxv1.RungEncoding || r.EncodeFailures != 0 || r.EncodeAttempts != 2 {
 		t.Errorf("after the eviction: rung %+v, want encoding attempt 2, no failure", r)
