@@ -77,6 +77,8 @@ type scoreConfig struct {
 	chunkMode
 	// worstMode: worst frames, scenes and pictures (see worst.go).
 	worstMode
+	// renditionMode: several distorted videos against one decoded reference (see renditions.go).
+	renditionMode
 }
 
 type rawFlags struct {
@@ -133,6 +135,8 @@ type scoreFlags struct {
 type scoreValues struct {
 	reference, distorted string
 	chunk                string
+	// distorteds and outputs are every --distorted and --output given (renditions.go).
+	distorteds, outputs []string
 }
 
 func newScoreFlags() *scoreFlags {
@@ -147,7 +151,7 @@ func newScoreFlags() *scoreFlags {
 		s.Func(name, envName(name), def, usage, parse)
 	}
 	str(&v.reference, "reference", "", "reference video `URI`: file:///path, a bare path, http(s)://..., s3://bucket/key, gs://bucket/object, azure://container/blob")
-	str(&v.distorted, "distorted", "", "distorted video `URI`")
+	str(&v.distorted, "distorted", "", "distorted video `URI`; given several times (at most 8), the distorted videos are scored against one decode of the reference, each exactly as alone, and the result has one row per video (renditions)")
 	count(&c.raw.width, "width", 0, 0, "width of raw YUV inputs in pixels (Y4M inputs carry their own)")
 	count(&c.raw.height, "height", 0, 0, "height of raw YUV inputs in pixels")
 	check("pixel-format", "yuv420p", "pixel `format` of raw YUV inputs: yuv420p, yuv422p, yuv444p and their 10le/12le variants, gray, gray10le, gray12le", func(val string) (err error) {
@@ -156,7 +160,7 @@ func newScoreFlags() *scoreFlags {
 	})
 	str(&c.model, "model", vmaf.DefaultModel, "built-in model ("+strings.Join(vmaf.BuiltinModels(), ", ")+"), a libvmaf model JSON `file`, or a trained model version oci://REGISTRY/REPOSITORY:TAG or @sha256:DIGEST")
 	s.List(&c.registryPlainHTTP, "registry-plain-http", envName("registry-plain-http"), "OCI `registries` (host:port) reached over plain HTTP for oci:// models; the operator sets the variable from VMAFX_OPERATOR_PLAIN_HTTP_REGISTRIES")
-	str(&c.output, "output", "", "write libvmaf-style per-frame scores to this `URI`: a file:// path (not under /data), s3://, gs:// or azure://")
+	str(&c.output, "output", "", "write libvmaf-style per-frame scores to this `URI`: a file:// path (not under /data), s3://, gs:// or azure://; with several --distorted, once per --distorted in their order, or never")
 	check("output-format", "json", "per-frame output `format`: json (libvmaf's JSON log) or csv (libvmaf's CSV)", func(val string) error {
 		if val != "json" && val != "csv" {
 			return errors.New("want json or csv")
@@ -224,6 +228,8 @@ func newScoreFlags() *scoreFlags {
 	str(&c.pushJob, "push-job", "vmafx-worker", "job `label` of the pushed metrics")
 	addWorstFlags(s, &c.worstMode)
 	addResultFlags(s, &c.terminationLog, &c.verbosity)
+	repeatable(s.FlagSet(), "distorted", &v.distorteds)
+	repeatable(s.FlagSet(), "output", &v.outputs)
 	boolean(&c.probe, "probe", "count the frame pairs the score would score (after --frames and the alignment) and report the count as the result's frames, without scoring: the first step of a job split into chunks")
 	str(&v.chunk, "chunk", "", "score frames `START:COUNT` of --total-frames as one chunk of a split job, counted from the first frame --frames scores: exactly as one run scores them, with one frame of context on each inner border; the per-frame scores go to --chunk-part")
 	count(&c.totalFrames, "total-frames", 0, 0, "the number of frame pairs the split job scores, as --probe counted them (with --chunk)")
@@ -294,6 +300,9 @@ func (f *scoreFlags) config(positional []string, env func(string) string) (*scor
 		return &c, err
 	}
 	if err = c.checkAutoAlign(); err != nil {
+		return &c, err
+	}
+	if err = c.renditionMode.parse(v.distorteds, v.outputs, &c); err != nil {
 		return &c, err
 	}
 	return &c, nil
