@@ -142,3 +142,24 @@ func TestScoreRenditionsFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreRenditionsStarts: --reference-start and --distorted-start apply to every
+// rendition, each reading the shared reference from the same frame, as alone.
+func TestScoreRenditionsStarts(t *testing.T) {
+	late := cut(t, distClip, 2, frames) // starts 2 frames into the reference
+	starts := []string{"--reference-start", "2", "--distorted-start", "1"}
+	args := append([]string{"score", "--reference", refClip, "--width", strconv.Itoa(pairW), "--height", strconv.Itoa(pairH),
+		"--distorted", late, "--distorted", distClip}, starts...)
+	r := runWorker(t, context.Background(), nil, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	got := r.result(t)
+	if len(got.Renditions) != 2 {
+		t.Fatalf("%d rows, want 2", len(got.Renditions))
+	}
+	for i, d := range []string{late, distClip} {
+		want, _ := aloneRow(t, rawArgs(refClip, d, starts...))
+		sameRow(t, filepath.Base(d), want, got.Renditions[i])
+	}
+}
