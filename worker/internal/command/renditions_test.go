@@ -76,7 +76,7 @@ func TestScoreRenditionsEncoded(t *testing.T) {
 	fftest.Tools(t)
 	ref := encoded("ref_ffv1.mkv")
 	dists := []string{encoded("dist_h264.mp4"), encoded("dist_small_h264.mp4"), encoded("dist_hevc.mkv")}
-	args := []string{"score", "--reference", ref, "--threads", "3"}
+	args := []string{"score", "--reference", ref, "--threads", "3", "-v", "1"}
 	for _, d := range dists {
 		args = append(args, "--distorted", d)
 	}
@@ -91,6 +91,10 @@ func TestScoreRenditionsEncoded(t *testing.T) {
 	for i, d := range dists {
 		want, _ := aloneRow(t, []string{"score", "--reference", ref, "--distorted", d})
 		sameRow(t, filepath.Base(d), want, got.Renditions[i])
+	}
+	// One decoder read the reference's 24 frames once for the three.
+	if !strings.Contains(r.stderr, `"Decoded the reference once" frames=24`) {
+		t.Errorf("no log of one read of the reference's 24 frames; stderr:\n%s", r.stderr)
 	}
 	if got.Renditions[1].DistortedScaledFrom != "128x96" {
 		t.Errorf("the small distorted video's row says scaled from %q, want 128x96", got.Renditions[1].DistortedScaledFrom)
