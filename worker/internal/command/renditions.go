@@ -161,7 +161,8 @@ func (s *scorer) runRenditions(ctx context.Context) (code int) {
 	return report.ExitOK
 }
 
-// cancelled words err, once ctx is done, as the cancellation it comes from.
+// cancelled words err, once ctx is done, as the cancellation it comes from: whatever
+// broke because of the cancellation, the cancellation is the reason.
 func cancelled(ctx context.Context, err error) error {
 	if ctx.Err() == nil {
 		return err

@@ -83,15 +83,7 @@ func (s *scorer) run(ctx context.Context) (code int) {
 		res, err = s.score(ctx)
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			// Whatever broke because of the cancellation, the cancellation is the reason.
-			msg := fmt.Sprintf("scoring cancelled (%v)", context.Cause(ctx))
-			if !errors.Is(err, ctx.Err()) {
-				msg += ": " + err.Error()
-			}
-			err = fmt.Errorf("%s: %w", msg, ctx.Err())
-		}
-		return s.fail(err)
+		return s.fail(cancelled(ctx, err))
 	}
 	if s.cfg.probe {
 		return s.succeedProbe(s.probed)
