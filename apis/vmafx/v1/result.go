@@ -71,6 +71,12 @@ type WorkerResult struct {
 	// ending in "/"; empty when none was written.
 	Report string `json:"report,omitempty"`
 
+	// Renditions are the rows of a worker that scored several distorted videos against
+	// one decoded reference (renditions.go), in the order given; the score fields above
+	// are then zero, and Error is set only when none could be scored for a cause they
+	// share (the reference, the model, the backend).
+	Renditions []WorkerRendition `json:"renditions,omitempty"`
+
 	// Error is set when the worker failed.
 	Error *WorkerError `json:"error,omitempty"`
 }
@@ -136,6 +142,12 @@ func ParseWorkerResult(msg []byte) (*WorkerResult, error) {
 		return nil, fmt.Errorf("worker result version %q, want %q", r.Version, ResultVersion)
 	}
 	if r.Error != nil {
+		return &r, nil
+	}
+	if len(r.Renditions) > 0 {
+		if err := checkRenditions(r.Renditions); err != nil {
+			return nil, err
+		}
 		return &r, nil
 	}
 	if r.Frames <= 0 {

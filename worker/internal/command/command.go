@@ -186,7 +186,8 @@ func usage(cmd *cobra.Command) cli.Usage {
 func (w *worker) scoreCommand() *cobra.Command {
 	f := newScoreFlags()
 	cmd := w.command(f.set, "score", "score a distorted video against its reference", scoreSummary,
-		[]string{"vmafx-worker score --reference URI --distorted URI [flags]", "vmafx-worker score [flags] REFERENCE DISTORTED"},
+		[]string{"vmafx-worker score --reference URI --distorted URI [flags]", "vmafx-worker score [flags] REFERENCE DISTORTED",
+			"vmafx-worker score --reference URI --distorted URI --distorted URI ... [--output URI --output URI ...] [flags]"},
 		func(positional []string) int { return w.score(f.config(positional, w.env)) },
 		func(err error) int { return w.score(f.failed(w.env, false), err) })
 	cmd.Args = cobra.ArbitraryArgs // checked with the flags: the desk form
@@ -229,6 +230,9 @@ func (w *worker) score(cfg *scoreConfig, err error) int {
 	}
 	s := &scorer{cfg: cfg, env: w.env, stdout: w.stdout, stderr: w.stderr, tty: w.tty,
 		log: newLogger(w.stderr, cfg.verbosity, cfg.desk && !cfg.verbositySet), start: start}
+	if len(cfg.renditions) > 0 {
+		return s.runRenditions(w.ctx)
+	}
 	return s.run(w.ctx)
 }
 

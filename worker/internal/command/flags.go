@@ -80,6 +80,8 @@ type scoreConfig struct {
 	chunkMode
 	// worstMode: worst frames, scenes and pictures (see worst.go).
 	worstMode
+	// renditionMode: several distorted videos against one decoded reference (see renditions.go).
+	renditionMode
 }
 
 type rawFlags struct {
@@ -153,6 +155,8 @@ type scoreValues struct {
 	totalFrames          int
 	chunkPart            string
 	mergeParts           int
+	// distorteds and outputs are every --distorted and --output given (renditions.go).
+	distorteds, outputs []string
 }
 
 // shorthands add a flag with its twin envName(flag): a string, a count (an int of lo or
@@ -178,7 +182,7 @@ func newScoreFlags() *scoreFlags {
 	s, r, v, c := f.set, &f.r, &f.v, &f.c
 	str, count, boolean, check := shorthands(s)
 	str(&v.reference, "reference", "", "reference video `URI`: file:///path, a bare path, http(s)://..., s3://bucket/key, gs://bucket/object, azure://container/blob")
-	str(&v.distorted, "distorted", "", "distorted video `URI`")
+	str(&v.distorted, "distorted", "", "distorted video `URI`; given several times (at most 8), the distorted videos are scored against one decode of the reference, each exactly as alone, and the result has one row per video (renditions)")
 	count(&r.Width, "width", 0, 0, "width of raw YUV inputs in pixels (Y4M inputs carry their own)")
 	count(&r.Height, "height", 0, 0, "height of raw YUV inputs in pixels")
 	check("pixel-format", "yuv420p", "pixel `format` of raw YUV inputs: yuv420p, yuv422p, yuv444p and their 10le/12le variants, gray, gray10le, gray12le", func(val string) error {
@@ -187,7 +191,7 @@ func newScoreFlags() *scoreFlags {
 		return err
 	})
 	str(&r.Model, "model", vmaf.DefaultModel, "built-in model ("+strings.Join(vmaf.BuiltinModels(), ", ")+"), a libvmaf model JSON `file`, or a trained model version oci://REGISTRY/REPOSITORY:TAG or @sha256:DIGEST")
-	str(&r.Output, "output", "", "write libvmaf-style per-frame scores to this `URI`: a file:// path (not under /data), s3://, gs:// or azure://")
+	str(&r.Output, "output", "", "write libvmaf-style per-frame scores to this `URI`: a file:// path (not under /data), s3://, gs:// or azure://; with several --distorted, once per --distorted in their order, or never")
 	check("output-format", "json", "per-frame output `format`: json (libvmaf's JSON log) or csv (libvmaf's CSV)", func(val string) error {
 		if val != "json" && val != "csv" {
 			return errors.New("want json or csv")
@@ -236,6 +240,8 @@ func newScoreFlags() *scoreFlags {
 	str(&v.chunkPart, "chunk-part", "", "`URI` the chunk's per-frame scores are written to for the merge (with --chunk)")
 	count(&v.mergeParts, "merge-parts", 0, 0, "merge the `N` chunk parts beside --output (OUTPUT.chunk-000 ...) into --output and report their pooled scores, without scoring: the last step of a job split into chunks")
 	addRuntimeFlags(s, c)
+	repeatable(s.FlagSet(), "distorted", &v.distorteds)
+	repeatable(s.FlagSet(), "output", &v.outputs)
 	return f
 }
 
@@ -323,7 +329,12 @@ func (f *scoreFlags) config(positional []string, env func(string) string) (*scor
 	}
 	req := vmafxv1.NewWorkerRequest()
 	req.Score, req.Store = r, requestStore(c.store)
-	return &c, c.fromRequest(req)
+	if err := c.fromRequest(req); err != nil {
+		return &c, err
+	}
+	// Several --distorted (renditions.go) are a command line's alone: no request names
+	// them yet.
+	return &c, c.renditionMode.parse(v.distorteds, v.outputs, &c)
 }
 
 // runtime settles the settings of how the process runs, read from set.

@@ -51,6 +51,9 @@ type scorer struct {
 	recovered *vmafxv1.WorkerResult
 	// worst: the worst frames, scenes and report (worst.go).
 	worst worstState
+	// shared is set for one rendition of a run that scores several distorted videos
+	// against one decoded reference (renditions.go).
+	shared *renditionShare
 }
 
 // newLogger returns a klog text logger on w; quiet discards all but errors'
@@ -80,15 +83,7 @@ func (s *scorer) run(ctx context.Context) (code int) {
 		res, err = s.score(ctx)
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			// Whatever broke because of the cancellation, the cancellation is the reason.
-			msg := fmt.Sprintf("scoring cancelled (%v)", context.Cause(ctx))
-			if !errors.Is(err, ctx.Err()) {
-				msg += ": " + err.Error()
-			}
-			err = fmt.Errorf("%s: %w", msg, ctx.Err())
-		}
-		return s.fail(err)
+		return s.fail(cancelled(ctx, err))
 	}
 	if s.cfg.probe {
 		return s.succeedProbe(s.probed)
@@ -99,22 +94,23 @@ func (s *scorer) run(ctx context.Context) (code int) {
 	return s.succeed(s.result(res))
 }
 
-// score does the work: backend, model, output, inputs, kernel, output.
-func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
+// backendAndModel selects the backend (closed by the caller) and loads the model, and
+// records both in the provenance.
+func (s *scorer) backendAndModel(ctx context.Context) (backend.Backend, *vmaf.Model, error) {
 	cfg := s.cfg
-	b, fellBack, err := selectBackend(cfg.backend)
+	b, fellBack, err := s.selectBackend()
 	if err != nil {
 		s.prov.RequestedBackend = cfg.backend
-		return nil, err
+		return nil, nil, err
 	}
-	defer b.Close()
 	s.prov.Backend, s.prov.RequestedBackend, s.prov.Device = b.Name(), cfg.backend, b.Device()
 	if fellBack != "" {
 		s.log.Info("Requested backend is not available, scoring on the CPU", "requested", cfg.backend, "reason", fellBack)
 	}
-	model, err := loadModel(ctx, cfg)
+	model, err := s.loadModel(ctx)
 	if err != nil {
-		return nil, err
+		b.Close()
+		return nil, nil, err
 	}
 	s.prov.Model, s.prov.ModelSHA256 = model.Name, model.SHA256
 	if d := s.prov.Device; d != nil {
@@ -128,12 +124,35 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 				"deviceFeatures", device.Features, "hostFeatures", device.HostFeatures)
 		}
 	}
+	return b, model, nil
+}
 
+// inputs returns the object stores (closed by the caller), the fetcher of inputs and the
+// options to open them with.
+func (s *scorer) inputs() (*fetch.Stores, *fetch.Mux, source.Options) {
+	cfg := s.cfg
 	http := cfg.http
 	http.UserAgent = "vmafx-worker/" + buildVersion()
 	store := cfg.store
 	store.Limits = http
 	stores := fetch.NewStores(store)
+	tools, toolsErr := decode.Find(s.env)
+	return stores, fetch.NewMux(fetch.NewHTTP(http), stores), source.Options{
+		Raw:   source.Raw{Width: cfg.raw.width, Height: cfg.raw.height, Format: cfg.raw.pixelFormat},
+		Tools: tools, ToolsErr: toolsErr, Deinterlace: cfg.deinterlace, Spool: cfg.spool,
+	}
+}
+
+// score does the work: backend, model, output, inputs, kernel, output.
+func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
+	cfg := s.cfg
+	b, model, err := s.backendAndModel(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+
+	stores, mux, opts := s.inputs()
 	defer stores.Close()
 
 	var out *output
@@ -151,18 +170,12 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		defer out.abort()
 	}
 
-	mux := fetch.NewMux(fetch.NewHTTP(http), stores)
-	tools, toolsErr := decode.Find(s.env)
-	opts := source.Options{
-		Raw:   source.Raw{Width: cfg.raw.width, Height: cfg.raw.height, Format: cfg.raw.pixelFormat},
-		Tools: tools, ToolsErr: toolsErr, Deinterlace: cfg.deinterlace, Spool: cfg.spool,
-	}
 	// open opens both inputs, each skipping its first frames; --auto-align opens them
 	// once more before scoring, to search their first frames (autoalign.go).
 	open := func(refSkip, distSkip int) (*source.Input, *source.Input, error) {
 		o := opts
 		o.SkipFrames = refSkip
-		ref, err := source.Open(ctx, mux, cfg.reference, o)
+		ref, err := s.openReference(ctx, mux, o)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reference: %w", err)
 		}

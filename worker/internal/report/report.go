@@ -186,6 +186,12 @@ func Encode(r *vmafxv1.WorkerResult) []byte {
 			c.WorstFrames = shrinkWorst(c.WorstFrames)
 			continue
 		}
+		if len(c.Renditions) > 0 && err == nil {
+			var ok bool
+			if c.Renditions, ok = shrinkRenditions(c.Renditions); ok {
+				continue
+			}
+		}
 		if limit < 8 {
 			return []byte(`{"version":"` + vmafxv1.ResultVersion + `","score":0,"harmonicMean":0,"min":0,"max":0,"frames":0,"fps":0,"wallSeconds":0,"backend":"","model":"","error":{"reason":"Internal","message":"the result cannot be encoded"}}` + "\n")
 		}
