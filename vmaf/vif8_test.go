@@ -49,13 +49,6 @@ func vif8Pair(rng *rand.Rand, w, h, bpc, kind int) (ref, dis []uint16) {
 	return ref, dis
 }
 
-// vif8Scale0 is statistic8's sums of scale 0.
-func vif8Scale0(ref, dis []uint16, w, h int, vector bool) vifAcc {
-	s := newVIFState(w, h, defaultEnhnGainLimit)
-	s.statistic8(ref, dis, w, h, 0, vector)
-	return s.lastAcc
-}
-
 // vifLaneSums is each scale's sums with the 16-bit lane statistic's scalar
 // form where it applies (scales 1 to 3, and scale 0 at 8 bits), the
 // subsampling by the generic path.
