@@ -1,6 +1,7 @@
 package chart_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -114,5 +115,28 @@ func TestDoors(t *testing.T) {
 	env = envOf(mcp.Spec.Template.Spec.Containers[0])
 	if env["VMAFX_MCP_MAX_SESSIONS_PER_USER"] != "10" || env["VMAFX_MCP_MAX_SESSIONS"] != "1000" || env["VMAFX_MCP_SESSION_IDLE_TIMEOUT"] != "5m" {
 		t.Errorf("vmafx-mcp session limits: %v", env)
+	}
+}
+
+// vmafx-mcp reads outputs for worst_frames' pictures only when asked, and then has the
+// in-memory /tmp the door lays a job's Secret out in, as vmafx-api's console does.
+func TestMCPReadOutputs(t *testing.T) {
+	for _, read := range []bool{false, true} {
+		values := render.Case{Vendor: vmafxv1.VendorCPU, Workloads: []string{"mcp"}}.Values()
+		values["mcp"] = map[string]any{"readOutputs": read}
+		mcp := decode(t, find(mustRender(t, values).Objects, "StatefulSet", "vmafx-mcp")).(*appsv1.StatefulSet)
+		pod := mcp.Spec.Template.Spec
+		if got := envOf(pod.Containers[0])["VMAFX_MCP_READ_OUTPUTS"]; got != fmt.Sprint(read) {
+			t.Errorf("readOutputs %v: VMAFX_MCP_READ_OUTPUTS %q", read, got)
+		}
+		tmp := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool {
+			return v.Name == "tmp" && v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory
+		})
+		mounted := slices.ContainsFunc(pod.Containers[0].VolumeMounts, func(m corev1.VolumeMount) bool {
+			return m.Name == "tmp" && m.MountPath == "/tmp"
+		})
+		if (tmp >= 0) != read || mounted != read {
+			t.Errorf("readOutputs %v: in-memory /tmp volume %v, mounted %v", read, tmp >= 0, mounted)
+		}
 	}
 }

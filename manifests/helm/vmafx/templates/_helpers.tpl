@@ -234,6 +234,10 @@ from a Secret mounted at /etc/vmafx/tls, and the hardened security context.
     - name: {{ $prefix }}CONSOLE_READ_OUTPUTS
       value: {{ .readOutputs | toString | quote }}
     {{- end }}
+    {{- if hasKey $v "readOutputs" }}
+    - name: {{ $prefix }}READ_OUTPUTS
+      value: {{ $v.readOutputs | toString | quote }}
+    {{- end }}
     {{- if $v.tls.secretName }}
     - name: {{ $prefix }}TLS_CERT_FILE
       value: /etc/vmafx/tls/tls.crt
@@ -273,16 +277,18 @@ from a Secret mounted at /etc/vmafx/tls, and the hardened security context.
       readOnly: true
     {{- end }}
     {{- if $keys }}
-    # The console lays a job's Secret out here, as files, while it reads the output.
+    # The door lays a job's Secret out here, as files, while it reads the output.
     - name: tmp
       mountPath: /tmp
     {{- end }}
   {{- end }}
 {{- end }}
 
-{{/* vmafx.consoleKeys is "true" when a door's console reads outputs with jobs' Secrets. */}}
+{{/* vmafx.consoleKeys is "true" when a door reads outputs with jobs' Secrets: vmafx-api's
+console (console.readOutputs), vmafx-mcp's worst_frames pictures (readOutputs). */}}
 {{- define "vmafx.consoleKeys" -}}
 {{- with .console }}{{ if .readOutputs }}true{{ end }}{{ end -}}
+{{- if .readOutputs }}true{{ end -}}
 {{- end }}
 
 {{/* vmafx.doorPod is the Pod spec fields shared by the front doors, called with (list $ values name). */}}
