@@ -3,12 +3,16 @@ package metrics
 import (
 	"context"
 	"errors"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/metriclabels"
 )
 
 // Jobs are the VmafxJob metrics.
@@ -21,7 +25,19 @@ type Jobs struct {
 	ScheduleSeconds prometheus.Histogram
 	// CompletionSeconds is the time from a job's creation to its final phase.
 	CompletionSeconds *prometheus.HistogramVec
+	// ScoredFrames counts the frames of succeeded jobs, and ScoringFPS their scoring
+	// speed, by the backend that ran and the GPU model (metriclabels): what the cluster's
+	// workers do, without a metrics endpoint in every short-lived worker Pod.
+	ScoredFrames *prometheus.CounterVec
+	ScoringFPS   *prometheus.HistogramVec
+	gpus         *metriclabels.GPUSet
 }
+
+// maxGPUModels bounds the gpu label's values: a cluster has a handful of GPU models.
+const maxGPUModels = 32
+
+// fpsBuckets span a 4K score on one CPU thread to a GPU's 1080p.
+var fpsBuckets = []float64{0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000}
 
 // latencyBuckets span a warm cluster's sub-second placement to hour-long videos.
 var latencyBuckets = []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
@@ -43,12 +59,39 @@ func NewJobs() *Jobs {
 			Name: "vmafx_job_completion_seconds", Help: "Time from a VmafxJob's creation to its final phase, by phase.",
 			Buckets: latencyBuckets,
 		}, []string{"phase"}),
+		ScoredFrames: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmafx_job_scored_frames_total", Help: "Frames scored by succeeded VmafxJobs, by the backend that ran and the GPU model (none on the CPU).",
+		}, []string{"backend", "gpu"}),
+		ScoringFPS: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "vmafx_job_scoring_fps", Help: "Scoring speed of succeeded VmafxJobs in frames per second, by the backend that ran and the GPU model (none on the CPU).",
+			Buckets: fpsBuckets,
+		}, []string{"backend", "gpu"}),
+		gpus: metriclabels.NewGPUSet(maxGPUModels),
+	}
+}
+
+// ObserveResult counts a succeeded job's frames and observes its speed, labelled with
+// its backend and its device's model: the device's name is what its result's device
+// says before the first comma (the compute API and the driver follow).
+func (m *Jobs) ObserveResult(r *vmafxv1.JobResult) {
+	if r == nil {
+		return
+	}
+	gpu := metriclabels.NoGPU
+	if r.Device != "" {
+		name, _, _ := strings.Cut(r.Device, ",")
+		gpu = m.gpus.Label(metriclabels.GPU(name))
+	}
+	backend := metriclabels.Backend(r.Backend)
+	m.ScoredFrames.WithLabelValues(backend, gpu).Add(float64(max(r.Frames, 0)))
+	if fps, err := strconv.ParseFloat(r.FPS, 64); err == nil && fps > 0 && !math.IsInf(fps, 0) {
+		m.ScoringFPS.WithLabelValues(backend, gpu).Observe(fps)
 	}
 }
 
 // Collectors returns the metrics to register.
 func (m *Jobs) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Attempts, m.Outcomes, m.ScheduleSeconds, m.CompletionSeconds}
+	return []prometheus.Collector{m.Attempts, m.Outcomes, m.ScheduleSeconds, m.CompletionSeconds, m.ScoredFrames, m.ScoringFPS}
 }
 
 // phaseCollector reports vmafx_jobs{phase} from the manager's cache at scrape time, so

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/metriclabels"
 )
 
 // listRecorder is a client.Reader that lists fixed jobs and records the options of each
@@ -52,5 +53,32 @@ vmafx_jobs{phase="Succeeded"} 2
 	}
 	if len(r.opts) != 1 || r.opts[0].UnsafeDisableDeepCopy == nil || !*r.opts[0].UnsafeDisableDeepCopy {
 		t.Errorf("the collector listed with %+v; want UnsafeDisableDeepCopy, so a scrape does not copy the job cache", r.opts)
+	}
+}
+
+// A succeeded job's frames and speed are counted by its backend and its device's model,
+// the model read from the result's device before the compute API; an unknown backend is
+// "other", a CPU result's gpu "none", and models beyond the bound "other".
+func TestObserveResult(t *testing.T) {
+	m := NewJobs()
+	m.gpus = metriclabels.NewGPUSet(1)
+	m.ObserveResult(&vmafxv1.JobResult{Frames: 60, FPS: "42.5", Backend: "cpu"})
+	m.ObserveResult(&vmafxv1.JobResult{Frames: 100, FPS: "1500", Backend: "vulkan", Device: "NVIDIA H100 80GB HBM3, Vulkan 1.3.280, NVIDIA 570.86"})
+	m.ObserveResult(&vmafxv1.JobResult{Frames: 10, FPS: "not a number", Backend: "vulkan", Device: "AMD Radeon RX 7900 XTX (RADV NAVI31), Vulkan 1.3"})
+	m.ObserveResult(&vmafxv1.JobResult{Frames: 5, Backend: "metal"})
+	m.ObserveResult(nil)
+	want := `
+# HELP vmafx_job_scored_frames_total Frames scored by succeeded VmafxJobs, by the backend that ran and the GPU model (none on the CPU).
+# TYPE vmafx_job_scored_frames_total counter
+vmafx_job_scored_frames_total{backend="cpu",gpu="none"} 60
+vmafx_job_scored_frames_total{backend="other",gpu="none"} 5
+vmafx_job_scored_frames_total{backend="vulkan",gpu="nvidia-h100-80gb-hbm3"} 100
+vmafx_job_scored_frames_total{backend="vulkan",gpu="other"} 10
+`
+	if err := testutil.CollectAndCompare(m.ScoredFrames, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(m.ScoringFPS); n != 2 {
+		t.Errorf("%d fps series, want 2 (the results with a speed)", n)
 	}
 }

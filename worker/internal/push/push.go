@@ -3,15 +3,13 @@ package push
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/push"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/metriclabels"
 )
 
 // timeout bounds one push: a Pushgateway answers in milliseconds, and a batch Job must
@@ -46,52 +44,15 @@ func Result(ctx context.Context, url, job string, r *vmafxv1.WorkerResult) error
 	return nil
 }
 
-// backends are the backend label's values beside "other": the backends a worker runs.
-var backends = []vmafxv1.Backend{vmafxv1.BackendCPU, vmafxv1.BackendCUDA, vmafxv1.BackendHIP, vmafxv1.BackendSYCL, vmafxv1.BackendVulkan}
+// BackendLabel is the backend label of a result that ran on backend
+// (metriclabels.Backend).
+func BackendLabel(backend string) string { return metriclabels.Backend(backend) }
 
-// BackendLabel is the backend label of a result that ran on backend: one of the
-// backends, or "other", so that no worker adds a series by its own spelling.
-func BackendLabel(backend string) string {
-	if slices.Contains(backends, vmafxv1.Backend(backend)) {
-		return backend
-	}
-	return "other"
-}
-
-// Values of the gpu label beside the models' names.
-const (
-	// NoGPU is the gpu label of a result scored on the CPU.
-	NoGPU = "none"
-	// UnknownGPU is the gpu label of a device that gives no usable name.
-	UnknownGPU = "unknown"
-)
-
-// maxGPULabel bounds the gpu label: a model's name ("nvidia-h100-80gb-hbm3",
-// "amd-radeon-rx-7900-xtx") is well under it.
-const maxGPULabel = 48
-
-var (
-	// driverDetails are the parts of a device's name that say how the driver sees it,
-	// not which model it is: "(RADV NAVI31)", "(LLVM 15.0.6, 256 bits)", "(R)", "(TM)".
-	driverDetails = regexp.MustCompile(`\([^)]*\)`)
-	nonAlnum      = regexp.MustCompile(`[^a-z0-9]+`)
-)
-
-// GPULabel is the gpu label of a result that ran on d (nil: the CPU, NoGPU): the
-// device's model name, lower-case, its driver's details in parentheses dropped, runs of
-// other characters turned into one "-", at most maxGPULabel characters. A cluster has a
-// handful of GPU models, so the label stays a small set whatever the driver reports.
+// GPULabel is the gpu label of a result that ran on d (nil: the CPU,
+// metriclabels.NoGPU).
 func GPULabel(d *vmafxv1.WorkerDevice) string {
 	if d == nil {
-		return NoGPU
+		return metriclabels.NoGPU
 	}
-	name := driverDetails.ReplaceAllString(strings.ToLower(d.Name), " ")
-	name = strings.Trim(nonAlnum.ReplaceAllString(name, "-"), "-")
-	if len(name) > maxGPULabel {
-		name = strings.TrimRight(name[:maxGPULabel], "-")
-	}
-	if name == "" {
-		return UnknownGPU
-	}
-	return name
+	return metriclabels.GPU(d.Name)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/metriclabels"
 )
 
 // TestResult checks the request a Pushgateway receives: PUT to /metrics/job/<job> with the
@@ -64,8 +65,8 @@ func TestLabelsAreBounded(t *testing.T) {
 		"llvmpipe (LLVM 15.0.6, 256 bits)":      "llvmpipe",
 		"Intel(R) Arc(TM) A770 Graphics (DG2)":  "intel-arc-a770-graphics",
 		"  NVIDIA  GeForce RTX 4090  ":          "nvidia-geforce-rtx-4090",
-		"(R)":                                   UnknownGPU,
-		"":                                      UnknownGPU,
+		"(R)":                                   metriclabels.UnknownGPU,
+		"":                                      metriclabels.UnknownGPU,
 		"\u00e9\u00e8 \"quoted\" {label=\"x\"}": "quoted-label-x",
 		strings.Repeat("a-", 60):                strings.TrimRight(strings.Repeat("a-", 24), "-"),
 	} {
@@ -73,11 +74,11 @@ func TestLabelsAreBounded(t *testing.T) {
 		if got != want {
 			t.Errorf("GPULabel(%q) = %q, want %q", in, got, want)
 		}
-		if len(got) > maxGPULabel || strings.Trim(got, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
-			t.Errorf("GPULabel(%q) = %q: more than %d characters or outside [a-z0-9-]", in, got, maxGPULabel)
+		if len(got) > metriclabels.MaxGPU || strings.Trim(got, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			t.Errorf("GPULabel(%q) = %q: more than %d characters or outside [a-z0-9-]", in, got, metriclabels.MaxGPU)
 		}
 	}
-	if got := GPULabel(nil); got != NoGPU {
-		t.Errorf("GPULabel(nil) = %q, want %q (the CPU)", got, NoGPU)
+	if got := GPULabel(nil); got != metriclabels.NoGPU {
+		t.Errorf("GPULabel(nil) = %q, want %q (the CPU)", got, metriclabels.NoGPU)
 	}
 }

@@ -585,5 +585,8 @@ func (r *Reconciler) observeMetrics(before, after *vmafxv1.VmafxJob, boundAt tim
 	if !isFinished(before) && isFinished(after) {
 		r.Metrics.Outcomes.WithLabelValues(string(after.Status.Phase)).Inc()
 		r.Metrics.CompletionSeconds.WithLabelValues(string(after.Status.Phase)).Observe(r.Clock.Since(created).Seconds())
+		if after.Status.Phase == vmafxv1.JobSucceeded {
+			r.Metrics.ObserveResult(after.Status.Result)
+		}
 	}
 }
