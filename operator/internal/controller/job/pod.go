@@ -114,6 +114,9 @@ func workerRequest(job *vmafxv1.VmafxJob) *vmafxv1.WorkerRequest {
 		r.Alignment, r.Frames = requestAlignment(a)
 	}
 	requestWorst(s, r)
+	if hasRenditions(job) {
+		requestRenditions(job, r)
+	}
 	req := vmafxv1.NewWorkerRequest()
 	req.Score, req.Store = r, workerpod.Store(s.Credentials, s.S3)
 	return req
