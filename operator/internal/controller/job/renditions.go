@@ -56,35 +56,12 @@ func renditionsOf(job *vmafxv1.VmafxJob) []rendition {
 	return out
 }
 
-// rowIndexes maps each row of status.results to its distorted video's index in spec
-// order: rows are kept in spec order, so the same URI given twice matches its rows in
-// turn. A row that matches none maps to -1.
-func rowIndexes(job *vmafxv1.VmafxJob) []int {
-	all := renditionsOf(job)
-	out := make([]int, len(job.Status.Results))
-	next := 0
-	for i, row := range job.Status.Results {
-		out[i] = -1
-		for j := next; j < len(all); j++ {
-			if all[j].distorted == row.Distorted {
-				out[i], next = j, j+1
-				break
-			}
-		}
-	}
-	return out
-}
-
 // missingRenditions are the indexes, in spec order, of the distorted videos without a
 // row yet: what the next attempt scores.
 func missingRenditions(job *vmafxv1.VmafxJob) []int {
-	have := map[int]bool{}
-	for _, i := range rowIndexes(job) {
-		have[i] = true
-	}
 	var out []int
-	for i := range renditionsOf(job) {
-		if !have[i] {
+	for i, row := range job.RenditionRows() {
+		if row == nil {
 			out = append(out, i)
 		}
 	}
@@ -201,17 +178,15 @@ func recordRow(job *vmafxv1.VmafxJob, idx int, distorted string, row vmafxv1.Wor
 			jr.Alignment = jobAlignment(a)
 		}
 	}
-	idxs := rowIndexes(job)
-	at := len(job.Status.Results)
-	for i, j := range idxs {
-		if j > idx {
-			at = i
-			break
+	rows := job.RenditionRows()
+	rows[idx] = &jr
+	var results []vmafxv1.JobRenditionResult
+	for _, r := range rows {
+		if r != nil {
+			results = append(results, *r)
 		}
 	}
-	rows := append([]vmafxv1.JobRenditionResult{}, job.Status.Results[:at]...)
-	rows = append(rows, jr)
-	job.Status.Results = append(rows, job.Status.Results[at:]...)
+	job.Status.Results = results
 }
 
 // rowResult is row as a single score's result, with the provenance of res, the result
