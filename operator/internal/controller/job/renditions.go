@@ -100,7 +100,17 @@ func renditionsResult(job *vmafxv1.VmafxJob, pod *corev1.Pod) *vmafxv1.WorkerRes
 		return nil
 	}
 	res, err := vmafxv1.ParseWorkerResult([]byte(msg))
-	if err != nil || len(res.Renditions) == 0 || len(res.Renditions) != len(missingRenditions(job)) {
+	if err != nil {
+		return nil
+	}
+	if len(res.Renditions) == 0 && len(missingRenditions(job)) == 1 {
+		// A retry of one video's request is a plain score: its result is that row.
+		r := *res
+		r.Renditions = []vmafxv1.WorkerRendition{asRow(res)}
+		r.Error = res.Error
+		return &r
+	}
+	if len(res.Renditions) == 0 || len(res.Renditions) != len(missingRenditions(job)) {
 		return nil
 	}
 	if res.Error != nil {
@@ -112,6 +122,22 @@ func renditionsResult(job *vmafxv1.VmafxJob, pod *corev1.Pod) *vmafxv1.WorkerRes
 		}
 	}
 	return res
+}
+
+// asRow is a single score's result as a renditions row.
+func asRow(r *vmafxv1.WorkerResult) vmafxv1.WorkerRendition {
+	if r.Error != nil {
+		return vmafxv1.WorkerRendition{Error: r.Error}
+	}
+	row := vmafxv1.WorkerRendition{Score: r.Score, HarmonicMean: r.HarmonicMean, Min: r.Min, Max: r.Max, Frames: r.Frames, FPS: r.FPS,
+		Features: r.Features, DistortedScaledFrom: r.DistortedScaledFrom, Alignment: r.Alignment, OutputError: r.OutputError}
+	if p := r.Percentiles; p != nil {
+		row.P5 = p.P5
+	}
+	if len(r.WorstFrames) > 0 {
+		row.WorstFrame = &vmafxv1.WorkerFrame{Index: r.WorstFrames[0].Index, VMAF: r.WorstFrames[0].VMAF}
+	}
+	return row
 }
 
 // renditionsEnded records the rows of attempt n, whose Pod ended with result res, and

@@ -121,7 +121,10 @@ func TestRenditionsRows(t *testing.T) {
 	if r := requestOf(t, job); r.Distorted != "s3://media/dist-3.mp4" || len(r.Renditions) != 0 {
 		t.Errorf("the retry scores %s and %+v, want dist-3 alone", r.Distorted, r.Renditions)
 	}
-	end(t, job, 2, rowsResult(row(80)), 0)
+	// A request of one video is a plain score, and its result that video's row.
+	r80 := row(80)
+	end(t, job, 2, &vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Backend: "cpu", Model: "vmaf_v0.6.1", Score: 80, HarmonicMean: 79, Min: 70, Max: 81,
+		Frames: 48, FPS: 30, Features: r80.Features, Percentiles: &vmafxv1.WorkerPercentiles{P5: 75}, WorstFrames: []vmafxv1.WorkerFrame{{Index: 7, VMAF: 70}}}, 0)
 	if st.Phase != vmafxv1.JobSucceeded || len(st.Results) != 3 || st.Score != "91.000000" || !meta.IsStatusConditionTrue(st.Conditions, vmafxv1.JobComplete) {
 		t.Fatalf("after attempt 2: phase %s, %d rows, score %q, message %q; want Succeeded, 3 rows, spec.distorted's score", st.Phase, len(st.Results), st.Score, st.Message)
 	}
