@@ -102,38 +102,3 @@ func TestComparisonSharedReference(t *testing.T) {
 		t.Errorf("group job: phase %s, rows %+v, score %q; want Succeeded, 3 rows in spec order, a's score", j.Status.Phase, j.Status.Results, j.Status.Score)
 	}
 }
-
-// TestJobRenditionsRules: the API server refuses renditions with parallelism above 1
-// and with alignment.auto, naming the field.
-func TestJobRenditionsRules(t *testing.T) {
-	ns := testenv.CreateNamespace(t)
-	more := []vmafxv1.JobRendition{{Distorted: "https://media.example.com/b.mp4"}}
-	for _, tc := range []struct {
-		name   string
-		mutate func(*vmafxv1.VmafxJobSpec)
-		want   string
-	}{
-		{"parallelism", func(s *vmafxv1.VmafxJobSpec) {
-			s.Renditions, s.Parallelism, s.Output = more, 4, ptr.To[vmafxv1.OutputURI]("s3://results/o.json")
-		}, "spec.renditions: Invalid value: renditions need parallelism 1"},
-		{"auto", func(s *vmafxv1.VmafxJobSpec) { s.Renditions, s.Alignment = more, &vmafxv1.Alignment{Auto: true} }, "spec.renditions: Invalid value: renditions do not go with alignment.auto"},
-		{"too many", func(s *vmafxv1.VmafxJobSpec) {
-			for range 8 {
-				s.Renditions = append(s.Renditions, more[0])
-			}
-		}, "spec.renditions: Too many: 8: must have at most 7 items"},
-	} {
-		err := testenv.Client().Create(t.Context(), newJob(ns, "r-"+strings.ReplaceAll(tc.name, " ", "-"), tc.mutate))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want a refusal containing %q", tc.name, err, tc.want)
-		}
-	}
-	err := testenv.Client().Create(t.Context(), &vmafxv1.VmafxComparison{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "r-cmp"}, Spec: vmafxv1.VmafxComparisonSpec{
-		Reference: "https://media.example.com/ref.y4m", Distorted: []vmafxv1.ComparisonInput{{URI: "https://media.example.com/a.mp4"}},
-		SharedReference: &vmafxv1.SharedReference{MaxRenditionsPerPod: 9}, Alignment: &vmafxv1.Alignment{Auto: true}}})
-	for _, want := range []string{"spec.sharedReference.maxRenditionsPerPod: Invalid value: 9", "sharedReference does not go with alignment.auto"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("comparison: %v, want a refusal containing %q", err, want)
-		}
-	}
-}
