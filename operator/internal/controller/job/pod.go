@@ -25,6 +25,9 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 	if resources.Requests == nil {
 		resources.Requests = corev1.ResourceList{}
 	}
+	if hasRenditions(job) {
+		addRenditionMemory(resources, len(missingRenditions(job)))
+	}
 	// Extended resources must be requested and limited alike.
 	resources.Limits[vmafxv1.ResourceSlot] = resource.MustParse("1")
 	resources.Requests[vmafxv1.ResourceSlot] = resource.MustParse("1")

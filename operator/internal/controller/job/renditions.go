@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
@@ -66,6 +67,28 @@ func missingRenditions(job *vmafxv1.VmafxJob) []int {
 		}
 	}
 	return out
+}
+
+// renditionMemory is what each distorted video beyond the first adds to a worker's
+// memory: its kernel at one thread (about 140 MiB at 1080p) and its decoder (about 170
+// MiB), so that the group's Pod asks for what its worker will use (the worker lowers its
+// threads to fit the limit, and fails at once when not even one each fits).
+var renditionMemory = resource.MustParse("320Mi")
+
+// addRenditionMemory raises the memory request and limit, where set, of a worker Pod
+// scoring n distorted videos by renditionMemory for each beyond the first.
+func addRenditionMemory(res corev1.ResourceRequirements, n int) {
+	if n <= 1 {
+		return
+	}
+	for _, list := range []corev1.ResourceList{res.Requests, res.Limits} {
+		if q, ok := list[corev1.ResourceMemory]; ok {
+			extra := renditionMemory.DeepCopy()
+			extra.Mul(int64(n - 1))
+			q.Add(extra)
+			list[corev1.ResourceMemory] = q
+		}
+	}
 }
 
 // requestRenditions sets the distorted videos of r to those of job without a row yet:

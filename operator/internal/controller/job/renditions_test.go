@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -166,5 +167,29 @@ func TestRenditionsRetriesSpent(t *testing.T) {
 	end(t, job, 1, rowsResult(row(91), row(85), failedRow(vmafxv1.ReasonFetchFailed, "connection reset")), 0)
 	if st := job.Status; st.Phase != vmafxv1.JobSucceeded || len(st.Results) != 3 || st.Results[2].Reason != vmafxv1.ReasonFetchFailed {
 		t.Errorf("phase %s, rows %+v; want Succeeded with dist-3's FetchFailed row", st.Phase, st.Results)
+	}
+}
+
+// TestRenditionsPodMemory: a group's Pod asks for more memory for each distorted video
+// beyond the first that it scores; a retry of fewer asks for less.
+func TestRenditionsPodMemory(t *testing.T) {
+	w := config.WorkerConfig{Image: "w:dev", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
+	}}
+	job := renditionsJob()
+	res := buildPod(job, 1, w).Spec.Containers[0].Resources
+	if got := res.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("2688Mi")) != 0 {
+		t.Errorf("limit %s for 3 videos, want 2Gi + 2 x 320Mi", got.String())
+	}
+	if got := res.Requests[corev1.ResourceMemory]; got.Cmp(resource.MustParse("1664Mi")) != 0 {
+		t.Errorf("request %s for 3 videos, want 1Gi + 2 x 320Mi", got.String())
+	}
+	if got := w.Resources.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("2Gi")) != 0 {
+		t.Errorf("the operator's worker limit changed to %s", got.String())
+	}
+	job.Status.Results = []vmafxv1.JobRenditionResult{{Distorted: "s3://media/dist.mp4", Phase: vmafxv1.JobSucceeded}, {Distorted: "s3://media/dist-2.mp4", Phase: vmafxv1.JobSucceeded}}
+	if got := buildPod(job, 2, w).Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("2Gi")) != 0 {
+		t.Errorf("limit %s for the one video left, want 2Gi", got.String())
 	}
 }
