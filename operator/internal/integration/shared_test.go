@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -100,5 +101,35 @@ func TestComparisonSharedReference(t *testing.T) {
 	j = getJob(t, ns, "shr-a")
 	if j.Status.Phase != vmafxv1.JobSucceeded || len(j.Status.Results) != 3 || j.Status.Results[1].Distorted != "https://media.example.com/b.mp4" || j.Status.Score != "90.000000" {
 		t.Errorf("group job: phase %s, rows %+v, score %q; want Succeeded, 3 rows in spec order, a's score", j.Status.Phase, j.Status.Results, j.Status.Score)
+	}
+}
+
+// TestJobRenditionsFail: a job of two distorted videos whose every row failed fails with
+// the first row's reason and keeps both rows; one whose result lacks a row fails as
+// unparsable rather than record a score it cannot prove.
+func TestJobRenditionsFail(t *testing.T) {
+	ns := testenv.CreateNamespace(t)
+	startOperator(t, operatorEnv())
+	two := func(s *vmafxv1.VmafxJobSpec) {
+		s.Renditions = []vmafxv1.JobRendition{{Distorted: "https://media.example.com/b.mp4"}}
+	}
+	create(t, newJob(ns, "bad", two))
+	create(t, newJob(ns, "short", two))
+	kubeletFinish(t, bindAndRun(t, ns, "bad", 1, "node-a"), 2, func() string {
+		b, _ := json.Marshal(vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Backend: "cpu", Model: "vmaf_v0.6.1",
+			Error: &vmafxv1.WorkerError{Reason: vmafxv1.ReasonBadInput, Message: "every rendition failed; the first: not a video"},
+			Renditions: []vmafxv1.WorkerRendition{{Error: &vmafxv1.WorkerError{Reason: vmafxv1.ReasonBadInput, Message: "not a video"}},
+				{Error: &vmafxv1.WorkerError{Reason: vmafxv1.ReasonBadInput, Message: "too short"}}}})
+		return string(b)
+	}())
+	j := waitForJob(t, ns, "bad", "Failed", finished)
+	if c := meta.FindStatusCondition(j.Status.Conditions, vmafxv1.JobFailedCondition); j.Status.Phase != vmafxv1.JobFailed || c == nil ||
+		c.Reason != vmafxv1.ReasonBadInput || len(j.Status.Results) != 2 || j.Status.Results[1].Message != "too short" || j.Status.Attempts != 1 {
+		t.Errorf("phase %s, Failed condition %+v, rows %+v, %d attempts; want Failed with BadInput at once, both rows kept", j.Status.Phase, c, j.Status.Results, j.Status.Attempts)
+	}
+	kubeletFinish(t, bindAndRun(t, ns, "short", 1, "node-a"), 0, renditionsMessage(scoredRow(90, 24)))
+	j = waitForJob(t, ns, "short", "Failed", finished)
+	if c := meta.FindStatusCondition(j.Status.Conditions, vmafxv1.JobFailedCondition); c == nil || c.Reason != "UnparsableResult" || j.Status.Score != "" {
+		t.Errorf("Failed condition %+v, score %q; want UnparsableResult and no score", c, j.Status.Score)
 	}
 }

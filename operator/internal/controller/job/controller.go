@@ -360,6 +360,14 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 	case attempt.Start:
 		return r.next(ctx, s, rec)
 	case attempt.Succeed:
+		if hasRenditions(s.job) {
+			// A result without a row for each distorted video asked for (endedWithRows
+			// found none to record) proves no score: fail rather than record it.
+			msg := fmt.Sprintf("attempt %d's worker result has %d rows for the %d distorted videos asked for", n, len(d.Obs.Result.Renditions), len(missingRenditions(s.job)))
+			setFailed(s.job, ReasonUnparsableResult, msg, s.now)
+			s.emit(true, ReasonUnparsableResult, "Fail", msg, pod)
+			break
+		}
 		r.succeeded(s, d.Obs, pod)
 	case attempt.RecordFailure:
 		setRetrying(s.job, d.Obs, n, d.RetryAt)

@@ -193,3 +193,12 @@ func TestRenditionsPodMemory(t *testing.T) {
 		t.Errorf("limit %s for the one video left, want 2Gi", got.String())
 	}
 }
+
+// TestRenditionsRowsMissing: a result without a row for each distorted video asked for
+// is not recorded as the job's rows.
+func TestRenditionsRowsMissing(t *testing.T) {
+	job := renditionsJob()
+	if res := renditionsResult(job, endedPod(t, job, 1, rowsResult(row(90), row(80)), 0)); res != nil {
+		t.Errorf("2 rows for 3 videos read as %+v, want none", res.Renditions)
+	}
+}
