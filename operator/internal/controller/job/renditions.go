@@ -102,14 +102,13 @@ func requestRenditions(job *vmafxv1.VmafxJob, r *vmafxv1.ScoreRequest) {
 	for _, i := range missing[1:] {
 		r.Renditions = append(r.Renditions, vmafxv1.RequestRendition{Distorted: all[i].distorted, Output: all[i].output})
 	}
-	if r.Output == "" && len(r.Renditions) > 0 {
-		some := false
-		for _, rr := range r.Renditions {
-			some = some || rr.Output != ""
-		}
-		if !some {
-			r.OutputFormat = ""
-		}
+	// The output format goes with an output, and none of these may have one.
+	some := r.Output != ""
+	for _, rr := range r.Renditions {
+		some = some || rr.Output != ""
+	}
+	if !some {
+		r.OutputFormat = ""
 	}
 }
 

@@ -50,8 +50,12 @@ func TestRenditionsRequestMissingOnly(t *testing.T) {
 		t.Errorf("request scores %s (%s) and %+v; want dist-2 with its output, then %+v", r.Distorted, r.Output, r.Renditions, want)
 	}
 	job.Status.Results = append(job.Status.Results, vmafxv1.JobRenditionResult{Distorted: "s3://media/dist-3.mp4", Phase: vmafxv1.JobFailed})
-	if r := requestOf(t, job); r.Distorted != "s3://media/dist-2.mp4" || len(r.Renditions) != 0 {
-		t.Errorf("one left: request scores %s and %+v, want dist-2 alone", r.Distorted, r.Renditions)
+	if r := requestOf(t, job); r.Distorted != "s3://media/dist-2.mp4" || len(r.Renditions) != 0 || r.OutputFormat != "json" {
+		t.Errorf("one left: request scores %s and %+v (format %q), want dist-2 alone in json", r.Distorted, r.Renditions, r.OutputFormat)
+	}
+	job.Spec.Renditions[0].Output = nil
+	if r := requestOf(t, job); r.Output != "" || r.OutputFormat != "" {
+		t.Errorf("one left without an output: output %q, format %q; want neither", r.Output, r.OutputFormat)
 	}
 }
 
