@@ -54,3 +54,26 @@ func checkRenditions(rows []WorkerRendition) error {
 	}
 	return nil
 }
+
+// RenditionRows are the rows of status.results by the index of their distorted video in
+// spec order (0: spec.distorted, then spec.renditions), nil where a video has no row yet.
+// Rows are kept in spec order, so a URI given twice matches its rows in turn; a row that
+// matches no video is left out.
+func (j *VmafxJob) RenditionRows() []*JobRenditionResult {
+	uris := []VideoURI{j.Spec.Distorted}
+	for _, r := range j.Spec.Renditions {
+		uris = append(uris, r.Distorted)
+	}
+	out := make([]*JobRenditionResult, len(uris))
+	next := 0
+	for i := range j.Status.Results {
+		row := &j.Status.Results[i]
+		for k := next; k < len(uris); k++ {
+			if string(uris[k]) == row.Distorted {
+				out[k], next = row, k+1
+				break
+			}
+		}
+	}
+	return out
+}

@@ -32,10 +32,6 @@ const MaxWorkerRequestBytes = 64 << 10
 
 // WorkerRequest is one worker run. Exactly one of Score, Encode and LadderReport is set.
 //
-// To score several distorted inputs against one reference, ScoreRequest would grow a
-// list beside Distorted (each item a distorted input with its own encode parameters and
-// output); an older worker refuses the unknown field rather than scoring half of it.
-//
 // +kubebuilder:object:generate=false
 type WorkerRequest struct {
 	// APIVersion is WorkerRequestAPIVersion; Kind is WorkerRequestKind.
@@ -59,6 +55,12 @@ type ScoreRequest struct {
 	// Reference and Distorted are the inputs' URIs (--reference, --distorted).
 	Reference string `json:"reference"`
 	Distorted string `json:"distorted"`
+	// Renditions are more distorted inputs scored against the same decode of the
+	// reference, each with its own output (--distorted and --output repeated): the
+	// result then has one row per input, Distorted's first. Not with Probe, Chunk, Merge
+	// nor Alignment.Auto. An older worker refuses the unknown field rather than scoring
+	// half of the request.
+	Renditions []RequestRendition `json:"renditions,omitempty"`
 	// Width, Height and PixelFormat are the geometry of raw YUV inputs.
 	Width       int    `json:"width,omitempty"`
 	Height      int    `json:"height,omitempty"`
@@ -95,6 +97,15 @@ type ScoreRequest struct {
 	Chunk *RequestChunk `json:"chunk,omitempty"`
 	// Merge joins the parts beside Output and pools them: the last step.
 	Merge *RequestMerge `json:"merge,omitempty"`
+}
+
+// RequestRendition is one more distorted input of a score (ScoreRequest.Renditions),
+// and where its per-frame scores go (empty: nowhere).
+//
+// +kubebuilder:object:generate=false
+type RequestRendition struct {
+	Distorted string `json:"distorted"`
+	Output    string `json:"output,omitempty"`
 }
 
 // FrameRange is Count frames from Start; Count 0 means to the end.
@@ -300,6 +311,21 @@ func (s *ScoreRequest) validate(errs *fieldErrors) {
 	}
 	if m := s.Merge; m != nil {
 		errs.atLeast("score.merge.parts", m.Parts, 1)
+	}
+	s.validateRenditions(errs)
+}
+
+// validateRenditions checks the renditions: how many, and each one's input. The modes
+// they do not go with are the worker's to refuse, as for flags.
+func (s *ScoreRequest) validateRenditions(errs *fieldErrors) {
+	if len(s.Renditions) == 0 {
+		return
+	}
+	if n := len(s.Renditions) + 1; n > MaxWorkerRenditions {
+		errs.add("score.renditions", fmt.Sprintf("%d distorted inputs with score.distorted: at most %d", n, MaxWorkerRenditions))
+	}
+	for i, r := range s.Renditions {
+		errs.required(fmt.Sprintf("score.renditions[%d].distorted", i), r.Distorted)
 	}
 }
 

@@ -82,6 +82,9 @@ func TestParseWorkerRequestRefuses(t *testing.T) {
 		{"no merge parts", `{` + head + `,"score":{"reference":"r","distorted":"d","output":"o","merge":{"parts":0}}}`, "score.merge.parts"},
 		{"encode without height", `{` + head + `,"encode":{"reference":"r","output":"o","encoder":"libx264","value":23}}`, "encode.height: 0: want 1 or more"},
 		{"report without output", `{` + head + `,"ladderReport":{"rungs":[]}}`, "ladderReport.output: required"},
+		{"rendition without distorted", `{` + head + `,"score":{"reference":"r","distorted":"d","renditions":[{"output":"o"}]}}`, "score.renditions[0].distorted: required"},
+		{"too many renditions", `{` + head + `,"score":{"reference":"r","distorted":"d","renditions":[` +
+			strings.TrimSuffix(strings.Repeat(`{"distorted":"x"},`, MaxWorkerRenditions), ",") + `]}}`, "score.renditions: 9 distorted inputs with score.distorted: at most 8"},
 		{"too large", `{` + head + `,"score":{"reference":"` + strings.Repeat("r", MaxWorkerRequestBytes) + `","distorted":"d"}}`, "more than 65536"},
 	} {
 		_, err := ParseWorkerRequest([]byte(tc.json))

@@ -32,6 +32,7 @@ type ComparisonInput struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.output) || !self.output.startsWith('file://') || has(self.outputVolume)",message="a file:// output needs spec.outputVolume, the writable volume mounted at /output",fieldPath=".output"
 // +kubebuilder:validation:XValidation:rule="!has(self.outputFormat) || has(self.output)",message="outputFormat needs an output",fieldPath=".outputFormat"
 // +kubebuilder:validation:XValidation:rule="!has(self.worstFrames) || !has(self.worstFrames.pictures) || !self.worstFrames.pictures || has(self.output)",message="worstFrames.pictures needs spec.output: each job's pictures are written beside its output",fieldPath=".worstFrames.pictures"
+// +kubebuilder:validation:XValidation:rule="!has(self.sharedReference) || !has(self.alignment) || !has(self.alignment.auto) || !self.alignment.auto",message="sharedReference does not go with alignment.auto: each distorted video would search its own offset; give alignment.referenceStart and distortedStart, or leave sharedReference out",fieldPath=".sharedReference"
 type VmafxComparisonSpec struct {
 	// reference is the URI of the pristine video.
 	// +required
@@ -57,8 +58,33 @@ type VmafxComparisonSpec struct {
 	// +optional
 	Alignment *Alignment `json:"alignment,omitempty"`
 
+	// sharedReference, when set, scores the distorted videos in groups, in spec order,
+	// up to maxRenditionsPerPod to a group: one VmafxJob (and worker Pod) per group
+	// decodes the reference once for all of its videos (spec.renditions). Each score
+	// equals the one its own job would give. Unset: one job per distorted video.
+	// +optional
+	SharedReference *SharedReference `json:"sharedReference,omitempty"`
+
 	ScoringSettings `json:",inline"`
 }
+
+// SharedReference groups a comparison's distorted videos into jobs that decode the
+// reference once for several of them.
+type SharedReference struct {
+	// maxRenditionsPerPod is the most distorted videos one job scores against one decode
+	// of the reference (2 to 8, default 4). A group's videos share one slot's CPUs and
+	// each needs its own memory (about 140 MiB of kernel at one thread and 170 MiB of
+	// decoder at 1080p): more saves more decoding and runs longer in one Pod.
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=8
+	// +kubebuilder:default=4
+	// +optional
+	MaxRenditionsPerPod int32 `json:"maxRenditionsPerPod,omitempty"`
+}
+
+// DefaultMaxRenditionsPerPod is spec.sharedReference.maxRenditionsPerPod's default, for a
+// comparison the API server has not defaulted.
+const DefaultMaxRenditionsPerPod = 4
 
 // ComparisonEntry is one row of a comparison's table: one distorted video.
 type ComparisonEntry struct {

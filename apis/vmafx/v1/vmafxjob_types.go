@@ -156,6 +156,9 @@ type PixelFormat string
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism == 1 || has(self.output)",message="parallelism above 1 needs spec.output: each chunk writes its per-frame scores beside it, and a last worker Pod merges them into it",fieldPath=".parallelism"
 // +kubebuilder:validation:XValidation:rule="!has(self.worstFrames) || !has(self.worstFrames.pictures) || !self.worstFrames.pictures || has(self.output)",message="worstFrames.pictures needs spec.output: the pictures are written beside it",fieldPath=".worstFrames.pictures"
 // +kubebuilder:validation:XValidation:rule="!has(self.worstFrames) || !has(self.worstFrames.pictures) || !self.worstFrames.pictures || !has(self.parallelism) || self.parallelism == 1",message="worstFrames.pictures needs parallelism 1: the pictures are drawn by the Pod that decodes the whole video",fieldPath=".worstFrames.pictures"
+// +kubebuilder:validation:XValidation:rule="!has(self.renditions) || size(self.renditions) == 0 || !has(self.parallelism) || self.parallelism == 1",message="renditions need parallelism 1: one worker Pod decodes the reference once for every rendition, while a job split into chunks scores one distorted video",fieldPath=".renditions"
+// +kubebuilder:validation:XValidation:rule="!has(self.renditions) || size(self.renditions) == 0 || !has(self.alignment) || !has(self.alignment.auto) || !self.alignment.auto",message="renditions do not go with alignment.auto: each rendition would search its own offset; give alignment.referenceStart and distortedStart, or score the renditions in jobs of their own",fieldPath=".renditions"
+// +kubebuilder:validation:XValidation:rule="!has(self.renditions) || self.renditions.all(r, !has(r.output) || !r.output.startsWith('file://') || has(self.outputVolume))",message="a rendition's file:// output needs spec.outputVolume, the writable volume mounted at /output",fieldPath=".renditions"
 type VmafxJobSpec struct {
 	// reference is the URI of the pristine video.
 	// +required
@@ -164,6 +167,16 @@ type VmafxJobSpec struct {
 	// distorted is the URI of the video to score against the reference.
 	// +required
 	Distorted VideoURI `json:"distorted"`
+
+	// renditions are more distorted videos (up to 7) scored against the same reference
+	// in the same worker Pod, which decodes the reference once for all of them; each is
+	// scored exactly as a job of its own would score it, with the job's settings, and has
+	// its own row in status.results. A rendition that cannot be scored (BadInput) fails
+	// its row only. Not with parallelism above 1 nor alignment.auto.
+	// +kubebuilder:validation:MaxItems=7
+	// +listType=atomic
+	// +optional
+	Renditions []JobRendition `json:"renditions,omitempty"`
 
 	// model is the VMAF model: a built-in model (vmaf_v0.6.1, vmaf_v0.6.1neg,
 	// vmaf_4k_v0.6.1, vmaf_4k_v0.6.1neg, vmaf_b_v0.6.3 with a 95% confidence interval,
@@ -342,6 +355,17 @@ type VmafxJobSpec struct {
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
+// JobRendition is one more distorted video of a job (spec.renditions).
+type JobRendition struct {
+	// distorted is the URI of the distorted video.
+	// +required
+	Distorted VideoURI `json:"distorted"`
+	// output is where its per-frame scores go, as spec.output for spec.distorted (in
+	// spec.outputFormat).
+	// +optional
+	Output *OutputURI `json:"output,omitempty"`
+}
+
 // JobVolume is the storage holding a job's videos. It is a subset of the Kubernetes
 // VolumeSource: the kinds that hold existing files. Set exactly one field.
 //
@@ -472,6 +496,55 @@ type JobResult struct {
 	Report string `json:"report,omitempty"`
 }
 
+// JobRenditionResult is one distorted video's row of a job with spec.renditions. Scores
+// are decimal strings with six decimals.
+type JobRenditionResult struct {
+	// distorted is the distorted video's URI.
+	Distorted string `json:"distorted"`
+	// phase is Succeeded or Failed.
+	Phase JobPhase `json:"phase"`
+	// mean is the pooled (arithmetic mean) VMAF score.
+	// +optional
+	Mean string `json:"mean,omitempty"`
+	// harmonicMean is the harmonic mean of the per-frame scores.
+	// +optional
+	HarmonicMean string `json:"harmonicMean,omitempty"`
+	// min is the lowest per-frame score.
+	// +optional
+	Min string `json:"min,omitempty"`
+	// max is the highest per-frame score.
+	// +optional
+	Max string `json:"max,omitempty"`
+	// frames is the number of frames scored.
+	// +optional
+	Frames int32 `json:"frames,omitempty"`
+	// p5 is the 5th percentile of the per-frame scores.
+	// +optional
+	P5 string `json:"p5,omitempty"`
+	// worstFrame is the lowest-scoring frame.
+	// +optional
+	WorstFrame *JobFrame `json:"worstFrame,omitempty"`
+	// features are the pooled (mean) values of spec.features, by libvmaf's names.
+	// +optional
+	Features map[string]string `json:"features,omitempty"`
+	// distortedScaledFrom is the distorted video's own size when it was scaled to the
+	// reference's size before scoring.
+	// +optional
+	DistortedScaledFrom string `json:"distortedScaledFrom,omitempty"`
+	// alignment is what the worker found about the frame offset (see result.alignment).
+	// +optional
+	Alignment *JobAlignment `json:"alignment,omitempty"`
+	// outputError says why its per-frame output was not written; the score is kept.
+	// +optional
+	OutputError string `json:"outputError,omitempty"`
+	// reason is why it failed, a worker reason (BadInput, FetchFailed, ...).
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// message says why it failed, for people.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
 // EncodeParameters are the size and bit depth a distorted video was encoded at.
 // +kubebuilder:validation:XValidation:rule="has(self.width) == has(self.height)",message="encode.width and encode.height go together"
 // +kubebuilder:validation:XValidation:rule="has(self.width) || has(self.bitDepth)",message="encode needs a width and height, a bitDepth, or both"
@@ -523,6 +596,13 @@ type VmafxJobStatus struct {
 	// result holds the pooled scores and provenance of a successful job.
 	// +optional
 	Result *JobResult `json:"result,omitempty"`
+	// results are the rows of a job with spec.renditions, one per distorted video scored
+	// so far, in spec order (spec.distorted first): its scores, or why it failed.
+	// result and score above are spec.distorted's row's, when it succeeded.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	// +optional
+	Results []JobRenditionResult `json:"results,omitempty"`
 	// node is the node of the current or last attempt.
 	// +optional
 	Node string `json:"node,omitempty"`

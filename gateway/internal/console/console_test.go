@@ -252,3 +252,21 @@ func TestStreamsOneASession(t *testing.T) {
 		t.Errorf("stream %d accepted, want at most %d", maxStreams+1, maxStreams)
 	}
 }
+
+// TestSharedInput: of a comparison's group job, only the input it is named after has its
+// worst frames in the job's result.
+func TestSharedInput(t *testing.T) {
+	c := &vmafxv1.VmafxComparison{}
+	c.Name = "ab"
+	for _, tc := range []struct {
+		e    vmafxv1.ComparisonEntry
+		want bool
+	}{
+		{vmafxv1.ComparisonEntry{Name: "r1", Job: "ab-r1"}, false},
+		{vmafxv1.ComparisonEntry{Name: "r2", Job: "ab-r1"}, true},
+	} {
+		if got := sharedInput(c, tc.e); got != tc.want {
+			t.Errorf("%s of job %s: shared %v, want %v", tc.e.Name, tc.e.Job, got, tc.want)
+		}
+	}
+}

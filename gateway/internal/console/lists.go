@@ -102,10 +102,17 @@ func (c *Console) comparison(w http.ResponseWriter, r *http.Request, s session) 
 	}
 	var rs []rendition
 	for _, e := range o.Status.Results {
-		rs = append(rs, rendition{Name: e.Name, Job: e.Job})
+		rs = append(rs, rendition{Name: e.Name, Job: e.Job, Shared: sharedInput(&o, e)})
 	}
 	v.Worst = c.renditionsWorst(r, s, "input", vmafxv1.LabelComparison, o.Name, rs)
 	c.render(w, r, http.StatusOK, "comparison", s, v)
+}
+
+// sharedInput says whether comparison entry e is scored as one of its job's renditions:
+// with sharedReference a job scores a group of inputs and is named after its first, so
+// the others' worst frames are not in its result.
+func sharedInput(cmp *vmafxv1.VmafxComparison, e vmafxv1.ComparisonEntry) bool {
+	return e.Job != cmp.Name+"-"+e.Name
 }
 
 type ladderView struct {

@@ -33,7 +33,12 @@ type worstView struct {
 }
 
 // rendition is a comparison's input or a ladder's rung: its name and its job's.
-type rendition struct{ Name, Job string }
+type rendition struct {
+	Name, Job string
+	// Shared: the input is one of its job's spec.renditions (a comparison's
+	// sharedReference), so the job's result and worst frames are another input's.
+	Shared bool
+}
 
 // renditionsWorst reads the jobs the operator made for owner (those labelled label,
 // vmafx.dev/comparison or vmafx.dev/ladder, with owner's name), as the caller, in one
@@ -57,7 +62,7 @@ func (c *Console) renditionsWorst(r *http.Request, s session, kind, label, owner
 	hidden := false
 	for _, rd := range rs {
 		j := byName[rd.Job]
-		if j == nil || j.Status.Phase != vmafxv1.JobSucceeded || j.Status.Result == nil || len(j.Status.Result.WorstFrames) == 0 {
+		if j == nil || rd.Shared || j.Status.Phase != vmafxv1.JobSucceeded || j.Status.Result == nil || len(j.Status.Result.WorstFrames) == 0 {
 			continue
 		}
 		report := outputs.ReportOf(j)

@@ -257,3 +257,7 @@ func after[R any](p Policy, rec Record, pod *corev1.Pod, parse Parse[R], now tim
 	}
 	return d
 }
+
+// Permanent says whether a failure of this reason is deterministic: the same input
+// fails the same way, so no retry can change it.
+func Permanent(reason string) bool { return permanentReasons[reason] }

@@ -271,3 +271,12 @@ func lastTransition(pod *corev1.Pod) time.Time {
 
 // OneLine folds s to one bounded line for status and events (text.OneLine).
 func OneLine(s string) string { return text.OneLine(s, MaxMessage) }
+
+// TerminationMessage is the worker container's termination message; "" while it has
+// not terminated.
+func TerminationMessage(pod *corev1.Pod) string {
+	if t := workerTermination(pod); t != nil {
+		return t.Message
+	}
+	return ""
+}

@@ -137,6 +137,15 @@ func TestComparisonAndLadderValidation(t *testing.T) {
 		{"encodeResources asking for a GPU", encode(rl{"nvidia.com/gpu": "1"}, rl{"cpu": "2", "memory": "1Gi"}), "spec.encodeResources.requests"},
 		{"encodeResources 65 CPUs", encode(nil, rl{"cpu": "65", "memory": "1Gi"}), "spec.encodeResources.limits"},
 		{"encodeResources 1Ti memory", encode(nil, rl{"cpu": "2", "memory": "1Ti"}), "spec.encodeResources.limits"},
+		{"comparison sharing the reference with 9 per Pod", comparison(func(s *vmafxv1.VmafxComparisonSpec) {
+			s.SharedReference = &vmafxv1.SharedReference{MaxRenditionsPerPod: 9}
+		}), "spec.sharedReference.maxRenditionsPerPod"},
+		{"comparison sharing the reference with 1 per Pod", comparison(func(s *vmafxv1.VmafxComparisonSpec) {
+			s.SharedReference = &vmafxv1.SharedReference{MaxRenditionsPerPod: 1}
+		}), "spec.sharedReference.maxRenditionsPerPod"},
+		{"comparison sharing the reference with alignment.auto", comparison(func(s *vmafxv1.VmafxComparisonSpec) {
+			s.SharedReference, s.Alignment = &vmafxv1.SharedReference{}, &vmafxv1.Alignment{Auto: true}
+		}), "spec.sharedReference"},
 		{"encodeResources zero CPU", encode(nil, rl{"cpu": "0", "memory": "1Gi"}), "spec.encodeResources.limits"},
 		{"encodeResources request above limit", encode(rl{"cpu": "4"}, rl{"cpu": "2", "memory": "1Gi"}), "spec.encodeResources.requests"},
 		{"encodeResources memory request above limit", encode(rl{"memory": "2Gi"}, rl{"cpu": "2", "memory": "1Gi"}), "spec.encodeResources.requests"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,6 +59,20 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		field string
 	}{
 		{"reference with an unsupported scheme", job(func(s *vmafxv1.VmafxJobSpec) { s.Reference = "ftp://host/ref.yuv" }), "spec.reference"},
+		{"renditions with parallelism", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.Renditions, s.Parallelism = []vmafxv1.JobRendition{{Distorted: "s3://media/b.mp4"}}, 4
+			s.Output = ptr.To[vmafxv1.OutputURI]("s3://results/o.json")
+		}), "spec.renditions"},
+		{"renditions with alignment.auto", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.Renditions, s.Alignment = []vmafxv1.JobRendition{{Distorted: "s3://media/b.mp4"}}, &vmafxv1.Alignment{Auto: true}
+		}), "spec.renditions"},
+		{"more than 7 renditions", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.Renditions = slices.Repeat([]vmafxv1.JobRendition{{Distorted: "s3://media/b.mp4"}}, 8)
+		}), "spec.renditions"},
+		{"rendition over ftp", job(func(s *vmafxv1.VmafxJobSpec) { s.Renditions = []vmafxv1.JobRendition{{Distorted: "ftp://host/b.mp4"}} }), "spec.renditions[0].distorted"},
+		{"rendition file output without a volume", job(func(s *vmafxv1.VmafxJobSpec) {
+			s.Renditions = []vmafxv1.JobRendition{{Distorted: "s3://media/b.mp4", Output: ptr.To[vmafxv1.OutputURI]("file:///output/b.json")}}
+		}), "spec.renditions"},
 		{"reference without a scheme", job(func(s *vmafxv1.VmafxJobSpec) { s.Reference = "ref.yuv" }), "spec.reference"},
 		{"reference empty", job(func(s *vmafxv1.VmafxJobSpec) { s.Reference = "" }), "spec.reference"},
 		{"file URI with a relative path", job(func(s *vmafxv1.VmafxJobSpec) { s.Reference = "file://data/ref.yuv" }), "spec.reference"},

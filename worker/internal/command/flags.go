@@ -332,9 +332,7 @@ func (f *scoreFlags) config(positional []string, env func(string) string) (*scor
 	if err := c.fromRequest(req); err != nil {
 		return &c, err
 	}
-	// Several --distorted (renditions.go) are a command line's alone: no request names
-	// them yet.
-	return &c, c.renditionMode.parse(v.distorteds, v.outputs, &c)
+	return &c, nil
 }
 
 // runtime settles the settings of how the process runs, read from set.
@@ -357,6 +355,10 @@ func (c *scoreConfig) runtime(set *cli.Set) error {
 func (f *scoreFlags) request() (*vmafxv1.ScoreRequest, error) {
 	v, r := &f.v, f.r
 	r.Reference, r.Distorted = v.reference, v.distorted
+	// Several --distorted (and their --output) are the request's renditions.
+	if err := repeatedFlags(&r, v.distorteds, v.outputs); err != nil {
+		return nil, err
+	}
 	if v.frames != (vmafxv1.FrameRange{}) {
 		r.Frames = &v.frames
 	}

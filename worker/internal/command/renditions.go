@@ -57,8 +57,9 @@ func (r *repeated) Set(v string) error {
 	return r.Value.Set(v)
 }
 
-// parse reads the repeated --distorted and --output; c is the rest of the command line.
-func (m *renditionMode) parse(distorted, outputs []string, c *scoreConfig) error {
+// repeatedFlags fills r's renditions from the repeated --distorted and --output (their
+// first values are r's Distorted and Output), after checking how often each was given.
+func repeatedFlags(r *vmafxv1.ScoreRequest, distorted, outputs []string) error {
 	if len(distorted) <= 1 {
 		if len(outputs) > 1 {
 			return badRequest("--output is given %d times: give it once per --distorted", len(outputs))
@@ -70,6 +71,48 @@ func (m *renditionMode) parse(distorted, outputs []string, c *scoreConfig) error
 		return badRequest("--distorted is given %d times, at most %d: each distorted video scored against one decode of the reference holds its own frames and decoder", len(distorted), vmafxv1.MaxWorkerRenditions)
 	case len(outputs) != 0 && len(outputs) != len(distorted):
 		return badRequest("--output is given %d times for %d --distorted: give one per --distorted, in the same order, or none", len(outputs), len(distorted))
+	}
+	r.Distorted, r.Output, r.Renditions = distorted[0], "", nil
+	if len(outputs) > 0 {
+		r.Output = outputs[0]
+	}
+	for i, d := range distorted[1:] {
+		rr := vmafxv1.RequestRendition{Distorted: d}
+		if len(outputs) > 0 {
+			rr.Output = outputs[i+1]
+		}
+		r.Renditions = append(r.Renditions, rr)
+	}
+	return nil
+}
+
+// fromRequest sets the renditions of r (a request's, or the flags' through
+// repeatedFlags) in m; c is the rest of the run.
+func (m *renditionMode) fromRequest(r *vmafxv1.ScoreRequest, c *scoreConfig) error {
+	*m = renditionMode{}
+	if len(r.Renditions) == 0 {
+		return nil
+	}
+	distorted, outputs := []string{r.Distorted}, []string{r.Output}
+	some := r.Output != ""
+	for _, rr := range r.Renditions {
+		distorted, outputs = append(distorted, rr.Distorted), append(outputs, rr.Output)
+		some = some || rr.Output != ""
+	}
+	if !some {
+		outputs = nil
+	}
+	return m.parse(distorted, outputs, c)
+}
+
+// parse reads several distorted videos and their outputs (none, or one each); c is the
+// rest of the run.
+func (m *renditionMode) parse(distorted, outputs []string, c *scoreConfig) error {
+	switch {
+	case len(distorted) > vmafxv1.MaxWorkerRenditions:
+		return badRequest("%d distorted videos, at most %d: each distorted video scored against one decode of the reference holds its own frames and decoder", len(distorted), vmafxv1.MaxWorkerRenditions)
+	case len(outputs) != 0 && len(outputs) != len(distorted):
+		return badRequest("%d outputs for %d distorted videos: give one per distorted video, in the same order, or none", len(outputs), len(distorted))
 	case c.desk:
 		return badRequest("several --distorted need the --reference form, not positional arguments")
 	case c.chunk != nil || c.mergeParts > 0 || c.probe:
@@ -82,7 +125,10 @@ func (m *renditionMode) parse(distorted, outputs []string, c *scoreConfig) error
 	for i, d := range distorted {
 		u, err := fetch.ParseURI(d)
 		if err != nil {
-			return badRequest("--distorted #%d: %v", i+1, err)
+			if i == 0 {
+				return badRequest("--distorted: %v", err)
+			}
+			return badRequest("score.renditions[%d].distorted (--distorted #%d): %v", i-1, i+1, err)
 		}
 		m.renditions = append(m.renditions, u)
 	}

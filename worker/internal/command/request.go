@@ -155,6 +155,9 @@ func (c *scoreConfig) fromRequest(req *vmafxv1.WorkerRequest) error {
 		c.mergeParts = m.Parts
 	}
 	c.store = storeOptions(req.Store, c.store.DefaultCredentials)
+	if err := c.renditionMode.fromRequest(r, c); err != nil {
+		return err
+	}
 	if err := c.chunkMode.check(c.output); err != nil {
 		return err
 	}
@@ -214,7 +217,8 @@ var (
 		"--probe", "score.probe", "--chunk-part", "score.chunk.part", "--chunk", "score.chunk",
 		"--total-frames", "score.chunk.totalFrames", "--merge-parts", "score.merge.parts",
 		"--pictures", "score.pictures", "--auto-align-window", "score.alignment.window",
-		"--auto-align", "score.alignment.auto", "--frames", "score.frames")
+		"--auto-align", "score.alignment.auto", "--frames", "score.frames",
+		"several --distorted", "score.renditions")
 	encodeFields = strings.NewReplacer(
 		"--raw-width", "encode.rawWidth", "--raw-height", "encode.rawHeight")
 	ladderReportFields = strings.NewReplacer("--output", "ladderReport.output")

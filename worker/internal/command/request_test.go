@@ -136,6 +136,9 @@ func TestRunRefuses(t *testing.T) {
 		{"bad endpoint", `{` + head + `,"score":{"reference":"r","distorted":"d"},"store":{"s3Endpoint":"minio"}}`, "store.s3Endpoint"},
 		{"unknown feature", score(`,"features":["vif"]`), "score.features:"},
 		{"bad pixel format", score(`,"pixelFormat":"rgb24"`), "score.pixelFormat:"},
+		{"renditions with auto-align", score(`,"renditions":[{"distorted":"` + distClip + `"}],"alignment":{"auto":true}`), "score.renditions do not go with score.alignment.auto"},
+		{"renditions with a chunk", score(`,"output":"/tmp/o","renditions":[{"distorted":"` + distClip + `"}],"chunk":{"start":0,"count":4,"totalFrames":16,"part":"/tmp/p"}`), "do not go with score.chunk"},
+		{"rendition not a URI", score(`,"renditions":[{"distorted":"http://%zz/y"}]`), "score.renditions[0].distorted"},
 		{"encode raw width alone", `{` + head + `,"encode":{"reference":"r","output":"o","encoder":"libx264","value":23,"height":720,"rawWidth":1920}}`,
 			"set encode.rawWidth and encode.rawHeight together"},
 	} {

@@ -91,23 +91,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var errs []error
 	var result ctrl.Result
 	table := make([]vmafxv1.ComparisonEntry, len(cmp.Spec.Distorted))
+	// made: the entry of each group's job that this reconcile tried to create, whose
+	// outcome the group's other inputs share.
+	made := map[string]*vmafxv1.ComparisonEntry{}
 	for i := range cmp.Spec.Distorted {
 		name := cmp.Spec.InputName(i)
+		first, _ := group(cmp, i)
 		e := recorded(before.Status.Results, name)
-		e.Name, e.Job = name, JobName(cmp, name)
+		e.Name, e.Job = name, JobName(cmp, cmp.Spec.InputName(first))
 		switch job := jobs[e.Job]; {
 		case job != nil:
-			fromJob(&e, job)
+			fromJobRow(&e, job, i-first)
 		case e.Phase.Finished():
 			// Recorded; its job may be gone with its TTL and is never made again.
+		case made[e.Job] != nil:
+			e.Phase, e.Message = made[e.Job].Phase, made[e.Job].Message
 		default:
-			wait, err := r.createJob(ctx, cmp, i, &e)
+			wait, err := r.createJob(ctx, cmp, BuildJob(cmp, i), &e)
 			if err != nil {
 				errs = append(errs, err)
 			}
 			if wait {
 				result.RequeueAfter = nameFreeRecheck
 			}
+			made[e.Job] = &e
 		}
 		table[i] = e
 	}
@@ -151,10 +158,9 @@ func (r *Reconciler) listJobs(ctx context.Context, cmp *vmafxv1.VmafxComparison)
 	return jobs, nil
 }
 
-// createJob creates the job of input i. A refusal that stands fails that input. wait
-// says the job's name is held by a job on its way out: look again later.
-func (r *Reconciler) createJob(ctx context.Context, cmp *vmafxv1.VmafxComparison, i int, e *vmafxv1.ComparisonEntry) (wait bool, _ error) {
-	job := BuildJob(cmp, i)
+// createJob creates job, input e's (and its group's). A refusal that stands fails that
+// input. wait says the job's name is held by a job on its way out: look again later.
+func (r *Reconciler) createJob(ctx context.Context, cmp *vmafxv1.VmafxComparison, job *vmafxv1.VmafxJob, e *vmafxv1.ComparisonEntry) (wait bool, _ error) {
 	err := r.Client.Create(ctx, job)
 	e.Phase, e.Message = vmafxv1.JobPending, ""
 	switch {
@@ -195,15 +201,45 @@ func (r *Reconciler) nameTaken(ctx context.Context, cmp *vmafxv1.VmafxComparison
 	return false, nil
 }
 
-// BuildJob returns the VmafxJob that scores input i of cmp.
-func BuildJob(cmp *vmafxv1.VmafxComparison, i int) *vmafxv1.VmafxJob {
-	name := cmp.Spec.InputName(i)
-	var output vmafxv1.OutputURI
-	if cmp.Spec.Output != nil {
-		output = vmafxv1.JoinOutput(*cmp.Spec.Output, name+vmafxv1.OutputExtension(cmp.Spec.OutputFormat))
+// group is the range [first, end) of the inputs scored by the same job as input i: with
+// spec.sharedReference, up to maxRenditionsPerPod consecutive inputs in spec order; else
+// input i alone.
+func group(cmp *vmafxv1.VmafxComparison, i int) (first, end int) {
+	sr := cmp.Spec.SharedReference
+	if sr == nil {
+		return i, i + 1
 	}
-	spec := cmp.Spec.ScoringSettings.JobSpec(cmp.Spec.Reference, cmp.Spec.Distorted[i].URI, output)
+	n := int(sr.MaxRenditionsPerPod)
+	if n < 1 { // not defaulted by the API server
+		n = vmafxv1.DefaultMaxRenditionsPerPod
+	}
+	first = i / n * n
+	return first, min(first+n, len(cmp.Spec.Distorted))
+}
+
+// output is where input i's per-frame scores go; empty without spec.output.
+func output(cmp *vmafxv1.VmafxComparison, i int) vmafxv1.OutputURI {
+	if cmp.Spec.Output == nil {
+		return ""
+	}
+	return vmafxv1.JoinOutput(*cmp.Spec.Output, cmp.Spec.InputName(i)+vmafxv1.OutputExtension(cmp.Spec.OutputFormat))
+}
+
+// BuildJob returns the VmafxJob that scores input i of cmp: its group's (see group),
+// named after the group's first input, whose video is the job's spec.distorted and the
+// others' its spec.renditions, in spec order.
+func BuildJob(cmp *vmafxv1.VmafxComparison, i int) *vmafxv1.VmafxJob {
+	first, end := group(cmp, i)
+	name := cmp.Spec.InputName(first)
+	spec := cmp.Spec.ScoringSettings.JobSpec(cmp.Spec.Reference, cmp.Spec.Distorted[first].URI, output(cmp, first))
 	spec.Alignment = cmp.Spec.Alignment.DeepCopy()
+	for k := first + 1; k < end; k++ {
+		rr := vmafxv1.JobRendition{Distorted: cmp.Spec.Distorted[k].URI}
+		if o := output(cmp, k); o != "" {
+			rr.Output = &o
+		}
+		spec.Renditions = append(spec.Renditions, rr)
+	}
 	return &vmafxv1.VmafxJob{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      JobName(cmp, name),

@@ -46,6 +46,40 @@ func fromJob(e *vmafxv1.ComparisonEntry, job *vmafxv1.VmafxJob) {
 	}
 }
 
+// fromJobRow fills e from its job's status: the job's own result for a job of one
+// input, else row k of the job's status.results (k 0 is the job's spec.distorted).
+func fromJobRow(e *vmafxv1.ComparisonEntry, job *vmafxv1.VmafxJob, k int) {
+	if len(job.Spec.Renditions) == 0 {
+		fromJob(e, job)
+		return
+	}
+	rows := job.RenditionRows()
+	var row *vmafxv1.JobRenditionResult
+	if k < len(rows) {
+		row = rows[k]
+	}
+	if row == nil {
+		// No row yet: the input is where its job is; a job that finished without one
+		// failed as a whole (its reference, its Pods).
+		fromJob(e, job)
+		if e.Phase == vmafxv1.JobSucceeded {
+			e.Phase, e.Message = vmafxv1.JobFailed, oneLine("job "+job.Name+" finished without a row for this input")
+		}
+		return
+	}
+	e.Phase, e.Message = row.Phase, ""
+	if row.Phase != vmafxv1.JobSucceeded {
+		e.Message = oneLine(fmt.Sprintf("%s: %s", row.Reason, row.Message))
+		return
+	}
+	e.Score, e.HarmonicMean, e.Min, e.Frames = row.Mean, row.HarmonicMean, row.Min, row.Frames
+	e.P5, e.WorstFrame = row.P5, row.WorstFrame.DeepCopy()
+	e.Offset, e.Misaligned = nil, false
+	if a := row.Alignment; a != nil {
+		e.Offset, e.Misaligned = ptr.To(a.Offset), a.Misaligned
+	}
+}
+
 // setStatus derives the comparison's phase, counts, best entry and conditions from its
 // table.
 func setStatus(cmp *vmafxv1.VmafxComparison, table []vmafxv1.ComparisonEntry) {

@@ -308,6 +308,16 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 	}
 	rec := attempt.Record{N: n, Failed: st.FailedAttempts, Lost: st.LostAttempts, Recorded: n > 0 && recordedUpTo(s.job) >= n, LastFailed: lastFailed(s.job)}
 	d := attempt.Decide(r.policy(s.job), rec, attempt.Attempt{Pod: PodName(s.job, n)}, pod, parseResult, s.now)
+	if res := r.endedWithRows(s, rec, pod, d.Obs); res != nil {
+		// A job with renditions records the attempt's rows and decides on them itself
+		// (renditions.go), in place of the engine's decision on the Pod as a whole.
+		st.Node = d.Obs.Node
+		if d.Obs.Started != nil && st.StartTime == nil {
+			st.StartTime = timePtr(*d.Obs.Started)
+		}
+		s.boundAt = boundAt(pod)
+		return r.renditionsEnded(s, n, pod, d.Obs, res), nil
+	}
 	s.emitAll(d.Events, pod)
 	if d.Delete {
 		if err := r.deletePod(ctx, pod); err != nil {
@@ -350,6 +360,14 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 	case attempt.Start:
 		return r.next(ctx, s, rec)
 	case attempt.Succeed:
+		if hasRenditions(s.job) {
+			// A result without a row for each distorted video asked for (endedWithRows
+			// found none to record) proves no score: fail rather than record it.
+			msg := fmt.Sprintf("attempt %d's worker result has %d rows for the %d distorted videos asked for", n, len(d.Obs.Result.Renditions), len(missingRenditions(s.job)))
+			setFailed(s.job, ReasonUnparsableResult, msg, s.now)
+			s.emit(true, ReasonUnparsableResult, "Fail", msg, pod)
+			break
+		}
 		r.succeeded(s, d.Obs, pod)
 	case attempt.RecordFailure:
 		setRetrying(s.job, d.Obs, n, d.RetryAt)
@@ -373,6 +391,15 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 		return requeueWithBackoff, nil
 	}
 	return ctrl.Result{RequeueAfter: d.After}, nil
+}
+
+// endedWithRows is the renditions result of a job with spec.renditions whose attempt's
+// Pod (o, not yet recorded) ended with rows to record; nil otherwise.
+func (r *Reconciler) endedWithRows(s *scope, rec attempt.Record, pod *corev1.Pod, o observation) *vmafxv1.WorkerResult {
+	if !hasRenditions(s.job) || pod == nil || rec.Recorded || (o.State != attempt.Succeeded && o.State != attempt.Failed) {
+		return nil
+	}
+	return renditionsResult(s.job, pod)
 }
 
 // boundAt is when pod was bound to its node; zero if it is not.

@@ -25,6 +25,9 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 	if resources.Requests == nil {
 		resources.Requests = corev1.ResourceList{}
 	}
+	if hasRenditions(job) {
+		addRenditionMemory(resources, len(missingRenditions(job)))
+	}
 	// Extended resources must be requested and limited alike.
 	resources.Limits[vmafxv1.ResourceSlot] = resource.MustParse("1")
 	resources.Requests[vmafxv1.ResourceSlot] = resource.MustParse("1")
@@ -114,6 +117,9 @@ func workerRequest(job *vmafxv1.VmafxJob) *vmafxv1.WorkerRequest {
 		r.Alignment, r.Frames = requestAlignment(a)
 	}
 	requestWorst(s, r)
+	if hasRenditions(job) {
+		requestRenditions(job, r)
+	}
 	req := vmafxv1.NewWorkerRequest()
 	req.Score, req.Store = r, workerpod.Store(s.Credentials, s.S3)
 	return req

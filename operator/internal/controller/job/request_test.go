@@ -45,6 +45,7 @@ func TestWorkerRequests(t *testing.T) {
 	testutil.RequireWorkerRequests(t, map[string][]string{
 		"score":             buildPod(spec(vmafxv1.VmafxJobSpec{}), 1, w).Spec.Containers[0].Args,
 		"score-every-field": buildPod(every, 1, w).Spec.Containers[0].Args,
+		"score-renditions":  buildPod(renditionsJob(), 1, w).Spec.Containers[0].Args,
 		"score-auto-align":  buildPod(spec(vmafxv1.VmafxJobSpec{Alignment: &vmafxv1.Alignment{Auto: true, Window: 12}}), 1, w).Spec.Containers[0].Args,
 		"probe":             stepArgs(split, &ss.probe),
 		"chunk":             stepArgs(aligned, &ss.chunks[1]),

@@ -65,8 +65,13 @@ func setRunning(job *vmafxv1.VmafxJob, o observation) {
 }
 
 func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
-	r := o.Result
-	job.Status.Phase = vmafxv1.JobSucceeded
+	setResult(job, o.Result)
+	succeed(job, o, now, scoreMessage(job, o.Result, o.Node))
+}
+
+// setResult records the worker's score r as the job's result (status.score and
+// status.result), with its worst frames, output and alignment conditions.
+func setResult(job *vmafxv1.VmafxJob, r *vmafxv1.WorkerResult) {
 	job.Status.Score = decimal(r.Score)
 	model := r.Model
 	if r.ModelSHA256 != "" {
@@ -88,6 +93,13 @@ func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
 			job.Status.Result.Features[name] = decimal(v)
 		}
 	}
+	setWorst(job.Status.Result, r)
+	setOutputWritten(job, r)
+	setAligned(job, r)
+}
+
+// scoreMessage is the message of a job whose result (setResult) is r, scored on node.
+func scoreMessage(job *vmafxv1.VmafxJob, r *vmafxv1.WorkerResult, node string) string {
 	backend := r.Backend
 	if r.RequestedBackend != "" && r.RequestedBackend != r.Backend {
 		backend = fmt.Sprintf("%s (the slot offered %s)", r.Backend, r.RequestedBackend)
@@ -96,7 +108,13 @@ func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
 	if ci := job.Status.Result.ConfidenceInterval; ci != nil {
 		score = fmt.Sprintf("%s (95%% confidence interval %s to %s)", score, ci.Low, ci.High)
 	}
-	job.Status.Message = fmt.Sprintf("VMAF %s over %d frames on node %s, backend %s", score, r.Frames, o.Node, backend)
+	return fmt.Sprintf("VMAF %s over %d frames on node %s, backend %s", score, r.Frames, node, backend)
+}
+
+// succeed ends the job as Succeeded, with message, once its attempt o ended.
+func succeed(job *vmafxv1.VmafxJob, o observation, now time.Time, message string) {
+	job.Status.Phase = vmafxv1.JobSucceeded
+	job.Status.Message = message
 	ended := o.Ended
 	if ended.IsZero() {
 		ended = now
@@ -105,9 +123,6 @@ func setSucceeded(job *vmafxv1.VmafxJob, o observation, now time.Time) {
 	setCondition(job, vmafxv1.JobScheduled, true, ReasonScheduled, fmt.Sprintf("worker Pod %s was bound to node %s", job.Status.PodName, o.Node))
 	setCondition(job, vmafxv1.JobRunningCondition, false, ReasonFinished, "the worker finished")
 	setCondition(job, vmafxv1.JobComplete, true, ReasonSucceeded, job.Status.Message)
-	setWorst(job.Status.Result, r)
-	setOutputWritten(job, r)
-	setAligned(job, r)
 }
 
 // setOutputWritten records whether spec.output holds the per-frame scores. A failed output

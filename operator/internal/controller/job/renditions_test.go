@@ -1,0 +1,208 @@
+package job
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/config"
+	"github.com/vmafx/vmafx/operator/internal/workerpod"
+)
+
+// renditionsJob is a job of three distorted videos, each with its output.
+func renditionsJob() *vmafxv1.VmafxJob {
+	return &vmafxv1.VmafxJob{ObjectMeta: metav1.ObjectMeta{Name: "group", Namespace: "ns", UID: "u1"}, Spec: vmafxv1.VmafxJobSpec{
+		Reference: "s3://media/ref.y4m", Distorted: "s3://media/dist.mp4",
+		Output: ptr.To[vmafxv1.OutputURI]("s3://results/dist.json"), OutputFormat: vmafxv1.OutputJSON,
+		Renditions: []vmafxv1.JobRendition{
+			{Distorted: "s3://media/dist-2.mp4", Output: ptr.To[vmafxv1.OutputURI]("s3://results/dist-2.json")},
+			{Distorted: "s3://media/dist-3.mp4", Output: ptr.To[vmafxv1.OutputURI]("s3://results/dist-3.json")},
+		},
+		Features: []vmafxv1.Feature{vmafxv1.FeaturePSNR}, BackoffLimit: ptr.To[int32](2),
+	}}
+}
+
+// requestOf is the score request of job's worker Pod.
+func requestOf(t *testing.T, job *vmafxv1.VmafxJob) *vmafxv1.ScoreRequest {
+	t.Helper()
+	req, err := workerpod.Request(buildPod(job, 1, config.WorkerConfig{Image: "w:dev"}).Spec.Containers[0].Args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req.Score
+}
+
+// TestRenditionsRequestMissingOnly: a retry's Pod scores only the distorted videos
+// without a row yet, the first of them in the request's own distorted field.
+func TestRenditionsRequestMissingOnly(t *testing.T) {
+	job := renditionsJob()
+	job.Status.Results = []vmafxv1.JobRenditionResult{{Distorted: "s3://media/dist.mp4", Phase: vmafxv1.JobSucceeded, Mean: "90.000000"}}
+	r := requestOf(t, job)
+	want := []vmafxv1.RequestRendition{{Distorted: "s3://media/dist-3.mp4", Output: "s3://results/dist-3.json"}}
+	if r.Distorted != "s3://media/dist-2.mp4" || r.Output != "s3://results/dist-2.json" || len(r.Renditions) != 1 || r.Renditions[0] != want[0] {
+		t.Errorf("request scores %s (%s) and %+v; want dist-2 with its output, then %+v", r.Distorted, r.Output, r.Renditions, want)
+	}
+	job.Status.Results = append(job.Status.Results, vmafxv1.JobRenditionResult{Distorted: "s3://media/dist-3.mp4", Phase: vmafxv1.JobFailed})
+	if r := requestOf(t, job); r.Distorted != "s3://media/dist-2.mp4" || len(r.Renditions) != 0 || r.OutputFormat != "json" {
+		t.Errorf("one left: request scores %s and %+v (format %q), want dist-2 alone in json", r.Distorted, r.Renditions, r.OutputFormat)
+	}
+	job.Spec.Renditions[0].Output = nil
+	if r := requestOf(t, job); r.Output != "" || r.OutputFormat != "" {
+		t.Errorf("one left without an output: output %q, format %q; want neither", r.Output, r.OutputFormat)
+	}
+}
+
+// endedPod is attempt n's worker Pod of job, ended with the worker's result res.
+func endedPod(t *testing.T, job *vmafxv1.VmafxJob, n int32, res *vmafxv1.WorkerResult, exit int32) *corev1.Pod {
+	t.Helper()
+	msg, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := buildPod(job, n, config.WorkerConfig{Image: "w:dev"})
+	pod.Spec.NodeName = "n1"
+	pod.Status.Phase = corev1.PodSucceeded
+	if exit != 0 {
+		pod.Status.Phase = corev1.PodFailed
+	}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: workerpod.ContainerName, State: corev1.ContainerState{
+		Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Message: string(msg), FinishedAt: metav1.NewTime(time.Date(2026, 11, 27, 7, 0, 0, 0, time.UTC))},
+	}}}
+	return pod
+}
+
+func row(score float64) vmafxv1.WorkerRendition {
+	return vmafxv1.WorkerRendition{Score: score, HarmonicMean: score - 1, Min: score - 10, Max: score + 1, Frames: 48, FPS: 30,
+		P5: score - 5, WorstFrame: &vmafxv1.WorkerFrame{Index: 7, VMAF: score - 10}, Features: map[string]float64{"psnr_y": 40}}
+}
+
+func failedRow(reason, msg string) vmafxv1.WorkerRendition {
+	return vmafxv1.WorkerRendition{Error: &vmafxv1.WorkerError{Reason: reason, Message: msg}}
+}
+
+func rowsResult(rows ...vmafxv1.WorkerRendition) *vmafxv1.WorkerResult {
+	return &vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Backend: "cpu", Model: "vmaf_v0.6.1", Renditions: rows}
+}
+
+// end runs what the controller does when attempt n's Pod of job ended with res.
+func end(t *testing.T, job *vmafxv1.VmafxJob, n int32, res *vmafxv1.WorkerResult, exit int32) {
+	t.Helper()
+	job.Status.Attempts = n
+	pod := endedPod(t, job, n, res, exit)
+	got := renditionsResult(job, pod)
+	if got == nil {
+		t.Fatalf("attempt %d: the Pod's rows are not recorded", n)
+	}
+	r := &Reconciler{RetryBackoff: time.Second, MaxRetryBackoff: time.Minute}
+	s := &scope{job: job, pods: []*corev1.Pod{pod}, now: time.Date(2026, 11, 27, 7, 0, 1, 0, time.UTC)}
+	r.renditionsEnded(s, n, pod, observe(pod), got)
+}
+
+// TestRenditionsRows: the rows are recorded in spec order; a BadInput row is final, a
+// FetchFailed one is scored again by the next attempt, which lists only it; the job
+// succeeds once every video has its row, with spec.distorted's score as its own.
+func TestRenditionsRows(t *testing.T) {
+	job := renditionsJob()
+	end(t, job, 1, rowsResult(row(91), failedRow(vmafxv1.ReasonBadInput, "distorted: 640x360, the reference 1280x720"),
+		failedRow(vmafxv1.ReasonFetchFailed, "distorted: connection reset")), 0)
+	st := &job.Status
+	if st.Phase != vmafxv1.JobPending || st.FailedAttempts != 1 || len(st.Results) != 2 || !lastFailed(job) {
+		t.Fatalf("after attempt 1: phase %s, failed attempts %d, %d rows, message %q; want Pending to retry, 1 failed attempt, 2 rows",
+			st.Phase, st.FailedAttempts, len(st.Results), st.Message)
+	}
+	if r := st.Results[1]; r.Distorted != "s3://media/dist-2.mp4" || r.Phase != vmafxv1.JobFailed || r.Reason != vmafxv1.ReasonBadInput {
+		t.Errorf("row 2 %+v, want dist-2 failed with BadInput", r)
+	}
+	if st.Score != "91.000000" || st.Result == nil || st.Result.Percentiles.P5 != "86.000000" {
+		t.Errorf("score %q, result %+v: want spec.distorted's row's", st.Score, st.Result)
+	}
+	if r := requestOf(t, job); r.Distorted != "s3://media/dist-3.mp4" || len(r.Renditions) != 0 {
+		t.Errorf("the retry scores %s and %+v, want dist-3 alone", r.Distorted, r.Renditions)
+	}
+	// A request of one video is a plain score, and its result that video's row.
+	r80 := row(80)
+	end(t, job, 2, &vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Backend: "cpu", Model: "vmaf_v0.6.1", Score: 80, HarmonicMean: 79, Min: 70, Max: 81,
+		Frames: 48, FPS: 30, Features: r80.Features, Percentiles: &vmafxv1.WorkerPercentiles{P5: 75}, WorstFrames: []vmafxv1.WorkerFrame{{Index: 7, VMAF: 70}}}, 0)
+	if st.Phase != vmafxv1.JobSucceeded || len(st.Results) != 3 || st.Score != "91.000000" || !meta.IsStatusConditionTrue(st.Conditions, vmafxv1.JobComplete) {
+		t.Fatalf("after attempt 2: phase %s, %d rows, score %q, message %q; want Succeeded, 3 rows, spec.distorted's score", st.Phase, len(st.Results), st.Score, st.Message)
+	}
+	want := []string{"s3://media/dist.mp4", "s3://media/dist-2.mp4", "s3://media/dist-3.mp4"}
+	for i, r := range st.Results {
+		if r.Distorted != want[i] {
+			t.Errorf("row %d is %s, want %s (spec order)", i, r.Distorted, want[i])
+		}
+	}
+	if r := st.Results[2]; r.Mean != "80.000000" || r.Frames != 48 || r.P5 != "75.000000" || r.WorstFrame.Index != 7 || r.Features["psnr_y"] != "40.000000" {
+		t.Errorf("row 3 %+v, want the worker's row", r)
+	}
+}
+
+// TestRenditionsEveryRowFails: a job whose every row failed fails with the first row's
+// reason; one whose spec.distorted failed alone succeeds without a score of its own.
+func TestRenditionsEveryRowFails(t *testing.T) {
+	job := renditionsJob()
+	res := rowsResult(failedRow(vmafxv1.ReasonBadInput, "too short"), failedRow(vmafxv1.ReasonBadInput, "not a video"), failedRow(vmafxv1.ReasonBadInput, "too short"))
+	res.Error = &vmafxv1.WorkerError{Reason: vmafxv1.ReasonBadInput, Message: "every rendition failed; the first: too short"}
+	end(t, job, 1, res, 2)
+	if st := job.Status; st.Phase != vmafxv1.JobFailed || len(st.Results) != 3 || !meta.IsStatusConditionTrue(st.Conditions, vmafxv1.JobFailedCondition) ||
+		meta.FindStatusCondition(st.Conditions, vmafxv1.JobFailedCondition).Reason != vmafxv1.ReasonBadInput {
+		t.Errorf("phase %s, %d rows, conditions %+v; want Failed with BadInput and every row", st.Phase, len(st.Results), st.Conditions)
+	}
+
+	job = renditionsJob()
+	end(t, job, 1, rowsResult(failedRow(vmafxv1.ReasonBadInput, "too short"), row(70), row(60)), 0)
+	if st := job.Status; st.Phase != vmafxv1.JobSucceeded || st.Score != "" || st.Result != nil || len(st.Results) != 3 {
+		t.Errorf("phase %s, score %q, %d rows; want Succeeded with no score of its own", st.Phase, st.Score, len(st.Results))
+	}
+}
+
+// TestRenditionsRetriesSpent: once backoffLimit is spent, a row that failed for a
+// retriable cause is final.
+func TestRenditionsRetriesSpent(t *testing.T) {
+	job := renditionsJob()
+	job.Spec.BackoffLimit = ptr.To[int32](0)
+	end(t, job, 1, rowsResult(row(91), row(85), failedRow(vmafxv1.ReasonFetchFailed, "connection reset")), 0)
+	if st := job.Status; st.Phase != vmafxv1.JobSucceeded || len(st.Results) != 3 || st.Results[2].Reason != vmafxv1.ReasonFetchFailed {
+		t.Errorf("phase %s, rows %+v; want Succeeded with dist-3's FetchFailed row", st.Phase, st.Results)
+	}
+}
+
+// TestRenditionsPodMemory: a group's Pod asks for more memory for each distorted video
+// beyond the first that it scores; a retry of fewer asks for less.
+func TestRenditionsPodMemory(t *testing.T) {
+	w := config.WorkerConfig{Image: "w:dev", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
+	}}
+	job := renditionsJob()
+	res := buildPod(job, 1, w).Spec.Containers[0].Resources
+	if got := res.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("2688Mi")) != 0 {
+		t.Errorf("limit %s for 3 videos, want 2Gi + 2 x 320Mi", got.String())
+	}
+	if got := res.Requests[corev1.ResourceMemory]; got.Cmp(resource.MustParse("1664Mi")) != 0 {
+		t.Errorf("request %s for 3 videos, want 1Gi + 2 x 320Mi", got.String())
+	}
+	if got := w.Resources.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("2Gi")) != 0 {
+		t.Errorf("the operator's worker limit changed to %s", got.String())
+	}
+	job.Status.Results = []vmafxv1.JobRenditionResult{{Distorted: "s3://media/dist.mp4", Phase: vmafxv1.JobSucceeded}, {Distorted: "s3://media/dist-2.mp4", Phase: vmafxv1.JobSucceeded}}
+	if got := buildPod(job, 2, w).Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("2Gi")) != 0 {
+		t.Errorf("limit %s for the one video left, want 2Gi", got.String())
+	}
+}
+
+// TestRenditionsRowsMissing: a result without a row for each distorted video asked for
+// is not recorded as the job's rows.
+func TestRenditionsRowsMissing(t *testing.T) {
+	job := renditionsJob()
+	if res := renditionsResult(job, endedPod(t, job, 1, rowsResult(row(90), row(80)), 0)); res != nil {
+		t.Errorf("2 rows for 3 videos read as %+v, want none", res.Renditions)
+	}
+}
