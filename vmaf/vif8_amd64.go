@@ -5,68 +5,39 @@ func vif8Vector(k *kernels) bool { return k.cpu == CPUAVX2 || k.cpu == CPUAVX512
 
 // vifLanesStep is the pixels a step of k's 16-bit lane kernels: 32 on
 // the AVX-512 path (zmm), else 16.
-func vifLanesStep(k *kernels) int {
-	if k.cpu == CPUAVX512 {
-		return 32
+func vifLanesStep(k *kernels) int { return 16 << vifLanesPath(k) }
+
+// The 16-bit lane kernels by path (AVX2, AVX-512) and scale.
+var (
+	vifVertKernels = [2][4]func(ref, dis **uint16, planes **int16, n int){
+		{vifVert8S0AVX2, vifVert16S1AVX2, vifVert16S2AVX2, vifVert16S3AVX2},
+		{vifVert8S0AVX512, vifVert16S1AVX512, vifVert16S2AVX512, vifVert16S3AVX512},
 	}
-	return 16
+	vifHorizKernels = [2][4]func(planes **int16, s1, s2, s12 *int32, n int){
+		{vifHoriz8S0AVX2, vifHoriz8S1AVX2, vifHoriz8S2AVX2, vifHoriz8S3AVX2},
+		{vifHoriz8S0AVX512, vifHoriz8S1AVX512, vifHoriz8S2AVX512, vifHoriz8S3AVX512},
+	}
+)
+
+// vifLanesPath indexes the kernel tables: 1 on the AVX-512 path, else 0.
+func vifLanesPath(k *kernels) int {
+	if k.cpu == CPUAVX512 {
+		return 1
+	}
+	return 0
 }
 
 // vifVert8 runs scale's vertical kernel of k's path over n pixels (a
 // multiple of vifLanesStep).
 func vifVert8(k *kernels, scale int, ref, dis **uint16, planes **int16, n int) {
-	if k.cpu == CPUAVX512 {
-		switch scale {
-		case 0:
-			vifVert8S0AVX512(ref, dis, planes, n)
-		case 1:
-			vifVert16S1AVX512(ref, dis, planes, n)
-		case 2:
-			vifVert16S2AVX512(ref, dis, planes, n)
-		default:
-			vifVert16S3AVX512(ref, dis, planes, n)
-		}
-		return
-	}
-	switch scale {
-	case 0:
-		vifVert8S0AVX2(ref, dis, planes, n)
-	case 1:
-		vifVert16S1AVX2(ref, dis, planes, n)
-	case 2:
-		vifVert16S2AVX2(ref, dis, planes, n)
-	default:
-		vifVert16S3AVX2(ref, dis, planes, n)
-	}
+	vifVertKernels[vifLanesPath(k)][scale](ref, dis, planes, n)
 }
 
 // vifHoriz8 runs scale's horizontal kernel of k's path over n pixels (a
 // multiple of vifLanesStep); the rows are padded by vifMaxPad, the widest
 // filter's half.
 func vifHoriz8(k *kernels, scale int, planes **int16, s1, s2, s12 *int32, n int) {
-	if k.cpu == CPUAVX512 {
-		switch scale {
-		case 0:
-			vifHoriz8S0AVX512(planes, s1, s2, s12, n)
-		case 1:
-			vifHoriz8S1AVX512(planes, s1, s2, s12, n)
-		case 2:
-			vifHoriz8S2AVX512(planes, s1, s2, s12, n)
-		default:
-			vifHoriz8S3AVX512(planes, s1, s2, s12, n)
-		}
-		return
-	}
-	switch scale {
-	case 0:
-		vifHoriz8S0AVX2(planes, s1, s2, s12, n)
-	case 1:
-		vifHoriz8S1AVX2(planes, s1, s2, s12, n)
-	case 2:
-		vifHoriz8S2AVX2(planes, s1, s2, s12, n)
-	default:
-		vifHoriz8S3AVX2(planes, s1, s2, s12, n)
-	}
+	vifHorizKernels[vifLanesPath(k)][scale](planes, s1, s2, s12, n)
 }
 
 // vifStat8Row accumulates a row's statistic from its variances, with k's

@@ -226,12 +226,7 @@ func vif8Vert(s int) {
 	CMPQ(j, n)
 	JAE(LabelRef("done"))
 
-	row := func(base Register, k int) VecVirtual {
-		p, v := GP64(), vreg()
-		MOVQ(Mem{Base: base, Disp: 8 * k}, p)
-		vload(Mem{Base: p, Index: j, Scale: 2}, v)
-		return v
-	}
+	row := func(base Register, k int) VecVirtual { return windowRow(base, k, j) }
 	// products returns the biased 16-bit products a*b and c*d (c*d is
 	// a*b's register when the pair is the centre).
 	products := func(a, b, c, d VecVirtual, centre bool) (VecVirtual, VecVirtual) {
@@ -303,6 +298,15 @@ func vif8Vert(s int) {
 	RET()
 }
 
+// windowRow loads a step of input row k of a window, whose row pointers base
+// holds, at pixel j.
+func windowRow(base Register, k int, j Register) VecVirtual {
+	p, v := GP64(), vreg()
+	MOVQ(Mem{Base: base, Disp: 8 * k}, p)
+	vload(Mem{Base: p, Index: j, Scale: 2}, v)
+	return v
+}
+
 // vif16Vert is the vertical pass of one output row at scale s (1 to 3) for
 // 16 pixels a step (vifVert16Cols in vif8.go), on samples of up to 16 bits.
 // The means are filtered as at scale 0, each sample biased. Each product
@@ -330,12 +334,7 @@ func vif16Vert(s int) {
 	CMPQ(j, n)
 	JAE(LabelRef("done"))
 
-	row := func(base Register, k int) VecVirtual {
-		p, v := GP64(), vreg()
-		MOVQ(Mem{Base: base, Disp: 8 * k}, p)
-		vload(Mem{Base: p, Index: j, Scale: 2}, v)
-		return v
-	}
+	row := func(base Register, k int) VecVirtual { return windowRow(base, k, j) }
 	// unbias undoes the samples' bias in filtered sums (the true sum less
 	// 2^31, modulo 2^32) and rounds them: (S + 2^15) >> 16.
 	unbiasRound := func(vs ...VecVirtual) {
