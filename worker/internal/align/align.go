@@ -356,15 +356,27 @@ func (r *Recorder) Search() Result {
 	return res
 }
 
-// diff is the mean squared and mean absolute difference of two thumbnails.
+// diff is the mean squared and mean absolute difference of two thumbnails. It is the
+// search's whole cost (61 offsets of 60 pairs of 14 400 samples at the defaults, a
+// few percent of scoring a short clip), so it keeps four independent sums: a single
+// sum waits on each addition before the next, four let the additions overlap.
 func diff(a, b []float32) (se, ae float64) {
-	for i := range a {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, a0, a1, a2, a3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		d0, d1 := float64(a[i]-b[i]), float64(a[i+1]-b[i+1])
+		d2, d3 := float64(a[i+2]-b[i+2]), float64(a[i+3]-b[i+3])
+		s0, s1, s2, s3 = s0+d0*d0, s1+d1*d1, s2+d2*d2, s3+d3*d3
+		a0, a1, a2, a3 = a0+math.Abs(d0), a1+math.Abs(d1), a2+math.Abs(d2), a3+math.Abs(d3)
+	}
+	for ; i < len(a); i++ {
 		d := float64(a[i] - b[i])
-		se += d * d
-		ae += math.Abs(d)
+		s0 += d * d
+		a0 += math.Abs(d)
 	}
 	n := float64(len(a))
-	return se / n, ae / n
+	return (s0 + s1 + s2 + s3) / n, (a0 + a1 + a2 + a3) / n
 }
 
 // argmin is the index of the smallest of v; of equal values, the one nearest to
