@@ -78,6 +78,8 @@ type admState struct {
 	csfFh, csfFv []int32
 	csfFd        []int32
 	tmpLo, tmpHi []int32
+	tmp0Lo       []int16 // dwt0's vertical pass, int16 as libvmaf's
+	tmp0Hi       []int16
 	indY, indX   [4][]int
 	rfactor      [4][3]float32 // the CSF weights of the options
 	irf0         [3]int32      // scale 0's, in fixed point
@@ -110,6 +112,7 @@ func newADMState(w, h int, opt admOptions) *admState {
 	s.csfAh, s.csfAv, s.csfAd = mk(), mk(), mk()
 	s.csfFh, s.csfFv, s.csfFd = mk(), mk(), mk()
 	s.tmpLo, s.tmpHi = make([]int32, w), make([]int32, w)
+	s.tmp0Lo, s.tmp0Hi = make([]int16, w), make([]int16, w)
 	s.decRow.angle = make([]int32, bw)
 	for k := range 4 {
 		s.indY[k] = make([]int, bh)
@@ -246,7 +249,7 @@ func (a admScore) scale(i int) float64 { return float64(a.num[i]) / float64(a.de
 func (s *admState) dwt0(src []uint16, dst *admBands, w, h, bpc int) {
 	shiftVP := uint(bpc)
 	addVP := int32(1) << uint(bpc-1)
-	tlo, thi := s.tmpLo[:w], s.tmpHi[:w]
+	tlo, thi := s.tmp0Lo[:w], s.tmp0Hi[:w]
 	bw := s.stride
 	hh := (h + 1) / 2
 	wh := (w + 1) / 2
@@ -263,29 +266,29 @@ func (s *admState) dwt0(src []uint16, dst *admBands, w, h, bpc int) {
 }
 
 // admDWT0V is dwt0's vertical pass of one output row from four input rows.
-func admDWT0V(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP int32) {
+func admDWT0V(r0, r1, r2, r3 []uint16, tlo, thi []int16, shiftVP uint, addVP int32) {
 	n := len(tlo)
 	r0, r1, r2, r3, thi = r0[:n], r1[:n], r2[:n], r3[:n], thi[:n]
 	for j := range tlo {
 		u0, u1, u2, u3 := int32(r0[j]), int32(r1[j]), int32(r2[j]), int32(r3[j])
 		lo := dwtLo[0]*u0 + dwtLo[1]*u1 + dwtLo[2]*u2 + dwtLo[3]*u3 - dwtLoSum*addVP
 		hi := dwtHi[0]*u0 + dwtHi[1]*u1 + dwtHi[2]*u2 + dwtHi[3]*u3
-		tlo[j] = int32(int16((lo + addVP) >> shiftVP))
-		thi[j] = int32(int16((hi + addVP) >> shiftVP))
+		tlo[j] = int16((lo + addVP) >> shiftVP)
+		thi[j] = int16((hi + addVP) >> shiftVP)
 	}
 }
 
 // admDWT0H is dwt0's horizontal pass of one vertically filtered row t into
 // its low (lo) and high (hi) halves; ind holds the source columns.
-func admDWT0H(t, lo, hi []int32, ind *[4][]int) {
+func admDWT0H(t []int16, lo, hi []int32, ind *[4][]int) {
 	for j := range lo {
 		admDWT0HAt(t, lo, hi, ind, j)
 	}
 }
 
 // admDWT0HAt is admDWT0H of output j.
-func admDWT0HAt(t, lo, hi []int32, ind *[4][]int, j int) {
-	s0, s1, s2, s3 := t[ind[0][j]], t[ind[1][j]], t[ind[2][j]], t[ind[3][j]]
+func admDWT0HAt(t []int16, lo, hi []int32, ind *[4][]int, j int) {
+	s0, s1, s2, s3 := int32(t[ind[0][j]]), int32(t[ind[1][j]]), int32(t[ind[2][j]]), int32(t[ind[3][j]])
 	lo[j] = int32(int16((dwtLo[0]*s0 + dwtLo[1]*s1 + dwtLo[2]*s2 + dwtLo[3]*s3 + 32768) >> 16))
 	hi[j] = int32(int16((dwtHi[0]*s0 + dwtHi[1]*s1 + dwtHi[2]*s2 + dwtHi[3]*s3 + 32768) >> 16))
 }

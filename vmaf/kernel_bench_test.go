@@ -59,6 +59,18 @@ func BenchmarkKernels(b *testing.B) {
 		row := make([]int64, w)
 		return func() { motionSAD(ref[0], ref[1], w, h, 8, row) }
 	})
+	// Motion on each CPU path.
+	for _, c := range []CPU{CPUGeneric, CPUAVX2} {
+		if !c.Supported() {
+			continue
+		}
+		kernel("Motion/"+c.String(), func() func() {
+			k := kernelsFor(c)
+			row := make([]int64, w)
+			var m motionRows
+			return func() { k.motionSAD(ref[0], ref[1], w, h, 8, row, &m) }
+		})
+	}
 	// PSNR of the three planes of a 4:2:0 frame: luma plus two quarter
 	// planes, which cost as much as half a luma plane.
 	kernel("PSNR", func() func() {

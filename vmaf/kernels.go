@@ -30,8 +30,8 @@ type kernels struct {
 	// motionSAD is motionSAD; m is scratch for the vector kernels.
 	motionSAD func(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64
 	// admDWT0V and admDWT0H run the two passes of ADM's first DWT level.
-	admDWT0V func(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP int32)
-	admDWT0H func(t, lo, hi []int32, ind *[4][]int)
+	admDWT0V func(r0, r1, r2, r3 []uint16, tlo, thi []int16, shiftVP uint, addVP int32)
+	admDWT0H func(t []int16, lo, hi []int32, ind *[4][]int)
 	// admCM0Row and admCMSRow are one row of ADM's contrast measure (cm)
 	// at scale 0 and at scales 1 to 3.
 	admCM0Row func(r *admCMRow, up, i, down int) (inH, inV, inD int64)
@@ -74,7 +74,7 @@ type kernels struct {
 // the filter window, each computed once per frame, and the vertically
 // filtered row.
 type motionRows struct {
-	diff [5][]int32
+	diff [5][]int16
 	tag  [5]int // the input row each diff row holds
 	vrow []int32
 }
@@ -84,7 +84,7 @@ func (m *motionRows) ensure(w int) {
 		return
 	}
 	for k := range m.diff {
-		m.diff[k] = make([]int32, w)
+		m.diff[k] = make([]int16, w)
 	}
 	m.vrow = make([]int32, w)
 }

@@ -243,51 +243,61 @@ func vifSubRowAVX2(filt, tmp []uint64, rowR, rowD []uint16) {
 }
 
 // motionSADAVX2 is motionSAD with the difference, both filter passes and
-// the sum in AVX2. Its int32 vertical pass is exact up to 12-bit samples;
-// deeper ones take the scalar code.
+// the sum in AVX2: the difference and the vertical pass in 16-bit lanes
+// (motion16.go in asmgen), the horizontal pass in 32-bit ones. The 16-bit
+// differences are exact for samples of up to 12 bits; deeper ones take the
+// scalar code, and so does a frame with a sample above its bit depth (the
+// difference kernel reports the bits it saw), from the start.
 func motionSADAVX2(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64 {
-	if bpc > 12 || w < 8 {
+	if bpc > 12 || w < 16 {
 		return motionSAD(prev, cur, w, h, bpc, row)
 	}
 	m.ensure(w)
 	for k := range m.tag {
 		m.tag[k] = -1
 	}
-	n := vecLen(w)
-	hn := vecLen(w - 4)
+	n := w &^ 15
+	hn := (w - 4) &^ 7
 	roundY := int32(1) << uint(bpc-1)
 	f0, f1, f2 := int32(motionFilter[0]), int32(motionFilter[1]), int32(motionFilter[2])
+	f2r := uint64(uint32(f2) | uint32(roundY)<<16)
 	v := m.vrow[:w]
 	var sad uint64
 	for i := 0; i < h; i++ {
-		var d [5][]int32
+		var d [5][]int16
 		for k := range d {
 			r := mirror(i-2+k, h)
 			slot := r % 5
 			if m.tag[slot] != r {
 				p, c, out := prev[r*w:r*w+w], cur[r*w:r*w+w], m.diff[slot][:w]
-				if n > 0 {
-					motionDiffAVX2(&p[0], &c[0], &out[0], n)
-				}
+				seen := motionDiff16AVX2(&p[0], &c[0], &out[0], n)
 				for j := n; j < w; j++ {
-					out[j] = int32(p[j]) - int32(c[j])
+					seen |= uint64(p[j] | c[j])
+					out[j] = int16(p[j] - c[j])
+				}
+				if seen>>uint(bpc) != 0 {
+					return motionSAD(prev, cur, w, h, bpc, row)
 				}
 				m.tag[slot] = r
 			}
 			d[k] = m.diff[slot][:w]
 		}
-		if n > 0 {
-			motionVAVX2(&d[0][0], &d[1][0], &d[2][0], &d[3][0], &d[4][0], &v[0], uint64(bpc), n)
-		}
+		any := motionV16AVX2(&d[0][0], &d[1][0], &d[2][0], &d[3][0], &d[4][0], &v[0], f2r, uint64(bpc), n)
 		for j := n; j < w; j++ {
-			v[j] = (f0*(d[0][j]+d[4][j]) + f1*(d[1][j]+d[3][j]) + f2*d[2][j] + roundY) >> uint(bpc)
+			v[j] = (f0*int32(d[0][j]+d[4][j]) + f1*int32(d[1][j]+d[3][j]) + f2*int32(d[2][j]) + roundY) >> uint(bpc)
+			if v[j] != 0 {
+				any = 1
+			}
+		}
+		if any == 0 {
+			continue // a flat row sums to zero, as the scalar code skips it
 		}
 		// Pixels 2..hn+1 in the kernel; the mirrored edges and the rest
 		// in the scalar formula. The row's sum wraps at 32 bits as the
 		// scalar one does.
 		var rowSAD uint32
 		if hn > 0 {
-			rowSAD = uint32(motionHAVX2(&v[0], hn))
+			rowSAD = uint32(motionH8AVX2(&v[0], hn))
 		}
 		for j := 0; j < 2; j++ {
 			rowSAD += motionHPixel(v, j, w)
@@ -312,11 +322,12 @@ func motionHPixel(v []int32, j, w int) uint32 {
 	return uint32(r)
 }
 
-// dwt0VAVX2 is admDWT0V with 8 samples per step; the kernel's int32
-// arithmetic wraps as the scalar code's does.
-func dwt0VAVX2(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP int32) {
+// dwt0VAVX2 is admDWT0V with 16 samples per step (8 for rows with samples
+// of 2^15 or more); the kernels' int32 arithmetic wraps as the scalar
+// code's does.
+func dwt0VAVX2(r0, r1, r2, r3 []uint16, tlo, thi []int16, shiftVP uint, addVP int32) {
 	w := len(tlo)
-	n := w &^ 7
+	n := w &^ 15
 	r0, r1, r2, r3, thi = r0[:w], r1[:w], r2[:w], r3[:w], thi[:w]
 	if n > 0 {
 		loAdd, hiAdd := uint64(uint32(addVP-dwtLoSum*addVP)), uint64(uint32(addVP))
@@ -334,7 +345,7 @@ func dwt0VAVX2(r0, r1, r2, r3 []uint16, tlo, thi []int32, shiftVP uint, addVP in
 // from output g reads t[2g-1] to t[2g+16], so groups start at 1 while
 // their last output's window stays inside t; output 0 (whose window
 // reflects) and the rest take the scalar code.
-func dwt0HAVX2(t, lo, hi []int32, ind *[4][]int) {
+func dwt0HAVX2(t []int16, lo, hi []int32, ind *[4][]int) {
 	wh := len(lo)
 	m := dwtHVecLen(len(t), wh) &^ 7
 	admDWT0HAt(t, lo, hi, ind, 0)

@@ -245,7 +245,7 @@ func FuzzMotionSAD(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed uint64, wIn, hIn, bpcIn uint8) {
 		needAVX2(t)
 		rng := rand.New(rand.NewPCG(seed, 5))
-		w, h := 8+int(wIn)%64, 3+int(hIn)%20
+		w, h := 8+int(wIn)%72, 3+int(hIn)%20
 		bpc := 8 + int(bpcIn)%5
 		maxV := 1<<bpc - 1
 		prev, cur := make([]uint16, w*h), make([]uint16, w*h)
@@ -266,6 +266,61 @@ func FuzzMotionSAD(f *testing.F) {
 	})
 }
 
+// TestMotionSADExtremes compares the vector motion SAD with the scalar one
+// where the 16-bit lanes are tightest: differences of the full range in
+// stripes and checkerboards (the vertical sums at their largest, the
+// horizontal products' sum past 2^31), at every depth the kernel takes, and
+// a frame with samples above its depth, which the kernel hands to the
+// scalar code.
+func TestMotionSADExtremes(t *testing.T) {
+	needAVX2(t)
+	const w, h = 53, 11
+	patterns := map[string]func(i, j int) bool{
+		"all":          func(i, j int) bool { return true },
+		"rows":         func(i, j int) bool { return i%2 == 0 },
+		"columns":      func(i, j int) bool { return j%2 == 0 },
+		"checkerboard": func(i, j int) bool { return (i+j)%2 == 0 },
+		"blocks":       func(i, j int) bool { return i/3%2 == j/5%2 },
+	}
+	for bpc := 8; bpc <= 12; bpc++ {
+		maxV := uint16(1<<bpc - 1)
+		for name, on := range patterns {
+			for _, sign := range []bool{false, true} {
+				prev, cur := make([]uint16, w*h), make([]uint16, w*h)
+				for i := range h {
+					for j := range w {
+						if on(i, j) {
+							prev[i*w+j] = maxV
+						} else {
+							cur[i*w+j] = maxV
+						}
+					}
+				}
+				if sign {
+					prev, cur = cur, prev
+				}
+				row := make([]int64, w)
+				var m motionRows
+				want := motionSAD(prev, cur, w, h, bpc, row)
+				if got := motionSADAVX2(prev, cur, w, h, bpc, row, &m); got != want {
+					t.Errorf("%d-bit %s (swapped %v): motionSADAVX2 = %d, want %d", bpc, name, sign, got, want)
+				}
+			}
+		}
+		// Samples above the depth: the 16-bit differences would wrap.
+		prev, cur := make([]uint16, w*h), make([]uint16, w*h)
+		for i := range prev {
+			prev[i] = uint16(i * 7919)
+		}
+		row := make([]int64, w)
+		var m motionRows
+		want := motionSAD(prev, cur, w, h, bpc, row)
+		if got := motionSADAVX2(prev, cur, w, h, bpc, row, &m); got != want {
+			t.Errorf("%d-bit with samples above the depth: motionSADAVX2 = %d, want %d", bpc, got, want)
+		}
+	}
+}
+
 // FuzzADMDWT0 compares both passes of ADM's first DWT level with the
 // scalar ones, on samples of 8 to 16 bits (in a third of the rows some
 // beyond the depth) and rows of 1 to 8 samples past a vector multiple.
@@ -284,7 +339,7 @@ func FuzzADMDWT0(f *testing.F) {
 
 // checkADMDWT0H compares the horizontal pass of a vertically filtered row
 // t (int16 values) with the scalar one.
-func checkADMDWT0H(t *testing.T, row []int32) {
+func checkADMDWT0H(t *testing.T, row []int16) {
 	t.Helper()
 	w := len(row)
 	ind := dwtIndexRows(w)
@@ -307,10 +362,16 @@ func TestADMDWT0AVX2(t *testing.T) {
 	eachTail([]int{8, 9, 10, 11, 12, 13, 14, 15, 16}, func(w, bpc int) {
 		checkADMDWT0H(t, checkADMDWT0V(t, rng, w, bpc, rng.IntN(4) == 0))
 	})
+	// The vertical pass takes 16 samples a step: every tail from 0 to 15.
+	for w := 33; w <= 80; w++ {
+		for _, bpc := range []int{8, 10, 16} {
+			checkADMDWT0H(t, checkADMDWT0V(t, rng, w, bpc, w%4 == 0))
+		}
+	}
 	eachTail([]int{0}, func(w, _ int) {
-		row := make([]int32, w)
+		row := make([]int16, w)
 		for j := range row {
-			row[j] = []int32{-32768, 32767, 0, -1, int32(int16(rng.Uint32()))}[rng.IntN(5)]
+			row[j] = []int16{-32768, 32767, 0, -1, int16(rng.Uint32())}[rng.IntN(5)]
 		}
 		checkADMDWT0H(t, row)
 	})
@@ -319,7 +380,7 @@ func TestADMDWT0AVX2(t *testing.T) {
 // checkADMDWT0V compares the vertical pass of four random rows of w
 // samples of depth bpc (with wild, any 16-bit samples) with the scalar
 // one and returns its low-pass row.
-func checkADMDWT0V(t *testing.T, rng *rand.Rand, w, bpc int, wild bool) []int32 {
+func checkADMDWT0V(t *testing.T, rng *rand.Rand, w, bpc int, wild bool) []int16 {
 	t.Helper()
 	var r [4][]uint16
 	for k := range r {
@@ -332,7 +393,7 @@ func checkADMDWT0V(t *testing.T, rng *rand.Rand, w, bpc int, wild bool) []int32 
 		}
 	}
 	addVP := int32(1) << uint(bpc-1)
-	want, got := int32Rows(w), int32Rows(w)
+	want, got := [2][]int16{make([]int16, w), make([]int16, w)}, [2][]int16{make([]int16, w), make([]int16, w)}
 	admDWT0V(r[0], r[1], r[2], r[3], want[0], want[1], uint(bpc), addVP)
 	dwt0VAVX2(r[0], r[1], r[2], r[3], got[0], got[1], uint(bpc), addVP)
 	if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {

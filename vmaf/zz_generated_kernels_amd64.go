@@ -44,35 +44,35 @@ func vifSubTapInitAVX2(f uint64, ref *uint16, dis *uint16, acc *uint64, n int)
 //go:noescape
 func vifSubTapPairAVX2(f uint64, ra *uint16, rb *uint16, da *uint16, db *uint16, acc *uint64, n int)
 
-// motionDiffAVX2 sets out[i] = prev[i]-cur[i] for i < n (a multiple of 4).
+// motionDiff16AVX2 sets out[i] = prev[i]-cur[i] for i < n (a multiple of 16) and returns the OR of the samples' bits (in its low 16 bits).
 //
 //go:noescape
-func motionDiffAVX2(prev *uint16, cur *uint16, out *int32, n int)
+func motionDiff16AVX2(prev *uint16, cur *uint16, out *int16, n int) uint64
 
-// motionVAVX2 filters five difference rows vertically into out for i < n (a multiple of 4); samples of at most 12 bits.
+// motionV16AVX2 filters five int16 difference rows vertically into out for i < n (a multiple of 16) and returns the OR of the outputs.
 //
 //go:noescape
-func motionVAVX2(d0 *int32, d1 *int32, d2 *int32, d3 *int32, d4 *int32, out *int32, shift uint64, n int)
+func motionV16AVX2(d0 *int16, d1 *int16, d2 *int16, d3 *int16, d4 *int16, out *int32, f2r uint64, shift uint64, n int) uint64
 
-// motionHAVX2 returns the absolute blurred values' sum of n pixels (a multiple of 4) whose 5-tap windows start at row.
+// motionH8AVX2 returns the absolute blurred values' sum, modulo 2^32, of n pixels (a multiple of 8) whose 5-tap windows start at row.
 //
 //go:noescape
-func motionHAVX2(row *int32, n int) uint64
+func motionH8AVX2(row *int32, n int) uint64
 
 // admDWT0VAVX2 runs the vertical DWT of n samples (a multiple of 8) of four rows into lo and hi.
 //
 //go:noescape
-func admDWT0VAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int32, hi *int32, loAdd uint64, hiAdd uint64, shift uint64, n int)
+func admDWT0VAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int16, hi *int16, loAdd uint64, hiAdd uint64, shift uint64, n int)
 
-// admDWT0VMaddAVX2 is admDWT0VAVX2 for samples below 2^15; it returns 1 where a sample is not (its output is then wrong), else 0.
+// admDWT0VMaddAVX2 is admDWT0VAVX2 for samples below 2^15, n a multiple of 16; it returns 1 where a sample is not (its output is then wrong), else 0.
 //
 //go:noescape
-func admDWT0VMaddAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int32, hi *int32, loAdd uint64, hiAdd uint64, shift uint64, n int) uint64
+func admDWT0VMaddAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int16, hi *int16, loAdd uint64, hiAdd uint64, shift uint64, n int) uint64
 
-// admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t (int16 values) into lo and hi.
+// admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t into lo and hi.
 //
 //go:noescape
-func admDWT0HAVX2(t *int32, lo *int32, hi *int32, n int)
+func admDWT0HAVX2(t *int16, lo *int32, hi *int32, n int)
 
 // admCM0AVX2 sums the cubed masked contrast of n pixels (a multiple of 8) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).
 //

@@ -485,68 +485,152 @@ done:
 	VZEROUPPER
 	RET
 
-// func motionDiffAVX2(prev *uint16, cur *uint16, out *int32, n int)
-// Requires: AVX
-TEXT ·motionDiffAVX2(SB), NOSPLIT, $0-32
-	MOVQ prev+0(FP), AX
-	MOVQ cur+8(FP), CX
-	MOVQ out+16(FP), DX
-	MOVQ n+24(FP), BX
-	XORQ SI, SI
+// func motionDiff16AVX2(prev *uint16, cur *uint16, out *int16, n int) uint64
+// Requires: AVX, AVX2, SSE2
+TEXT ·motionDiff16AVX2(SB), NOSPLIT, $0-40
+	MOVQ  prev+0(FP), AX
+	MOVQ  cur+8(FP), CX
+	MOVQ  out+16(FP), DX
+	VPXOR Y0, Y0, Y0
+	MOVQ  n+24(FP), BX
+	XORQ  SI, SI
 
 loop:
-	CMPQ      SI, BX
-	JAE       done
-	VPMOVZXWD (AX)(SI*2), X0
-	VPMOVZXWD (CX)(SI*2), X1
-	VPSUBD    X1, X0, X0
-	VMOVDQU   X0, (DX)(SI*4)
-	ADDQ      $0x04, SI
-	JMP       loop
+	CMPQ    SI, BX
+	JAE     done
+	VMOVDQU (AX)(SI*2), Y1
+	VMOVDQU (CX)(SI*2), Y2
+	VPOR    Y1, Y0, Y0
+	VPOR    Y2, Y0, Y0
+	VPSUBW  Y2, Y1, Y1
+	VMOVDQU Y1, (DX)(SI*2)
+	ADDQ    $0x10, SI
+	JMP     loop
 
 done:
+	VEXTRACTI128 $0x01, Y0, X1
+	VPOR         X1, X0, X1
+	VPSHUFD      $0x4e, X1, X0
+	VPOR         X0, X1, X1
+	VPSHUFD      $0xb1, X1, X0
+	VPOR         X0, X1, X1
+	MOVD         X1, AX
+	MOVL         AX, CX
+	SHRL         $0x10, CX
+	ORL          CX, AX
+	ANDL         $0x0000ffff, AX
+	MOVQ         AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func motionVAVX2(d0 *int32, d1 *int32, d2 *int32, d3 *int32, d4 *int32, out *int32, shift uint64, n int)
+// func motionV16AVX2(d0 *int16, d1 *int16, d2 *int16, d3 *int16, d4 *int16, out *int32, f2r uint64, shift uint64, n int) uint64
 // Requires: AVX, AVX2, SSE2
-TEXT ·motionVAVX2(SB), NOSPLIT, $0-64
+TEXT ·motionV16AVX2(SB), NOSPLIT, $0-80
 	MOVQ         d0+0(FP), AX
 	MOVQ         d1+8(FP), CX
 	MOVQ         d2+16(FP), DX
 	MOVQ         d3+24(FP), BX
 	MOVQ         d4+32(FP), SI
 	MOVQ         out+40(FP), DI
-	MOVQ         shift+48(FP), X0
-	VPCMPEQD     Y1, Y1, Y1
-	VPSRLD       $0x1f, Y1, Y1
-	VPSLLD       X0, Y1, Y1
-	VPSRLD       $0x01, Y1, Y1
-	VPBROADCASTD motionf0<>+0(SB), Y2
-	VPBROADCASTD motionf1<>+0(SB), Y3
-	VPBROADCASTD motionf2<>+0(SB), Y4
-	MOVQ         n+56(FP), R8
+	VPBROADCASTD motion16f01<>+0(SB), Y0
+	VPBROADCASTD f2r+48(FP), Y1
+	VPCMPEQW     Y2, Y2, Y2
+	VPSRLW       $0x0f, Y2, Y2
+	MOVQ         shift+56(FP), X3
+	VPXOR        Y4, Y4, Y4
+	MOVQ         n+64(FP), R8
 	XORQ         R9, R9
 
 loop:
-	CMPQ    R9, R8
+	CMPQ       R9, R8
+	JAE        done
+	VMOVDQU    (AX)(R9*2), Y5
+	VMOVDQU    (CX)(R9*2), Y6
+	VPADDW     (SI)(R9*2), Y5, Y5
+	VPADDW     (BX)(R9*2), Y6, Y6
+	VMOVDQU    (DX)(R9*2), Y7
+	VPUNPCKLWD Y6, Y5, Y8
+	VPMADDWD   Y0, Y8, Y8
+	VPUNPCKLWD Y2, Y7, Y9
+	VPMADDWD   Y1, Y9, Y9
+	VPADDD     Y9, Y8, Y8
+	VPUNPCKHWD Y6, Y5, Y5
+	VPMADDWD   Y0, Y5, Y5
+	VPUNPCKHWD Y2, Y7, Y9
+	VPMADDWD   Y1, Y9, Y9
+	VPADDD     Y9, Y5, Y5
+	VPSRAD     X3, Y8, Y8
+	VPSRAD     X3, Y5, Y5
+	VPOR       Y8, Y4, Y4
+	VPOR       Y5, Y4, Y4
+	VPERM2I128 $0x20, Y5, Y8, Y6
+	VPERM2I128 $0x31, Y5, Y8, Y5
+	VMOVDQU    Y6, (DI)(R9*4)
+	VMOVDQU    Y5, 32(DI)(R9*4)
+	ADDQ       $0x10, R9
+	JMP        loop
+
+done:
+	VPTEST  Y4, Y4
+	SETNE   AL
+	MOVBQZX AL, AX
+	MOVQ    AX, ret+72(FP)
+	VZEROUPPER
+	RET
+
+DATA motion16f01<>+0(SB)/4, $0x3e840df3
+GLOBL motion16f01<>(SB), RODATA|NOPTR, $4
+
+// func motionH8AVX2(row *int32, n int) uint64
+// Requires: AVX, AVX2, SSE2
+TEXT ·motionH8AVX2(SB), NOSPLIT, $0-24
+	MOVQ         row+0(FP), AX
+	VPBROADCASTD motionf0<>+0(SB), Y0
+	VPBROADCASTD motionf1<>+0(SB), Y1
+	VPBROADCASTD motionf2<>+0(SB), Y2
+	VPBROADCASTD motion16low<>+0(SB), Y3
+	VPBROADCASTD motion16round<>+0(SB), Y4
+	VPXOR        Y5, Y5, Y5
+	MOVQ         n+8(FP), CX
+	XORQ         DX, DX
+
+loop:
+	CMPQ    DX, CX
 	JAE     done
-	VMOVDQU (AX)(R9*4), X5
-	VPADDD  (SI)(R9*4), X5, X5
-	VPMULLD X2, X5, X6
-	VMOVDQU (CX)(R9*4), X5
-	VPADDD  (BX)(R9*4), X5, X5
-	VPMULLD X3, X5, X5
-	VPADDD  X5, X6, X6
-	VPMULLD (DX)(R9*4), X4, X5
-	VPADDD  X5, X6, X6
-	VPADDD  X1, X6, X6
-	VPSRAD  X0, X6, X6
-	VMOVDQU X6, (DI)(R9*4)
-	ADDQ    $0x04, R9
+	VMOVDQU (AX)(DX*4), Y6
+	VPADDD  16(AX)(DX*4), Y6, Y6
+	VPMULLD Y0, Y6, Y6
+	VMOVDQU 4(AX)(DX*4), Y7
+	VPADDD  12(AX)(DX*4), Y7, Y7
+	VPMULLD Y1, Y7, Y7
+	VPMULLD 8(AX)(DX*4), Y2, Y8
+	VPSRAD  $0x10, Y6, Y9
+	VPAND   Y3, Y6, Y6
+	VPSRAD  $0x10, Y7, Y10
+	VPADDD  Y10, Y9, Y9
+	VPAND   Y3, Y7, Y10
+	VPADDD  Y10, Y6, Y6
+	VPSRAD  $0x10, Y8, Y10
+	VPADDD  Y10, Y9, Y9
+	VPAND   Y3, Y8, Y10
+	VPADDD  Y10, Y6, Y6
+	VPADDD  Y4, Y6, Y6
+	VPSRLD  $0x10, Y6, Y6
+	VPADDD  Y6, Y9, Y9
+	VPABSD  Y9, Y9
+	VPADDD  Y9, Y5, Y5
+	ADDQ    $0x08, DX
 	JMP     loop
 
 done:
+	VEXTRACTI128 $0x01, Y5, X0
+	VPADDD       X0, X5, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	MOVD         X0, AX
+	MOVQ         AX, ret+16(FP)
 	VZEROUPPER
 	RET
 
@@ -559,64 +643,13 @@ GLOBL motionf1<>(SB), RODATA|NOPTR, $4
 DATA motionf2<>+0(SB)/4, $0x00006712
 GLOBL motionf2<>(SB), RODATA|NOPTR, $4
 
-// func motionHAVX2(row *int32, n int) uint64
-// Requires: AVX, AVX2, SSE2
-TEXT ·motionHAVX2(SB), NOSPLIT, $0-24
-	MOVQ         row+0(FP), AX
-	VPBROADCASTD motionf0<>+0(SB), Y0
-	VPBROADCASTD motionf1<>+0(SB), Y1
-	VPBROADCASTD motionf2<>+0(SB), Y2
-	VPXOR        Y3, Y3, Y3
-	VPBROADCASTQ motionbias<>+0(SB), Y4
-	VPBROADCASTQ motionunbias<>+0(SB), Y5
-	VPBROADCASTQ motionlow<>+0(SB), Y6
-	MOVQ         n+8(FP), CX
-	XORQ         DX, DX
+DATA motion16low<>+0(SB)/4, $0x0000ffff
+GLOBL motion16low<>(SB), RODATA|NOPTR, $4
 
-loop:
-	CMPQ      DX, CX
-	JAE       done
-	VPMOVSXDQ (AX)(DX*4), Y7
-	VPMOVSXDQ 16(AX)(DX*4), Y8
-	VPADDQ    Y8, Y7, Y7
-	VPMULDQ   Y0, Y7, Y7
-	VPMOVSXDQ 4(AX)(DX*4), Y8
-	VPMOVSXDQ 12(AX)(DX*4), Y9
-	VPADDQ    Y9, Y8, Y8
-	VPMULDQ   Y1, Y8, Y8
-	VPADDQ    Y8, Y7, Y7
-	VPMOVSXDQ 8(AX)(DX*4), Y8
-	VPMULDQ   Y2, Y8, Y8
-	VPADDQ    Y8, Y7, Y7
-	VPADDQ    Y4, Y7, Y7
-	VPSRLQ    $0x10, Y7, Y7
-	VPSUBQ    Y5, Y7, Y7
-	VPABSD    Y7, Y7
-	VPAND     Y6, Y7, Y7
-	VPADDQ    Y7, Y3, Y3
-	ADDQ      $0x04, DX
-	JMP       loop
+DATA motion16round<>+0(SB)/4, $0x00008000
+GLOBL motion16round<>(SB), RODATA|NOPTR, $4
 
-done:
-	VEXTRACTI128 $0x01, Y3, X0
-	VPADDQ       X0, X3, X0
-	VPSHUFD      $0x4e, X0, X1
-	VPADDQ       X1, X0, X0
-	MOVQ         X0, AX
-	MOVQ         AX, ret+16(FP)
-	VZEROUPPER
-	RET
-
-DATA motionbias<>+0(SB)/8, $0x0000010000008000
-GLOBL motionbias<>(SB), RODATA|NOPTR, $8
-
-DATA motionunbias<>+0(SB)/8, $0x0000000001000000
-GLOBL motionunbias<>(SB), RODATA|NOPTR, $8
-
-DATA motionlow<>+0(SB)/8, $0x00000000ffffffff
-GLOBL motionlow<>(SB), RODATA|NOPTR, $8
-
-// func admDWT0VAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int32, hi *int32, loAdd uint64, hiAdd uint64, shift uint64, n int)
+// func admDWT0VAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int16, hi *int16, loAdd uint64, hiAdd uint64, shift uint64, n int)
 // Requires: AVX, AVX2, SSE2
 TEXT ·admDWT0VAVX2(SB), NOSPLIT, $0-80
 	MOVQ         r0+0(FP), AX
@@ -667,11 +700,15 @@ loop:
 	VPSRAD       X2, Y3, Y3
 	VPSLLD       $0x10, Y3, Y3
 	VPSRAD       $0x10, Y3, Y3
-	VMOVDQU      Y3, (SI)(R9*4)
+	VPACKSSDW    Y3, Y3, Y3
+	VPERMQ       $0x08, Y3, Y3
+	VMOVDQU      X3, (SI)(R9*2)
 	VPSRAD       X2, Y4, Y4
 	VPSLLD       $0x10, Y4, Y4
 	VPSRAD       $0x10, Y4, Y4
-	VMOVDQU      Y4, (DI)(R9*4)
+	VPACKSSDW    Y4, Y4, Y4
+	VPERMQ       $0x08, Y4, Y4
+	VMOVDQU      X4, (DI)(R9*2)
 	ADDQ         $0x08, R9
 	JMP          loop
 
@@ -691,7 +728,7 @@ DATA dwt0hi<>+8(SB)/4, $0x00006b13
 DATA dwt0hi<>+12(SB)/4, $0xffffc22e
 GLOBL dwt0hi<>(SB), RODATA|NOPTR, $16
 
-// func admDWT0VMaddAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int32, hi *int32, loAdd uint64, hiAdd uint64, shift uint64, n int) uint64
+// func admDWT0VMaddAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int16, hi *int16, loAdd uint64, hiAdd uint64, shift uint64, n int) uint64
 // Requires: AVX, AVX2, SSE2
 TEXT ·admDWT0VMaddAVX2(SB), NOSPLIT, $0-88
 	MOVQ         r0+0(FP), AX
@@ -707,44 +744,59 @@ TEXT ·admDWT0VMaddAVX2(SB), NOSPLIT, $0-88
 	VPBROADCASTD dwt0pairs<>+4(SB), Y4
 	VPBROADCASTD dwt0pairs<>+8(SB), Y5
 	VPBROADCASTD dwt0pairs<>+12(SB), Y6
-	VPXOR        Y7, Y7, Y7
+	VPBROADCASTD dwt0low16<>+0(SB), Y7
+	VPXOR        Y8, Y8, Y8
 	MOVQ         n+72(FP), R8
 	XORQ         R9, R9
 
 loop:
-	CMPQ      R9, R8
-	JAE       done
-	VPMOVZXWD (AX)(R9*2), Y8
-	VPMOVZXWD (CX)(R9*2), Y9
-	VPSLLD    $0x10, Y9, Y9
-	VPOR      Y9, Y8, Y8
-	VPOR      Y8, Y7, Y7
-	VPMOVZXWD (DX)(R9*2), Y9
-	VPMOVZXWD (BX)(R9*2), Y10
-	VPSLLD    $0x10, Y10, Y10
-	VPOR      Y10, Y9, Y9
-	VPOR      Y9, Y7, Y7
-	VPMADDWD  Y3, Y8, Y10
-	VPMADDWD  Y4, Y9, Y11
-	VPADDD    Y11, Y10, Y10
-	VPADDD    Y0, Y10, Y10
-	VPSRAD    X2, Y10, Y10
-	VPSLLD    $0x10, Y10, Y10
-	VPSRAD    $0x10, Y10, Y10
-	VMOVDQU   Y10, (SI)(R9*4)
-	VPMADDWD  Y5, Y8, Y8
-	VPMADDWD  Y6, Y9, Y9
-	VPADDD    Y9, Y8, Y8
-	VPADDD    Y1, Y8, Y8
-	VPSRAD    X2, Y8, Y8
-	VPSLLD    $0x10, Y8, Y8
-	VPSRAD    $0x10, Y8, Y8
-	VMOVDQU   Y8, (DI)(R9*4)
-	ADDQ      $0x08, R9
-	JMP       loop
+	CMPQ       R9, R8
+	JAE        done
+	VMOVDQU    (AX)(R9*2), Y9
+	VPOR       Y9, Y8, Y8
+	VMOVDQU    (CX)(R9*2), Y10
+	VPOR       Y10, Y8, Y8
+	VMOVDQU    (DX)(R9*2), Y11
+	VPOR       Y11, Y8, Y8
+	VMOVDQU    (BX)(R9*2), Y12
+	VPOR       Y12, Y8, Y8
+	VPUNPCKLWD Y10, Y9, Y13
+	VPUNPCKHWD Y10, Y9, Y9
+	VPUNPCKLWD Y12, Y11, Y10
+	VPUNPCKHWD Y12, Y11, Y11
+	VPMADDWD   Y3, Y13, Y12
+	VPMADDWD   Y4, Y10, Y14
+	VPADDD     Y14, Y12, Y12
+	VPADDD     Y0, Y12, Y12
+	VPSRAD     X2, Y12, Y12
+	VPAND      Y7, Y12, Y12
+	VPMADDWD   Y3, Y9, Y14
+	VPMADDWD   Y4, Y11, Y15
+	VPADDD     Y15, Y14, Y14
+	VPADDD     Y0, Y14, Y14
+	VPSRAD     X2, Y14, Y14
+	VPAND      Y7, Y14, Y14
+	VPACKUSDW  Y14, Y12, Y12
+	VMOVDQU    Y12, (SI)(R9*2)
+	VPMADDWD   Y5, Y13, Y12
+	VPMADDWD   Y6, Y10, Y10
+	VPADDD     Y10, Y12, Y12
+	VPADDD     Y1, Y12, Y12
+	VPSRAD     X2, Y12, Y12
+	VPAND      Y7, Y12, Y12
+	VPMADDWD   Y5, Y9, Y9
+	VPMADDWD   Y6, Y11, Y10
+	VPADDD     Y10, Y9, Y9
+	VPADDD     Y1, Y9, Y9
+	VPSRAD     X2, Y9, Y9
+	VPAND      Y7, Y9, Y9
+	VPACKUSDW  Y9, Y12, Y12
+	VMOVDQU    Y12, (DI)(R9*2)
+	ADDQ       $0x10, R9
+	JMP        loop
 
 done:
-	VPMOVMSKB Y7, AX
+	VPMOVMSKB Y8, AX
 	ANDL      $0xaaaaaaaa, AX
 	XORQ      CX, CX
 	TESTL     AX, AX
@@ -759,7 +811,10 @@ DATA dwt0pairs<>+8(SB)/4, $0xe34fef70
 DATA dwt0pairs<>+12(SB)/4, $0xc22e6b13
 GLOBL dwt0pairs<>(SB), RODATA|NOPTR, $16
 
-// func admDWT0HAVX2(t *int32, lo *int32, hi *int32, n int)
+DATA dwt0low16<>+0(SB)/4, $0x0000ffff
+GLOBL dwt0low16<>(SB), RODATA|NOPTR, $4
+
+// func admDWT0HAVX2(t *int16, lo *int32, hi *int32, n int)
 // Requires: AVX, AVX2
 TEXT ·admDWT0HAVX2(SB), NOSPLIT, $0-32
 	MOVQ         t+0(FP), AX
@@ -774,33 +829,29 @@ TEXT ·admDWT0HAVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 
 loop:
-	CMPQ      SI, BX
-	JAE       done
-	VMOVDQU   (AX), Y5
-	VPACKSSDW 32(AX), Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   8(AX), Y6
-	VPACKSSDW 40(AX), Y6, Y6
-	VPERMQ    $0xd8, Y6, Y6
-	VPMADDWD  Y1, Y5, Y7
-	VPMADDWD  Y2, Y6, Y8
-	VPADDD    Y8, Y7, Y7
-	VPADDD    Y0, Y7, Y7
-	VPSRAD    $0x10, Y7, Y7
-	VPSLLD    $0x10, Y7, Y7
-	VPSRAD    $0x10, Y7, Y7
-	VMOVDQU   Y7, (CX)(SI*4)
-	VPMADDWD  Y3, Y5, Y5
-	VPMADDWD  Y4, Y6, Y6
-	VPADDD    Y6, Y5, Y5
-	VPADDD    Y0, Y5, Y5
-	VPSRAD    $0x10, Y5, Y5
-	VPSLLD    $0x10, Y5, Y5
-	VPSRAD    $0x10, Y5, Y5
-	VMOVDQU   Y5, (DX)(SI*4)
-	ADDQ      $0x40, AX
-	ADDQ      $0x08, SI
-	JMP       loop
+	CMPQ     SI, BX
+	JAE      done
+	VMOVDQU  (AX), Y5
+	VMOVDQU  4(AX), Y6
+	VPMADDWD Y1, Y5, Y7
+	VPMADDWD Y2, Y6, Y8
+	VPADDD   Y8, Y7, Y7
+	VPADDD   Y0, Y7, Y7
+	VPSRAD   $0x10, Y7, Y7
+	VPSLLD   $0x10, Y7, Y7
+	VPSRAD   $0x10, Y7, Y7
+	VMOVDQU  Y7, (CX)(SI*4)
+	VPMADDWD Y3, Y5, Y5
+	VPMADDWD Y4, Y6, Y6
+	VPADDD   Y6, Y5, Y5
+	VPADDD   Y0, Y5, Y5
+	VPSRAD   $0x10, Y5, Y5
+	VPSLLD   $0x10, Y5, Y5
+	VPSRAD   $0x10, Y5, Y5
+	VMOVDQU  Y5, (DX)(SI*4)
+	ADDQ     $0x20, AX
+	ADDQ     $0x08, SI
+	JMP      loop
 
 done:
 	VZEROUPPER

@@ -33,9 +33,7 @@ func main() {
 	vifStat()
 	subTapInit()
 	subTapPair()
-	motionDiff()
-	motionV()
-	motionH()
+	motion16Kernels()
 	dwt0V()
 	dwt0VMadd()
 	dwt0H()
@@ -536,24 +534,6 @@ func subTapPair() {
 	})
 }
 
-// motionDiff: out[i] = prev[i] - cur[i] as int32, the difference the motion
-// filter blurs.
-func motionDiff() {
-	TEXT("motionDiffAVX2", NOSPLIT, "func(prev, cur *uint16, out *int32, n int)")
-	Pragma("noescape")
-	Doc("motionDiffAVX2 sets out[i] = prev[i]-cur[i] for i < n (a multiple of 4).")
-	prev := Load(Param("prev"), GP64())
-	cur := Load(Param("cur"), GP64())
-	out := Load(Param("out"), GP64())
-	rowLoop(func(i Register) {
-		p, c := YMM(), YMM()
-		VPMOVZXWD(Mem{Base: prev, Index: i, Scale: 2}, p.AsX())
-		VPMOVZXWD(Mem{Base: cur, Index: i, Scale: 2}, c.AsX())
-		VPSUBD(c.AsX(), p.AsX(), p.AsX())
-		VMOVDQU(p.AsX(), Mem{Base: out, Index: i, Scale: 4})
-	})
-}
-
 // motionTaps are libvmaf's 5-tap motion filter's distinct taps.
 var motionTaps = [3]uint32{3571, 16004, 26386}
 
@@ -573,86 +553,6 @@ func broadcastMotionTaps() [3]VecVirtual {
 		VPBROADCASTD(m, f[k])
 	}
 	return f
-}
-
-// motionV is the motion filter's vertical pass over five difference rows:
-// out = (f0*(d0+d4) + f1*(d1+d3) + f2*d2 + 2^(shift-1)) >> shift, in int32
-// lanes, exact for differences of up to 12 bits (the sums stay below 2^28).
-func motionV() {
-	TEXT("motionVAVX2", NOSPLIT, "func(d0, d1, d2, d3, d4, out *int32, shift uint64, n int)")
-	Pragma("noescape")
-	Doc("motionVAVX2 filters five difference rows vertically into out for i < n (a multiple of 4); samples of at most 12 bits.")
-	var d [5]Register
-	for k := range d {
-		d[k] = Load(Param(fmt.Sprintf("d%d", k)), GP64())
-	}
-	out := Load(Param("out"), GP64())
-	shift, round := XMM(), YMM()
-	MOVQ(paramAddr("shift"), shift)
-	// round = 1 << (shift-1) = (1 << shift) >> 1 in every dword.
-	VPCMPEQD(round, round, round)
-	VPSRLD(Imm(31), round, round)
-	VPSLLD(shift, round, round)
-	VPSRLD(Imm(1), round, round)
-	f := broadcastMotionTaps()
-	rowLoop(func(i Register) {
-		a, b, acc := YMM(), YMM(), YMM()
-		VMOVDQU(Mem{Base: d[0], Index: i, Scale: 4}, a.AsX())
-		VPADDD(Mem{Base: d[4], Index: i, Scale: 4}, a.AsX(), a.AsX())
-		VPMULLD(f[0].AsX(), a.AsX(), acc.AsX())
-		VMOVDQU(Mem{Base: d[1], Index: i, Scale: 4}, b.AsX())
-		VPADDD(Mem{Base: d[3], Index: i, Scale: 4}, b.AsX(), b.AsX())
-		VPMULLD(f[1].AsX(), b.AsX(), b.AsX())
-		VPADDD(b.AsX(), acc.AsX(), acc.AsX())
-		VPMULLD(Mem{Base: d[2], Index: i, Scale: 4}, f[2].AsX(), b.AsX())
-		VPADDD(b.AsX(), acc.AsX(), acc.AsX())
-		VPADDD(round.AsX(), acc.AsX(), acc.AsX())
-		VPSRAD(shift, acc.AsX(), acc.AsX())
-		VMOVDQU(acc.AsX(), Mem{Base: out, Index: i, Scale: 4})
-	})
-}
-
-// motionH is the horizontal pass and the sum of absolute values of pixels
-// 2..n+1 of a vertically filtered row (row[0] is the window start of the
-// first): sum |(f0*(r[j-2]+r[j+2]) + f1*(r[j-1]+r[j+1]) + f2*r[j] + 2^15) >> 16|,
-// in 64-bit lanes, as the sums may pass 2^31.
-func motionH() {
-	TEXT("motionHAVX2", NOSPLIT, "func(row *int32, n int) uint64")
-	Pragma("noescape")
-	Doc("motionHAVX2 returns the absolute blurred values' sum of n pixels (a multiple of 4) whose 5-tap windows start at row.")
-	row := Load(Param("row"), GP64())
-	f := broadcastMotionTaps()
-	sum := YMM()
-	VPXOR(sum, sum, sum)
-	// The arithmetic shift of 64-bit lanes, which AVX2 lacks, as a logical
-	// one of a biased value: (acc + 2^15 + 2^40) >> 16 - 2^24.
-	bias, unbias, low := YMM(), YMM(), YMM()
-	VPBROADCASTQ(ConstData("motionbias", U64(1<<40+1<<15)), bias)
-	VPBROADCASTQ(ConstData("motionunbias", U64(1<<24)), unbias)
-	VPBROADCASTQ(ConstData("motionlow", U64(0xffffffff)), low)
-	rowLoopThen(func(i Register) {
-		at := func(k int) VecVirtual {
-			v := YMM()
-			VPMOVSXDQ(Mem{Base: row, Index: i, Scale: 4, Disp: 4 * k}, v)
-			return v
-		}
-		acc, t := YMM(), YMM()
-		a := at(0)
-		VPADDQ(at(4), a, a)
-		VPMULDQ(f[0], a, acc)
-		b := at(1)
-		VPADDQ(at(3), b, b)
-		VPMULDQ(f[1], b, t)
-		VPADDQ(t, acc, acc)
-		VPMULDQ(f[2], at(2), t)
-		VPADDQ(t, acc, acc)
-		VPADDQ(bias, acc, acc)
-		VPSRLQ(Imm(16), acc, acc)
-		VPSUBQ(unbias, acc, acc)
-		VPABSD(acc, acc)
-		VPAND(low, acc, acc)
-		VPADDQ(acc, sum, sum)
-	}, func() { returnSum(sum) })
 }
 
 // dwtLo and dwtHi are ADM's Daubechies filter taps in Q15 (adm.go).
@@ -678,9 +578,10 @@ func narrow16(x Op) {
 
 // dwt0V is the vertical pass of ADM's first DWT level (admState.dwt0):
 // lo = (sum dwtLo[k]*r_k + loAdd) >> shift and hi likewise, in int32 lanes
-// with Go's wrapping, narrowed to int16, 8 samples at a time.
+// with Go's wrapping, narrowed to int16, 8 samples at a time: the wide way,
+// for rows with samples of 2^15 or more (dwt0VMadd takes the others).
 func dwt0V() {
-	TEXT("admDWT0VAVX2", NOSPLIT, "func(r0, r1, r2, r3 *uint16, lo, hi *int32, loAdd, hiAdd uint64, shift uint64, n int)")
+	TEXT("admDWT0VAVX2", NOSPLIT, "func(r0, r1, r2, r3 *uint16, lo, hi *int16, loAdd, hiAdd uint64, shift uint64, n int)")
 	Pragma("noescape")
 	Doc("admDWT0VAVX2 runs the vertical DWT of n samples (a multiple of 8) of four rows into lo and hi.")
 	r, lo, hi, loAdd, hiAdd, shift := dwt0VParams()
@@ -705,8 +606,11 @@ func dwt0V() {
 			out Register
 		}{{accLo, lo}, {accHi, hi}} {
 			VPSRAD(shift, p.acc, p.acc)
+			// int16 values, packed without saturation, in order.
 			narrow16(p.acc)
-			VMOVDQU(p.acc, Mem{Base: p.out, Index: i, Scale: 4})
+			VPACKSSDW(p.acc, p.acc, p.acc)
+			VPERMQ(Imm(0x08), p.acc, p.acc)
+			VMOVDQU(p.acc.AsX(), Mem{Base: p.out, Index: i, Scale: 2})
 		}
 	}, func() {})
 }
@@ -726,16 +630,18 @@ func dwt0VParams() (r [4]Register, lo, hi Register, loAdd, hiAdd VecVirtual, shi
 	return r, lo, hi, loAdd, hiAdd, shift
 }
 
-// dwt0VMadd is dwt0V for samples below 2^15: two rows' samples share a
-// dword (u_k | u_k+1 << 16, each a positive int16), so that one VPMADDWD
-// takes two taps (|tap| < 2^15; each product below 2^30, their sum below
-// 2^31) where dwt0V takes two VPMULLD and an add. The samples' bits are
-// ORed as it goes: it returns 1 when one of them had bit 15 set (its
-// output is then wrong, and the caller runs dwt0V), else 0.
+// dwt0VMadd is dwt0V for samples below 2^15, 16 at a time: two rows'
+// samples interleaved as words, so that one VPMADDWD takes two taps
+// (|tap| < 2^15; each product below 2^30, their sum below 2^31). The int32
+// results, in the unpacked order (samples 0-3 and 8-11 of a step in one
+// register, 4-7 and 12-15 in the other), are cut to their low 16 bits (the
+// scalar code's int16 conversion) and packed back in order. The samples'
+// bits are ORed as it goes: it returns 1 when one of them had bit 15 set
+// (its output is then wrong, and the caller runs dwt0V), else 0.
 func dwt0VMadd() {
-	TEXT("admDWT0VMaddAVX2", NOSPLIT, "func(r0, r1, r2, r3 *uint16, lo, hi *int32, loAdd, hiAdd uint64, shift uint64, n int) uint64")
+	TEXT("admDWT0VMaddAVX2", NOSPLIT, "func(r0, r1, r2, r3 *uint16, lo, hi *int16, loAdd, hiAdd uint64, shift uint64, n int) uint64")
 	Pragma("noescape")
-	Doc("admDWT0VMaddAVX2 is admDWT0VAVX2 for samples below 2^15; it returns 1 where a sample is not (its output is then wrong), else 0.")
+	Doc("admDWT0VMaddAVX2 is admDWT0VAVX2 for samples below 2^15, n a multiple of 16; it returns 1 where a sample is not (its output is then wrong), else 0.")
 	r, lo, hi, loAdd, hiAdd, shift := dwt0VParams()
 	pair := func(c [4]int32, k int) uint32 { return uint32(uint16(c[k])) | uint32(uint16(c[k+1]))<<16 }
 	taps := dwordTable("dwt0pairs", []int32{
@@ -746,6 +652,8 @@ func dwt0VMadd() {
 		tp[k] = YMM()
 		VPBROADCASTD(taps.Offset(4*k), tp[k])
 	}
+	low := YMM()
+	VPBROADCASTD(constMem("dwt0low16", U32(0xffff)), low)
 	seen := YMM()
 	VPXOR(seen, seen, seen)
 	n := Load(Param("n"), GP64())
@@ -755,31 +663,40 @@ func dwt0VMadd() {
 	CMPQ(i, n)
 	JAE(LabelRef("done"))
 	{
-		var pr [2]VecVirtual
-		for k := range pr {
-			a, b := YMM(), YMM()
-			VPMOVZXWD(Mem{Base: r[2*k], Index: i, Scale: 2}, a)
-			VPMOVZXWD(Mem{Base: r[2*k+1], Index: i, Scale: 2}, b)
-			VPSLLD(Imm(16), b, b)
-			VPOR(b, a, a)
-			VPOR(a, seen, seen)
-			pr[k] = a
+		var u [4]VecVirtual
+		for k := range u {
+			u[k] = YMM()
+			VMOVDQU(Mem{Base: r[k], Index: i, Scale: 2}, u[k])
+			VPOR(u[k], seen, seen)
+		}
+		// Pairs (r0, r1) and (r2, r3) of samples 0-3, 8-11 (pl) and 4-7,
+		// 12-15 (ph).
+		var pl, ph [2]VecVirtual
+		for k := range pl {
+			pl[k], ph[k] = YMM(), YMM()
+			VPUNPCKLWD(u[2*k+1], u[2*k], pl[k])
+			VPUNPCKHWD(u[2*k+1], u[2*k], ph[k])
 		}
 		for h, p := range []struct {
 			add VecVirtual
 			out Register
 		}{{loAdd, lo}, {hiAdd, hi}} {
-			acc, c := YMM(), YMM()
-			VPMADDWD(tp[2*h], pr[0], acc)
-			VPMADDWD(tp[2*h+1], pr[1], c)
-			VPADDD(c, acc, acc)
-			VPADDD(p.add, acc, acc)
-			VPSRAD(shift, acc, acc)
-			narrow16(acc)
-			VMOVDQU(acc, Mem{Base: p.out, Index: i, Scale: 4})
+			var half [2]VecVirtual
+			for q, pr := range [][2]VecVirtual{pl, ph} {
+				acc, c := YMM(), YMM()
+				VPMADDWD(tp[2*h], pr[0], acc)
+				VPMADDWD(tp[2*h+1], pr[1], c)
+				VPADDD(c, acc, acc)
+				VPADDD(p.add, acc, acc)
+				VPSRAD(shift, acc, acc)
+				VPAND(low, acc, acc)
+				half[q] = acc
+			}
+			VPACKUSDW(half[1], half[0], half[0])
+			VMOVDQU(half[0], Mem{Base: p.out, Index: i, Scale: 2})
 		}
 	}
-	ADDQ(Imm(8), i)
+	ADDQ(Imm(16), i)
 	JMP(LabelRef("loop"))
 	Label("done")
 	// Bit 15 of any word: the high bytes' top bits.
@@ -797,13 +714,14 @@ func dwt0VMadd() {
 // dwt0H is the horizontal pass of ADM's first DWT level for interior
 // outputs: out j takes t[2j-1..2j+2]; t points at t[2j-1] of the first.
 // lo = (sum dwtLo[k]*s_k + 2^15) >> 16 narrowed to int16, hi likewise.
-// Two taps a multiply-add, as dwt0VMadd: t holds int16 values (the
-// vertical pass narrows them), packed to words without saturation, each
-// product below 2^30.
+// t holds the vertical pass's int16 values, so sixteen words from t[2j-1]
+// are the pairs (taps 0 and 1) of eight outputs in order, and sixteen from
+// t[2j+1] their pairs of taps 2 and 3: one VPMADDWD each, each product
+// below 2^30.
 func dwt0H() {
-	TEXT("admDWT0HAVX2", NOSPLIT, "func(t *int32, lo, hi *int32, n int)")
+	TEXT("admDWT0HAVX2", NOSPLIT, "func(t *int16, lo, hi *int32, n int)")
 	Pragma("noescape")
-	Doc("admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t (int16 values) into lo and hi.")
+	Doc("admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t into lo and hi.")
 	t := Load(Param("t"), GP64())
 	lo := Load(Param("lo"), GP64())
 	hi := Load(Param("hi"), GP64())
@@ -817,17 +735,10 @@ func dwt0H() {
 		VPBROADCASTD(taps.Offset(4*k), tp[k])
 	}
 	rowLoopStep(8, func(i Register) {
-		// Output j reads t[2j-1] .. t[2j+2]: from t at offsets 0 and 2,
-		// sixteen dwords packed to words (the values are int16: no
-		// saturation) and put back in order, the pairs of taps 0 and 1
-		// and of taps 2 and 3 of eight outputs.
 		var pr [2]VecVirtual
-		for k, disp := range []int{0, 8} {
-			a := YMM()
-			VMOVDQU(Mem{Base: t, Disp: disp}, a)
-			VPACKSSDW(Mem{Base: t, Disp: disp + 32}, a, a)
-			VPERMQ(Imm(0xd8), a, a)
-			pr[k] = a
+		for k, disp := range []int{0, 4} {
+			pr[k] = YMM()
+			VMOVDQU(Mem{Base: t, Disp: disp}, pr[k])
 		}
 		for h, out := range []Register{lo, hi} {
 			acc, c := YMM(), YMM()
@@ -839,7 +750,7 @@ func dwt0H() {
 			narrow16(acc)
 			VMOVDQU(acc, Mem{Base: out, Index: i, Scale: 4})
 		}
-		ADDQ(Imm(64), t)
+		ADDQ(Imm(32), t)
 	}, func() {})
 }
 
