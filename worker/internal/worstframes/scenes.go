@@ -48,16 +48,29 @@ func (c *Cuts) ReadFrame(f *vmaf.Frame) error {
 		return err
 	}
 	shift := max(f.BitDepth, 6) - 6
-	c.cur = [HistogramBins]int{}
 	samples := 0
 	// Every other sample of every other row: a quarter of the work, and the same histogram
-	// but for noise (a cut changes most of the picture, not a pixel in four).
+	// but for noise (a cut changes most of the picture, not a pixel in four). Neighbouring
+	// samples mostly fall in the same bin, and an increment waits on the one before it in
+	// the same counter: four sets of counters, one per sample in four, let them overlap.
+	var part [4][HistogramBins]int32
+	const mask = HistogramBins - 1 // keeps corrupt samples in range
 	for y := 0; y < f.Height; y += 2 {
 		row := f.Y[y*f.Width : (y+1)*f.Width]
-		for x := 0; x < len(row); x += 2 {
-			c.cur[(row[x]>>shift)&(HistogramBins-1)]++ // the mask keeps corrupt samples in range
+		x := 0
+		for ; x+6 < len(row); x += 8 {
+			part[0][(row[x]>>shift)&mask]++
+			part[1][(row[x+2]>>shift)&mask]++
+			part[2][(row[x+4]>>shift)&mask]++
+			part[3][(row[x+6]>>shift)&mask]++
+		}
+		for ; x < len(row); x += 2 {
+			part[0][(row[x]>>shift)&mask]++
 		}
 		samples += (len(row) + 1) / 2
+	}
+	for b := range c.cur {
+		c.cur[b] = int(part[0][b]) + int(part[1][b]) + int(part[2][b]) + int(part[3][b])
 	}
 	d := 0.0
 	if c.n > 0 && samples > 0 {
