@@ -345,6 +345,11 @@ func dwt0VAVX2(r0, r1, r2, r3 []uint16, tlo, thi []int16, shiftVP uint, addVP in
 // from output g reads t[2g-1] to t[2g+16], so groups start at 1 while
 // their last output's window stays inside t; output 0 (whose window
 // reflects) and the rest take the scalar code.
+//
+// Past the groups, one more group ends at the last output whose window is
+// inside t, (len(t)-3)/2, and so overlaps the groups before it: it writes
+// what they wrote for the outputs they share, and leaves the scalar code at
+// most the last output (its window reflects) where it would leave up to 8.
 func dwt0HAVX2(t []int16, lo, hi []int32, ind *[4][]int) {
 	wh := len(lo)
 	m := dwtHVecLen(len(t), wh) &^ 7
@@ -353,6 +358,12 @@ func dwt0HAVX2(t []int16, lo, hi []int32, ind *[4][]int) {
 		_ = t[2*m+2] // the last group's last read
 		_, _ = lo[m], hi[m]
 		admDWT0HAVX2(&t[1], &lo[1], &hi[1], m)
+		if last := min((len(t)-3)/2, wh-1); last > m {
+			g := last - 7 // the overlapping group's first output, at least 1
+			_ = t[2*last+2]
+			admDWT0HAVX2(&t[2*g-1], &lo[g], &hi[g], 8)
+			m = last
+		}
 	}
 	for j := 1 + m; j < wh; j++ {
 		admDWT0HAt(t, lo, hi, ind, j)
