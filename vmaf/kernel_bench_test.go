@@ -26,7 +26,7 @@ func BenchmarkKernels(b *testing.B) {
 		return func() { s.compute(ref[0], dist[0], 8) }
 	})
 	// VIF on each CPU path.
-	for _, c := range []CPU{CPUGeneric, CPUAVX2} {
+	for _, c := range []CPU{CPUGeneric, CPUAVX2, CPUAVX512} {
 		if !c.Supported() {
 			continue
 		}
@@ -41,7 +41,7 @@ func BenchmarkKernels(b *testing.B) {
 	})
 	// ADM on each CPU path, with v0.6.1's options and with v1's (adm3,
 	// aim: the contrast measure twice a scale).
-	for _, c := range []CPU{CPUGeneric, CPUAVX2} {
+	for _, c := range []CPU{CPUGeneric, CPUAVX2, CPUAVX512} {
 		if !c.Supported() {
 			continue
 		}
@@ -60,7 +60,7 @@ func BenchmarkKernels(b *testing.B) {
 		return func() { motionSAD(ref[0], ref[1], w, h, 8, row) }
 	})
 	// Motion on each CPU path.
-	for _, c := range []CPU{CPUGeneric, CPUAVX2} {
+	for _, c := range []CPU{CPUGeneric, CPUAVX2, CPUAVX512} {
 		if !c.Supported() {
 			continue
 		}
@@ -128,7 +128,7 @@ func BenchmarkKernels(b *testing.B) {
 	for i := range banded {
 		banded[i] = uint16(raw[i])
 	}
-	for _, c := range []CPU{CPUGeneric, CPUAVX2} {
+	for _, c := range []CPU{CPUGeneric, CPUAVX2, CPUAVX512} {
 		if !c.Supported() {
 			continue
 		}

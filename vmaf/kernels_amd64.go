@@ -46,11 +46,22 @@ var avx2Kernels = kernels{
 }
 
 // avx512Kernels are the AVX2 kernels (AVX-512 processors have AVX2) with
-// the AVX-512 ones this build has in their place: VIF's statistic.
+// the AVX-512 ones this build has in their place: VIF's statistic (and its
+// 16-bit lane passes, vif8_amd64.go), motion, ADM's DWT at every scale and
+// its CSF.
 var avx512Kernels = func() kernels {
 	k := avx2Kernels
 	k.cpu = CPUAVX512
 	k.vifStatRow = vifStatRowAVX512
+	k.motionSAD = motionSADAVX512
+	k.admDWT0V = dwt0VAVX512
+	k.admDWT0H = dwt0HAVX512
+	k.admCSF0 = admCSF0AVX512Row
+	k.admCSFS = admCSFSAVX512Row
+	k.admDWTSV = dwtSVAVX512
+	k.admDWTSH = dwtSHAVX512
+	k.vifSubInit = vifSubInitAVX512
+	k.vifSubPair = vifSubPairAVX512
 	return k
 }()
 
@@ -200,6 +211,28 @@ func vifSubPairAVX2(f uint64, ra, rb, da, db []uint16, acc []uint64) {
 	vifSubPair(f, ra[n:], rb[n:], da[n:], db[n:], acc[n:])
 }
 
+// vifSubInitAVX512 is vifSubInitAVX2 8 pixels a step.
+func vifSubInitAVX512(f uint64, rc, dc []uint16, acc []uint64) {
+	w := len(acc)
+	n := w &^ 7
+	rc, dc = rc[:w], dc[:w]
+	if n > 0 {
+		vifSubTapInitAVX512(f, &rc[0], &dc[0], &acc[0], n)
+	}
+	vifSubInitAVX2(f, rc[n:], dc[n:], acc[n:])
+}
+
+// vifSubPairAVX512 is vifSubPairAVX2 8 pixels a step.
+func vifSubPairAVX512(f uint64, ra, rb, da, db []uint16, acc []uint64) {
+	w := len(acc)
+	n := w &^ 7
+	ra, rb, da, db = ra[:w], rb[:w], da[:w], db[:w]
+	if n > 0 {
+		vifSubTapPairAVX512(f, &ra[0], &rb[0], &da[0], &db[0], &acc[0], n)
+	}
+	vifSubPairAVX2(f, ra[n:], rb[n:], da[n:], db[n:], acc[n:])
+}
+
 // vifFillAVX2Row is vifRing.fill with 4 pixels a step.
 func vifFillAVX2Row(r *vifRing, slot int, ref, dis []uint16, packSq bool) {
 	w := len(ref)
@@ -242,6 +275,21 @@ func vifSubRowAVX2(filt, tmp []uint64, rowR, rowD []uint16) {
 	vifSubRow(filt, tmp, rowR, rowD, n)
 }
 
+// motionLanes are the motion kernels of one vector width: words is the
+// 16-bit samples of a register, which the difference and vertical kernels
+// take a step, and the horizontal kernel half as many (dword lanes).
+type motionLanes struct {
+	words int
+	diff  func(prev, cur *uint16, out *int16, n int) uint64
+	vert  func(d0, d1, d2, d3, d4 *int16, out *int32, f2r, shift uint64, n int) uint64
+	horiz func(row *int32, n int) uint64
+}
+
+var (
+	motionAVX2   = motionLanes{16, motionDiff16AVX2, motionV16AVX2, motionH8AVX2}
+	motionAVX512 = motionLanes{32, motionDiff16AVX512, motionV16AVX512, motionH8AVX512}
+)
+
 // motionSADAVX2 is motionSAD with the difference, both filter passes and
 // the sum in AVX2: the difference and the vertical pass in 16-bit lanes
 // (motion16.go in asmgen), the horizontal pass in 32-bit ones. The 16-bit
@@ -249,15 +297,28 @@ func vifSubRowAVX2(filt, tmp []uint64, rowR, rowD []uint16) {
 // scalar code, and so does a frame with a sample above its bit depth (the
 // difference kernel reports the bits it saw), from the start.
 func motionSADAVX2(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64 {
-	if bpc > 12 || w < 16 {
+	return motionSADLanes(&motionAVX2, prev, cur, w, h, bpc, row, m)
+}
+
+// motionSADAVX512 is motionSADAVX2 in zmm registers, twice the pixels a
+// step; rows narrower than a step take the AVX2 kernels.
+func motionSADAVX512(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64 {
+	if w < 32 {
+		return motionSADAVX2(prev, cur, w, h, bpc, row, m)
+	}
+	return motionSADLanes(&motionAVX512, prev, cur, w, h, bpc, row, m)
+}
+
+func motionSADLanes(k *motionLanes, prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64 {
+	if bpc > 12 || w < k.words {
 		return motionSAD(prev, cur, w, h, bpc, row)
 	}
 	m.ensure(w)
-	for k := range m.tag {
-		m.tag[k] = -1
+	for s := range m.tag {
+		m.tag[s] = -1
 	}
-	n := w &^ 15
-	hn := (w - 4) &^ 7
+	n := w &^ (k.words - 1)
+	hn := (w - 4) &^ (k.words/2 - 1)
 	roundY := int32(1) << uint(bpc-1)
 	f0, f1, f2 := int32(motionFilter[0]), int32(motionFilter[1]), int32(motionFilter[2])
 	f2r := uint64(uint32(f2) | uint32(roundY)<<16)
@@ -265,27 +326,27 @@ func motionSADAVX2(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows
 	var sad uint64
 	for i := 0; i < h; i++ {
 		var d [5][]int16
-		for k := range d {
-			r := mirror(i-2+k, h)
+		for j := range d {
+			r := mirror(i-2+j, h)
 			slot := r % 5
 			if m.tag[slot] != r {
 				p, c, out := prev[r*w:r*w+w], cur[r*w:r*w+w], m.diff[slot][:w]
-				seen := motionDiff16AVX2(&p[0], &c[0], &out[0], n)
-				for j := n; j < w; j++ {
-					seen |= uint64(p[j] | c[j])
-					out[j] = int16(p[j] - c[j])
+				seen := k.diff(&p[0], &c[0], &out[0], n)
+				for x := n; x < w; x++ {
+					seen |= uint64(p[x] | c[x])
+					out[x] = int16(p[x] - c[x])
 				}
 				if seen>>uint(bpc) != 0 {
 					return motionSAD(prev, cur, w, h, bpc, row)
 				}
 				m.tag[slot] = r
 			}
-			d[k] = m.diff[slot][:w]
+			d[j] = m.diff[slot][:w]
 		}
-		any := motionV16AVX2(&d[0][0], &d[1][0], &d[2][0], &d[3][0], &d[4][0], &v[0], f2r, uint64(bpc), n)
-		for j := n; j < w; j++ {
-			v[j] = (f0*int32(d[0][j]+d[4][j]) + f1*int32(d[1][j]+d[3][j]) + f2*int32(d[2][j]) + roundY) >> uint(bpc)
-			if v[j] != 0 {
+		any := k.vert(&d[0][0], &d[1][0], &d[2][0], &d[3][0], &d[4][0], &v[0], f2r, uint64(bpc), n)
+		for x := n; x < w; x++ {
+			v[x] = (f0*int32(d[0][x]+d[4][x]) + f1*int32(d[1][x]+d[3][x]) + f2*int32(d[2][x]) + roundY) >> uint(bpc)
+			if v[x] != 0 {
 				any = 1
 			}
 		}
@@ -297,7 +358,7 @@ func motionSADAVX2(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows
 		// scalar one does.
 		var rowSAD uint32
 		if hn > 0 {
-			rowSAD = uint32(motionH8AVX2(&v[0], hn))
+			rowSAD = uint32(k.horiz(&v[0], hn))
 		}
 		for j := 0; j < 2; j++ {
 			rowSAD += motionHPixel(v, j, w)
@@ -367,6 +428,103 @@ func dwt0HAVX2(t []int16, lo, hi []int32, ind *[4][]int) {
 	}
 	for j := 1 + m; j < wh; j++ {
 		admDWT0HAt(t, lo, hi, ind, j)
+	}
+}
+
+// dwt0VAVX512 is dwt0VAVX2 32 samples a step; the rest of the row takes
+// dwt0VAVX2, and a step with a sample of 2^15 or more the wide AVX2 kernel.
+func dwt0VAVX512(r0, r1, r2, r3 []uint16, tlo, thi []int16, shiftVP uint, addVP int32) {
+	w := len(tlo)
+	n := w &^ 31
+	r0, r1, r2, r3, thi = r0[:w], r1[:w], r2[:w], r3[:w], thi[:w]
+	if n > 0 {
+		loAdd, hiAdd := uint64(uint32(addVP-dwtLoSum*addVP)), uint64(uint32(addVP))
+		if shiftVP > 15 || admDWT0VMaddAVX512(&r0[0], &r1[0], &r2[0], &r3[0], &tlo[0], &thi[0], loAdd, hiAdd, uint64(shiftVP), n) != 0 {
+			admDWT0VAVX2(&r0[0], &r1[0], &r2[0], &r3[0], &tlo[0], &thi[0], loAdd, hiAdd, uint64(shiftVP), n)
+		}
+	}
+	dwt0VAVX2(r0[n:], r1[n:], r2[n:], r3[n:], tlo[n:], thi[n:], shiftVP, addVP)
+}
+
+// dwt0HAVX512 is dwt0HAVX2 in groups of 16 outputs, with the same
+// overlapping last group; rows too short for one take dwt0HAVX2.
+func dwt0HAVX512(t []int16, lo, hi []int32, ind *[4][]int) {
+	wh := len(lo)
+	m := dwtHVecLen(len(t), wh) &^ 15
+	if m == 0 {
+		dwt0HAVX2(t, lo, hi, ind)
+		return
+	}
+	admDWT0HAt(t, lo, hi, ind, 0)
+	_ = t[2*m+2] // the last group's last read
+	_, _ = lo[m], hi[m]
+	admDWT0HAVX512(&t[1], &lo[1], &hi[1], m)
+	if last := min((len(t)-3)/2, wh-1); last > m {
+		g := last - 15 // the overlapping group's first output, at least 2
+		_ = t[2*last+2]
+		admDWT0HAVX512(&t[2*g-1], &lo[g], &hi[g], 16)
+		m = last
+	}
+	for j := 1 + m; j < wh; j++ {
+		admDWT0HAt(t, lo, hi, ind, j)
+	}
+}
+
+// admCSF0AVX512Row is admCSF0AVX2Row 16 coefficients a step.
+func admCSF0AVX512Row(src, dstA, dstF []int32, irf, add int32, shift uint) {
+	w := len(src)
+	n := w &^ 15
+	dstA, dstF = dstA[:w], dstF[:w]
+	if n > 0 {
+		admCSF0AVX512(&src[0], &dstA[0], &dstF[0], uint64(uint32(irf)), uint64(uint32(add)), uint64(shift), n)
+	}
+	admCSF0AVX2Row(src[n:], dstA[n:], dstF[n:], irf, add, shift)
+}
+
+// admCSFSAVX512Row is admCSFSAVX2Row 8 coefficients a step.
+func admCSFSAVX512Row(src, dstA, dstF []int32, irf int64) {
+	w := len(src)
+	n := w &^ 7
+	dstA, dstF = dstA[:w], dstF[:w]
+	if n > 0 {
+		u := uint64(irf)
+		admCSFSAVX512(&src[0], &dstA[0], &dstF[0], &u, n)
+	}
+	admCSFSAVX2Row(src[n:], dstA[n:], dstF[n:], irf)
+}
+
+// dwtSVAVX512 is dwtSVAVX2 8 samples a step.
+func dwtSVAVX512(r0, r1, r2, r3, tlo, thi []int32, add int64, shift uint) {
+	w := len(tlo)
+	n := w &^ 7
+	r0, r1, r2, r3, thi = r0[:w], r1[:w], r2[:w], r3[:w], thi[:w]
+	if n > 0 {
+		admDWTSVAVX512(&r0[0], &r1[0], &r2[0], &r3[0], &tlo[0], &thi[0], uint64(add), uint64(shift), n)
+	}
+	dwtSVAVX2(r0[n:], r1[n:], r2[n:], r3[n:], tlo[n:], thi[n:], add, shift)
+}
+
+// dwtSHAVX512 is dwtSHAVX2 in groups of 8 outputs, with an overlapping last
+// group as dwt0HAVX2's; rows too short for one take dwtSHAVX2.
+func dwtSHAVX512(t, lo, hi []int32, ind *[4][]int, add int64, shift uint) {
+	wh := len(lo)
+	m := dwtHVecLen(len(t), wh) &^ 7
+	if m == 0 {
+		dwtSHAVX2(t, lo, hi, ind, add, shift)
+		return
+	}
+	admDWTSHAt(t, lo, hi, ind, 0, add, shift)
+	_ = t[2*m+2] // the last group's last read
+	_, _ = lo[m], hi[m]
+	admDWTSHAVX512(&t[1], &lo[1], &hi[1], uint64(add), uint64(shift), m)
+	if last := min((len(t)-3)/2, wh-1); last > m {
+		g := last - 7 // the overlapping group's first output, at least 2
+		_ = t[2*last+2]
+		admDWTSHAVX512(&t[2*g-1], &lo[g], &hi[g], uint64(add), uint64(shift), 8)
+		m = last
+	}
+	for j := 1 + m; j < wh; j++ {
+		admDWTSHAt(t, lo, hi, ind, j, add, shift)
 	}
 }
 

@@ -1,6 +1,7 @@
 package vmaf
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -201,6 +202,45 @@ func vifStatCase(t *testing.T, seed uint64, n uint8, egl1 bool) {
 	}
 }
 
+// TestVIFSubTapsWidths runs the subsampling pass's vertical kernels of
+// every path on rows of every length up to 40 (every tail past a step of
+// 4 and of 8), with 16-bit samples at their extremes mixed in.
+func TestVIFSubTapsWidths(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(41, 42))
+	for w := 1; w <= 40; w++ {
+		filt := vifFilters[1+w%3]
+		fc, fv := filt[len(filt)/2], filt[w%(len(filt)/2)]
+		row := func() []uint16 {
+			r := make([]uint16, w)
+			for j := range r {
+				r[j] = []uint16{0, 65535, uint16(rng.Uint32())}[rng.IntN(3)]
+			}
+			return r
+		}
+		ra, rb, da, db := row(), row(), row(), row()
+		paths := map[string][2]func(uint64, []uint16, []uint16, []uint16, []uint16, []uint64){
+			"AVX2": {func(f uint64, ra, _, da, _ []uint16, acc []uint64) { vifSubInitAVX2(f, ra, da, acc) }, vifSubPairAVX2},
+		}
+		if CPUAVX512.Supported() {
+			paths["AVX512"] = [2]func(uint64, []uint16, []uint16, []uint16, []uint16, []uint64){
+				func(f uint64, ra, _, da, _ []uint16, acc []uint64) { vifSubInitAVX512(f, ra, da, acc) }, vifSubPairAVX512,
+			}
+		}
+		want := make([]uint64, w)
+		vifSubInit(fc, ra, da, want)
+		vifSubPair(fv, ra, rb, da, db, want)
+		for name, k := range paths {
+			got := make([]uint64, w)
+			k[0](fc, ra, nil, da, nil, got)
+			k[1](fv, ra, rb, da, db, got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s subsampling taps (w=%d): %v, want %v", name, w, got, want)
+			}
+		}
+	}
+}
+
 // FuzzVIFSubTaps checks the subsampling pass's vertical kernels on samples
 // of up to 16 bits and any tap of the filters of scales 1 to 3.
 func FuzzVIFSubTaps(f *testing.F) {
@@ -234,6 +274,18 @@ func FuzzVIFSubTaps(f *testing.F) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("vifSubTapPairAVX2(w=%d): %v, want %v", w, got, want)
 		}
+		if CPUAVX512.Supported() {
+			vifSubInit(fc, ra, da, want)
+			vifSubInitAVX512(fc, ra, da, got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("vifSubTapInitAVX512(w=%d): %v, want %v", w, got, want)
+			}
+			vifSubPair(fv, ra, rb, da, db, want)
+			vifSubPairAVX512(fv, ra, rb, da, db, got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("vifSubTapPairAVX512(w=%d): %v, want %v", w, got, want)
+			}
+		}
 	})
 }
 
@@ -245,7 +297,7 @@ func FuzzMotionSAD(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed uint64, wIn, hIn, bpcIn uint8) {
 		needAVX2(t)
 		rng := rand.New(rand.NewPCG(seed, 5))
-		w, h := 8+int(wIn)%72, 3+int(hIn)%20
+		w, h := 8+int(wIn)%120, 3+int(hIn)%20
 		bpc := 8 + int(bpcIn)%5
 		maxV := 1<<bpc - 1
 		prev, cur := make([]uint16, w*h), make([]uint16, w*h)
@@ -257,12 +309,7 @@ func FuzzMotionSAD(f *testing.F) {
 				cur[i] = uint16(rng.IntN(maxV + 1))
 			}
 		}
-		row := make([]int64, w)
-		var m motionRows
-		want := motionSAD(prev, cur, w, h, bpc, row)
-		if got := motionSADAVX2(prev, cur, w, h, bpc, row, &m); got != want {
-			t.Fatalf("motionSADAVX2(%dx%d, %d-bit) = %d, want %d", w, h, bpc, got, want)
-		}
+		checkMotionSAD(t, prev, cur, w, h, bpc, fmt.Sprintf("%dx%d, %d-bit", w, h, bpc))
 	})
 }
 
@@ -274,7 +321,7 @@ func FuzzMotionSAD(f *testing.F) {
 // scalar code.
 func TestMotionSADExtremes(t *testing.T) {
 	needAVX2(t)
-	const w, h = 53, 11
+	const w, h = 83, 11
 	patterns := map[string]func(i, j int) bool{
 		"all":          func(i, j int) bool { return true },
 		"rows":         func(i, j int) bool { return i%2 == 0 },
@@ -299,12 +346,7 @@ func TestMotionSADExtremes(t *testing.T) {
 				if sign {
 					prev, cur = cur, prev
 				}
-				row := make([]int64, w)
-				var m motionRows
-				want := motionSAD(prev, cur, w, h, bpc, row)
-				if got := motionSADAVX2(prev, cur, w, h, bpc, row, &m); got != want {
-					t.Errorf("%d-bit %s (swapped %v): motionSADAVX2 = %d, want %d", bpc, name, sign, got, want)
-				}
+				checkMotionSAD(t, prev, cur, w, h, bpc, fmt.Sprintf("%d-bit %s (swapped %v)", bpc, name, sign))
 			}
 		}
 		// Samples above the depth: the 16-bit differences would wrap.
@@ -312,11 +354,24 @@ func TestMotionSADExtremes(t *testing.T) {
 		for i := range prev {
 			prev[i] = uint16(i * 7919)
 		}
-		row := make([]int64, w)
+		checkMotionSAD(t, prev, cur, w, h, bpc, fmt.Sprintf("%d-bit with samples above the depth", bpc))
+	}
+}
+
+// checkMotionSAD compares the motion SAD of every vector path this
+// processor has with the scalar one.
+func checkMotionSAD(t *testing.T, prev, cur []uint16, w, h, bpc int, what string) {
+	t.Helper()
+	row := make([]int64, w)
+	want := motionSAD(prev, cur, w, h, bpc, row)
+	paths := map[string]func([]uint16, []uint16, int, int, int, []int64, *motionRows) uint64{"AVX2": motionSADAVX2}
+	if CPUAVX512.Supported() {
+		paths["AVX512"] = motionSADAVX512
+	}
+	for name, sad := range paths {
 		var m motionRows
-		want := motionSAD(prev, cur, w, h, bpc, row)
-		if got := motionSADAVX2(prev, cur, w, h, bpc, row, &m); got != want {
-			t.Errorf("%d-bit with samples above the depth: motionSADAVX2 = %d, want %d", bpc, got, want)
+		if got := sad(prev, cur, w, h, bpc, row, &m); got != want {
+			t.Errorf("%s: motionSAD%s = %d, want %d", what, name, got, want)
 		}
 	}
 }
@@ -349,6 +404,13 @@ func checkADMDWT0H(t *testing.T, row []int16) {
 	if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
 		t.Fatalf("admDWT0HAVX2(w=%d): %v, want %v", w, gotH, wantH)
 	}
+	if CPUAVX512.Supported() {
+		gotH = int32Rows((w + 1) / 2)
+		dwt0HAVX512(row, gotH[0], gotH[1], ind)
+		if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
+			t.Fatalf("admDWT0HAVX512(w=%d): %v, want %v", w, gotH, wantH)
+		}
+	}
 }
 
 // TestADMDWT0AVX2 runs both passes of ADM's first DWT level on rows 1 to
@@ -362,8 +424,8 @@ func TestADMDWT0AVX2(t *testing.T) {
 	eachTail([]int{8, 9, 10, 11, 12, 13, 14, 15, 16}, func(w, bpc int) {
 		checkADMDWT0H(t, checkADMDWT0V(t, rng, w, bpc, rng.IntN(4) == 0))
 	})
-	// The vertical pass takes 16 samples a step: every tail from 0 to 15.
-	for w := 33; w <= 80; w++ {
+	// The vertical pass takes 16 samples a step (32 in AVX-512): every tail.
+	for w := 33; w <= 130; w++ {
 		for _, bpc := range []int{8, 10, 16} {
 			checkADMDWT0H(t, checkADMDWT0V(t, rng, w, bpc, w%4 == 0))
 		}
@@ -398,6 +460,13 @@ func checkADMDWT0V(t *testing.T, rng *rand.Rand, w, bpc int, wild bool) []int16 
 	dwt0VAVX2(r[0], r[1], r[2], r[3], got[0], got[1], uint(bpc), addVP)
 	if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
 		t.Fatalf("admDWT0VAVX2(w=%d, %d-bit, wild %v): %v, want %v", w, bpc, wild, got, want)
+	}
+	if CPUAVX512.Supported() {
+		got = [2][]int16{make([]int16, w), make([]int16, w)}
+		dwt0VAVX512(r[0], r[1], r[2], r[3], got[0], got[1], uint(bpc), addVP)
+		if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
+			t.Fatalf("admDWT0VAVX512(w=%d, %d-bit, wild %v): %v, want %v", w, bpc, wild, got, want)
+		}
 	}
 	return want[0]
 }
@@ -581,6 +650,13 @@ func FuzzADMCSF0(f *testing.F) {
 		admCSF0AVX2Row(src, got[0], got[1], irf, add, shift)
 		if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
 			t.Fatalf("admCSF0AVX2(w=%d): %v, want %v", w, got, want)
+		}
+		if CPUAVX512.Supported() {
+			got = [2][]int32{make([]int32, w), make([]int32, w)}
+			admCSF0AVX512Row(src, got[0], got[1], irf, add, shift)
+			if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
+				t.Fatalf("admCSF0AVX512(w=%d): %v, want %v", w, got, want)
+			}
 		}
 	})
 }
@@ -779,6 +855,13 @@ func checkADMDWTS(t *testing.T, rng *rand.Rand, w, scale int) {
 	if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
 		t.Fatalf("admDWTSVAVX2(w=%d, scale %d): %v, want %v", w, scale, got, want)
 	}
+	if CPUAVX512.Supported() {
+		got = int32Rows(w)
+		dwtSVAVX512(r[0], r[1], r[2], r[3], got[0], got[1], addV, shV)
+		if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
+			t.Fatalf("admDWTSVAVX512(w=%d, scale %d): %v, want %v", w, scale, got, want)
+		}
+	}
 	ind := dwtIndexRows(w)
 	for _, src := range [][]int32{want[0], r[0]} {
 		wantH, gotH := int32Rows((w+1)/2), int32Rows((w+1)/2)
@@ -786,6 +869,13 @@ func checkADMDWTS(t *testing.T, rng *rand.Rand, w, scale int) {
 		dwtSHAVX2(src, gotH[0], gotH[1], ind, addH, shH)
 		if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
 			t.Fatalf("admDWTSHAVX2(w=%d, scale %d): %v, want %v", w, scale, gotH, wantH)
+		}
+		if CPUAVX512.Supported() {
+			gotH = int32Rows((w + 1) / 2)
+			dwtSHAVX512(src, gotH[0], gotH[1], ind, addH, shH)
+			if !slices.Equal(gotH[0], wantH[0]) || !slices.Equal(gotH[1], wantH[1]) {
+				t.Fatalf("admDWTSHAVX512(w=%d, scale %d): %v, want %v", w, scale, gotH, wantH)
+			}
 		}
 	}
 }
@@ -863,6 +953,13 @@ func checkADMCSFS(t *testing.T, rng *rand.Rand, w, scale int) {
 	admCSFSAVX2Row(src, got[0], got[1], irf)
 	if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
 		t.Fatalf("admCSFSAVX2(w=%d, irf %d): %v, want %v", w, irf, got, want)
+	}
+	if CPUAVX512.Supported() {
+		got = int32Rows(w)
+		admCSFSAVX512Row(src, got[0], got[1], irf)
+		if !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
+			t.Fatalf("admCSFSAVX512(w=%d, irf %d): %v, want %v", w, irf, got, want)
+		}
 	}
 }
 

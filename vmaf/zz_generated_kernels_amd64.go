@@ -44,35 +44,60 @@ func vifSubTapInitAVX2(f uint64, ref *uint16, dis *uint16, acc *uint64, n int)
 //go:noescape
 func vifSubTapPairAVX2(f uint64, ra *uint16, rb *uint16, da *uint16, db *uint16, acc *uint64, n int)
 
-// motionDiff16AVX2 sets out[i] = prev[i]-cur[i] for i < n (a multiple of 16) and returns the OR of the samples' bits (in its low 16 bits).
+// motionDiff16AVX2 sets out[i] = prev[i]-cur[i] for i < n (a multiple of the register's words) and returns the OR of the samples' bits (in its low 16 bits).
 //
 //go:noescape
 func motionDiff16AVX2(prev *uint16, cur *uint16, out *int16, n int) uint64
 
-// motionV16AVX2 filters five int16 difference rows vertically into out for i < n (a multiple of 16) and returns the OR of the outputs.
+// motionV16AVX2 filters five int16 difference rows vertically into out for i < n (a multiple of the register's words) and returns whether an output is not zero.
 //
 //go:noescape
 func motionV16AVX2(d0 *int16, d1 *int16, d2 *int16, d3 *int16, d4 *int16, out *int32, f2r uint64, shift uint64, n int) uint64
 
-// motionH8AVX2 returns the absolute blurred values' sum, modulo 2^32, of n pixels (a multiple of 8) whose 5-tap windows start at row.
+// motionH8AVX2 returns the absolute blurred values' sum, modulo 2^32, of n pixels (a multiple of the register's dwords) whose 5-tap windows start at row.
 //
 //go:noescape
 func motionH8AVX2(row *int32, n int) uint64
+
+// motionDiff16AVX512 sets out[i] = prev[i]-cur[i] for i < n (a multiple of the register's words) and returns the OR of the samples' bits (in its low 16 bits).
+//
+//go:noescape
+func motionDiff16AVX512(prev *uint16, cur *uint16, out *int16, n int) uint64
+
+// motionV16AVX512 filters five int16 difference rows vertically into out for i < n (a multiple of the register's words) and returns whether an output is not zero.
+//
+//go:noescape
+func motionV16AVX512(d0 *int16, d1 *int16, d2 *int16, d3 *int16, d4 *int16, out *int32, f2r uint64, shift uint64, n int) uint64
+
+// motionH8AVX512 returns the absolute blurred values' sum, modulo 2^32, of n pixels (a multiple of the register's dwords) whose 5-tap windows start at row.
+//
+//go:noescape
+func motionH8AVX512(row *int32, n int) uint64
 
 // admDWT0VAVX2 runs the vertical DWT of n samples (a multiple of 8) of four rows into lo and hi.
 //
 //go:noescape
 func admDWT0VAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int16, hi *int16, loAdd uint64, hiAdd uint64, shift uint64, n int)
 
-// admDWT0VMaddAVX2 is admDWT0VAVX2 for samples below 2^15, n a multiple of 16; it returns 1 where a sample is not (its output is then wrong), else 0.
+// admDWT0VMaddAVX2 is admDWT0VAVX2 for samples below 2^15, n a multiple of the register's words; it returns 1 where a sample is not (its output is then wrong), else 0.
 //
 //go:noescape
 func admDWT0VMaddAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int16, hi *int16, loAdd uint64, hiAdd uint64, shift uint64, n int) uint64
 
-// admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t into lo and hi.
+// admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of the register's dwords) from t into lo and hi.
 //
 //go:noescape
 func admDWT0HAVX2(t *int16, lo *int32, hi *int32, n int)
+
+// admDWT0VMaddAVX512 is admDWT0VAVX2 for samples below 2^15, n a multiple of the register's words; it returns 1 where a sample is not (its output is then wrong), else 0.
+//
+//go:noescape
+func admDWT0VMaddAVX512(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int16, hi *int16, loAdd uint64, hiAdd uint64, shift uint64, n int) uint64
+
+// admDWT0HAVX512 runs the horizontal DWT of n interior outputs (a multiple of the register's dwords) from t into lo and hi.
+//
+//go:noescape
+func admDWT0HAVX512(t *int16, lo *int32, hi *int32, n int)
 
 // admCM0AVX2 sums the cubed masked contrast of n pixels (a multiple of 8) of one row into out; up and down are the byte offsets of the neighbouring rows; cub holds addH+2^62, addD+2^62, the H and D cube shifts and the bands' irf (scale 0: below 2^16).
 //
@@ -313,3 +338,33 @@ func cambiScanAVX2(c *float32, n int, out *[16]uint64)
 //
 //go:noescape
 func vifStatAVX512(s1 *int32, s2 *int32, s12 *int32, tab *uint16, egl float64, out *[4]int64, n int)
+
+// admCSF0AVX512 weighs n coefficients (a multiple of 16) of src into dstA and their masking inputs into dstF.
+//
+//go:noescape
+func admCSF0AVX512(src *int32, dstA *int32, dstF *int32, irf uint64, add uint64, shift uint64, n int)
+
+// admCSFSAVX512 weighs n coefficients (a multiple of 8) of src by the Q32 weight *irf into dstA and their masking inputs into dstF.
+//
+//go:noescape
+func admCSFSAVX512(src *int32, dstA *int32, dstF *int32, irf *uint64, n int)
+
+// admDWTSVAVX512 runs the 64-bit vertical DWT of n samples (a multiple of 8) of four rows into lo and hi.
+//
+//go:noescape
+func admDWTSVAVX512(r0 *int32, r1 *int32, r2 *int32, r3 *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
+
+// admDWTSHAVX512 runs the 64-bit horizontal DWT of n interior outputs (a multiple of 8) from t into lo and hi.
+//
+//go:noescape
+func admDWTSHAVX512(t *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
+
+// vifSubTapInitAVX512 sets acc[i] = f*(ref[i] | dis[i]<<32) for i < n (a multiple of 8).
+//
+//go:noescape
+func vifSubTapInitAVX512(f uint64, ref *uint16, dis *uint16, acc *uint64, n int)
+
+// vifSubTapPairAVX512 adds f*((ra[i]+rb[i]) | (da[i]+db[i])<<32) to acc[i] for i < n (a multiple of 8).
+//
+//go:noescape
+func vifSubTapPairAVX512(f uint64, ra *uint16, rb *uint16, da *uint16, db *uint16, acc *uint64, n int)

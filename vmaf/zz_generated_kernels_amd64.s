@@ -533,9 +533,8 @@ TEXT ·motionV16AVX2(SB), NOSPLIT, $0-80
 	MOVQ         d4+32(FP), SI
 	MOVQ         out+40(FP), DI
 	VPBROADCASTD motion16f01<>+0(SB), Y0
-	VPBROADCASTD f2r+48(FP), Y1
-	VPCMPEQW     Y2, Y2, Y2
-	VPSRLW       $0x0f, Y2, Y2
+	VPBROADCASTD motion16ones<>+0(SB), Y1
+	VPBROADCASTD f2r+48(FP), Y2
 	MOVQ         shift+56(FP), X3
 	VPXOR        Y4, Y4, Y4
 	MOVQ         n+64(FP), R8
@@ -545,19 +544,19 @@ loop:
 	CMPQ       R9, R8
 	JAE        done
 	VMOVDQU    (AX)(R9*2), Y5
-	VMOVDQU    (CX)(R9*2), Y6
 	VPADDW     (SI)(R9*2), Y5, Y5
+	VMOVDQU    (CX)(R9*2), Y6
 	VPADDW     (BX)(R9*2), Y6, Y6
 	VMOVDQU    (DX)(R9*2), Y7
 	VPUNPCKLWD Y6, Y5, Y8
 	VPMADDWD   Y0, Y8, Y8
-	VPUNPCKLWD Y2, Y7, Y9
-	VPMADDWD   Y1, Y9, Y9
+	VPUNPCKLWD Y1, Y7, Y9
+	VPMADDWD   Y2, Y9, Y9
 	VPADDD     Y9, Y8, Y8
 	VPUNPCKHWD Y6, Y5, Y5
 	VPMADDWD   Y0, Y5, Y5
-	VPUNPCKHWD Y2, Y7, Y9
-	VPMADDWD   Y1, Y9, Y9
+	VPUNPCKHWD Y1, Y7, Y9
+	VPMADDWD   Y2, Y9, Y9
 	VPADDD     Y9, Y5, Y5
 	VPSRAD     X3, Y8, Y8
 	VPSRAD     X3, Y5, Y5
@@ -571,15 +570,18 @@ loop:
 	JMP        loop
 
 done:
-	VPTEST  Y4, Y4
-	SETNE   AL
-	MOVBQZX AL, AX
-	MOVQ    AX, ret+72(FP)
+	XORQ   AX, AX
+	VPTEST Y4, Y4
+	SETNE  AL
+	MOVQ   AX, ret+72(FP)
 	VZEROUPPER
 	RET
 
 DATA motion16f01<>+0(SB)/4, $0x3e840df3
 GLOBL motion16f01<>(SB), RODATA|NOPTR, $4
+
+DATA motion16ones<>+0(SB)/4, $0x00010001
+GLOBL motion16ones<>(SB), RODATA|NOPTR, $4
 
 // func motionH8AVX2(row *int32, n int) uint64
 // Requires: AVX, AVX2, SSE2
@@ -648,6 +650,159 @@ GLOBL motion16low<>(SB), RODATA|NOPTR, $4
 
 DATA motion16round<>+0(SB)/4, $0x00008000
 GLOBL motion16round<>(SB), RODATA|NOPTR, $4
+
+// func motionDiff16AVX512(prev *uint16, cur *uint16, out *int16, n int) uint64
+// Requires: AVX, AVX2, AVX512BW, AVX512F, SSE2
+TEXT ·motionDiff16AVX512(SB), NOSPLIT, $0-40
+	MOVQ   prev+0(FP), AX
+	MOVQ   cur+8(FP), CX
+	MOVQ   out+16(FP), DX
+	VPXORD Z0, Z0, Z0
+	MOVQ   n+24(FP), BX
+	XORQ   SI, SI
+
+loop:
+	CMPQ      SI, BX
+	JAE       done
+	VMOVDQU64 (AX)(SI*2), Z1
+	VMOVDQU64 (CX)(SI*2), Z2
+	VPORD     Z1, Z0, Z0
+	VPORD     Z2, Z0, Z0
+	VPSUBW    Z2, Z1, Z1
+	VMOVDQU64 Z1, (DX)(SI*2)
+	ADDQ      $0x20, SI
+	JMP       loop
+
+done:
+	VEXTRACTI64X4 $0x01, Z0, Y1
+	VPOR          Y0, Y1, Y1
+	VEXTRACTI128  $0x01, Y1, X0
+	VPOR          X0, X1, X0
+	VPSHUFD       $0x4e, X0, X1
+	VPOR          X1, X0, X0
+	VPSHUFD       $0xb1, X0, X1
+	VPOR          X1, X0, X0
+	MOVD          X0, AX
+	MOVL          AX, CX
+	SHRL          $0x10, CX
+	ORL           CX, AX
+	ANDL          $0x0000ffff, AX
+	MOVQ          AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func motionV16AVX512(d0 *int16, d1 *int16, d2 *int16, d3 *int16, d4 *int16, out *int32, f2r uint64, shift uint64, n int) uint64
+// Requires: AVX, AVX2, AVX512BW, AVX512F, SSE2
+TEXT ·motionV16AVX512(SB), NOSPLIT, $0-80
+	MOVQ         d0+0(FP), AX
+	MOVQ         d1+8(FP), CX
+	MOVQ         d2+16(FP), DX
+	MOVQ         d3+24(FP), BX
+	MOVQ         d4+32(FP), SI
+	MOVQ         out+40(FP), DI
+	VPBROADCASTD motion16f01<>+0(SB), Z0
+	VPBROADCASTD motion16ones<>+0(SB), Z1
+	VPBROADCASTD f2r+48(FP), Z2
+	MOVQ         shift+56(FP), X3
+	VPXORD       Z4, Z4, Z4
+	MOVQ         n+64(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ       R9, R8
+	JAE        done
+	VMOVDQU64  (AX)(R9*2), Z5
+	VPADDW     (SI)(R9*2), Z5, Z5
+	VMOVDQU64  (CX)(R9*2), Z6
+	VPADDW     (BX)(R9*2), Z6, Z6
+	VMOVDQU64  (DX)(R9*2), Z7
+	VPUNPCKLWD Z6, Z5, Z8
+	VPMADDWD   Z0, Z8, Z8
+	VPUNPCKLWD Z1, Z7, Z9
+	VPMADDWD   Z2, Z9, Z9
+	VPADDD     Z9, Z8, Z8
+	VPUNPCKHWD Z6, Z5, Z5
+	VPMADDWD   Z0, Z5, Z5
+	VPUNPCKHWD Z1, Z7, Z9
+	VPMADDWD   Z2, Z9, Z9
+	VPADDD     Z9, Z5, Z5
+	VPSRAD     X3, Z8, Z8
+	VPSRAD     X3, Z5, Z5
+	VPORD      Z8, Z4, Z4
+	VPORD      Z5, Z4, Z4
+	VSHUFI64X2 $0x44, Z5, Z8, Z6
+	VSHUFI64X2 $0xd8, Z6, Z6, Z6
+	VSHUFI64X2 $0xee, Z5, Z8, Z5
+	VSHUFI64X2 $0xd8, Z5, Z5, Z5
+	VMOVDQU64  Z6, (DI)(R9*4)
+	VMOVDQU64  Z5, 64(DI)(R9*4)
+	ADDQ       $0x20, R9
+	JMP        loop
+
+done:
+	VEXTRACTI64X4 $0x01, Z4, Y0
+	VPOR          Y4, Y0, Y0
+	XORQ          AX, AX
+	VPTEST        Y0, Y0
+	SETNE         AL
+	MOVQ          AX, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func motionH8AVX512(row *int32, n int) uint64
+// Requires: AVX, AVX2, AVX512F, SSE2
+TEXT ·motionH8AVX512(SB), NOSPLIT, $0-24
+	MOVQ         row+0(FP), AX
+	VPBROADCASTD motionf0<>+0(SB), Z0
+	VPBROADCASTD motionf1<>+0(SB), Z1
+	VPBROADCASTD motionf2<>+0(SB), Z2
+	VPBROADCASTD motion16low<>+0(SB), Z3
+	VPBROADCASTD motion16round<>+0(SB), Z4
+	VPXORD       Z5, Z5, Z5
+	MOVQ         n+8(FP), CX
+	XORQ         DX, DX
+
+loop:
+	CMPQ      DX, CX
+	JAE       done
+	VMOVDQU64 (AX)(DX*4), Z6
+	VPADDD    16(AX)(DX*4), Z6, Z6
+	VPMULLD   Z0, Z6, Z6
+	VMOVDQU64 4(AX)(DX*4), Z7
+	VPADDD    12(AX)(DX*4), Z7, Z7
+	VPMULLD   Z1, Z7, Z7
+	VPMULLD   8(AX)(DX*4), Z2, Z8
+	VPSRAD    $0x10, Z6, Z9
+	VPANDD    Z3, Z6, Z6
+	VPSRAD    $0x10, Z7, Z10
+	VPADDD    Z10, Z9, Z9
+	VPANDD    Z3, Z7, Z10
+	VPADDD    Z10, Z6, Z6
+	VPSRAD    $0x10, Z8, Z10
+	VPADDD    Z10, Z9, Z9
+	VPANDD    Z3, Z8, Z10
+	VPADDD    Z10, Z6, Z6
+	VPADDD    Z4, Z6, Z6
+	VPSRLD    $0x10, Z6, Z6
+	VPADDD    Z6, Z9, Z9
+	VPABSD    Z9, Z9
+	VPADDD    Z9, Z5, Z5
+	ADDQ      $0x10, DX
+	JMP       loop
+
+done:
+	VEXTRACTI64X4 $0x01, Z5, Y0
+	VPADDD        Y5, Y0, Y0
+	VEXTRACTI128  $0x01, Y0, X1
+	VPADDD        X1, X0, X1
+	VPSHUFD       $0x4e, X1, X0
+	VPADDD        X0, X1, X1
+	VPSHUFD       $0xb1, X1, X0
+	VPADDD        X0, X1, X1
+	MOVD          X1, AX
+	MOVQ          AX, ret+16(FP)
+	VZEROUPPER
+	RET
 
 // func admDWT0VAVX2(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int16, hi *int16, loAdd uint64, hiAdd uint64, shift uint64, n int)
 // Requires: AVX, AVX2, SSE2
@@ -865,6 +1020,128 @@ DATA dwt0hpairs<>+4(SB)/4, $0xef701cb1
 DATA dwt0hpairs<>+8(SB)/4, $0xe34fef70
 DATA dwt0hpairs<>+12(SB)/4, $0xc22e6b13
 GLOBL dwt0hpairs<>(SB), RODATA|NOPTR, $16
+
+// func admDWT0VMaddAVX512(r0 *uint16, r1 *uint16, r2 *uint16, r3 *uint16, lo *int16, hi *int16, loAdd uint64, hiAdd uint64, shift uint64, n int) uint64
+// Requires: AVX, AVX2, AVX512BW, AVX512F, SSE2
+TEXT ·admDWT0VMaddAVX512(SB), NOSPLIT, $0-88
+	MOVQ         r0+0(FP), AX
+	MOVQ         r1+8(FP), CX
+	MOVQ         r2+16(FP), DX
+	MOVQ         r3+24(FP), BX
+	MOVQ         lo+32(FP), SI
+	MOVQ         hi+40(FP), DI
+	VPBROADCASTD loAdd+48(FP), Z0
+	VPBROADCASTD hiAdd+56(FP), Z1
+	MOVQ         shift+64(FP), X2
+	VPBROADCASTD dwt0pairs<>+0(SB), Z3
+	VPBROADCASTD dwt0pairs<>+4(SB), Z4
+	VPBROADCASTD dwt0pairs<>+8(SB), Z5
+	VPBROADCASTD dwt0pairs<>+12(SB), Z6
+	VPBROADCASTD dwt0low16<>+0(SB), Z7
+	VPXORD       Z8, Z8, Z8
+	MOVQ         n+72(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ       R9, R8
+	JAE        done
+	VMOVDQU64  (AX)(R9*2), Z9
+	VPORD      Z9, Z8, Z8
+	VMOVDQU64  (CX)(R9*2), Z10
+	VPORD      Z10, Z8, Z8
+	VMOVDQU64  (DX)(R9*2), Z11
+	VPORD      Z11, Z8, Z8
+	VMOVDQU64  (BX)(R9*2), Z12
+	VPORD      Z12, Z8, Z8
+	VPUNPCKLWD Z10, Z9, Z13
+	VPUNPCKHWD Z10, Z9, Z9
+	VPUNPCKLWD Z12, Z11, Z10
+	VPUNPCKHWD Z12, Z11, Z11
+	VPMADDWD   Z3, Z13, Z12
+	VPMADDWD   Z4, Z10, Z14
+	VPADDD     Z14, Z12, Z12
+	VPADDD     Z0, Z12, Z12
+	VPSRAD     X2, Z12, Z12
+	VPANDD     Z7, Z12, Z12
+	VPMADDWD   Z3, Z9, Z14
+	VPMADDWD   Z4, Z11, Z15
+	VPADDD     Z15, Z14, Z14
+	VPADDD     Z0, Z14, Z14
+	VPSRAD     X2, Z14, Z14
+	VPANDD     Z7, Z14, Z14
+	VPACKUSDW  Z14, Z12, Z12
+	VMOVDQU64  Z12, (SI)(R9*2)
+	VPMADDWD   Z5, Z13, Z12
+	VPMADDWD   Z6, Z10, Z10
+	VPADDD     Z10, Z12, Z12
+	VPADDD     Z1, Z12, Z12
+	VPSRAD     X2, Z12, Z12
+	VPANDD     Z7, Z12, Z12
+	VPMADDWD   Z5, Z9, Z9
+	VPMADDWD   Z6, Z11, Z10
+	VPADDD     Z10, Z9, Z9
+	VPADDD     Z1, Z9, Z9
+	VPSRAD     X2, Z9, Z9
+	VPANDD     Z7, Z9, Z9
+	VPACKUSDW  Z9, Z12, Z12
+	VMOVDQU64  Z12, (DI)(R9*2)
+	ADDQ       $0x20, R9
+	JMP        loop
+
+done:
+	VEXTRACTI64X4 $0x01, Z8, Y0
+	VPOR          Y8, Y0, Y0
+	VPMOVMSKB     Y0, AX
+	ANDL          $0xaaaaaaaa, AX
+	XORQ          CX, CX
+	TESTL         AX, AX
+	SETNE         CL
+	MOVQ          CX, ret+80(FP)
+	VZEROUPPER
+	RET
+
+// func admDWT0HAVX512(t *int16, lo *int32, hi *int32, n int)
+// Requires: AVX, AVX512BW, AVX512F
+TEXT ·admDWT0HAVX512(SB), NOSPLIT, $0-32
+	MOVQ         t+0(FP), AX
+	MOVQ         lo+8(FP), CX
+	MOVQ         hi+16(FP), DX
+	VPBROADCASTD dwt0round<>+0(SB), Z0
+	VPBROADCASTD dwt0hpairs<>+0(SB), Z1
+	VPBROADCASTD dwt0hpairs<>+4(SB), Z2
+	VPBROADCASTD dwt0hpairs<>+8(SB), Z3
+	VPBROADCASTD dwt0hpairs<>+12(SB), Z4
+	MOVQ         n+24(FP), BX
+	XORQ         SI, SI
+
+loop:
+	CMPQ      SI, BX
+	JAE       done
+	VMOVDQU64 (AX), Z5
+	VMOVDQU64 4(AX), Z6
+	VPMADDWD  Z1, Z5, Z7
+	VPMADDWD  Z2, Z6, Z8
+	VPADDD    Z8, Z7, Z7
+	VPADDD    Z0, Z7, Z7
+	VPSRAD    $0x10, Z7, Z7
+	VPSLLD    $0x10, Z7, Z7
+	VPSRAD    $0x10, Z7, Z7
+	VMOVDQU64 Z7, (CX)(SI*4)
+	VPMADDWD  Z3, Z5, Z5
+	VPMADDWD  Z4, Z6, Z6
+	VPADDD    Z6, Z5, Z5
+	VPADDD    Z0, Z5, Z5
+	VPSRAD    $0x10, Z5, Z5
+	VPSLLD    $0x10, Z5, Z5
+	VPSRAD    $0x10, Z5, Z5
+	VMOVDQU64 Z5, (DX)(SI*4)
+	ADDQ      $0x40, AX
+	ADDQ      $0x10, SI
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
 
 // func admCM0AVX2(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
 // Requires: AVX, AVX2, SSE2
@@ -10098,3 +10375,281 @@ GLOBL vif512c48<>(SB), RODATA|NOPTR, $8
 
 DATA vif512ceps<>+0(SB)/8, $0x3edb7cdfd9d7bdbb
 GLOBL vif512ceps<>(SB), RODATA|NOPTR, $8
+
+// func admCSF0AVX512(src *int32, dstA *int32, dstF *int32, irf uint64, add uint64, shift uint64, n int)
+// Requires: AVX, AVX512F, SSE2
+TEXT ·admCSF0AVX512(SB), NOSPLIT, $0-56
+	MOVQ         src+0(FP), AX
+	MOVQ         dstA+8(FP), CX
+	MOVQ         dstF+16(FP), DX
+	VPBROADCASTD irf+24(FP), Z0
+	VPBROADCASTD add+32(FP), Z1
+	MOVQ         shift+40(FP), X2
+	VPBROADCASTD csfc4369<>+0(SB), Z3
+	VPBROADCASTD csfc2048<>+0(SB), Z4
+	MOVQ         n+48(FP), BX
+	XORQ         SI, SI
+
+loop:
+	CMPQ      SI, BX
+	JAE       done
+	VPMULLD   (AX)(SI*4), Z0, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRAD    X2, Z5, Z5
+	VPSLLD    $0x10, Z5, Z5
+	VPSRAD    $0x10, Z5, Z5
+	VMOVDQU32 Z5, (CX)(SI*4)
+	VPABSD    Z5, Z5
+	VPMULLD   Z3, Z5, Z5
+	VPADDD    Z4, Z5, Z5
+	VPSRAD    $0x0c, Z5, Z5
+	VPSLLD    $0x10, Z5, Z5
+	VPSRAD    $0x10, Z5, Z5
+	VMOVDQU32 Z5, (DX)(SI*4)
+	ADDQ      $0x10, SI
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func admCSFSAVX512(src *int32, dstA *int32, dstF *int32, irf *uint64, n int)
+// Requires: AVX, AVX2, AVX512F
+TEXT ·admCSFSAVX512(SB), NOSPLIT, $0-40
+	MOVQ         src+0(FP), AX
+	MOVQ         dstA+8(FP), CX
+	MOVQ         dstF+16(FP), DX
+	MOVQ         irf+24(FP), BX
+	VPBROADCASTQ (BX), Z0
+	VPSLLQ       $0x20, Z0, Z1
+	VPBROADCASTQ csfs2p27<>+0(SB), Z2
+	VPBROADCASTQ fltq32c143165577<>+0(SB), Z3
+	VPBROADCASTQ fltq32round<>+0(SB), Z4
+	MOVQ         n+32(FP), BX
+	XORQ         SI, SI
+
+loop:
+	CMPQ      SI, BX
+	JAE       done
+	VPMOVSXDQ (AX)(SI*4), Z5
+	VPMULUDQ  Z0, Z5, Z6
+	VPSRAQ    $0x3f, Z5, Z5
+	VPANDQ    Z1, Z5, Z5
+	VPSUBQ    Z5, Z6, Z6
+	VPADDQ    Z2, Z6, Z6
+	VPSRLQ    $0x1c, Z6, Z6
+	VPMOVQD   Z6, Y5
+	VMOVDQU   Y5, (CX)(SI*4)
+	VPABSD    Y5, Y5
+	VPMOVZXDQ Y5, Z5
+	VPMULDQ   Z3, Z5, Z5
+	VPADDQ    Z4, Z5, Z5
+	VPSRLQ    $0x20, Z5, Z5
+	VPMOVQD   Z5, Y5
+	VMOVDQU   Y5, (DX)(SI*4)
+	ADDQ      $0x08, SI
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func admDWTSVAVX512(r0 *int32, r1 *int32, r2 *int32, r3 *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
+// Requires: AVX, AVX512F, SSE2
+TEXT ·admDWTSVAVX512(SB), NOSPLIT, $0-72
+	MOVQ         r0+0(FP), AX
+	MOVQ         r1+8(FP), CX
+	MOVQ         r2+16(FP), DX
+	MOVQ         r3+24(FP), BX
+	MOVQ         lo+32(FP), SI
+	MOVQ         hi+40(FP), DI
+	VPBROADCASTQ add+48(FP), Z0
+	MOVQ         shift+56(FP), X1
+	MOVQ         n+64(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ         R9, R8
+	JAE          done
+	VPMOVSXDQ    (AX)(R9*4), Z2
+	VPMOVSXDQ    (CX)(R9*4), Z3
+	VPMOVSXDQ    (DX)(R9*4), Z4
+	VPMOVSXDQ    (BX)(R9*4), Z5
+	VMOVDQA64    Z0, Z6
+	VPBROADCASTD dwtslo<>+0(SB), Z7
+	VPMULDQ      Z2, Z7, Z7
+	VPADDQ       Z7, Z6, Z6
+	VPBROADCASTD dwtslo<>+4(SB), Z7
+	VPMULDQ      Z3, Z7, Z7
+	VPADDQ       Z7, Z6, Z6
+	VPBROADCASTD dwtslo<>+8(SB), Z7
+	VPMULDQ      Z4, Z7, Z7
+	VPADDQ       Z7, Z6, Z6
+	VPBROADCASTD dwtslo<>+12(SB), Z7
+	VPMULDQ      Z5, Z7, Z7
+	VPADDQ       Z7, Z6, Z6
+	VPSRLQ       X1, Z6, Z6
+	VPMOVQD      Z6, Y6
+	VMOVDQU      Y6, (SI)(R9*4)
+	VMOVDQA64    Z0, Z6
+	VPBROADCASTD dwtshi<>+0(SB), Z7
+	VPMULDQ      Z2, Z7, Z7
+	VPADDQ       Z7, Z6, Z6
+	VPBROADCASTD dwtshi<>+4(SB), Z7
+	VPMULDQ      Z3, Z7, Z7
+	VPADDQ       Z7, Z6, Z6
+	VPBROADCASTD dwtshi<>+8(SB), Z7
+	VPMULDQ      Z4, Z7, Z7
+	VPADDQ       Z7, Z6, Z6
+	VPBROADCASTD dwtshi<>+12(SB), Z7
+	VPMULDQ      Z5, Z7, Z7
+	VPADDQ       Z7, Z6, Z6
+	VPSRLQ       X1, Z6, Z6
+	VPMOVQD      Z6, Y2
+	VMOVDQU      Y2, (DI)(R9*4)
+	ADDQ         $0x08, R9
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func admDWTSHAVX512(t *int32, lo *int32, hi *int32, add uint64, shift uint64, n int)
+// Requires: AVX, AVX512F, SSE2
+TEXT ·admDWTSHAVX512(SB), NOSPLIT, $0-48
+	MOVQ         t+0(FP), AX
+	MOVQ         lo+8(FP), CX
+	MOVQ         hi+16(FP), DX
+	VPBROADCASTQ add+24(FP), Z0
+	MOVQ         shift+32(FP), X1
+	VMOVDQU32    dwts512perm<>+0(SB), Z2
+	MOVQ         n+40(FP), BX
+	XORQ         SI, SI
+
+loop:
+	CMPQ          SI, BX
+	JAE           done
+	VPERMD        (AX), Z2, Z3
+	VPERMD        8(AX), Z2, Z4
+	VPMOVSXDQ     Y3, Z5
+	VEXTRACTI64X4 $0x01, Z3, Y3
+	VPMOVSXDQ     Y3, Z3
+	VPMOVSXDQ     Y4, Z6
+	VEXTRACTI64X4 $0x01, Z4, Y4
+	VPMOVSXDQ     Y4, Z4
+	VMOVDQA64     Z0, Z7
+	VPBROADCASTD  dwtslo<>+0(SB), Z8
+	VPMULDQ       Z5, Z8, Z8
+	VPADDQ        Z8, Z7, Z7
+	VPBROADCASTD  dwtslo<>+4(SB), Z8
+	VPMULDQ       Z3, Z8, Z8
+	VPADDQ        Z8, Z7, Z7
+	VPBROADCASTD  dwtslo<>+8(SB), Z8
+	VPMULDQ       Z6, Z8, Z8
+	VPADDQ        Z8, Z7, Z7
+	VPBROADCASTD  dwtslo<>+12(SB), Z8
+	VPMULDQ       Z4, Z8, Z8
+	VPADDQ        Z8, Z7, Z7
+	VPSRLQ        X1, Z7, Z7
+	VPMOVQD       Z7, Y7
+	VMOVDQU       Y7, (CX)(SI*4)
+	VMOVDQA64     Z0, Z7
+	VPBROADCASTD  dwtshi<>+0(SB), Z8
+	VPMULDQ       Z5, Z8, Z8
+	VPADDQ        Z8, Z7, Z7
+	VPBROADCASTD  dwtshi<>+4(SB), Z8
+	VPMULDQ       Z3, Z8, Z8
+	VPADDQ        Z8, Z7, Z7
+	VPBROADCASTD  dwtshi<>+8(SB), Z8
+	VPMULDQ       Z6, Z8, Z8
+	VPADDQ        Z8, Z7, Z7
+	VPBROADCASTD  dwtshi<>+12(SB), Z8
+	VPMULDQ       Z4, Z8, Z8
+	VPADDQ        Z8, Z7, Z7
+	VPSRLQ        X1, Z7, Z7
+	VPMOVQD       Z7, Y3
+	VMOVDQU       Y3, (DX)(SI*4)
+	ADDQ          $0x40, AX
+	ADDQ          $0x08, SI
+	JMP           loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA dwts512perm<>+0(SB)/4, $0x00000000
+DATA dwts512perm<>+4(SB)/4, $0x00000002
+DATA dwts512perm<>+8(SB)/4, $0x00000004
+DATA dwts512perm<>+12(SB)/4, $0x00000006
+DATA dwts512perm<>+16(SB)/4, $0x00000008
+DATA dwts512perm<>+20(SB)/4, $0x0000000a
+DATA dwts512perm<>+24(SB)/4, $0x0000000c
+DATA dwts512perm<>+28(SB)/4, $0x0000000e
+DATA dwts512perm<>+32(SB)/4, $0x00000001
+DATA dwts512perm<>+36(SB)/4, $0x00000003
+DATA dwts512perm<>+40(SB)/4, $0x00000005
+DATA dwts512perm<>+44(SB)/4, $0x00000007
+DATA dwts512perm<>+48(SB)/4, $0x00000009
+DATA dwts512perm<>+52(SB)/4, $0x0000000b
+DATA dwts512perm<>+56(SB)/4, $0x0000000d
+DATA dwts512perm<>+60(SB)/4, $0x0000000f
+GLOBL dwts512perm<>(SB), RODATA|NOPTR, $64
+
+// func vifSubTapInitAVX512(f uint64, ref *uint16, dis *uint16, acc *uint64, n int)
+// Requires: AVX, AVX512F
+TEXT ·vifSubTapInitAVX512(SB), NOSPLIT, $0-40
+	VPBROADCASTD f+0(FP), Z0
+	MOVQ         ref+8(FP), AX
+	MOVQ         dis+16(FP), CX
+	MOVQ         acc+24(FP), DX
+	MOVQ         n+32(FP), BX
+	XORQ         SI, SI
+
+loop:
+	CMPQ      SI, BX
+	JAE       done
+	VPMOVZXWQ (AX)(SI*2), Z1
+	VPMOVZXWQ (CX)(SI*2), Z2
+	VPSLLQ    $0x20, Z2, Z2
+	VPORQ     Z2, Z1, Z1
+	VPMULLD   Z0, Z1, Z1
+	VMOVDQU64 Z1, (DX)(SI*8)
+	ADDQ      $0x08, SI
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func vifSubTapPairAVX512(f uint64, ra *uint16, rb *uint16, da *uint16, db *uint16, acc *uint64, n int)
+// Requires: AVX, AVX512F
+TEXT ·vifSubTapPairAVX512(SB), NOSPLIT, $0-56
+	VPBROADCASTD f+0(FP), Z0
+	MOVQ         ra+8(FP), AX
+	MOVQ         rb+16(FP), CX
+	MOVQ         da+24(FP), DX
+	MOVQ         db+32(FP), BX
+	MOVQ         acc+40(FP), SI
+	MOVQ         n+48(FP), DI
+	XORQ         R8, R8
+
+loop:
+	CMPQ      R8, DI
+	JAE       done
+	VPMOVZXWQ (AX)(R8*2), Z1
+	VPMOVZXWQ (CX)(R8*2), Z2
+	VPADDQ    Z2, Z1, Z1
+	VPMOVZXWQ (DX)(R8*2), Z2
+	VPMOVZXWQ (BX)(R8*2), Z3
+	VPADDQ    Z3, Z2, Z2
+	VPSLLQ    $0x20, Z2, Z2
+	VPORQ     Z2, Z1, Z1
+	VPMULLD   Z0, Z1, Z1
+	VPADDD    (SI)(R8*8), Z1, Z1
+	VMOVDQU64 Z1, (SI)(R8*8)
+	ADDQ      $0x08, R8
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET

@@ -12,6 +12,200 @@ import (
 
 func avx512Kernels() {
 	vifStat512()
+	admCSF0512()
+	admCSFS512()
+	dwtSV512()
+	dwtSH512()
+	subTap512(false)
+	subTap512(true)
+}
+
+// subTap512 is subTapInit (pair false) and subTapPair 8 pixels a step: a
+// packed word ref | dis<<32 is built from two zero-extended words, the
+// distorted one shifted into the high dword, rather than interleaved.
+func subTap512(pair bool) {
+	name, sig, doc := "vifSubTapInitAVX512", "func(f uint64, ref, dis *uint16, acc *uint64, n int)",
+		"vifSubTapInitAVX512 sets acc[i] = f*(ref[i] | dis[i]<<32) for i < n (a multiple of 8)."
+	if pair {
+		name, sig, doc = "vifSubTapPairAVX512", "func(f uint64, ra, rb, da, db *uint16, acc *uint64, n int)",
+			"vifSubTapPairAVX512 adds f*((ra[i]+rb[i]) | (da[i]+db[i])<<32) to acc[i] for i < n (a multiple of 8)."
+	}
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(doc)
+	f := ZMM()
+	VPBROADCASTD(paramAddr("f"), f)
+	var ra, rb, da, db Register
+	if pair {
+		ra, rb = Load(Param("ra"), GP64()), Load(Param("rb"), GP64())
+		da, db = Load(Param("da"), GP64()), Load(Param("db"), GP64())
+	} else {
+		ra, da = Load(Param("ref"), GP64()), Load(Param("dis"), GP64())
+	}
+	acc := Load(Param("acc"), GP64())
+	rowLoopStep(8, func(i Register) {
+		side := func(a, b Register) VecVirtual {
+			x := ZMM()
+			VPMOVZXWQ(Mem{Base: a, Index: i, Scale: 2}, x)
+			if b != nil {
+				t := ZMM()
+				VPMOVZXWQ(Mem{Base: b, Index: i, Scale: 2}, t)
+				VPADDQ(t, x, x)
+			}
+			return x
+		}
+		x, d := side(ra, rb), side(da, db)
+		VPSLLQ(Imm(32), d, d)
+		VPORQ(d, x, x)
+		VPMULLD(f, x, x)
+		if pair {
+			VPADDD(Mem{Base: acc, Index: i, Scale: 8}, x, x)
+		}
+		VMOVDQU64(x, Mem{Base: acc, Index: i, Scale: 8})
+	}, func() {})
+}
+
+// admCSF0512 is admCSF0 16 coefficients a step.
+func admCSF0512() {
+	TEXT("admCSF0AVX512", NOSPLIT, "func(src, dstA, dstF *int32, irf, add, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("admCSF0AVX512 weighs n coefficients (a multiple of 16) of src into dstA and their masking inputs into dstF.")
+	src := Load(Param("src"), GP64())
+	dstA := Load(Param("dstA"), GP64())
+	dstF := Load(Param("dstF"), GP64())
+	irf, add, shift, c4369, c2048 := ZMM(), ZMM(), XMM(), ZMM(), ZMM()
+	VPBROADCASTD(paramAddr("irf"), irf)
+	VPBROADCASTD(paramAddr("add"), add)
+	MOVQ(paramAddr("shift"), shift)
+	VPBROADCASTD(constMem("csfc4369", U32(4369)), c4369)
+	VPBROADCASTD(constMem("csfc2048", U32(2048)), c2048)
+	rowLoopStep(16, func(i Register) {
+		a, f := ZMM(), ZMM()
+		VPMULLD(Mem{Base: src, Index: i, Scale: 4}, irf, a)
+		VPADDD(add, a, a)
+		VPSRAD(shift, a, a)
+		narrow16(a)
+		VMOVDQU32(a, Mem{Base: dstA, Index: i, Scale: 4})
+		VPABSD(a, f)
+		VPMULLD(c4369, f, f)
+		VPADDD(c2048, f, f)
+		VPSRAD(Imm(12), f, f)
+		narrow16(f)
+		VMOVDQU32(f, Mem{Base: dstF, Index: i, Scale: 4})
+	}, func() {})
+}
+
+// admCSFS512 is admCSFS 8 coefficients a step: weighS and fltQ32 in 8
+// qword lanes, whose low dwords VPMOVQD packs.
+func admCSFS512() {
+	TEXT("admCSFSAVX512", NOSPLIT, "func(src, dstA, dstF *int32, irf *uint64, n int)")
+	Pragma("noescape")
+	Doc("admCSFSAVX512 weighs n coefficients (a multiple of 8) of src by the Q32 weight *irf into dstA and their masking inputs into dstF.")
+	p := loadPointers("src", "dstA", "dstF", "irf")
+	w, wHi, r27 := ZMM(), ZMM(), ZMM()
+	VPBROADCASTQ(Mem{Base: p[3]}, w)
+	VPSLLQ(Imm(32), w, wHi)
+	VPBROADCASTQ(constMem("csfs2p27", U64(1<<27)), r27)
+	f, round := ZMM(), ZMM()
+	VPBROADCASTQ(constMem("fltq32c143165577", U64(143165577)), f)
+	VPBROADCASTQ(constMem("fltq32round", U64(0xffffffff80000000)), round)
+	rowLoopStep(8, func(i Register) {
+		// weighS: (src*irf + 2^27) >> 28 of the 64-bit product of a signed
+		// src and the unsigned Q32 irf: the unsigned product less irf<<32
+		// where src is negative.
+		s64, pr, neg := ZMM(), ZMM(), ZMM()
+		VPMOVSXDQ(Mem{Base: p[0], Index: i, Scale: 4}, s64)
+		VPMULUDQ(w, s64, pr)
+		VPSRAQ(Imm(63), s64, neg)
+		VPANDQ(wHi, neg, neg)
+		VPSUBQ(neg, pr, pr)
+		VPADDQ(r27, pr, pr)
+		VPSRLQ(Imm(28), pr, pr)
+		a := YMM()
+		VPMOVQD(pr, a)
+		VMOVDQU(a, Mem{Base: p[1], Index: i, Scale: 4})
+		// fltQ32(|a|, 143165577).
+		VPABSD(a, a)
+		x64 := ZMM()
+		VPMOVZXDQ(a, x64)
+		VPMULDQ(f, x64, x64)
+		VPADDQ(round, x64, x64)
+		VPSRLQ(Imm(32), x64, x64)
+		VPMOVQD(x64, a)
+		VMOVDQU(a, Mem{Base: p[2], Index: i, Scale: 4})
+	}, func() {})
+}
+
+// dwtSum512 is dwtSum64 in 8 qword lanes.
+func dwtSum512(taps Mem, s [4]VecVirtual, add VecVirtual, shift Op, out Mem) {
+	acc, c := ZMM(), ZMM()
+	VMOVDQA64(add, acc)
+	for k := range s {
+		VPBROADCASTD(taps.Offset(4*k), c)
+		VPMULDQ(s[k], c, c)
+		VPADDQ(c, acc, acc)
+	}
+	VPSRLQ(shift, acc, acc)
+	y := YMM()
+	VPMOVQD(acc, y)
+	VMOVDQU(y, out)
+}
+
+// dwtSV512 is dwtSV 8 samples a step.
+func dwtSV512() {
+	TEXT("admDWTSVAVX512", NOSPLIT, "func(r0, r1, r2, r3, lo, hi *int32, add, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("admDWTSVAVX512 runs the 64-bit vertical DWT of n samples (a multiple of 8) of four rows into lo and hi.")
+	p := loadPointers("r0", "r1", "r2", "r3", "lo", "hi")
+	add, shift := ZMM(), XMM()
+	VPBROADCASTQ(paramAddr("add"), add)
+	MOVQ(paramAddr("shift"), shift)
+	loTab, hiTab := dwtTaps()
+	rowLoopStep(8, func(i Register) {
+		var u [4]VecVirtual
+		for k := range u {
+			u[k] = ZMM()
+			VPMOVSXDQ(Mem{Base: p[k], Index: i, Scale: 4}, u[k])
+		}
+		dwtSum512(loTab, u, add, shift, Mem{Base: p[4], Index: i, Scale: 4})
+		dwtSum512(hiTab, u, add, shift, Mem{Base: p[5], Index: i, Scale: 4})
+	}, func() {})
+}
+
+// dwtSH512 is dwtSH 8 outputs a step: one VPERMD puts the even dwords of
+// t[2j-1..2j+14] in the low half and the odd ones in the high half.
+func dwtSH512() {
+	TEXT("admDWTSHAVX512", NOSPLIT, "func(t, lo, hi *int32, add, shift uint64, n int)")
+	Pragma("noescape")
+	Doc("admDWTSHAVX512 runs the 64-bit horizontal DWT of n interior outputs (a multiple of 8) from t into lo and hi.")
+	p := loadPointers("t", "lo", "hi")
+	t := p[0]
+	add, shift, perm := ZMM(), XMM(), ZMM()
+	VPBROADCASTQ(paramAddr("add"), add)
+	MOVQ(paramAddr("shift"), shift)
+	VMOVDQU32(dwordTable("dwts512perm", []int32{0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15}), perm)
+	loTab, hiTab := dwtTaps()
+	rowLoopStep(8, func(i Register) {
+		a, b := ZMM(), ZMM()
+		VPERMD(Mem{Base: t}, perm, a)
+		VPERMD(Mem{Base: t, Disp: 8}, perm, b)
+		var sv [4]VecVirtual
+		for k, half := range []struct {
+			v  VecVirtual
+			hi bool
+		}{{a, false}, {a, true}, {b, false}, {b, true}} {
+			sv[k] = ZMM()
+			x := half.v.AsY()
+			if half.hi {
+				x = YMM()
+				VEXTRACTI64X4(Imm(1), half.v, x)
+			}
+			VPMOVSXDQ(x, sv[k])
+		}
+		dwtSum512(loTab, sv, add, shift, Mem{Base: p[1], Index: i, Scale: 4})
+		dwtSum512(hiTab, sv, add, shift, Mem{Base: p[2], Index: i, Scale: 4})
+		ADDQ(Imm(64), t)
+	}, func() {})
 }
 
 // vifStat512 is vifStat 16 pixels a step: the per-pixel statistic in

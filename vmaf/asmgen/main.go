@@ -35,8 +35,12 @@ func main() {
 	subTapPair()
 	motion16Kernels()
 	dwt0V()
-	dwt0VMadd()
-	dwt0H()
+	for _, wide := range []bool{false, true} {
+		lanes512 = wide
+		dwt0VMadd()
+		dwt0H()
+	}
+	lanes512 = false
 	admCM(false)
 	admCM(true)
 	admCSFS()
@@ -537,24 +541,6 @@ func subTapPair() {
 // motionTaps are libvmaf's 5-tap motion filter's distinct taps.
 var motionTaps = [3]uint32{3571, 16004, 26386}
 
-// motionTapData holds the taps once in read-only data.
-var motionTapData = map[int]Mem{}
-
-// broadcastMotionTaps loads the three taps into every dword of three registers.
-func broadcastMotionTaps() [3]VecVirtual {
-	var f [3]VecVirtual
-	for k, v := range motionTaps {
-		m, ok := motionTapData[k]
-		if !ok {
-			m = ConstData(fmt.Sprintf("motionf%d", k), U32(v))
-			motionTapData[k] = m
-		}
-		f[k] = YMM()
-		VPBROADCASTD(m, f[k])
-	}
-	return f
-}
-
 // dwtLo and dwtHi are ADM's Daubechies filter taps in Q15 (adm.go).
 var (
 	dwtLo = [4]int32{15826, 27411, 7345, -4240}
@@ -563,10 +549,14 @@ var (
 
 // dwordTable puts int32s in read-only data.
 func dwordTable(name string, v []int32) Mem {
+	if m, ok := constData[name]; ok {
+		return m // a kernel generated for both widths reads one table
+	}
 	m := GLOBL(name, RODATA|NOPTR)
 	for k, x := range v {
 		DATA(4*k, U32(uint32(x)))
 	}
+	constData[name] = m
 	return m
 }
 
@@ -639,41 +629,44 @@ func dwt0VParams() (r [4]Register, lo, hi Register, loAdd, hiAdd VecVirtual, shi
 // bits are ORed as it goes: it returns 1 when one of them had bit 15 set
 // (its output is then wrong, and the caller runs dwt0V), else 0.
 func dwt0VMadd() {
-	TEXT("admDWT0VMaddAVX2", NOSPLIT, "func(r0, r1, r2, r3 *uint16, lo, hi *int16, loAdd, hiAdd uint64, shift uint64, n int) uint64")
+	name := "admDWT0VMadd" + vsuffix()
+	TEXT(name, NOSPLIT, "func(r0, r1, r2, r3 *uint16, lo, hi *int16, loAdd, hiAdd uint64, shift uint64, n int) uint64")
 	Pragma("noescape")
-	Doc("admDWT0VMaddAVX2 is admDWT0VAVX2 for samples below 2^15, n a multiple of 16; it returns 1 where a sample is not (its output is then wrong), else 0.")
-	r, lo, hi, loAdd, hiAdd, shift := dwt0VParams()
+	Doc(name + " is admDWT0VAVX2 for samples below 2^15, n a multiple of the register's words; it returns 1 where a sample is not (its output is then wrong), else 0.")
+	var r [4]Register
+	for k := range r {
+		r[k] = Load(Param(fmt.Sprintf("r%d", k)), GP64())
+	}
+	lo := Load(Param("lo"), GP64())
+	hi := Load(Param("hi"), GP64())
+	loAdd, hiAdd, shift := vreg(), vreg(), XMM()
+	VPBROADCASTD(paramAddr("loAdd"), loAdd)
+	VPBROADCASTD(paramAddr("hiAdd"), hiAdd)
+	MOVQ(paramAddr("shift"), shift)
 	pair := func(c [4]int32, k int) uint32 { return uint32(uint16(c[k])) | uint32(uint16(c[k+1]))<<16 }
 	taps := dwordTable("dwt0pairs", []int32{
 		int32(pair(dwtLo, 0)), int32(pair(dwtLo, 2)), int32(pair(dwtHi, 0)), int32(pair(dwtHi, 2)),
 	})
 	var tp [4]VecVirtual
 	for k := range tp {
-		tp[k] = YMM()
+		tp[k] = vreg()
 		VPBROADCASTD(taps.Offset(4*k), tp[k])
 	}
-	low := YMM()
-	VPBROADCASTD(constMem("dwt0low16", U32(0xffff)), low)
-	seen := YMM()
-	VPXOR(seen, seen, seen)
-	n := Load(Param("n"), GP64())
-	i := GP64()
-	XORQ(i, i)
-	Label("loop")
-	CMPQ(i, n)
-	JAE(LabelRef("done"))
-	{
+	low := vbcastD("dwt0low16", 0xffff)
+	seen := vreg()
+	vxor(seen, seen, seen)
+	rowLoopStep(vpixels(), func(i Register) {
 		var u [4]VecVirtual
 		for k := range u {
-			u[k] = YMM()
-			VMOVDQU(Mem{Base: r[k], Index: i, Scale: 2}, u[k])
-			VPOR(u[k], seen, seen)
+			u[k] = vreg()
+			vload(Mem{Base: r[k], Index: i, Scale: 2}, u[k])
+			vor(u[k], seen, seen)
 		}
 		// Pairs (r0, r1) and (r2, r3) of samples 0-3, 8-11 (pl) and 4-7,
-		// 12-15 (ph).
+		// 12-15 (ph), by 128-bit lane.
 		var pl, ph [2]VecVirtual
 		for k := range pl {
-			pl[k], ph[k] = YMM(), YMM()
+			pl[k], ph[k] = vreg(), vreg()
 			VPUNPCKLWD(u[2*k+1], u[2*k], pl[k])
 			VPUNPCKHWD(u[2*k+1], u[2*k], ph[k])
 		}
@@ -683,32 +676,30 @@ func dwt0VMadd() {
 		}{{loAdd, lo}, {hiAdd, hi}} {
 			var half [2]VecVirtual
 			for q, pr := range [][2]VecVirtual{pl, ph} {
-				acc, c := YMM(), YMM()
+				acc, c := vreg(), vreg()
 				VPMADDWD(tp[2*h], pr[0], acc)
 				VPMADDWD(tp[2*h+1], pr[1], c)
 				VPADDD(c, acc, acc)
 				VPADDD(p.add, acc, acc)
 				VPSRAD(shift, acc, acc)
-				VPAND(low, acc, acc)
+				vand(low, acc, acc)
 				half[q] = acc
 			}
+			// Per 128-bit lane, the low halves then the high: in order.
 			VPACKUSDW(half[1], half[0], half[0])
-			VMOVDQU(half[0], Mem{Base: p.out, Index: i, Scale: 2})
+			vstore(half[0], Mem{Base: p.out, Index: i, Scale: 2})
 		}
-	}
-	ADDQ(Imm(16), i)
-	JMP(LabelRef("loop"))
-	Label("done")
-	// Bit 15 of any word: the high bytes' top bits.
-	m, big := GP32(), GP64()
-	VPMOVMSKB(seen, m)
-	ANDL(U32(0xaaaaaaaa), m)
-	XORQ(big, big)
-	TESTL(m, m)
-	SETNE(big.As8())
-	Store(big, ReturnIndex(0))
-	VZEROUPPER()
-	RET()
+	}, func() {
+		// Bit 15 of any word: the high bytes' top bits.
+		y := toYMM(seen, func(a Op, b, dst VecVirtual) { VPOR(a, b, dst) })
+		m, big := GP32(), GP64()
+		VPMOVMSKB(y, m)
+		ANDL(U32(0xaaaaaaaa), m)
+		XORQ(big, big)
+		TESTL(m, m)
+		SETNE(big.As8())
+		Store(big, ReturnIndex(0))
+	})
 }
 
 // dwt0H is the horizontal pass of ADM's first DWT level for interior
@@ -719,38 +710,38 @@ func dwt0VMadd() {
 // t[2j+1] their pairs of taps 2 and 3: one VPMADDWD each, each product
 // below 2^30.
 func dwt0H() {
-	TEXT("admDWT0HAVX2", NOSPLIT, "func(t *int16, lo, hi *int32, n int)")
+	name := "admDWT0H" + vsuffix()
+	TEXT(name, NOSPLIT, "func(t *int16, lo, hi *int32, n int)")
 	Pragma("noescape")
-	Doc("admDWT0HAVX2 runs the horizontal DWT of n interior outputs (a multiple of 8) from t into lo and hi.")
+	Doc(name + " runs the horizontal DWT of n interior outputs (a multiple of the register's dwords) from t into lo and hi.")
 	t := Load(Param("t"), GP64())
 	lo := Load(Param("lo"), GP64())
 	hi := Load(Param("hi"), GP64())
-	round := YMM()
-	VPBROADCASTD(ConstData("dwt0round", U32(32768)), round)
+	round := vbcastD("dwt0round", 32768)
 	pair := func(c [4]int32, k int) int32 { return int32(uint32(uint16(c[k])) | uint32(uint16(c[k+1]))<<16) }
 	taps := dwordTable("dwt0hpairs", []int32{pair(dwtLo, 0), pair(dwtLo, 2), pair(dwtHi, 0), pair(dwtHi, 2)})
 	var tp [4]VecVirtual
 	for k := range tp {
-		tp[k] = YMM()
+		tp[k] = vreg()
 		VPBROADCASTD(taps.Offset(4*k), tp[k])
 	}
-	rowLoopStep(8, func(i Register) {
+	rowLoopStep(vbytes()/4, func(i Register) {
 		var pr [2]VecVirtual
 		for k, disp := range []int{0, 4} {
-			pr[k] = YMM()
-			VMOVDQU(Mem{Base: t, Disp: disp}, pr[k])
+			pr[k] = vreg()
+			vload(Mem{Base: t, Disp: disp}, pr[k])
 		}
 		for h, out := range []Register{lo, hi} {
-			acc, c := YMM(), YMM()
+			acc, c := vreg(), vreg()
 			VPMADDWD(tp[2*h], pr[0], acc)
 			VPMADDWD(tp[2*h+1], pr[1], c)
 			VPADDD(c, acc, acc)
 			VPADDD(round, acc, acc)
 			VPSRAD(Imm(16), acc, acc)
 			narrow16(acc)
-			VMOVDQU(acc, Mem{Base: out, Index: i, Scale: 4})
+			vstore(acc, Mem{Base: out, Index: i, Scale: 4})
 		}
-		ADDQ(Imm(32), t)
+		ADDQ(Imm(uint64(vbytes())), t)
 	}, func() {})
 }
 
@@ -1034,8 +1025,8 @@ func admCSF0() {
 	VPBROADCASTD(paramAddr("irf"), irf)
 	VPBROADCASTD(paramAddr("add"), add)
 	MOVQ(paramAddr("shift"), shift)
-	VPBROADCASTD(ConstData("csfc4369", U32(4369)), c4369)
-	VPBROADCASTD(ConstData("csfc2048", U32(2048)), c2048)
+	VPBROADCASTD(constMem("csfc4369", U32(4369)), c4369)
+	VPBROADCASTD(constMem("csfc2048", U32(2048)), c2048)
 	rowLoopStep(8, func(i Register) {
 		a, f := YMM(), YMM()
 		VPMULLD(Mem{Base: src, Index: i, Scale: 4}, irf, a)
