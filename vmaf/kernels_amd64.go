@@ -62,6 +62,9 @@ var avx512Kernels = func() kernels {
 	k.admDWTSH = dwtSHAVX512
 	k.vifSubInit = vifSubInitAVX512
 	k.vifSubPair = vifSubPairAVX512
+	k.admCM0Row = admCM0RowAVX512
+	k.admCMSRow = admCMSRowAVX512
+	k.admDecouple = admDecoupleAVX512Row
 	return k
 }()
 
@@ -578,6 +581,20 @@ func admCMSRowAVX2(r *admCMRow, up, i, down int) (inH, inV, inD int64) {
 }
 
 func admCMRowAVX2(r *admCMRow, up, i, down int, scaleS bool) (inH, inV, inD int64) {
+	return admCMRowLanes(r, up, i, down, scaleS, false)
+}
+
+// admCM0RowAVX512 and admCMSRowAVX512 are admCM0RowAVX2 and admCMSRowAVX2
+// 16 columns a step, the rest 8 a step, then the scalar code.
+func admCM0RowAVX512(r *admCMRow, up, i, down int) (inH, inV, inD int64) {
+	return admCMRowLanes(r, up, i, down, false, true)
+}
+
+func admCMSRowAVX512(r *admCMRow, up, i, down int) (inH, inV, inD int64) {
+	return admCMRowLanes(r, up, i, down, true, true)
+}
+
+func admCMRowLanes(r *admCMRow, up, i, down int, scaleS, wide bool) (inH, inV, inD int64) {
 	scalar := admCM0Row
 	if scaleS {
 		scalar = admCMSRow
@@ -599,16 +616,34 @@ func admCMRowAVX2(r *admCMRow, up, i, down int, scaleS bool) (inH, inV, inD int6
 		}
 		cub := [7]uint64{uint64(r.addHCub) + 1<<62, uint64(r.addDCub) + 1<<62, uint64(r.shiftHCub), uint64(r.shiftDCub),
 			uint64(r.irf[0]), uint64(r.irf[1]), uint64(r.irf[2])}
-		var out [3]int64
 		upOff, downOff := 4*(up-i)*r.stride, 4*(down-i)*r.stride
-		if scaleS {
-			admCMSAVX2(&r.fl[0][rc], &r.fl[1][rc], &r.fl[2][rc], &r.ca[0][rc], &r.ca[1][rc], &r.ca[2][rc],
-				&r.src[0][rc], &r.src[1][rc], &r.src[2][rc], upOff, downOff, &cub, &out, n)
-		} else {
-			admCM0AVX2(&r.fl[0][rc], &r.fl[1][rc], &r.fl[2][rc], &r.ca[0][rc], &r.ca[1][rc], &r.ca[2][rc],
-				&r.src[0][rc], &r.src[1][rc], &r.src[2][rc], upOff, downOff, &cub, &out, n)
+		// The kernels are called directly, not through a function value:
+		// their noescape pragma keeps cub and out on the stack.
+		var out [3]int64
+		done := 0
+		if wide && n >= 16 {
+			done = n &^ 15
+			c := rc
+			if scaleS {
+				admCMSAVX512(&r.fl[0][c], &r.fl[1][c], &r.fl[2][c], &r.ca[0][c], &r.ca[1][c], &r.ca[2][c],
+					&r.src[0][c], &r.src[1][c], &r.src[2][c], upOff, downOff, &cub, &out, done)
+			} else {
+				admCM0AVX512(&r.fl[0][c], &r.fl[1][c], &r.fl[2][c], &r.ca[0][c], &r.ca[1][c], &r.ca[2][c],
+					&r.src[0][c], &r.src[1][c], &r.src[2][c], upOff, downOff, &cub, &out, done)
+			}
+			inH, inV, inD = out[0], out[1], out[2]
 		}
-		inH, inV, inD = out[0], out[1], out[2]
+		if n > done {
+			c := rc + done
+			if scaleS {
+				admCMSAVX2(&r.fl[0][c], &r.fl[1][c], &r.fl[2][c], &r.ca[0][c], &r.ca[1][c], &r.ca[2][c],
+					&r.src[0][c], &r.src[1][c], &r.src[2][c], upOff, downOff, &cub, &out, n-done)
+			} else {
+				admCM0AVX2(&r.fl[0][c], &r.fl[1][c], &r.fl[2][c], &r.ca[0][c], &r.ca[1][c], &r.ca[2][c],
+					&r.src[0][c], &r.src[1][c], &r.src[2][c], upOff, downOff, &cub, &out, n-done)
+			}
+			inH, inV, inD = inH+out[0], inV+out[1], inD+out[2]
+		}
 	}
 	h, v, d := scalar(r, up, i, down, j0+n, j1)
 	return inH + h, inV + v, inD + d
@@ -687,6 +722,53 @@ func admDecoupleAVX2Row(d *admDecoupleRows, egl float64, narrow bool) {
 				admDecouple0AVX2(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, n)
 			} else {
 				admDecoupleAVX2(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, n)
+			}
+		}
+	}
+	admDecoupleRow(d, n, w, egl, narrow)
+}
+
+// admDecoupleAVX512Row is admDecoupleAVX2Row with the angle test 8
+// coefficients a step in AVX-512, and scale 0's bands under a whole gain
+// limit 16 a step; other bands take the AVX2 kernels.
+func admDecoupleAVX512Row(d *admDecoupleRows, egl float64, narrow bool) {
+	w := len(d.o[0])
+	n := vecLen(w)
+	if narrow {
+		n = w &^ 7
+	}
+	if n > 0 {
+		for b := range 3 {
+			_, _, _, _ = d.o[b][n-1], d.t[b][n-1], d.r[b][n-1], d.a[b][n-1]
+		}
+		_ = d.angle[n-1]
+		n8 := n &^ 7
+		if n8 > 0 {
+			admAngleAVX512(&d.o[0][0], &d.o[1][0], &d.t[0][0], &d.t[1][0], &d.angle[0], float64(admCos1DegSq), n8)
+		}
+		if n > n8 { // scales 1 to 3: 4 more
+			admAngleAVX2(&d.o[0][n8], &d.o[1][n8], &d.t[0][n8], &d.t[1][n8], &d.angle[n8], float64(admCos1DegSq), 1, n-n8)
+		}
+		intGain := egl == math.Trunc(egl) && egl >= 0 && egl <= 65535
+		n16 := 0
+		if narrow && intGain {
+			n16 = w &^ 15
+		}
+		for b := range 3 {
+			if n16 > 0 {
+				admDecouple0IntAVX512(&d.o[b][0], &d.t[b][0], &d.angle[0], &d.r[b][0], &d.a[b][0], &admDivLookup[32768], egl, n16)
+			}
+			if n == n16 {
+				continue
+			}
+			o, t, angle, r, a := &d.o[b][n16], &d.t[b][n16], &d.angle[n16], &d.r[b][n16], &d.a[b][n16]
+			switch {
+			case narrow && intGain:
+				admDecouple0IntAVX2(o, t, angle, r, a, &admDivLookup[32768], egl, n-n16)
+			case narrow:
+				admDecouple0AVX2(o, t, angle, r, a, &admDivLookup[32768], egl, n-n16)
+			default:
+				admDecoupleAVX2(o, t, angle, r, a, &admDivLookup[32768], egl, n-n16)
 			}
 		}
 	}

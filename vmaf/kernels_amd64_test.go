@@ -562,14 +562,24 @@ func checkADMCM(t *testing.T, rng *rand.Rand, w, scale int, flip bool) {
 	if flip {
 		up, down = 2, 0
 	}
-	scalar, vector := admCM0Row, admCM0RowAVX2
+	scalar := admCM0Row
+	vectors := map[string]func(*admCMRow, int, int, int) (int64, int64, int64){"AVX2": admCM0RowAVX2}
+	if CPUAVX512.Supported() {
+		vectors["AVX512"] = admCM0RowAVX512
+	}
 	if scale > 0 {
-		scalar, vector = admCMSRow, admCMSRowAVX2
+		scalar = admCMSRow
+		vectors["AVX2"] = admCMSRowAVX2
+		if CPUAVX512.Supported() {
+			vectors["AVX512"] = admCMSRowAVX512
+		}
 	}
 	h0, v0, d0 := scalar(&r, up, 1, down, r.left, r.right)
-	h1, v1, d1 := vector(&r, up, 1, down)
-	if h0 != h1 || v0 != v1 || d0 != d1 {
-		t.Fatalf("contrast measure kernel (w=%d, scale %d): %d %d %d, want %d %d %d", w, scale, h1, v1, d1, h0, v0, d0)
+	for name, vector := range vectors {
+		h1, v1, d1 := vector(&r, up, 1, down)
+		if h0 != h1 || v0 != v1 || d0 != d1 {
+			t.Fatalf("%s contrast measure kernel (w=%d, scale %d): %d %d %d, want %d %d %d", name, w, scale, h1, v1, d1, h0, v0, d0)
+		}
 	}
 }
 
@@ -714,12 +724,22 @@ func admDecoupleCase(rng *rand.Rand, w int, narrow bool) *admDecoupleRows {
 func checkADMDecouple(t *testing.T, rng *rand.Rand, w int, narrow bool, egl float64) {
 	t.Helper()
 	want := admDecoupleCase(rng, w, narrow)
+	admDecoupleRow(want, 0, w, egl, narrow)
+	checkADMDecoupleWith(t, want, w, narrow, egl, "AVX2", admDecoupleAVX2Row)
+	if CPUAVX512.Supported() {
+		checkADMDecoupleWith(t, want, w, narrow, egl, "AVX512", admDecoupleAVX512Row)
+	}
+}
+
+// checkADMDecoupleWith compares one path's decoupling with the scalar
+// result want.
+func checkADMDecoupleWith(t *testing.T, want *admDecoupleRows, w int, narrow bool, egl float64, path string, row func(*admDecoupleRows, float64, bool)) {
+	t.Helper()
 	got := &admDecoupleRows{o: want.o, t: want.t, angle: make([]int32, w)}
 	for b := range 3 {
 		got.r[b], got.a[b] = make([]int32, w), make([]int32, w)
 	}
-	admDecoupleRow(want, 0, w, egl, narrow)
-	admDecoupleAVX2Row(got, egl, narrow)
+	row(got, egl, narrow)
 	// The angle row holds the vector part: 8 coefficients a step at
 	// scale 0, 4 at the others.
 	for j := range w &^ 7 {
@@ -732,8 +752,8 @@ func checkADMDecouple(t *testing.T, rng *rand.Rand, w int, narrow bool, egl floa
 	for b := range 3 {
 		for j := range w {
 			if got.r[b][j] != want.r[b][j] || got.a[b][j] != want.a[b][j] {
-				t.Fatalf("admDecoupleAVX2(w=%d, narrow=%v, egl=%v) band %d pixel %d (o %d, t %d): r %d a %d, want r %d a %d",
-					w, narrow, egl, b, j, want.o[b][j], want.t[b][j], got.r[b][j], got.a[b][j], want.r[b][j], want.a[b][j])
+				t.Fatalf("%s decoupling (w=%d, narrow=%v, egl=%v) band %d pixel %d (o %d, t %d): r %d a %d, want r %d a %d",
+					path, w, narrow, egl, b, j, want.o[b][j], want.t[b][j], got.r[b][j], got.a[b][j], want.r[b][j], want.a[b][j])
 			}
 		}
 	}
@@ -750,6 +770,14 @@ func TestADMDecoupleAVX2(t *testing.T) {
 	eachTail([]int{0, 1, 2, 3, 4, 5}, func(w, v int) {
 		checkADMDecouple(t, rng, w, v < 3, []float64{defaultEnhnGainLimit, 1, 1.2}[v%3])
 	})
+	// AVX-512 takes scale 0 under a whole gain 16 coefficients a step,
+	// then 8, and the angle test 8 a step, then 4: every tail past 16.
+	for w := 16; w <= 64; w++ {
+		for _, egl := range []float64{defaultEnhnGainLimit, 1, 1.2} {
+			checkADMDecouple(t, rng, w, true, egl)
+			checkADMDecouple(t, rng, w, false, egl)
+		}
+	}
 }
 
 // FuzzADMDecouple is TestADMDecoupleAVX2 on fuzzed seeds and widths.

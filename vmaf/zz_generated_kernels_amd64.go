@@ -368,3 +368,23 @@ func vifSubTapInitAVX512(f uint64, ref *uint16, dis *uint16, acc *uint64, n int)
 //
 //go:noescape
 func vifSubTapPairAVX512(f uint64, ra *uint16, rb *uint16, da *uint16, db *uint16, acc *uint64, n int)
+
+// admCM0AVX512 is admCM's kernel 16 pixels a step (n a multiple of 16).
+//
+//go:noescape
+func admCM0AVX512(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
+
+// admCMSAVX512 is admCM's kernel 16 pixels a step (n a multiple of 16).
+//
+//go:noescape
+func admCMSAVX512(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
+
+// admDecouple0IntAVX512 decouples n int16 coefficients (a multiple of 16) of scale 0 of one band into r and a, with a whole gain limit egl; tab is the reciprocal table at its entry 0.
+//
+//go:noescape
+func admDecouple0IntAVX512(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
+
+// admAngleAVX512 sets angle[i] to -1 where the decoupling's angle test holds, else 0, for i < n (a multiple of 8).
+//
+//go:noescape
+func admAngleAVX512(oh *int32, ov *int32, th *int32, tv *int32, angle *int32, cos1 float64, n int)

@@ -10653,3 +10653,664 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func admCM0AVX512(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
+// Requires: AVX, AVX2, AVX512F, SSE2
+TEXT ·admCM0AVX512(SB), NOSPLIT, $0-112
+	MOVQ         fh+0(FP), AX
+	MOVQ         fv+8(FP), CX
+	MOVQ         fd+16(FP), DX
+	MOVQ         ch+24(FP), BX
+	MOVQ         cv+32(FP), SI
+	MOVQ         cd+40(FP), DI
+	MOVQ         sh+48(FP), R8
+	MOVQ         sv+56(FP), R9
+	MOVQ         sd+64(FP), R10
+	MOVQ         up+72(FP), R11
+	MOVQ         down+80(FP), R12
+	MOVQ         cub+88(FP), R13
+	MOVQ         n+104(FP), R14
+	VPXORQ       Z0, Z0, Z0
+	VPXORQ       Z1, Z1, Z1
+	VPXORQ       Z2, Z2, Z2
+	MOVQ         16(R13), X3
+	MOVQ         24(R13), X4
+	VPBROADCASTQ cm512b62<>+0(SB), Z5
+	VPSRLQ       X4, Z5, Z6
+	VPSRLQ       X3, Z5, Z5
+	VPBROADCASTQ (R13), Z7
+	VPBROADCASTQ 8(R13), Z8
+	VPXORD       Z9, Z9, Z9
+
+pixels:
+	TESTQ         R14, R14
+	JZ            done
+	VPXORD        Z10, Z10, Z10
+	VPADDD        -4(AX)(R11*1), Z10, Z10
+	VPADDD        (AX)(R11*1), Z10, Z10
+	VPADDD        4(AX)(R11*1), Z10, Z10
+	VPADDD        -4(AX), Z10, Z10
+	VPADDD        4(AX), Z10, Z10
+	VPADDD        -4(AX)(R12*1), Z10, Z10
+	VPADDD        (AX)(R12*1), Z10, Z10
+	VPADDD        4(AX)(R12*1), Z10, Z10
+	VPABSD        (BX), Z11
+	VPBROADCASTD  cmc8738<>+0(SB), Z12
+	VPMULLD       Z12, Z11, Z11
+	VPBROADCASTD  cmc2048<>+0(SB), Z12
+	VPADDD        Z12, Z11, Z11
+	VPSRAD        $0x0c, Z11, Z11
+	VPSLLD        $0x10, Z11, Z11
+	VPSRAD        $0x10, Z11, Z11
+	VPADDD        Z11, Z10, Z10
+	VPADDD        -4(CX)(R11*1), Z10, Z10
+	VPADDD        (CX)(R11*1), Z10, Z10
+	VPADDD        4(CX)(R11*1), Z10, Z10
+	VPADDD        -4(CX), Z10, Z10
+	VPADDD        4(CX), Z10, Z10
+	VPADDD        -4(CX)(R12*1), Z10, Z10
+	VPADDD        (CX)(R12*1), Z10, Z10
+	VPADDD        4(CX)(R12*1), Z10, Z10
+	VPABSD        (SI), Z11
+	VPBROADCASTD  cmc8738<>+0(SB), Z12
+	VPMULLD       Z12, Z11, Z11
+	VPBROADCASTD  cmc2048<>+0(SB), Z12
+	VPADDD        Z12, Z11, Z11
+	VPSRAD        $0x0c, Z11, Z11
+	VPSLLD        $0x10, Z11, Z11
+	VPSRAD        $0x10, Z11, Z11
+	VPADDD        Z11, Z10, Z10
+	VPADDD        -4(DX)(R11*1), Z10, Z10
+	VPADDD        (DX)(R11*1), Z10, Z10
+	VPADDD        4(DX)(R11*1), Z10, Z10
+	VPADDD        -4(DX), Z10, Z10
+	VPADDD        4(DX), Z10, Z10
+	VPADDD        -4(DX)(R12*1), Z10, Z10
+	VPADDD        (DX)(R12*1), Z10, Z10
+	VPADDD        4(DX)(R12*1), Z10, Z10
+	VPABSD        (DI), Z11
+	VPBROADCASTD  cmc8738<>+0(SB), Z12
+	VPMULLD       Z12, Z11, Z11
+	VPBROADCASTD  cmc2048<>+0(SB), Z12
+	VPADDD        Z12, Z11, Z11
+	VPSRAD        $0x0c, Z11, Z11
+	VPSLLD        $0x10, Z11, Z11
+	VPSRAD        $0x10, Z11, Z11
+	VPADDD        Z11, Z10, Z10
+	VPBROADCASTD  32(R13), Z11
+	VPMULLD       (R8), Z11, Z11
+	VPABSD        Z11, Z11
+	VPSLLD        $0x0a, Z10, Z12
+	VPSUBD        Z12, Z11, Z11
+	VPMAXSD       Z9, Z11, Z11
+	VPBROADCASTQ  cmsq28<>+0(SB), Z12
+	VPMOVZXDQ     Y11, Z13
+	VPMULUDQ      Z13, Z13, Z14
+	VPADDQ        Z12, Z14, Z14
+	VPSRLQ        $0x1d, Z14, Z14
+	VPSLLQ        $0x20, Z14, Z14
+	VPSRAQ        $0x20, Z14, Z14
+	VPMULDQ       Z13, Z14, Z14
+	VPADDQ        Z7, Z14, Z14
+	VPSRLQ        X3, Z14, Z14
+	VPSUBQ        Z5, Z14, Z14
+	VPADDQ        Z14, Z0, Z0
+	VEXTRACTI64X4 $0x01, Z11, Y11
+	VPMOVZXDQ     Y11, Z11
+	VPMULUDQ      Z11, Z11, Z13
+	VPADDQ        Z12, Z13, Z13
+	VPSRLQ        $0x1d, Z13, Z13
+	VPSLLQ        $0x20, Z13, Z13
+	VPSRAQ        $0x20, Z13, Z13
+	VPMULDQ       Z11, Z13, Z13
+	VPADDQ        Z7, Z13, Z13
+	VPSRLQ        X3, Z13, Z13
+	VPSUBQ        Z5, Z13, Z13
+	VPADDQ        Z13, Z0, Z0
+	VPBROADCASTD  40(R13), Z11
+	VPMULLD       (R9), Z11, Z11
+	VPABSD        Z11, Z11
+	VPSLLD        $0x0a, Z10, Z12
+	VPSUBD        Z12, Z11, Z11
+	VPMAXSD       Z9, Z11, Z11
+	VPBROADCASTQ  cmsq28<>+0(SB), Z12
+	VPMOVZXDQ     Y11, Z13
+	VPMULUDQ      Z13, Z13, Z14
+	VPADDQ        Z12, Z14, Z14
+	VPSRLQ        $0x1d, Z14, Z14
+	VPSLLQ        $0x20, Z14, Z14
+	VPSRAQ        $0x20, Z14, Z14
+	VPMULDQ       Z13, Z14, Z14
+	VPADDQ        Z7, Z14, Z14
+	VPSRLQ        X3, Z14, Z14
+	VPSUBQ        Z5, Z14, Z14
+	VPADDQ        Z14, Z1, Z1
+	VEXTRACTI64X4 $0x01, Z11, Y11
+	VPMOVZXDQ     Y11, Z11
+	VPMULUDQ      Z11, Z11, Z13
+	VPADDQ        Z12, Z13, Z13
+	VPSRLQ        $0x1d, Z13, Z13
+	VPSLLQ        $0x20, Z13, Z13
+	VPSRAQ        $0x20, Z13, Z13
+	VPMULDQ       Z11, Z13, Z13
+	VPADDQ        Z7, Z13, Z13
+	VPSRLQ        X3, Z13, Z13
+	VPSUBQ        Z5, Z13, Z13
+	VPADDQ        Z13, Z1, Z1
+	VPBROADCASTD  48(R13), Z11
+	VPMULLD       (R10), Z11, Z11
+	VPABSD        Z11, Z11
+	VPSLLD        $0x0c, Z10, Z12
+	VPSUBD        Z12, Z11, Z11
+	VPMAXSD       Z9, Z11, Z11
+	VPBROADCASTQ  cmsq29<>+0(SB), Z12
+	VPMOVZXDQ     Y11, Z13
+	VPMULUDQ      Z13, Z13, Z14
+	VPADDQ        Z12, Z14, Z14
+	VPSRLQ        $0x1e, Z14, Z14
+	VPSLLQ        $0x20, Z14, Z14
+	VPSRAQ        $0x20, Z14, Z14
+	VPMULDQ       Z13, Z14, Z14
+	VPADDQ        Z8, Z14, Z14
+	VPSRLQ        X4, Z14, Z14
+	VPSUBQ        Z6, Z14, Z14
+	VPADDQ        Z14, Z2, Z2
+	VEXTRACTI64X4 $0x01, Z11, Y11
+	VPMOVZXDQ     Y11, Z11
+	VPMULUDQ      Z11, Z11, Z13
+	VPADDQ        Z12, Z13, Z13
+	VPSRLQ        $0x1e, Z13, Z13
+	VPSLLQ        $0x20, Z13, Z13
+	VPSRAQ        $0x20, Z13, Z13
+	VPMULDQ       Z11, Z13, Z13
+	VPADDQ        Z8, Z13, Z13
+	VPSRLQ        X4, Z13, Z13
+	VPSUBQ        Z6, Z13, Z13
+	VPADDQ        Z13, Z2, Z2
+	ADDQ          $0x40, AX
+	ADDQ          $0x40, CX
+	ADDQ          $0x40, DX
+	ADDQ          $0x40, BX
+	ADDQ          $0x40, SI
+	ADDQ          $0x40, DI
+	ADDQ          $0x40, R8
+	ADDQ          $0x40, R9
+	ADDQ          $0x40, R10
+	SUBQ          $0x10, R14
+	JMP           pixels
+
+done:
+	VEXTRACTI64X4 $0x01, Z0, Y3
+	VPADDQ        Y0, Y3, Y3
+	VEXTRACTI64X4 $0x01, Z1, Y0
+	VPADDQ        Y1, Y0, Y0
+	VEXTRACTI64X4 $0x01, Z2, Y1
+	VPADDQ        Y2, Y1, Y1
+	MOVQ          out+96(FP), AX
+	VEXTRACTI128  $0x01, Y3, X2
+	VPADDQ        X2, X3, X2
+	VPSHUFD       $0x4e, X2, X3
+	VPADDQ        X3, X2, X2
+	MOVQ          X2, (AX)
+	VEXTRACTI128  $0x01, Y0, X2
+	VPADDQ        X2, X0, X2
+	VPSHUFD       $0x4e, X2, X0
+	VPADDQ        X0, X2, X2
+	MOVQ          X2, 8(AX)
+	VEXTRACTI128  $0x01, Y1, X0
+	VPADDQ        X0, X1, X0
+	VPSHUFD       $0x4e, X0, X1
+	VPADDQ        X1, X0, X0
+	MOVQ          X0, 16(AX)
+	VZEROUPPER
+	RET
+
+DATA cm512b62<>+0(SB)/8, $0x4000000000000000
+GLOBL cm512b62<>(SB), RODATA|NOPTR, $8
+
+// func admCMSAVX512(fh *int32, fv *int32, fd *int32, ch *int32, cv *int32, cd *int32, sh *int32, sv *int32, sd *int32, up int, down int, cub *[7]uint64, out *[3]int64, n int)
+// Requires: AVX, AVX2, AVX512F, SSE2
+TEXT ·admCMSAVX512(SB), NOSPLIT, $0-112
+	MOVQ         fh+0(FP), AX
+	MOVQ         fv+8(FP), CX
+	MOVQ         fd+16(FP), DX
+	MOVQ         ch+24(FP), BX
+	MOVQ         cv+32(FP), SI
+	MOVQ         cd+40(FP), DI
+	MOVQ         sh+48(FP), R8
+	MOVQ         sv+56(FP), R9
+	MOVQ         sd+64(FP), R10
+	MOVQ         up+72(FP), R11
+	MOVQ         down+80(FP), R12
+	MOVQ         cub+88(FP), R13
+	MOVQ         n+104(FP), R14
+	VPXORQ       Z0, Z0, Z0
+	VPXORQ       Z1, Z1, Z1
+	VPXORQ       Z2, Z2, Z2
+	MOVQ         16(R13), X3
+	MOVQ         24(R13), X4
+	VPBROADCASTQ cm512b62<>+0(SB), Z5
+	VPSRLQ       X4, Z5, Z6
+	VPSRLQ       X3, Z5, Z5
+	VPBROADCASTQ (R13), Z7
+	VPBROADCASTQ 8(R13), Z8
+	VPXORD       Z9, Z9, Z9
+
+pixels:
+	TESTQ         R14, R14
+	JZ            done
+	VPXORD        Z10, Z10, Z10
+	VPADDD        -4(AX)(R11*1), Z10, Z10
+	VPADDD        (AX)(R11*1), Z10, Z10
+	VPADDD        4(AX)(R11*1), Z10, Z10
+	VPADDD        -4(AX), Z10, Z10
+	VPADDD        4(AX), Z10, Z10
+	VPADDD        -4(AX)(R12*1), Z10, Z10
+	VPADDD        (AX)(R12*1), Z10, Z10
+	VPADDD        4(AX)(R12*1), Z10, Z10
+	VPABSD        (BX), Y11
+	VPMOVZXDQ     Y11, Z11
+	VPBROADCASTQ  fltq32c286331153<>+0(SB), Z12
+	VPMULDQ       Z12, Z11, Z11
+	VPBROADCASTQ  fltq32round<>+0(SB), Z12
+	VPADDQ        Z12, Z11, Z11
+	VPSRLQ        $0x20, Z11, Z11
+	VPMOVQD       Z11, Y13
+	VPABSD        32(BX), Y11
+	VPMOVZXDQ     Y11, Z11
+	VPBROADCASTQ  fltq32c286331153<>+0(SB), Z12
+	VPMULDQ       Z12, Z11, Z11
+	VPBROADCASTQ  fltq32round<>+0(SB), Z12
+	VPADDQ        Z12, Z11, Z11
+	VPSRLQ        $0x20, Z11, Z11
+	VPMOVQD       Z11, Y11
+	VINSERTI64X4  $0x01, Y11, Z13, Z11
+	VPADDD        Z11, Z10, Z10
+	VPADDD        -4(CX)(R11*1), Z10, Z10
+	VPADDD        (CX)(R11*1), Z10, Z10
+	VPADDD        4(CX)(R11*1), Z10, Z10
+	VPADDD        -4(CX), Z10, Z10
+	VPADDD        4(CX), Z10, Z10
+	VPADDD        -4(CX)(R12*1), Z10, Z10
+	VPADDD        (CX)(R12*1), Z10, Z10
+	VPADDD        4(CX)(R12*1), Z10, Z10
+	VPABSD        (SI), Y11
+	VPMOVZXDQ     Y11, Z11
+	VPBROADCASTQ  fltq32c286331153<>+0(SB), Z12
+	VPMULDQ       Z12, Z11, Z11
+	VPBROADCASTQ  fltq32round<>+0(SB), Z12
+	VPADDQ        Z12, Z11, Z11
+	VPSRLQ        $0x20, Z11, Z11
+	VPMOVQD       Z11, Y13
+	VPABSD        32(SI), Y11
+	VPMOVZXDQ     Y11, Z11
+	VPBROADCASTQ  fltq32c286331153<>+0(SB), Z12
+	VPMULDQ       Z12, Z11, Z11
+	VPBROADCASTQ  fltq32round<>+0(SB), Z12
+	VPADDQ        Z12, Z11, Z11
+	VPSRLQ        $0x20, Z11, Z11
+	VPMOVQD       Z11, Y11
+	VINSERTI64X4  $0x01, Y11, Z13, Z11
+	VPADDD        Z11, Z10, Z10
+	VPADDD        -4(DX)(R11*1), Z10, Z10
+	VPADDD        (DX)(R11*1), Z10, Z10
+	VPADDD        4(DX)(R11*1), Z10, Z10
+	VPADDD        -4(DX), Z10, Z10
+	VPADDD        4(DX), Z10, Z10
+	VPADDD        -4(DX)(R12*1), Z10, Z10
+	VPADDD        (DX)(R12*1), Z10, Z10
+	VPADDD        4(DX)(R12*1), Z10, Z10
+	VPABSD        (DI), Y11
+	VPMOVZXDQ     Y11, Z11
+	VPBROADCASTQ  fltq32c286331153<>+0(SB), Z12
+	VPMULDQ       Z12, Z11, Z11
+	VPBROADCASTQ  fltq32round<>+0(SB), Z12
+	VPADDQ        Z12, Z11, Z11
+	VPSRLQ        $0x20, Z11, Z11
+	VPMOVQD       Z11, Y13
+	VPABSD        32(DI), Y11
+	VPMOVZXDQ     Y11, Z11
+	VPBROADCASTQ  fltq32c286331153<>+0(SB), Z12
+	VPMULDQ       Z12, Z11, Z11
+	VPBROADCASTQ  fltq32round<>+0(SB), Z12
+	VPADDQ        Z12, Z11, Z11
+	VPSRLQ        $0x20, Z11, Z11
+	VPMOVQD       Z11, Y11
+	VINSERTI64X4  $0x01, Y11, Z13, Z11
+	VPADDD        Z11, Z10, Z10
+	VPMOVSXDQ     (R8), Z11
+	VPBROADCASTQ  32(R13), Z12
+	VPMULUDQ      Z12, Z11, Z14
+	VPSRAQ        $0x3f, Z11, Z11
+	VPSLLQ        $0x20, Z12, Z12
+	VPANDQ        Z12, Z11, Z11
+	VPSUBQ        Z11, Z14, Z14
+	VPBROADCASTQ  csfs2p27<>+0(SB), Z12
+	VPADDQ        Z12, Z14, Z14
+	VPSRLQ        $0x1c, Z14, Z14
+	VPMOVQD       Z14, Y13
+	VPMOVSXDQ     32(R8), Z11
+	VPBROADCASTQ  32(R13), Z12
+	VPMULUDQ      Z12, Z11, Z14
+	VPSRAQ        $0x3f, Z11, Z11
+	VPSLLQ        $0x20, Z12, Z12
+	VPANDQ        Z12, Z11, Z11
+	VPSUBQ        Z11, Z14, Z14
+	VPBROADCASTQ  csfs2p27<>+0(SB), Z12
+	VPADDQ        Z12, Z14, Z14
+	VPSRLQ        $0x1c, Z14, Z14
+	VPMOVQD       Z14, Y11
+	VINSERTI64X4  $0x01, Y11, Z13, Z11
+	VPABSD        Z11, Z11
+	VPSUBD        Z10, Z11, Z11
+	VPMAXSD       Z9, Z11, Z11
+	VPBROADCASTQ  cmsq29<>+0(SB), Z12
+	VPMOVZXDQ     Y11, Z14
+	VPMULUDQ      Z14, Z14, Z15
+	VPADDQ        Z12, Z15, Z15
+	VPSRLQ        $0x1e, Z15, Z15
+	VPSLLQ        $0x20, Z15, Z15
+	VPSRAQ        $0x20, Z15, Z15
+	VPMULDQ       Z14, Z15, Z15
+	VPADDQ        Z7, Z15, Z15
+	VPSRLQ        X3, Z15, Z15
+	VPSUBQ        Z5, Z15, Z15
+	VPADDQ        Z15, Z0, Z0
+	VEXTRACTI64X4 $0x01, Z11, Y11
+	VPMOVZXDQ     Y11, Z11
+	VPMULUDQ      Z11, Z11, Z14
+	VPADDQ        Z12, Z14, Z14
+	VPSRLQ        $0x1e, Z14, Z14
+	VPSLLQ        $0x20, Z14, Z14
+	VPSRAQ        $0x20, Z14, Z14
+	VPMULDQ       Z11, Z14, Z14
+	VPADDQ        Z7, Z14, Z14
+	VPSRLQ        X3, Z14, Z14
+	VPSUBQ        Z5, Z14, Z14
+	VPADDQ        Z14, Z0, Z0
+	VPMOVSXDQ     (R9), Z11
+	VPBROADCASTQ  40(R13), Z12
+	VPMULUDQ      Z12, Z11, Z14
+	VPSRAQ        $0x3f, Z11, Z11
+	VPSLLQ        $0x20, Z12, Z12
+	VPANDQ        Z12, Z11, Z11
+	VPSUBQ        Z11, Z14, Z14
+	VPBROADCASTQ  csfs2p27<>+0(SB), Z12
+	VPADDQ        Z12, Z14, Z14
+	VPSRLQ        $0x1c, Z14, Z14
+	VPMOVQD       Z14, Y13
+	VPMOVSXDQ     32(R9), Z11
+	VPBROADCASTQ  40(R13), Z12
+	VPMULUDQ      Z12, Z11, Z14
+	VPSRAQ        $0x3f, Z11, Z11
+	VPSLLQ        $0x20, Z12, Z12
+	VPANDQ        Z12, Z11, Z11
+	VPSUBQ        Z11, Z14, Z14
+	VPBROADCASTQ  csfs2p27<>+0(SB), Z12
+	VPADDQ        Z12, Z14, Z14
+	VPSRLQ        $0x1c, Z14, Z14
+	VPMOVQD       Z14, Y11
+	VINSERTI64X4  $0x01, Y11, Z13, Z11
+	VPABSD        Z11, Z11
+	VPSUBD        Z10, Z11, Z11
+	VPMAXSD       Z9, Z11, Z11
+	VPBROADCASTQ  cmsq29<>+0(SB), Z12
+	VPMOVZXDQ     Y11, Z14
+	VPMULUDQ      Z14, Z14, Z15
+	VPADDQ        Z12, Z15, Z15
+	VPSRLQ        $0x1e, Z15, Z15
+	VPSLLQ        $0x20, Z15, Z15
+	VPSRAQ        $0x20, Z15, Z15
+	VPMULDQ       Z14, Z15, Z15
+	VPADDQ        Z7, Z15, Z15
+	VPSRLQ        X3, Z15, Z15
+	VPSUBQ        Z5, Z15, Z15
+	VPADDQ        Z15, Z1, Z1
+	VEXTRACTI64X4 $0x01, Z11, Y11
+	VPMOVZXDQ     Y11, Z11
+	VPMULUDQ      Z11, Z11, Z14
+	VPADDQ        Z12, Z14, Z14
+	VPSRLQ        $0x1e, Z14, Z14
+	VPSLLQ        $0x20, Z14, Z14
+	VPSRAQ        $0x20, Z14, Z14
+	VPMULDQ       Z11, Z14, Z14
+	VPADDQ        Z7, Z14, Z14
+	VPSRLQ        X3, Z14, Z14
+	VPSUBQ        Z5, Z14, Z14
+	VPADDQ        Z14, Z1, Z1
+	VPMOVSXDQ     (R10), Z11
+	VPBROADCASTQ  48(R13), Z12
+	VPMULUDQ      Z12, Z11, Z14
+	VPSRAQ        $0x3f, Z11, Z11
+	VPSLLQ        $0x20, Z12, Z12
+	VPANDQ        Z12, Z11, Z11
+	VPSUBQ        Z11, Z14, Z14
+	VPBROADCASTQ  csfs2p27<>+0(SB), Z12
+	VPADDQ        Z12, Z14, Z14
+	VPSRLQ        $0x1c, Z14, Z14
+	VPMOVQD       Z14, Y13
+	VPMOVSXDQ     32(R10), Z11
+	VPBROADCASTQ  48(R13), Z12
+	VPMULUDQ      Z12, Z11, Z14
+	VPSRAQ        $0x3f, Z11, Z11
+	VPSLLQ        $0x20, Z12, Z12
+	VPANDQ        Z12, Z11, Z11
+	VPSUBQ        Z11, Z14, Z14
+	VPBROADCASTQ  csfs2p27<>+0(SB), Z12
+	VPADDQ        Z12, Z14, Z14
+	VPSRLQ        $0x1c, Z14, Z14
+	VPMOVQD       Z14, Y11
+	VINSERTI64X4  $0x01, Y11, Z13, Z11
+	VPABSD        Z11, Z11
+	VPSUBD        Z10, Z11, Z11
+	VPMAXSD       Z9, Z11, Z11
+	VPBROADCASTQ  cmsq29<>+0(SB), Z12
+	VPMOVZXDQ     Y11, Z14
+	VPMULUDQ      Z14, Z14, Z15
+	VPADDQ        Z12, Z15, Z15
+	VPSRLQ        $0x1e, Z15, Z15
+	VPSLLQ        $0x20, Z15, Z15
+	VPSRAQ        $0x20, Z15, Z15
+	VPMULDQ       Z14, Z15, Z15
+	VPADDQ        Z8, Z15, Z15
+	VPSRLQ        X4, Z15, Z15
+	VPSUBQ        Z6, Z15, Z15
+	VPADDQ        Z15, Z2, Z2
+	VEXTRACTI64X4 $0x01, Z11, Y11
+	VPMOVZXDQ     Y11, Z11
+	VPMULUDQ      Z11, Z11, Z14
+	VPADDQ        Z12, Z14, Z14
+	VPSRLQ        $0x1e, Z14, Z14
+	VPSLLQ        $0x20, Z14, Z14
+	VPSRAQ        $0x20, Z14, Z14
+	VPMULDQ       Z11, Z14, Z14
+	VPADDQ        Z8, Z14, Z14
+	VPSRLQ        X4, Z14, Z14
+	VPSUBQ        Z6, Z14, Z14
+	VPADDQ        Z14, Z2, Z2
+	ADDQ          $0x40, AX
+	ADDQ          $0x40, CX
+	ADDQ          $0x40, DX
+	ADDQ          $0x40, BX
+	ADDQ          $0x40, SI
+	ADDQ          $0x40, DI
+	ADDQ          $0x40, R8
+	ADDQ          $0x40, R9
+	ADDQ          $0x40, R10
+	SUBQ          $0x10, R14
+	JMP           pixels
+
+done:
+	VEXTRACTI64X4 $0x01, Z0, Y3
+	VPADDQ        Y0, Y3, Y3
+	VEXTRACTI64X4 $0x01, Z1, Y0
+	VPADDQ        Y1, Y0, Y0
+	VEXTRACTI64X4 $0x01, Z2, Y1
+	VPADDQ        Y2, Y1, Y1
+	MOVQ          out+96(FP), AX
+	VEXTRACTI128  $0x01, Y3, X2
+	VPADDQ        X2, X3, X2
+	VPSHUFD       $0x4e, X2, X3
+	VPADDQ        X3, X2, X2
+	MOVQ          X2, (AX)
+	VEXTRACTI128  $0x01, Y0, X2
+	VPADDQ        X2, X0, X2
+	VPSHUFD       $0x4e, X2, X0
+	VPADDQ        X0, X2, X2
+	MOVQ          X2, 8(AX)
+	VEXTRACTI128  $0x01, Y1, X0
+	VPADDQ        X0, X1, X0
+	VPSHUFD       $0x4e, X0, X1
+	VPADDQ        X1, X0, X0
+	MOVQ          X0, 16(AX)
+	VZEROUPPER
+	RET
+
+// func admDecouple0IntAVX512(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
+TEXT ·admDecouple0IntAVX512(SB), NOSPLIT, $0-64
+	MOVQ         o+0(FP), AX
+	MOVQ         t+8(FP), CX
+	MOVQ         angle+16(FP), DX
+	MOVQ         r+24(FP), BX
+	MOVQ         a+32(FP), SI
+	MOVQ         tab+40(FP), DI
+	MOVSD        egl+48(FP), X0
+	CVTTSD2SL    X0, R8
+	MOVD         R8, X0
+	VPBROADCASTD X0, Z0
+	VPBROADCASTQ declow32<>+0(SB), Z1
+	VPBROADCASTQ decc2p14<>+0(SB), Z2
+	VPBROADCASTQ decc2p46<>+0(SB), Z3
+	VPBROADCASTQ decc15<>+0(SB), Z4
+	VPBROADCASTD decc32768d<>+0(SB), Z5
+	VPBROADCASTD decc2p14d<>+0(SB), Z6
+	MOVL         $0x0000aaaa, R8
+	KMOVW        R8, K1
+	VPXORD       Z7, Z7, Z7
+	MOVQ         n+56(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ       R9, R8
+	JAE        done
+	VMOVDQU32  (AX)(R9*4), Z8
+	VMOVDQU32  (CX)(R9*4), Z9
+	VPABSD     Z8, Z10
+	VPSRLD     $0x0f, Z10, Z11
+	VPADDD     Z11, Z10, Z10
+	VPSRLVD    Z11, Z10, Z10
+	KXNORW     K2, K2, K2
+	VPXORD     Z12, Z12, Z12
+	VPGATHERDD (DI)(Z10*4), K2, Z12
+	VMOVDQA32  Z9, Z10
+	VPMOVD2M   Z8, K3
+	VPSUBD     Z9, Z7, K3, Z10
+	VPTESTNMD  Z8, Z8, K3
+	VMOVDQA32  Z7, K3, Z10
+	VMOVDQA64  Z12, Z14
+	VMOVDQA64  Z10, Z15
+	VPANDQ     Z1, Z11, Z16
+	VPMULDQ    Z15, Z14, Z14
+	VPSLLVQ    Z16, Z2, Z15
+	VPADDQ     Z15, Z14, Z14
+	VPADDQ     Z3, Z14, Z14
+	VPADDQ     Z4, Z16, Z16
+	VPSRLVQ    Z16, Z14, Z14
+	VPSRLVQ    Z16, Z3, Z15
+	VPSUBQ     Z15, Z14, Z14
+	VPSRLQ     $0x20, Z12, Z15
+	VPSRLQ     $0x20, Z10, Z10
+	VPSRLQ     $0x20, Z11, Z11
+	VPMULDQ    Z10, Z15, Z15
+	VPSLLVQ    Z11, Z2, Z10
+	VPADDQ     Z10, Z15, Z15
+	VPADDQ     Z3, Z15, Z15
+	VPADDQ     Z4, Z11, Z11
+	VPSRLVQ    Z11, Z15, Z15
+	VPSRLVQ    Z11, Z3, Z10
+	VPSUBQ     Z10, Z15, Z15
+	VPSLLQ     $0x20, Z15, Z15
+	VPBLENDMD  Z15, Z14, K1, Z13
+	VPMAXSD    Z7, Z13, Z13
+	VPMINSD    Z5, Z13, Z13
+	VPMULLD    Z8, Z13, Z10
+	VPADDD     Z6, Z10, Z10
+	VPSRAD     $0x0f, Z10, Z10
+	VPSLLD     $0x10, Z10, Z10
+	VPSRAD     $0x10, Z10, Z10
+	VPCMPGTD   Z7, Z13, K3
+	VMOVDQU32  (DX)(R9*4), Z11
+	VPTESTMD   Z11, Z11, K3, K3
+	VPMULLD    Z0, Z10, Z11
+	VPMINSD    Z9, Z11, Z14
+	VPMAXSD    Z9, Z11, Z15
+	VPCMPGTD   Z7, Z8, K4
+	VPBLENDMD  Z14, Z15, K4, Z11
+	VPSLLD     $0x10, Z11, Z11
+	VPSRAD     $0x10, Z11, Z11
+	VPBLENDMD  Z11, Z10, K3, Z10
+	VMOVDQU32  Z10, (BX)(R9*4)
+	VPSUBD     Z10, Z9, Z9
+	VPSLLD     $0x10, Z9, Z9
+	VPSRAD     $0x10, Z9, Z9
+	VMOVDQU32  Z9, (SI)(R9*4)
+	ADDQ       $0x10, R9
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func admAngleAVX512(oh *int32, ov *int32, th *int32, tv *int32, angle *int32, cos1 float64, n int)
+// Requires: AVX, AVX512DQ, AVX512F, AVX512VL
+TEXT ·admAngleAVX512(SB), NOSPLIT, $0-56
+	MOVQ         oh+0(FP), AX
+	MOVQ         ov+8(FP), CX
+	MOVQ         th+16(FP), DX
+	MOVQ         tv+24(FP), BX
+	MOVQ         angle+32(FP), SI
+	VBROADCASTSD cos1+40(FP), Z0
+	VBROADCASTSD decinv4096<>+0(SB), Z1
+	VXORPD       Z2, Z2, Z2
+	MOVQ         n+48(FP), DI
+	XORQ         R8, R8
+
+loop:
+	CMPQ      R8, DI
+	JAE       done
+	VPMOVSXDQ (AX)(R8*4), Z3
+	VPMOVSXDQ (CX)(R8*4), Z4
+	VPMOVSXDQ (DX)(R8*4), Z5
+	VPMOVSXDQ (BX)(R8*4), Z6
+	VPMULDQ   Z3, Z5, Z7
+	VPMULDQ   Z4, Z6, Z8
+	VPADDQ    Z8, Z7, Z7
+	VCVTQQ2PS Z7, Y7
+	VCVTPS2PD Y7, Z7
+	VMULPD    Z1, Z7, Z7
+	VPMULDQ   Z3, Z3, Z3
+	VPMULDQ   Z4, Z4, Z4
+	VPADDQ    Z4, Z3, Z3
+	VCVTQQ2PS Z3, Y3
+	VCVTPS2PD Y3, Z3
+	VMULPD    Z1, Z3, Z3
+	VPMULDQ   Z5, Z5, Z4
+	VPMULDQ   Z6, Z6, Z5
+	VPADDQ    Z5, Z4, Z4
+	VCVTQQ2PS Z4, Y4
+	VCVTPS2PD Y4, Z4
+	VMULPD    Z1, Z4, Z4
+	VMULPD    Z7, Z7, Z5
+	VMULPD    Z3, Z0, Z3
+	VMULPD    Z4, Z3, Z3
+	VCMPPD    $0x0d, Z3, Z5, K1
+	VCMPPD    $0x0d, Z2, Z7, K1, K1
+	VPMOVM2D  K1, Y3
+	VMOVDQU   Y3, (SI)(R8*4)
+	ADDQ      $0x08, R8
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET

@@ -5,6 +5,8 @@ package main
 // other four also has). Each gives its AVX2 twin's integers exactly.
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -18,6 +20,352 @@ func avx512Kernels() {
 	dwtSH512()
 	subTap512(false)
 	subTap512(true)
+	admCM512(false)
+	admCM512(true)
+	admDecouple0Int512()
+	admAngle512()
+}
+
+// admAngle512 is admAngle 8 coefficients a step in qword lanes, at every
+// scale: AVX-512 DQ's VCVTQQ2PS converts an int64 to float32 with the one
+// rounding of Go's float32(int64) (and C's (float) of libvmaf), where AVX2
+// goes through a double; the compares give a mask, VPMOVM2D its dwords.
+func admAngle512() {
+	TEXT("admAngleAVX512", NOSPLIT, "func(oh, ov, th, tv *int32, angle *int32, cos1 float64, n int)")
+	Pragma("noescape")
+	Doc("admAngleAVX512 sets angle[i] to -1 where the decoupling's angle test holds, else 0, for i < n (a multiple of 8).")
+	p := loadPointers("oh", "ov", "th", "tv", "angle")
+	oh, ov, th, tv, angle := p[0], p[1], p[2], p[3], p[4]
+	cos1, inv, zero := ZMM(), ZMM(), ZMM()
+	VBROADCASTSD(paramAddr("cos1"), cos1)
+	VBROADCASTSD(constMem("decinv4096", U64(0x3f30000000000000)), inv)
+	VXORPD(zero, zero, zero)
+	rowLoopStep(8, func(i Register) {
+		ld := func(r Register) VecVirtual {
+			v := ZMM()
+			VPMOVSXDQ(Mem{Base: r, Index: i, Scale: 4}, v)
+			return v
+		}
+		vOH, vOV, vTH, vTV := ld(oh), ld(ov), ld(th), ld(tv)
+		var prod [3]VecVirtual
+		for k, f := range [3][4]VecVirtual{{vOH, vTH, vOV, vTV}, {vOH, vOH, vOV, vOV}, {vTH, vTH, vTV, vTV}} {
+			x, y := ZMM(), ZMM()
+			VPMULDQ(f[0], f[1], x)
+			VPMULDQ(f[2], f[3], y)
+			VPADDQ(y, x, x)
+			s := YMM()
+			VCVTQQ2PS(x, s)
+			VCVTPS2PD(s, x)
+			VMULPD(inv, x, x)
+			prod[k] = x
+		}
+		dp, oo, tt := prod[0], prod[1], prod[2]
+		lhs := ZMM()
+		VMULPD(dp, dp, lhs)
+		VMULPD(oo, cos1, oo)
+		VMULPD(tt, oo, oo)
+		ge, pos := K(), K()
+		VCMPPD(Imm(0x0d), oo, lhs, ge) // lhs >= rhs
+		VCMPPD(Imm(0x0d), zero, dp, ge, pos)
+		out := YMM()
+		VPMOVM2D(pos, out)
+		VMOVDQU(out, Mem{Base: angle, Index: i, Scale: 4})
+	}, func() {})
+}
+
+// admDecouple0Int512 is admDecouple0 with an integer gain limit (intGain)
+// 16 coefficients a step. AVX-512 has no VPSIGND: t*sign(o) is t, negated
+// under the mask of negative o and cleared under that of zero o; compares
+// give masks, which the blends take.
+func admDecouple0Int512() {
+	TEXT("admDecouple0IntAVX512", NOSPLIT, "func(o, t, angle, r, a *int32, tab *int32, egl float64, n int)")
+	Pragma("noescape")
+	Doc("admDecouple0IntAVX512 decouples n int16 coefficients (a multiple of 16) of scale 0 of one band into r and a, with a whole gain limit egl; tab is the reciprocal table at its entry 0.")
+	p := loadPointers("o", "t", "angle", "r", "a", "tab")
+	o, t, angle, rp, ap, tab := p[0], p[1], p[2], p[3], p[4], p[5]
+	// The gain limit as int32 in every lane (the caller passes a whole one).
+	gain, eglX, g := ZMM(), XMM(), GP32()
+	MOVSD(paramAddr("egl"), eglX)
+	CVTTSD2SL(eglX, g)
+	MOVD(g, eglX)
+	VPBROADCASTD(eglX, gain)
+	q := func(name string, v uint64) VecVirtual {
+		r := ZMM()
+		VPBROADCASTQ(constMem(name, U64(v)), r)
+		return r
+	}
+	d := func(name string, v uint32) VecVirtual {
+		r := ZMM()
+		VPBROADCASTD(constMem(name, U32(v)), r)
+		return r
+	}
+	low32, c2p14q, c2p46, c15 := q("declow32", 0xffffffff), q("decc2p14", 1<<14), q("decc2p46", 1<<46), q("decc15", 15)
+	c32768, c2p14d := d("decc32768d", 32768), d("decc2p14d", 1<<14)
+	odd := K()
+	{
+		m := GP32()
+		MOVL(U32(0xaaaa), m)
+		KMOVW(m, odd)
+	}
+	zero := ZMM()
+	VPXORD(zero, zero, zero)
+	rowLoopStep(16, func(i Register) {
+		vo, vt, ao, sh := ZMM(), ZMM(), ZMM(), ZMM()
+		VMOVDQU32(Mem{Base: o, Index: i, Scale: 4}, vo)
+		VMOVDQU32(Mem{Base: t, Index: i, Scale: 4}, vt)
+		VPABSD(vo, ao)
+		VPSRLD(Imm(15), ao, sh) // 1 for |o| = 2^15, else 0
+		msb, lk := ZMM(), ZMM()
+		VPADDD(sh, ao, msb)
+		VPSRLVD(sh, msb, msb)
+		all := K()
+		KXNORW(all, all, all)
+		VPXORD(lk, lk, lk)
+		VPGATHERDD(Mem{Base: tab, Index: msb, Scale: 4}, all, lk)
+		// ts = t*sign(o)
+		ts, kneg, kzero := ZMM(), K(), K()
+		VMOVDQA32(vt, ts)
+		VPMOVD2M(vo, kneg)
+		VPSUBD(vt, zero, kneg, ts)
+		VPTESTNMD(vo, vo, kzero)
+		VMOVDQA32(zero, kzero, ts)
+		// k = (lk*ts + (2^14 << sh)) >> (15+sh) in the even and odd lanes.
+		var k [2]VecVirtual
+		for h := range k {
+			a, b, s, c := ZMM(), ZMM(), ZMM(), ZMM()
+			if h == 0 {
+				VMOVDQA64(lk, a)
+				VMOVDQA64(ts, b)
+				VPANDQ(low32, sh, s)
+			} else {
+				VPSRLQ(Imm(32), lk, a)
+				VPSRLQ(Imm(32), ts, b)
+				VPSRLQ(Imm(32), sh, s)
+			}
+			VPMULDQ(b, a, a)
+			VPSLLVQ(s, c2p14q, c)
+			VPADDQ(c, a, a)
+			VPADDQ(c2p46, a, a)
+			VPADDQ(c15, s, s)
+			VPSRLVQ(s, a, a)
+			VPSRLVQ(s, c2p46, c)
+			VPSUBQ(c, a, a)
+			k[h] = a
+		}
+		VPSLLQ(Imm(32), k[1], k[1])
+		kk := ZMM()
+		VPBLENDMD(k[1], k[0], odd, kk)
+		VPMAXSD(zero, kk, kk)
+		VPMINSD(c32768, kk, kk)
+		// r = int16((k*o + 2^14) >> 15)
+		r := ZMM()
+		VPMULLD(vo, kk, r)
+		VPADDD(c2p14d, r, r)
+		VPSRAD(Imm(15), r, r)
+		narrow16(r)
+		// The gain limit where angle && k > 0.
+		kpos, m := K(), K()
+		VPCMPGTD(zero, kk, kpos)
+		av := ZMM()
+		VMOVDQU32(Mem{Base: angle, Index: i, Scale: 4}, av)
+		VPTESTMD(av, av, kpos, m)
+		l, lo, hi, opos := ZMM(), ZMM(), ZMM(), K()
+		VPMULLD(gain, r, l)
+		VPMINSD(vt, l, lo)
+		VPMAXSD(vt, l, hi)
+		VPCMPGTD(zero, vo, opos) // o > 0
+		VPBLENDMD(lo, hi, opos, l)
+		narrow16(l)
+		VPBLENDMD(l, r, m, r)
+		VMOVDQU32(r, Mem{Base: rp, Index: i, Scale: 4})
+		VPSUBD(r, vt, vt)
+		narrow16(vt)
+		VMOVDQU32(vt, Mem{Base: ap, Index: i, Scale: 4})
+	}, func() {})
+}
+
+// admCM512 is admCM 16 pixels a step: the threshold in 16 dword lanes, the
+// cubes in two halves of 8 qword lanes. The truncation of a square to
+// int32 and its sign extension back is a shift up and an arithmetic shift
+// down within each qword (AVX2 packs and unpacks across lanes).
+func admCM512(scaleS bool) {
+	name := "admCM0AVX512"
+	if scaleS {
+		name = "admCMSAVX512"
+	}
+	TEXT(name, NOSPLIT, "func(fh, fv, fd, ch, cv, cd, sh, sv, sd *int32, up, down int, cub *[7]uint64, out *[3]int64, n int)")
+	Pragma("noescape")
+	Doc(name + " is admCM's kernel 16 pixels a step (n a multiple of 16).")
+	p := loadPointers("fh", "fv", "fd", "ch", "cv", "cd", "sh", "sv", "sd")
+	up := Load(Param("up"), GP64())
+	down := Load(Param("down"), GP64())
+	cub := Load(Param("cub"), GP64())
+	n := Load(Param("n"), GP64())
+	acc := [3]VecVirtual{ZMM(), ZMM(), ZMM()}
+	for _, a := range acc {
+		VPXORQ(a, a, a)
+	}
+	q := func(name string, v uint64) Mem { return constMem(name, U64(v)) }
+	addSq := [3]Mem{q("cmsq28", 1<<28), q("cmsq28", 1<<28), q("cmsq29", 1<<29)}
+	shSq := [3]uint64{29, 29, 30}
+	thrShift := [3]uint64{10, 10, 12}
+	if scaleS {
+		addSq = [3]Mem{q("cmsq29", 1<<29), q("cmsq29", 1<<29), q("cmsq29", 1<<29)}
+		shSq = [3]uint64{30, 30, 30}
+	}
+	shH, shD := XMM(), XMM()
+	MOVQ(Mem{Base: cub, Disp: 16}, shH)
+	MOVQ(Mem{Base: cub, Disp: 24}, shD)
+	// The biased shift's correction, 2^62 >> shift.
+	unH, unD := ZMM(), ZMM()
+	VPBROADCASTQ(q("cm512b62", 1<<62), unH)
+	VPSRLQ(shD, unH, unD)
+	VPSRLQ(shH, unH, unH)
+	addH, addD := ZMM(), ZMM()
+	VPBROADCASTQ(Mem{Base: cub}, addH)
+	VPBROADCASTQ(Mem{Base: cub, Disp: 8}, addD)
+	zero := ZMM()
+	VPXORD(zero, zero, zero)
+	// fltQ32 and weighS of 16 dwords, in two halves of 8 qwords.
+	halves := func(f func(half int) VecVirtual) VecVirtual {
+		lo, hi := f(0), f(1)
+		out := ZMM()
+		VINSERTI64X4(Imm(1), hi, lo.AsZ(), out)
+		return out
+	}
+	fltQ32x8 := func(x VecVirtual, f uint64) VecVirtual { // x: 8 dwords (ymm)
+		x64, c := ZMM(), ZMM()
+		VPMOVZXDQ(x, x64)
+		VPBROADCASTQ(constMem(fmt.Sprintf("fltq32c%d", f), U64(f)), c)
+		VPMULDQ(c, x64, x64)
+		VPBROADCASTQ(constMem("fltq32round", U64(0xffffffff80000000)), c)
+		VPADDQ(c, x64, x64)
+		VPSRLQ(Imm(32), x64, x64)
+		y := YMM()
+		VPMOVQD(x64, y)
+		return y
+	}
+	weighSx8 := func(src Mem, irf Mem) VecVirtual {
+		s64, w, neg, pr := ZMM(), ZMM(), ZMM(), ZMM()
+		VPMOVSXDQ(src, s64)
+		VPBROADCASTQ(irf, w)
+		VPMULUDQ(w, s64, pr)
+		VPSRAQ(Imm(63), s64, neg)
+		VPSLLQ(Imm(32), w, w)
+		VPANDQ(w, neg, neg)
+		VPSUBQ(neg, pr, pr)
+		VPBROADCASTQ(constMem("csfs2p27", U64(1<<27)), w)
+		VPADDQ(w, pr, pr)
+		VPSRLQ(Imm(28), pr, pr)
+		y := YMM()
+		VPMOVQD(pr, y)
+		return y
+	}
+
+	Label("pixels")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	thr, t := ZMM(), ZMM()
+	VPXORD(thr, thr, thr)
+	for b := 0; b < 3; b++ {
+		f := p[b]
+		for _, off := range []Register{up, nil, down} {
+			for _, dj := range []int{-4, 0, 4} {
+				if off == nil && dj == 0 {
+					continue // the centre comes from c
+				}
+				m := Mem{Base: f, Disp: dj}
+				if off != nil {
+					m = Mem{Base: f, Index: off, Scale: 1, Disp: dj}
+				}
+				VPADDD(m, thr, thr)
+			}
+		}
+		if scaleS {
+			c := halves(func(half int) VecVirtual {
+				a := YMM()
+				VPABSD(Mem{Base: p[3+b], Disp: 32 * half}, a)
+				return fltQ32x8(a, 286331153)
+			})
+			VPADDD(c, thr, thr)
+			continue
+		}
+		VPABSD(Mem{Base: p[3+b]}, t)
+		// centre = int16((8738*|c| + 2048) >> 12)
+		c := ZMM()
+		VPBROADCASTD(constMem("cmc8738", U32(8738)), c)
+		VPMULLD(c, t, t)
+		VPBROADCASTD(constMem("cmc2048", U32(2048)), c)
+		VPADDD(c, t, t)
+		VPSRAD(Imm(12), t, t)
+		narrow16(t)
+		VPADDD(t, thr, thr)
+	}
+	for b := 0; b < 3; b++ {
+		var x VecVirtual
+		if scaleS {
+			x = halves(func(half int) VecVirtual {
+				return weighSx8(Mem{Base: p[6+b], Disp: 32 * half}, Mem{Base: cub, Disp: 32 + 8*b})
+			})
+		} else {
+			// The weight is the low dword of cub[4+b] (below 2^16).
+			x = ZMM()
+			c := ZMM()
+			VPBROADCASTD(Mem{Base: cub, Disp: 32 + 8*b}, c)
+			VPMULLD(Mem{Base: p[6+b]}, c, x)
+		}
+		VPABSD(x, x)
+		if scaleS {
+			VPSUBD(thr, x, x)
+		} else {
+			th := ZMM()
+			VPSLLD(Imm(thrShift[b]), thr, th)
+			VPSUBD(th, x, x)
+		}
+		VPMAXSD(zero, x, x)
+		sh, un, add := shH, unH, addH
+		if b == 2 {
+			sh, un, add = shD, unD, addD
+		}
+		sqAdd := ZMM()
+		VPBROADCASTQ(addSq[b], sqAdd)
+		for half := range 2 {
+			xs := x.AsY()
+			if half == 1 {
+				xs = YMM()
+				VEXTRACTI64X4(Imm(1), x, xs)
+			}
+			x64, sq := ZMM(), ZMM()
+			VPMOVZXDQ(xs, x64)
+			VPMULUDQ(x64, x64, sq)
+			VPADDQ(sqAdd, sq, sq)
+			VPSRLQ(Imm(shSq[b]), sq, sq)
+			VPSLLQ(Imm(32), sq, sq) // int32(...) sign-extended
+			VPSRAQ(Imm(32), sq, sq)
+			VPMULDQ(x64, sq, sq)
+			VPADDQ(add, sq, sq)
+			VPSRLQ(sh, sq, sq)
+			VPSUBQ(un, sq, sq)
+			VPADDQ(sq, acc[b], acc[b])
+		}
+	}
+	for _, r := range p {
+		ADDQ(Imm(64), r)
+	}
+	SUBQ(Imm(16), n)
+	JMP(LabelRef("pixels"))
+
+	Label("done")
+	var ys []VecVirtual
+	for _, a := range acc {
+		y := YMM()
+		VEXTRACTI64X4(Imm(1), a, y)
+		VPADDQ(a.AsY(), y, y)
+		ys = append(ys, y)
+	}
+	storeSums(ys, Load(Param("out"), GP64()))
+	VZEROUPPER()
+	RET()
 }
 
 // subTap512 is subTapInit (pair false) and subTapPair 8 pixels a step: a
