@@ -65,6 +65,8 @@ var avx512Kernels = func() kernels {
 	k.admCM0Row = admCM0RowAVX512
 	k.admCMSRow = admCMSRowAVX512
 	k.admDecouple = admDecoupleAVX512Row
+	k.admDen0Row = admDen0AVX512Row
+	k.admDenSRow = admDenSAVX512Row
 	return k
 }()
 
@@ -728,9 +730,10 @@ func admDecoupleAVX2Row(d *admDecoupleRows, egl float64, narrow bool) {
 	admDecoupleRow(d, n, w, egl, narrow)
 }
 
-// admDecoupleAVX512Row is admDecoupleAVX2Row with the angle test 8
-// coefficients a step in AVX-512, and scale 0's bands under a whole gain
-// limit 16 a step; other bands take the AVX2 kernels.
+// admDecoupleAVX512Row is admDecoupleAVX2Row with the angle test and the
+// bands of scales 1 to 3 8 coefficients a step in AVX-512, and scale 0's
+// bands under a whole gain limit 16 a step; scale 0's under a fractional
+// limit take the AVX2 kernel.
 func admDecoupleAVX512Row(d *admDecoupleRows, egl float64, narrow bool) {
 	w := len(d.o[0])
 	n := vecLen(w)
@@ -768,11 +771,39 @@ func admDecoupleAVX512Row(d *admDecoupleRows, egl float64, narrow bool) {
 			case narrow:
 				admDecouple0AVX2(o, t, angle, r, a, &admDivLookup[32768], egl, n-n16)
 			default:
-				admDecoupleAVX2(o, t, angle, r, a, &admDivLookup[32768], egl, n-n16)
+				// Scales 1 to 3: 8 a step, then 4.
+				n8 := n &^ 7
+				if n8 > 0 {
+					admDecoupleAVX512(o, t, angle, r, a, &admDivLookup[32768], egl, n8)
+				}
+				if n > n8 {
+					admDecoupleAVX2(&d.o[b][n8], &d.t[b][n8], &d.angle[n8], &d.r[b][n8], &d.a[b][n8], &admDivLookup[32768], egl, n-n8)
+				}
 			}
 		}
 	}
 	admDecoupleRow(d, n, w, egl, narrow)
+}
+
+// admDen0AVX512Row is admDen0AVX2Row 8 coefficients a step.
+func admDen0AVX512Row(row []int32) uint64 {
+	n := len(row) &^ 7
+	var inner uint64
+	if n > 0 {
+		inner = admDen0AVX512(&row[0], n)
+	}
+	return inner + admDen0AVX2Row(row[n:])
+}
+
+// admDenSAVX512Row is admDenSAVX2Row 8 coefficients a step.
+func admDenSAVX512Row(row []int32, p *ADMDenShifts) uint64 {
+	n := len(row) &^ 7
+	var inner uint64
+	if n > 0 {
+		q := [4]uint64{p.AddSq, uint64(p.ShiftSq), p.AddCub, uint64(p.ShiftCub)}
+		inner = admDenSAVX512(&row[0], &q, n)
+	}
+	return inner + admDenSAVX2Row(row[n:], p)
 }
 
 // admDen0AVX2Row is admDen0Row with 4 coefficients a step.

@@ -1114,15 +1114,25 @@ func checkADMDen(t *testing.T, rng *rand.Rand, w, scale int) {
 			row[j] = int32(rng.Uint32()) >> rng.IntN(32)
 		}
 	}
+	wide := CPUAVX512.Supported()
 	if scale == 0 {
 		if got, want := admDen0AVX2Row(row), admDen0Row(row); got != want {
 			t.Fatalf("admDen0AVX2(w=%d) = %d, want %d", w, got, want)
+		}
+		if got, want := admDen0AVX512Row(row), admDen0Row(row); wide && got != want {
+			t.Fatalf("admDen0AVX512(w=%d) = %d, want %d", w, got, want)
 		}
 		return
 	}
 	p := admDenSShifts(16+rng.IntN(2000), 16+rng.IntN(2000), scale)
 	if got, want := admDenSAVX2Row(row, &p), admDenSRow(row, &p); got != want {
 		t.Fatalf("admDenSAVX2(w=%d, scale %d, %+v) = %d, want %d", w, scale, p, got, want)
+	}
+	if !wide {
+		return
+	}
+	if got, want := admDenSAVX512Row(row, &p), admDenSRow(row, &p); got != want {
+		t.Fatalf("admDenSAVX512(w=%d, scale %d, %+v) = %d, want %d", w, scale, p, got, want)
 	}
 }
 
@@ -1132,6 +1142,11 @@ func TestADMDenAVX2(t *testing.T) {
 	needAVX2(t)
 	rng := rand.New(rand.NewPCG(30, 31))
 	eachTail([]int{0, 1, 2, 3}, func(w, scale int) { checkADMDen(t, rng, w, scale) })
+	for w := 1; w <= 40; w++ { // every tail past 8 and past 4
+		for scale := range 4 {
+			checkADMDen(t, rng, w, scale)
+		}
+	}
 }
 
 // FuzzADMDen is TestADMDenAVX2 on fuzzed seeds and widths.

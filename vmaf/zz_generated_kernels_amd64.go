@@ -388,3 +388,18 @@ func admDecouple0IntAVX512(o *int32, t *int32, angle *int32, r *int32, a *int32,
 //
 //go:noescape
 func admAngleAVX512(oh *int32, ov *int32, th *int32, tv *int32, angle *int32, cos1 float64, n int)
+
+// admDen0AVX512 returns the denominator's inner sum of n coefficients (a multiple of 8) of a reference band's row.
+//
+//go:noescape
+func admDen0AVX512(c *int32, n int) uint64
+
+// admDenSAVX512 returns the denominator's inner sum of n coefficients (a multiple of 8) of a reference band's row.
+//
+//go:noescape
+func admDenSAVX512(c *int32, p *[4]uint64, n int) uint64
+
+// admDecoupleAVX512 decouples n coefficients (a multiple of 8) of one band into r and a; tab is the reciprocal table at its entry 0.
+//
+//go:noescape
+func admDecoupleAVX512(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)

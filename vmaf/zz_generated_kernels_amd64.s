@@ -11314,3 +11314,166 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func admDen0AVX512(c *int32, n int) uint64
+// Requires: AVX, AVX2, AVX512F, SSE2
+TEXT ·admDen0AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	VPBROADCASTD den512low16<>+0(SB), Y0
+	VPXORQ       Z1, Z1, Z1
+	MOVQ         n+8(FP), CX
+	XORQ         DX, DX
+
+loop:
+	CMPQ      DX, CX
+	JAE       done
+	VPABSD    (AX)(DX*4), Y2
+	VPAND     Y0, Y2, Y2
+	VPMOVZXDQ Y2, Z2
+	VPMULUDQ  Z2, Z2, Z3
+	VPMULUDQ  Z2, Z3, Z3
+	VPADDQ    Z3, Z1, Z1
+	ADDQ      $0x08, DX
+	JMP       loop
+
+done:
+	VEXTRACTI64X4 $0x01, Z1, Y0
+	VPADDQ        Y1, Y0, Y0
+	VEXTRACTI128  $0x01, Y0, X1
+	VPADDQ        X1, X0, X1
+	VPSHUFD       $0x4e, X1, X0
+	VPADDQ        X0, X1, X1
+	MOVQ          X1, AX
+	MOVQ          AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+DATA den512low16<>+0(SB)/4, $0x0000ffff
+GLOBL den512low16<>(SB), RODATA|NOPTR, $4
+
+// func admDenSAVX512(c *int32, p *[4]uint64, n int) uint64
+// Requires: AVX, AVX2, AVX512F, SSE2
+TEXT ·admDenSAVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         p+8(FP), CX
+	VPBROADCASTQ (CX), Z0
+	MOVQ         8(CX), X1
+	VPBROADCASTQ 16(CX), Z2
+	MOVQ         24(CX), X3
+	VPXORQ       Z4, Z4, Z4
+	MOVQ         n+16(FP), CX
+	XORQ         DX, DX
+
+loop:
+	CMPQ      DX, CX
+	JAE       done
+	VPABSD    (AX)(DX*4), Y5
+	VPMOVZXDQ Y5, Z5
+	VPMULUDQ  Z5, Z5, Z6
+	VPADDQ    Z0, Z6, Z6
+	VPSRLQ    X1, Z6, Z6
+	VPSRLQ    $0x20, Z6, Z7
+	VPMULUDQ  Z5, Z7, Z7
+	VPSLLQ    $0x20, Z7, Z7
+	VPMULUDQ  Z5, Z6, Z6
+	VPADDQ    Z7, Z6, Z6
+	VPADDQ    Z2, Z6, Z6
+	VPSRLQ    X3, Z6, Z6
+	VPADDQ    Z6, Z4, Z4
+	ADDQ      $0x08, DX
+	JMP       loop
+
+done:
+	VEXTRACTI64X4 $0x01, Z4, Y0
+	VPADDQ        Y4, Y0, Y0
+	VEXTRACTI128  $0x01, Y0, X1
+	VPADDQ        X1, X0, X1
+	VPSHUFD       $0x4e, X1, X0
+	VPADDQ        X0, X1, X1
+	MOVQ          X1, AX
+	MOVQ          AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func admDecoupleAVX512(o *int32, t *int32, angle *int32, r *int32, a *int32, tab *int32, egl float64, n int)
+// Requires: AVX, AVX2, AVX512DQ, AVX512F, AVX512VL
+TEXT ·admDecoupleAVX512(SB), NOSPLIT, $0-64
+	MOVQ         o+0(FP), AX
+	MOVQ         t+8(FP), CX
+	MOVQ         angle+16(FP), DX
+	MOVQ         r+24(FP), BX
+	MOVQ         a+32(FP), SI
+	MOVQ         tab+40(FP), DI
+	VBROADCASTSD egl+48(FP), Z0
+	VPBROADCASTD decc7ffd<>+0(SB), Y1
+	VPBROADCASTD decc1037<>+0(SB), Y2
+	VPBROADCASTD decc1d<>+0(SB), Y3
+	VPBROADCASTQ decc2p14<>+0(SB), Z4
+	VPBROADCASTQ decc15<>+0(SB), Z5
+	VPBROADCASTQ decc32768<>+0(SB), Z6
+	VPXORQ       Z7, Z7, Z7
+	MOVQ         n+56(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ       R9, R8
+	JAE        done
+	VMOVDQU    (AX)(R9*4), Y8
+	VMOVDQU    (CX)(R9*4), Y9
+	VPABSD     Y8, Y10
+	VCVTDQ2PD  Y8, Z11
+	VPSRLQ     $0x34, Z11, Z11
+	VPMOVQD    Z11, Y11
+	VPAND      Y1, Y11, Y11
+	VPSUBD     Y2, Y11, Y11
+	VPMAXSD    Y7, Y11, Y11
+	VPSLLVD    Y11, Y3, Y14
+	VPSRLD     $0x01, Y14, Y14
+	VPADDD     Y10, Y14, Y14
+	VPSRLVD    Y11, Y14, Y14
+	KXNORB     K1, K1, K1
+	VPXOR      Y10, Y10, Y10
+	VPGATHERDD (DI)(Y14*4), K1, Y10
+	VPMOVZXDQ  Y10, Z10
+	VPMOVSXDQ  Y9, Z14
+	VPMULDQ    Z14, Z10, Z10
+	VPMOVSXDQ  Y8, Z14
+	VPSRAQ     $0x3f, Z14, Z14
+	VPXORQ     Z14, Z10, Z10
+	VPSUBQ     Z14, Z10, Z10
+	VPMOVZXDQ  Y11, Z11
+	VPSLLVQ    Z11, Z4, Z14
+	VPADDQ     Z14, Z10, Z10
+	VPMOVQ2M   Z10, K2
+	VPADDQ     Z5, Z11, Z11
+	VPSRLVQ    Z11, Z10, Z10
+	VPMINSQ    Z6, Z10, Z10
+	VPXORQ     Z10, Z10, K2, Z10
+	VPMOVSXDQ  Y8, Z8
+	VPMULDQ    Z8, Z10, Z11
+	VPADDQ     Z4, Z11, Z11
+	VPSRLQ     $0x0f, Z11, Z11
+	VPMOVQD    Z11, Y11
+	VPCMPGTQ   Z7, Z10, K2
+	VMOVDQU    (DX)(R9*4), Y10
+	VPTESTMD   Y10, Y10, K2, K2
+	VCVTDQ2PD  Y11, Z10
+	VMULPD     Z0, Z10, Z10
+	VCVTDQ2PD  Y9, Z14
+	VCMPPD     $0x01, Z14, Z10, K3
+	VBLENDMPD  Z10, Z14, K3, Z12
+	VCMPPD     $0x0e, Z14, Z10, K3
+	VBLENDMPD  Z10, Z14, K3, Z13
+	VPMOVQ2M   Z8, K3
+	VBLENDMPD  Z13, Z12, K3, Z12
+	VCVTTPD2DQ Z12, Y8
+	VPBLENDMD  Y8, Y11, K2, Y11
+	VMOVDQU    Y11, (BX)(R9*4)
+	VPSUBD     Y11, Y9, Y9
+	VMOVDQU    Y9, (SI)(R9*4)
+	ADDQ       $0x08, R9
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET

@@ -24,6 +24,169 @@ func avx512Kernels() {
 	admCM512(true)
 	admDecouple0Int512()
 	admAngle512()
+	admDen512(false)
+	admDen512(true)
+	admDecouple512()
+}
+
+// admDecouple512 is admDecouple (scales 1 to 3) 8 coefficients a step: the
+// 64-bit arithmetic in 8 qword lanes, the gather 8 dword lanes, the gain
+// limit in 8 double lanes, and compares into masks where AVX2 blends by
+// vector masks.
+func admDecouple512() {
+	TEXT("admDecoupleAVX512", NOSPLIT, "func(o, t, angle, r, a *int32, tab *int32, egl float64, n int)")
+	Pragma("noescape")
+	Doc("admDecoupleAVX512 decouples n coefficients (a multiple of 8) of one band into r and a; tab is the reciprocal table at its entry 0.")
+	p := loadPointers("o", "t", "angle", "r", "a", "tab")
+	o, t, angle, rp, ap, tab := p[0], p[1], p[2], p[3], p[4], p[5]
+	egl := ZMM()
+	VBROADCASTSD(paramAddr("egl"), egl)
+	dq := func(name string, v uint32) VecVirtual {
+		r := YMM()
+		VPBROADCASTD(constMem(name, U32(v)), r)
+		return r
+	}
+	qq := func(name string, v uint64) VecVirtual {
+		r := ZMM()
+		VPBROADCASTQ(constMem(name, U64(v)), r)
+		return r
+	}
+	c7ff, c1037, one := dq("decc7ffd", 0x7ff), dq("decc1037", 1037), dq("decc1d", 1)
+	c2p14, c15, c32768 := qq("decc2p14", 1<<14), qq("decc15", 15), qq("decc32768", 32768)
+	zero := ZMM()
+	VPXORQ(zero, zero, zero)
+	rowLoopStep(8, func(i Register) {
+		vo, vt, ao := YMM(), YMM(), YMM()
+		VMOVDQU(Mem{Base: o, Index: i, Scale: 4}, vo)
+		VMOVDQU(Mem{Base: t, Index: i, Scale: 4}, vt)
+		VPABSD(vo, ao) // |o| as uint32
+		// shift = max(exponent(|o|) - 1037, 0)
+		e, sh := ZMM(), YMM()
+		VCVTDQ2PD(vo, e)
+		VPSRLQ(Imm(52), e, e)
+		VPMOVQD(e, sh)
+		VPAND(c7ff, sh, sh)
+		VPSUBD(c1037, sh, sh)
+		VPMAXSD(zero.AsY(), sh, sh)
+		// msb = (|o| + ((1 << shift) >> 1)) >> shift
+		rnd := YMM()
+		VPSLLVD(sh, one, rnd)
+		VPSRLD(Imm(1), rnd, rnd)
+		VPADDD(ao, rnd, rnd)
+		VPSRLVD(sh, rnd, rnd)
+		all, lk := K(), YMM()
+		KXNORB(all, all, all)
+		VPXOR(lk, lk, lk)
+		VPGATHERDD(Mem{Base: tab, Index: rnd, Scale: 4}, all, lk)
+		// p = lookup * t * sign(o) + (2^14 << shift)
+		pp, t64, sgn, sh64, c := ZMM(), ZMM(), ZMM(), ZMM(), ZMM()
+		VPMOVZXDQ(lk, pp)
+		VPMOVSXDQ(vt, t64)
+		VPMULDQ(t64, pp, pp)
+		VPMOVSXDQ(vo, sgn)
+		VPSRAQ(Imm(63), sgn, sgn)
+		VPXORQ(sgn, pp, pp)
+		VPSUBQ(sgn, pp, pp)
+		VPMOVZXDQ(sh, sh64)
+		VPSLLVQ(sh64, c2p14, c)
+		VPADDQ(c, pp, pp)
+		// k = p < 0 ? 0 : min(p >> (15+shift), 32768)
+		neg := K()
+		VPMOVQ2M(pp, neg)
+		VPADDQ(c15, sh64, sh64)
+		VPSRLVQ(sh64, pp, pp)
+		VPMINSQ(c32768, pp, pp)
+		VPXORQ(pp, pp, neg, pp)
+		k := pp
+		// r = (k*o + 2^14) >> 15
+		o64, rr := ZMM(), ZMM()
+		VPMOVSXDQ(vo, o64)
+		VPMULDQ(o64, k, rr)
+		VPADDQ(c2p14, rr, rr)
+		VPSRLQ(Imm(15), rr, rr)
+		r := YMM()
+		VPMOVQD(rr, r)
+		// The gain limit where angle && k > 0 (k > 0 implies o != 0).
+		kpos, m := K(), K()
+		VPCMPGTQ(zero, k, kpos)
+		av := YMM()
+		VMOVDQU(Mem{Base: angle, Index: i, Scale: 4}, av)
+		VPTESTMD(av, av, kpos, m)
+		// lim = o < 0 ? max(egl*r, t) : min(egl*r, t), as doubles, truncated.
+		v, td, lim, mx := ZMM(), ZMM(), ZMM(), ZMM()
+		VCVTDQ2PD(r, v)
+		VMULPD(egl, v, v)
+		VCVTDQ2PD(vt, td)
+		lt, gt, on := K(), K(), K()
+		VCMPPD(Imm(0x01), td, v, lt) // v < t
+		VBLENDMPD(v, td, lt, lim)
+		VCMPPD(Imm(0x0e), td, v, gt) // v > t
+		VBLENDMPD(v, td, gt, mx)
+		VPMOVQ2M(o64, on)
+		VBLENDMPD(mx, lim, on, lim)
+		lim32 := YMM()
+		VCVTTPD2DQ(lim, lim32)
+		VPBLENDMD(lim32, r, m, r)
+		VMOVDQU(r, Mem{Base: rp, Index: i, Scale: 4})
+		VPSUBD(r, vt, vt)
+		VMOVDQU(vt, Mem{Base: ap, Index: i, Scale: 4})
+	}, func() {})
+}
+
+// admDen512 is admDen 8 coefficients a step in qword lanes.
+func admDen512(scaleS bool) {
+	name, sig := "admDen0AVX512", "func(c *int32, n int) uint64"
+	if scaleS {
+		name, sig = "admDenSAVX512", "func(c *int32, p *[4]uint64, n int) uint64"
+	}
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(name + " returns the denominator's inner sum of n coefficients (a multiple of 8) of a reference band's row.")
+	c := Load(Param("c"), GP64())
+	var addSq, shSq, addCub, shCub, low VecVirtual
+	if scaleS {
+		p := Load(Param("p"), GP64())
+		addSq, shSq, addCub, shCub = ZMM(), XMM(), ZMM(), XMM()
+		VPBROADCASTQ(Mem{Base: p}, addSq)
+		MOVQ(Mem{Base: p, Disp: 8}, shSq)
+		VPBROADCASTQ(Mem{Base: p, Disp: 16}, addCub)
+		MOVQ(Mem{Base: p, Disp: 24}, shCub)
+	} else {
+		low = YMM()
+		VPBROADCASTD(constMem("den512low16", U32(0xffff)), low)
+	}
+	sum := ZMM()
+	VPXORQ(sum, sum, sum)
+	rowLoopStep(8, func(i Register) {
+		u, u64, sq := YMM(), ZMM(), ZMM()
+		VPABSD(Mem{Base: c, Index: i, Scale: 4}, u)
+		if !scaleS {
+			VPAND(low, u, u)
+		}
+		VPMOVZXDQ(u, u64)
+		VPMULUDQ(u64, u64, sq)
+		if !scaleS {
+			VPMULUDQ(u64, sq, sq)
+			VPADDQ(sq, sum, sum)
+			return
+		}
+		VPADDQ(addSq, sq, sq)
+		VPSRLQ(shSq, sq, sq)
+		hi := ZMM()
+		VPSRLQ(Imm(32), sq, hi)
+		VPMULUDQ(u64, hi, hi)
+		VPSLLQ(Imm(32), hi, hi)
+		VPMULUDQ(u64, sq, sq)
+		VPADDQ(hi, sq, sq)
+		VPADDQ(addCub, sq, sq)
+		VPSRLQ(shCub, sq, sq)
+		VPADDQ(sq, sum, sum)
+	}, func() {
+		y := YMM()
+		VEXTRACTI64X4(Imm(1), sum, y)
+		VPADDQ(sum.AsY(), y, y)
+		returnSum(y)
+	})
 }
 
 // admAngle512 is admAngle 8 coefficients a step in qword lanes, at every
