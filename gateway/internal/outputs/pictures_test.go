@@ -31,7 +31,7 @@ func TestReportOf(t *testing.T) {
 	job := func(pictures bool, report string) *vmafxv1.VmafxJob {
 		out := vmafxv1.OutputURI("s3://media/a.json")
 		return &vmafxv1.VmafxJob{Spec: vmafxv1.VmafxJobSpec{Output: &out, WorstFrames: &vmafxv1.WorstFrames{Pictures: pictures}},
-			Status: vmafxv1.VmafxJobStatus{Result: &vmafxv1.JobResult{Report: report}}}
+			Status: vmafxv1.VmafxJobStatus{Result: &vmafxv1.JobResult{JobWorst: vmafxv1.JobWorst{Report: report}}}}
 	}
 	for _, tc := range []struct {
 		name string
@@ -55,8 +55,8 @@ func TestReportOf(t *testing.T) {
 func TestPictures(t *testing.T) {
 	out := vmafxv1.OutputURI("s3://media/a.json")
 	job := &vmafxv1.VmafxJob{Spec: vmafxv1.VmafxJobSpec{Output: &out, WorstFrames: &vmafxv1.WorstFrames{Pictures: true}},
-		Status: vmafxv1.VmafxJobStatus{Phase: vmafxv1.JobSucceeded, Result: &vmafxv1.JobResult{Report: "s3://media/a.json.report/",
-			WorstFrames: []vmafxv1.JobFrame{{Index: 31, VMAF: "20.000000"}, {Index: 4, VMAF: "30.000000"}}}}}
+		Status: vmafxv1.VmafxJobStatus{Phase: vmafxv1.JobSucceeded, Result: &vmafxv1.JobResult{JobWorst: vmafxv1.JobWorst{Report: "s3://media/a.json.report/",
+			WorstFrames: []vmafxv1.JobFrame{{Index: 31, VMAF: "20.000000"}, {Index: 4, VMAF: "30.000000"}}}}}}
 	if got, want := strings.Join(Pictures(job), " "), "frame-000031.png frame-000004.png scores.svg scores.png"; got != want {
 		t.Errorf("Pictures = %q, want %q", got, want)
 	}

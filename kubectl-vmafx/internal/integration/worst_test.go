@@ -24,10 +24,12 @@ func TestWorst(t *testing.T) {
 
 	result := &vmafxv1.JobResult{
 		Mean: "85.000000", Min: "20.123457",
-		Percentiles: &vmafxv1.JobPercentiles{P1: "21.000000", P5: "40.500000", P50: "90.000000"},
-		WorstFrames: []vmafxv1.JobFrame{{Index: 31, VMAF: "20.123457"}, {Index: 30, VMAF: "22.000000"}},
-		Scenes:      &vmafxv1.JobScenes{Count: 2, Worst: &vmafxv1.JobScene{Start: 24, Frames: 16, Mean: "30.000000", Min: "20.123457", P5: "21.000000"}},
-		Report:      "s3://b/out.json.report/",
+		JobWorst: vmafxv1.JobWorst{
+			Percentiles: &vmafxv1.JobPercentiles{P1: "21.000000", P5: "40.500000", P50: "90.000000"},
+			WorstFrames: []vmafxv1.JobFrame{{Index: 31, VMAF: "20.123457"}, {Index: 30, VMAF: "22.000000"}},
+			Scenes:      &vmafxv1.JobScenes{Count: 2, Worst: &vmafxv1.JobScene{Start: 24, Frames: 16, Mean: "30.000000", Min: "20.123457", P5: "21.000000"}},
+			Report:      "s3://b/out.json.report/",
+		},
 	}
 	// The status as the operator writes it; the API server's schema (MaxItems, types) takes it.
 	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {

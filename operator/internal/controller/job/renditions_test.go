@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -80,7 +81,10 @@ func endedPod(t *testing.T, job *vmafxv1.VmafxJob, n int32, res *vmafxv1.WorkerR
 
 func row(score float64) vmafxv1.WorkerRendition {
 	return vmafxv1.WorkerRendition{Score: score, HarmonicMean: score - 1, Min: score - 10, Max: score + 1, Frames: 48, FPS: 30,
-		P5: score - 5, WorstFrame: &vmafxv1.WorkerFrame{Index: 7, VMAF: score - 10}, Features: map[string]float64{"psnr_y": 40}}
+		Percentiles: &vmafxv1.WorkerPercentiles{P1: score - 8, P5: score - 5, P50: score},
+		WorstFrames: []vmafxv1.WorkerFrame{{Index: 7, VMAF: score - 10}, {Index: 9, VMAF: score - 9}},
+		Scenes:      &vmafxv1.WorkerScenes{Count: 2, Worst: &vmafxv1.WorkerScene{Start: 24, Frames: 24, Mean: score - 2, Min: score - 10, P5: score - 6}},
+		Report:      true, Features: map[string]float64{"psnr_y": 40}}
 }
 
 func failedRow(reason, msg string) vmafxv1.WorkerRendition {
@@ -139,8 +143,42 @@ func TestRenditionsRows(t *testing.T) {
 			t.Errorf("row %d is %s, want %s (spec order)", i, r.Distorted, want[i])
 		}
 	}
-	if r := st.Results[2]; r.Mean != "80.000000" || r.Frames != 48 || r.P5 != "75.000000" || r.WorstFrame.Index != 7 || r.Features["psnr_y"] != "40.000000" {
-		t.Errorf("row 3 %+v, want the worker's row", r)
+	if r := st.Results[2]; r.Mean != "80.000000" || r.Frames != 48 || r.Percentiles.P5 != "75.000000" || r.WorstFrames[0].Index != 7 || r.Features["psnr_y"] != "40.000000" || r.Report != "" {
+		t.Errorf("row 3 %+v, want the worker's row, without a report", r)
+	}
+}
+
+// TestRenditionsRowsWorst: every row lists its video's worst frames, percentiles, scenes
+// and the report beside its own output, as a job of that video alone lists them in
+// status.result; spec.distorted's row and status.result agree.
+func TestRenditionsRowsWorst(t *testing.T) {
+	job := renditionsJob()
+	r2 := row(85)
+	r2.Report = false
+	end(t, job, 1, rowsResult(row(91), r2, row(70)), 0)
+	st := &job.Status
+	if st.Phase != vmafxv1.JobSucceeded || len(st.Results) != 3 {
+		t.Fatalf("phase %s, %d rows; want Succeeded with 3", st.Phase, len(st.Results))
+	}
+	want := vmafxv1.JobWorst{
+		Percentiles: &vmafxv1.JobPercentiles{P1: "62.000000", P5: "65.000000", P50: "70.000000"},
+		WorstFrames: []vmafxv1.JobFrame{{Index: 7, VMAF: "60.000000"}, {Index: 9, VMAF: "61.000000"}},
+		Scenes:      &vmafxv1.JobScenes{Count: 2, Worst: &vmafxv1.JobScene{Start: 24, Frames: 24, Mean: "68.000000", Min: "60.000000", P5: "64.000000"}},
+		Report:      "s3://results/dist-3.json" + vmafxv1.ReportSuffix,
+	}
+	if diff := cmp.Diff(want, st.Results[2].JobWorst); diff != "" {
+		t.Errorf("dist-3's row (-want +got):\n%s", diff)
+	}
+	if r := st.Results[1]; len(r.WorstFrames) != 2 || r.Report != "" {
+		t.Errorf("dist-2's row %+v: want its worst frames and no report (none written)", r)
+	}
+	if diff := cmp.Diff(st.Results[0].JobWorst, st.Result.JobWorst); diff != "" || st.Result.Report != "s3://results/dist.json"+vmafxv1.ReportSuffix {
+		t.Errorf("status.result's worst (report %q) differs from spec.distorted's row (-row +result):\n%s", st.Result.Report, diff)
+	}
+	for i, v := range job.Videos() {
+		if v.Phase != vmafxv1.JobSucceeded || v.Worst == nil || len(v.Worst.WorstFrames) != 2 || v.Output != renditionsOf(job)[i].output {
+			t.Errorf("video %d: %+v", i, v)
+		}
 	}
 }
 
