@@ -43,9 +43,9 @@ type WorkerFrame struct {
 //
 // +kubebuilder:object:generate=false
 type WorkerScene struct {
-	Start        int     `json:"start"`
-	Frames       int     `json:"frames"`
-	Mean         float64 `json:"mean"`
+	Start  int     `json:"start"`
+	Frames int     `json:"frames"`
+	Mean   float64 `json:"mean"`
 	// HarmonicMean is left out of a rendition's row (WorkerRendition), which the
 	// status does not show it from.
 	HarmonicMean float64 `json:"harmonicMean,omitempty"`
