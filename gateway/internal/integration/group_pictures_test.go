@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"html/template"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/gateway/internal/console"
 	"github.com/vmafx/vmafx/gateway/internal/jobs"
 	"github.com/vmafx/vmafx/gateway/internal/mcpserver"
 	"github.com/vmafx/vmafx/test/integration/testenv"
@@ -178,5 +181,75 @@ func TestMCPGroupPictures(t *testing.T) {
 	}
 	if res, text := call(t, s, mcpserver.ToolWorst, map[string]any{"name": groupJob, "rendition": 2}); !res.IsError || !strings.Contains(text, "scores 2 distorted videos") {
 		t.Errorf("worst_frames of a rendition the job lacks: %s, want a tool error saying how many it has", text)
+	}
+}
+
+// TestConsoleGroupComparison: a shared-reference comparison's page lists each input's own
+// worst frames, the second input's from its row of the group's job, with its pictures
+// through the console's report route of that input's video.
+func TestConsoleGroupComparison(t *testing.T) {
+	endpoint, s3 := startS3(t)
+	ns := testenv.CreateNamespace(t)
+	seedGroup(t, ns, endpoint, s3)
+	ctx := context.Background()
+	c := testenv.Client()
+	job := &vmafxv1.VmafxJob{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: groupJob}, job); err != nil {
+		t.Fatal(err)
+	}
+	job.Labels = map[string]string{vmafxv1.LabelComparison: vmafxv1.JobLabelValue("grp")}
+	if err := c.Update(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	cmp := &vmafxv1.VmafxComparison{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "grp"}, Spec: vmafxv1.VmafxComparisonSpec{
+		Reference: job.Spec.Reference, Distorted: []vmafxv1.ComparisonInput{{Name: "a", URI: job.Spec.Distorted}, {Name: "b", URI: groupRenditionURI}},
+		SharedReference: &vmafxv1.SharedReference{MaxRenditionsPerPod: 2}}}
+	if err := c.Create(ctx, cmp); err != nil {
+		t.Fatal(err)
+	}
+	cmp.Status = vmafxv1.VmafxComparisonStatus{Phase: vmafxv1.JobSucceeded, Total: 2, Succeeded: 2, Best: "a", Results: []vmafxv1.ComparisonEntry{
+		{Name: "a", Job: groupJob, Phase: vmafxv1.JobSucceeded, Score: "88.123456", Frames: picturedFrames},
+		{Name: "b", Job: groupJob, Phase: vmafxv1.JobSucceeded, Score: "70.000000", Frames: picturedFrames}}}
+	if err := c.Status().Update(ctx, cmp); err != nil {
+		t.Fatal(err)
+	}
+	d := startConsole(t, console.Options{ReadOutputs: true})
+	token := tokenFor(t, ns, "pipeline", allVerbs...)
+	grantConsole(t, ns, "pipeline")
+	code, page := consoleGet(t, d.url+"/console/namespaces/"+ns+"/comparisons/grp", token)
+	if code != http.StatusOK {
+		t.Fatalf("comparison page: %d %.300s", code, page)
+	}
+	report := "/console/namespaces/" + ns + "/jobs/" + groupJob + "/report/"
+	articles := strings.Split(page, `<article class="rendition"`)[1:]
+	if len(articles) != 2 {
+		t.Fatalf("%d inputs with worst frames on the page, want a and b:\n%s", len(articles), page)
+	}
+	for i, tc := range []struct {
+		name   string
+		frames []vmafxv1.JobFrame
+		query  string
+	}{{"a", listedWorst, ""}, {"b", groupWorstB, "?rendition=1"}} {
+		a := articles[i]
+		if !strings.Contains(a, `data-name="`+tc.name+`"`) {
+			t.Errorf("input %d is not %s:\n%s", i, tc.name, a)
+		}
+		for _, f := range tc.frames {
+			pic := report + vmafxv1.WorstFramePicture(int(f.Index)) + tc.query
+			if !strings.Contains(a, fmt.Sprintf(`data-frame="%d"`, f.Index)) || !strings.Contains(a, `href="`+template.HTMLEscapeString(pic)+`"`) {
+				t.Errorf("input %s: no frame %d linked to %s:\n%s", tc.name, f.Index, pic, a)
+			}
+		}
+		pic := report + vmafxv1.WorstFramePicture(int(tc.frames[0].Index)) + tc.query
+		code, b := consoleGet(t, d.url+pic, token)
+		if code != http.StatusOK {
+			t.Errorf("GET %s: %d %.200s", pic, code, b)
+			continue
+		}
+		w, h := 3*panelW, panelH
+		if tc.name == "b" {
+			w, h = 3*groupPanelW, groupPanelH
+		}
+		checkPNG(t, pic, []byte(b), w, h)
 	}
 }
