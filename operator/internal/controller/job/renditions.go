@@ -10,7 +10,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/workermemory"
 	"github.com/vmafx/vmafx/operator/internal/attempt"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // A job with spec.renditions scores spec.distorted and every rendition in one worker Pod,
@@ -69,21 +71,54 @@ func missingRenditions(job *vmafxv1.VmafxJob) []int {
 	return out
 }
 
-// renditionMemory is what each distorted video beyond the first adds to a worker's
-// memory: its kernel at one thread (about 140 MiB at 1080p) and its decoder (about 170
-// MiB), so that the group's Pod asks for what its worker will use (the worker lowers its
-// threads to fit the limit, and fails at once when not even one each fits).
-var renditionMemory = resource.MustParse("320Mi")
+// renditionMemory is what each distorted video beyond the first adds to the memory of a
+// worker scoring job's videos against one decoded reference: its kernel at one thread and
+// its decoder, over the share of the limit the worker plans to use, as the worker counts
+// them (package workermemory), so that the group's Pod asks for what its worker will use
+// (the worker lowers its threads to fit the limit, and fails at once when not even one
+// each fits). The geometry is the spec's where it gives one (width, height and
+// pixelFormat, scored at scoringBitDepth, the distorted videos decoded at encode's size
+// when larger); a renditions job has no probe, and Y4M and encoded inputs carry their
+// own, unknown until the worker opens them: then 1080p 8-bit 4:2:0 (about 360 MiB a
+// video without extra features), as most ladders top out there.
+func renditionMemory(job *vmafxv1.VmafxJob) resource.Quantity {
+	s := job.Spec
+	info := workermemory.Default1080p
+	if s.Width != nil && s.Height != nil {
+		info = vmaf.VideoInfo{Width: int(*s.Width), Height: int(*s.Height), Format: vmaf.YUV420P}
+		if f, err := vmaf.ParsePixelFormat(string(s.PixelFormat)); err == nil {
+			info.Format = f
+		}
+	}
+	if d := s.ScoringBitDepth; d != nil && info.Format.BitDepth() < int(*d) {
+		// Scored at a greater depth, every sample takes two bytes.
+		if f, err := vmaf.ParsePixelFormat(fmt.Sprintf("%s%dle", info.Format, *d)); err == nil {
+			info.Format = f
+		}
+	}
+	decoded := info
+	if e := s.Encode; e != nil && e.Width != nil && e.Height != nil && int64(*e.Width)*int64(*e.Height) > int64(info.Width)*int64(info.Height) {
+		decoded.Width, decoded.Height = int(*e.Width), int(*e.Height)
+	}
+	var features []vmaf.Feature
+	for _, f := range s.Features {
+		if vf, err := vmaf.ParseFeature(string(f)); err == nil {
+			features = append(features, vf)
+		}
+	}
+	return *resource.NewQuantity(workermemory.Rendition(info, decoded, features), resource.BinarySI)
+}
 
 // addRenditionMemory raises the memory request and limit, where set, of a worker Pod
-// scoring n distorted videos by renditionMemory for each beyond the first.
-func addRenditionMemory(res corev1.ResourceRequirements, n int) {
+// scoring n of job's distorted videos by renditionMemory for each beyond the first.
+func addRenditionMemory(res corev1.ResourceRequirements, job *vmafxv1.VmafxJob, n int) {
 	if n <= 1 {
 		return
 	}
+	each := renditionMemory(job)
 	for _, list := range []corev1.ResourceList{res.Requests, res.Limits} {
 		if q, ok := list[corev1.ResourceMemory]; ok {
-			extra := renditionMemory.DeepCopy()
+			extra := each.DeepCopy()
 			extra.Mul(int64(n - 1))
 			q.Add(extra)
 			list[corev1.ResourceMemory] = q

@@ -13,8 +13,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/workermemory"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/workerpod"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // renditionsJob is a job of three distorted videos, each with its output.
@@ -220,12 +222,16 @@ func TestRenditionsPodMemory(t *testing.T) {
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
 	}}
 	job := renditionsJob()
+	// Encoded inputs: their geometry is unknown until the worker opens them, so each video
+	// beyond the first is sized as 1080p 8-bit 4:2:0 with the job's PSNR.
+	psnr := []vmaf.Feature{vmaf.FeaturePSNR}
+	hd := workermemory.Rendition(workermemory.Default1080p, workermemory.Default1080p, psnr)
 	res := buildPod(job, 1, w).Spec.Containers[0].Resources
-	if got := res.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("2688Mi")) != 0 {
-		t.Errorf("limit %s for 3 videos, want 2Gi + 2 x 320Mi", got.String())
+	if got := res.Limits[corev1.ResourceMemory]; got.Value() != 2<<30+2*hd {
+		t.Errorf("limit %s for 3 videos, want 2Gi + 2 x %d MiB", got.String(), hd>>20)
 	}
-	if got := res.Requests[corev1.ResourceMemory]; got.Cmp(resource.MustParse("1664Mi")) != 0 {
-		t.Errorf("request %s for 3 videos, want 1Gi + 2 x 320Mi", got.String())
+	if got := res.Requests[corev1.ResourceMemory]; got.Value() != 1<<30+2*hd {
+		t.Errorf("request %s for 3 videos, want 1Gi + 2 x %d MiB", got.String(), hd>>20)
 	}
 	if got := w.Resources.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("2Gi")) != 0 {
 		t.Errorf("the operator's worker limit changed to %s", got.String())
@@ -233,6 +239,33 @@ func TestRenditionsPodMemory(t *testing.T) {
 	job.Status.Results = []vmafxv1.JobRenditionResult{{Distorted: "s3://media/dist.mp4", Phase: vmafxv1.JobSucceeded}, {Distorted: "s3://media/dist-2.mp4", Phase: vmafxv1.JobSucceeded}}
 	if got := buildPod(job, 2, w).Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("2Gi")) != 0 {
 		t.Errorf("limit %s for the one video left, want 2Gi", got.String())
+	}
+
+	// The spec's geometry sizes them: raw 2160p 10-bit, 1080p scored at 10 bits, and
+	// 1080p references of encodes decoded at 2160p.
+	uhd10 := vmaf.VideoInfo{Width: 3840, Height: 2160, Format: vmaf.YUV420P10LE}
+	hd10 := vmaf.VideoInfo{Width: 1920, Height: 1080, Format: vmaf.YUV420P10LE}
+	for _, tc := range []struct {
+		name string
+		set  func(*vmafxv1.VmafxJobSpec)
+		want int64
+	}{
+		{"raw 2160p 10-bit", func(s *vmafxv1.VmafxJobSpec) {
+			s.Width, s.Height, s.PixelFormat = ptr.To[int32](3840), ptr.To[int32](2160), "yuv420p10le"
+		}, workermemory.Rendition(uhd10, uhd10, psnr)},
+		{"1080p scored at 10 bits", func(s *vmafxv1.VmafxJobSpec) {
+			s.Width, s.Height, s.PixelFormat, s.ScoringBitDepth = ptr.To[int32](1920), ptr.To[int32](1080), "yuv420p", ptr.To[int32](10)
+		}, workermemory.Rendition(hd10, hd10, psnr)},
+		{"2160p encodes of a 1080p reference", func(s *vmafxv1.VmafxJobSpec) {
+			s.Encode = &vmafxv1.EncodeParameters{Width: ptr.To[int32](3840), Height: ptr.To[int32](2160)}
+		}, workermemory.Rendition(workermemory.Default1080p, vmaf.VideoInfo{Width: 3840, Height: 2160, Format: vmaf.YUV420P}, psnr)},
+	} {
+		job := renditionsJob()
+		tc.set(&job.Spec)
+		got := buildPod(job, 1, w).Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]
+		if got.Value() != 2<<30+2*tc.want || tc.want <= hd {
+			t.Errorf("%s: limit %s, want 2Gi + 2 x %d MiB, more than 1080p's %d MiB", tc.name, got.String(), tc.want>>20, hd>>20)
+		}
 	}
 }
 
