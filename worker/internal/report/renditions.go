@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strconv"
 	"time"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
@@ -38,13 +39,15 @@ func Row(r *vmafxv1.WorkerResult) vmafxv1.WorkerRendition {
 	return row
 }
 
-// round6 rounds x to six decimals, as the status shows it; a value that is not a finite
-// number is 0, as the JSON cannot carry it.
+// round6 is x to six decimals as the status prints it (%.6f), so that the status shows a
+// row's figures as it shows a single score's, to the digit; a value that is not a
+// finite number is 0, as the JSON cannot carry it.
 func round6(x float64) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return 0
 	}
-	return math.Round(x*1e6) / 1e6
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 6, 64), 64)
+	return r
 }
 
 // reasonCodes are the exit codes of the reasons.

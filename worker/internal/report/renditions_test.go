@@ -1,7 +1,7 @@
 package report
 
 import (
-	"math"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +43,7 @@ func TestRow(t *testing.T) {
 		t.Fatalf("row %+v of %+v", row, r)
 	}
 	for i, f := range row.WorstFrames {
-		if f.Index != r.WorstFrames[i].Index || f.VMAF != math.Round(r.WorstFrames[i].VMAF*1e6)/1e6 || f.Features != nil {
+		if f.Index != r.WorstFrames[i].Index || fmt.Sprintf("%.6f", f.VMAF) != fmt.Sprintf("%.6f", r.WorstFrames[i].VMAF) || len(fmt.Sprint(f.VMAF)) > len("80.123457") || f.Features != nil {
 			t.Errorf("worst frame %d: %+v, want index %d, VMAF %.6f, no features", i, f, r.WorstFrames[i].Index, r.WorstFrames[i].VMAF)
 		}
 	}
@@ -143,5 +143,15 @@ func TestRenditionsAllFailed(t *testing.T) {
 	}
 	if _, code := Renditions([]vmafxv1.WorkerRendition{bad, fullRow(0)}, Provenance{}, 0); code != ExitOK {
 		t.Errorf("one scored row: code %d, want 0", code)
+	}
+}
+
+// TestRound6: a row's figure prints as the status prints the figure it rounds, even where
+// the sixth decimal is a tie in decimal but not in binary.
+func TestRound6(t *testing.T) {
+	for _, x := range []float64{12.3456785, 0.0000005, 99.9999995, 80.12345678901235, 1e-9, 100} {
+		if got, want := fmt.Sprintf("%.6f", round6(x)), fmt.Sprintf("%.6f", x); got != want {
+			t.Errorf("round6(%v) prints %s, want %s", x, got, want)
+		}
 	}
 }
