@@ -479,25 +479,20 @@ type JobResult struct {
 	// CPU. Features still computed on the CPU are named after "host:".
 	// +optional
 	Device string `json:"device,omitempty"`
-	// percentiles are the 1st, 5th and 50th percentiles of the per-frame scores.
-	// +optional
-	Percentiles *JobPercentiles `json:"percentiles,omitempty"`
-	// worstFrames are the lowest-scoring frames, lowest first (spec.worstFrames.count).
-	// +kubebuilder:validation:MaxItems=20
-	// +listType=atomic
-	// +optional
-	WorstFrames []JobFrame `json:"worstFrames,omitempty"`
-	// scenes summarises the scenes found in the reference: their count and the worst.
-	// +optional
-	Scenes *JobScenes `json:"scenes,omitempty"`
-	// report is where the full report lies (report.json, and the pictures when
-	// spec.worstFrames.pictures is set): the output's URI followed by ".report/".
-	// +optional
-	Report string `json:"report,omitempty"`
+	// The worst frames, percentiles, scenes and report: where the score is made.
+	JobWorst `json:",inline"`
 }
 
 // JobRenditionResult is one distorted video's row of a job with spec.renditions. Scores
 // are decimal strings with six decimals.
+//
+// A row lists the video's worst frames, percentiles, scenes and report as a job of this
+// video alone lists them in status.result, its report beside its own output. All rows
+// come in the worker's one termination message (4 KiB), so a group of many videos may
+// list fewer worst frames each than spec.worstFrames.count (halved, in every row alike,
+// until they fit: 8 videos keep 5 each unless their features and URIs are long); the
+// report beside each output keeps them all. A row is bounded as status.result is (20
+// worst frames), and status.results holds at most 8 rows.
 type JobRenditionResult struct {
 	// distorted is the distorted video's URI.
 	Distorted string `json:"distorted"`
@@ -518,12 +513,8 @@ type JobRenditionResult struct {
 	// frames is the number of frames scored.
 	// +optional
 	Frames int32 `json:"frames,omitempty"`
-	// p5 is the 5th percentile of the per-frame scores.
-	// +optional
-	P5 string `json:"p5,omitempty"`
-	// worstFrame is the lowest-scoring frame.
-	// +optional
-	WorstFrame *JobFrame `json:"worstFrame,omitempty"`
+	// The video's worst frames, percentiles, scenes and report (see the type).
+	JobWorst `json:",inline"`
 	// features are the pooled (mean) values of spec.features, by libvmaf's names.
 	// +optional
 	Features map[string]string `json:"features,omitempty"`

@@ -43,10 +43,12 @@ type WorkerFrame struct {
 //
 // +kubebuilder:object:generate=false
 type WorkerScene struct {
-	Start        int     `json:"start"`
-	Frames       int     `json:"frames"`
-	Mean         float64 `json:"mean"`
-	HarmonicMean float64 `json:"harmonicMean"`
+	Start  int     `json:"start"`
+	Frames int     `json:"frames"`
+	Mean   float64 `json:"mean"`
+	// HarmonicMean is left out of a rendition's row (WorkerRendition), which the
+	// status does not show it from.
+	HarmonicMean float64 `json:"harmonicMean,omitempty"`
 	Min          float64 `json:"min"`
 	P5           float64 `json:"p5"`
 }
@@ -85,6 +87,26 @@ type JobPercentiles struct {
 	P5 string `json:"p5"`
 	// p50 is the median.
 	P50 string `json:"p50"`
+}
+
+// JobWorst is where a score is made, in a job's status.result and in each row of its
+// status.results.
+type JobWorst struct {
+	// percentiles are the 1st, 5th and 50th percentiles of the per-frame scores.
+	// +optional
+	Percentiles *JobPercentiles `json:"percentiles,omitempty"`
+	// worstFrames are the lowest-scoring frames, lowest first (spec.worstFrames.count).
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	// +optional
+	WorstFrames []JobFrame `json:"worstFrames,omitempty"`
+	// scenes summarises the scenes found in the reference: their count and the worst.
+	// +optional
+	Scenes *JobScenes `json:"scenes,omitempty"`
+	// report is where the full report lies (report.json, and the pictures when
+	// spec.worstFrames.pictures is set): the output's URI followed by ".report/".
+	// +optional
+	Report string `json:"report,omitempty"`
 }
 
 // JobFrame is one of the worst frames in a job's status.
@@ -137,18 +159,27 @@ const (
 // reference, distorted and difference heat map side by side.
 func WorstFramePicture(index int) string { return fmt.Sprintf("frame-%06d.png", index) }
 
-// WorstOf returns the 5th percentile and the worst frame of a job's result, for a
-// comparison's or a ladder's row; empty and nil when the result has none.
+// WorstOf returns the 5th percentile and the worst frame of a score, for a comparison's
+// or a ladder's row; empty and nil when it has none.
+func (w *JobWorst) WorstOf() (p5 string, worst *JobFrame) {
+	if w == nil {
+		return "", nil
+	}
+	if w.Percentiles != nil {
+		p5 = w.Percentiles.P5
+	}
+	if len(w.WorstFrames) > 0 {
+		f := w.WorstFrames[0]
+		worst = &f
+	}
+	return p5, worst
+}
+
+// WorstOf returns the 5th percentile and the worst frame of a job's result (JobWorst's);
+// empty and nil for no result.
 func (r *JobResult) WorstOf() (p5 string, worst *JobFrame) {
 	if r == nil {
 		return "", nil
 	}
-	if r.Percentiles != nil {
-		p5 = r.Percentiles.P5
-	}
-	if len(r.WorstFrames) > 0 {
-		f := r.WorstFrames[0]
-		worst = &f
-	}
-	return p5, worst
+	return r.JobWorst.WorstOf()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -253,20 +254,15 @@ func TestStreamsOneASession(t *testing.T) {
 	}
 }
 
-// TestSharedInput: of a comparison's group job, only the input it is named after has its
-// worst frames in the job's result.
-func TestSharedInput(t *testing.T) {
-	c := &vmafxv1.VmafxComparison{}
-	c.Name = "ab"
-	for _, tc := range []struct {
-		e    vmafxv1.ComparisonEntry
-		want bool
-	}{
-		{vmafxv1.ComparisonEntry{Name: "r1", Job: "ab-r1"}, false},
-		{vmafxv1.ComparisonEntry{Name: "r2", Job: "ab-r1"}, true},
-	} {
-		if got := sharedInput(c, tc.e); got != tc.want {
-			t.Errorf("%s of job %s: shared %v, want %v", tc.e.Name, tc.e.Job, got, tc.want)
-		}
+// TestComparisonRenditions: a comparison's entries are their jobs' distorted videos in
+// table order: the first of a job is its spec.distorted (0), the next its first rendition.
+func TestComparisonRenditions(t *testing.T) {
+	table := []vmafxv1.ComparisonEntry{{Name: "r1", Job: "ab-r1"}, {Name: "r2", Job: "ab-r1"}, {Name: "r3", Job: "ab-r1"}, {Name: "r4", Job: "ab-r4"}, {Name: "r5", Job: "ab-r4"}}
+	var got []int
+	for _, rd := range comparisonRenditions(table) {
+		got = append(got, rd.K)
+	}
+	if want := []int{0, 1, 2, 0, 1}; !slices.Equal(got, want) {
+		t.Errorf("renditions %v, want %v", got, want)
 	}
 }

@@ -100,19 +100,21 @@ func (c *Console) comparison(w http.ResponseWriter, r *http.Request, s session) 
 			[]Series{{Label: "VMAF", Points: pts, Dots: true}}, marks)
 		v.Chart = &ch
 	}
-	var rs []rendition
-	for _, e := range o.Status.Results {
-		rs = append(rs, rendition{Name: e.Name, Job: e.Job, Shared: sharedInput(&o, e)})
-	}
-	v.Worst = c.renditionsWorst(r, s, "input", vmafxv1.LabelComparison, o.Name, rs)
+	v.Worst = c.renditionsWorst(r, s, "input", vmafxv1.LabelComparison, o.Name, comparisonRenditions(o.Status.Results))
 	c.render(w, r, http.StatusOK, "comparison", s, v)
 }
 
-// sharedInput says whether comparison entry e is scored as one of its job's renditions:
-// with sharedReference a job scores a group of inputs and is named after its first, so
-// the others' worst frames are not in its result.
-func sharedInput(cmp *vmafxv1.VmafxComparison, e vmafxv1.ComparisonEntry) bool {
-	return e.Job != cmp.Name+"-"+e.Name
+// comparisonRenditions are a comparison's table entries as renditions of their jobs: with
+// sharedReference a job scores a group of inputs, in spec order as the table lists them,
+// so an entry is its job's distorted video as many as the entries of that job before it.
+func comparisonRenditions(table []vmafxv1.ComparisonEntry) []rendition {
+	var rs []rendition
+	seen := map[string]int{}
+	for _, e := range table {
+		rs = append(rs, rendition{Name: e.Name, Job: e.Job, K: seen[e.Job]})
+		seen[e.Job]++
+	}
+	return rs
 }
 
 type ladderView struct {

@@ -296,9 +296,9 @@ func (c *Console) worstOf(r *http.Request, s session, j *vmafxv1.VmafxJob, v *jo
 	}
 	report := ""
 	if j.Status.Phase == vmafxv1.JobSucceeded {
-		report = outputs.ReportOf(j)
+		report = outputs.ReportOf(j, 0)
 	}
-	listed := listedWorst(j, false)
+	listed := listedWorst(j, 0, false)
 	v.Listed = len(listed) > 0
 	v.Curves, v.Worst, v.Frames, v.CurveNote = c.curves(r, s, j, listed)
 	switch {
@@ -306,8 +306,8 @@ func (c *Console) worstOf(r *http.Request, s session, j *vmafxv1.VmafxJob, v *jo
 	case v.Curves != nil && outputs.ObjectStore(report):
 		// The output was read with the caller's keys: the pictures beside it are served
 		// the same way, through the console's report route.
-		v.Worst = listedWorst(j, true)
-		v.Plot = reportURL(j, vmafxv1.ReportPlotSVG)
+		v.Worst = listedWorst(j, 0, true)
+		v.Plot = reportURL(j, 0, vmafxv1.ReportPlotSVG)
 	default:
 		v.PictureNote = "The worst frames' pictures and the score plot are in " + report + "; this console shows them only where it reads the job's output."
 	}

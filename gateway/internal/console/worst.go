@@ -32,12 +32,12 @@ type worstView struct {
 	Note            string
 }
 
-// rendition is a comparison's input or a ladder's rung: its name and its job's.
+// rendition is a comparison's input or a ladder's rung: its name, its job's, and which
+// of the job's distorted videos it is (K, in the job's spec order: 0 but for the inputs
+// of a shared-reference group after its first).
 type rendition struct {
 	Name, Job string
-	// Shared: the input is one of its job's spec.renditions (a comparison's
-	// sharedReference), so the job's result and worst frames are another input's.
-	Shared bool
+	K         int
 }
 
 // renditionsWorst reads the jobs the operator made for owner (those labelled label,
@@ -62,13 +62,17 @@ func (c *Console) renditionsWorst(r *http.Request, s session, kind, label, owner
 	hidden := false
 	for _, rd := range rs {
 		j := byName[rd.Job]
-		if j == nil || rd.Shared || j.Status.Phase != vmafxv1.JobSucceeded || j.Status.Result == nil || len(j.Status.Result.WorstFrames) == 0 {
+		if j == nil {
 			continue
 		}
-		report := outputs.ReportOf(j)
+		vid, err := jobs.Video(j, rd.K)
+		if err != nil || vid.Phase != vmafxv1.JobSucceeded || vid.Worst == nil || len(vid.Worst.WorstFrames) == 0 {
+			continue
+		}
+		report := outputs.ReportOf(j, rd.K)
 		pictured := report != "" && c.opts.ReadOutputs && outputs.ObjectStore(report) && c.mayReadKeys(r.Context(), s, j, keys)
 		hidden = hidden || (report != "" && !pictured)
-		v.Items = append(v.Items, worstOfJob{Name: rd.Name, Job: j.Name, Score: j.Status.Score, Worst: listedWorst(j, pictured), Pictured: pictured})
+		v.Items = append(v.Items, worstOfJob{Name: rd.Name, Job: j.Name, Score: vid.Score, Worst: listedWorst(j, rd.K, pictured), Pictured: pictured})
 	}
 	if hidden {
 		v.Note = "Some jobs drew pictures of their worst frames that this console does not show: it shows them where it reads the job's output (see a job's page)."

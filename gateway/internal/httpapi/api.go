@@ -208,21 +208,32 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, u access.User) {
 	writeJSON(w, http.StatusOK, typed(job))
 }
 
-// worst answers with the job's worst frames, percentiles, scenes and report (jobs.Worst).
+// worst answers with the worst frames, percentiles, scenes and report (jobs.Worst) of
+// the job's distorted video ?rendition= (its index in spec order; 0, spec.distorted,
+// unless given: a shared-reference group's job scores several).
 func (a *API) worst(w http.ResponseWriter, r *http.Request, u access.User) {
+	k, err := jobs.ParseRendition(r.URL.Query().Get("rendition"))
+	if err != nil {
+		writeError(r.Context(), w, err)
+		return
+	}
 	job, err := a.store.Get(r.Context(), u, r.PathValue("namespace"), r.PathValue("name"))
 	if err != nil {
 		writeError(r.Context(), w, err)
 		return
 	}
-	worst := jobs.WorstOf(job)
-	if a.pictures != nil && len(outputs.Pictures(job)) > 0 && outputs.ObjectStore(worst.Report) {
+	worst, err := jobs.WorstOf(job, k)
+	if err != nil {
+		writeError(r.Context(), w, err)
+		return
+	}
+	if a.pictures != nil && len(outputs.Pictures(job, k)) > 0 && outputs.ObjectStore(worst.Report) {
 		// The door reads them: each picture's route, beside its URI in the store.
-		base := picturesPath(job)
+		base, query := picturesPath(job), renditionQuery(k)
 		for i, f := range worst.WorstFrames {
-			worst.WorstFrames[i].PictureURL = base + vmafxv1.WorstFramePicture(int(f.Index))
+			worst.WorstFrames[i].PictureURL = base + vmafxv1.WorstFramePicture(int(f.Index)) + query
 		}
-		worst.Plot.SVGURL, worst.Plot.PNGURL = base+vmafxv1.ReportPlotSVG, base+vmafxv1.ReportPlotPNG
+		worst.Plot.SVGURL, worst.Plot.PNGURL = base+vmafxv1.ReportPlotSVG+query, base+vmafxv1.ReportPlotPNG+query
 		worst.Message = "this API serves the pictures at their pictureURL, and the plot at plot.svgURL and plot.pngURL, read as you"
 	}
 	writeJSON(w, http.StatusOK, worst)
@@ -233,9 +244,18 @@ func picturesPath(j *vmafxv1.VmafxJob) string {
 	return "/v1/namespaces/" + j.Namespace + "/jobs/" + j.Name + "/pictures/"
 }
 
-// picture answers with one picture of the job's report (outputs.Reader.Picture): a worst
-// frame's PNG or the score plot, read from the job's object store as the caller, with
-// the keys of the job's Secret read as the caller too.
+// renditionQuery is the query that picks distorted video k of a job, none for 0.
+func renditionQuery(k int) string {
+	if k == 0 {
+		return ""
+	}
+	return "?rendition=" + strconv.Itoa(k)
+}
+
+// picture answers with one picture of the report of the job's distorted video
+// ?rendition= (outputs.Reader.Picture): a worst frame's PNG or the score plot, read from
+// the job's object store as the caller, with the keys of the job's Secret read as the
+// caller too.
 func (a *API) picture(w http.ResponseWriter, r *http.Request, u access.User) {
 	file := r.PathValue("file")
 	gone := func(msg string) {
@@ -250,12 +270,17 @@ func (a *API) picture(w http.ResponseWriter, r *http.Request, u access.User) {
 		gone("this door does not read jobs' outputs (vmafx-api --console-read-outputs is off): the worst route names each picture's URI in the job's store")
 		return
 	}
+	k, err := jobs.ParseRendition(r.URL.Query().Get("rendition"))
+	if err != nil {
+		writeError(r.Context(), w, err)
+		return
+	}
 	job, err := a.store.Get(r.Context(), u, r.PathValue("namespace"), r.PathValue("name"))
 	if err != nil {
 		writeError(r.Context(), w, err)
 		return
 	}
-	p, err := a.pictures.Picture(r.Context(), u, job, file, outputs.MaxPictureBytes)
+	p, err := a.pictures.Picture(r.Context(), u, job, k, file, outputs.MaxPictureBytes)
 	if err != nil {
 		writeError(r.Context(), w, err)
 		return

@@ -28,10 +28,12 @@ func scoredWithWorst(t *testing.T, ns, name string) {
 		}
 		j.Status = vmafxv1.VmafxJobStatus{Phase: vmafxv1.JobSucceeded, Score: "85.000000", Result: &vmafxv1.JobResult{
 			Mean: "85.000000", Min: "20.123457",
-			Percentiles: &vmafxv1.JobPercentiles{P1: "21.000000", P5: "40.500000", P50: "90.000000"},
-			WorstFrames: []vmafxv1.JobFrame{{Index: 31, VMAF: "20.123457"}, {Index: 30, VMAF: "22.000000"}},
-			Scenes:      &vmafxv1.JobScenes{Count: 2, Worst: &vmafxv1.JobScene{Start: 24, Frames: 16, Mean: "30.000000"}},
-			Report:      "s3://results/pair.json.report/",
+			JobWorst: vmafxv1.JobWorst{
+				Percentiles: &vmafxv1.JobPercentiles{P1: "21.000000", P5: "40.500000", P50: "90.000000"},
+				WorstFrames: []vmafxv1.JobFrame{{Index: 31, VMAF: "20.123457"}, {Index: 30, VMAF: "22.000000"}},
+				Scenes:      &vmafxv1.JobScenes{Count: 2, Worst: &vmafxv1.JobScene{Start: 24, Frames: 16, Mean: "30.000000"}},
+				Report:      "s3://results/pair.json.report/",
+			},
 		}}
 		return testenv.Client().Status().Update(ctx, j) == nil, nil
 	})

@@ -1,6 +1,13 @@
 package jobs
 
 import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 )
 
@@ -9,7 +16,14 @@ import (
 type Worst struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
-	Phase     string `json:"phase"`
+	// Rendition is the index of the distorted video this is of, in the job's spec order
+	// (0: spec.distorted, k: spec.renditions[k-1]); Distorted its URI; Renditions how many
+	// distorted videos the job scores (1 but for a shared-reference group).
+	Rendition  int    `json:"rendition"`
+	Distorted  string `json:"distorted"`
+	Renditions int    `json:"renditions"`
+	// Phase is the video's: its row's once it has one, else the job's.
+	Phase string `json:"phase"`
 	// Score is the pooled (mean) VMAF; empty until the job succeeded.
 	Score       string                  `json:"score,omitempty"`
 	Percentiles *vmafxv1.JobPercentiles `json:"percentiles,omitempty"`
@@ -41,18 +55,48 @@ type WorstPlot struct {
 	PNGURL string `json:"pngURL,omitempty"`
 }
 
-// WorstOf returns j's worst frames, percentiles and scenes from its status.
-func WorstOf(j *vmafxv1.VmafxJob) *Worst {
-	w := &Worst{Namespace: j.Namespace, Name: j.Name, Phase: string(j.Status.Phase), WorstFrames: []WorstFrame{}}
-	if w.Phase == "" {
-		w.Phase = string(vmafxv1.JobPending)
+// ParseRendition reads a rendition query parameter (empty: 0, spec.distorted).
+func ParseRendition(v string) (int, error) {
+	if v == "" {
+		return 0, nil
 	}
-	r := j.Status.Result
-	if j.Status.Phase != vmafxv1.JobSucceeded || r == nil {
-		w.Message = "the job has no score yet"
-		return w
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 0 || k > vmafxv1.MaxWorkerRenditions-1 {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("rendition %q: want the index of a distorted video in the job's spec order, 0 (spec.distorted) to %d", v, vmafxv1.MaxWorkerRenditions-1))
 	}
-	w.Score, w.Percentiles, w.Scenes, w.Report = r.Mean, r.Percentiles, r.Scenes, r.Report
+	return k, nil
+}
+
+// Video is the distorted video k of j in spec order (vmafxv1.VmafxJob.Videos); a
+// NotFound error names how many j has when it has no video k.
+func Video(j *vmafxv1.VmafxJob, k int) (vmafxv1.JobVideo, error) {
+	vs := j.Videos()
+	if k < 0 || k >= len(vs) {
+		return vmafxv1.JobVideo{}, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotFound,
+			Reason: metav1.StatusReasonNotFound, Message: fmt.Sprintf("rendition %d: job %s scores %d distorted videos, 0 to %d in its spec order", k, j.Name, len(vs), len(vs)-1)}}
+	}
+	return vs[k], nil
+}
+
+// WorstOf returns the worst frames, percentiles and scenes of j's distorted video k (in
+// spec order; 0 for a job of one) from its status: status.result's, or for a
+// shared-reference group its row's of status.results.
+func WorstOf(j *vmafxv1.VmafxJob, k int) (*Worst, error) {
+	v, err := Video(j, k)
+	if err != nil {
+		return nil, err
+	}
+	w := &Worst{Namespace: j.Namespace, Name: j.Name, Rendition: k, Distorted: v.Distorted, Renditions: len(j.Videos()),
+		Phase: string(v.Phase), WorstFrames: []WorstFrame{}}
+	r := v.Worst
+	if v.Phase != vmafxv1.JobSucceeded || r == nil {
+		w.Message = "the video has no score yet"
+		if v.Message != "" {
+			w.Message = "the video has no score: " + v.Message
+		}
+		return w, nil
+	}
+	w.Score, w.Percentiles, w.Scenes, w.Report = v.Score, r.Percentiles, r.Scenes, r.Report
 	pictures := r.Report != "" && j.Spec.WorstFrames != nil && j.Spec.WorstFrames.Pictures
 	for _, f := range r.WorstFrames {
 		wf := WorstFrame{Index: f.Index, VMAF: f.VMAF}
@@ -63,7 +107,7 @@ func WorstOf(j *vmafxv1.VmafxJob) *Worst {
 	}
 	if pictures {
 		w.Plot = &WorstPlot{SVG: r.Report + vmafxv1.ReportPlotSVG, PNG: r.Report + vmafxv1.ReportPlotPNG}
-		w.Message = "the pictures lie beside the job's output; read them with the output's own credentials"
+		w.Message = "the pictures lie beside the video's output; read them with the output's own credentials"
 	}
-	return w
+	return w, nil
 }

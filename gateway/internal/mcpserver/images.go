@@ -24,12 +24,12 @@ const (
 	maxImagesBytes = 8 << 20
 )
 
-// images reads up to n of j's pictures as u, PNGs only (the plot first, then the worst
+// images reads up to n pictures of j's distorted video k as u, PNGs only (the plot first, then the worst
 // frames, lowest first), within the bounds above; a picture left out is named, with
 // why, in a text content after the images, so the model knows what it did not get.
-func (h *handlers) images(ctx context.Context, u access.User, j *vmafxv1.VmafxJob, n int) []mcp.Content {
+func (h *handlers) images(ctx context.Context, u access.User, j *vmafxv1.VmafxJob, k, n int) []mcp.Content {
 	var names []string
-	for _, name := range outputs.Pictures(j) {
+	for _, name := range outputs.Pictures(j, k) {
 		if outputs.ContentType(name) == outputs.PNG {
 			names = append(names, name)
 		}
@@ -37,7 +37,7 @@ func (h *handlers) images(ctx context.Context, u access.User, j *vmafxv1.VmafxJo
 	if len(names) == 0 {
 		return nil
 	}
-	if report := outputs.ReportOf(j); !outputs.ObjectStore(report) {
+	if report := outputs.ReportOf(j, k); !outputs.ObjectStore(report) {
 		return []mcp.Content{&mcp.TextContent{Text: "The pictures are in " + report + ", on the job's own output volume, which this door cannot read: no picture is returned as an image."}}
 	}
 	// The plot is last in Pictures: it goes first, the overview before the details.
@@ -55,14 +55,14 @@ func (h *handlers) images(ctx context.Context, u access.User, j *vmafxv1.VmafxJo
 			left = append(left, name+" (the answer's images are at their bound)")
 			continue
 		}
-		b, err := h.pictures.ReadPicture(ctx, u, j, name, int64(min(maxImageBytes, room)))
+		b, err := h.pictures.ReadPicture(ctx, u, j, k, name, int64(min(maxImageBytes, room)))
 		if err != nil {
 			left = append(left, name+" ("+err.Error()+")")
 			continue
 		}
 		total += len(b)
 		out = append(out, &mcp.ImageContent{Data: b, MIMEType: outputs.PNG,
-			Meta: mcp.Meta{"vmafx.dev/picture": name, "vmafx.dev/uri": outputs.ReportOf(j) + name}})
+			Meta: mcp.Meta{"vmafx.dev/picture": name, "vmafx.dev/uri": outputs.ReportOf(j, k) + name}})
 	}
 	if len(left) > 0 {
 		out = append(out, &mcp.TextContent{Text: "Pictures not returned as images: " + strings.Join(left, "; ") + ". Their URIs are in the answer above."})

@@ -106,7 +106,7 @@ func New(store *jobs.Store, spec map[string]any, opts Options) *mcp.Server {
 		InputSchema: object(map[string]any{"namespace": nsProp}),
 	}, h.models)
 
-	worstDesc := "Where a scored job's score is made: its lowest-scoring frames (index and VMAF), the 1st, 5th and 50th percentiles of the per-frame scores, the number of scenes and the worst scene, and, when the job asked for spec.worstFrames.pictures, the URIs of each worst frame's picture and of the score plot."
+	worstDesc := "Where a scored job's score is made: its lowest-scoring frames (index and VMAF), the 1st, 5th and 50th percentiles of the per-frame scores, the number of scenes and the worst scene, and, when the job asked for spec.worstFrames.pictures, the URIs of each worst frame's picture and of the score plot. A job of a shared-reference comparison scores several distorted videos (renditions in the answer): rendition picks one by its index in the job's spec order (0, spec.distorted, unless given), each with its own frames and pictures."
 	if opts.Pictures != nil {
 		worstDesc += fmt.Sprintf(" With pictures, the answer also carries them as PNG images: the score plot with the worst frames marked, then each worst frame (reference, distorted and difference heat map side by side), lowest first; at most %d, each at most %d MiB.", maxImages, maxImageBytes>>20)
 	}
@@ -114,7 +114,9 @@ func New(store *jobs.Store, spec map[string]any, opts Options) *mcp.Server {
 		Name: ToolWorst, Description: worstDesc,
 		InputSchema: object(map[string]any{"namespace": nsProp, "name": nameProp,
 			"images": map[string]any{"type": "integer", "minimum": 0, "maximum": maxImages,
-				"description": fmt.Sprintf("how many pictures to return as images (the plot first, then the worst frames); default %d, 0: none", maxImages)}}, "name"),
+				"description": fmt.Sprintf("how many pictures to return as images (the plot first, then the worst frames); default %d, 0: none", maxImages)},
+			"rendition": map[string]any{"type": "integer", "minimum": 0, "maximum": vmafxv1.MaxWorkerRenditions - 1,
+				"description": "which distorted video of the job, by its index in the job's spec order: 0 (the default) is spec.distorted, k is spec.renditions[k-1]"}}, "name"),
 	}, h.worst)
 
 	s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "job-result", URITemplate: resultTemplate, MIMEType: "application/json",
@@ -386,21 +388,28 @@ func (h *handlers) wait(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 
 func (h *handlers) worst(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var ns, name string
-	images := maxImages
-	if err := args(req, map[string]any{"namespace": &ns, "name": &name, "images": &images}, nil); err != nil {
+	images, k := maxImages, 0
+	if err := args(req, map[string]any{"namespace": &ns, "name": &name, "images": &images, "rendition": &k}, nil); err != nil {
 		return failed(err), nil
 	}
 	if images < 0 || images > maxImages {
 		return failed(fmt.Errorf("images: %d is not 0 to %d", images, maxImages)), nil
+	}
+	if k < 0 || k >= vmafxv1.MaxWorkerRenditions {
+		return failed(fmt.Errorf("rendition: %d is not 0 to %d", k, vmafxv1.MaxWorkerRenditions-1)), nil
 	}
 	u := caller(req.Extra)
 	j, err := h.store.Get(ctx, u, h.namespace(ns), name)
 	if err != nil {
 		return failed(err), nil
 	}
-	res := answer(jobs.WorstOf(j))
+	w, err := jobs.WorstOf(j, k)
+	if err != nil {
+		return failed(err), nil
+	}
+	res := answer(w)
 	if h.pictures != nil && images > 0 {
-		res.Content = append(res.Content, h.images(ctx, u, j, images)...)
+		res.Content = append(res.Content, h.images(ctx, u, j, k, images)...)
 	}
 	return res, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/gateway/internal/access"
+	"github.com/vmafx/vmafx/gateway/internal/jobs"
 	"github.com/vmafx/vmafx/media/fetch"
 )
 
@@ -43,29 +44,31 @@ func ContentType(file string) string {
 	return PNG
 }
 
-// ReportOf is the URI of j's report when it drew pictures: the output's URI followed by
-// ".report/", as the worker writes it. The status's own report field must agree: a door
-// reads only beside the output the job's spec names, never a URI the status alone gives.
-func ReportOf(j *vmafxv1.VmafxJob) string {
-	r := j.Status.Result
-	if j.Spec.Output == nil || r == nil || j.Spec.WorstFrames == nil || !j.Spec.WorstFrames.Pictures {
+// ReportOf is the URI of the report of j's distorted video k (in spec order, 0 for a job
+// of one) when it drew pictures: its output's URI followed by ".report/", as the worker
+// writes it. The status's own report field must agree: a door reads only beside an
+// output the job's spec names, never a URI the status alone gives.
+func ReportOf(j *vmafxv1.VmafxJob, k int) string {
+	v, err := jobs.Video(j, k)
+	if err != nil || v.Output == "" || v.Worst == nil || j.Spec.WorstFrames == nil || !j.Spec.WorstFrames.Pictures {
 		return ""
 	}
-	report := string(*j.Spec.Output) + vmafxv1.ReportSuffix
-	if r.Report != report {
+	report := v.Output + vmafxv1.ReportSuffix
+	if v.Worst.Report != report {
 		return ""
 	}
 	return report
 }
 
-// Pictures are the names of j's pictures, its worst frames' (lowest first) then the plot
-// (SVG and PNG); none when it drew none.
-func Pictures(j *vmafxv1.VmafxJob) []string {
-	if j.Status.Phase != vmafxv1.JobSucceeded || ReportOf(j) == "" {
+// Pictures are the names of the pictures of j's distorted video k, its worst frames'
+// (lowest first) then the plot (SVG and PNG); none when it drew none.
+func Pictures(j *vmafxv1.VmafxJob, k int) []string {
+	v, err := jobs.Video(j, k)
+	if err != nil || v.Phase != vmafxv1.JobSucceeded || ReportOf(j, k) == "" {
 		return nil
 	}
 	var out []string
-	for _, f := range j.Status.Result.WorstFrames {
+	for _, f := range v.Worst.WorstFrames {
 		out = append(out, vmafxv1.WorstFramePicture(int(f.Index)))
 	}
 	return append(out, vmafxv1.ReportPlotSVG, vmafxv1.ReportPlotPNG)
@@ -82,24 +85,28 @@ type Picture struct {
 // Close frees the picture's read.
 func (p *Picture) Close() { p.close() }
 
-// Picture opens the picture file of j's report (j as u read it, so u's rights on the job
-// are checked already), read as u with the keys of the job's Secret, at most maxBytes:
-// only the worker's names (IsPictureName), only a worst frame the status lists, only
-// from object storage. A refusal is a 404 for a picture that is not there to serve, a 403
-// when u may not read the Secret (Open).
-func (r *Reader) Picture(ctx context.Context, u access.User, j *vmafxv1.VmafxJob, file string, maxBytes int64) (*Picture, error) {
+// Picture opens the picture file of the report of j's distorted video k (j as u read
+// it, so u's rights on the job are checked already), read as u with the keys of the
+// job's Secret, at most maxBytes: only the worker's names (IsPictureName), only a worst
+// frame the status lists for that video, only from object storage. A refusal is a 404
+// for a picture that is not there to serve, a 403 when u may not read the Secret (Open).
+func (r *Reader) Picture(ctx context.Context, u access.User, j *vmafxv1.VmafxJob, k int, file string, maxBytes int64) (*Picture, error) {
 	if !IsPictureName(file) {
 		return nil, notFound("a report holds " + PictureNames + " only, not " + strconv.Quote(file))
 	}
+	v, err := jobs.Video(j, k)
+	if err != nil {
+		return nil, err
+	}
 	report := ""
-	if j.Status.Phase == vmafxv1.JobSucceeded {
-		report = ReportOf(j)
+	if v.Phase == vmafxv1.JobSucceeded {
+		report = ReportOf(j, k)
 	}
 	if report == "" {
-		return nil, notFound("job " + j.Name + " has no pictures (spec.worstFrames.pictures, once it has succeeded)")
+		return nil, notFound(videoName(j, k) + " has no pictures (spec.worstFrames.pictures, once it has succeeded)")
 	}
-	if n, ok := frameOf(file); ok && !listsFrame(j, n) {
-		return nil, notFound(fmt.Sprintf("frame %d is not one of job %s's worst frames", n, j.Name))
+	if n, ok := frameOf(file); ok && !listsFrame(v.Worst, n) {
+		return nil, notFound(fmt.Sprintf("frame %d is not one of %s's worst frames", n, videoName(j, k)))
 	}
 	uri, err := fetch.ParseURI(report + file)
 	if err != nil || !ObjectStore(report) {
@@ -119,8 +126,8 @@ var ErrTooLarge = errors.New("the picture is larger than a door hands out")
 
 // ReadPicture reads the whole picture file of j's report (Picture), refusing one over
 // maxBytes with ErrTooLarge rather than cutting it.
-func (r *Reader) ReadPicture(ctx context.Context, u access.User, j *vmafxv1.VmafxJob, file string, maxBytes int64) ([]byte, error) {
-	p, err := r.Picture(ctx, u, j, file, maxBytes+1)
+func (r *Reader) ReadPicture(ctx context.Context, u access.User, j *vmafxv1.VmafxJob, k int, file string, maxBytes int64) ([]byte, error) {
+	p, err := r.Picture(ctx, u, j, k, file, maxBytes+1)
 	if err != nil {
 		return nil, err
 	}
@@ -144,8 +151,16 @@ func frameOf(file string) (int, bool) {
 	return n, err == nil
 }
 
-func listsFrame(j *vmafxv1.VmafxJob, n int) bool {
-	for _, f := range j.Status.Result.WorstFrames {
+// videoName names j's distorted video k for errors: the job for a job of one.
+func videoName(j *vmafxv1.VmafxJob, k int) string {
+	if len(j.Spec.Renditions) == 0 {
+		return "job " + j.Name
+	}
+	return fmt.Sprintf("rendition %d of job %s", k, j.Name)
+}
+
+func listsFrame(w *vmafxv1.JobWorst, n int) bool {
+	for _, f := range w.WorstFrames {
 		if int(f.Index) == n {
 			return true
 		}

@@ -89,8 +89,8 @@ func TestJobHappyPath(t *testing.T) {
 	j = waitForJob(t, ns, "happy", "Succeeded", func(j *vmafxv1.VmafxJob) bool { return j.Status.Phase == vmafxv1.JobSucceeded })
 	wantResult := &vmafxv1.JobResult{Mean: "93.123457", HarmonicMean: "92.623457", Min: "90.123457", Max: "95.123457",
 		Frames: 24, FPS: "120.50", Backend: "cpu", Model: "vmaf_v0.6.1@sha256:4d5c",
-		Percentiles: &vmafxv1.JobPercentiles{P1: "90.623457", P5: "91.123457", P50: "93.123457"},
-		WorstFrames: []vmafxv1.JobFrame{{Index: 23, VMAF: "90.123457"}}}
+		JobWorst: vmafxv1.JobWorst{Percentiles: &vmafxv1.JobPercentiles{P1: "90.623457", P5: "91.123457", P50: "93.123457"},
+			WorstFrames: []vmafxv1.JobFrame{{Index: 23, VMAF: "90.123457"}}}}
 	if diff := cmp.Diff(wantResult, j.Status.Result); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,7 +25,10 @@ func renditionsMessage(rows ...vmafxv1.WorkerRendition) string {
 
 func scoredRow(score float64, frames int) vmafxv1.WorkerRendition {
 	return vmafxv1.WorkerRendition{Score: score, HarmonicMean: score - 0.5, Min: score - 3, Max: score + 2, Frames: frames, FPS: 60,
-		P5: score - 2, WorstFrame: &vmafxv1.WorkerFrame{Index: frames - 1, VMAF: score - 3}}
+		Percentiles: &vmafxv1.WorkerPercentiles{P1: score - 2.5, P5: score - 2, P50: score},
+		WorstFrames: []vmafxv1.WorkerFrame{{Index: frames - 1, VMAF: score - 3}, {Index: frames - 2, VMAF: score - 2.75}},
+		Scenes:      &vmafxv1.WorkerScenes{Count: 1, Worst: &vmafxv1.WorkerScene{Start: 0, Frames: frames, Mean: score, Min: score - 3, P5: score - 2}},
+		Report:      true}
 }
 
 // TestComparisonSharedReference: with sharedReference the distorted videos are scored in
@@ -101,6 +105,15 @@ func TestComparisonSharedReference(t *testing.T) {
 	j = getJob(t, ns, "shr-a")
 	if j.Status.Phase != vmafxv1.JobSucceeded || len(j.Status.Results) != 3 || j.Status.Results[1].Distorted != "https://media.example.com/b.mp4" || j.Status.Score != "90.000000" {
 		t.Errorf("group job: phase %s, rows %+v, score %q; want Succeeded, 3 rows in spec order, a's score", j.Status.Phase, j.Status.Results, j.Status.Score)
+	}
+	// a's row lists its worst frames, percentiles, scenes and report as a job of a alone
+	// would, through the API server's schema.
+	wantWorst := vmafxv1.JobWorst{Percentiles: &vmafxv1.JobPercentiles{P1: "87.500000", P5: "88.000000", P50: "90.000000"},
+		WorstFrames: []vmafxv1.JobFrame{{Index: 23, VMAF: "87.000000"}, {Index: 22, VMAF: "87.250000"}},
+		Scenes:      &vmafxv1.JobScenes{Count: 1, Worst: &vmafxv1.JobScene{Start: 0, Frames: 24, Mean: "90.000000", Min: "87.000000", P5: "88.000000"}},
+		Report:      "s3://results/shr/a.json" + vmafxv1.ReportSuffix}
+	if diff := cmp.Diff(wantWorst, j.Status.Results[0].JobWorst); diff != "" {
+		t.Errorf("a's row (-want +got):\n%s", diff)
 	}
 }
 

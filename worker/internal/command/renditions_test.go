@@ -1,7 +1,9 @@
 package command
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,10 +28,12 @@ func aloneRow(t *testing.T, args []string) (vmafxv1.WorkerRendition, *libvmafJSO
 	return report.Row(r.result(t)), readLibvmafJSON(t, out)
 }
 
-// sameRow compares a shared run's row with the pair's own, leaving out the speed.
+// sameRow compares a shared run's row with the pair's own, leaving out the speed and
+// whether a report was written (aloneRow always writes one).
 func sameRow(t *testing.T, name string, want, got vmafxv1.WorkerRendition) {
 	t.Helper()
 	want.FPS, got.FPS = 0, 0
+	want.Report, got.Report = false, false
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("%s: row differs from scoring the pair alone (-alone +shared):\n%s", name, diff)
 	}
@@ -165,5 +169,63 @@ func TestScoreRenditionsStarts(t *testing.T) {
 	for i, d := range []string{late, distClip} {
 		want, _ := aloneRow(t, rawArgs(refClip, d, starts...))
 		sameRow(t, filepath.Base(d), want, got.Renditions[i])
+	}
+}
+
+// TestScoreRenditionsPictures: with --pictures every rendition, not only the first,
+// writes its own report beside its own output (report.json, each worst frame's picture
+// and the plot), byte for byte the report scoring it alone writes, and its row lists the
+// worst frames, percentiles and scenes of scoring it alone.
+func TestScoreRenditionsPictures(t *testing.T) {
+	dir := t.TempDir()
+	ref, dist := twoScenes(t, dir)
+	dists := []string{dist, ref, dist}
+	worst := []string{"--pictures", "--worst-frames", "3"}
+	args := append([]string{"score", "--reference", ref, "--width", strconv.Itoa(pairW), "--height", strconv.Itoa(pairH), "--threads", "3"}, worst...)
+	var outs []string
+	for i, d := range dists {
+		outs = append(outs, filepath.Join(dir, "out"+strconv.Itoa(i)+".json"))
+		args = append(args, "--distorted", d, "--output", "file://"+outs[i])
+	}
+	r := runWorker(t, context.Background(), nil, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	got := r.result(t)
+	if len(got.Renditions) != len(dists) {
+		t.Fatalf("%d rows, want %d", len(got.Renditions), len(dists))
+	}
+	for i, d := range dists {
+		aloneOut := filepath.Join(t.TempDir(), "alone.json")
+		alone := runWorker(t, context.Background(), nil, rawArgs(ref, d, append(worst, "--threads", "1", "--output", "file://"+aloneOut)...)...)
+		if alone.code != 0 {
+			t.Fatalf("alone: exit %d, stderr:\n%s", alone.code, alone.stderr)
+		}
+		want := report.Row(alone.result(t))
+		row := got.Renditions[i]
+		if len(row.WorstFrames) != 3 || row.Percentiles == nil || row.Scenes == nil || row.Scenes.Count != 2 || !row.Report {
+			t.Errorf("rendition %d: row %+v, want 3 worst frames, percentiles, 2 scenes and a report", i, row)
+		}
+		sameRow(t, "rendition "+strconv.Itoa(i), want, row)
+		// The report lies beside the rendition's own output, as alone.
+		aloneFiles, _ := filepath.Glob(filepath.Join(aloneOut+".report", "*"))
+		if len(aloneFiles) != 1+3+2 {
+			t.Fatalf("alone: report holds %v, want report.json, 3 pictures and the plot", aloneFiles)
+		}
+		for _, f := range aloneFiles {
+			name := filepath.Base(f)
+			wantData, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotData, err := os.ReadFile(filepath.Join(outs[i]+".report", name))
+			if err != nil {
+				t.Errorf("rendition %d: %v", i, err)
+				continue
+			}
+			if !bytes.Equal(gotData, wantData) {
+				t.Errorf("rendition %d: %s differs from scoring it alone", i, name)
+			}
+		}
 	}
 }

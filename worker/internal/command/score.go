@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/workermemory"
 	"github.com/vmafx/vmafx/media/decode"
 	"github.com/vmafx/vmafx/media/fetch"
 	"github.com/vmafx/vmafx/vmaf"
@@ -428,16 +429,12 @@ func (s *scorer) emit(r *vmafxv1.WorkerResult) {
 	}
 }
 
-// The share of the memory limit the worker plans to use: the rest is headroom for what
-// the estimate leaves out (goroutine stacks, the HTTP client, the result).
-const memoryBudgetPercent = 85
+// The share of the memory limit the worker plans to use (package workermemory).
+const memoryBudgetPercent = workermemory.BudgetPercent
 
-// decoderBytes is what one ffmpeg child decoding frames of info holds, in the same
-// container: its code and libraries, and its frame pools (references, threads' frames).
-// Measured at 1080p H.264 (docs/benchmarks.md): about 175 MiB each at peak RSS.
-func decoderBytes(info vmaf.VideoInfo) int64 {
-	return 96<<20 + 24*int64(info.Format.FrameBytes(info.Width, info.Height))
-}
+// decoderBytes is what one ffmpeg child decoding frames of info holds (package
+// workermemory).
+func decoderBytes(info vmaf.VideoInfo) int64 { return workermemory.DecoderBytes(info) }
 
 // threads picks how many frames to score in parallel: --threads, else one per CPU
 // (GOMAXPROCS follows the container's CPU limit), and no more than the container's memory

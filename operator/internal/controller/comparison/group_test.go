@@ -74,7 +74,8 @@ func TestFromJobRow(t *testing.T) {
 	}
 	job.Status.Phase = vmafxv1.JobSucceeded
 	job.Status.Results = append(job.Status.Results, vmafxv1.JobRenditionResult{Distorted: "s3://m/c.mp4", Phase: vmafxv1.JobSucceeded,
-		Mean: "88.000000", HarmonicMean: "87.000000", Min: "70.000000", Frames: 48, P5: "75.000000", WorstFrame: &vmafxv1.JobFrame{Index: 3, VMAF: "70.000000"},
+		Mean: "88.000000", HarmonicMean: "87.000000", Min: "70.000000", Frames: 48,
+		JobWorst:  vmafxv1.JobWorst{Percentiles: &vmafxv1.JobPercentiles{P5: "75.000000"}, WorstFrames: []vmafxv1.JobFrame{{Index: 3, VMAF: "70.000000"}, {Index: 4, VMAF: "71.000000"}}},
 		Alignment: &vmafxv1.JobAlignment{Offset: 2, Misaligned: true}})
 	fromJobRow(&cc, job, 2)
 	fromJobRow(&a, job, 0)

@@ -73,7 +73,7 @@ func fromJobRow(e *vmafxv1.ComparisonEntry, job *vmafxv1.VmafxJob, k int) {
 		return
 	}
 	e.Score, e.HarmonicMean, e.Min, e.Frames = row.Mean, row.HarmonicMean, row.Min, row.Frames
-	e.P5, e.WorstFrame = row.P5, row.WorstFrame.DeepCopy()
+	e.P5, e.WorstFrame = row.WorstOf()
 	e.Offset, e.Misaligned = nil, false
 	if a := row.Alignment; a != nil {
 		e.Offset, e.Misaligned = ptr.To(a.Offset), a.Misaligned

@@ -26,7 +26,7 @@ func buildPod(job *vmafxv1.VmafxJob, n int32, w config.WorkerConfig) *corev1.Pod
 		resources.Requests = corev1.ResourceList{}
 	}
 	if hasRenditions(job) {
-		addRenditionMemory(resources, len(missingRenditions(job)))
+		addRenditionMemory(resources, job, len(missingRenditions(job)))
 	}
 	// Extended resources must be requested and limited alike.
 	resources.Limits[vmafxv1.ResourceSlot] = resource.MustParse("1")

@@ -10,7 +10,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/workermemory"
 	"github.com/vmafx/vmafx/operator/internal/attempt"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // A job with spec.renditions scores spec.distorted and every rendition in one worker Pod,
@@ -69,21 +71,54 @@ func missingRenditions(job *vmafxv1.VmafxJob) []int {
 	return out
 }
 
-// renditionMemory is what each distorted video beyond the first adds to a worker's
-// memory: its kernel at one thread (about 140 MiB at 1080p) and its decoder (about 170
-// MiB), so that the group's Pod asks for what its worker will use (the worker lowers its
-// threads to fit the limit, and fails at once when not even one each fits).
-var renditionMemory = resource.MustParse("320Mi")
+// renditionMemory is what each distorted video beyond the first adds to the memory of a
+// worker scoring job's videos against one decoded reference: its kernel at one thread and
+// its decoder, over the share of the limit the worker plans to use, as the worker counts
+// them (package workermemory), so that the group's Pod asks for what its worker will use
+// (the worker lowers its threads to fit the limit, and fails at once when not even one
+// each fits). The geometry is the spec's where it gives one (width, height and
+// pixelFormat, scored at scoringBitDepth, the distorted videos decoded at encode's size
+// when larger); a renditions job has no probe, and Y4M and encoded inputs carry their
+// own, unknown until the worker opens them: then 1080p 8-bit 4:2:0 (about 360 MiB a
+// video without extra features), as most ladders top out there.
+func renditionMemory(job *vmafxv1.VmafxJob) resource.Quantity {
+	s := job.Spec
+	info := workermemory.Default1080p
+	if s.Width != nil && s.Height != nil {
+		info = vmaf.VideoInfo{Width: int(*s.Width), Height: int(*s.Height), Format: vmaf.YUV420P}
+		if f, err := vmaf.ParsePixelFormat(string(s.PixelFormat)); err == nil {
+			info.Format = f
+		}
+	}
+	if d := s.ScoringBitDepth; d != nil && info.Format.BitDepth() < int(*d) {
+		// Scored at a greater depth, every sample takes two bytes.
+		if f, err := vmaf.ParsePixelFormat(fmt.Sprintf("%s%dle", info.Format, *d)); err == nil {
+			info.Format = f
+		}
+	}
+	decoded := info
+	if e := s.Encode; e != nil && e.Width != nil && e.Height != nil && int64(*e.Width)*int64(*e.Height) > int64(info.Width)*int64(info.Height) {
+		decoded.Width, decoded.Height = int(*e.Width), int(*e.Height)
+	}
+	var features []vmaf.Feature
+	for _, f := range s.Features {
+		if vf, err := vmaf.ParseFeature(string(f)); err == nil {
+			features = append(features, vf)
+		}
+	}
+	return *resource.NewQuantity(workermemory.Rendition(info, decoded, features), resource.BinarySI)
+}
 
 // addRenditionMemory raises the memory request and limit, where set, of a worker Pod
-// scoring n distorted videos by renditionMemory for each beyond the first.
-func addRenditionMemory(res corev1.ResourceRequirements, n int) {
+// scoring n of job's distorted videos by renditionMemory for each beyond the first.
+func addRenditionMemory(res corev1.ResourceRequirements, job *vmafxv1.VmafxJob, n int) {
 	if n <= 1 {
 		return
 	}
+	each := renditionMemory(job)
 	for _, list := range []corev1.ResourceList{res.Requests, res.Limits} {
 		if q, ok := list[corev1.ResourceMemory]; ok {
-			extra := renditionMemory.DeepCopy()
+			extra := each.DeepCopy()
 			extra.Mul(int64(n - 1))
 			q.Add(extra)
 			list[corev1.ResourceMemory] = q
@@ -152,13 +187,8 @@ func asRow(r *vmafxv1.WorkerResult) vmafxv1.WorkerRendition {
 		return vmafxv1.WorkerRendition{Error: r.Error}
 	}
 	row := vmafxv1.WorkerRendition{Score: r.Score, HarmonicMean: r.HarmonicMean, Min: r.Min, Max: r.Max, Frames: r.Frames, FPS: r.FPS,
-		Features: r.Features, DistortedScaledFrom: r.DistortedScaledFrom, Alignment: r.Alignment, OutputError: r.OutputError}
-	if p := r.Percentiles; p != nil {
-		row.P5 = p.P5
-	}
-	if len(r.WorstFrames) > 0 {
-		row.WorstFrame = &vmafxv1.WorkerFrame{Index: r.WorstFrames[0].Index, VMAF: r.WorstFrames[0].VMAF}
-	}
+		Features: r.Features, DistortedScaledFrom: r.DistortedScaledFrom, Alignment: r.Alignment, OutputError: r.OutputError,
+		Percentiles: r.Percentiles, WorstFrames: r.WorstFrames, Scenes: r.Scenes, Report: r.Report != ""}
 	return row
 }
 
@@ -179,9 +209,9 @@ func (r *Reconciler) renditionsEnded(s *scope, n int32, pod *corev1.Pod, o obser
 			}
 			continue
 		}
-		recordRow(job, idx, all[idx].distorted, row)
+		recordRow(job, idx, all[idx], row)
 		if idx == 0 && row.Error == nil {
-			setResult(job, rowResult(res, row))
+			setResult(job, rowResult(res, row, all[idx].output))
 		}
 	}
 	if len(again) > 0 {
@@ -201,21 +231,17 @@ func (r *Reconciler) renditionsEnded(s *scope, n int32, pod *corev1.Pod, o obser
 	return ctrl.Result{}
 }
 
-// recordRow records row as the row of job's distorted video idx (in spec order),
+// recordRow records row as the row of job's distorted video idx (in spec order), v,
 // keeping status.results in spec order.
-func recordRow(job *vmafxv1.VmafxJob, idx int, distorted string, row vmafxv1.WorkerRendition) {
-	jr := vmafxv1.JobRenditionResult{Distorted: distorted, Phase: vmafxv1.JobSucceeded}
+func recordRow(job *vmafxv1.VmafxJob, idx int, v rendition, row vmafxv1.WorkerRendition) {
+	jr := vmafxv1.JobRenditionResult{Distorted: v.distorted, Phase: vmafxv1.JobSucceeded}
 	if e := row.Error; e != nil {
 		jr.Phase, jr.Reason, jr.Message = vmafxv1.JobFailed, e.Reason, oneLine(e.Message)
 	} else {
 		jr.Mean, jr.HarmonicMean, jr.Min, jr.Max = decimal(row.Score), decimal(row.HarmonicMean), decimal(row.Min), decimal(row.Max)
 		jr.Frames, jr.DistortedScaledFrom, jr.OutputError = int32(row.Frames), row.DistortedScaledFrom, oneLine(row.OutputError)
-		if row.P5 != 0 || row.WorstFrame != nil {
-			jr.P5 = decimal(row.P5)
-		}
-		if w := row.WorstFrame; w != nil {
-			jr.WorstFrame = &vmafxv1.JobFrame{Index: int32(w.Index), VMAF: decimal(w.VMAF)}
-		}
+		w := rowWorst(row, v.output)
+		jr.JobWorst = jobWorst(&w)
 		if len(row.Features) > 0 {
 			jr.Features = make(map[string]string, len(row.Features))
 			for name, v := range row.Features {
@@ -238,19 +264,14 @@ func recordRow(job *vmafxv1.VmafxJob, idx int, distorted string, row vmafxv1.Wor
 }
 
 // rowResult is row as a single score's result, with the provenance of res, the result
-// it is a row of.
-func rowResult(res *vmafxv1.WorkerResult, row vmafxv1.WorkerRendition) *vmafxv1.WorkerResult {
+// it is a row of; output is the row's video's.
+func rowResult(res *vmafxv1.WorkerResult, row vmafxv1.WorkerRendition, output string) *vmafxv1.WorkerResult {
 	r := *res
 	r.Renditions, r.Error = nil, nil
 	r.Score, r.HarmonicMean, r.Min, r.Max, r.Frames, r.FPS = row.Score, row.HarmonicMean, row.Min, row.Max, row.Frames, row.FPS
 	r.Features, r.DistortedScaledFrom, r.Alignment, r.OutputError = row.Features, row.DistortedScaledFrom, row.Alignment, row.OutputError
-	r.Percentiles, r.WorstFrames = nil, nil
-	if row.P5 != 0 || row.WorstFrame != nil {
-		r.Percentiles = &vmafxv1.WorkerPercentiles{P5: row.P5}
-	}
-	if w := row.WorstFrame; w != nil {
-		r.WorstFrames = []vmafxv1.WorkerFrame{*w}
-	}
+	w := rowWorst(row, output)
+	r.Percentiles, r.WorstFrames, r.Scenes, r.Report = w.Percentiles, w.WorstFrames, w.Scenes, w.Report
 	return &r
 }
 
@@ -271,7 +292,7 @@ func setRenditionsDone(job *vmafxv1.VmafxJob, o observation, res *vmafxv1.Worker
 	}
 	var msg string
 	if job.Status.Result != nil {
-		msg = scoreMessage(job, rowResult(res, vmafxv1.WorkerRendition{Frames: int(job.Status.Result.Frames)}), o.Node)
+		msg = scoreMessage(job, rowResult(res, vmafxv1.WorkerRendition{Frames: int(job.Status.Result.Frames)}, ""), o.Node)
 		msg = strings.Replace(msg, "VMAF", "spec.distorted: VMAF", 1)
 	} else {
 		msg = fmt.Sprintf("spec.distorted failed (%s): %s", rows[0].Reason, rows[0].Message)

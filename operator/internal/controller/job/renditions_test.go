@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -12,8 +13,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/workermemory"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/workerpod"
+	"github.com/vmafx/vmafx/vmaf"
 )
 
 // renditionsJob is a job of three distorted videos, each with its output.
@@ -80,7 +83,10 @@ func endedPod(t *testing.T, job *vmafxv1.VmafxJob, n int32, res *vmafxv1.WorkerR
 
 func row(score float64) vmafxv1.WorkerRendition {
 	return vmafxv1.WorkerRendition{Score: score, HarmonicMean: score - 1, Min: score - 10, Max: score + 1, Frames: 48, FPS: 30,
-		P5: score - 5, WorstFrame: &vmafxv1.WorkerFrame{Index: 7, VMAF: score - 10}, Features: map[string]float64{"psnr_y": 40}}
+		Percentiles: &vmafxv1.WorkerPercentiles{P1: score - 8, P5: score - 5, P50: score},
+		WorstFrames: []vmafxv1.WorkerFrame{{Index: 7, VMAF: score - 10}, {Index: 9, VMAF: score - 9}},
+		Scenes:      &vmafxv1.WorkerScenes{Count: 2, Worst: &vmafxv1.WorkerScene{Start: 24, Frames: 24, Mean: score - 2, Min: score - 10, P5: score - 6}},
+		Report:      true, Features: map[string]float64{"psnr_y": 40}}
 }
 
 func failedRow(reason, msg string) vmafxv1.WorkerRendition {
@@ -139,8 +145,42 @@ func TestRenditionsRows(t *testing.T) {
 			t.Errorf("row %d is %s, want %s (spec order)", i, r.Distorted, want[i])
 		}
 	}
-	if r := st.Results[2]; r.Mean != "80.000000" || r.Frames != 48 || r.P5 != "75.000000" || r.WorstFrame.Index != 7 || r.Features["psnr_y"] != "40.000000" {
-		t.Errorf("row 3 %+v, want the worker's row", r)
+	if r := st.Results[2]; r.Mean != "80.000000" || r.Frames != 48 || r.Percentiles.P5 != "75.000000" || r.WorstFrames[0].Index != 7 || r.Features["psnr_y"] != "40.000000" || r.Report != "" {
+		t.Errorf("row 3 %+v, want the worker's row, without a report", r)
+	}
+}
+
+// TestRenditionsRowsWorst: every row lists its video's worst frames, percentiles, scenes
+// and the report beside its own output, as a job of that video alone lists them in
+// status.result; spec.distorted's row and status.result agree.
+func TestRenditionsRowsWorst(t *testing.T) {
+	job := renditionsJob()
+	r2 := row(85)
+	r2.Report = false
+	end(t, job, 1, rowsResult(row(91), r2, row(70)), 0)
+	st := &job.Status
+	if st.Phase != vmafxv1.JobSucceeded || len(st.Results) != 3 {
+		t.Fatalf("phase %s, %d rows; want Succeeded with 3", st.Phase, len(st.Results))
+	}
+	want := vmafxv1.JobWorst{
+		Percentiles: &vmafxv1.JobPercentiles{P1: "62.000000", P5: "65.000000", P50: "70.000000"},
+		WorstFrames: []vmafxv1.JobFrame{{Index: 7, VMAF: "60.000000"}, {Index: 9, VMAF: "61.000000"}},
+		Scenes:      &vmafxv1.JobScenes{Count: 2, Worst: &vmafxv1.JobScene{Start: 24, Frames: 24, Mean: "68.000000", Min: "60.000000", P5: "64.000000"}},
+		Report:      "s3://results/dist-3.json" + vmafxv1.ReportSuffix,
+	}
+	if diff := cmp.Diff(want, st.Results[2].JobWorst); diff != "" {
+		t.Errorf("dist-3's row (-want +got):\n%s", diff)
+	}
+	if r := st.Results[1]; len(r.WorstFrames) != 2 || r.Report != "" {
+		t.Errorf("dist-2's row %+v: want its worst frames and no report (none written)", r)
+	}
+	if diff := cmp.Diff(st.Results[0].JobWorst, st.Result.JobWorst); diff != "" || st.Result.Report != "s3://results/dist.json"+vmafxv1.ReportSuffix {
+		t.Errorf("status.result's worst (report %q) differs from spec.distorted's row (-row +result):\n%s", st.Result.Report, diff)
+	}
+	for i, v := range job.Videos() {
+		if v.Phase != vmafxv1.JobSucceeded || v.Worst == nil || len(v.Worst.WorstFrames) != 2 || v.Output != renditionsOf(job)[i].output {
+			t.Errorf("video %d: %+v", i, v)
+		}
 	}
 }
 
@@ -182,12 +222,16 @@ func TestRenditionsPodMemory(t *testing.T) {
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
 	}}
 	job := renditionsJob()
+	// Encoded inputs: their geometry is unknown until the worker opens them, so each video
+	// beyond the first is sized as 1080p 8-bit 4:2:0 with the job's PSNR.
+	psnr := []vmaf.Feature{vmaf.FeaturePSNR}
+	hd := workermemory.Rendition(workermemory.Default1080p, workermemory.Default1080p, psnr)
 	res := buildPod(job, 1, w).Spec.Containers[0].Resources
-	if got := res.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("2688Mi")) != 0 {
-		t.Errorf("limit %s for 3 videos, want 2Gi + 2 x 320Mi", got.String())
+	if got := res.Limits[corev1.ResourceMemory]; got.Value() != 2<<30+2*hd {
+		t.Errorf("limit %s for 3 videos, want 2Gi + 2 x %d MiB", got.String(), hd>>20)
 	}
-	if got := res.Requests[corev1.ResourceMemory]; got.Cmp(resource.MustParse("1664Mi")) != 0 {
-		t.Errorf("request %s for 3 videos, want 1Gi + 2 x 320Mi", got.String())
+	if got := res.Requests[corev1.ResourceMemory]; got.Value() != 1<<30+2*hd {
+		t.Errorf("request %s for 3 videos, want 1Gi + 2 x %d MiB", got.String(), hd>>20)
 	}
 	if got := w.Resources.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("2Gi")) != 0 {
 		t.Errorf("the operator's worker limit changed to %s", got.String())
@@ -195,6 +239,33 @@ func TestRenditionsPodMemory(t *testing.T) {
 	job.Status.Results = []vmafxv1.JobRenditionResult{{Distorted: "s3://media/dist.mp4", Phase: vmafxv1.JobSucceeded}, {Distorted: "s3://media/dist-2.mp4", Phase: vmafxv1.JobSucceeded}}
 	if got := buildPod(job, 2, w).Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("2Gi")) != 0 {
 		t.Errorf("limit %s for the one video left, want 2Gi", got.String())
+	}
+
+	// The spec's geometry sizes them: raw 2160p 10-bit, 1080p scored at 10 bits, and
+	// 1080p references of encodes decoded at 2160p.
+	uhd10 := vmaf.VideoInfo{Width: 3840, Height: 2160, Format: vmaf.YUV420P10LE}
+	hd10 := vmaf.VideoInfo{Width: 1920, Height: 1080, Format: vmaf.YUV420P10LE}
+	for _, tc := range []struct {
+		name string
+		set  func(*vmafxv1.VmafxJobSpec)
+		want int64
+	}{
+		{"raw 2160p 10-bit", func(s *vmafxv1.VmafxJobSpec) {
+			s.Width, s.Height, s.PixelFormat = ptr.To[int32](3840), ptr.To[int32](2160), "yuv420p10le"
+		}, workermemory.Rendition(uhd10, uhd10, psnr)},
+		{"1080p scored at 10 bits", func(s *vmafxv1.VmafxJobSpec) {
+			s.Width, s.Height, s.PixelFormat, s.ScoringBitDepth = ptr.To[int32](1920), ptr.To[int32](1080), "yuv420p", ptr.To[int32](10)
+		}, workermemory.Rendition(hd10, hd10, psnr)},
+		{"2160p encodes of a 1080p reference", func(s *vmafxv1.VmafxJobSpec) {
+			s.Encode = &vmafxv1.EncodeParameters{Width: ptr.To[int32](3840), Height: ptr.To[int32](2160)}
+		}, workermemory.Rendition(workermemory.Default1080p, vmaf.VideoInfo{Width: 3840, Height: 2160, Format: vmaf.YUV420P}, psnr)},
+	} {
+		job := renditionsJob()
+		tc.set(&job.Spec)
+		got := buildPod(job, 1, w).Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]
+		if got.Value() != 2<<30+2*tc.want || tc.want <= hd {
+			t.Errorf("%s: limit %s, want 2Gi + 2 x %d MiB, more than 1080p's %d MiB", tc.name, got.String(), tc.want>>20, hd>>20)
+		}
 	}
 }
 

@@ -93,7 +93,7 @@ func setResult(job *vmafxv1.VmafxJob, r *vmafxv1.WorkerResult) {
 			job.Status.Result.Features[name] = decimal(v)
 		}
 	}
-	setWorst(job.Status.Result, r)
+	job.Status.Result.JobWorst = jobWorst(r)
 	setOutputWritten(job, r)
 	setAligned(job, r)
 }

@@ -20,9 +20,10 @@ func requestWorst(s vmafxv1.VmafxJobSpec, r *vmafxv1.ScoreRequest) {
 	r.Pictures = w.Pictures && s.Parallelism <= 1
 }
 
-// setWorst copies the result's percentiles, worst frames, scene summary and report into
-// the job's status, bounded as the CRD bounds them.
-func setWorst(jr *vmafxv1.JobResult, r *vmafxv1.WorkerResult) {
+// jobWorst is the result's percentiles, worst frames, scene summary and report as the
+// job's status shows them, bounded as the CRD bounds them: in status.result, or in a row
+// of status.results.
+func jobWorst(r *vmafxv1.WorkerResult) (jr vmafxv1.JobWorst) {
 	if p := r.Percentiles; p != nil {
 		jr.Percentiles = &vmafxv1.JobPercentiles{P1: decimal(p.P1), P5: decimal(p.P5), P50: decimal(p.P50)}
 	}
@@ -39,4 +40,15 @@ func setWorst(jr *vmafxv1.JobResult, r *vmafxv1.WorkerResult) {
 		}
 	}
 	jr.Report = r.Report
+	return jr
+}
+
+// rowWorst is where row's score is made, as a single score's result has it; output is
+// its video's output, beside which its report lies when the row says it was written.
+func rowWorst(row vmafxv1.WorkerRendition, output string) vmafxv1.WorkerResult {
+	r := vmafxv1.WorkerResult{Percentiles: row.Percentiles, WorstFrames: row.WorstFrames, Scenes: row.Scenes}
+	if row.Report && output != "" {
+		r.Report = output + vmafxv1.ReportSuffix
+	}
+	return r
 }
