@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/attempt"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
@@ -94,40 +95,33 @@ func TestEncodePod(t *testing.T) {
 	}
 }
 
-func TestPodOutcome(t *testing.T) {
+// TestReportOutcome: the engine reads a report Pod with parseReport: a written report
+// succeeds, the worker's own reason fails it, a result that is not a report's is
+// unparsable, and an evicted Pod is lost, not failed.
+func TestReportOutcome(t *testing.T) {
 	terminated := func(phase corev1.PodPhase, code int32, msg string) *corev1.Pod {
 		return &corev1.Pod{Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{Name: workerpod.ContainerName,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: msg}}}}}}
 	}
-	parse := func(b []byte) (string, string, error) {
-		r, err := vmafxv1.ParseEncodeResult(b)
-		if err != nil {
-			return "", "", err
-		}
-		if r.Error != nil {
-			return r.Error.Reason, r.Error.Message, nil
-		}
-		return "", "", nil
-	}
-	ok := `{"version":"vmafx.dev/encode/v1","output":"s3://b/x.mkv","frames":24,"bytes":100,"bitrate":800}`
+	ok := `{"version":"vmafx.dev/ladder-report/v1","files":["s3://r/t/ladder.json"]}`
 	tests := []struct {
 		name       string
 		pod        *corev1.Pod
-		ok, done   bool
+		want       attempt.State
 		wantReason string
 	}{
-		{"running", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, false, false, ""},
-		{"succeeded", terminated(corev1.PodSucceeded, 0, ok), true, true, ""},
-		{"worker error", terminated(corev1.PodFailed, 2, `{"version":"vmafx.dev/encode/v1","error":{"reason":"BadInput","message":"x"}}`), false, true, "BadInput"},
-		{"succeeded without a result", terminated(corev1.PodSucceeded, 0, "hello"), false, true, "UnparsableResult"},
-		{"killed", terminated(corev1.PodFailed, 137, ""), false, true, "Error"},
-		{"evicted", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}}, false, true, "Evicted"},
+		{"running", &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}, attempt.Running, attempt.ReasonStarted},
+		{"succeeded", terminated(corev1.PodSucceeded, 0, ok), attempt.Succeeded, ""},
+		{"worker error", terminated(corev1.PodFailed, 2, `{"version":"vmafx.dev/ladder-report/v1","error":{"reason":"BadInput","message":"x"}}`), attempt.Failed, "BadInput"},
+		{"succeeded without a result", terminated(corev1.PodSucceeded, 0, "hello"), attempt.Failed, attempt.ReasonUnparsableResult},
+		{"killed", terminated(corev1.PodFailed, 137, ""), attempt.Failed, "Error"},
+		{"evicted", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}}, attempt.Lost, attempt.ReasonPodLost},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, reason, _, done := podOutcome(tc.pod, parse)
-			if ok != tc.ok || done != tc.done || reason != tc.wantReason {
-				t.Errorf("ok %v, done %v, reason %q; want %v, %v, %q", ok, done, reason, tc.ok, tc.done, tc.wantReason)
+			o := attempt.Observe(tc.pod, parseReport)
+			if o.State != tc.want || o.Reason != tc.wantReason {
+				t.Errorf("state %v, reason %q; want %v, %q", o.State, o.Reason, tc.want, tc.wantReason)
 			}
 		})
 	}
