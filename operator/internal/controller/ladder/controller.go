@@ -80,13 +80,10 @@ type Reconciler struct {
 	// Volumes is the operator's volume allow-list: the encode Pods mount spec.volume with
 	// the operator's rights, as a VmafxJob's worker Pods do.
 	Volumes config.VolumePolicy
-	// RetryBackoff, MaxRetryBackoff, PodStartTimeout and TerminatingTimeout are the job
-	// reconciler's: encodes go through the same attempt engine as scores.
-	RetryBackoff, MaxRetryBackoff       time.Duration
-	PodStartTimeout, TerminatingTimeout time.Duration
-	// PendingDeadline is the default of spec.pendingDeadlineSeconds, for the encodes and
-	// the report as for the scoring jobs; 0: none.
-	PendingDeadline time.Duration
+	// Attempts are the job reconciler's: encodes and the report go through the same
+	// attempt engine as scores (PendingDeadline is the default of the ladder's
+	// pendingDeadlineSeconds, for them as for its scoring jobs).
+	config.Attempts
 }
 
 // SetupWithManager registers the reconciler: it watches VmafxLadders, the VmafxJobs they
