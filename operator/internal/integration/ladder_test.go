@@ -151,3 +151,22 @@ func TestLadderRefusedPastThePendingDeadline(t *testing.T) {
 		t.Errorf("events %v, want PendingDeadlineExceeded", eventReasons(t, ns, "VmafxLadder", "deadline"))
 	}
 }
+
+// TestLadderDeletedReleasesItsPods: a ladder deleted while its encode runs lets its Pod
+// go: the result finalizer is released, so that the garbage collector (which does not run
+// here) can remove the Pod rather than leave it Terminating for good.
+func TestLadderDeletedReleasesItsPods(t *testing.T) {
+	ns := testenv.CreateNamespace(t)
+	startOperator(t, operatorEnv())
+	l := oneRungLadder(ns, "gone")
+	create(t, l)
+	enc := waitForPod(t, ns, "gone-enc-360p-x264-crf30-1")
+	if !slices.Contains(enc.Finalizers, vmafxv1.FinalizerResult) {
+		t.Fatalf("encode Pod finalizers %v, want %s", enc.Finalizers, vmafxv1.FinalizerResult)
+	}
+	kubeletBind(t, enc, "cpu-node", true)
+	if err := testenv.Client().Delete(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	waitForRelease(t, ns, enc.Name)
+}

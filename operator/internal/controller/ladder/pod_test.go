@@ -1,6 +1,8 @@
 package ladder
 
 import (
+	"slices"
+	"strconv"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -124,5 +126,49 @@ func TestReportOutcome(t *testing.T) {
 				t.Errorf("state %v, reason %q; want %v, %q", o.State, o.Reason, tc.want, tc.wantReason)
 			}
 		})
+	}
+}
+
+// TestRecordedPods: the result finalizer is released from the Pods whose outcome the
+// ladder's status records, and only from those.
+func TestRecordedPods(t *testing.T) {
+	pod := func(name, step, rung string, n int, held bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			vmafxv1.LabelStep: step, vmafxv1.LabelRung: rung, vmafxv1.LabelAttempt: strconv.Itoa(n)}}}
+		if held {
+			p.Finalizers = []string{vmafxv1.FinalizerResult}
+		}
+		return p
+	}
+	pods := map[string]*corev1.Pod{}
+	for _, p := range []*corev1.Pod{
+		pod("a-1", stepEncode, "a", 1, true), // failed, recorded
+		pod("a-2", stepEncode, "a", 2, true), // running
+		pod("b-1", stepEncode, "b", 1, true), // succeeded: the rung scores
+		pod("c-1", stepEncode, "c", 1, false),
+		pod("r-1", stepReport, "", 1, true), // lost, recorded
+		pod("r-2", stepReport, "", 2, true), // running
+	} {
+		pods[p.Name] = p
+	}
+	l := &vmafxv1.VmafxLadder{Status: vmafxv1.VmafxLadderStatus{Phase: vmafxv1.JobRunning, ReportAttempts: 2, ReportLost: 1, Rungs: []vmafxv1.LadderRung{
+		{Name: "a", Phase: vmafxv1.RungEncoding, EncodeAttempts: 2, EncodeFailures: 1},
+		{Name: "b", Phase: vmafxv1.RungScoring, EncodeAttempts: 1},
+		{Name: "c", Phase: vmafxv1.RungSucceeded, EncodeAttempts: 1},
+	}}}
+	names := func() []string {
+		var out []string
+		for _, p := range recordedPods(l, pods) {
+			out = append(out, p.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := names(), []string{"a-1", "b-1", "r-1"}; !slices.Equal(got, want) {
+		t.Errorf("released %v, want %v", got, want)
+	}
+	l.Status.Phase = vmafxv1.JobSucceeded
+	if got, want := names(), []string{"a-1", "a-2", "b-1", "r-1", "r-2"}; !slices.Equal(got, want) {
+		t.Errorf("released of a finished ladder %v, want %v", got, want)
 	}
 }
