@@ -82,7 +82,7 @@ func TestLadderReportGoesThroughTheAttemptEngine(t *testing.T) {
 	kubeletBind(t, enc, "cpu-node", true)
 	kubeletFinish(t, enc, 0, encodeMessage("s3://results/rep/360p-x264-crf30.mkv", 640, 360, 25, 10000))
 	waitForRelease(t, ns, enc.Name)
-	l = waitForLadder(t, ns, "rep", "PodRefused=False", func(l *vmafxv1.VmafxLadder) bool {
+	waitForLadder(t, ns, "rep", "PodRefused=False", func(l *vmafxv1.VmafxLadder) bool {
 		return ladderCondition(l, vmafxv1.LadderPodRefused) == "False/PodCreated"
 	})
 	kubeletFinish(t, bindAndRun(t, ns, "rep-360p-x264-crf30", 1, "gpu-node"), 0, resultMessage(60, 25))
