@@ -77,8 +77,9 @@ type ScoringSettings struct {
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
-	// pendingDeadlineSeconds bounds how long each scoring attempt may wait to be placed,
-	// as in a VmafxJob.
+	// pendingDeadlineSeconds bounds how long each attempt may wait to be placed, as in a
+	// VmafxJob; in a ladder also each encode and report attempt, and how long the API
+	// server may refuse to create one (a used-up quota), from its first refusal.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	PendingDeadlineSeconds *int64 `json:"pendingDeadlineSeconds,omitempty"`

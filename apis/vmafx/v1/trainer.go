@@ -49,6 +49,20 @@ const (
 	EventCheckpointWithheld = "CheckpointWithheld"
 	// EventTrainerCreated: the operator created the run's trainer Deployment.
 	EventTrainerCreated = "TrainerCreated"
+	// EventTrainerRestarted: the kubelet restarted the trainer (Warning, with its last
+	// exit: reason, exit code and the end of its log).
+	EventTrainerRestarted = "TrainerRestarted"
+)
+
+// Reasons of a training run's Ready condition that the operator reads from the trainer's
+// Deployment and Pod while the trainer does not answer.
+const (
+	// ReasonTrainerRestarting: the trainer exited and the kubelet restarts it (with its
+	// back-off); the message names the last exit.
+	ReasonTrainerRestarting = "TrainerRestarting"
+	// ReasonTrainerPodRefused: the API server refuses the trainer Deployment's Pod (a
+	// used-up quota, a policy); the Deployment keeps trying.
+	ReasonTrainerPodRefused = "PodRefused"
 )
 
 // TrainerStatus is what a trainer reports at /status.

@@ -217,6 +217,9 @@ const (
 	// LadderReportWritten is True once ladder.json, ladder.csv and ladder.svg are
 	// written beside the encodes; False with the reason when they could not be.
 	LadderReportWritten = "ReportWritten"
+	// LadderPodRefused is True while the API server refuses to create one of the ladder's
+	// Pods (a used-up quota); the pending deadline counts from its transition.
+	LadderPodRefused = "PodRefused"
 )
 
 // VmafxLadderStatus is what the operator has observed of a ladder.
@@ -248,11 +251,22 @@ type VmafxLadderStatus struct {
 	// report is the URI prefix of ladder.json, ladder.csv and ladder.svg, once written.
 	// +optional
 	Report string `json:"report,omitempty"`
+	// reportAttempts is the number of report Pods created.
+	// +optional
+	ReportAttempts int32 `json:"reportAttempts,omitempty"`
+	// reportFailures is the number of report attempts that failed; backoffLimit bounds it,
+	// and each retry waits a growing backoff, as a VmafxJob's attempts do.
+	// +optional
+	ReportFailures int32 `json:"reportFailures,omitempty"`
+	// reportLost is the number of report attempts whose Pod was lost (evicted, preempted,
+	// deleted, its node gone): retried at once, without counting against backoffLimit.
+	// +optional
+	ReportLost int32 `json:"reportLost,omitempty"`
 	// rungs is the table, in grid order: resolutions, then codecs, then values.
 	// +listType=atomic
 	// +optional
 	Rungs []LadderRung `json:"rungs,omitempty"`
-	// conditions: Complete, Failed, ReportWritten.
+	// conditions: Complete, Failed, ReportWritten, PodRefused.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -216,6 +216,12 @@ type VmafxModelTrainingStatus struct {
 	// trainer is the Deployment that runs the trainer.
 	// +optional
 	Trainer string `json:"trainer,omitempty"`
+	// trainerRestarts is how often the kubelet restarted the trainer in its current Pod
+	// (a crash, a failed liveness probe, an out-of-memory kill): the trainer is a
+	// Deployment, not an attempt, so it is restarted rather than retried, and resumes from
+	// its last model version. Each restart is a TrainerRestarted event with the last exit.
+	// +optional
+	TrainerRestarts int32 `json:"trainerRestarts,omitempty"`
 	// conditions: Ready, CheckpointPublished.
 	// +listType=map
 	// +listMapKey=type

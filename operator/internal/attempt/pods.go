@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -115,4 +116,18 @@ func ForceDelete(ctx context.Context, c client.Client, pod *corev1.Pod) error {
 		return fmt.Errorf("force-deleting worker Pod %s: %w", pod.Name, err)
 	}
 	return nil
+}
+
+// Held returns the Pods of pods that the result finalizer holds and whose controller is
+// the kind object called name: those to release once that object is gone.
+func Held(pods []corev1.Pod, kind, name string) []*corev1.Pod {
+	var held []*corev1.Pod
+	for i := range pods {
+		p := &pods[i]
+		owner := metav1.GetControllerOf(p)
+		if owner != nil && owner.Kind == kind && owner.Name == name && slices.Contains(p.Finalizers, vmafxv1.FinalizerResult) {
+			held = append(held, p)
+		}
+	}
+	return held
 }

@@ -38,10 +38,9 @@ type Config struct {
 
 	// NodeStaleAfter is how old a VmafxNode heartbeat may be before the node is unhealthy.
 	NodeStaleAfter time.Duration
-	// RetryBackoff is the wait before the second attempt of a failed job; it doubles for
-	// each further failure, up to MaxRetryBackoff.
-	RetryBackoff    time.Duration
-	MaxRetryBackoff time.Duration
+	// Attempts are the attempt engine's settings, for every reconciler whose Pods go
+	// through it (jobs and ladders).
+	Attempts
 
 	// Worker is how worker Pods are built.
 	Worker WorkerConfig
@@ -55,14 +54,6 @@ type Config struct {
 	// plane or the operator's view of it, not at the nodes.
 	UnhealthyThreshold float64
 
-	// PendingDeadline is the default of spec.pendingDeadlineSeconds; 0: none.
-	PendingDeadline time.Duration
-	// PodStartTimeout bounds how long a worker Pod bound to a node may take to start its
-	// container (image pull, volume mount, Secret lookup) before the attempt fails.
-	PodStartTimeout time.Duration
-	// TerminatingTimeout bounds how long a deleted worker Pod may stay Terminating (a node
-	// that went away with it) before the attempt counts as lost and the Pod is force-deleted.
-	TerminatingTimeout time.Duration
 	// TTLAfterFinished is the default of spec.ttlSecondsAfterFinished; negative: never.
 	TTLAfterFinished time.Duration
 
@@ -74,6 +65,23 @@ type Config struct {
 	// KubeAPIQPS and KubeAPIBurst bound the operator's request rate to the API server.
 	KubeAPIQPS   float32
 	KubeAPIBurst int
+}
+
+// Attempts are the operator's settings of the attempt engine (operator/internal/attempt):
+// one set for every reconciler whose Pods go through it, handed over whole.
+type Attempts struct {
+	// RetryBackoff is the wait before the second attempt of a failed job; it doubles for
+	// each further failure, up to MaxRetryBackoff.
+	RetryBackoff    time.Duration
+	MaxRetryBackoff time.Duration
+	// PendingDeadline is the default of spec.pendingDeadlineSeconds; 0: none.
+	PendingDeadline time.Duration
+	// PodStartTimeout bounds how long a worker Pod bound to a node may take to start its
+	// container (image pull, volume mount, Secret lookup) before the attempt fails.
+	PodStartTimeout time.Duration
+	// TerminatingTimeout bounds how long a deleted worker Pod may stay Terminating (a node
+	// that went away with it) before the attempt counts as lost and the Pod is force-deleted.
+	TerminatingTimeout time.Duration
 }
 
 // WorkerConfig is how worker Pods are built.

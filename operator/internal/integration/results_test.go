@@ -85,8 +85,8 @@ func TestNoExtraAttemptFromAStaleCache(t *testing.T) {
 	r := &jobctl.Reconciler{
 		Client: staleCache{Client: testenv.Client(), stale: running}, APIReader: testenv.Client(),
 		Recorder: events.NewFakeRecorder(100), Clock: clock.RealClock{}, Metrics: metrics.NewJobs(),
-		Worker: config.WorkerConfig{Image: "vmafx-worker:test"}, RetryBackoff: 200 * time.Millisecond, MaxRetryBackoff: time.Second, PodStartTimeout: time.Minute,
-		TerminatingTimeout: time.Minute, TTLAfterFinished: -1,
+		Worker: config.WorkerConfig{Image: "vmafx-worker:test"}, Attempts: config.Attempts{RetryBackoff: 200 * time.Millisecond, MaxRetryBackoff: time.Second, PodStartTimeout: time.Minute,
+			TerminatingTimeout: time.Minute}, TTLAfterFinished: -1,
 	}
 	for range 3 {
 		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(running)}); err != nil && !apierrors.IsConflict(err) {

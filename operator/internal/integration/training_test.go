@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +32,9 @@ type scriptedTrainer struct {
 }
 
 func (s *scriptedTrainer) set(st vmafxv1.TrainerStatus) { s.mu.Lock(); s.st = &st; s.mu.Unlock() }
+
+// silence plays a trainer that does not answer (it exited).
+func (s *scriptedTrainer) silence() { s.mu.Lock(); s.st = nil; s.mu.Unlock() }
 
 func (s *scriptedTrainer) follow(_ context.Context, _ *corev1.Pod) (*vmafxv1.TrainerStatus, error) {
 	s.mu.Lock()
@@ -142,6 +147,25 @@ func TestTrainingRunsATrainer(t *testing.T) {
 		return n
 	}
 	eventually(t, 30*time.Second, "a CheckpointWritten event", func() (bool, error) { return checkpointEvents() == 1, nil })
+
+	// The trainer exits and the kubelet restarts it: the run says so, with the last exit,
+	// counts the restart and emits one TrainerRestarted event.
+	script.silence()
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "trainer", Image: "vmafx-trainer:test", ImageID: "x", RestartCount: 1,
+		State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1, Message: "registry unreachable"}}}}
+	if err := testenv.Client().Status().Update(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "TrainerRestarting", func() (bool, error) {
+		tr := get()
+		c := ready(tr)
+		return tr.Status.Phase == vmafxv1.TrainingInitializing && tr.Status.TrainerRestarts == 1 && c != nil &&
+			c.Reason == vmafxv1.ReasonTrainerRestarting && strings.Contains(c.Message, "Error, exit code 1: registry unreachable"), nil
+	})
+	eventually(t, 30*time.Second, "a TrainerRestarted event", func() (bool, error) {
+		return slices.Contains(eventReasons(t, ns, "VmafxModelTraining", "online"), vmafxv1.EventTrainerRestarted), nil
+	})
 
 	// Suspended: no trainer, phase Stopped.
 	tr := get()

@@ -175,8 +175,7 @@ func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock, opt
 	limit := attempt.NewNamespaceLimit(cfg.MaxWorkersPerNamespace, ladderPods)
 	if err := (&job.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Metrics: jobMetrics,
-		Worker: cfg.Worker, Volumes: cfg.Volumes, RetryBackoff: cfg.RetryBackoff, MaxRetryBackoff: cfg.MaxRetryBackoff,
-		PendingDeadline: cfg.PendingDeadline, PodStartTimeout: cfg.PodStartTimeout, TerminatingTimeout: cfg.TerminatingTimeout,
+		Worker: cfg.Worker, Volumes: cfg.Volumes, Attempts: cfg.Attempts,
 		TTLAfterFinished: cfg.TTLAfterFinished, MaxConcurrentReconciles: cfg.MaxConcurrentReconciles,
 		MaxWorkersPerNamespace: cfg.MaxWorkersPerNamespace, Limit: limit, LadderPods: ladderPods,
 	}).SetupWithManager(mgr); err != nil {
@@ -186,8 +185,7 @@ func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock, opt
 		return fmt.Errorf("setting up the VmafxComparison reconciler: %w", err)
 	}
 	if err := (&ladder.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Pods: ladderPods, Recorder: recorder, Worker: cfg.Worker, Volumes: cfg.Volumes,
-		Limit: limit, RetryBackoff: cfg.RetryBackoff, MaxRetryBackoff: cfg.MaxRetryBackoff,
-		PodStartTimeout: cfg.PodStartTimeout, TerminatingTimeout: cfg.TerminatingTimeout}).SetupWithManager(mgr); err != nil {
+		Limit: limit, Attempts: cfg.Attempts}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the VmafxLadder reconciler: %w", err)
 	}
 	contact := &node.Connectivity{Reader: mgr.GetAPIReader(), Namespace: cfg.Namespace, Clock: clk, Interval: node.ProbeInterval(cfg.NodeStaleAfter)}

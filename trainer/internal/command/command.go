@@ -23,8 +23,11 @@ import (
 	"github.com/vmafx/vmafx/trainer/internal/trainer"
 )
 
-// Exit codes: the same numbers as the worker's for the same reasons. Nothing reads a
-// trainer's exit code or termination message; its status says why it stopped.
+// Exit codes: the same numbers as the worker's for the same reasons. A run that cannot
+// train keeps serving its Failed status instead of exiting; a trainer that exits (no API
+// server, a configuration it cannot start with) is restarted by the kubelet, and the
+// operator shows its exit code and the end of its log (its Pod's termination message,
+// FallbackToLogsOnError) in the run's TrainerRestarting condition.
 const (
 	ExitOK       = 0
 	ExitInternal = 1

@@ -58,17 +58,8 @@ type Reconciler struct {
 
 	Worker  config.WorkerConfig
 	Volumes config.VolumePolicy
-	// RetryBackoff is the wait before the attempt after the first failure; it doubles for
-	// each further failure up to MaxRetryBackoff.
-	RetryBackoff    time.Duration
-	MaxRetryBackoff time.Duration
-	// PendingDeadline is the default of spec.pendingDeadlineSeconds; 0: none.
-	PendingDeadline time.Duration
-	// PodStartTimeout bounds the time from a Pod's binding to its container's start.
-	PodStartTimeout time.Duration
-	// TerminatingTimeout bounds how long a deleted Pod may stay Terminating after its
-	// grace period before the attempt counts as lost and the Pod is force-deleted.
-	TerminatingTimeout time.Duration
+	// Attempts are the attempt engine's settings, the operator's as they are.
+	config.Attempts
 	// TTLAfterFinished is the default of spec.ttlSecondsAfterFinished; negative: never.
 	TTLAfterFinished time.Duration
 	// MaxConcurrentReconciles is the number of jobs reconciled in parallel.

@@ -3,7 +3,6 @@ package job
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,14 +47,7 @@ func (r *Reconciler) releaseOrphans(ctx context.Context, key types.NamespacedNam
 	if err := r.Client.List(ctx, &list, client.InNamespace(key.Namespace), labelindex.Matching(vmafxv1.LabelJob, vmafxv1.JobLabelValue(key.Name))); err != nil {
 		return fmt.Errorf("listing the Pods of job %s: %w", key.Name, err)
 	}
-	var held []*corev1.Pod
-	for i := range list.Items {
-		p := &list.Items[i]
-		owner := metav1.GetControllerOf(p)
-		if owner != nil && owner.Kind == "VmafxJob" && owner.Name == key.Name && slices.Contains(p.Finalizers, vmafxv1.FinalizerResult) {
-			held = append(held, p)
-		}
-	}
+	held := attempt.Held(list.Items, "VmafxJob", key.Name)
 	if len(held) == 0 {
 		return nil
 	}

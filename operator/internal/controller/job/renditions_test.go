@@ -106,7 +106,7 @@ func end(t *testing.T, job *vmafxv1.VmafxJob, n int32, res *vmafxv1.WorkerResult
 	if got == nil {
 		t.Fatalf("attempt %d: the Pod's rows are not recorded", n)
 	}
-	r := &Reconciler{RetryBackoff: time.Second, MaxRetryBackoff: time.Minute}
+	r := &Reconciler{Attempts: config.Attempts{RetryBackoff: time.Second, MaxRetryBackoff: time.Minute}}
 	s := &scope{job: job, pods: []*corev1.Pod{pod}, now: time.Date(2026, 11, 27, 7, 0, 1, 0, time.UTC)}
 	r.renditionsEnded(s, n, pod, observe(pod), got)
 }

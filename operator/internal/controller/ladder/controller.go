@@ -36,7 +36,8 @@ import (
 // owner's finalizers.
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxladders/finalizers,verbs=update
 // +kubebuilder:rbac:groups=vmafx.dev,resources=vmafxjobs,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// Patch releases the result finalizer of the ladder's Pods.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Event and condition reasons.
@@ -79,10 +80,10 @@ type Reconciler struct {
 	// Volumes is the operator's volume allow-list: the encode Pods mount spec.volume with
 	// the operator's rights, as a VmafxJob's worker Pods do.
 	Volumes config.VolumePolicy
-	// RetryBackoff, MaxRetryBackoff, PodStartTimeout and TerminatingTimeout are the job
-	// reconciler's: encodes go through the same attempt engine as scores.
-	RetryBackoff, MaxRetryBackoff       time.Duration
-	PodStartTimeout, TerminatingTimeout time.Duration
+	// Attempts are the job reconciler's: encodes and the report go through the same
+	// attempt engine as scores (PendingDeadline is the default of the ladder's
+	// pendingDeadlineSeconds, for them as for its scoring jobs).
+	config.Attempts
 }
 
 // SetupWithManager registers the reconciler: it watches VmafxLadders, the VmafxJobs they
@@ -130,10 +131,14 @@ const limitRecheck = 10 * time.Second
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	l := &vmafxv1.VmafxLadder{}
 	if err := r.Client.Get(ctx, req.NamespacedName, l); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.releaseOrphans(ctx, req.NamespacedName)
+		}
+		return ctrl.Result{}, err
 	}
 	if l.DeletionTimestamp != nil || finished(l) {
-		return ctrl.Result{}, nil
+		// Every outcome is recorded, or the ladder is going: no Pod of it is kept.
+		return ctrl.Result{}, r.releaseAll(ctx, l)
 	}
 	logger := klog.FromContext(ctx).WithValues("vmafxLadder", klog.KObj(l))
 	ctx = klog.NewContext(ctx, logger)
@@ -168,8 +173,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			logger.V(2).Info("Ladder finished", "phase", l.Status.Phase, "hull", l.Status.Hull)
 		}
 	}
-	for _, p := range s.forceDelete {
-		if stored {
+	if stored {
+		// The outcomes are stored: their Pods' result finalizers go, and Pods of dead
+		// nodes whose attempts are recorded as lost go without their kubelet.
+		errs = append(errs, attempt.Release(ctx, r.Client, recordedPods(l, s.pods)...))
+		for _, p := range s.forceDelete {
 			errs = append(errs, attempt.ForceDelete(ctx, r.Client, p))
 		}
 	}
@@ -358,115 +366,6 @@ func (r *Reconciler) finish(ctx context.Context, s *scope) error {
 	}
 	setCondition(l, vmafxv1.LadderComplete, true, ReasonHullComputed, "chosen rungs: "+strings.Join(st.Hull, ", "))
 	return r.report(ctx, s)
-}
-
-// report runs the report Pod until it wrote the report or ran out of attempts. Either
-// way the ladder then Succeeded: its table and hull are in the status.
-func (r *Reconciler) report(ctx context.Context, s *scope) error {
-	l := s.ladder
-	// The current attempt is the last one whose Pod exists (attempts run one at a time).
-	attempts := int32(1)
-	for s.pods[ReportPodName(l, attempts+1)] != nil {
-		attempts++
-	}
-	pod := s.pods[ReportPodName(l, attempts)]
-	if pod == nil {
-		args, err := reportArgs(l)
-		if err != nil {
-			return err
-		}
-		pod = buildPod(l, ReportPodName(l, attempts), stepReport, "", attempts, args, r.Worker)
-		err = r.Client.Create(ctx, pod)
-		if apierrors.IsAlreadyExists(err) {
-			msg, err := r.nameTaken(ctx, s, pod, &corev1.Pod{})
-			if msg == "" || err != nil {
-				return err
-			}
-			setCondition(l, vmafxv1.LadderReportWritten, false, ReasonNameTaken, msg+"; the table and hull are in the status")
-			l.Status.Phase = vmafxv1.JobSucceeded
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("creating report Pod %s: %w", pod.Name, err)
-		}
-		return nil
-	}
-	ok, reason, msg, done := podOutcome(pod, func(b []byte) (string, string, error) {
-		wr, err := vmafxv1.ParseReportResult(b)
-		if err != nil {
-			return "", "", err
-		}
-		if wr.Error != nil {
-			return wr.Error.Reason, wr.Error.Message, nil
-		}
-		return "", "", nil
-	})
-	switch {
-	case !done:
-		return nil
-	case ok:
-		l.Status.Report = string(vmafxv1.JoinOutput(l.Spec.Output, "ladder"))
-		setCondition(l, vmafxv1.LadderReportWritten, true, vmafxv1.ReasonReportWritten, "ladder.json, ladder.csv and ladder.svg are written under "+string(l.Spec.Output))
-	case reason != vmafxv1.ReasonBadInput && attempts <= backoffLimit(l):
-		args, err := reportArgs(l)
-		if err != nil {
-			return err
-		}
-		next := buildPod(l, ReportPodName(l, attempts+1), stepReport, "", attempts+1, args, r.Worker)
-		if err := r.Client.Create(ctx, next); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating report Pod %s: %w", next.Name, err)
-		}
-		return nil
-	default:
-		msg = oneLine(fmt.Sprintf("report Pod %s failed (%s): %s; the table and hull are in the status", pod.Name, reason, msg))
-		setCondition(l, vmafxv1.LadderReportWritten, false, ReasonReportFailed, msg)
-		r.Recorder.Eventf(l, pod, corev1.EventTypeWarning, ReasonReportFailed, "Report", "%s", msg)
-	}
-	l.Status.Phase = vmafxv1.JobSucceeded
-	r.Recorder.Eventf(l, nil, corev1.EventTypeNormal, ReasonHullComputed, "Report", "%d rungs scored; chosen: %s", l.Status.Scored, strings.Join(l.Status.Hull, ", "))
-	return nil
-}
-
-// podOutcome reads a finished ladder Pod: ok with parse's success, or the reason and
-// message of its failure; done is false while it has not finished.
-func podOutcome(pod *corev1.Pod, parse func([]byte) (reason, message string, err error)) (ok bool, reason, message string, done bool) {
-	var term *corev1.ContainerStateTerminated
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == workerpod.ContainerName && cs.State.Terminated != nil {
-			term = cs.State.Terminated
-		}
-	}
-	switch pod.Status.Phase {
-	case corev1.PodSucceeded, corev1.PodFailed:
-	default:
-		return false, "", "", false
-	}
-	if term == nil {
-		reason := pod.Status.Reason
-		if reason == "" {
-			reason = "PodFailed"
-		}
-		return false, reason, oneLine(pod.Status.Message), true
-	}
-	reason, message, err := parse([]byte(term.Message))
-	switch {
-	case err != nil && pod.Status.Phase == corev1.PodSucceeded:
-		return false, "UnparsableResult", oneLine(err.Error()), true
-	case err != nil:
-		return false, firstNonEmpty(pod.Status.Reason, term.Reason, "Error"), oneLine(fmt.Sprintf("exit code %d: %s", term.ExitCode, term.Message)), true
-	case reason != "":
-		return false, reason, message, true
-	}
-	return pod.Status.Phase == corev1.PodSucceeded, "", "", true
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 func backoffLimit(l *vmafxv1.VmafxLadder) int32 {

@@ -13,7 +13,6 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/attempt"
-	"github.com/vmafx/vmafx/operator/internal/config"
 )
 
 // advanceEncode moves a rung's encode forward through the attempt engine: an encode that
@@ -21,53 +20,26 @@ import (
 // is lost (evicted, preempted, deleted) is retried at once without using backoffLimit.
 func (r *Reconciler) advanceEncode(ctx context.Context, s *scope, rung *vmafxv1.LadderRung) error {
 	l := s.ladder
-	n := rung.EncodeAttempts
-	name := EncodePodName(l, rung.Name, n)
-	var pod *corev1.Pod
-	if n > 0 {
-		var err error
-		if pod, err = r.ownPod(ctx, s, name); err != nil {
-			return err
-		}
-	}
-	if gap := n - 1 - rung.EncodeFailures - rung.EncodeLost; gap > 0 {
-		// Attempts an operator before encodeFailures retried at once, after failures.
-		rung.EncodeFailures += gap
-	}
-	rec := attempt.Record{N: n, Failed: rung.EncodeFailures, Lost: rung.EncodeLost, Recorded: n > 0 && rung.EncodeFailures+rung.EncodeLost >= n}
-	// Encode Pods carry no result finalizer and stay until the ladder goes: the recorded
-	// attempt's Pod, failed, says the next waits for the backoff.
-	rec.LastFailed = rec.Recorded && pod != nil && attempt.Observe(pod, parseEncode).State == attempt.Failed
-	d := attempt.Decide(r.policy(l), rec, attempt.Attempt{Pod: name, Step: "the encode of rung " + rung.Name}, pod, parseEncode, s.now)
-	if d.Delete {
-		if err := attempt.Delete(ctx, r.Client, pod); err != nil {
-			return err
-		}
-	}
-	if d.ForceDelete {
-		s.forceDelete = append(s.forceDelete, pod)
-	}
-	switch d.Outcome {
-	case attempt.RecordFailure:
-		rung.EncodeFailures++
-	case attempt.RecordLoss:
-		rung.EncodeLost++
-	}
-	// A typed nil Pod in the interface would not be nil to the recorder.
-	var related runtime.Object
-	if pod != nil {
-		related = pod
+	st := step{attempts: &rung.EncodeAttempts, failures: &rung.EncodeFailures, lost: &rung.EncodeLost,
+		pod: func(n int32) string { return EncodePodName(l, rung.Name, n) }, what: "the encode of rung " + rung.Name}
+	d, related, err := decideStep(ctx, r, s, st, parseEncode)
+	if err != nil {
+		return err
 	}
 	switch d.Action {
 	case attempt.Start:
-		if n > 0 {
-			// A retry computed from a cache that lags could repeat an attempt that ran.
-			if fresh, err := r.ladderIsFresh(ctx, s); err != nil || !fresh {
-				s.after(cacheLagRetry)
-				return err
-			}
+		c, err := r.start(ctx, s, st, func(n int32) *corev1.Pod {
+			return buildPod(l, EncodePodName(l, rung.Name, n), stepEncode, rung.Name, n, encodeArgs(l, rung), r.Worker)
+		})
+		switch {
+		case c.failed != "":
+			rung.Phase, rung.Message = vmafxv1.RungFailed, c.failed
+		case c.waiting != "":
+			rung.Message = c.waiting
+		case c.made:
+			rung.Message = ""
 		}
-		return r.startEncode(ctx, s, rung, n+1)
+		return err
 	case attempt.Succeed:
 		er := d.Obs.Result
 		rung.Bitrate, rung.Bytes, rung.Resolution = er.Bitrate, er.Bytes, fmt.Sprintf("%dx%d", er.Width, er.Height)
@@ -77,7 +49,6 @@ func (r *Reconciler) advanceEncode(ctx context.Context, s *scope, rung *vmafxv1.
 	case attempt.Fail:
 		rung.Phase, rung.Message = vmafxv1.RungFailed, oneLine(d.Message)
 		r.Recorder.Eventf(l, related, corev1.EventTypeWarning, ReasonRungFailed, "Encode", "rung %s: %s", rung.Name, rung.Message)
-		return nil
 	case attempt.RecordFailure:
 		rung.Message = oneLine(fmt.Sprintf("%s; retrying at %s", d.Message, d.RetryAt.UTC().Format(time.RFC3339)))
 		r.Recorder.Eventf(l, related, corev1.EventTypeWarning, ReasonEncodeFailed, "Encode", "rung %s: %s; retrying", rung.Name, oneLine(d.Message))
@@ -85,11 +56,84 @@ func (r *Reconciler) advanceEncode(ctx context.Context, s *scope, rung *vmafxv1.
 		rung.Message = oneLine(d.Message + "; starting a new encode")
 		r.Recorder.Eventf(l, related, corev1.EventTypeWarning, attempt.ReasonPodLost, "Encode", "rung %s: %s; starting a new encode", rung.Name, oneLine(d.Message))
 	}
+	return nil
+}
+
+// step is one of a ladder's steps that runs as attempts, one Pod each: a rung's encode
+// or the report; its counters are where the ladder's status keeps them.
+type step struct {
+	attempts, failures, lost *int32
+	// pod names attempt n's Pod.
+	pod func(n int32) string
+	// what names the step for people ("the report").
+	what string
+}
+
+// decideStep reads the step's current attempt and asks the attempt engine what follows;
+// it makes the Pod writes the decision asks for (a delete now, a force delete once the
+// status is stored), counts a failure or a loss in the step's counters, and sets when to
+// look again. related is the attempt's Pod for Events (nil when there is none).
+func decideStep[R any](ctx context.Context, r *Reconciler, s *scope, st step, parse attempt.Parse[R]) (attempt.Decision[R], runtime.Object, error) {
+	n := *st.attempts
+	name := st.pod(n)
+	var pod *corev1.Pod
+	if n > 0 {
+		var err error
+		if pod, err = r.ownPod(ctx, s, name); err != nil {
+			return attempt.Decision[R]{}, nil, err
+		}
+	}
+	if gap := n - 1 - *st.failures - *st.lost; gap > 0 {
+		// Attempts an operator before these counters retried at once, after failures.
+		*st.failures += gap
+	}
+	rec := attempt.Record{N: n, Failed: *st.failures, Lost: *st.lost, Recorded: n > 0 && *st.failures+*st.lost >= n}
+	// A ladder's Pods stay until the ladder goes (their result finalizer only until their
+	// outcome is recorded): the recorded attempt's Pod, failed, says the next waits for
+	// the backoff.
+	rec.LastFailed = rec.Recorded && pod != nil && attempt.Observe(pod, parse).State == attempt.Failed
+	d := attempt.Decide(r.policy(s.ladder), rec, attempt.Attempt{Pod: name, Step: st.what}, pod, parse, s.now)
+	if d.Delete {
+		if err := attempt.Delete(ctx, r.Client, pod); err != nil {
+			return d, nil, err
+		}
+	}
+	if d.ForceDelete {
+		s.forceDelete = append(s.forceDelete, pod)
+	}
+	switch d.Outcome {
+	case attempt.RecordFailure:
+		*st.failures++
+	case attempt.RecordLoss:
+		*st.lost++
+	}
 	if d.Requeue {
 		s.backoff = true
 	}
 	s.after(d.After)
-	return nil
+	if pod == nil {
+		// A typed nil Pod in the interface would not be nil to the recorder.
+		return d, nil, nil
+	}
+	return d, pod, nil
+}
+
+// start creates the step's next attempt's Pod, built by build; the step counts it once
+// it exists.
+func (r *Reconciler) start(ctx context.Context, s *scope, st step, build func(n int32) *corev1.Pod) (creation, error) {
+	n := *st.attempts
+	if n > 0 {
+		// A retry computed from a cache that lags could repeat an attempt that ran.
+		if fresh, err := r.ladderIsFresh(ctx, s); err != nil || !fresh {
+			s.after(cacheLagRetry)
+			return creation{}, err
+		}
+	}
+	c, err := r.create(ctx, s, build(n+1))
+	if c.made {
+		*st.attempts = n + 1
+	}
+	return c, err
 }
 
 // parseEncode is what a success means for an encode Pod: a valid encode result.
@@ -102,13 +146,6 @@ func parseEncode(b []byte) (*vmafxv1.EncodeResult, string, string, error) {
 		return er, er.Error.Reason, er.Error.Message, nil
 	}
 	return er, "", "", nil
-}
-
-// policy is the attempt engine's limits for a ladder's encodes: its backoffLimit and the
-// operator's backoff and timeouts; a ladder has no pending deadline.
-func (r *Reconciler) policy(l *vmafxv1.VmafxLadder) attempt.Policy {
-	return attempt.Policy{BackoffLimit: backoffLimit(l), RetryBackoff: r.RetryBackoff, MaxRetryBackoff: r.MaxRetryBackoff,
-		StartTimeout: r.PodStartTimeout, TerminatingTimeout: r.TerminatingTimeout}
 }
 
 // ownPod returns the ladder's Pod called name, or nil when it no longer exists. A Pod
@@ -149,36 +186,3 @@ func (r *Reconciler) ladderIsFresh(ctx context.Context, s *scope) (bool, error) 
 
 // cacheLagRetry is how soon a reconcile that found the cache behind runs again.
 const cacheLagRetry = 200 * time.Millisecond
-
-func (r *Reconciler) startEncode(ctx context.Context, s *scope, rung *vmafxv1.LadderRung, n int32) error {
-	l := s.ladder
-	pod := buildPod(l, EncodePodName(l, rung.Name, n), stepEncode, rung.Name, n, encodeArgs(l, rung), r.Worker)
-	if ok, err := r.Limit.AdmitLadderPod(ctx, r.Client, l, pod.Name, s.now); err != nil || !ok {
-		if err == nil {
-			s.limited = true
-			rung.Message = fmt.Sprintf("waiting: namespace %s is at its limit of %d live worker Pods (%s); the encode starts when one finishes",
-				l.Namespace, r.Limit.Max(), config.EnvMaxWorkersPerNamespace)
-		}
-		return err
-	}
-	err := r.Client.Create(ctx, pod)
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		r.Limit.Forget(pod.Namespace, pod.Name)
-	}
-	if apierrors.IsAlreadyExists(err) {
-		if msg, err := r.nameTaken(ctx, s, pod, &corev1.Pod{}); msg != "" || err != nil {
-			if msg != "" {
-				rung.Phase, rung.Message = vmafxv1.RungFailed, msg
-			}
-			return err
-		}
-	} else if err != nil {
-		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
-			rung.Phase, rung.Message = vmafxv1.RungFailed, oneLine(fmt.Sprintf("the API server refused encode Pod %s: %v", pod.Name, err))
-			return nil
-		}
-		return fmt.Errorf("creating encode Pod %s: %w", pod.Name, err)
-	}
-	rung.EncodeAttempts, rung.Message = n, ""
-	return nil
-}

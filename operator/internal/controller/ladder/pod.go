@@ -72,6 +72,8 @@ func buildPod(l *vmafxv1.VmafxLadder, name, step, rung string, n int32, args []s
 	}
 	pod := workerpod.New(metav1.ObjectMeta{
 		Name: name, Namespace: l.Namespace, Labels: labels,
+		// Kept, with the result in its termination message, until the ladder records it.
+		Finalizers:      []string{vmafxv1.FinalizerResult},
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(l, vmafxv1.GroupVersion.WithKind("VmafxLadder"))},
 		Annotations:     map[string]string{vmafxv1.AnnotationPriority: strconv.Itoa(int(l.Spec.Priority))},
 	}, w, args, *resources, l.Spec.ActiveDeadlineSeconds)

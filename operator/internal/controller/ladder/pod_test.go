@@ -1,6 +1,8 @@
 package ladder
 
 import (
+	"slices"
+	"strconv"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/attempt"
 	"github.com/vmafx/vmafx/operator/internal/config"
 	"github.com/vmafx/vmafx/operator/internal/workerpod"
 )
@@ -94,41 +97,78 @@ func TestEncodePod(t *testing.T) {
 	}
 }
 
-func TestPodOutcome(t *testing.T) {
+// TestReportOutcome: the engine reads a report Pod with parseReport: a written report
+// succeeds, the worker's own reason fails it, a result that is not a report's is
+// unparsable, and an evicted Pod is lost, not failed.
+func TestReportOutcome(t *testing.T) {
 	terminated := func(phase corev1.PodPhase, code int32, msg string) *corev1.Pod {
 		return &corev1.Pod{Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{Name: workerpod.ContainerName,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: msg}}}}}}
 	}
-	parse := func(b []byte) (string, string, error) {
-		r, err := vmafxv1.ParseEncodeResult(b)
-		if err != nil {
-			return "", "", err
-		}
-		if r.Error != nil {
-			return r.Error.Reason, r.Error.Message, nil
-		}
-		return "", "", nil
-	}
-	ok := `{"version":"vmafx.dev/encode/v1","output":"s3://b/x.mkv","frames":24,"bytes":100,"bitrate":800}`
+	ok := `{"version":"vmafx.dev/ladder-report/v1","files":["s3://r/t/ladder.json"]}`
 	tests := []struct {
 		name       string
 		pod        *corev1.Pod
-		ok, done   bool
+		want       attempt.State
 		wantReason string
 	}{
-		{"running", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, false, false, ""},
-		{"succeeded", terminated(corev1.PodSucceeded, 0, ok), true, true, ""},
-		{"worker error", terminated(corev1.PodFailed, 2, `{"version":"vmafx.dev/encode/v1","error":{"reason":"BadInput","message":"x"}}`), false, true, "BadInput"},
-		{"succeeded without a result", terminated(corev1.PodSucceeded, 0, "hello"), false, true, "UnparsableResult"},
-		{"killed", terminated(corev1.PodFailed, 137, ""), false, true, "Error"},
-		{"evicted", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}}, false, true, "Evicted"},
+		{"running", &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}, attempt.Running, attempt.ReasonStarted},
+		{"succeeded", terminated(corev1.PodSucceeded, 0, ok), attempt.Succeeded, ""},
+		{"worker error", terminated(corev1.PodFailed, 2, `{"version":"vmafx.dev/ladder-report/v1","error":{"reason":"BadInput","message":"x"}}`), attempt.Failed, "BadInput"},
+		{"succeeded without a result", terminated(corev1.PodSucceeded, 0, "hello"), attempt.Failed, attempt.ReasonUnparsableResult},
+		{"killed", terminated(corev1.PodFailed, 137, ""), attempt.Failed, "Error"},
+		{"evicted", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}}, attempt.Lost, attempt.ReasonPodLost},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, reason, _, done := podOutcome(tc.pod, parse)
-			if ok != tc.ok || done != tc.done || reason != tc.wantReason {
-				t.Errorf("ok %v, done %v, reason %q; want %v, %v, %q", ok, done, reason, tc.ok, tc.done, tc.wantReason)
+			o := attempt.Observe(tc.pod, parseReport)
+			if o.State != tc.want || o.Reason != tc.wantReason {
+				t.Errorf("state %v, reason %q; want %v, %q", o.State, o.Reason, tc.want, tc.wantReason)
 			}
 		})
+	}
+}
+
+// TestRecordedPods: the result finalizer is released from the Pods whose outcome the
+// ladder's status records, and only from those.
+func TestRecordedPods(t *testing.T) {
+	pod := func(name, step, rung string, n int, held bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			vmafxv1.LabelStep: step, vmafxv1.LabelRung: rung, vmafxv1.LabelAttempt: strconv.Itoa(n)}}}
+		if held {
+			p.Finalizers = []string{vmafxv1.FinalizerResult}
+		}
+		return p
+	}
+	pods := map[string]*corev1.Pod{}
+	for _, p := range []*corev1.Pod{
+		pod("a-1", stepEncode, "a", 1, true), // failed, recorded
+		pod("a-2", stepEncode, "a", 2, true), // running
+		pod("b-1", stepEncode, "b", 1, true), // succeeded: the rung scores
+		pod("c-1", stepEncode, "c", 1, false),
+		pod("r-1", stepReport, "", 1, true), // lost, recorded
+		pod("r-2", stepReport, "", 2, true), // running
+	} {
+		pods[p.Name] = p
+	}
+	l := &vmafxv1.VmafxLadder{Status: vmafxv1.VmafxLadderStatus{Phase: vmafxv1.JobRunning, ReportAttempts: 2, ReportLost: 1, Rungs: []vmafxv1.LadderRung{
+		{Name: "a", Phase: vmafxv1.RungEncoding, EncodeAttempts: 2, EncodeFailures: 1},
+		{Name: "b", Phase: vmafxv1.RungScoring, EncodeAttempts: 1},
+		{Name: "c", Phase: vmafxv1.RungSucceeded, EncodeAttempts: 1},
+	}}}
+	names := func() []string {
+		var out []string
+		for _, p := range recordedPods(l, pods) {
+			out = append(out, p.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := names(), []string{"a-1", "b-1", "r-1"}; !slices.Equal(got, want) {
+		t.Errorf("released %v, want %v", got, want)
+	}
+	l.Status.Phase = vmafxv1.JobSucceeded
+	if got, want := names(), []string{"a-1", "a-2", "b-1", "r-1", "r-2"}; !slices.Equal(got, want) {
+		t.Errorf("released of a finished ladder %v, want %v", got, want)
 	}
 }

@@ -87,7 +87,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Events follow the status that was written: a reconcile that read a stale copy
 		// fails its optimistic lock here and says nothing, instead of announcing the same
 		// checkpoint a second time.
-		r.emitEvents(before, tr)
+		r.emitEvents(before, tr, obs)
 	}
 	if tr.Spec.Suspend {
 		return ctrl.Result{}, nil
@@ -101,6 +101,9 @@ type observed struct {
 	// pod is the trainer Pod that runs, or the newest one when none runs.
 	pod     *corev1.Pod
 	trainer *vmafxv1.TrainerStatus
+	// refused is the Deployment's word that the API server refuses its Pod (its
+	// ReplicaFailure condition); empty when it does not.
+	refused string
 }
 
 // ensureTrainer creates or updates the run's Deployment and finds its Pod.
@@ -126,10 +129,13 @@ func (r *Reconciler) ensureTrainer(ctx context.Context, tr *vmafxv1.VmafxModelTr
 	case err != nil:
 		return obs, err
 	case dep.Annotations[annotationSpecHash] != hash:
+		obs.refused = replicaFailure(dep)
 		dep.Labels, dep.Annotations, dep.OwnerReferences, dep.Spec = want.Labels, want.Annotations, want.OwnerReferences, want.Spec
 		if err := r.Client.Update(ctx, dep); err != nil {
 			return obs, fmt.Errorf("updating the trainer Deployment %s: %w", want.Name, err)
 		}
+	default:
+		obs.refused = replicaFailure(dep)
 	}
 	var pods corev1.PodList
 	if err := r.APIReader.List(ctx, &pods, client.InNamespace(tr.Namespace), client.MatchingLabels(trainerLabels(tr))); err != nil {
@@ -153,7 +159,12 @@ func (r *Reconciler) ensureTrainer(ctx context.Context, tr *vmafxv1.VmafxModelTr
 
 // emitEvents records a CheckpointWritten event per new model version, and a
 // CheckpointWithheld event when a due checkpoint was not pushed.
-func (r *Reconciler) emitEvents(before, after *vmafxv1.VmafxModelTraining) {
+func (r *Reconciler) emitEvents(before, after *vmafxv1.VmafxModelTraining, obs observed) {
+	if n := after.Status.TrainerRestarts; n > before.Status.TrainerRestarts && obs.pod != nil {
+		_, exit := lastExit(obs.pod)
+		r.Recorder.Eventf(after, obs.pod, corev1.EventTypeWarning, vmafxv1.EventTrainerRestarted, "Restart",
+			"the kubelet restarted the trainer in Pod %s (%d times in all); its last exit: %s", obs.pod.Name, n, exit)
+	}
 	if c := after.Status.LastCheckpoint; c != nil && (before.Status.LastCheckpoint == nil || before.Status.LastCheckpoint.Digest != c.Digest) {
 		r.Recorder.Eventf(after, nil, corev1.EventTypeNormal, vmafxv1.EventCheckpointWritten, "Push",
 			"model version %s (%s@%s) from %d samples, held-out RMSE %s (base model %s)", after.Status.ModelVersion,

@@ -1,10 +1,12 @@
 package training
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/operator/internal/config"
@@ -101,5 +103,30 @@ func TestBuildDeployment(t *testing.T) {
 	}
 	if n := DeploymentName("a-very-long-training-run-name-that-goes-on-and-on-and-on"); len(n) > 47 || n[:14] != "vmafx-trainer-" {
 		t.Errorf("DeploymentName = %q", n)
+	}
+}
+
+// TestSetStatusRestartsAndRefusals: a trainer that the kubelet restarts is Initializing
+// with TrainerRestarting, its restarts counted and its last exit named; a Deployment whose
+// Pod the API server refuses says so with the API server's words.
+func TestSetStatusRestartsAndRefusals(t *testing.T) {
+	crashing := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "trainer-x"}, Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: containerName, RestartCount: 3,
+		State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137, Message: "ledger of 2 GiB\n"}},
+	}}}}
+	tr := &vmafxv1.VmafxModelTraining{Status: vmafxv1.VmafxModelTrainingStatus{Phase: vmafxv1.TrainingRunning}}
+	setStatus(tr, observed{deployment: "d", pod: crashing})
+	c := meta.FindStatusCondition(tr.Status.Conditions, vmafxv1.TrainingReady)
+	if tr.Status.Phase != vmafxv1.TrainingInitializing || tr.Status.TrainerRestarts != 3 || c == nil || c.Reason != vmafxv1.ReasonTrainerRestarting ||
+		!strings.Contains(c.Message, "restarted 3 times") || !strings.Contains(c.Message, "OOMKilled, exit code 137: ledger of 2 GiB") {
+		t.Errorf("crash-looping trainer: phase %s, restarts %d, Ready %+v", tr.Status.Phase, tr.Status.TrainerRestarts, c)
+	}
+
+	tr = &vmafxv1.VmafxModelTraining{}
+	setStatus(tr, observed{deployment: "d", refused: `pods "d-1" is forbidden: exceeded quota: workers, requested: pods=1, used: pods=0, limited: pods=0`})
+	c = meta.FindStatusCondition(tr.Status.Conditions, vmafxv1.TrainingReady)
+	if tr.Status.Phase != vmafxv1.TrainingInitializing || c == nil || c.Reason != vmafxv1.ReasonTrainerPodRefused || !strings.Contains(c.Message, "exceeded quota") {
+		t.Errorf("refused trainer Pod: phase %s, Ready %+v", tr.Status.Phase, c)
 	}
 }

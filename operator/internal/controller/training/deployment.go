@@ -91,6 +91,9 @@ func buildDeployment(tr *vmafxv1.VmafxModelTraining, w config.WorkerConfig) *app
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		},
 		VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+		// The trainer writes no termination message: the end of its log says why it
+		// exited, in the run's TrainerRestarted event and Ready condition.
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 	if len(w.PlainHTTPRegistries) > 0 {
 		c.Env = append(c.Env, corev1.EnvVar{Name: vmafxv1.EnvRegistryPlainHTTP, Value: strings.Join(w.PlainHTTPRegistries, ",")})
