@@ -2,9 +2,11 @@ package scenarios
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -161,10 +163,13 @@ func TestSharedReference(t *testing.T) {
 				continue
 			}
 			wantWorst := want.Status.Result.JobWorst
-			if len(row.WorstFrames) != vmafxv1.DefaultWorstFrames || fmt.Sprint(row.WorstFrames) != fmt.Sprint(wantWorst.WorstFrames) ||
-				fmt.Sprint(row.Percentiles) != fmt.Sprint(wantWorst.Percentiles) || fmt.Sprint(row.Scenes) != fmt.Sprint(wantWorst.Scenes) {
-				t.Errorf("input %s: row's worst frames %v, percentiles %v, scenes %v; alone %v, %v, %v", e.Name,
-					row.WorstFrames, row.Percentiles, row.Scenes, wantWorst.WorstFrames, wantWorst.Percentiles, wantWorst.Scenes)
+			// Compared by value: the scenes hold a pointer, which fmt would print
+			// as an address.
+			if len(row.WorstFrames) != vmafxv1.DefaultWorstFrames || !reflect.DeepEqual(row.WorstFrames, wantWorst.WorstFrames) ||
+				!reflect.DeepEqual(row.Percentiles, wantWorst.Percentiles) || !reflect.DeepEqual(row.Scenes, wantWorst.Scenes) {
+				got, _ := json.Marshal([]any{row.WorstFrames, row.Percentiles, row.Scenes})
+				alone, _ := json.Marshal([]any{wantWorst.WorstFrames, wantWorst.Percentiles, wantWorst.Scenes})
+				t.Errorf("input %s: row's worst frames, percentiles and scenes %s; alone %s", e.Name, got, alone)
 				continue
 			}
 			t.Logf("input %s: VMAF %s (alone %s), worst frame %d at %s", e.Name, row.Mean, want.Status.Score, row.WorstFrames[0].Index, row.WorstFrames[0].VMAF)
