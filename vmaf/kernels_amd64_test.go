@@ -181,6 +181,22 @@ func vifStatCase(t *testing.T, seed uint64, n uint8, egl1 bool) {
 		for j := range w {
 			sig.s1[j], sig.s2[j], sig.s12[j] = pick(), max(pick(), 0), pick()
 		}
+		// Runs of flat pixels (no log pixel) and of log pixels without a
+		// numerator, as in real pictures: whole vectors of them skip the
+		// kernels' gathers.
+		for j := 0; j < w; {
+			run := 8 + rng.IntN(40)
+			kind := rng.IntN(3)
+			for ; run > 0 && j < w; run, j = run-1, j+1 {
+				switch kind {
+				case 0:
+					sig.s1[j] = int32(rng.IntN(vifSigmaNsq))
+				case 1:
+					sig.s1[j] = vifSigmaNsq + int32(rng.IntN(1<<20))
+					sig.s12[j] = -int32(rng.IntN(1 << 20))
+				}
+			}
+		}
 		egl := defaultEnhnGainLimit
 		if egl1 {
 			egl = 1

@@ -242,6 +242,8 @@ loop:
 	VEXTRACTI128 $0x01, Y10, X10
 	VPMOVZXDQ    X10, Y10
 	VPADDQ       Y10, Y2, Y2
+	VPTEST       Y7, Y7
+	JZ           statnext
 	VPBROADCASTD vifc131072<>+0(SB), Y10
 	VPADDD       Y10, Y4, Y10
 	VPSRLD       $0x08, Y10, Y12
@@ -263,6 +265,8 @@ loop:
 	VEXTRACTI128 $0x01, Y7, X7
 	VPMOVSXDQ    X7, Y7
 	VPADDQ       Y7, Y1, Y1
+	VPTEST       Y8, Y8
+	JZ           statnext
 	VCVTDQ2PD    X4, Y7
 	VCVTDQ2PD    X5, Y10
 	VCVTDQ2PD    X6, Y12
@@ -373,8 +377,10 @@ loop:
 	VEXTRACTI128 $0x01, Y4, X4
 	VPMOVSXDQ    X4, Y4
 	VPADDQ       Y4, Y0, Y0
-	ADDQ         $0x08, R8
-	JMP          loop
+
+statnext:
+	ADDQ $0x08, R8
+	JMP  loop
 
 done:
 	VEXTRACTI128 $0x01, Y0, X4
@@ -10231,6 +10237,8 @@ loop:
 	KSHIFTRW      $0x08, K3, K3
 	VPMOVZXDQ     Y7, Z7
 	VPADDQ        Z7, Z2, K3, Z2
+	KORTESTW      K1, K1
+	JZ            statnext
 	VPBROADCASTD  vif512c131072<>+0(SB), Z7
 	VPADDD        Z7, Z3, Z7
 	VPLZCNTD      Z7, Z14
@@ -10245,6 +10253,8 @@ loop:
 	VPSLLD        $0x0b, Z14, Z14
 	VPADDD        Z14, Z8, Z8
 	VPADDD        Z8, Z1, K1, Z1
+	KORTESTW      K2, K2
+	JZ            statnext
 	VCVTDQ2PD     Y3, Z7
 	VCVTDQ2PD     Y4, Z14
 	VCVTDQ2PD     Y5, Z15
@@ -10321,8 +10331,10 @@ loop:
 	VPADDD        Z3, Z13, Z13
 	VPSUBD        Z13, Z12, Z12
 	VPADDD        Z12, Z0, K2, Z0
-	ADDQ          $0x10, R9
-	JMP           loop
+
+statnext:
+	ADDQ $0x10, R9
+	JMP  loop
 
 done:
 	VPMOVSXDQ     Y0, Z3

@@ -814,11 +814,17 @@ func vifStat512() {
 			VPMOVZXDQ(half, w)
 			VPADDQ(w, accNon, knon, accNon)
 		}
+		// No log pixel (a flat area), or no numerator pixel: the gathers,
+		// divisions and logarithms that follow add nothing, and are skipped.
+		KORTESTW(klog, klog)
+		JZ(LabelRef("statnext"))
 		// Denominator: log2of32(sigma_nsq + sigma1²).
 		x := ZMM()
 		VPADDD(bcastD(c131072), s1, x)
 		den := log2of32(x, klog)
 		VPADDD(den, accDen, klog, accDen)
+		KORTESTW(km, km)
+		JZ(LabelRef("statnext"))
 
 		// The double part, 8 pixels at a time: numer1 (dwords) and
 		// numer1_tmp's indices and k (dwords), each pair of halves joined.
@@ -872,6 +878,7 @@ func vifStat512() {
 		b := log2of32(n1all, km)
 		VPSUBD(b, a, a)
 		VPADDD(a, accNum, km, accNum)
+		Label("statnext")
 	}, func() {
 		// Sign-extend the dword sums to qwords and add each up.
 		for k, acc := range []VecVirtual{accNum, accDen} {

@@ -415,10 +415,17 @@ func vifStat() {
 		// Count and non-log sums.
 		addMasked(mlog, mlog, accCnt, false, true) // adds -1 per log pixel: the caller negates
 		addMasked(s2, mlog, accNon, true, false)
+		// Eight pixels of a flat area have no log pixel, and often log pixels
+		// but no numerator: their gathers, divisions and logarithms add
+		// nothing, and are skipped (libvmaf's per-pixel branches skip them too).
+		VPTEST(mlog, mlog)
+		JZ(LabelRef("statnext"))
 		// Denominator: log2of32(sigma_nsq + sigma1²).
 		x := YMM()
 		VPADDD(bcastD(c131072), s1, x)
 		addMasked(log2of32(x), mlog, accDen, false, true)
+		VPTEST(m, m)
+		JZ(LabelRef("statnext"))
 
 		// The double part, 4 pixels at a time: sv² (dwords) and numer1_tmp's
 		// table indices and k.
@@ -477,6 +484,7 @@ func vifStat() {
 		b := log2of32(n1all)
 		VPSUBD(b, a, a)
 		addMasked(a, m, accNum, false, true)
+		Label("statnext")
 	}, func() { storeSums([]VecVirtual{accNum, accDen, accNon, accCnt}, out) })
 }
 
