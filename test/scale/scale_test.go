@@ -87,6 +87,7 @@ func BenchmarkScale(b *testing.B) {
 			b.Logf("round %d: %d jobs on %d nodes: %s", r+1, jobs, nodes, res)
 			// Also at once: a run of the size takes an hour, and b.Logf shows only at its end.
 			fmt.Fprintf(os.Stderr, "scale: round %d: %d jobs on %d nodes: %s\n", r+1, jobs, nodes, res)
+			fmt.Fprintf(os.Stderr, "scale: round %d: the operator's Pod and job status writes by kind:\n%s", r+1, kindTable(res.operatorWriteKinds, jobs))
 			results = append(results, res)
 		}
 	}
@@ -108,6 +109,7 @@ func BenchmarkScale(b *testing.B) {
 	b.Logf("median round: %s", m)
 	b.Logf("operator requests in the median round:\n%s", table(m.operatorRequests, jobs))
 	b.Logf("scheduler requests in the median round:\n%s", table(m.schedulerRequests, jobs))
+	b.Logf("the operator's Pod and job status writes by kind in the median round:\n%s", kindTable(m.operatorWriteKinds, jobs))
 	if m.jobsPerSecond < targetJobsPerSecond {
 		b.Logf("below the target of %d jobs/s (load average %.2f on a shared machine)", targetJobsPerSecond, m.load)
 	}
@@ -142,6 +144,7 @@ type roundResult struct {
 	controlPlaneCPU, testCPU            time.Duration
 	etcdCPU                             time.Duration // etcd's part of controlPlaneCPU
 	operatorRequests, schedulerRequests map[string]int
+	operatorWriteKinds                  map[string]int // the proxy's writeKind counts
 }
 
 func (r roundResult) String() string {
@@ -188,7 +191,7 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 	if err1 != nil || err2 != nil {
 		b.Fatal(err1, err2)
 	}
-	opReq0, schedReq0 := opProxy.snapshot(), schedProxy.snapshot()
+	opReq0, schedReq0, opKinds0 := opProxy.snapshot(), schedProxy.snapshot(), opProxy.kindCounts()
 	plane := controlPlane()
 	planeCPU0, etcdCPU0 := cpuOf(plane), cpuOf(plane, "etcd")
 	selfCPU0 := selfCPU()
@@ -228,6 +231,7 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 	_, opPeak, _ := op.memory()
 	_, schedPeak, _ := sched.memory()
 	opReq, schedReq := diff(opProxy.snapshot(), opReq0), diff(schedProxy.snapshot(), schedReq0)
+	opKinds := diff(opProxy.kindCounts(), opKinds0)
 	b.Logf("applied %d jobs in %v", jobs, applied.Round(time.Millisecond))
 
 	slices.SortFunc(finished, func(x, y time.Time) int { return x.Compare(y) })
@@ -251,6 +255,7 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 		testCPU:                testCPU,
 		operatorRequests:       opReq,
 		schedulerRequests:      schedReq,
+		operatorWriteKinds:     opKinds,
 	}
 	endRound()
 	op.stop(b)
