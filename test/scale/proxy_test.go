@@ -3,6 +3,7 @@ package scale
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,18 +12,23 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/test/integration/testenv"
@@ -53,6 +59,7 @@ func startProxy(tb testing.TB) *countingProxy {
 		tb.Fatal(err)
 	}
 	p := &countingProxy{counts: map[string]int{}, kinds: map[string]int{}}
+	explain := os.Getenv("VMAFX_SCALE_EXPLAIN") != ""
 	forward := &httputil.ReverseProxy{
 		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target) },
 		Transport: transport,
@@ -86,6 +93,9 @@ func startProxy(tb testing.TB) *countingProxy {
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		forward.ServeHTTP(rec, r)
 		kind := fmt.Sprintf("%s: %s -> %d", key, writeKind(key, body), rec.code)
+		if explain {
+			kind += podNow(info.Namespace, key, body)
+		}
 		p.mu.Lock()
 		p.kinds[kind]++
 		p.mu.Unlock()
@@ -147,6 +157,35 @@ func writeKind(key string, body []byte) string {
 		return out
 	}
 	return ""
+}
+
+// podNow says, for a job status patch that shows a state of the attempt's Pod rather than
+// an outcome, what the Pod is on the API server right after the write: a state the Pod
+// has already left was written from a lagging cache (VMAFX_SCALE_EXPLAIN; one Pod read
+// per such write, which the round's API server CPU then includes).
+func podNow(ns, key string, body []byte) string {
+	var patch struct {
+		Status struct {
+			Phase   string `json:"phase"`
+			PodName string `json:"podName"`
+			Result  any    `json:"result"`
+		} `json:"status"`
+	}
+	if key != "patch vmafxjobs/status" || json.Unmarshal(body, &patch) != nil || patch.Status.Result != nil ||
+		patch.Status.PodName == "" || patch.Status.Phase == string(vmafxv1.JobSucceeded) || patch.Status.Phase == string(vmafxv1.JobFailed) {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var pod corev1.Pod
+	if err := testenv.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: patch.Status.PodName}, &pod); err != nil {
+		return "; the Pod then: " + string(apierrors.ReasonForError(err))
+	}
+	bound := ""
+	if pod.Spec.NodeName != "" {
+		bound = ", bound"
+	}
+	return "; the Pod then: " + string(pod.Status.Phase) + bound
 }
 
 // kinds returns the per-kind counts so far.

@@ -139,6 +139,8 @@ type roundResult struct {
 	operatorCPU, schedulerCPU                   time.Duration
 	operatorPeak, schedulerPeak                 int64
 	load                                        float64 // 1-minute load average at the round's end
+	// ranP50, ranP90 and ranMax: how long the simulated workers' Pods were Running.
+	ranP50, ranP90, ranMax time.Duration
 	// controlPlaneCPU is kube-apiserver's and etcd's; testCPU the benchmark's own (the
 	// simulated kubelets and device plugins, the proxies, the job watch).
 	controlPlaneCPU, testCPU            time.Duration
@@ -148,10 +150,11 @@ type roundResult struct {
 }
 
 func (r roundResult) String() string {
-	return fmt.Sprintf("%.1f jobs/s (sustained %.1f); writes/job operator %.2f (+%.2f events, +%.2f VmafxNode status), scheduler %.2f (+%.2f events); CPU operator %v, scheduler %v, API server and etcd %v (etcd %v), benchmark %v; peak RSS operator %d MiB, scheduler %d MiB; load %.2f",
+	return fmt.Sprintf("%.1f jobs/s (sustained %.1f); writes/job operator %.2f (+%.2f events, +%.2f VmafxNode status), scheduler %.2f (+%.2f events); CPU operator %v, scheduler %v, API server and etcd %v (etcd %v), benchmark %v; peak RSS operator %d MiB, scheduler %d MiB; Pods Running %v (p50), %v (p90), %v (most); load %.2f",
 		r.jobsPerSecond, r.sustained, r.operatorWritesPerJob, r.operatorEventsPerJob, r.nodeStatusWritesPerJob,
 		r.schedulerWritesPerJob, r.schedulerEventsPerJob, r.operatorCPU.Round(time.Millisecond),
-		r.schedulerCPU.Round(time.Millisecond), r.controlPlaneCPU.Round(time.Millisecond), r.etcdCPU.Round(time.Millisecond), r.testCPU.Round(time.Millisecond), r.operatorPeak>>20, r.schedulerPeak>>20, r.load)
+		r.schedulerCPU.Round(time.Millisecond), r.controlPlaneCPU.Round(time.Millisecond), r.etcdCPU.Round(time.Millisecond), r.testCPU.Round(time.Millisecond), r.operatorPeak>>20, r.schedulerPeak>>20,
+		r.ranP50.Round(10*time.Millisecond), r.ranP90.Round(10*time.Millisecond), r.ranMax.Round(10*time.Millisecond), r.load)
 }
 
 // runRound starts an operator and a scheduler, applies jobs VmafxJobs in a fresh
@@ -234,6 +237,7 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 	opKinds := diff(opProxy.kindCounts(), opKinds0)
 	b.Logf("applied %d jobs in %v", jobs, applied.Round(time.Millisecond))
 
+	ranP50, ranP90, ranMax := k.ranFor()
 	slices.SortFunc(finished, func(x, y time.Time) int { return x.Compare(y) })
 	last := finished[len(finished)-1]
 	p10, p90 := finished[len(finished)/10], finished[len(finished)*9/10]
@@ -250,6 +254,9 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 		operatorPeak:           opPeak,
 		schedulerPeak:          schedPeak,
 		load:                   loadAverage(),
+		ranP50:                 ranP50,
+		ranP90:                 ranP90,
+		ranMax:                 ranMax,
 		controlPlaneCPU:        planeCPU,
 		etcdCPU:                etcdCPU,
 		testCPU:                testCPU,

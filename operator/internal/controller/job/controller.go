@@ -231,6 +231,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // status write, its outcome. A kubelet batches its Pod status writes for the same reason.
 const progressDelay = 5 * time.Second
 
+// queuedDelay is progressDelay for the two states that only say the Pod waits its turn:
+// the scheduler has not looked at it yet, or it is bound and its kubelet has not started
+// it and gives no reason. A burst of jobs queues there for seconds to a minute, and each
+// such state shown is one more status write per job, superseded moments later; a reason
+// (the scheduler's verdict, a scheduling gate, the kubelet's ImagePullBackOff), the start
+// or an outcome shows after progressDelay or at once as before. A Pod the scheduler
+// ignores longer than attempt.SchedulerSilence says so after that minute, as before.
+const queuedDelay = 30 * time.Second
+
+// showAfter is how long the attempt's Pod state o must last before the status shows it.
+func showAfter(o observation) time.Duration {
+	if o.State == attempt.Pending && (o.Reason == ReasonWaitingForScheduler || o.Reason == ReasonScheduled) {
+		return queuedDelay
+	}
+	return progressDelay
+}
+
 // progressOnly says whether after differs from before only in an unfinished attempt's
 // progress: its number and Pod, the node and start time, the phase, message, Scheduled
 // and Running. Counters, results, refusals and failures are never held back, nor a job
@@ -332,14 +349,14 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 	}
 	if pod != nil && !rec.Recorded {
 		if d.Action == attempt.Wait && !d.Deleting {
-			// The Pod's state is shown once it has lasted progressDelay: waiting to be
-			// placed since its creation, to start since its binding, running since it
-			// started.
+			// The Pod's state is shown once it has lasted its delay (showAfter): waiting
+			// to be placed since its creation, to start since its binding, running since
+			// it started.
 			since := d.Obs.Since
 			if d.Obs.State == attempt.Running && d.Obs.Started != nil {
 				since = *d.Obs.Started
 			}
-			s.quietUntil = since.Add(progressDelay)
+			s.quietUntil = since.Add(showAfter(d.Obs))
 		}
 		if d.Obs.Node != "" {
 			st.Node = d.Obs.Node
@@ -564,7 +581,8 @@ func (r *Reconciler) created(ctx context.Context, s *scope, pod *corev1.Pod, cre
 		klog.FromContext(ctx).V(2).Info("Worker Pod already exists", "pod", klog.KObj(pod))
 	}
 	clearRefused(s.job, pod.Name)
-	s.quietUntil = s.now.Add(progressDelay)
+	// The new Pod waits for the scheduler, which has not looked at it yet.
+	s.quietUntil = s.now.Add(queuedDelay)
 }
 
 // refused decides on the API server's refusal to create a Pod of the job

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/attempt"
 )
 
 // TestProgressOnly: a young attempt's status write is held back only when it would show
@@ -69,5 +70,28 @@ func TestProgressOnly(t *testing.T) {
 	setSucceeded(done, observation{Node: "n1", Result: &vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Score: 90, Min: 80, Max: 95, Frames: 3}}, at)
 	if progressOnly(running, done) {
 		t.Error("progressOnly holds back the result")
+	}
+}
+
+// TestShowAfter: a Pod that only waits its turn (for the scheduler, or bound for its
+// kubelet with no reason given) is shown after queuedDelay; a reason or the start after
+// progressDelay.
+func TestShowAfter(t *testing.T) {
+	cases := []struct {
+		name string
+		o    observation
+		want time.Duration
+	}{
+		{"waiting for the scheduler", observation{Reason: ReasonWaitingForScheduler}, queuedDelay},
+		{"bound, not started, no reason", observation{Bound: true, Reason: ReasonScheduled}, queuedDelay},
+		{"unschedulable, in the scheduler's words", observation{Reason: "Unschedulable"}, progressDelay},
+		{"gated by Kueue", observation{Reason: "SchedulingGated"}, progressDelay},
+		{"bound, the image cannot be pulled", observation{Bound: true, Reason: "ImagePullBackOff"}, progressDelay},
+		{"running", observation{State: attempt.Running, Reason: ReasonStarted}, progressDelay},
+	}
+	for _, tc := range cases {
+		if got := showAfter(tc.o); got != tc.want {
+			t.Errorf("%s: showAfter = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
