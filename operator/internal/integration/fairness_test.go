@@ -70,7 +70,7 @@ func TestNamespaceLimit(t *testing.T) {
 	kubeletBind(t, second, "node-a", true)
 	kubeletFinish(t, second, 0, resultMessage(90, 10))
 	waitForPod(t, team, "early-1")
-	waitForJobWithin(t, queuedShown, team, "early", "waiting for the scheduler", func(j *vmafxv1.VmafxJob) bool {
+	waitForJob(t, team, "early", "waiting for the scheduler", func(j *vmafxv1.VmafxJob) bool {
 		return condition(j, vmafxv1.JobScheduled) == "False/"+jobctl.ReasonWaitingForScheduler
 	})
 }

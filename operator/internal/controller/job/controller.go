@@ -194,7 +194,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// again: emit them either way.
 	r.flushEvents(s)
 	if s.now.Before(s.quietUntil) && progressOnly(before, job) {
-		// The Pod's state has not lasted progressDelay yet: a job that moves on sooner
+		// The Pod's state has not lasted its delay (showAfter) yet: a job that moves on sooner
 		// writes only what it moves on to. Nothing here is what the API server must
 		// hold: the Pod, named after its attempt and kept by its finalizer, is the record
 		// that the attempt started, and a status write that fails is survived the same way.
@@ -231,18 +231,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // status write, its outcome. A kubelet batches its Pod status writes for the same reason.
 const progressDelay = 5 * time.Second
 
-// queuedDelay is progressDelay for the two states that only say the Pod waits its turn:
-// the scheduler has not looked at it yet, or it is bound and its kubelet has not started
-// it and gives no reason. A burst of jobs queues there for seconds to a minute, and each
-// such state shown is one more status write per job, superseded moments later; a reason
-// (the scheduler's verdict, a scheduling gate, the kubelet's ImagePullBackOff), the start
-// or an outcome shows after progressDelay or at once as before. A Pod the scheduler
-// ignores longer than attempt.SchedulerSilence says so after that minute, as before.
+// queuedDelay is progressDelay for a job's first state shown when that state only says
+// its Pod waits its turn: the scheduler has not looked at it yet, or it is bound and its
+// kubelet has not started it and gives no reason. A burst of new jobs queues there for
+// seconds to a minute, and each such state shown is one more status write per job,
+// superseded moments later. A reason (the scheduler's verdict, a scheduling gate, the
+// kubelet's ImagePullBackOff), the start or an outcome shows after progressDelay or at
+// once as before, and so does any change once the status shows the job (a lifted
+// scheduling gate, a retry's next attempt). A Pod the scheduler ignores longer than
+// attempt.SchedulerSilence says so after that minute, as before.
 const queuedDelay = 30 * time.Second
 
-// showAfter is how long the attempt's Pod state o must last before the status shows it.
-func showAfter(o observation) time.Duration {
-	if o.State == attempt.Pending && (o.Reason == ReasonWaitingForScheduler || o.Reason == ReasonScheduled) {
+// showAfter is how long the attempt's Pod state o must last before the status shows it;
+// shown says the status shows the job already.
+func showAfter(o observation, shown bool) time.Duration {
+	if !shown && o.State == attempt.Pending && (o.Reason == ReasonWaitingForScheduler || o.Reason == ReasonScheduled) {
 		return queuedDelay
 	}
 	return progressDelay
@@ -312,6 +315,8 @@ func recordedUpTo(job *vmafxv1.VmafxJob) int32 {
 func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, error) {
 	n := currentAttempt(s)
 	st := &s.job.Status
+	// shown: the stored status shows the job already (a phase was written).
+	shown := st.Phase != ""
 	st.Attempts = n
 	var pod *corev1.Pod
 	if n > 0 {
@@ -356,7 +361,7 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 			if d.Obs.State == attempt.Running && d.Obs.Started != nil {
 				since = *d.Obs.Started
 			}
-			s.quietUntil = since.Add(showAfter(d.Obs))
+			s.quietUntil = since.Add(showAfter(d.Obs, shown))
 		}
 		if d.Obs.Node != "" {
 			st.Node = d.Obs.Node
@@ -572,7 +577,7 @@ func (r *Reconciler) startAttempt(ctx context.Context, s *scope, n int32, kind s
 }
 
 // created records that a Pod of the job was created (or found made by an earlier
-// reconcile): it ends a refusal; the attempt's progress shows after progressDelay.
+// reconcile): it ends a refusal; the attempt's progress shows after its delay (showAfter).
 func (r *Reconciler) created(ctx context.Context, s *scope, pod *corev1.Pod, created bool, kind, what string) {
 	if created {
 		r.Metrics.Attempts.WithLabelValues(kind).Inc()

@@ -73,24 +73,28 @@ func TestProgressOnly(t *testing.T) {
 	}
 }
 
-// TestShowAfter: a Pod that only waits its turn (for the scheduler, or bound for its
-// kubelet with no reason given) is shown after queuedDelay; a reason or the start after
-// progressDelay.
+// TestShowAfter: a job's first state shown, when it only says the Pod waits its turn (for
+// the scheduler, or bound for its kubelet with no reason given), shows after queuedDelay;
+// a reason, the start, or any change once the job is shown, after progressDelay.
 func TestShowAfter(t *testing.T) {
 	cases := []struct {
-		name string
-		o    observation
-		want time.Duration
+		name  string
+		o     observation
+		shown bool
+		want  time.Duration
 	}{
-		{"waiting for the scheduler", observation{Reason: ReasonWaitingForScheduler}, queuedDelay},
-		{"bound, not started, no reason", observation{Bound: true, Reason: ReasonScheduled}, queuedDelay},
-		{"unschedulable, in the scheduler's words", observation{Reason: "Unschedulable"}, progressDelay},
-		{"gated by Kueue", observation{Reason: "SchedulingGated"}, progressDelay},
-		{"bound, the image cannot be pulled", observation{Bound: true, Reason: "ImagePullBackOff"}, progressDelay},
-		{"running", observation{State: attempt.Running, Reason: ReasonStarted}, progressDelay},
+		{"waiting for the scheduler", observation{Reason: ReasonWaitingForScheduler}, false, queuedDelay},
+		{"bound, not started, no reason", observation{Bound: true, Reason: ReasonScheduled}, false, queuedDelay},
+		{"unschedulable, in the scheduler's words", observation{Reason: "Unschedulable"}, false, progressDelay},
+		{"gated by Kueue", observation{Reason: "SchedulingGated"}, false, progressDelay},
+		{"bound, the image cannot be pulled", observation{Bound: true, Reason: "ImagePullBackOff"}, false, progressDelay},
+		{"running", observation{State: attempt.Running, Reason: ReasonStarted}, false, progressDelay},
+		{"the gate lifted after the status showed it", observation{Reason: ReasonWaitingForScheduler}, true, progressDelay},
+		{"bound after the status showed the wait", observation{Bound: true, Reason: ReasonScheduled}, true, progressDelay},
+		{"a retry's next attempt", observation{Reason: ReasonWaitingForScheduler}, true, progressDelay},
 	}
 	for _, tc := range cases {
-		if got := showAfter(tc.o); got != tc.want {
+		if got := showAfter(tc.o, tc.shown); got != tc.want {
 			t.Errorf("%s: showAfter = %v, want %v", tc.name, got, tc.want)
 		}
 	}
