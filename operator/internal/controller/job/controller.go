@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -203,6 +204,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			result.RequeueAfter = wait
 		}
 	} else if !equality.Semantic.DeepEqual(before.Status, job.Status) {
+		if progressOnly(before, job) {
+			// A state of the Pod that has lasted its delay, as the cache shows it. A cache
+			// that lags (seconds, on a busy API server) may show a state the Pod has left
+			// already: written, it would be superseded at once. Ask the API server first,
+			// as next() does for the job: one read in place of a wasted write.
+			if behind, podErr := r.podBehind(ctx, s); podErr != nil || behind {
+				return ctrl.Result{RequeueAfter: cacheLagRetry}, errors.Join(err, podErr)
+			}
+		}
 		// The resourceVersion in the patch makes a write computed from stale data fail with
 		// a conflict; the reconcile then runs again on fresh data.
 		patchErr := r.Client.Status().Patch(ctx, job, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
@@ -249,6 +259,26 @@ func showAfter(o observation, shown bool) time.Duration {
 		return queuedDelay
 	}
 	return progressDelay
+}
+
+// podBehind says whether the cache shows an older version of the job's current Pod
+// (status.podName) than the API server has.
+func (r *Reconciler) podBehind(ctx context.Context, s *scope) (bool, error) {
+	i := slices.IndexFunc(s.pods, func(p *corev1.Pod) bool { return p.Name == s.job.Status.PodName })
+	if i < 0 {
+		return false, nil
+	}
+	cached := s.pods[i]
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cached), live)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading worker Pod %s: %w", cached.Name, err)
+	}
+	return live.ResourceVersion != cached.ResourceVersion, nil
 }
 
 // progressOnly says whether after differs from before only in an unfinished attempt's
