@@ -57,6 +57,10 @@ func size(name string, def int) int {
 // the Leases did (a VmafxNode status patch each, not a Lease update), to measure what the
 // Leases saved; the default, lease, is this release's device plugin.
 //
+// VMAFX_SCALE_EXPLAIN=1 reads the Pod after each job status patch that shows only the
+// Pod's progress and counts the patch by what the Pod then was (countingProxy.kinds), to
+// tell a state written from a lagging cache; the reads add to the API server's CPU.
+//
 // VMAFX_SCALE_PROFILE=DIR writes a 20 s CPU profile of kube-apiserver per round into DIR
 // (go tool pprof -top DIR/apiserver-round1.pprof).
 //
