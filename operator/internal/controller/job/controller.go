@@ -123,6 +123,8 @@ type scope struct {
 	// quietUntil: until then, a status that only shows the attempt's progress is not
 	// written (progressOnly).
 	quietUntil time.Time
+	// shown: the stored status shows the job already (a phase was written); see showAfter.
+	shown bool
 }
 
 type event struct {
@@ -178,7 +180,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return result, errors.Join(err, ttlErr)
 	}
 	before := job.DeepCopy()
-	s := &scope{job: job, pods: pods, now: r.Clock.Now()}
+	s := &scope{job: job, pods: pods, now: r.Clock.Now(), shown: job.Status.Phase != ""}
 	reconcile := r.reconcile
 	if chunked(job) {
 		reconcile = r.reconcileChunked
@@ -345,8 +347,6 @@ func recordedUpTo(job *vmafxv1.VmafxJob) int32 {
 func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, error) {
 	n := currentAttempt(s)
 	st := &s.job.Status
-	// shown: the stored status shows the job already (a phase was written).
-	shown := st.Phase != ""
 	st.Attempts = n
 	var pod *corev1.Pod
 	if n > 0 {
@@ -391,7 +391,7 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 			if d.Obs.State == attempt.Running && d.Obs.Started != nil {
 				since = *d.Obs.Started
 			}
-			s.quietUntil = since.Add(showAfter(d.Obs, shown))
+			s.quietUntil = since.Add(showAfter(d.Obs, s.shown))
 		}
 		if d.Obs.Node != "" {
 			st.Node = d.Obs.Node
@@ -617,7 +617,7 @@ func (r *Reconciler) created(ctx context.Context, s *scope, pod *corev1.Pod, cre
 	}
 	clearRefused(s.job, pod.Name)
 	// The new Pod waits for the scheduler, which has not looked at it yet.
-	s.quietUntil = s.now.Add(queuedDelay)
+	s.quietUntil = s.now.Add(showAfter(observation{Reason: ReasonWaitingForScheduler}, s.shown))
 }
 
 // refused decides on the API server's refusal to create a Pod of the job
