@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -171,10 +172,26 @@ func (f *fakeNodes) beat(ctx context.Context, i int, at time.Time) error {
 
 // kubelets plays the kubelet of every simulated node: a worker Pod bound to a node is
 // marked Running, and runTime later Succeeded with a worker result in its termination
-// message, two status writes as a kubelet makes them. It counts the Pods it finished.
+// message, two status writes as a kubelet makes them. It counts the Pods it finished, and
+// keeps how long each was Running on the API server (from its Running write to its
+// Succeeded write): runTime plus the stand-in's own delays, which a busy machine lengthens.
 type kubelets struct {
 	finished atomic.Int64
 	errs     atomic.Int64
+	mu       sync.Mutex
+	ran      []time.Duration
+}
+
+// ranFor returns the 50th and 90th percentiles and the longest of the Pods' Running times.
+func (k *kubelets) ranFor() (p50, p90, most time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.ran) == 0 {
+		return 0, 0, 0
+	}
+	r := slices.Clone(k.ran)
+	slices.Sort(r)
+	return r[len(r)/2], r[len(r)*9/10], r[len(r)-1]
 }
 
 func startKubelets(tb testing.TB, ctx context.Context, ns string, runTime time.Duration) *kubelets {
@@ -185,10 +202,13 @@ func startKubelets(tb testing.TB, ctx context.Context, ns string, runTime time.D
 	k := &kubelets{}
 	var seen sync.Map
 	type step struct {
-		pod  *corev1.Pod
-		done bool // false: start it; true: finish it
+		pod     *corev1.Pod
+		done    bool      // false: start it; true: finish it
+		started time.Time // when its Running write was stored
 	}
-	work := make(chan step, 100000)
+	// Each node has its own kubelet: a worker's exit is reported without waiting behind
+	// other nodes' Pods starting, so finishes go first.
+	work, finish := make(chan step, 100000), make(chan step, 100000)
 	onPod := func(obj any) {
 		pod, ok := obj.(*corev1.Pod)
 		if !ok || pod.Spec.NodeName == "" || pod.Status.Phase != corev1.PodPending || pod.DeletionTimestamp != nil {
@@ -212,27 +232,37 @@ func startKubelets(tb testing.TB, ctx context.Context, ns string, runTime time.D
 	for range 16 {
 		go func() {
 			for {
+				var s step
 				select {
-				case <-ctx.Done():
-					return
-				case s := <-work:
-					pod, err := setStatus(ctx, cs, s.pod, func(st *corev1.PodStatus) { run(st, s.done, result) })
-					switch {
-					case err != nil && ctx.Err() == nil:
-						k.errs.Add(1)
-						tb.Logf("kubelet stand-in: %v", err)
-					case err != nil:
-					case s.done:
-						k.finished.Add(1)
-					default:
-						// The worker scores for runTime (the simulated work), then exits.
-						time.AfterFunc(runTime, func() {
-							select {
-							case work <- step{pod: pod, done: true}:
-							case <-ctx.Done():
-							}
-						})
+				case s = <-finish:
+				default:
+					select {
+					case <-ctx.Done():
+						return
+					case s = <-finish:
+					case s = <-work:
 					}
+				}
+				pod, err := setStatus(ctx, cs, s.pod, func(st *corev1.PodStatus) { run(st, s.done, result) })
+				switch {
+				case err != nil && ctx.Err() == nil:
+					k.errs.Add(1)
+					tb.Logf("kubelet stand-in: %v", err)
+				case err != nil:
+				case s.done:
+					k.finished.Add(1)
+					k.mu.Lock()
+					k.ran = append(k.ran, time.Since(s.started))
+					k.mu.Unlock()
+				default:
+					// The worker scores for runTime (the simulated work), then exits.
+					started := time.Now()
+					time.AfterFunc(runTime, func() {
+						select {
+						case finish <- step{pod: pod, done: true, started: started}:
+						case <-ctx.Done():
+						}
+					})
 				}
 			}
 		}()

@@ -73,3 +73,21 @@ func TestCPUOfNamed(t *testing.T) {
 		t.Errorf("cpuOf(kubelet) = %v, want 0", none)
 	}
 }
+
+// TestWriteKind: the proxy tells the operator's writes apart by what they carry.
+func TestWriteKind(t *testing.T) {
+	cases := []struct{ key, body, want string }{
+		{"patch pods", `[{"op":"test","path":"/metadata/finalizers/0","value":"vmafx.dev/result"},{"op":"remove","path":"/metadata/finalizers/0"}]`, "release finalizer"},
+		{"patch pods", `{"metadata":{"labels":{"a":"b"}}}`, "other"},
+		{"patch vmafxjobs/status", `{"metadata":{"resourceVersion":"7"},"status":{"phase":"Succeeded","result":{"mean":"93.5"},` +
+			`"conditions":[{"type":"Scheduled","status":"True","reason":"Scheduled"},{"type":"Running","status":"False","reason":"Finished"},{"type":"Complete","status":"True","reason":"Succeeded"}]}}`,
+			"phase Succeeded, Scheduled True/Scheduled, Running False/Finished, +result"},
+		{"patch vmafxjobs/status", `{"status":{"conditions":[{"type":"Scheduled","status":"False","reason":"Unschedulable"}]}}`, "phase -, Scheduled False/Unschedulable"},
+		{"patch vmafxjobs/status", `not json`, "unreadable"},
+	}
+	for _, tc := range cases {
+		if got := writeKind(tc.key, []byte(tc.body)); got != tc.want {
+			t.Errorf("writeKind(%s, %s) = %q, want %q", tc.key, tc.body, got, tc.want)
+		}
+	}
+}

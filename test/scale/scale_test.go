@@ -57,6 +57,10 @@ func size(name string, def int) int {
 // the Leases did (a VmafxNode status patch each, not a Lease update), to measure what the
 // Leases saved; the default, lease, is this release's device plugin.
 //
+// VMAFX_SCALE_EXPLAIN=1 reads the Pod after each job status patch that shows only the
+// Pod's progress and counts the patch by what the Pod then was (countingProxy.kinds), to
+// tell a state written from a lagging cache; the reads add to the API server's CPU.
+//
 // VMAFX_SCALE_PROFILE=DIR writes a 20 s CPU profile of kube-apiserver per round into DIR
 // (go tool pprof -top DIR/apiserver-round1.pprof).
 //
@@ -87,6 +91,7 @@ func BenchmarkScale(b *testing.B) {
 			b.Logf("round %d: %d jobs on %d nodes: %s", r+1, jobs, nodes, res)
 			// Also at once: a run of the size takes an hour, and b.Logf shows only at its end.
 			fmt.Fprintf(os.Stderr, "scale: round %d: %d jobs on %d nodes: %s\n", r+1, jobs, nodes, res)
+			fmt.Fprintf(os.Stderr, "scale: round %d: the operator's Pod and job status writes by kind:\n%s", r+1, kindTable(res.operatorWriteKinds, jobs))
 			results = append(results, res)
 		}
 	}
@@ -108,6 +113,7 @@ func BenchmarkScale(b *testing.B) {
 	b.Logf("median round: %s", m)
 	b.Logf("operator requests in the median round:\n%s", table(m.operatorRequests, jobs))
 	b.Logf("scheduler requests in the median round:\n%s", table(m.schedulerRequests, jobs))
+	b.Logf("the operator's Pod and job status writes by kind in the median round:\n%s", kindTable(m.operatorWriteKinds, jobs))
 	if m.jobsPerSecond < targetJobsPerSecond {
 		b.Logf("below the target of %d jobs/s (load average %.2f on a shared machine)", targetJobsPerSecond, m.load)
 	}
@@ -137,18 +143,22 @@ type roundResult struct {
 	operatorCPU, schedulerCPU                   time.Duration
 	operatorPeak, schedulerPeak                 int64
 	load                                        float64 // 1-minute load average at the round's end
+	// ranP50, ranP90 and ranMax: how long the simulated workers' Pods were Running.
+	ranP50, ranP90, ranMax time.Duration
 	// controlPlaneCPU is kube-apiserver's and etcd's; testCPU the benchmark's own (the
 	// simulated kubelets and device plugins, the proxies, the job watch).
 	controlPlaneCPU, testCPU            time.Duration
 	etcdCPU                             time.Duration // etcd's part of controlPlaneCPU
 	operatorRequests, schedulerRequests map[string]int
+	operatorWriteKinds                  map[string]int // the proxy's writeKind counts
 }
 
 func (r roundResult) String() string {
-	return fmt.Sprintf("%.1f jobs/s (sustained %.1f); writes/job operator %.2f (+%.2f events, +%.2f VmafxNode status), scheduler %.2f (+%.2f events); CPU operator %v, scheduler %v, API server and etcd %v (etcd %v), benchmark %v; peak RSS operator %d MiB, scheduler %d MiB; load %.2f",
+	return fmt.Sprintf("%.1f jobs/s (sustained %.1f); writes/job operator %.2f (+%.2f events, +%.2f VmafxNode status), scheduler %.2f (+%.2f events); CPU operator %v, scheduler %v, API server and etcd %v (etcd %v), benchmark %v; peak RSS operator %d MiB, scheduler %d MiB; Pods Running %v (p50), %v (p90), %v (most); load %.2f",
 		r.jobsPerSecond, r.sustained, r.operatorWritesPerJob, r.operatorEventsPerJob, r.nodeStatusWritesPerJob,
 		r.schedulerWritesPerJob, r.schedulerEventsPerJob, r.operatorCPU.Round(time.Millisecond),
-		r.schedulerCPU.Round(time.Millisecond), r.controlPlaneCPU.Round(time.Millisecond), r.etcdCPU.Round(time.Millisecond), r.testCPU.Round(time.Millisecond), r.operatorPeak>>20, r.schedulerPeak>>20, r.load)
+		r.schedulerCPU.Round(time.Millisecond), r.controlPlaneCPU.Round(time.Millisecond), r.etcdCPU.Round(time.Millisecond), r.testCPU.Round(time.Millisecond), r.operatorPeak>>20, r.schedulerPeak>>20,
+		r.ranP50.Round(10*time.Millisecond), r.ranP90.Round(10*time.Millisecond), r.ranMax.Round(10*time.Millisecond), r.load)
 }
 
 // runRound starts an operator and a scheduler, applies jobs VmafxJobs in a fresh
@@ -188,7 +198,7 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 	if err1 != nil || err2 != nil {
 		b.Fatal(err1, err2)
 	}
-	opReq0, schedReq0 := opProxy.snapshot(), schedProxy.snapshot()
+	opReq0, schedReq0, opKinds0 := opProxy.snapshot(), schedProxy.snapshot(), opProxy.kindCounts()
 	plane := controlPlane()
 	planeCPU0, etcdCPU0 := cpuOf(plane), cpuOf(plane, "etcd")
 	selfCPU0 := selfCPU()
@@ -228,8 +238,10 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 	_, opPeak, _ := op.memory()
 	_, schedPeak, _ := sched.memory()
 	opReq, schedReq := diff(opProxy.snapshot(), opReq0), diff(schedProxy.snapshot(), schedReq0)
+	opKinds := diff(opProxy.kindCounts(), opKinds0)
 	b.Logf("applied %d jobs in %v", jobs, applied.Round(time.Millisecond))
 
+	ranP50, ranP90, ranMax := k.ranFor()
 	slices.SortFunc(finished, func(x, y time.Time) int { return x.Compare(y) })
 	last := finished[len(finished)-1]
 	p10, p90 := finished[len(finished)/10], finished[len(finished)*9/10]
@@ -246,11 +258,15 @@ func runRound(b *testing.B, ctx context.Context, operatorBin, schedulerBin strin
 		operatorPeak:           opPeak,
 		schedulerPeak:          schedPeak,
 		load:                   loadAverage(),
+		ranP50:                 ranP50,
+		ranP90:                 ranP90,
+		ranMax:                 ranMax,
 		controlPlaneCPU:        planeCPU,
 		etcdCPU:                etcdCPU,
 		testCPU:                testCPU,
 		operatorRequests:       opReq,
 		schedulerRequests:      schedReq,
+		operatorWriteKinds:     opKinds,
 	}
 	endRound()
 	op.stop(b)

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,7 +131,9 @@ func TestEveryPrinterColumnOnAFreshObject(t *testing.T) {
 		// The first status the operator writes must already fill the columns: the object
 		// is read once it has one, and checked once.
 		stored := &unstructured.Unstructured{}
-		eventually(t, 20*time.Second, kind+" with a status", func() (bool, error) {
+		// A new job's Pod waits for a scheduler that never runs here: its first status
+		// shows after queuedShown.
+		eventually(t, queuedShown, kind+" with a status", func() (bool, error) {
 			stored.SetGroupVersionKind(vmafxv1.GroupVersion.WithKind(kind))
 			if err := testenv.Client().Get(context.Background(), client.ObjectKeyFromObject(fresh[kind]), stored); err != nil {
 				return false, err

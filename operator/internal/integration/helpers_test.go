@@ -130,8 +130,19 @@ func getJob(t *testing.T, ns, name string) *vmafxv1.VmafxJob {
 // waitForJob waits until the job satisfies cond and returns it.
 func waitForJob(t *testing.T, ns, name, what string, cond func(*vmafxv1.VmafxJob) bool) *vmafxv1.VmafxJob {
 	t.Helper()
+	return waitForJobWithin(t, 20*time.Second, ns, name, what, cond)
+}
+
+// queuedShown bounds the wait for a job to show that its Pod waits its turn (for the
+// scheduler, or bound for its kubelet): the operator shows that state once it has lasted
+// 30 s (queuedDelay in the job reconciler).
+const queuedShown = 50 * time.Second
+
+// waitForJobWithin is waitForJob with its own bound.
+func waitForJobWithin(t *testing.T, timeout time.Duration, ns, name, what string, cond func(*vmafxv1.VmafxJob) bool) *vmafxv1.VmafxJob {
+	t.Helper()
 	var j *vmafxv1.VmafxJob
-	eventually(t, 20*time.Second, fmt.Sprintf("job %s: %s", name, what), func() (bool, error) {
+	eventually(t, timeout, fmt.Sprintf("job %s: %s", name, what), func() (bool, error) {
 		j = &vmafxv1.VmafxJob{}
 		if err := testenv.Client().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
 			return false, err

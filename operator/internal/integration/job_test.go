@@ -75,7 +75,7 @@ func TestJobHappyPath(t *testing.T) {
 		}
 	})
 
-	waitForJob(t, ns, "happy", "Pending, waiting for the scheduler", func(j *vmafxv1.VmafxJob) bool {
+	waitForJobWithin(t, queuedShown, ns, "happy", "Pending, waiting for the scheduler", func(j *vmafxv1.VmafxJob) bool {
 		return j.Status.Phase == vmafxv1.JobPending && j.Status.Attempts == 1 && condition(j, vmafxv1.JobScheduled) == "False/WaitingForScheduler"
 	})
 	kubeletBind(t, pod, "node-a", true)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -113,6 +114,8 @@ type scope struct {
 	// quietUntil: until then, a status that only shows the attempt's progress is not
 	// written (progressOnly).
 	quietUntil time.Time
+	// shown: the stored status shows the job already (a phase was written); see showAfter.
+	shown bool
 }
 
 type event struct {
@@ -168,7 +171,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return result, errors.Join(err, ttlErr)
 	}
 	before := job.DeepCopy()
-	s := &scope{job: job, pods: pods, now: r.Clock.Now()}
+	s := &scope{job: job, pods: pods, now: r.Clock.Now(), shown: job.Status.Phase != ""}
 	reconcile := r.reconcile
 	if chunked(job) {
 		reconcile = r.reconcileChunked
@@ -185,7 +188,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// again: emit them either way.
 	r.flushEvents(s)
 	if s.now.Before(s.quietUntil) && progressOnly(before, job) {
-		// The Pod's state has not lasted progressDelay yet: a job that moves on sooner
+		// The Pod's state has not lasted its delay (showAfter) yet: a job that moves on sooner
 		// writes only what it moves on to. Nothing here is what the API server must
 		// hold: the Pod, named after its attempt and kept by its finalizer, is the record
 		// that the attempt started, and a status write that fails is survived the same way.
@@ -194,6 +197,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			result.RequeueAfter = wait
 		}
 	} else if !equality.Semantic.DeepEqual(before.Status, job.Status) {
+		if progressOnly(before, job) {
+			// A state of the Pod that has lasted its delay, as the cache shows it. A cache
+			// that lags (seconds, on a busy API server) may show a state the Pod has left
+			// already: written, it would be superseded at once. Ask the API server first,
+			// as next() does for the job: one read in place of a wasted write.
+			if behind, podErr := r.podBehind(ctx, s); podErr != nil || behind {
+				return ctrl.Result{RequeueAfter: cacheLagRetry}, errors.Join(err, podErr)
+			}
+		}
 		// The resourceVersion in the patch makes a write computed from stale data fail with
 		// a conflict; the reconcile then runs again on fresh data.
 		patchErr := r.Client.Status().Patch(ctx, job, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
@@ -221,6 +233,46 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // written, and an attempt that ends within progressDelay of its Pod's start causes one
 // status write, its outcome. A kubelet batches its Pod status writes for the same reason.
 const progressDelay = 5 * time.Second
+
+// queuedDelay is progressDelay for a job's first state shown when that state only says
+// its Pod waits its turn: the scheduler has not looked at it yet, or it is bound and its
+// kubelet has not started it and gives no reason. A burst of new jobs queues there for
+// seconds to a minute, and each such state shown is one more status write per job,
+// superseded moments later. A reason (the scheduler's verdict, a scheduling gate, the
+// kubelet's ImagePullBackOff), the start or an outcome shows after progressDelay or at
+// once as before, and so does any change once the status shows the job (a lifted
+// scheduling gate, a retry's next attempt). A Pod the scheduler ignores longer than
+// attempt.SchedulerSilence says so after that minute, as before.
+const queuedDelay = 30 * time.Second
+
+// showAfter is how long the attempt's Pod state o must last before the status shows it;
+// shown says the status shows the job already.
+func showAfter(o observation, shown bool) time.Duration {
+	if !shown && o.State == attempt.Pending && (o.Reason == ReasonWaitingForScheduler || o.Reason == ReasonScheduled) {
+		return queuedDelay
+	}
+	return progressDelay
+}
+
+// podBehind says whether the cache shows an older version of the job's current Pod
+// (status.podName) than the API server has.
+func (r *Reconciler) podBehind(ctx context.Context, s *scope) (bool, error) {
+	i := slices.IndexFunc(s.pods, func(p *corev1.Pod) bool { return p.Name == s.job.Status.PodName })
+	if i < 0 {
+		return false, nil
+	}
+	cached := s.pods[i]
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cached), live)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading worker Pod %s: %w", cached.Name, err)
+	}
+	return live.ResourceVersion != cached.ResourceVersion, nil
+}
 
 // progressOnly says whether after differs from before only in an unfinished attempt's
 // progress: its number and Pod, the node and start time, the phase, message, Scheduled
@@ -323,14 +375,14 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 	}
 	if pod != nil && !rec.Recorded {
 		if d.Action == attempt.Wait && !d.Deleting {
-			// The Pod's state is shown once it has lasted progressDelay: waiting to be
-			// placed since its creation, to start since its binding, running since it
-			// started.
+			// The Pod's state is shown once it has lasted its delay (showAfter): waiting
+			// to be placed since its creation, to start since its binding, running since
+			// it started.
 			since := d.Obs.Since
 			if d.Obs.State == attempt.Running && d.Obs.Started != nil {
 				since = *d.Obs.Started
 			}
-			s.quietUntil = since.Add(progressDelay)
+			s.quietUntil = since.Add(showAfter(d.Obs, s.shown))
 		}
 		if d.Obs.Node != "" {
 			st.Node = d.Obs.Node
@@ -546,7 +598,7 @@ func (r *Reconciler) startAttempt(ctx context.Context, s *scope, n int32, kind s
 }
 
 // created records that a Pod of the job was created (or found made by an earlier
-// reconcile): it ends a refusal; the attempt's progress shows after progressDelay.
+// reconcile): it ends a refusal; the attempt's progress shows after its delay (showAfter).
 func (r *Reconciler) created(ctx context.Context, s *scope, pod *corev1.Pod, created bool, kind, what string) {
 	if created {
 		r.Metrics.Attempts.WithLabelValues(kind).Inc()
@@ -555,7 +607,8 @@ func (r *Reconciler) created(ctx context.Context, s *scope, pod *corev1.Pod, cre
 		klog.FromContext(ctx).V(2).Info("Worker Pod already exists", "pod", klog.KObj(pod))
 	}
 	clearRefused(s.job, pod.Name)
-	s.quietUntil = s.now.Add(progressDelay)
+	// The new Pod waits for the scheduler, which has not looked at it yet.
+	s.quietUntil = s.now.Add(showAfter(observation{Reason: ReasonWaitingForScheduler}, s.shown))
 }
 
 // refused decides on the API server's refusal to create a Pod of the job

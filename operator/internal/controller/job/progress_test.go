@@ -5,6 +5,7 @@ import (
 	"time"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/operator/internal/attempt"
 )
 
 // TestProgressOnly: a young attempt's status write is held back only when it would show
@@ -69,5 +70,32 @@ func TestProgressOnly(t *testing.T) {
 	setSucceeded(done, observation{Node: "n1", Result: &vmafxv1.WorkerResult{Version: vmafxv1.ResultVersion, Score: 90, Min: 80, Max: 95, Frames: 3}}, at)
 	if progressOnly(running, done) {
 		t.Error("progressOnly holds back the result")
+	}
+}
+
+// TestShowAfter: a job's first state shown, when it only says the Pod waits its turn (for
+// the scheduler, or bound for its kubelet with no reason given), shows after queuedDelay;
+// a reason, the start, or any change once the job is shown, after progressDelay.
+func TestShowAfter(t *testing.T) {
+	cases := []struct {
+		name  string
+		o     observation
+		shown bool
+		want  time.Duration
+	}{
+		{"waiting for the scheduler", observation{Reason: ReasonWaitingForScheduler}, false, queuedDelay},
+		{"bound, not started, no reason", observation{Bound: true, Reason: ReasonScheduled}, false, queuedDelay},
+		{"unschedulable, in the scheduler's words", observation{Reason: "Unschedulable"}, false, progressDelay},
+		{"gated by Kueue", observation{Reason: "SchedulingGated"}, false, progressDelay},
+		{"bound, the image cannot be pulled", observation{Bound: true, Reason: "ImagePullBackOff"}, false, progressDelay},
+		{"running", observation{State: attempt.Running, Reason: ReasonStarted}, false, progressDelay},
+		{"the gate lifted after the status showed it", observation{Reason: ReasonWaitingForScheduler}, true, progressDelay},
+		{"bound after the status showed the wait", observation{Bound: true, Reason: ReasonScheduled}, true, progressDelay},
+		{"a retry's next attempt", observation{Reason: ReasonWaitingForScheduler}, true, progressDelay},
+	}
+	for _, tc := range cases {
+		if got := showAfter(tc.o, tc.shown); got != tc.want {
+			t.Errorf("%s: showAfter = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
