@@ -3,7 +3,6 @@ package vkkernel
 import (
 	_ "embed"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"unsafe"
 
@@ -89,20 +88,22 @@ type admScale struct {
 	dwt, decouple, csfA, csfR, den, dlm []byte
 	aim                                 []byte
 	decW, decH, scoreRows               int
+	// den, num and aim add the scored rows of each measure, each rounded
+	// as vmaf rounds them (ADMSums).
+	reduce [3]reduceOp
 }
 
-// admWorker is one goroutine's ADM buffers: the uploaded planes, the DWT's
-// vertical pass (low and high planes per image), the bands of both images
-// (a, h, v, d), the decoupled parts (r then a), the CSF of a and of r, and
-// the row sums of every scale with their readback.
+// admWorker is one goroutine's ADM buffers: the DWT's vertical pass (low
+// and high planes per image), the bands of both images (a, h, v, d), the
+// decoupled parts (r then a), the CSF of a and of r, and the row sums of
+// every scale, which the reduce pass adds into the worker's results. The
+// frame's planes are the worker's (ref0, dis0). back, the rows' readback,
+// exists only once rows (vmaf.OffloadWorker.ADM, for checking) are asked.
 type admWorker struct {
 	k            *Kernel
 	w, h         int
-	plane        int64 // bytes of an uploaded luma plane
-	stride, bsz  int   // band stride and words per band plane
-	rowsPerScale int   // words of rows per scale: 3 measures x 3 bands x band rows
-	stream       *vulkan.Stream
-	staging      *vulkan.Buffer
+	stride, bsz  int // band stride and words per band plane
+	rowsPerScale int // words of rows per scale: 3 measures x 3 bands x band rows
 	back         *vulkan.Buffer
 	rowsBuf      *vulkan.Buffer
 	mem          allocs
@@ -110,27 +111,23 @@ type admWorker struct {
 
 	dwtV0Ref, dwtV0Dis, dwtVRef, dwtVDis *vulkan.DescriptorSet
 	dwtHRef, dwtHDis, decouple, den      *vulkan.DescriptorSet
-	csfA, csfR, dlm, aim                 *vulkan.DescriptorSet
-	ref0, dis0                           *vulkan.Buffer
+	csfA, csfR, dlm, aim, reduce         *vulkan.DescriptorSet
 	rows                                 vmaf.ADMRows
 }
 
-func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig) (*admWorker, error) {
+func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig, ref0, dis0, results *vulkan.Buffer) (*admWorker, error) {
 	w, h, bpc := cfg.Width, cfg.Height, cfg.BitDepth
 	bw, bh := (w+1)/2, (h+1)/2
-	aw := &admWorker{k: k, w: w, h: h, plane: int64(w * h * 2), stride: bw, bsz: bw * bh, rowsPerScale: 9 * bh, mem: allocs{dev: k.dev}}
+	aw := &admWorker{k: k, w: w, h: h, stride: bw, bsz: bw * bh, rowsPerScale: 9 * bh, mem: allocs{dev: k.dev}}
 	p := k.adm
 	a := &aw.mem
 	words := func(n int) int64 { return int64(4 * n) }
-	aw.staging = a.buffer(2*aw.plane, vulkan.Host)
-	aw.ref0, aw.dis0 = a.buffer(aw.plane, vulkan.DeviceLocal), a.buffer(aw.plane, vulkan.DeviceLocal)
 	tmpR, tmpD := a.buffer(words(2*bh*w), vulkan.DeviceLocal), a.buffer(words(2*bh*w), vulkan.DeviceLocal)
 	refB, disB := a.buffer(words(4*aw.bsz), vulkan.DeviceLocal), a.buffer(words(4*aw.bsz), vulkan.DeviceLocal)
 	dec := a.buffer(words(6*aw.bsz), vulkan.DeviceLocal)
 	csfA, csfR := a.buffer(words(6*aw.bsz), vulkan.DeviceLocal), a.buffer(words(6*aw.bsz), vulkan.DeviceLocal)
 	aw.rowsBuf = a.buffer(int64(8*4*aw.rowsPerScale), vulkan.DeviceLocal)
-	aw.back = a.buffer(int64(8*4*aw.rowsPerScale), vulkan.Host)
-	aw.dwtV0Ref, aw.dwtV0Dis = a.bind(p.dwtV, aw.ref0, tmpR), a.bind(p.dwtV, aw.dis0, tmpD)
+	aw.dwtV0Ref, aw.dwtV0Dis = a.bind(p.dwtV, ref0, tmpR), a.bind(p.dwtV, dis0, tmpD)
 	aw.dwtVRef, aw.dwtVDis = a.bind(p.dwtV, refB, tmpR), a.bind(p.dwtV, disB, tmpD)
 	aw.dwtHRef, aw.dwtHDis = a.bind(p.dwtH, tmpR, refB), a.bind(p.dwtH, tmpD, disB)
 	aw.decouple = a.bind(p.decouple, refB, disB, dec)
@@ -139,11 +136,8 @@ func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig) (*admWorker, error) {
 	// DLM: the restored part (planes 0..2) masked by the CSF of the additive part;
 	// AIM: the additive part (planes 3..5) masked by the CSF of the restored part.
 	aw.dlm, aw.aim = a.bind(p.cm, dec, csfA, aw.rowsBuf), a.bind(p.cm, dec, csfR, aw.rowsBuf)
-	err := a.err
-	if err == nil {
-		aw.stream, err = k.dev.NewStream()
-	}
-	if err != nil {
+	aw.reduce = a.bind(k.reduce, aw.rowsBuf, results)
+	if err := a.err; err != nil {
 		aw.close()
 		return nil, err
 	}
@@ -194,17 +188,25 @@ func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig) (*admWorker, error) {
 		s.dlm = cm.bytes()
 		cm.src, cm.rowsOff = 3, rows+int32(6*bh)
 		s.aim = cm.bytes()
+		// The rows' roundings before they are added: vmaf's ADMRows.Sums.
+		n := s.scoreRows
+		first := int(rows) + 3*score[0]
+		s.reduce[0] = reduceOp{off: first, n: n, stride: 3, lanes: 3, wide: true, shift: denSh.ShiftAccum, add: denSh.AddAccum}
+		s.reduce[1] = reduceOp{off: first + 3*bh, n: n, stride: 3, lanes: 3, wide: true, signed: true, shift: cmSh.ShiftInner, add: uint64(cmSh.AddInner)}
+		s.reduce[2] = s.reduce[1]
+		s.reduce[2].off += 3 * bh
 	}
 	return aw, nil
 }
 
-// run uploads a frame pair and computes the rows of every scale.
-func (aw *admWorker) run(ref, dis []uint16) (*vmaf.ADMRows, error) {
-	s := aw.stream
+// admResultWords are a frame's ADM sums in the worker's results: per
+// scale den, num and aim of the h, v and d bands.
+const admResultWords = 36
+
+// record records every scale's passes on the worker's planes and the
+// reduction of their rows into results at word dst.
+func (aw *admWorker) record(s *vulkan.Stream, dst int) {
 	p := aw.k.adm
-	if err := beginPair(s, aw.staging, aw.ref0, aw.dis0, aw.plane, ref, dis, aw.w*aw.h); err != nil {
-		return nil, fmt.Errorf("vulkan adm: %w", err)
-	}
 	s.Fill(aw.rowsBuf, 0, aw.rowsBuf.Size(), 0)
 	s.Barrier()
 	for sc := range aw.scales {
@@ -237,10 +239,44 @@ func (aw *admWorker) run(ref, dis []uint16) (*vmaf.ADMRows, error) {
 		}
 		s.Barrier()
 	}
-	s.Copy(aw.back, 0, aw.rowsBuf, 0, aw.rowsBuf.Size())
-	if err := submitWait(s); err != nil {
-		return nil, fmt.Errorf("vulkan adm: %w", err)
+	for sc := range aw.scales {
+		for m, r := range aw.scales[sc].reduce {
+			r.record(s, aw.k.reduce, aw.reduce, dst+9*sc+3*m)
+		}
 	}
+}
+
+// admSums reads a frame's ADM sums from its results.
+func admSums(words []uint64) vmaf.ADMSums {
+	var out vmaf.ADMSums
+	for sc := range 4 {
+		w := words[9*sc:]
+		for t := range 3 {
+			out.Den[sc][t] = w[t]
+			out.Num[sc][t] = int64(w[3+t])
+			out.AIM[sc][t] = int64(w[6+t])
+		}
+	}
+	return out
+}
+
+// recordRows records the copy of the last frame's rows to the host, for
+// Rows; it makes the readback buffer the first time.
+func (aw *admWorker) recordRows(s *vulkan.Stream) error {
+	if aw.back == nil {
+		a := allocs{dev: aw.k.dev}
+		aw.back = a.buffer(aw.rowsBuf.Size(), vulkan.Host)
+		if a.err != nil {
+			return a.err
+		}
+		aw.mem.bufs = append(aw.mem.bufs, aw.back)
+	}
+	s.Copy(aw.back, 0, aw.rowsBuf, 0, aw.rowsBuf.Size())
+	return nil
+}
+
+// readRows is the rows recordRows copied back.
+func (aw *admWorker) readRows() *vmaf.ADMRows {
 	b := aw.back.Bytes()
 	all := unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), 4*aw.rowsPerScale)
 	bh := aw.rowsPerScale / 9
@@ -250,13 +286,7 @@ func (aw *admWorker) run(ref, dis []uint16) (*vmaf.ADMRows, error) {
 		aw.rows.Num[sc] = unsafe.Slice((*int64)(unsafe.Pointer(&r[3*bh])), 3*bh)
 		aw.rows.AIM[sc] = unsafe.Slice((*int64)(unsafe.Pointer(&r[6*bh])), 3*bh)
 	}
-	return &aw.rows, nil
+	return &aw.rows
 }
 
-func (aw *admWorker) close() {
-	if aw.stream != nil {
-		aw.stream.Close()
-	}
-	aw.mem.close()
-	aw.stream = nil
-}
+func (aw *admWorker) close() { aw.mem.close() }

@@ -507,3 +507,54 @@ func checkRows[T uint64 | int64](t *testing.T, where string, scale int, measure 
 		}
 	}
 }
+
+// TestScoreFramesInFlight checks the structure of a score on the device,
+// which no timing can show on lavapipe: one goroutine queues the frames,
+// a batch of them a submission, with one host wait a batch, and a few
+// hundred bytes back a frame (the sums the device adds, not rows); and the
+// scores are the CPU's, with subsampling (frames with motion only) too.
+func TestScoreFramesInFlight(t *testing.T) {
+	k := openOrSkip(t)
+	const w, h = 176, 144
+	refP, disP := benchPlanes(w, h, 4)
+	for _, tc := range []struct{ frames, sub int }{{6, 1}, {20, 1}, {7, 3}} {
+		t.Run(fmt.Sprintf("frames=%d/subsample=%d", tc.frames, tc.sub), func(t *testing.T) {
+			score := func(off vmaf.Offload) *vmaf.Result {
+				ref := &planeSource{w: w, h: h, planes: refP, n: tc.frames}
+				dis := &planeSource{w: w, h: h, planes: disP, n: tc.frames}
+				res, err := vmaf.Score(context.Background(), ref, dis, vmaf.Options{Threads: 1, Offload: off, Subsample: tc.sub})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			cpu := score(nil)
+			before := k.dev.Stats()
+			gpu := score(k)
+			after := k.dev.Stats()
+			batches := uint64((tc.frames + batchFrames(w, h) - 1) / batchFrames(w, h))
+			if n := after.Submits - before.Submits; n != batches {
+				t.Errorf("%d submissions for %d frames, want %d (batches of %d)", n, tc.frames, batches, batchFrames(w, h))
+			}
+			if n := after.Waits - before.Waits; n != batches {
+				t.Errorf("%d host waits for %d frames, want %d", n, tc.frames, batches)
+			}
+			if n, most := after.ReadbackBytes-before.ReadbackBytes, uint64(tc.frames*resultWords*8); n > most {
+				t.Errorf("%d bytes read back for %d frames, want at most %d", n, tc.frames, most)
+			}
+			if diff := cmp.Diff(cpu.Frames, gpu.Frames); diff != "" {
+				t.Errorf("per-frame features (-cpu +vulkan):\n%s", diff)
+			}
+			// The next score of these frames takes the worker again: its
+			// buffers and descriptor sets are made once.
+			made := func() int { k.mu.Lock(); defer k.mu.Unlock(); return k.made }
+			kept := made()
+			if again := score(k); !cmp.Equal(again.Frames, gpu.Frames) {
+				t.Error("a second score on the kept worker differs")
+			}
+			if n := made() - kept; n != 0 {
+				t.Errorf("the second score made %d workers, want the kept one", n)
+			}
+		})
+	}
+}
