@@ -24,9 +24,10 @@ var (
 const maxWorkers = 64
 
 // workerBytesPerPixel is what one worker allocates on the device per luma
-// pixel, all features together, at most (docs/worker.md: 12 host-visible
-// and 77 device-local for motion, VIF and ADM; up to 17 more for SpEED
-// chroma at 4:4:4 and 31 for CAMBI), rounded up.
+// pixel, all features together, at most (docs/worker.md: about 75
+// device-local for motion, VIF and ADM; up to 17 more for SpEED chroma at
+// 4:4:4 and 31 for CAMBI), rounded up. The batches' host-visible staging
+// (at most stagingBudget) is host memory on a discrete GPU.
 const workerBytesPerPixel = 140
 
 // Workers returns how many workers (scoring goroutines) of w x h frames

@@ -558,3 +558,64 @@ func TestScoreFramesInFlight(t *testing.T) {
 		})
 	}
 }
+
+// failingQueue is the Kernel with workers whose Queue fails after at
+// frames, as a device lost mid-score would: the fault is injected around
+// the real worker, which lavapipe cannot be made to lose.
+type failingQueue struct {
+	*Kernel
+	at  int
+	err error
+}
+
+func (f failingQueue) NewWorker(cfg vmaf.OffloadConfig) (vmaf.OffloadWorker, error) {
+	wk, err := f.Kernel.NewWorker(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &failAt{FrameOffloader: wk.(vmaf.FrameOffloader), at: f.at, err: f.err}, nil
+}
+
+type failAt struct {
+	vmaf.FrameOffloader
+	n, at int
+	err   error
+}
+
+func (w *failAt) Queue(f *vmaf.OffloadFrame) error {
+	if w.n++; w.n > w.at {
+		return w.err
+	}
+	return w.FrameOffloader.Queue(f)
+}
+
+// TestScoreQueueError: a worker that fails with frames in flight fails the
+// score with its error, on one goroutine and on several, and the workers
+// the kernel keeps afterwards score the next run exactly.
+func TestScoreQueueError(t *testing.T) {
+	k := openOrSkip(t)
+	const w, h = 176, 144
+	refP, disP := benchPlanes(w, h, 4)
+	score := func(off vmaf.Offload, threads int) (*vmaf.Result, error) {
+		ref := &planeSource{w: w, h: h, planes: refP, n: 12}
+		dis := &planeSource{w: w, h: h, planes: disP, n: 12}
+		return vmaf.Score(context.Background(), ref, dis, vmaf.Options{Threads: threads, Offload: off})
+	}
+	want := errors.New("device lost")
+	for _, threads := range []int{1, 2} {
+		if _, err := score(failingQueue{k, 3, want}, threads); !errors.Is(err, want) {
+			t.Errorf("%d threads: Score = %v, want %v", threads, err, want)
+		}
+	}
+	cpu, err := score(nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu, err := score(k, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(cpu.Frames, gpu.Frames); diff != "" {
+		t.Errorf("after the failures, per-frame features (-cpu +vulkan):\n%s", diff)
+	}
+}
