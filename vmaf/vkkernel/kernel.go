@@ -416,8 +416,9 @@ func submitWait(s *vulkan.Stream) error {
 
 // Queue records a frame's motion, VIF and ADM into the batch being
 // recorded (vmaf.FrameOffloader), after submitting that batch when the
-// frame does not fit in it, and collecting the slot's previous batch when
-// the ring comes round to a slot still in flight.
+// frame's planes do not fit in its staging, and collecting the slot's
+// previous batch when the ring comes round to a slot still in flight; a
+// batch is submitted as soon as it is full.
 func (wk *worker) Queue(f *vmaf.OffloadFrame) error {
 	if wk.err != nil {
 		return wk.err
@@ -517,6 +518,13 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 	}
 	s.Barrier()
 	b.frames = append(b.frames, want)
+	if len(b.frames) == wk.batch {
+		// Full: the device can start on it while the next is recorded.
+		if err := wk.submit(b); err != nil {
+			return err
+		}
+		wk.rec = (wk.rec + 1) % ringSlots
+	}
 	return nil
 }
 
