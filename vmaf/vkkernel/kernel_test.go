@@ -619,3 +619,38 @@ func TestScoreQueueError(t *testing.T) {
 		t.Errorf("after the failures, per-frame features (-cpu +vulkan):\n%s", diff)
 	}
 }
+
+// TestScoreV1FramesInFlight: a v1 model's frames in flight (the kernel
+// itself as the Offload, not the counting wrapper TestScoreV1MatchesCPU
+// scores through, which takes a frame at a time) give the CPU's scores: the
+// HFR model's five-frame window compares each frame with the one two back,
+// which the worker keeps on the device, beside SpEED and CAMBI in their own
+// submissions; on one goroutine and on two.
+func TestScoreV1FramesInFlight(t *testing.T) {
+	k := openOrSkip(t)
+	var p pair
+	for _, q := range loadPairs(t) {
+		if q.name == "p03" {
+			p = q
+		}
+	}
+	if p.name == "" {
+		t.Fatal("no pair p03 in pairs.tsv")
+	}
+	for _, model := range []string{"vmaf_v1.0.16_hfr_3d0h", "vmaf_v1.0.16_3d0h"} {
+		score := func(off vmaf.Offload, threads int) *vmaf.Result {
+			res, err := vmaf.Score(context.Background(), openClip(t, p.ref, p), openClip(t, p.dist, p),
+				vmaf.Options{Threads: threads, Offload: off, Model: model})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		cpu := score(nil, 1)
+		for _, threads := range []int{1, 2} {
+			if diff := cmp.Diff(cpu.Frames, score(k, threads).Frames); diff != "" {
+				t.Errorf("%s, %d threads: per-frame features (-cpu +vulkan):\n%s", model, threads, diff)
+			}
+		}
+	}
+}
