@@ -476,6 +476,19 @@ func TestADMRowsV1(t *testing.T) {
 						checkRows(t, where, sc, "num", got.Num[sc], want.Num[sc])
 						checkRows(t, where, sc, "aim", got.AIM[sc], want.AIM[sc])
 					}
+					// The sums the device adds for Score: each scored row rounded
+					// as vmaf rounds it, then added.
+					fo := wk.(vmaf.FrameOffloader)
+					if err := fo.Queue(&vmaf.OffloadFrame{Index: -1, Ref: p[0], Dis: p[1], PrevIndex: -1, ADM: true}); err != nil {
+						t.Fatal(err)
+					}
+					sums, err := fo.Next()
+					if err != nil || !sums.ADMOK {
+						t.Fatalf("Next: %v, ADM ok %v", err, sums != nil && sums.ADMOK)
+					}
+					if wantSums := want.Sums(w, h); sums.ADM != *wantSums {
+						t.Errorf("%s: ADM sums %+v, CPU %+v", where, sums.ADM, *wantSums)
+					}
 					if name != "vmaf_v0.6.1" && pattern == "noise" {
 						d := vmaf.ADMRowsCPU(p[0], p[1], w, h, bpc, def)
 						if slices.Equal(d.Num[0], want.Num[0]) || slices.Equal(d.Num[3], want.Num[3]) {
