@@ -23,7 +23,14 @@ var (
 	admDenSPV []byte
 	//go:embed shaders/adm_cm.spv
 	admCMSPV []byte
+	//go:embed shaders/adm_reduce.spv
+	admReduceSPV []byte
 )
+
+// admReducePushSize is adm_reduce.comp's push constant block: dst, the
+// measures' distance, per scale the first row, the rows and the shifts,
+// then per scale the two 64-bit addends.
+const admReducePushSize = 120
 
 // admPushSize is the push constant block of adm_common.glsl.
 const admPushSize = 112
@@ -31,6 +38,7 @@ const admPushSize = 112
 // admPipelines are the ADM passes.
 type admPipelines struct {
 	dwtV, dwtH, decouple, csf, den, cm *vulkan.Pipeline
+	reduce                             *vulkan.Pipeline
 }
 
 func newADMPipelines(dev *vulkan.Device) (*admPipelines, error) {
@@ -40,6 +48,11 @@ func newADMPipelines(dev *vulkan.Device) (*admPipelines, error) {
 		decouple: b.build(admDecoupleSPV, 3, 1), csf: b.build(admCSFSPV, 2, 2),
 		den: b.build(admDenSPV, 2, 1), cm: b.build(admCMSPV, 3, 2),
 	}
+	if b.err == nil {
+		r := &pipelines{dev: dev, pushSize: admReducePushSize}
+		p.reduce = r.build(admReduceSPV, 2, 1)
+		b.err = r.err
+	}
 	if b.err != nil {
 		p.close()
 		return nil, b.err
@@ -48,7 +61,7 @@ func newADMPipelines(dev *vulkan.Device) (*admPipelines, error) {
 }
 
 func (p *admPipelines) close() {
-	closePipelines(p.dwtV, p.dwtH, p.decouple, p.csf, p.den, p.cm)
+	closePipelines(p.dwtV, p.dwtH, p.decouple, p.csf, p.den, p.cm, p.reduce)
 }
 
 // admPush is adm_common.glsl's push constant block.
@@ -88,9 +101,6 @@ type admScale struct {
 	dwt, decouple, csfA, csfR, den, dlm []byte
 	aim                                 []byte
 	decW, decH, scoreRows               int
-	// den, num and aim add the scored rows of each measure, each rounded
-	// as vmaf rounds them (ADMSums).
-	reduce [3]reduceOp
 }
 
 // admWorker is one goroutine's ADM buffers: the DWT's vertical pass (low
@@ -113,6 +123,10 @@ type admWorker struct {
 	dwtHRef, dwtHDis, decouple, den      *vulkan.DescriptorSet
 	csfA, csfR, dlm, aim, reduce         *vulkan.DescriptorSet
 	rows                                 vmaf.ADMRows
+	// reducePush is adm_reduce.comp's push constants but for dst (the
+	// first word): the scored rows of every scale and their roundings
+	// (vmaf.ADMRows.Sums).
+	reducePush []byte
 }
 
 func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig, ref0, dis0, results *vulkan.Buffer) (*admWorker, error) {
@@ -136,7 +150,7 @@ func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig, ref0, dis0, results *vulkan
 	// DLM: the restored part (planes 0..2) masked by the CSF of the additive part;
 	// AIM: the additive part (planes 3..5) masked by the CSF of the restored part.
 	aw.dlm, aw.aim = a.bind(p.cm, dec, csfA, aw.rowsBuf), a.bind(p.cm, dec, csfR, aw.rowsBuf)
-	aw.reduce = a.bind(k.reduce, aw.rowsBuf, results)
+	aw.reduce = a.bind(p.reduce, aw.rowsBuf, results)
 	if err := a.err; err != nil {
 		aw.close()
 		return nil, err
@@ -150,6 +164,9 @@ func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig, ref0, dis0, results *vulkan
 	if weights == (vmaf.ADMWeights{}) {
 		weights = vmaf.DefaultADMWeights()
 	}
+	aw.reducePush = make([]byte, admReducePushSize)
+	le := binary.LittleEndian
+	le.PutUint32(aw.reducePush[4:], uint32(3*bh))
 	sw, sh := w, h
 	for sc := range 4 {
 		s := &aw.scales[sc]
@@ -189,12 +206,12 @@ func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig, ref0, dis0, results *vulkan
 		cm.src, cm.rowsOff = 3, rows+int32(6*bh)
 		s.aim = cm.bytes()
 		// The rows' roundings before they are added: vmaf's ADMRows.Sums.
-		n := s.scoreRows
-		first := int(rows) + 3*score[0]
-		s.reduce[0] = reduceOp{off: first, n: n, stride: 3, lanes: 3, wide: true, shift: denSh.ShiftAccum, add: denSh.AddAccum}
-		s.reduce[1] = reduceOp{off: first + 3*bh, n: n, stride: 3, lanes: 3, wide: true, signed: true, shift: cmSh.ShiftInner, add: uint64(cmSh.AddInner)}
-		s.reduce[2] = s.reduce[1]
-		s.reduce[2].off += 3 * bh
+		rp := aw.reducePush
+		le.PutUint32(rp[8+4*sc:], uint32(int(rows)+3*score[0]))
+		le.PutUint32(rp[24+4*sc:], uint32(s.scoreRows))
+		le.PutUint32(rp[40+4*sc:], denSh.ShiftAccum|cmSh.ShiftInner<<16)
+		le.PutUint64(rp[56+16*sc:], denSh.AddAccum)
+		le.PutUint64(rp[64+16*sc:], uint64(cmSh.AddInner))
 	}
 	return aw, nil
 }
@@ -239,11 +256,8 @@ func (aw *admWorker) record(s *vulkan.Stream, dst int) {
 		}
 		s.Barrier()
 	}
-	for sc := range aw.scales {
-		for m, r := range aw.scales[sc].reduce {
-			r.record(s, aw.k.reduce, aw.reduce, dst+9*sc+3*m)
-		}
-	}
+	binary.LittleEndian.PutUint32(aw.reducePush, uint32(dst))
+	s.Dispatch(p.reduce, aw.reduce, aw.reducePush, admResultWords, 1, 1)
 }
 
 // admSums reads a frame's ADM sums from its results.

@@ -19,7 +19,7 @@
 // the pair into persistently mapped staging) into a ring of two batches of
 // up to eight frames, one command buffer and one submission a batch, and
 // waits on a batch's fence only when its frames' numbers are wanted. The
-// passes write per-row integer sums and a reduce pass adds them on the
+// passes write per-row integer sums and reduce passes add them on the
 // device (ADM's rows rounded first as vmaf rounds them), so 53 integers a
 // frame come back; vmaf derives the scores from them in its own float and
 // double steps. A frame's reference stays on the device for the next

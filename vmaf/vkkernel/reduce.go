@@ -15,8 +15,8 @@ var reduceSPV []byte
 const reducePushSize = 40
 
 // reduceSetsPerWorker are the reduce pass's descriptor sets a worker binds:
-// motion's rows, VIF's four scales' and ADM's.
-const reduceSetsPerWorker = 6
+// motion's rows and VIF's four scales' (ADM's have adm_reduce.comp).
+const reduceSetsPerWorker = 5
 
 // reduceOp is one reduction of per-row sums (shaders/reduce.comp): lanes
 // values per row, rows n, the first row's first value at element off,
