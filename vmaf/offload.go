@@ -120,11 +120,15 @@ func ADMRegion(w, h int) (score, decouple [4]int) {
 }
 
 // ADMShifts returns the roundings of ADM's row sums at a scale's band size
-// w x h: the denominator's (scales 1..3; scale 0 has none per coefficient)
-// and the contrast measure's.
+// w x h: the denominator's (per coefficient at scales 1..3, scale 0 has
+// none; and per row, ShiftAccum and AddAccum, at every scale) and the
+// contrast measure's.
 func ADMShifts(w, h, scale int) (den ADMDenShifts, cm ADMCMShifts) {
 	if scale > 0 {
 		den = admDenSShifts(w, h, scale)
+	} else {
+		sh, add := admDen0Shift(w, h)
+		den.ShiftAccum, den.AddAccum = uint32(sh), add
 	}
 	return den, admCMShifts(w, h, scale)
 }
@@ -146,37 +150,53 @@ func (s *admState) offloadable() bool { return s.weights().offloadable() }
 // admState.offloadable).
 func (o admOptions) offloadable() bool { return o.weights().offloadable() }
 
-// fromRows derives the ADM features from an Offload's rows, rounding and
-// adding them as the CPU kernel's own loops do.
-func (s *admState) fromRows(r *ADMRows) admScore {
-	var ns, ds, as [4]float32
-	w, h := s.w, s.h
+// ADMSums are ADM's integer accumulators per scale and band (h, v, d): the
+// scored rows of ADMRows, each rounded (ADMShifts: the denominator's
+// ShiftAccum and AddAccum, the contrast measure's ShiftInner and AddInner)
+// and added. Integer sums: an Offload may add the rows in any order.
+type ADMSums struct {
+	Den      [4][3]uint64
+	Num, AIM [4][3]int64
+}
+
+// Sums rounds and adds the scored rows of w x h luma planes' ADM rows, as
+// the CPU kernel's own loops do.
+func (r *ADMRows) Sums(w, h int) *ADMSums {
+	out := new(ADMSums)
 	for scale := range 4 {
 		w, h = (w+1)/2, (h+1)/2
 		top, bottom, _, _ := admScoreRegion(w, h)
-		var den [3]uint64
-		var num, aim [3]int64
-		dsh, dadd := admDen0Shift(w, h)
-		if scale > 0 {
-			p := admDenSShifts(w, h, scale)
-			dsh, dadd = int(p.ShiftAccum), p.AddAccum
-		}
-		cm := admCMShifts(w, h, scale)
+		dp, cm := ADMShifts(w, h, scale)
+		den, num, aim := &out.Den[scale], &out.Num[scale], &out.AIM[scale]
 		for i := top; i < bottom; i++ {
 			for t := range 3 {
-				den[t] += (r.Den[scale][3*i+t] + dadd) >> uint(dsh)
+				den[t] += (r.Den[scale][3*i+t] + dp.AddAccum) >> dp.ShiftAccum
 				num[t] += (r.Num[scale][3*i+t] + cm.AddInner) >> cm.ShiftInner
 				aim[t] += (r.AIM[scale][3*i+t] + cm.AddInner) >> cm.ShiftInner
 			}
 		}
+	}
+	return out
+}
+
+// fromRows derives the ADM features from an Offload's rows, rounding and
+// adding them as the CPU kernel's own loops do.
+func (s *admState) fromRows(r *ADMRows) admScore { return s.fromSums(r.Sums(s.w, s.h)) }
+
+// fromSums derives the ADM features from an Offload's sums.
+func (s *admState) fromSums(r *ADMSums) admScore {
+	var ns, ds, as [4]float32
+	w, h := s.w, s.h
+	for scale := range 4 {
+		w, h = (w+1)/2, (h+1)/2
 		if scale == 0 {
-			ds[scale] = admDen0Float(den, w, h, s.rfactor[0], s.opt.noiseWeight)
+			ds[scale] = admDen0Float(r.Den[scale], w, h, s.rfactor[0], s.opt.noiseWeight)
 		} else {
-			ds[scale] = admDenSFloat(den, w, h, scale, s.rfactor[scale], s.opt.noiseWeight)
+			ds[scale] = admDenSFloat(r.Den[scale], w, h, scale, s.rfactor[scale], s.opt.noiseWeight)
 		}
-		ns[scale] = admCMFloat(num, w, h, scale, s.opt.noiseWeight)
+		ns[scale] = admCMFloat(r.Num[scale], w, h, scale, s.opt.noiseWeight)
 		if !s.opt.skipAIM {
-			as[scale] = admCMFloat(aim, w, h, scale, 0)
+			as[scale] = admCMFloat(r.AIM[scale], w, h, scale, 0)
 		}
 	}
 	return s.combine(ns, ds, as)
@@ -265,6 +285,55 @@ type OffloadWorker interface {
 	ADM(ref, dis []uint16) (rows *ADMRows, ok bool, err error)
 	// Close frees the worker's device state.
 	Close()
+}
+
+// FrameOffload is an Offload whose workers take whole frames
+// (FrameOffloader): Score keeps up to FramesInFlight frames of w x h
+// queued on each worker, so that the device computes some while the host
+// prepares the next and finishes the last.
+type FrameOffload interface {
+	Offload
+	FramesInFlight(w, h int) int
+}
+
+// FrameOffloader is an OffloadWorker that computes a frame's motion, VIF
+// and ADM in one piece of device work and keeps several frames in flight:
+// Queue hands it a frame, Next returns the oldest queued frame's sums.
+type FrameOffloader interface {
+	OffloadWorker
+	// Queue copies the frame's planes for the device and records its
+	// work; the device may run it later (Next submits what is recorded).
+	// The planes are the caller's again when Queue returns.
+	Queue(f *OffloadFrame) error
+	// Next returns the oldest queued frame's sums, waiting for the
+	// device when they are not back yet. They stay valid until the next
+	// call of Queue or Next.
+	Next() (*OffloadSums, error)
+}
+
+// OffloadFrame is one frame's work for a FrameOffloader.
+type OffloadFrame struct {
+	// Index numbers the frames of one Score: a worker may keep a frame's
+	// reference plane to compare a later frame with (PrevIndex).
+	Index int
+	// Ref and Dis are the luma planes; Dis only when VIF or ADM is asked.
+	Ref, Dis []uint16
+	// Prev is the reference plane motion compares Ref with, frame
+	// PrevIndex's; nil for no motion (the SAD is then 0).
+	Prev      []uint16
+	PrevIndex int
+	// VIF and ADM ask for those features' sums.
+	VIF, ADM bool
+}
+
+// OffloadSums are a queued frame's integers: the motion SAD, and the VIF
+// and ADM sums when asked and computed (VIFOK, ADMOK; false where the
+// worker leaves the feature to the CPU).
+type OffloadSums struct {
+	SAD          uint64
+	VIF          [4]VIFSums
+	ADM          ADMSums
+	VIFOK, ADMOK bool
 }
 
 // MotionSAD is the motion feature's integer: the sum of absolute values of

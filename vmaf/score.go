@@ -99,6 +99,9 @@ type slot struct {
 	score FrameScore
 	sad   uint64
 	err   error // an Offload failure
+	// sums are the slot's motion, VIF and ADM integers from a
+	// FrameOffloader; nil when the worker computes them one by one.
+	sums *OffloadSums
 }
 
 // worker holds one goroutine's scratch buffers, reused for every frame.
@@ -228,7 +231,13 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 	// The collector holds the last lag consumed slots, which the next
 	// frames' motion reads; the rest keep threads busy as before.
 	lag := p.mo.minIndex()
-	nSlots := threads + 2 + lag
+	// A FrameOffload's workers keep frames in flight: the slots they hold
+	// come on top.
+	inFlight := 1
+	if fo, ok := p.opts.Offload.(FrameOffload); ok {
+		inFlight = min(max(fo.FramesInFlight(p.w, p.h), 1), maxFramesInFlight)
+	}
+	nSlots := threads + 2 + lag + inFlight - 1
 	free := make(chan *slot, nSlots)
 	// PSNR's chroma and the model's SpEED read the chroma planes.
 	chroma := (p.extra != nil && p.extra.chroma) || p.model.speed != nil
@@ -275,6 +284,14 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 						wk.cambi.off = co
 					}
 				}
+			}
+			if fo, ok := wk.off.(FrameOffloader); ok && offErr == nil {
+				// One goroutine may wait for jobs while it holds frames: it
+				// alone takes every slot the producer frees. Several must
+				// finish theirs first, or each could wait for slots that
+				// the collector holds for another's frame.
+				wk.inFlight(fo, jobs, results, inFlight, threads == 1, p.w, p.h, p.bpc)
+				return
 			}
 			for s := range jobs {
 				s.err = offErr
@@ -405,6 +422,88 @@ func (p *pipeline) readPair(r, d *Frame) error {
 	}
 }
 
+// maxFramesInFlight bounds the frames a FrameOffload's worker holds, and so
+// the memory Score takes for them.
+const maxFramesInFlight = 32
+
+// inFlight is a worker's loop with a FrameOffloader: it queues up to depth
+// frames before it takes the oldest's sums and finishes it on the CPU, so
+// that the device computes while the host prepares and finishes others.
+// Without hold it finishes what it holds whenever no job is waiting.
+func (wk *worker) inFlight(fo FrameOffloader, jobs <-chan *slot, results chan<- *slot, depth int, hold bool, w, h, bpc int) {
+	var pending []*slot
+	var failed error
+	finish := func() {
+		s := pending[0]
+		pending = pending[1:]
+		sums, err := fo.Next()
+		if err == nil && failed == nil {
+			s.sums = sums
+			err = wk.process(s, w, h, bpc)
+			s.sums = nil
+		}
+		if failed == nil {
+			failed = err
+		}
+		s.err = failed
+		results <- s
+	}
+	for {
+		var s *slot
+		var ok bool
+		if len(pending) > 0 && !hold {
+			select {
+			case s, ok = <-jobs:
+			default:
+				finish()
+				continue
+			}
+		} else {
+			s, ok = <-jobs
+		}
+		if !ok {
+			break
+		}
+		if failed == nil {
+			failed = fo.Queue(wk.offloadFrame(s))
+		}
+		if failed != nil {
+			// The frames queued before a failure come back failed in order,
+			// the failing one after them.
+			for len(pending) > 0 {
+				finish()
+			}
+			s.err = failed
+			results <- s
+			continue
+		}
+		pending = append(pending, s)
+		if len(pending) >= depth {
+			finish()
+		}
+	}
+	for len(pending) > 0 {
+		finish()
+	}
+}
+
+// offloadFrame is the work a FrameOffloader does for s: motion unless the
+// first frames or motion_force_zero, VIF and ADM on the full frames when
+// the model has them and the ADM weights suit the device.
+func (wk *worker) offloadFrame(s *slot) *OffloadFrame {
+	f := &OffloadFrame{Index: s.idx, Ref: s.ref.Y, PrevIndex: -1}
+	if s.prev != nil && !wk.noMotion {
+		f.Prev, f.PrevIndex = s.prev.ref.Y, s.prev.idx
+	}
+	if s.full {
+		f.VIF, f.ADM = wk.vif != nil, wk.adm.offloadable()
+		if f.VIF || f.ADM {
+			f.Dis = s.dist.Y
+		}
+	}
+	return f
+}
+
 // computeVIF computes VIF on the Offload when it offers it, else on the CPU.
 func (wk *worker) computeVIF(ref, dis []uint16, bpc int) ([4]vifScaleScore, error) {
 	if wk.off != nil {
@@ -413,14 +512,20 @@ func (wk *worker) computeVIF(ref, dis []uint16, bpc int) ([4]vifScaleScore, erro
 			return [4]vifScaleScore{}, err
 		}
 		if ok {
-			var v [4]vifScaleScore
-			for i, a := range sums {
-				v[i] = vifAcc{numLog: a.NumLog, denLog: a.DenLog, numNonLog: a.NumNonLog, denNonLog: a.DenNonLog}.score()
-			}
-			return v, nil
+			return vifScores(sums), nil
 		}
 	}
 	return wk.vif.compute(ref, dis, bpc), nil
+}
+
+// vifScores are the scales' numerators and denominators from an Offload's
+// sums.
+func vifScores(sums [4]VIFSums) [4]vifScaleScore {
+	var v [4]vifScaleScore
+	for i, a := range sums {
+		v[i] = vifAcc{numLog: a.NumLog, denLog: a.DenLog, numNonLog: a.NumNonLog, denNonLog: a.DenNonLog}.score()
+	}
+	return v
 }
 
 // computeADM computes ADM on the Offload when it offers it, else on the CPU.
@@ -444,7 +549,16 @@ func (wk *worker) computeADM(ref, dis []uint16, bpc int) (admScore, error) {
 func (wk *worker) process(s *slot, w, h, bpc int) error {
 	if s.full {
 		if wk.vif != nil {
-			v, err := wk.computeVIF(s.ref.Y, s.dist.Y, bpc)
+			var v [4]vifScaleScore
+			var err error
+			switch {
+			case s.sums == nil:
+				v, err = wk.computeVIF(s.ref.Y, s.dist.Y, bpc)
+			case s.sums.VIFOK:
+				v = vifScores(s.sums.VIF)
+			default:
+				v = wk.vif.compute(s.ref.Y, s.dist.Y, bpc)
+			}
 			if err != nil {
 				return err
 			}
@@ -452,7 +566,16 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 				s.score.VIF[i] = v[i].score()
 			}
 		}
-		a, err := wk.computeADM(s.ref.Y, s.dist.Y, bpc)
+		var a admScore
+		var err error
+		switch {
+		case s.sums == nil:
+			a, err = wk.computeADM(s.ref.Y, s.dist.Y, bpc)
+		case s.sums.ADMOK:
+			a = wk.adm.fromSums(&s.sums.ADM)
+		default:
+			a = wk.adm.compute(s.ref.Y, s.dist.Y, bpc)
+		}
 		if err != nil {
 			return err
 		}
@@ -481,6 +604,8 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 	s.sad = 0
 	switch {
 	case s.prev == nil || wk.noMotion:
+	case s.sums != nil:
+		s.sad = s.sums.SAD
 	case wk.off != nil:
 		var err error
 		if s.sad, err = wk.off.MotionSAD(s.prev.ref.Y, s.ref.Y); err != nil {

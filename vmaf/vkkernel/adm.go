@@ -3,7 +3,6 @@ package vkkernel
 import (
 	_ "embed"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"unsafe"
 
@@ -24,7 +23,14 @@ var (
 	admDenSPV []byte
 	//go:embed shaders/adm_cm.spv
 	admCMSPV []byte
+	//go:embed shaders/adm_reduce.spv
+	admReduceSPV []byte
 )
+
+// admReducePushSize is adm_reduce.comp's push constant block: dst, the
+// measures' distance, per scale the first row, the rows and the shifts,
+// then per scale the two 64-bit addends.
+const admReducePushSize = 120
 
 // admPushSize is the push constant block of adm_common.glsl.
 const admPushSize = 112
@@ -32,6 +38,7 @@ const admPushSize = 112
 // admPipelines are the ADM passes.
 type admPipelines struct {
 	dwtV, dwtH, decouple, csf, den, cm *vulkan.Pipeline
+	reduce                             *vulkan.Pipeline
 }
 
 func newADMPipelines(dev *vulkan.Device) (*admPipelines, error) {
@@ -41,6 +48,11 @@ func newADMPipelines(dev *vulkan.Device) (*admPipelines, error) {
 		decouple: b.build(admDecoupleSPV, 3, 1), csf: b.build(admCSFSPV, 2, 2),
 		den: b.build(admDenSPV, 2, 1), cm: b.build(admCMSPV, 3, 2),
 	}
+	if b.err == nil {
+		r := &pipelines{dev: dev, pushSize: admReducePushSize}
+		p.reduce = r.build(admReduceSPV, 2, 1)
+		b.err = r.err
+	}
 	if b.err != nil {
 		p.close()
 		return nil, b.err
@@ -49,7 +61,7 @@ func newADMPipelines(dev *vulkan.Device) (*admPipelines, error) {
 }
 
 func (p *admPipelines) close() {
-	closePipelines(p.dwtV, p.dwtH, p.decouple, p.csf, p.den, p.cm)
+	closePipelines(p.dwtV, p.dwtH, p.decouple, p.csf, p.den, p.cm, p.reduce)
 }
 
 // admPush is adm_common.glsl's push constant block.
@@ -91,18 +103,17 @@ type admScale struct {
 	decW, decH, scoreRows               int
 }
 
-// admWorker is one goroutine's ADM buffers: the uploaded planes, the DWT's
-// vertical pass (low and high planes per image), the bands of both images
-// (a, h, v, d), the decoupled parts (r then a), the CSF of a and of r, and
-// the row sums of every scale with their readback.
+// admWorker is one goroutine's ADM buffers: the DWT's vertical pass (low
+// and high planes per image), the bands of both images (a, h, v, d), the
+// decoupled parts (r then a), the CSF of a and of r, and the row sums of
+// every scale, which the reduce pass adds into the worker's results. The
+// frame's planes are the worker's (ref0, dis0). back, the rows' readback,
+// exists only once rows (vmaf.OffloadWorker.ADM, for checking) are asked.
 type admWorker struct {
 	k            *Kernel
 	w, h         int
-	plane        int64 // bytes of an uploaded luma plane
-	stride, bsz  int   // band stride and words per band plane
-	rowsPerScale int   // words of rows per scale: 3 measures x 3 bands x band rows
-	stream       *vulkan.Stream
-	staging      *vulkan.Buffer
+	stride, bsz  int // band stride and words per band plane
+	rowsPerScale int // words of rows per scale: 3 measures x 3 bands x band rows
 	back         *vulkan.Buffer
 	rowsBuf      *vulkan.Buffer
 	mem          allocs
@@ -110,27 +121,27 @@ type admWorker struct {
 
 	dwtV0Ref, dwtV0Dis, dwtVRef, dwtVDis *vulkan.DescriptorSet
 	dwtHRef, dwtHDis, decouple, den      *vulkan.DescriptorSet
-	csfA, csfR, dlm, aim                 *vulkan.DescriptorSet
-	ref0, dis0                           *vulkan.Buffer
+	csfA, csfR, dlm, aim, reduce         *vulkan.DescriptorSet
 	rows                                 vmaf.ADMRows
+	// reducePush is adm_reduce.comp's push constants but for dst (the
+	// first word): the scored rows of every scale and their roundings
+	// (vmaf.ADMRows.Sums).
+	reducePush []byte
 }
 
-func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig) (*admWorker, error) {
+func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig, ref0, dis0, results *vulkan.Buffer) (*admWorker, error) {
 	w, h, bpc := cfg.Width, cfg.Height, cfg.BitDepth
 	bw, bh := (w+1)/2, (h+1)/2
-	aw := &admWorker{k: k, w: w, h: h, plane: int64(w * h * 2), stride: bw, bsz: bw * bh, rowsPerScale: 9 * bh, mem: allocs{dev: k.dev}}
+	aw := &admWorker{k: k, w: w, h: h, stride: bw, bsz: bw * bh, rowsPerScale: 9 * bh, mem: allocs{dev: k.dev}}
 	p := k.adm
 	a := &aw.mem
 	words := func(n int) int64 { return int64(4 * n) }
-	aw.staging = a.buffer(2*aw.plane, vulkan.Host)
-	aw.ref0, aw.dis0 = a.buffer(aw.plane, vulkan.DeviceLocal), a.buffer(aw.plane, vulkan.DeviceLocal)
 	tmpR, tmpD := a.buffer(words(2*bh*w), vulkan.DeviceLocal), a.buffer(words(2*bh*w), vulkan.DeviceLocal)
 	refB, disB := a.buffer(words(4*aw.bsz), vulkan.DeviceLocal), a.buffer(words(4*aw.bsz), vulkan.DeviceLocal)
 	dec := a.buffer(words(6*aw.bsz), vulkan.DeviceLocal)
 	csfA, csfR := a.buffer(words(6*aw.bsz), vulkan.DeviceLocal), a.buffer(words(6*aw.bsz), vulkan.DeviceLocal)
 	aw.rowsBuf = a.buffer(int64(8*4*aw.rowsPerScale), vulkan.DeviceLocal)
-	aw.back = a.buffer(int64(8*4*aw.rowsPerScale), vulkan.Host)
-	aw.dwtV0Ref, aw.dwtV0Dis = a.bind(p.dwtV, aw.ref0, tmpR), a.bind(p.dwtV, aw.dis0, tmpD)
+	aw.dwtV0Ref, aw.dwtV0Dis = a.bind(p.dwtV, ref0, tmpR), a.bind(p.dwtV, dis0, tmpD)
 	aw.dwtVRef, aw.dwtVDis = a.bind(p.dwtV, refB, tmpR), a.bind(p.dwtV, disB, tmpD)
 	aw.dwtHRef, aw.dwtHDis = a.bind(p.dwtH, tmpR, refB), a.bind(p.dwtH, tmpD, disB)
 	aw.decouple = a.bind(p.decouple, refB, disB, dec)
@@ -139,11 +150,8 @@ func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig) (*admWorker, error) {
 	// DLM: the restored part (planes 0..2) masked by the CSF of the additive part;
 	// AIM: the additive part (planes 3..5) masked by the CSF of the restored part.
 	aw.dlm, aw.aim = a.bind(p.cm, dec, csfA, aw.rowsBuf), a.bind(p.cm, dec, csfR, aw.rowsBuf)
-	err := a.err
-	if err == nil {
-		aw.stream, err = k.dev.NewStream()
-	}
-	if err != nil {
+	aw.reduce = a.bind(p.reduce, aw.rowsBuf, results)
+	if err := a.err; err != nil {
 		aw.close()
 		return nil, err
 	}
@@ -156,6 +164,9 @@ func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig) (*admWorker, error) {
 	if weights == (vmaf.ADMWeights{}) {
 		weights = vmaf.DefaultADMWeights()
 	}
+	aw.reducePush = make([]byte, admReducePushSize)
+	le := binary.LittleEndian
+	le.PutUint32(aw.reducePush[4:], uint32(3*bh))
 	sw, sh := w, h
 	for sc := range 4 {
 		s := &aw.scales[sc]
@@ -194,17 +205,25 @@ func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig) (*admWorker, error) {
 		s.dlm = cm.bytes()
 		cm.src, cm.rowsOff = 3, rows+int32(6*bh)
 		s.aim = cm.bytes()
+		// The rows' roundings before they are added: vmaf's ADMRows.Sums.
+		rp := aw.reducePush
+		le.PutUint32(rp[8+4*sc:], uint32(int(rows)+3*score[0]))
+		le.PutUint32(rp[24+4*sc:], uint32(s.scoreRows))
+		le.PutUint32(rp[40+4*sc:], denSh.ShiftAccum|cmSh.ShiftInner<<16)
+		le.PutUint64(rp[56+16*sc:], denSh.AddAccum)
+		le.PutUint64(rp[64+16*sc:], uint64(cmSh.AddInner))
 	}
 	return aw, nil
 }
 
-// run uploads a frame pair and computes the rows of every scale.
-func (aw *admWorker) run(ref, dis []uint16) (*vmaf.ADMRows, error) {
-	s := aw.stream
+// admResultWords are a frame's ADM sums in the worker's results: per
+// scale den, num and aim of the h, v and d bands.
+const admResultWords = 36
+
+// record records every scale's passes on the worker's planes and the
+// reduction of their rows into results at word dst.
+func (aw *admWorker) record(s *vulkan.Stream, dst int) {
 	p := aw.k.adm
-	if err := beginPair(s, aw.staging, aw.ref0, aw.dis0, aw.plane, ref, dis, aw.w*aw.h); err != nil {
-		return nil, fmt.Errorf("vulkan adm: %w", err)
-	}
 	s.Fill(aw.rowsBuf, 0, aw.rowsBuf.Size(), 0)
 	s.Barrier()
 	for sc := range aw.scales {
@@ -237,10 +256,41 @@ func (aw *admWorker) run(ref, dis []uint16) (*vmaf.ADMRows, error) {
 		}
 		s.Barrier()
 	}
-	s.Copy(aw.back, 0, aw.rowsBuf, 0, aw.rowsBuf.Size())
-	if err := submitWait(s); err != nil {
-		return nil, fmt.Errorf("vulkan adm: %w", err)
+	binary.LittleEndian.PutUint32(aw.reducePush, uint32(dst))
+	s.Dispatch(p.reduce, aw.reduce, aw.reducePush, admResultWords, 1, 1)
+}
+
+// admSums reads a frame's ADM sums from its results.
+func admSums(words []uint64) vmaf.ADMSums {
+	var out vmaf.ADMSums
+	for sc := range 4 {
+		w := words[9*sc:]
+		for t := range 3 {
+			out.Den[sc][t] = w[t]
+			out.Num[sc][t] = int64(w[3+t])
+			out.AIM[sc][t] = int64(w[6+t])
+		}
 	}
+	return out
+}
+
+// recordRows records the copy of the last frame's rows to the host, for
+// Rows; it makes the readback buffer the first time.
+func (aw *admWorker) recordRows(s *vulkan.Stream) error {
+	if aw.back == nil {
+		a := allocs{dev: aw.k.dev}
+		aw.back = a.buffer(aw.rowsBuf.Size(), vulkan.Host)
+		if a.err != nil {
+			return a.err
+		}
+		aw.mem.bufs = append(aw.mem.bufs, aw.back)
+	}
+	s.Copy(aw.back, 0, aw.rowsBuf, 0, aw.rowsBuf.Size())
+	return nil
+}
+
+// readRows is the rows recordRows copied back.
+func (aw *admWorker) readRows() *vmaf.ADMRows {
 	b := aw.back.Bytes()
 	all := unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), 4*aw.rowsPerScale)
 	bh := aw.rowsPerScale / 9
@@ -250,13 +300,7 @@ func (aw *admWorker) run(ref, dis []uint16) (*vmaf.ADMRows, error) {
 		aw.rows.Num[sc] = unsafe.Slice((*int64)(unsafe.Pointer(&r[3*bh])), 3*bh)
 		aw.rows.AIM[sc] = unsafe.Slice((*int64)(unsafe.Pointer(&r[6*bh])), 3*bh)
 	}
-	return &aw.rows, nil
+	return &aw.rows
 }
 
-func (aw *admWorker) close() {
-	if aw.stream != nil {
-		aw.stream.Close()
-	}
-	aw.mem.close()
-	aw.stream = nil
-}
+func (aw *admWorker) close() { aw.mem.close() }

@@ -63,6 +63,7 @@ func BenchmarkScore(b *testing.B) {
 		refP, distP := benchPlanes(sz.w, sz.h, 4)
 		for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
 			b.Run(fmt.Sprintf("%dx%d/threads=%d", sz.w, sz.h, threads), func(b *testing.B) {
+				before := k.dev.Stats()
 				for b.Loop() {
 					ref := &planeSource{w: sz.w, h: sz.h, planes: refP, n: sz.frames}
 					dist := &planeSource{w: sz.w, h: sz.h, planes: distP, n: sz.frames}
@@ -73,6 +74,12 @@ func BenchmarkScore(b *testing.B) {
 				n := float64(b.N * sz.frames)
 				b.ReportMetric(n/b.Elapsed().Seconds(), "frames/s")
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/frame")
+				// The structure, which lavapipe shows as well as a GPU: queue
+				// submissions, host waits and bytes read back per frame.
+				after := k.dev.Stats()
+				b.ReportMetric(float64(after.Submits-before.Submits)/n, "submits/frame")
+				b.ReportMetric(float64(after.Waits-before.Waits)/n, "waits/frame")
+				b.ReportMetric(float64(after.ReadbackBytes-before.ReadbackBytes)/n, "readback-B/frame")
 			})
 		}
 	}

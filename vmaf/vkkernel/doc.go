@@ -12,12 +12,19 @@
 // CAMBI up to its pooling (vmaf.CAMBIOffloader; cambi.go); on a device
 // without shaderFloat64 only motion and CAMBI do, and Kernel.Features
 // says which features ran where, so a result never claims the device for
-// work it did not do. The passes write per-row integer sums; vmaf
-// adds them with its own roundings and finishes the scores.
+// work it did not do.
 //
-// Each scoring goroutine gets its own worker: per feature a command stream,
-// a staging buffer it writes frames into, device-local buffers the stream
-// copies them to, and a readback buffer. Goroutines share the device's
-// queue, so one goroutine's upload and compute overlap the others'; see
-// docs/worker.md for the memory this takes.
+// Kernel is also a vmaf.FrameOffload: each scoring goroutine's worker
+// records whole frames (motion, VIF and ADM together, from one upload of
+// the pair into persistently mapped staging) into a ring of two batches of
+// up to eight frames, one command buffer and one submission a batch, and
+// waits on a batch's fence only when its frames' numbers are wanted. The
+// passes write per-row integer sums and reduce passes add them on the
+// device (ADM's rows rounded first as vmaf rounds them), so 53 integers a
+// frame come back; vmaf derives the scores from them in its own float and
+// double steps. A frame's reference stays on the device for the next
+// frames' motion. Workers are kept by the Kernel for the next Score of the
+// same configuration. SpEED chroma and CAMBI (the v1 models') still run in
+// a submission of their own per frame. See docs/worker.md for the design
+// and the memory it takes.
 package vkkernel

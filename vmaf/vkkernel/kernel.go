@@ -24,9 +24,10 @@ var (
 const maxWorkers = 64
 
 // workerBytesPerPixel is what one worker allocates on the device per luma
-// pixel, all features together, at most (docs/worker.md: 12 host-visible
-// and 77 device-local for motion, VIF and ADM; up to 17 more for SpEED
-// chroma at 4:4:4 and 31 for CAMBI), rounded up.
+// pixel, all features together, at most (docs/worker.md: about 75
+// device-local for motion, VIF and ADM; up to 17 more for SpEED chroma at
+// 4:4:4 and 31 for CAMBI), rounded up. The batches' host-visible staging
+// (at most stagingBudget) is host memory on a discrete GPU.
 const workerBytesPerPixel = 140
 
 // Workers returns how many workers (scoring goroutines) of w x h frames
@@ -47,16 +48,39 @@ type Kernel struct {
 
 	mu        sync.Mutex
 	blur, sad *vulkan.Pipeline
+	reduce    *vulkan.Pipeline
 	vif       *vifPipelines   // nil without shaderFloat64
 	adm       *admPipelines   // nil without shaderFloat64
 	speed     *speedPipelines // nil without shaderFloat64
 	cambi     *vulkan.Pipeline
-	workers   int
+	workers   int // made and not freed, idle ones too
 	closed    bool
+	// idle are closed workers of the last configuration asked for, kept
+	// for the next Score: a worker's buffers and descriptor sets are made
+	// once, not per call.
+	idle    []*worker
+	idleKey workerKey
+	made    int // workers made, for tests of the reuse
+}
+
+// maxIdleWorkers bounds the workers kept for reuse.
+const maxIdleWorkers = 16
+
+// workerKey is what a worker's buffers and push constants depend on.
+type workerKey struct {
+	w, h, bpc      int
+	vifEGL, admEGL float64
+	weights        vmaf.ADMWeights
+}
+
+func keyOf(cfg vmaf.OffloadConfig) workerKey {
+	return workerKey{cfg.Width, cfg.Height, cfg.BitDepth, cfg.VIFEnhnGainLimit, cfg.ADMEnhnGainLimit, cfg.ADMWeights}
 }
 
 var (
 	_ vmaf.Offload        = (*Kernel)(nil)
+	_ vmaf.FrameOffload   = (*Kernel)(nil)
+	_ vmaf.FrameOffloader = (*worker)(nil)
 	_ vmaf.SpeedOffloader = (*worker)(nil)
 	_ vmaf.CAMBIOffloader = (*worker)(nil)
 )
@@ -70,8 +94,11 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 		return nil, err
 	}
 	k := &Kernel{dev: dev}
-	if k.blur, err = dev.NewPipeline(motionBlurSPV, 3, 12, maxWorkers); err == nil {
+	if k.blur, err = dev.NewPipeline(motionBlurSPV, 3, 12, histSlots*maxWorkers); err == nil {
 		k.sad, err = dev.NewPipeline(motionSADSPV, 2, 8, maxWorkers)
+	}
+	if err == nil {
+		k.reduce, err = dev.NewPipeline(reduceSPV, 2, reducePushSize, reduceSetsPerWorker*maxWorkers)
 	}
 	if err == nil && dev.Info.Float64 {
 		k.vif, err = newVIFPipelines(dev)
@@ -123,6 +150,13 @@ func (k *Kernel) Info() vulkan.Info { return k.dev.Info }
 // Close frees the pipelines and the device; workers must be closed first.
 func (k *Kernel) Close() {
 	k.mu.Lock()
+	idle := k.idle
+	k.idle = nil
+	k.mu.Unlock()
+	for _, wk := range idle {
+		wk.free()
+	}
+	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed {
 		return
@@ -133,6 +167,9 @@ func (k *Kernel) Close() {
 	}
 	if k.sad != nil {
 		k.sad.Close()
+	}
+	if k.reduce != nil {
+		k.reduce.Close()
 	}
 	if k.vif != nil {
 		k.vif.close()
@@ -150,39 +187,108 @@ func (k *Kernel) Close() {
 }
 
 // NewWorker allocates one goroutine's buffers for cfg's frames.
+// A closed worker of the same configuration is taken again when there is
+// one.
 func (k *Kernel) NewWorker(cfg vmaf.OffloadConfig) (vmaf.OffloadWorker, error) {
+	key := keyOf(cfg)
+	k.mu.Lock()
+	var stale []*worker
+	if k.idleKey != key {
+		stale, k.idle, k.idleKey = k.idle, nil, key
+	}
+	var wk *worker
+	if n := len(k.idle); n > 0 {
+		wk, k.idle = k.idle[n-1], k.idle[:n-1]
+	}
+	k.mu.Unlock()
+	for _, s := range stale {
+		s.free()
+	}
+	if wk != nil {
+		if err := wk.attach(cfg); err != nil {
+			wk.free()
+			return nil, fmt.Errorf("vulkan kernel worker (%dx%d): %w", cfg.Width, cfg.Height, err)
+		}
+		return wk, nil
+	}
 	k.mu.Lock()
 	if k.workers >= maxWorkers {
 		k.mu.Unlock()
 		return nil, fmt.Errorf("vulkan kernel: more than %d workers", maxWorkers)
 	}
 	k.workers++
+	k.made++
 	k.mu.Unlock()
-	wk, err := newWorker(k, cfg) // on failure its Close gives the count back
+	wk, err := newWorker(k, cfg) // on failure it gives the count back
 	if err != nil {
 		return nil, err
 	}
 	return wk, nil
 }
 
+// The frames in flight (docs/worker.md): each worker records frames into
+// the command buffer of one of ringSlots batches, up to batchFrames(w, h)
+// frames a batch, submits the batch when it is full (or when its results
+// are asked) and records the next batch into the next slot while the
+// device runs it. A slot's fence is waited for only when its frames'
+// numbers are wanted, or when the ring comes round to it again.
+const (
+	// ringSlots are the batches a worker has: one the device runs while
+	// the host records the other.
+	ringSlots = 2
+	// maxBatch bounds the frames of one submission.
+	maxBatch = 8
+	// stagingBudget bounds a worker's host-visible staging, all slots
+	// together: 1080p takes 8 frames a batch, 4K 2.
+	stagingBudget = 128 << 20
+	// histSlots are the device planes that keep recent reference frames
+	// for motion: the frame two back (the five-frame window's), the one
+	// before, and the one being replaced.
+	histSlots = 3
+	// resultWords are one frame's numbers in the results: the motion
+	// SAD, then VIF's and ADM's sums.
+	resultWords = 1 + vifResultWords + admResultWords
+)
+
+// batchFrames is how many w x h frames one submission holds: what fits
+// in the staging budget, two planes a frame, at most maxBatch, at least 1.
+func batchFrames(w, h int) int {
+	return max(min(stagingBudget/(ringSlots*2*2*max(w*h, 1)), maxBatch), 1)
+}
+
+// FramesInFlight is how many w x h frames a worker keeps queued
+// (vmaf.FrameOffload): its batches, full.
+func (k *Kernel) FramesInFlight(w, h int) int { return ringSlots * batchFrames(w, h) }
+
 // worker is one goroutine's device state.
 type worker struct {
 	k         *Kernel
+	key       workerKey
 	w, h, bpc int
 	plane     int64 // bytes of one luma plane (16-bit samples)
+	batch     int   // frames a submission holds
 
-	stream  *vulkan.Stream
-	staging *vulkan.Buffer // prev | cur planes, host-visible
-	prev    *vulkan.Buffer // device-local planes
-	cur     *vulkan.Buffer
-	blurred *vulkan.Buffer // int32 per pixel
-	rowSAD  *vulkan.Buffer // uint32 per row, device-local
-	back    *vulkan.Buffer // rowSAD readback, host-visible
-	mem     allocs
+	// ref0 and dis0 are the frame's planes, which motion, VIF and ADM
+	// read; hist keeps recent reference planes (histIdx their frame
+	// numbers, -1 none) so that motion uploads no frame twice.
+	ref0, dis0 *vulkan.Buffer
+	hist       [histSlots]*vulkan.Buffer
+	histIdx    [histSlots]int
+	blurred    *vulkan.Buffer // int32 per pixel
+	rowSAD     *vulkan.Buffer // uint32 per row
+	results    *vulkan.Buffer // resultWords uint64 per frame of a batch
+	mem        allocs
 
-	blurSet, sadSet *vulkan.DescriptorSet
+	blurSets        [histSlots]*vulkan.DescriptorSet // hist[i] against ref0
+	sadSet, sadSums *vulkan.DescriptorSet
 	blurPush        []byte
 	sadPush         []byte
+
+	ring [ringSlots]batch
+	rec  int         // the slot being recorded
+	done []frameSums // collected frames not yet taken by Next, oldest first
+	cur  vmaf.OffloadSums
+	err  error // the first failure: the worker's device state is lost
 
 	vif *vifWorker // nil when VIF stays on the CPU
 	adm *admWorker // nil when ADM stays on the CPU
@@ -192,41 +298,97 @@ type worker struct {
 	cambi *cambiWorker // nil when the model has no CAMBI (OffloadConfig.CAMBI)
 }
 
+// batch is one ring slot: a command buffer with its fence, the staging
+// its frames' planes are written into, and the readback of their numbers.
+type batch struct {
+	stream  *vulkan.Stream
+	staging *vulkan.Buffer
+	back    *vulkan.Buffer
+	state   batchState
+	used    int64        // staging bytes written
+	frames  []frameWants // what each recorded frame asked, in order
+	seq     int          // submission order, to collect the oldest first
+}
+
+type batchState int
+
+const (
+	idle batchState = iota
+	recording
+	submitted
+)
+
+// frameWants is what a recorded frame computes on the device.
+type frameWants struct{ motion, vif, adm bool }
+
+// frameSums are a collected frame's numbers.
+type frameSums struct {
+	want  frameWants
+	words [resultWords]uint64
+}
+
 func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 	w, h, bpc := cfg.Width, cfg.Height, cfg.BitDepth
-	wk := &worker{k: k, w: w, h: h, bpc: bpc, plane: int64(w * h * 2), mem: allocs{dev: k.dev}}
+	wk := &worker{k: k, key: keyOf(cfg), w: w, h: h, bpc: bpc, plane: int64(w * h * 2), batch: batchFrames(w, h), mem: allocs{dev: k.dev}}
 	a := &wk.mem
-	wk.staging = a.buffer(2*wk.plane, vulkan.Host)
-	wk.prev = a.buffer(wk.plane, vulkan.DeviceLocal)
-	wk.cur = a.buffer(wk.plane, vulkan.DeviceLocal)
+	wk.ref0 = a.buffer(wk.plane, vulkan.DeviceLocal)
+	wk.dis0 = a.buffer(wk.plane, vulkan.DeviceLocal)
+	for i := range wk.hist {
+		wk.hist[i] = a.buffer(wk.plane, vulkan.DeviceLocal)
+		wk.histIdx[i] = -1
+	}
 	wk.blurred = a.buffer(int64(w*h*4), vulkan.DeviceLocal)
 	wk.rowSAD = a.buffer(int64(h*4), vulkan.DeviceLocal)
-	wk.back = a.buffer(int64(h*4), vulkan.Host)
-	wk.blurSet = a.bind(k.blur, wk.prev, wk.cur, wk.blurred)
+	wk.results = a.buffer(int64(wk.batch*resultWords*8), vulkan.DeviceLocal)
+	for i := range wk.ring {
+		b := &wk.ring[i]
+		b.staging = a.buffer(int64(2*wk.batch)*wk.plane, vulkan.Host)
+		b.back = a.buffer(int64(wk.batch*resultWords*8), vulkan.Host)
+	}
+	for i := range wk.blurSets {
+		wk.blurSets[i] = a.bind(k.blur, wk.hist[i], wk.ref0, wk.blurred)
+	}
 	wk.sadSet = a.bind(k.sad, wk.blurred, wk.rowSAD)
+	wk.sadSums = a.bind(k.reduce, wk.rowSAD, wk.results)
 	err := a.err
-	if err == nil {
-		wk.stream, err = k.dev.NewStream()
+	for i := range wk.ring {
+		if err == nil {
+			wk.ring[i].stream, err = k.dev.NewStream()
+		}
 	}
 	if err == nil && k.vif != nil {
-		wk.vif, err = newVIFWorker(k, cfg)
+		wk.vif, err = newVIFWorker(k, cfg, wk.ref0, wk.dis0, wk.results)
 	}
 	if err == nil && k.adm != nil {
-		wk.adm, err = newADMWorker(k, cfg)
+		wk.adm, err = newADMWorker(k, cfg, wk.ref0, wk.dis0, wk.results)
 	}
-	if err == nil && k.speed != nil && cfg.Speed != nil {
-		wk.speed, err = newSpeedWorker(k, cfg.Speed, bpc)
-	}
-	if err == nil && cfg.CAMBI != nil {
-		wk.cambi, err = newCAMBIWorker(k, cfg.CAMBI)
+	if err == nil {
+		err = wk.attach(cfg)
 	}
 	if err != nil {
-		wk.Close()
+		wk.free()
 		return nil, fmt.Errorf("vulkan kernel worker (%dx%d): %w", w, h, err)
 	}
 	wk.blurPush = push(int32(w), int32(h), int32(bpc))
 	wk.sadPush = push(int32(w), int32(h))
 	return wk, nil
+}
+
+// attach readies a new or idle worker for a Score: no frame kept, and the
+// run's SpEED and CAMBI state, which depend on more than the key.
+func (wk *worker) attach(cfg vmaf.OffloadConfig) error {
+	for i := range wk.histIdx {
+		wk.histIdx[i] = -1
+	}
+	wk.done, wk.err = wk.done[:0], nil
+	var err error
+	if wk.k.speed != nil && cfg.Speed != nil {
+		wk.speed, err = newSpeedWorker(wk.k, cfg.Speed, wk.bpc)
+	}
+	if err == nil && cfg.CAMBI != nil {
+		wk.cambi, err = newCAMBIWorker(wk.k, cfg.CAMBI)
+	}
+	return err
 }
 
 func push(v ...int32) []byte {
@@ -243,25 +405,6 @@ func samples(p []uint16) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&p[0])), 2*len(p))
 }
 
-// beginPair checks that a and b hold n samples, writes them into staging
-// (two planes of plane bytes) and begins a submission that copies them to
-// dstA and dstB.
-func beginPair(s *vulkan.Stream, staging, dstA, dstB *vulkan.Buffer, plane int64, a, b []uint16, n int) error {
-	if len(a) < n || len(b) < n {
-		return fmt.Errorf("planes of %d and %d samples, want %d", len(a), len(b), n)
-	}
-	st := staging.Bytes()
-	copy(st, samples(a[:n]))
-	copy(st[plane:], samples(b[:n]))
-	if err := s.Begin(); err != nil {
-		return err
-	}
-	s.Copy(dstA, 0, staging, 0, plane)
-	s.Copy(dstB, 0, staging, plane, plane)
-	s.Barrier()
-	return nil
-}
-
 // submitWait submits what s recorded, after a final barrier, and waits.
 func submitWait(s *vulkan.Stream) error {
 	s.Barrier()
@@ -271,25 +414,256 @@ func submitWait(s *vulkan.Stream) error {
 	return s.Wait()
 }
 
-// MotionSAD uploads the two planes and runs the motion kernels.
+// Queue records a frame's motion, VIF and ADM into the batch being
+// recorded (vmaf.FrameOffloader), after submitting that batch when the
+// frame's planes do not fit in its staging, and collecting the slot's
+// previous batch when the ring comes round to a slot still in flight; a
+// batch is submitted as soon as it is full.
+func (wk *worker) Queue(f *vmaf.OffloadFrame) error {
+	if wk.err != nil {
+		return wk.err
+	}
+	if err := wk.queue(f); err != nil {
+		wk.err = fmt.Errorf("vulkan kernel: %w", err)
+		return wk.err
+	}
+	return nil
+}
+
+func (wk *worker) queue(f *vmaf.OffloadFrame) error {
+	n := wk.w * wk.h
+	want := frameWants{motion: f.Prev != nil, vif: f.VIF && wk.vif != nil, adm: f.ADM && wk.adm != nil}
+	planes := [3][]uint16{f.Ref}
+	if want.vif || want.adm {
+		planes[1] = f.Dis
+	}
+	prevAt := -1
+	if want.motion {
+		prevAt = wk.resident(f.PrevIndex)
+		if prevAt < 0 {
+			planes[2] = f.Prev
+		}
+	}
+	var need int64
+	for i, p := range planes {
+		if p == nil && (i == 0 || i == 1 && (want.vif || want.adm)) {
+			return fmt.Errorf("frame %d: a plane is missing", f.Index)
+		}
+		if p != nil {
+			if len(p) < n {
+				return fmt.Errorf("frame %d: a plane of %d samples, want %d", f.Index, len(p), n)
+			}
+			need += wk.plane
+		}
+	}
+	b := &wk.ring[wk.rec]
+	if b.state == recording && (len(b.frames) == wk.batch || b.used+need > b.staging.Size()) {
+		if err := wk.submit(b); err != nil {
+			return err
+		}
+		wk.rec = (wk.rec + 1) % ringSlots
+		b = &wk.ring[wk.rec]
+	}
+	if b.state == submitted {
+		// The ring came round: this slot's frames must be back before
+		// its staging and readback take new ones.
+		if err := wk.collectOldest(); err != nil {
+			return err
+		}
+	}
+	s := b.stream
+	if b.state == idle {
+		if err := s.Begin(); err != nil {
+			return err
+		}
+		// The batch may follow another on the queue, which used the same
+		// device buffers.
+		s.Barrier()
+		b.state, b.used, b.frames = recording, 0, b.frames[:0]
+	}
+	dst := len(b.frames) * resultWords
+	stage := func(dev *vulkan.Buffer, p []uint16) {
+		copy(b.staging.Bytes()[b.used:], samples(p[:n]))
+		s.Copy(dev, 0, b.staging, b.used, wk.plane)
+		b.used += wk.plane
+	}
+	stage(wk.ref0, planes[0])
+	if planes[1] != nil {
+		stage(wk.dis0, planes[1])
+	}
+	if want.motion && prevAt < 0 {
+		prevAt = wk.evict(-1)
+		stage(wk.hist[prevAt], planes[2])
+		wk.histIdx[prevAt] = max(f.PrevIndex, -1)
+	}
+	s.Barrier()
+	if want.motion {
+		s.Dispatch(wk.k.blur, wk.blurSets[prevAt], wk.blurPush, (wk.w+63)/64, (wk.h+3)/4, 1)
+		s.Barrier()
+		s.Dispatch(wk.k.sad, wk.sadSet, wk.sadPush, wk.h, 1, 1)
+		s.Barrier()
+		reduceOp{n: wk.h, stride: 1, lanes: 1}.record(s, wk.k.reduce, wk.sadSums, dst)
+	}
+	if want.vif {
+		wk.vif.record(s, dst+1)
+	}
+	if want.adm {
+		wk.adm.record(s, dst+1+vifResultWords)
+	}
+	if f.Index >= 0 {
+		// Later frames compare with this one's reference: keep it.
+		at := wk.evict(prevAt)
+		s.Copy(wk.hist[at], 0, wk.ref0, 0, wk.plane)
+		wk.histIdx[at] = f.Index
+	}
+	s.Barrier()
+	b.frames = append(b.frames, want)
+	if len(b.frames) == wk.batch {
+		// Full: the device can start on it while the next is recorded.
+		if err := wk.submit(b); err != nil {
+			return err
+		}
+		wk.rec = (wk.rec + 1) % ringSlots
+	}
+	return nil
+}
+
+// resident returns the hist slot that holds frame idx's reference, or -1.
+func (wk *worker) resident(idx int) int {
+	if idx < 0 {
+		return -1
+	}
+	for i, x := range wk.histIdx {
+		if x == idx {
+			return i
+		}
+	}
+	return -1
+}
+
+// evict returns the hist slot holding the oldest frame (or none), other
+// than keep.
+func (wk *worker) evict(keep int) int {
+	at := -1
+	for i, x := range wk.histIdx {
+		if i != keep && (at < 0 || x < wk.histIdx[at]) {
+			at = i
+		}
+	}
+	return at
+}
+
+// submit ends b's recording with the copy of its frames' numbers to the
+// host and submits it.
+func (wk *worker) submit(b *batch) error {
+	s := b.stream
+	s.Copy(b.back, 0, wk.results, 0, int64(len(b.frames)*resultWords*8))
+	s.Barrier()
+	if err := s.Submit(); err != nil {
+		b.state = idle
+		return err
+	}
+	b.state = submitted
+	b.seq = wk.seq()
+	return nil
+}
+
+// seq numbers submissions: one more than the newest slot's.
+func (wk *worker) seq() int {
+	n := 0
+	for i := range wk.ring {
+		n = max(n, wk.ring[i].seq)
+	}
+	return n + 1
+}
+
+// collectOldest waits for the oldest submitted batch and moves its frames'
+// numbers to done.
+func (wk *worker) collectOldest() error {
+	var b *batch
+	for i := range wk.ring {
+		if c := &wk.ring[i]; c.state == submitted && (b == nil || c.seq < b.seq) {
+			b = c
+		}
+	}
+	if b == nil {
+		return fmt.Errorf("no batch in flight")
+	}
+	if err := b.stream.Wait(); err != nil {
+		return err
+	}
+	words := unsafe.Slice((*uint64)(unsafe.Pointer(&b.back.Bytes()[0])), len(b.frames)*resultWords)
+	for i, want := range b.frames {
+		fs := frameSums{want: want}
+		copy(fs.words[:], words[i*resultWords:])
+		wk.done = append(wk.done, fs)
+	}
+	b.state = idle
+	return nil
+}
+
+// Next returns the oldest queued frame's numbers (vmaf.FrameOffloader),
+// submitting the batch being recorded and waiting for the device when
+// they are not back yet.
+func (wk *worker) Next() (*vmaf.OffloadSums, error) {
+	if wk.err != nil {
+		return nil, wk.err
+	}
+	if len(wk.done) == 0 {
+		if err := wk.fill(); err != nil {
+			wk.err = fmt.Errorf("vulkan kernel: %w", err)
+			return nil, wk.err
+		}
+	}
+	fs := wk.done[0]
+	wk.done = append(wk.done[:0], wk.done[1:]...)
+	wk.cur = vmaf.OffloadSums{VIFOK: fs.want.vif, ADMOK: fs.want.adm}
+	if fs.want.motion {
+		wk.cur.SAD = fs.words[0]
+	}
+	if fs.want.vif {
+		wk.cur.VIF = vifSums(fs.words[1:])
+	}
+	if fs.want.adm {
+		wk.cur.ADM = admSums(fs.words[1+vifResultWords:])
+	}
+	return &wk.cur, nil
+}
+
+// fill collects the oldest batch in flight, or submits the one being
+// recorded and collects it.
+func (wk *worker) fill() error {
+	for i := range wk.ring {
+		if wk.ring[i].state == submitted {
+			return wk.collectOldest()
+		}
+	}
+	b := &wk.ring[wk.rec]
+	if b.state != recording || len(b.frames) == 0 {
+		return fmt.Errorf("Next with no frame queued")
+	}
+	if err := wk.submit(b); err != nil {
+		return err
+	}
+	wk.rec = (wk.rec + 1) % ringSlots
+	return wk.collectOldest()
+}
+
+// one computes one frame on its own, for the one-feature methods.
+func (wk *worker) one(f *vmaf.OffloadFrame) (*vmaf.OffloadSums, error) {
+	if err := wk.Queue(f); err != nil {
+		return nil, err
+	}
+	return wk.Next()
+}
+
+// MotionSAD computes the motion integer of two planes on the device.
 func (wk *worker) MotionSAD(prev, cur []uint16) (uint64, error) {
-	s := wk.stream
-	if err := beginPair(s, wk.staging, wk.prev, wk.cur, wk.plane, prev, cur, wk.w*wk.h); err != nil {
-		return 0, fmt.Errorf("vulkan motion: %w", err)
+	r, err := wk.one(&vmaf.OffloadFrame{Index: -1, Ref: cur, Prev: prev, PrevIndex: -1})
+	if err != nil {
+		return 0, err
 	}
-	s.Dispatch(wk.k.blur, wk.blurSet, wk.blurPush, (wk.w+63)/64, (wk.h+3)/4, 1)
-	s.Barrier()
-	s.Dispatch(wk.k.sad, wk.sadSet, wk.sadPush, wk.h, 1, 1)
-	s.Barrier()
-	s.Copy(wk.back, 0, wk.rowSAD, 0, int64(wk.h*4))
-	if err := submitWait(s); err != nil {
-		return 0, fmt.Errorf("vulkan motion: %w", err)
-	}
-	var sad uint64
-	for _, r := range wk.back.Uint32s()[:wk.h] {
-		sad += uint64(r)
-	}
-	return sad, nil
+	return r.SAD, nil
 }
 
 // VIF computes the four scales' sums on the device; ok is false when the
@@ -298,18 +672,40 @@ func (wk *worker) VIF(ref, dis []uint16) (sums [4]vmaf.VIFSums, ok bool, err err
 	if wk.vif == nil {
 		return sums, false, nil
 	}
-	sums, err = wk.vif.run(ref, dis)
-	return sums, err == nil, err
+	r, err := wk.one(&vmaf.OffloadFrame{Index: -1, Ref: ref, Dis: dis, PrevIndex: -1, VIF: true})
+	if err != nil {
+		return sums, false, err
+	}
+	return r.VIF, true, nil
 }
 
-// ADM computes the rows of the ADM sums on the device; ok is false when
-// the device leaves ADM to the CPU (no shaderFloat64).
+// ADM computes the rows of the ADM sums on the device, for checking them
+// row by row (Score takes the sums, which the device adds); ok is false
+// when the device leaves ADM to the CPU (no shaderFloat64). The rows come
+// back in a second submission.
 func (wk *worker) ADM(ref, dis []uint16) (rows *vmaf.ADMRows, ok bool, err error) {
 	if wk.adm == nil {
 		return nil, false, nil
 	}
-	rows, err = wk.adm.run(ref, dis)
-	return rows, err == nil, err
+	if _, err := wk.one(&vmaf.OffloadFrame{Index: -1, Ref: ref, Dis: dis, PrevIndex: -1, ADM: true}); err != nil {
+		return nil, false, err
+	}
+	b := &wk.ring[wk.rec]
+	if b.state != idle {
+		return nil, false, fmt.Errorf("vulkan adm: rows asked with frames queued")
+	}
+	s := b.stream
+	if err := s.Begin(); err != nil {
+		return nil, false, err
+	}
+	s.Barrier()
+	if err := wk.adm.recordRows(s); err != nil {
+		return nil, false, err
+	}
+	if err := submitWait(s); err != nil {
+		return nil, false, fmt.Errorf("vulkan adm: %w", err)
+	}
+	return wk.adm.readRows(), true, nil
 }
 
 // Speed computes SpEED chroma's per-pixel stages of a frame pair on the
@@ -331,16 +727,31 @@ func (wk *worker) CAMBICValues(y []uint16, out *[5][]float32) (bool, error) {
 	return wk.cambi.run(y, out)
 }
 
-// Close frees the worker's device state.
+// Close ends the worker's Score: it keeps the worker for the next one
+// when it is sound and of the configuration last asked for, else frees it.
 func (wk *worker) Close() {
-	if wk.vif != nil {
-		wk.vif.close()
-		wk.vif = nil
+	wk.detach()
+	for i := range wk.ring {
+		b := &wk.ring[i]
+		if b.state == submitted && b.stream.Wait() != nil && wk.err == nil {
+			wk.err = fmt.Errorf("vulkan kernel: lost")
+		}
+		b.state = idle
 	}
-	if wk.adm != nil {
-		wk.adm.close()
-		wk.adm = nil
+	k := wk.k
+	k.mu.Lock()
+	keep := wk.err == nil && !k.closed && wk.key == k.idleKey && len(k.idle) < maxIdleWorkers
+	if keep {
+		k.idle = append(k.idle, wk)
 	}
+	k.mu.Unlock()
+	if !keep {
+		wk.free()
+	}
+}
+
+// detach frees the Score's SpEED and CAMBI state (attach's).
+func (wk *worker) detach() {
 	if wk.speed != nil {
 		wk.speed.close()
 		wk.speed = nil
@@ -349,9 +760,24 @@ func (wk *worker) Close() {
 		wk.cambi.close()
 		wk.cambi = nil
 	}
-	if wk.stream != nil {
-		wk.stream.Close()
-		wk.stream = nil
+}
+
+// free frees the worker's device state.
+func (wk *worker) free() {
+	wk.detach()
+	if wk.vif != nil {
+		wk.vif.close()
+		wk.vif = nil
+	}
+	if wk.adm != nil {
+		wk.adm.close()
+		wk.adm = nil
+	}
+	for i := range wk.ring {
+		if b := &wk.ring[i]; b.stream != nil {
+			b.stream.Close()
+			b.stream = nil
+		}
 	}
 	wk.mem.close()
 	wk.k.mu.Lock()

@@ -476,6 +476,19 @@ func TestADMRowsV1(t *testing.T) {
 						checkRows(t, where, sc, "num", got.Num[sc], want.Num[sc])
 						checkRows(t, where, sc, "aim", got.AIM[sc], want.AIM[sc])
 					}
+					// The sums the device adds for Score: each scored row rounded
+					// as vmaf rounds it, then added.
+					fo := wk.(vmaf.FrameOffloader)
+					if err := fo.Queue(&vmaf.OffloadFrame{Index: -1, Ref: p[0], Dis: p[1], PrevIndex: -1, ADM: true}); err != nil {
+						t.Fatal(err)
+					}
+					sums, err := fo.Next()
+					if err != nil || !sums.ADMOK {
+						t.Fatalf("Next: %v, ADM ok %v", err, sums != nil && sums.ADMOK)
+					}
+					if wantSums := want.Sums(w, h); sums.ADM != *wantSums {
+						t.Errorf("%s: ADM sums %+v, CPU %+v", where, sums.ADM, *wantSums)
+					}
 					if name != "vmaf_v0.6.1" && pattern == "noise" {
 						d := vmaf.ADMRowsCPU(p[0], p[1], w, h, bpc, def)
 						if slices.Equal(d.Num[0], want.Num[0]) || slices.Equal(d.Num[3], want.Num[3]) {
@@ -504,6 +517,153 @@ func checkRows[T uint64 | int64](t *testing.T, where string, scale int, measure 
 		if got[i] != w {
 			t.Errorf("%s scale %d %s: row %d band %d: %d, CPU %d", where, scale, measure, i/3, i%3, got[i], w)
 			return
+		}
+	}
+}
+
+// TestScoreFramesInFlight checks the structure of a score on the device,
+// which no timing can show on lavapipe: one goroutine queues the frames,
+// a batch of them a submission, with one host wait a batch, and a few
+// hundred bytes back a frame (the sums the device adds, not rows); and the
+// scores are the CPU's, with subsampling (frames with motion only) too.
+func TestScoreFramesInFlight(t *testing.T) {
+	k := openOrSkip(t)
+	const w, h = 176, 144
+	refP, disP := benchPlanes(w, h, 4)
+	for _, tc := range []struct{ frames, sub int }{{6, 1}, {20, 1}, {7, 3}} {
+		t.Run(fmt.Sprintf("frames=%d/subsample=%d", tc.frames, tc.sub), func(t *testing.T) {
+			score := func(off vmaf.Offload) *vmaf.Result {
+				ref := &planeSource{w: w, h: h, planes: refP, n: tc.frames}
+				dis := &planeSource{w: w, h: h, planes: disP, n: tc.frames}
+				res, err := vmaf.Score(context.Background(), ref, dis, vmaf.Options{Threads: 1, Offload: off, Subsample: tc.sub})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			cpu := score(nil)
+			before := k.dev.Stats()
+			gpu := score(k)
+			after := k.dev.Stats()
+			batches := uint64((tc.frames + batchFrames(w, h) - 1) / batchFrames(w, h))
+			if n := after.Submits - before.Submits; n != batches {
+				t.Errorf("%d submissions for %d frames, want %d (batches of %d)", n, tc.frames, batches, batchFrames(w, h))
+			}
+			if n := after.Waits - before.Waits; n != batches {
+				t.Errorf("%d host waits for %d frames, want %d", n, tc.frames, batches)
+			}
+			if n, most := after.ReadbackBytes-before.ReadbackBytes, uint64(tc.frames*resultWords*8); n > most {
+				t.Errorf("%d bytes read back for %d frames, want at most %d", n, tc.frames, most)
+			}
+			if diff := cmp.Diff(cpu.Frames, gpu.Frames); diff != "" {
+				t.Errorf("per-frame features (-cpu +vulkan):\n%s", diff)
+			}
+			// The next score of these frames takes the worker again: its
+			// buffers and descriptor sets are made once.
+			made := func() int { k.mu.Lock(); defer k.mu.Unlock(); return k.made }
+			kept := made()
+			if again := score(k); !cmp.Equal(again.Frames, gpu.Frames) {
+				t.Error("a second score on the kept worker differs")
+			}
+			if n := made() - kept; n != 0 {
+				t.Errorf("the second score made %d workers, want the kept one", n)
+			}
+		})
+	}
+}
+
+// failingQueue is the Kernel with workers whose Queue fails after at
+// frames, as a device lost mid-score would: the fault is injected around
+// the real worker, which lavapipe cannot be made to lose.
+type failingQueue struct {
+	*Kernel
+	at  int
+	err error
+}
+
+func (f failingQueue) NewWorker(cfg vmaf.OffloadConfig) (vmaf.OffloadWorker, error) {
+	wk, err := f.Kernel.NewWorker(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &failAt{FrameOffloader: wk.(vmaf.FrameOffloader), at: f.at, err: f.err}, nil
+}
+
+type failAt struct {
+	vmaf.FrameOffloader
+	n, at int
+	err   error
+}
+
+func (w *failAt) Queue(f *vmaf.OffloadFrame) error {
+	if w.n++; w.n > w.at {
+		return w.err
+	}
+	return w.FrameOffloader.Queue(f)
+}
+
+// TestScoreQueueError: a worker that fails with frames in flight fails the
+// score with its error, on one goroutine and on several, and the workers
+// the kernel keeps afterwards score the next run exactly.
+func TestScoreQueueError(t *testing.T) {
+	k := openOrSkip(t)
+	const w, h = 176, 144
+	refP, disP := benchPlanes(w, h, 4)
+	score := func(off vmaf.Offload, threads int) (*vmaf.Result, error) {
+		ref := &planeSource{w: w, h: h, planes: refP, n: 12}
+		dis := &planeSource{w: w, h: h, planes: disP, n: 12}
+		return vmaf.Score(context.Background(), ref, dis, vmaf.Options{Threads: threads, Offload: off})
+	}
+	want := errors.New("device lost")
+	for _, threads := range []int{1, 2} {
+		if _, err := score(failingQueue{k, 3, want}, threads); !errors.Is(err, want) {
+			t.Errorf("%d threads: Score = %v, want %v", threads, err, want)
+		}
+	}
+	cpu, err := score(nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu, err := score(k, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(cpu.Frames, gpu.Frames); diff != "" {
+		t.Errorf("after the failures, per-frame features (-cpu +vulkan):\n%s", diff)
+	}
+}
+
+// TestScoreV1FramesInFlight: a v1 model's frames in flight (the kernel
+// itself as the Offload, not the counting wrapper TestScoreV1MatchesCPU
+// scores through, which takes a frame at a time) give the CPU's scores: the
+// HFR model's five-frame window compares each frame with the one two back,
+// which the worker keeps on the device, beside SpEED and CAMBI in their own
+// submissions; on one goroutine and on two.
+func TestScoreV1FramesInFlight(t *testing.T) {
+	k := openOrSkip(t)
+	var p pair
+	for _, q := range loadPairs(t) {
+		if q.name == "p03" {
+			p = q
+		}
+	}
+	if p.name == "" {
+		t.Fatal("no pair p03 in pairs.tsv")
+	}
+	for _, model := range []string{"vmaf_v1.0.16_hfr_3d0h", "vmaf_v1.0.16_3d0h"} {
+		score := func(off vmaf.Offload, threads int) *vmaf.Result {
+			res, err := vmaf.Score(context.Background(), openClip(t, p.ref, p), openClip(t, p.dist, p),
+				vmaf.Options{Threads: threads, Offload: off, Model: model})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		cpu := score(nil, 1)
+		for _, threads := range []int{1, 2} {
+			if diff := cmp.Diff(cpu.Frames, score(k, threads).Frames); diff != "" {
+				t.Errorf("%s, %d threads: per-frame features (-cpu +vulkan):\n%s", model, threads, diff)
+			}
 		}
 	}
 }

@@ -3,7 +3,6 @@ package vkkernel
 import (
 	_ "embed"
 	"encoding/binary"
-	"fmt"
 	"math"
 
 	"github.com/vmafx/vmafx/vmaf"
@@ -107,44 +106,36 @@ type vifScale struct {
 	w, h          int
 	subV, subH    *vulkan.DescriptorSet // scales 1..3: made from the previous scale
 	statV, statH  *vulkan.DescriptorSet
+	reduce        *vulkan.DescriptorSet // rows -> the worker's results
 	subPush, push []byte
 	rows          *vulkan.Buffer // 4 int64 per row
-	rowsOff       int64          // where the rows land in the readback buffer
 }
 
-// vifWorker is one goroutine's VIF buffers: the uploaded planes (packed
-// 16-bit), the images of scales 1..3 (32-bit samples), the subsampling's
-// vertical pass, the statistic's five vertical planes, and the per-row sums
-// of every scale with their readback.
+// vifWorker is one goroutine's VIF buffers: the images of scales 1..3
+// (32-bit samples), the subsampling's vertical pass, the statistic's five
+// vertical planes, and the per-row sums of every scale, which the reduce
+// pass adds into the worker's results. The frame's planes are the
+// worker's (ref0, dis0).
 type vifWorker struct {
-	k       *Kernel
-	w, h    int
-	plane   int64
-	stream  *vulkan.Stream
-	staging *vulkan.Buffer
-	back    *vulkan.Buffer
-	mem     allocs
-	scales  [4]vifScale
-	ref0    *vulkan.Buffer
-	dis0    *vulkan.Buffer
+	k      *Kernel
+	w, h   int
+	mem    allocs
+	scales [4]vifScale
 }
 
-func newVIFWorker(k *Kernel, cfg vmaf.OffloadConfig) (*vifWorker, error) {
+func newVIFWorker(k *Kernel, cfg vmaf.OffloadConfig, ref0, dis0, results *vulkan.Buffer) (*vifWorker, error) {
 	w, h, bpc := cfg.Width, cfg.Height, cfg.BitDepth
-	vw := &vifWorker{k: k, w: w, h: h, plane: int64(w * h * 2), mem: allocs{dev: k.dev}}
+	vw := &vifWorker{k: k, w: w, h: h, mem: allocs{dev: k.dev}}
 	p := k.vif
 	a := &vw.mem
 	buf, bind := a.buffer, a.bind
-	vw.staging = buf(2*vw.plane, vulkan.Host)
-	vw.ref0, vw.dis0 = buf(vw.plane, vulkan.DeviceLocal), buf(vw.plane, vulkan.DeviceLocal)
 	tmpR, tmpD := buf(int64(w*(h/2)*4), vulkan.DeviceLocal), buf(int64(w*(h/2)*4), vulkan.DeviceLocal)
 	var vert []*vulkan.Buffer // the statistic's five vertical planes
 	for range 5 {
 		vert = append(vert, buf(int64(w*h*4), vulkan.DeviceLocal))
 	}
-	ref, dis := vw.ref0, vw.dis0
+	ref, dis := ref0, dis0
 	sw, sh := w, h
-	var back int64
 	egl, eps := math.Float64bits(cfg.VIFEnhnGainLimit), math.Float64bits(vifEps)
 	for sc := range 4 {
 		s := &vw.scales[sc]
@@ -179,17 +170,11 @@ func newVIFWorker(k *Kernel, cfg vmaf.OffloadConfig) (*vifWorker, error) {
 		}
 		s.push = vifPush(sw, sh, sc, packed, shiftMu, roundMu, shiftSq, roundSq, egl, eps)
 		s.rows = buf(int64(sh*32), vulkan.DeviceLocal)
-		s.rowsOff = back
-		back += int64(sh * 32)
 		s.statV = bind(p.statV, append([]*vulkan.Buffer{ref, dis}, vert...)...)
 		s.statH = bind(p.statH, append(vert[:5:5], p.log2, s.rows)...)
+		s.reduce = bind(k.reduce, s.rows, results)
 	}
-	vw.back = buf(back, vulkan.Host)
-	err := a.err
-	if err == nil {
-		vw.stream, err = k.dev.NewStream()
-	}
-	if err != nil {
+	if err := a.err; err != nil {
 		vw.close()
 		return nil, err
 	}
@@ -210,14 +195,14 @@ func vifPush(w, h, scale int, packed int32, shiftA, roundA, shiftB, roundB uint3
 	return b
 }
 
-// run uploads a frame pair and computes the four scales' sums.
-func (vw *vifWorker) run(ref, dis []uint16) ([4]vmaf.VIFSums, error) {
-	var out [4]vmaf.VIFSums
-	s := vw.stream
+// vifResultWords are a frame's VIF sums in the worker's results: per scale
+// numLog, denLog, numNonLog, denNonLog.
+const vifResultWords = 16
+
+// record records the four scales' passes on the worker's planes and the
+// reduction of their rows into results at word dst.
+func (vw *vifWorker) record(s *vulkan.Stream, dst int) {
 	p := vw.k.vif
-	if err := beginPair(s, vw.staging, vw.ref0, vw.dis0, vw.plane, ref, dis, vw.w*vw.h); err != nil {
-		return out, fmt.Errorf("vulkan vif: %w", err)
-	}
 	pw, ph := vw.w, vw.h
 	for sc := range vw.scales {
 		c := &vw.scales[sc]
@@ -231,30 +216,23 @@ func (vw *vifWorker) run(ref, dis []uint16) ([4]vmaf.VIFSums, error) {
 		s.Barrier()
 		s.Dispatch(p.statH, c.statH, c.push, c.h, 1, 1)
 		s.Barrier()
-		s.Copy(vw.back, c.rowsOff, c.rows, 0, int64(c.h*32))
 		pw, ph = c.w, c.h
 	}
-	if err := submitWait(s); err != nil {
-		return out, fmt.Errorf("vulkan vif: %w", err)
-	}
-	b := vw.back.Bytes()
 	for sc := range vw.scales {
 		c := &vw.scales[sc]
-		for i := range c.h {
-			r := b[c.rowsOff+int64(i*32):]
-			out[sc].NumLog += int64(binary.LittleEndian.Uint64(r))
-			out[sc].DenLog += int64(binary.LittleEndian.Uint64(r[8:]))
-			out[sc].NumNonLog += int64(binary.LittleEndian.Uint64(r[16:]))
-			out[sc].DenNonLog += int64(binary.LittleEndian.Uint64(r[24:]))
-		}
+		r := reduceOp{n: c.h, stride: 4, lanes: 4, wide: true}
+		r.record(s, vw.k.reduce, c.reduce, dst+4*sc)
 	}
-	return out, nil
 }
 
-func (vw *vifWorker) close() {
-	if vw.stream != nil {
-		vw.stream.Close()
+// vifSums reads a frame's VIF sums from its results.
+func vifSums(words []uint64) [4]vmaf.VIFSums {
+	var out [4]vmaf.VIFSums
+	for sc := range out {
+		w := words[4*sc:]
+		out[sc] = vmaf.VIFSums{NumLog: int64(w[0]), DenLog: int64(w[1]), NumNonLog: int64(w[2]), DenNonLog: int64(w[3])}
 	}
-	vw.mem.close()
-	vw.stream = nil
+	return out
 }
+
+func (vw *vifWorker) close() { vw.mem.close() }

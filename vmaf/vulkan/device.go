@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -61,6 +62,27 @@ type Device struct {
 	memProps physicalDeviceMemoryProperties
 	fn       deviceFuncs
 	submitMu sync.Mutex
+	stats    struct{ submits, waits, readback atomic.Uint64 }
+}
+
+// Stats counts what costs a host round trip or bus traffic, since the
+// device opened: so that the structure of the work (how many submissions
+// and host waits a frame takes, how many bytes come back) shows and can be
+// tested without a GPU to time it on.
+type Stats struct {
+	// Submits is the number of queue submissions (Stream.Submit).
+	Submits uint64
+	// Waits is the number of host waits for a submission (Stream.Wait
+	// with one pending).
+	Waits uint64
+	// ReadbackBytes is the bytes copies recorded into host-visible
+	// buffers (Stream.Copy to a Host buffer): what comes back to the host.
+	ReadbackBytes uint64
+}
+
+// Stats returns the device's counters.
+func (d *Device) Stats() Stats {
+	return Stats{Submits: d.stats.submits.Load(), Waits: d.stats.waits.Load(), ReadbackBytes: d.stats.readback.Load()}
 }
 
 // deviceFuncs are the device-level commands, resolved once.

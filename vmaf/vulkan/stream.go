@@ -56,6 +56,9 @@ func (s *Stream) Begin() error {
 // Copy records a copy of size bytes from src at srcOff to dst at dstOff.
 func (s *Stream) Copy(dst *Buffer, dstOff int64, src *Buffer, srcOff int64, size int64) {
 	r := []bufferCopy{{srcOffset: uint64(srcOff), dstOffset: uint64(dstOff), size: uint64(size)}}
+	if dst.mapped != nil {
+		s.d.stats.readback.Add(uint64(size))
+	}
 	callVoid(s.d.fn.cmdCopyBuffer, s.cmd, uintptr(src.buffer), uintptr(dst.buffer), 1, uintptr(unsafe.Pointer(&r[0])))
 }
 
@@ -98,6 +101,9 @@ func (s *Stream) Dispatch(p *Pipeline, set *DescriptorSet, push []byte, x, y, z 
 	callVoid(f.cmdDispatch, s.cmd, uintptr(x), uintptr(y), uintptr(z))
 }
 
+// Pending reports whether a submission has not been waited for.
+func (s *Stream) Pending() bool { return s.pending }
+
 // Submit ends recording and submits the commands; Wait waits for them.
 func (s *Stream) Submit() error {
 	if s.err != nil {
@@ -116,6 +122,7 @@ func (s *Stream) Submit() error {
 		return fmt.Errorf("vkQueueSubmit: %w", err)
 	}
 	s.pending = true
+	s.d.stats.submits.Add(1)
 	return nil
 }
 
@@ -126,6 +133,7 @@ func (s *Stream) Wait() error {
 		return nil
 	}
 	fences := []uint64{s.fence}
+	s.d.stats.waits.Add(1)
 	// The timeout is in nanoseconds; a minute is far beyond any frame, so
 	// hitting it means a lost or hung device.
 	if err := call(s.d.fn.waitForFences, s.d.device, 1, uintptr(unsafe.Pointer(&fences[0])), 1, uintptr(60e9)); err != nil {

@@ -96,6 +96,14 @@ func TestDispatch(t *testing.T) {
 			}
 		}
 	}
+	// Three rounds: three submissions, three waits, and the copies into
+	// the host-visible buffer back (not the upload into the device's).
+	if got, want := d.Stats(), (Stats{Submits: 3, Waits: 3, ReadbackBytes: 3 * 8 * n}); got != want {
+		t.Errorf("Stats = %+v, want %+v", got, want)
+	}
+	if err := s.Wait(); err != nil || d.Stats().Waits != 3 {
+		t.Errorf("a Wait with nothing pending: %v, %d waits counted, want 3", err, d.Stats().Waits)
+	}
 }
 
 func newBuffer(t *testing.T, d *Device, size int64, mem Memory) *Buffer {
