@@ -81,7 +81,7 @@ func TestStatusRoundTrip(t *testing.T) {
 		ModelVersion: "train-v3",
 		LastCheckpoint: &vmafxv1.Checkpoint{Reference: "oci://registry.example:5000/vmafx/models:train-v3",
 			Digest: "sha256:" + strings.Repeat("ab", 32), Samples: 1200, Time: &stamp},
-		TrainingError: "4.125000", HeldOutError: "3.900000", BaseHeldOutError: "6.250000", Trainer: "vmafx-trainer-train",
+		TrainingError: "4.125000", HeldOutError: "3.900000", BaseHeldOutError: "6.250000", Trainer: "vmafx-trainer-train", TrainerRestarts: 3,
 		Conditions: []metav1.Condition{condition(vmafxv1.TrainingReady), condition(vmafxv1.TrainingCheckpointPublished)},
 	}
 
