@@ -143,19 +143,7 @@ func motionV16() {
 		VPSRAD(shift, hi, hi)
 		vor(lo, seen, seen)
 		vor(hi, seen, seen)
-		o0, o1 := vreg(), vreg()
-		if lanes512 {
-			// lo holds words 0-3, 8-11, 16-19, 24-27 by 128-bit lane, hi
-			// the others: gather the lanes of o0 (0-15) and o1 (16-31),
-			// then order them.
-			VSHUFI64X2(Imm(0x44), hi, lo, o0)
-			VSHUFI64X2(Imm(0xd8), o0, o0, o0)
-			VSHUFI64X2(Imm(0xee), hi, lo, o1)
-			VSHUFI64X2(Imm(0xd8), o1, o1, o1)
-		} else {
-			VPERM2I128(Imm(0x20), hi, lo, o0)
-			VPERM2I128(Imm(0x31), hi, lo, o1)
-		}
+		o0, o1 := unpackedOrder(lo, hi)
 		vstore(o0, Mem{Base: out, Index: i, Scale: 4})
 		vstore(o1, Mem{Base: out, Index: i, Scale: 4, Disp: vbytes()})
 	}, func() {

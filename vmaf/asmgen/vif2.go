@@ -514,18 +514,7 @@ func vif8Horiz(s int) {
 			VPMAXSD(zero, lo, lo)
 			VPMAXSD(zero, hi, hi)
 		}
-		o0, o1 := vreg(), vreg()
-		if lanes512 {
-			// lo holds pixels 0-3, 8-11, 16-19, 24-27 by 128-bit lane, hi the
-			// others: gather the lanes of o0 (0-15) and o1 (16-31), then order them.
-			VSHUFI64X2(Imm(0x44), hi, lo, o0)
-			VSHUFI64X2(Imm(0xd8), o0, o0, o0)
-			VSHUFI64X2(Imm(0xee), hi, lo, o1)
-			VSHUFI64X2(Imm(0xd8), o1, o1, o1)
-		} else {
-			VPERM2I128(Imm(0x20), hi, lo, o0)
-			VPERM2I128(Imm(0x31), hi, lo, o1)
-		}
+		o0, o1 := unpackedOrder(lo, hi)
 		vstore(o0, Mem{Base: outs[q], Index: j, Scale: 4})
 		vstore(o1, Mem{Base: outs[q], Index: j, Scale: 4, Disp: vbytes()})
 	}
@@ -534,6 +523,24 @@ func vif8Horiz(s int) {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// unpackedOrder puts back in order the dwords of one step that a word unpack
+// split by 128-bit lane: lo holds pixels 0-3, 8-11 (and 16-19, 24-27 in
+// zmm), hi the others. It returns the step's first and second registers of
+// dwords in pixel order; in zmm it gathers the lanes of each, then orders them.
+func unpackedOrder(lo, hi VecVirtual) (o0, o1 VecVirtual) {
+	o0, o1 = vreg(), vreg()
+	if lanes512 {
+		VSHUFI64X2(Imm(0x44), hi, lo, o0)
+		VSHUFI64X2(Imm(0xd8), o0, o0, o0)
+		VSHUFI64X2(Imm(0xee), hi, lo, o1)
+		VSHUFI64X2(Imm(0xd8), o1, o1, o1)
+	} else {
+		VPERM2I128(Imm(0x20), hi, lo, o0)
+		VPERM2I128(Imm(0x31), hi, lo, o1)
+	}
+	return o0, o1
 }
 
 // const32q is a 32-byte read-only constant of four equal qwords.
