@@ -35,7 +35,9 @@ type vif8Rows struct {
 func newVIF8Rows(w int) *vif8Rows {
 	v := &vif8Rows{}
 	for p := range v.row {
-		v.row[p] = make([]int16, w+2*vifMaxPad)
+		// One word of capacity past the padding: the horizontal kernels
+		// of scale 0 read it, with a tap of 0 (vif8Horiz in asmgen).
+		v.row[p] = make([]int16, w+2*vifMaxPad, w+2*vifMaxPad+1)
 		v.ptr[p] = &v.row[p][vifMaxPad]
 	}
 	return v

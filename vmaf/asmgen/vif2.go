@@ -207,6 +207,14 @@ func vif8Store(lo, hi VecVirtual, xor *Op, planes Register, p int, j Register) {
 // a step (vifVert8Cols in vif8.go): ref and dis hold the fw input rows of
 // the window, planes the 8 output rows (mu1, mu2, the low halves of xx, yy,
 // xy, their high halves).
+//
+// One pass over the window: each folded pair of rows (a, b) is interleaved
+// once per image into word pairs u = (a, b), which serve every quantity.
+// VPMADDWD(u, tap) is f*(a+b), a mean's term; VPMADDWD(u, u) is a²+b² and
+// VPMADDWD(u_ref, u_dis) is a_r*a_d + b_r*b_d, exact dwords (samples below
+// 2^8), which VPMULLD scales by the tap. The sums are exact and below 2^32,
+// so no bias is needed until the stores. The centre row pairs with itself
+// at half its weight, as everywhere in these kernels.
 func vif8Vert(s int) {
 	name := fmt.Sprintf("vifVert8S%d"+vsuffix(), s)
 	TEXT(name, NOSPLIT, "func(ref, dis **uint16, planes **int16, n int)")
@@ -220,76 +228,107 @@ func vif8Vert(s int) {
 	c128 := vconst("vif8c128", 128)
 	low := vconst("vif8low16", 0xffff)
 	taps := vif8Taps(s)
+	// dtap is tap k as dwords, for VPMULLD (the centre at half): a
+	// memory operand on AVX2, broadcast in the loop on AVX-512, whose
+	// registers the word taps already fill.
+	dtap := func(k int) Op {
+		f := vif8Filters[s][k]
+		if k == half {
+			f /= 2
+		}
+		m := const32(fmt.Sprintf("vif8dtap%d_%d", s, k), f)
+		if !lanes512 {
+			return m
+		}
+		r := ZMM()
+		VPBROADCASTD(m, r)
+		return r
+	}
 	j := GP64()
 	XORQ(j, j)
 	Label("loop")
 	CMPQ(j, n)
 	JAE(LabelRef("done"))
 
-	row := func(base Register, k int) VecVirtual { return windowRow(base, k, j) }
-	// products returns the biased 16-bit products a*b and c*d (c*d is
-	// a*b's register when the pair is the centre).
-	products := func(a, b, c, d VecVirtual, centre bool) (VecVirtual, VecVirtual) {
-		p := vreg()
-		VPMULLW(b, a, p)
-		vxor(bias16, p, p)
-		if centre {
-			return p, p
+	// pair interleaves input rows k and fw-1-k of an image at pixel j:
+	// word pairs (a, b) of the low (h 0) or high (h 1) words of each
+	// 128-bit lane.
+	pair := func(base Register, k, h int) VecVirtual {
+		pa := GP64()
+		MOVQ(Mem{Base: base, Disp: 8 * k}, pa)
+		a := vreg()
+		vload(Mem{Base: pa, Index: j, Scale: 2}, a)
+		b := a
+		if k != half {
+			pb := GP64()
+			MOVQ(Mem{Base: base, Disp: 8 * (fw - 1 - k)}, pb)
+			b = vreg()
+			vload(Mem{Base: pb, Index: j, Scale: 2}, b)
 		}
-		q := vreg()
-		VPMULLW(d, c, q)
-		vxor(bias16, q, q)
-		return p, q
+		u := vreg()
+		if h == 0 {
+			VPUNPCKLWD(b, a, u)
+		} else {
+			VPUNPCKHWD(b, a, u)
+		}
+		return u
 	}
-	// Pass 1: the means and the product.
-	mu1lo, mu1hi, mu2lo, mu2hi, xylo, xyhi := vreg(), vreg(), vreg(), vreg(), vreg(), vreg()
-	for k := 0; k <= half; k++ {
-		centre := k == half
-		tap := taps[k]
-		ra, da := row(refp, k), row(disp, k)
-		rb, db := ra, da
-		if !centre {
-			rb, db = row(refp, fw-1-k), row(disp, fw-1-k)
+	// term returns where a pair's term of sum goes: sum itself on the
+	// first pair, else a temporary that add then adds in.
+	term := func(sum VecVirtual, first bool) VecVirtual {
+		if first {
+			return sum
 		}
-		vif8Acc(ra, rb, tap, mu1lo, mu1hi, k == 0)
-		vif8Acc(da, db, tap, mu2lo, mu2hi, k == 0)
-		p, q := products(ra, da, rb, db, centre)
-		vif8Acc(p, q, tap, xylo, xyhi, k == 0)
+		return vreg()
 	}
-	// Pass 2: the squares.
-	xxlo, xxhi, yylo, yyhi := vreg(), vreg(), vreg(), vreg()
-	for k := 0; k <= half; k++ {
-		centre := k == half
-		tap := taps[k]
-		ra, da := row(refp, k), row(disp, k)
-		rb, db := ra, da
-		if !centre {
-			rb, db = row(refp, fw-1-k), row(disp, fw-1-k)
+	add := func(t, sum VecVirtual) {
+		if t != sum {
+			VPADDD(t, sum, sum)
 		}
-		p, q := products(ra, ra, rb, rb, centre)
-		vif8Acc(p, q, tap, xxlo, xxhi, k == 0)
-		p, q = products(da, da, db, db, centre)
-		vif8Acc(p, q, tap, yylo, yyhi, k == 0)
+	}
+	// Each half of the words in its own pass, which keeps the five sums
+	// and the pairs within AVX2's sixteen registers.
+	var sums [5][2]VecVirtual // mu1, mu2, xx, yy, xy; by half
+	for h := range 2 {
+		for q := range sums {
+			sums[q][h] = vreg()
+		}
+		for k := 0; k <= half; k++ {
+			first := k == 0
+			ur, ud := pair(refp, k, h), pair(disp, k, h)
+			for q, x := range [2]VecVirtual{ur, ud} {
+				t := term(sums[q][h], first)
+				VPMADDWD(taps[k], x, t)
+				add(t, sums[q][h])
+			}
+			f := dtap(k)
+			for q, m := range [3][2]VecVirtual{{ur, ur}, {ud, ud}, {ur, ud}} {
+				t := term(sums[2+q][h], first)
+				VPMADDWD(m[1], m[0], t)
+				VPMULLD(f, t, t)
+				add(t, sums[2+q][h])
+			}
+		}
 	}
 
-	// Means: (sum + 128) >> 8, biased; squares and product: the high
-	// half stored as sum>>16 (the bias cancels), the low half biased.
-	{
-		for _, m := range []VecVirtual{mu1lo, mu1hi, mu2lo, mu2hi} {
+	// Means: (sum + 128) >> 8, biased; squares and product in a low and a
+	// high half, each biased.
+	for q := range 2 {
+		for _, m := range sums[q] {
 			VPADDD(c128, m, m)
 			VPSRLD(Imm(8), m, m)
 		}
-		vif8Store(mu1lo, mu1hi, &bias16, planes, 0, j)
-		vif8Store(mu2lo, mu2hi, &bias16, planes, 1, j)
-		for p, v := range [][2]VecVirtual{{xxlo, xxhi}, {yylo, yyhi}, {xylo, xyhi}} {
-			hl, hh := vreg(), vreg()
-			VPSRLD(Imm(16), v[0], hl)
-			VPSRLD(Imm(16), v[1], hh)
-			vif8Store(hl, hh, nil, planes, 5+p, j)
-			vand(low, v[0], v[0])
-			vand(low, v[1], v[1])
-			vif8Store(v[0], v[1], &bias16, planes, 2+p, j)
-		}
+		vif8Store(sums[q][0], sums[q][1], &bias16, planes, q, j)
+	}
+	for p := range 3 {
+		v := sums[2+p]
+		hl, hh := vreg(), vreg()
+		VPSRLD(Imm(16), v[0], hl)
+		VPSRLD(Imm(16), v[1], hh)
+		vif8Store(hl, hh, &bias16, planes, 5+p, j)
+		vand(low, v[0], v[0])
+		vand(low, v[1], v[1])
+		vif8Store(v[0], v[1], &bias16, planes, 2+p, j)
 	}
 	ADDQ(Imm(uint64(vpixels())), j)
 	JMP(LabelRef("loop"))
@@ -297,6 +336,8 @@ func vif8Vert(s int) {
 	VZEROUPPER()
 	RET()
 }
+
+
 
 // windowRow loads a step of input row k of a window, whose row pointers base
 // holds, at pixel j.
@@ -448,10 +489,79 @@ func vif8Horiz(s int) {
 	CMPQ(j, n)
 	JAE(LabelRef("done"))
 
-	// filter returns plane p's filtered sums (lo, hi), still biased.
+	// Scales 0 to 2 filter pairs of adjacent taps: VPMADDWD of a row
+	// loaded at pixel b with (f[2t], f[2t+1]) gives, in dword i,
+	// f[2t]*x[b+2i] + f[2t+1]*x[b+2i+1], two taps of output b+2i's sum.
+	// Loads at j-half+2t sum the even outputs (E), at j-half+1+2t the odd
+	// ones (O), with no word unpacks: the dwords stay in that split until
+	// the variances are stored. The last pair's second tap is 0 where the
+	// filter is odd; its word lies past the padding (vif8Rows allocates
+	// one more). Scale 3's centre tap, 43728, does not fit a signed word,
+	// so it keeps the folded pairs of vif8Acc, the centre at half weight.
+	eo := s < 3
+	var ptaps []Op
+	if eo {
+		f := vif8Filters[s]
+		for t := 0; t < len(f); t += 2 {
+			var g uint32
+			if t+1 < len(f) {
+				g = f[t+1]
+			}
+			ptaps = append(ptaps, vconst(fmt.Sprintf("vif8ptap%d_%d", s, t/2), f[t]|g<<16))
+		}
+	}
+	// filter returns plane p's filtered sums, still biased: E and O where
+	// eo is set, else the unpacked halves (lo, hi).
 	filter := func(p int) (VecVirtual, VecVirtual) {
 		ptr := GP64()
 		MOVQ(Mem{Base: planes, Disp: 8 * p}, ptr)
+		if eo {
+			// The row at offsets -half+d, d from 0 to 2*len(ptaps)-1,
+			// in order: the offsets a whole number of 128-bit lanes (8
+			// words) from -half are loaded, those between two loads
+			// are VPALIGNR of them (per lane, as the loads are), which
+			// spares the load ports, the pass's bottleneck. An offset
+			// past the last load is loaded itself, so that no load
+			// reads beyond the words the filter covers (and the one
+			// word after them).
+			last := 2*len(ptaps) - 1
+			loads := map[int]VecVirtual{}
+			load := func(d int) VecVirtual {
+				if x, ok := loads[d]; ok {
+					return x
+				}
+				x := vreg()
+				vload(Mem{Base: ptr, Index: j, Scale: 2, Disp: 2 * (d - half)}, x)
+				loads[d] = x
+				return x
+			}
+			e, o := vreg(), vreg()
+			for d := 0; d <= last; d++ {
+				m := d &^ 7
+				var x VecVirtual
+				switch {
+				case d == m:
+					x = load(d)
+				case m+8 <= last:
+					x = vreg()
+					VPALIGNR(Imm(uint64(2*(d-m))), load(m), load(m+8), x)
+				default:
+					x = load(d)
+				}
+				sum, t := e, d/2
+				if d%2 == 1 {
+					sum = o
+				}
+				if t == 0 {
+					VPMADDWD(ptaps[t], x, sum)
+				} else {
+					p := vreg()
+					VPMADDWD(ptaps[t], x, p)
+					VPADDD(p, sum, sum)
+				}
+			}
+			return e, o
+		}
 		lo, hi := vreg(), vreg()
 		for k := 0; k <= half; k++ {
 			x := vreg()
@@ -513,6 +623,14 @@ func vif8Horiz(s int) {
 		if q == 1 {
 			VPMAXSD(zero, lo, lo)
 			VPMAXSD(zero, hi, hi)
+		}
+		if eo {
+			// lo, hi hold the even and odd pixels: interleaved by dword
+			// within each 128-bit lane they are the unpacked halves.
+			e, o := lo, hi
+			lo, hi = vreg(), vreg()
+			VPUNPCKLDQ(o, e, lo)
+			VPUNPCKHDQ(o, e, hi)
 		}
 		o0, o1 := unpackedOrder(lo, hi)
 		vstore(o0, Mem{Base: outs[q], Index: j, Scale: 4})
