@@ -337,8 +337,6 @@ func vif8Vert(s int) {
 	RET()
 }
 
-
-
 // windowRow loads a step of input row k of a window, whose row pointers base
 // holds, at pixel j.
 func windowRow(base Register, k int, j Register) VecVirtual {
