@@ -303,25 +303,69 @@ func (s *speedState) covSums(set func(x, y int, sum float64)) {
 
 	// Step 1: the covariance of the 25 positions in a block, each over the
 	// submatrix of the truncated image starting at that position
-	// (compute_covariance_matrix; means in float, sums in double).
-	for p := range n {
-		r0, c0 := p/speedBlock, p%speedBlock
-		var sum float32
+	// (compute_covariance_matrix; means in float, sums in double). Each
+	// mean and each double sum is a chain of additions in libvmaf's order,
+	// which the result depends on; the loops below advance several chains
+	// together, each still in that order, so that their additions overlap
+	// instead of each waiting on the one before.
+	for r0 := range speedBlock {
+		var s0, s1, s2, s3, s4 float32 // the means of positions (r0, 0..4)
 		for i := range subH {
-			row := img[(r0+i)*stride+c0 : (r0+i)*stride+c0+subW]
-			for _, v := range row {
-				sum += v
+			row := img[(r0+i)*stride : (r0+i)*stride+subW+speedBlock-1]
+			for j := range subW {
+				r := row[j : j+speedBlock : j+speedBlock]
+				s0 += r[0]
+				s1 += r[1]
+				s2 += r[2]
+				s3 += r[3]
+				s4 += r[4]
 			}
 		}
-		s.means[p] = sum / float32(cnt)
-	}
-	for x := range n {
-		ox := x/speedBlock*stride + x%speedBlock
-		for y := 0; y <= x; y++ {
-			oy := y/speedBlock*stride + y%speedBlock
-			set(x, y, speedCovGo(img[ox:], img[oy:], stride, subW, subH, float64(s.means[x]), float64(s.means[y])))
+		for c, sum := range [speedBlock]float32{s0, s1, s2, s3, s4} {
+			s.means[r0*speedBlock+c] = sum / float32(cnt)
 		}
 	}
+	off := func(p int) int { return p/speedBlock*stride + p%speedBlock }
+	for x := range n {
+		ox, mx := off(x), float64(s.means[x])
+		y := 0
+		for ; y+4 <= x+1; y += 4 {
+			var oy [4]int
+			var my [4]float64
+			for k := range 4 {
+				oy[k], my[k] = off(y+k), float64(s.means[y+k])
+			}
+			sums := speedCov4Go(img, ox, oy, stride, subW, subH, mx, my)
+			for k, sum := range sums {
+				set(x, y+k, sum)
+			}
+		}
+		for ; y <= x; y++ {
+			set(x, y, speedCovGo(img[ox:], img[off(y):], stride, subW, subH, mx, float64(s.means[y])))
+		}
+	}
+}
+
+// speedCov4Go is speedCovGo of image position ox with four others, oy, at
+// once: four independent chains of additions, each in speedCovGo's order.
+// The explicit conversions keep each product rounded before its addition,
+// as in libvmaf's C, so that no compiler fuses them.
+func speedCov4Go(img []float32, ox int, oy [4]int, stride, w, h int, mx float64, my [4]float64) [4]float64 {
+	var s0, s1, s2, s3 float64
+	for i := range h {
+		b := i * stride
+		rx := img[ox+b : ox+b+w]
+		r0, r1 := img[oy[0]+b:oy[0]+b+w], img[oy[1]+b:oy[1]+b+w]
+		r2, r3 := img[oy[2]+b:oy[2]+b+w], img[oy[3]+b:oy[3]+b+w]
+		for j, vx := range rx {
+			dx := float64(vx) - mx
+			s0 += float64(dx * (float64(r0[j]) - my[0]))
+			s1 += float64(dx * (float64(r1[j]) - my[1]))
+			s2 += float64(dx * (float64(r2[j]) - my[2]))
+			s3 += float64(dx * (float64(r3[j]) - my[3]))
+		}
+	}
+	return [4]float64{s0, s1, s2, s3}
 }
 
 // covSize is the size of the submatrices the covariance runs over.
