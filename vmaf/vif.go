@@ -176,17 +176,52 @@ func (s *vifState) subsample(ref, dis []uint16, w, h, scale, bpc int) {
 	outR, outD := s.ref[scale], s.dis[scale]
 	acc := s.accP[:w]
 	tmp := s.sub[:w+2*vifMaxPad]
+	vector := vif8Vector(s.k)
+	if vector && s.v8 == nil {
+		s.v8 = newVIF8Rows(s.w)
+	}
 	for oi := 0; oi < oh; oi++ {
 		i := 2 * oi
-		c := i * w
-		s.k.vifSubInit(filt[half], ref[c:c+w], dis[c:c+w], acc)
-		for k := 0; k < half; k++ {
-			a, b := mirror(i-half+k, h)*w, mirror(i+half-k, h)*w
-			s.k.vifSubPair(filt[k], ref[a:a+w], ref[b:b+w], dis[a:a+w], dis[b:b+w], acc)
+		if vector {
+			// Every tap at once, in the 16-bit lane kernels' window.
+			v := s.v8
+			for k := range fw {
+				r := mirror(i-half+k, h) * w
+				v.refRows[k], v.disRows[k] = ref[r:r+w], dis[r:r+w]
+				v.rref[k], v.rdis[k] = &ref[r], &dis[r]
+			}
+			row := tmp[vifMaxPad : vifMaxPad+w]
+			n := w &^ (vifLanesStep(s.k) - 1)
+			if n > 0 {
+				vifSubVert8(s.k, scale, &v.rref[0], &v.rdis[0], &row[0], uint32(roundV), uint64(shiftV), n)
+			}
+			vifSubVertCols(filt, v.refRows[:fw], v.disRows[:fw], row, n, roundV, shiftV)
+		} else {
+			c := i * w
+			s.k.vifSubInit(filt[half], ref[c:c+w], dis[c:c+w], acc)
+			for k := 0; k < half; k++ {
+				a, b := mirror(i-half+k, h)*w, mirror(i+half-k, h)*w
+				s.k.vifSubPair(filt[k], ref[a:a+w], ref[b:b+w], dis[a:a+w], dis[b:b+w], acc)
+			}
+			s.k.vifSubRound(acc, tmp[vifMaxPad:vifMaxPad+w], roundV, shiftV)
 		}
-		s.k.vifSubRound(acc, tmp[vifMaxPad:vifMaxPad+w], roundV, shiftV)
 		padRow(tmp, w, half)
 		s.k.vifSubRow(filt, tmp, outR[oi*ow:oi*ow+ow], outD[oi*ow:oi*ow+ow])
+	}
+}
+
+// vifSubVertCols is subsample's vertical pass and rounding of columns [j0,
+// len(dst)) of one kept row, every tap at once: refRows and disRows are
+// the fw input rows of its window, and dst receives what vifSubInit,
+// vifSubPair and vifSubRoundRow give, ref | dis<<32.
+func vifSubVertCols(filt []uint64, refRows, disRows [][]uint16, dst []uint64, j0 int, round uint64, shift uint) {
+	for j := j0; j < len(dst); j++ {
+		var r, d uint64
+		for k, f := range filt {
+			r += f * uint64(refRows[k][j])
+			d += f * uint64(disRows[k][j])
+		}
+		dst[j] = (r+round)>>shift | (d+round)>>shift<<32
 	}
 }
 

@@ -19,6 +19,19 @@ var (
 	}
 )
 
+// vifSubVertKernels are the subsampling's vertical kernels by path and
+// scale (1 to 3; subsample never runs for scale 0).
+var vifSubVertKernels = [2][4]func(ref, dis **uint16, dst *uint64, round uint32, shift uint64, n int){
+	{nil, vifSubVertS1AVX2, vifSubVertS2AVX2, vifSubVertS3AVX2},
+	{nil, vifSubVertS1AVX512, vifSubVertS2AVX512, vifSubVertS3AVX512},
+}
+
+// vifSubVert8 runs the subsampling's vertical kernel to scale of k's path
+// over n pixels (a multiple of vifLanesStep).
+func vifSubVert8(k *kernels, scale int, ref, dis **uint16, dst *uint64, round uint32, shift uint64, n int) {
+	vifSubVertKernels[vifLanesPath(k)][scale](ref, dis, dst, round, shift, n)
+}
+
 // vifLanesPath indexes the kernel tables: 1 on the AVX-512 path, else 0.
 func vifLanesPath(k *kernels) int {
 	if k.cpu == CPUAVX512 {

@@ -129,3 +129,94 @@ func BenchmarkVIFAVX2(b *testing.B) {
 		s.compute(ref[0], dist[0], 8)
 	}
 }
+
+// vifSubVertCase checks the subsampling's vertical pass to scale, the
+// kernel of k's path and vifSubVertCols after it, against the generic
+// path's vifSubInit, vifSubPair and vifSubRoundRow on one row of w pixels
+// of bpc-bit samples (kind 0 noise, 1 the extremes 0 and the largest, 2 a
+// few values): the scale-1 subsampling reads the input's samples, the
+// others the 16-bit means of the scale before.
+func vifSubVertCase(t *testing.T, k *kernels, rng *rand.Rand, scale, w, bpc, kind int) {
+	t.Helper()
+	filt := vifFilters[scale]
+	fw := len(filt)
+	half := fw / 2
+	top := 1<<bpc - 1
+	shift, round := uint(16), uint64(32768)
+	if scale == 1 {
+		shift, round = uint(bpc), uint64(1)<<(bpc-1)
+	} else {
+		top = 65535
+	}
+	sample := func() uint16 {
+		switch kind % 3 {
+		case 0:
+			return uint16(rng.IntN(top + 1))
+		case 1:
+			return uint16(top * rng.IntN(2))
+		}
+		return uint16(rng.IntN(4))
+	}
+	refRows, disRows := make([][]uint16, fw), make([][]uint16, fw)
+	var rref, rdis [17]*uint16
+	for r := range fw {
+		refRows[r], disRows[r] = make([]uint16, w), make([]uint16, w)
+		for j := range w {
+			refRows[r][j], disRows[r][j] = sample(), sample()
+		}
+		rref[r], rdis[r] = &refRows[r][0], &disRows[r][0]
+	}
+	acc, want := make([]uint64, w), make([]uint64, w)
+	vifSubInit(filt[half], refRows[half], disRows[half], acc)
+	for p := range half {
+		vifSubPair(filt[p], refRows[p], refRows[fw-1-p], disRows[p], disRows[fw-1-p], acc)
+	}
+	vifSubRoundRow(acc, want, round, shift)
+	got := make([]uint64, w)
+	n := w &^ (vifLanesStep(k) - 1)
+	if n > 0 {
+		vifSubVert8(k, scale, &rref[0], &rdis[0], &got[0], uint32(round), uint64(shift), n)
+	}
+	vifSubVertCols(filt, refRows, disRows, got, n, round, shift)
+	for j := range w {
+		if got[j] != want[j] {
+			t.Fatalf("%v scale %d w %d %d-bit kind %d: pixel %d: %#x, want %#x", k.cpu, scale, w, bpc, kind, j, got[j], want[j])
+		}
+	}
+}
+
+func TestVIFSubVertKernels(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(17, 9))
+	for _, c := range vectorPaths {
+		if !c.Supported() {
+			t.Logf("%v: not on this processor", c)
+			continue
+		}
+		for scale := 1; scale < 4; scale++ {
+			for _, bpc := range []int{8, 10, 12, 16} {
+				for _, w := range []int{1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 640, 643} {
+					for kind := range 3 {
+						vifSubVertCase(t, kernelsFor(c), rng, scale, w, bpc, kind)
+					}
+				}
+			}
+		}
+	}
+}
+
+func FuzzVIFSubVert(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(0), uint8(0), uint8(0))
+	f.Add(uint64(2), uint8(99), uint8(1), uint8(1), uint8(3))
+	f.Add(uint64(3), uint8(250), uint8(2), uint8(2), uint8(1))
+	f.Add(uint64(4), uint8(7), uint8(1), uint8(0), uint8(2))
+	f.Fuzz(func(t *testing.T, seed uint64, n, kind, scale, depth uint8) {
+		needAVX2(t)
+		bpc := []int{8, 10, 12, 16}[depth%4]
+		for _, c := range vectorPaths {
+			if c.Supported() {
+				vifSubVertCase(t, kernelsFor(c), rand.New(rand.NewPCG(seed, 17)), 1+int(scale)%3, 1+int(n), bpc, int(kind))
+			}
+		}
+	})
+}

@@ -214,6 +214,21 @@ func vifHoriz8S2AVX2(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
 //go:noescape
 func vifHoriz8S3AVX2(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
 
+// vifSubVertS1AVX2 is the vertical pass of VIF's subsampling to scale 1 over n pixels (a multiple of 16): dst[j] = (sum_ref + round) >> shift | (sum_dis + round) >> shift << 32.
+//
+//go:noescape
+func vifSubVertS1AVX2(ref **uint16, dis **uint16, dst *uint64, round uint32, shift uint64, n int)
+
+// vifSubVertS2AVX2 is the vertical pass of VIF's subsampling to scale 2 over n pixels (a multiple of 16): dst[j] = (sum_ref + round) >> shift | (sum_dis + round) >> shift << 32.
+//
+//go:noescape
+func vifSubVertS2AVX2(ref **uint16, dis **uint16, dst *uint64, round uint32, shift uint64, n int)
+
+// vifSubVertS3AVX2 is the vertical pass of VIF's subsampling to scale 3 over n pixels (a multiple of 16): dst[j] = (sum_ref + round) >> shift | (sum_dis + round) >> shift << 32.
+//
+//go:noescape
+func vifSubVertS3AVX2(ref **uint16, dis **uint16, dst *uint64, round uint32, shift uint64, n int)
+
 // vifVert8S0AVX512 is the vertical pass of VIF's 8-bit statistic at scale 0 over n pixels (a multiple of 32).
 //
 //go:noescape
@@ -253,6 +268,21 @@ func vifHoriz8S2AVX512(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
 //
 //go:noescape
 func vifHoriz8S3AVX512(planes **int16, s1 *int32, s2 *int32, s12 *int32, n int)
+
+// vifSubVertS1AVX512 is the vertical pass of VIF's subsampling to scale 1 over n pixels (a multiple of 32): dst[j] = (sum_ref + round) >> shift | (sum_dis + round) >> shift << 32.
+//
+//go:noescape
+func vifSubVertS1AVX512(ref **uint16, dis **uint16, dst *uint64, round uint32, shift uint64, n int)
+
+// vifSubVertS2AVX512 is the vertical pass of VIF's subsampling to scale 2 over n pixels (a multiple of 32): dst[j] = (sum_ref + round) >> shift | (sum_dis + round) >> shift << 32.
+//
+//go:noescape
+func vifSubVertS2AVX512(ref **uint16, dis **uint16, dst *uint64, round uint32, shift uint64, n int)
+
+// vifSubVertS3AVX512 is the vertical pass of VIF's subsampling to scale 3 over n pixels (a multiple of 32): dst[j] = (sum_ref + round) >> shift | (sum_dis + round) >> shift << 32.
+//
+//go:noescape
+func vifSubVertS3AVX512(ref **uint16, dis **uint16, dst *uint64, round uint32, shift uint64, n int)
 
 // widen8AVX2 sets dst[i] = src[i] for i < n (a multiple of 32).
 //

@@ -6163,6 +6163,360 @@ done:
 	VZEROUPPER
 	RET
 
+// func vifSubVertS1AVX2(ref **uint16, dis **uint16, dst *uint64, round uint32, shift uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·vifSubVertS1AVX2(SB), NOSPLIT, $0-48
+	MOVQ         ref+0(FP), AX
+	MOVQ         dis+8(FP), CX
+	MOVQ         dst+16(FP), DX
+	MOVQ         n+40(FP), BX
+	MOVL         round+24(FP), SI
+	MOVD         SI, X0
+	VPBROADCASTD X0, Y0
+	MOVQ         shift+32(FP), SI
+	MOVQ         SI, X1
+	XORQ         SI, SI
+
+loop:
+	CMPQ       SI, BX
+	JAE        done
+	MOVQ       (AX), DI
+	VMOVDQU    (DI)(SI*2), Y3
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       64(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap1_0<>+0(SB), Y5, Y3
+	MOVQ       8(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       56(AX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	MOVQ       16(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       48(AX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_2<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	MOVQ       24(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       40(AX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_3<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap1_3<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	MOVQ       32(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap1_4<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     Y0, Y2, Y2
+	VPSRLD     X1, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     Y0, Y3, Y3
+	VPSRLD     X1, Y3, Y3
+	MOVQ       (CX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	MOVQ       64(CX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPUNPCKLWD Y6, Y5, Y7
+	VPMADDWD   vif8tap1_0<>+0(SB), Y7, Y4
+	VPUNPCKHWD Y6, Y5, Y7
+	VPMADDWD   vif8tap1_0<>+0(SB), Y7, Y5
+	MOVQ       8(CX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	MOVQ       56(CX), DI
+	VMOVDQU    (DI)(SI*2), Y7
+	VPXOR      vif8bias16<>+0(SB), Y7, Y7
+	VPUNPCKLWD Y7, Y6, Y8
+	VPMADDWD   vif8tap1_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y4, Y4
+	VPUNPCKHWD Y7, Y6, Y8
+	VPMADDWD   vif8tap1_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y5, Y5
+	MOVQ       16(CX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	MOVQ       48(CX), DI
+	VMOVDQU    (DI)(SI*2), Y7
+	VPXOR      vif8bias16<>+0(SB), Y7, Y7
+	VPUNPCKLWD Y7, Y6, Y8
+	VPMADDWD   vif8tap1_2<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y4, Y4
+	VPUNPCKHWD Y7, Y6, Y8
+	VPMADDWD   vif8tap1_2<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y5, Y5
+	MOVQ       24(CX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	MOVQ       40(CX), DI
+	VMOVDQU    (DI)(SI*2), Y7
+	VPXOR      vif8bias16<>+0(SB), Y7, Y7
+	VPUNPCKLWD Y7, Y6, Y8
+	VPMADDWD   vif8tap1_3<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y4, Y4
+	VPUNPCKHWD Y7, Y6, Y8
+	VPMADDWD   vif8tap1_3<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y5, Y5
+	MOVQ       32(CX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPUNPCKLWD Y6, Y6, Y7
+	VPMADDWD   vif8tap1_4<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y4, Y4
+	VPUNPCKHWD Y6, Y6, Y7
+	VPMADDWD   vif8tap1_4<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y5, Y5
+	VPXOR      vif8sign<>+0(SB), Y4, Y4
+	VPADDD     Y0, Y4, Y4
+	VPSRLD     X1, Y4, Y4
+	VPXOR      vif8sign<>+0(SB), Y5, Y5
+	VPADDD     Y0, Y5, Y5
+	VPSRLD     X1, Y5, Y5
+	VPUNPCKLDQ Y4, Y2, Y6
+	VPUNPCKHDQ Y4, Y2, Y2
+	VPUNPCKLDQ Y5, Y3, Y4
+	VPUNPCKHDQ Y5, Y3, Y3
+	VPERM2I128 $0x20, Y2, Y6, Y5
+	VPERM2I128 $0x31, Y2, Y6, Y2
+	VPERM2I128 $0x20, Y3, Y4, Y6
+	VPERM2I128 $0x31, Y3, Y4, Y3
+	VMOVDQU    Y5, (DX)(SI*8)
+	VMOVDQU    Y6, 32(DX)(SI*8)
+	VMOVDQU    Y2, 64(DX)(SI*8)
+	VMOVDQU    Y3, 96(DX)(SI*8)
+	ADDQ       $0x10, SI
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func vifSubVertS2AVX2(ref **uint16, dis **uint16, dst *uint64, round uint32, shift uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·vifSubVertS2AVX2(SB), NOSPLIT, $0-48
+	MOVQ         ref+0(FP), AX
+	MOVQ         dis+8(FP), CX
+	MOVQ         dst+16(FP), DX
+	MOVQ         n+40(FP), BX
+	MOVL         round+24(FP), SI
+	MOVD         SI, X0
+	VPBROADCASTD X0, Y0
+	MOVQ         shift+32(FP), SI
+	MOVQ         SI, X1
+	XORQ         SI, SI
+
+loop:
+	CMPQ       SI, BX
+	JAE        done
+	MOVQ       (AX), DI
+	VMOVDQU    (DI)(SI*2), Y3
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       32(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap2_0<>+0(SB), Y5, Y3
+	MOVQ       8(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	MOVQ       24(AX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	VPUNPCKLWD Y5, Y4, Y6
+	VPMADDWD   vif8tap2_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPUNPCKHWD Y5, Y4, Y6
+	VPMADDWD   vif8tap2_1<>+0(SB), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	MOVQ       16(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap2_2<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     Y0, Y2, Y2
+	VPSRLD     X1, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     Y0, Y3, Y3
+	VPSRLD     X1, Y3, Y3
+	MOVQ       (CX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	MOVQ       32(CX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPUNPCKLWD Y6, Y5, Y7
+	VPMADDWD   vif8tap2_0<>+0(SB), Y7, Y4
+	VPUNPCKHWD Y6, Y5, Y7
+	VPMADDWD   vif8tap2_0<>+0(SB), Y7, Y5
+	MOVQ       8(CX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	MOVQ       24(CX), DI
+	VMOVDQU    (DI)(SI*2), Y7
+	VPXOR      vif8bias16<>+0(SB), Y7, Y7
+	VPUNPCKLWD Y7, Y6, Y8
+	VPMADDWD   vif8tap2_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y4, Y4
+	VPUNPCKHWD Y7, Y6, Y8
+	VPMADDWD   vif8tap2_1<>+0(SB), Y8, Y8
+	VPADDD     Y8, Y5, Y5
+	MOVQ       16(CX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPUNPCKLWD Y6, Y6, Y7
+	VPMADDWD   vif8tap2_2<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y4, Y4
+	VPUNPCKHWD Y6, Y6, Y7
+	VPMADDWD   vif8tap2_2<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y5, Y5
+	VPXOR      vif8sign<>+0(SB), Y4, Y4
+	VPADDD     Y0, Y4, Y4
+	VPSRLD     X1, Y4, Y4
+	VPXOR      vif8sign<>+0(SB), Y5, Y5
+	VPADDD     Y0, Y5, Y5
+	VPSRLD     X1, Y5, Y5
+	VPUNPCKLDQ Y4, Y2, Y6
+	VPUNPCKHDQ Y4, Y2, Y2
+	VPUNPCKLDQ Y5, Y3, Y4
+	VPUNPCKHDQ Y5, Y3, Y3
+	VPERM2I128 $0x20, Y2, Y6, Y5
+	VPERM2I128 $0x31, Y2, Y6, Y2
+	VPERM2I128 $0x20, Y3, Y4, Y6
+	VPERM2I128 $0x31, Y3, Y4, Y3
+	VMOVDQU    Y5, (DX)(SI*8)
+	VMOVDQU    Y6, 32(DX)(SI*8)
+	VMOVDQU    Y2, 64(DX)(SI*8)
+	VMOVDQU    Y3, 96(DX)(SI*8)
+	ADDQ       $0x10, SI
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func vifSubVertS3AVX2(ref **uint16, dis **uint16, dst *uint64, round uint32, shift uint64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·vifSubVertS3AVX2(SB), NOSPLIT, $0-48
+	MOVQ         ref+0(FP), AX
+	MOVQ         dis+8(FP), CX
+	MOVQ         dst+16(FP), DX
+	MOVQ         n+40(FP), BX
+	MOVL         round+24(FP), SI
+	MOVD         SI, X0
+	VPBROADCASTD X0, Y0
+	MOVQ         shift+32(FP), SI
+	MOVQ         SI, X1
+	XORQ         SI, SI
+
+loop:
+	CMPQ       SI, BX
+	JAE        done
+	MOVQ       (AX), DI
+	VMOVDQU    (DI)(SI*2), Y3
+	VPXOR      vif8bias16<>+0(SB), Y3, Y3
+	MOVQ       16(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y3, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y2
+	VPUNPCKHWD Y4, Y3, Y5
+	VPMADDWD   vif8tap3_0<>+0(SB), Y5, Y3
+	MOVQ       8(AX), DI
+	VMOVDQU    (DI)(SI*2), Y4
+	VPXOR      vif8bias16<>+0(SB), Y4, Y4
+	VPUNPCKLWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPUNPCKHWD Y4, Y4, Y5
+	VPMADDWD   vif8tap3_1<>+0(SB), Y5, Y5
+	VPADDD     Y5, Y3, Y3
+	VPXOR      vif8sign<>+0(SB), Y2, Y2
+	VPADDD     Y0, Y2, Y2
+	VPSRLD     X1, Y2, Y2
+	VPXOR      vif8sign<>+0(SB), Y3, Y3
+	VPADDD     Y0, Y3, Y3
+	VPSRLD     X1, Y3, Y3
+	MOVQ       (CX), DI
+	VMOVDQU    (DI)(SI*2), Y5
+	VPXOR      vif8bias16<>+0(SB), Y5, Y5
+	MOVQ       16(CX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPUNPCKLWD Y6, Y5, Y7
+	VPMADDWD   vif8tap3_0<>+0(SB), Y7, Y4
+	VPUNPCKHWD Y6, Y5, Y7
+	VPMADDWD   vif8tap3_0<>+0(SB), Y7, Y5
+	MOVQ       8(CX), DI
+	VMOVDQU    (DI)(SI*2), Y6
+	VPXOR      vif8bias16<>+0(SB), Y6, Y6
+	VPUNPCKLWD Y6, Y6, Y7
+	VPMADDWD   vif8tap3_1<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y4, Y4
+	VPUNPCKHWD Y6, Y6, Y7
+	VPMADDWD   vif8tap3_1<>+0(SB), Y7, Y7
+	VPADDD     Y7, Y5, Y5
+	VPXOR      vif8sign<>+0(SB), Y4, Y4
+	VPADDD     Y0, Y4, Y4
+	VPSRLD     X1, Y4, Y4
+	VPXOR      vif8sign<>+0(SB), Y5, Y5
+	VPADDD     Y0, Y5, Y5
+	VPSRLD     X1, Y5, Y5
+	VPUNPCKLDQ Y4, Y2, Y6
+	VPUNPCKHDQ Y4, Y2, Y2
+	VPUNPCKLDQ Y5, Y3, Y4
+	VPUNPCKHDQ Y5, Y3, Y3
+	VPERM2I128 $0x20, Y2, Y6, Y5
+	VPERM2I128 $0x31, Y2, Y6, Y2
+	VPERM2I128 $0x20, Y3, Y4, Y6
+	VPERM2I128 $0x31, Y3, Y4, Y3
+	VMOVDQU    Y5, (DX)(SI*8)
+	VMOVDQU    Y6, 32(DX)(SI*8)
+	VMOVDQU    Y2, 64(DX)(SI*8)
+	VMOVDQU    Y3, 96(DX)(SI*8)
+	ADDQ       $0x10, SI
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func vifVert8S0AVX512(ref **uint16, dis **uint16, planes **int16, n int)
 // Requires: AVX, AVX512BW, AVX512F
 TEXT ·vifVert8S0AVX512(SB), NOSPLIT, $0-32
@@ -9303,6 +9657,385 @@ loop:
 	VMOVDQU64  Z6, (BX)(DI*4)
 	VMOVDQU64  Z7, 64(BX)(DI*4)
 	ADDQ       $0x20, DI
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func vifSubVertS1AVX512(ref **uint16, dis **uint16, dst *uint64, round uint32, shift uint64, n int)
+// Requires: AVX, AVX512BW, AVX512F, SSE2
+TEXT ·vifSubVertS1AVX512(SB), NOSPLIT, $0-48
+	MOVQ         ref+0(FP), AX
+	MOVQ         dis+8(FP), CX
+	MOVQ         dst+16(FP), DX
+	MOVQ         n+40(FP), BX
+	VPBROADCASTD vif8bias16<>+0(SB), Z0
+	VPBROADCASTD vif8sign<>+0(SB), Z1
+	MOVL         round+24(FP), SI
+	VPBROADCASTD SI, Z2
+	MOVQ         shift+32(FP), SI
+	MOVQ         SI, X3
+	VPBROADCASTD vif8tap1_0<>+0(SB), Z4
+	VPBROADCASTD vif8tap1_1<>+0(SB), Z5
+	VPBROADCASTD vif8tap1_2<>+0(SB), Z6
+	VPBROADCASTD vif8tap1_3<>+0(SB), Z7
+	VPBROADCASTD vif8tap1_4<>+0(SB), Z8
+	XORQ         SI, SI
+
+loop:
+	CMPQ       SI, BX
+	JAE        done
+	MOVQ       (AX), DI
+	VMOVDQU64  (DI)(SI*2), Z10
+	VPXORD     Z0, Z10, Z10
+	MOVQ       64(AX), DI
+	VMOVDQU64  (DI)(SI*2), Z11
+	VPXORD     Z0, Z11, Z11
+	VPUNPCKLWD Z11, Z10, Z12
+	VPMADDWD   Z4, Z12, Z9
+	VPUNPCKHWD Z11, Z10, Z12
+	VPMADDWD   Z4, Z12, Z10
+	MOVQ       8(AX), DI
+	VMOVDQU64  (DI)(SI*2), Z11
+	VPXORD     Z0, Z11, Z11
+	MOVQ       56(AX), DI
+	VMOVDQU64  (DI)(SI*2), Z12
+	VPXORD     Z0, Z12, Z12
+	VPUNPCKLWD Z12, Z11, Z13
+	VPMADDWD   Z5, Z13, Z13
+	VPADDD     Z13, Z9, Z9
+	VPUNPCKHWD Z12, Z11, Z13
+	VPMADDWD   Z5, Z13, Z13
+	VPADDD     Z13, Z10, Z10
+	MOVQ       16(AX), DI
+	VMOVDQU64  (DI)(SI*2), Z11
+	VPXORD     Z0, Z11, Z11
+	MOVQ       48(AX), DI
+	VMOVDQU64  (DI)(SI*2), Z12
+	VPXORD     Z0, Z12, Z12
+	VPUNPCKLWD Z12, Z11, Z13
+	VPMADDWD   Z6, Z13, Z13
+	VPADDD     Z13, Z9, Z9
+	VPUNPCKHWD Z12, Z11, Z13
+	VPMADDWD   Z6, Z13, Z13
+	VPADDD     Z13, Z10, Z10
+	MOVQ       24(AX), DI
+	VMOVDQU64  (DI)(SI*2), Z11
+	VPXORD     Z0, Z11, Z11
+	MOVQ       40(AX), DI
+	VMOVDQU64  (DI)(SI*2), Z12
+	VPXORD     Z0, Z12, Z12
+	VPUNPCKLWD Z12, Z11, Z13
+	VPMADDWD   Z7, Z13, Z13
+	VPADDD     Z13, Z9, Z9
+	VPUNPCKHWD Z12, Z11, Z13
+	VPMADDWD   Z7, Z13, Z13
+	VPADDD     Z13, Z10, Z10
+	MOVQ       32(AX), DI
+	VMOVDQU64  (DI)(SI*2), Z11
+	VPXORD     Z0, Z11, Z11
+	VPUNPCKLWD Z11, Z11, Z12
+	VPMADDWD   Z8, Z12, Z12
+	VPADDD     Z12, Z9, Z9
+	VPUNPCKHWD Z11, Z11, Z12
+	VPMADDWD   Z8, Z12, Z12
+	VPADDD     Z12, Z10, Z10
+	VPXORD     Z1, Z9, Z9
+	VPADDD     Z2, Z9, Z9
+	VPSRLD     X3, Z9, Z9
+	VPXORD     Z1, Z10, Z10
+	VPADDD     Z2, Z10, Z10
+	VPSRLD     X3, Z10, Z10
+	MOVQ       (CX), DI
+	VMOVDQU64  (DI)(SI*2), Z12
+	VPXORD     Z0, Z12, Z12
+	MOVQ       64(CX), DI
+	VMOVDQU64  (DI)(SI*2), Z13
+	VPXORD     Z0, Z13, Z13
+	VPUNPCKLWD Z13, Z12, Z14
+	VPMADDWD   Z4, Z14, Z11
+	VPUNPCKHWD Z13, Z12, Z14
+	VPMADDWD   Z4, Z14, Z12
+	MOVQ       8(CX), DI
+	VMOVDQU64  (DI)(SI*2), Z13
+	VPXORD     Z0, Z13, Z13
+	MOVQ       56(CX), DI
+	VMOVDQU64  (DI)(SI*2), Z14
+	VPXORD     Z0, Z14, Z14
+	VPUNPCKLWD Z14, Z13, Z15
+	VPMADDWD   Z5, Z15, Z15
+	VPADDD     Z15, Z11, Z11
+	VPUNPCKHWD Z14, Z13, Z15
+	VPMADDWD   Z5, Z15, Z15
+	VPADDD     Z15, Z12, Z12
+	MOVQ       16(CX), DI
+	VMOVDQU64  (DI)(SI*2), Z13
+	VPXORD     Z0, Z13, Z13
+	MOVQ       48(CX), DI
+	VMOVDQU64  (DI)(SI*2), Z14
+	VPXORD     Z0, Z14, Z14
+	VPUNPCKLWD Z14, Z13, Z15
+	VPMADDWD   Z6, Z15, Z15
+	VPADDD     Z15, Z11, Z11
+	VPUNPCKHWD Z14, Z13, Z15
+	VPMADDWD   Z6, Z15, Z15
+	VPADDD     Z15, Z12, Z12
+	MOVQ       24(CX), DI
+	VMOVDQU64  (DI)(SI*2), Z13
+	VPXORD     Z0, Z13, Z13
+	MOVQ       40(CX), DI
+	VMOVDQU64  (DI)(SI*2), Z14
+	VPXORD     Z0, Z14, Z14
+	VPUNPCKLWD Z14, Z13, Z15
+	VPMADDWD   Z7, Z15, Z15
+	VPADDD     Z15, Z11, Z11
+	VPUNPCKHWD Z14, Z13, Z15
+	VPMADDWD   Z7, Z15, Z15
+	VPADDD     Z15, Z12, Z12
+	MOVQ       32(CX), DI
+	VMOVDQU64  (DI)(SI*2), Z13
+	VPXORD     Z0, Z13, Z13
+	VPUNPCKLWD Z13, Z13, Z14
+	VPMADDWD   Z8, Z14, Z14
+	VPADDD     Z14, Z11, Z11
+	VPUNPCKHWD Z13, Z13, Z14
+	VPMADDWD   Z8, Z14, Z14
+	VPADDD     Z14, Z12, Z12
+	VPXORD     Z1, Z11, Z11
+	VPADDD     Z2, Z11, Z11
+	VPSRLD     X3, Z11, Z11
+	VPXORD     Z1, Z12, Z12
+	VPADDD     Z2, Z12, Z12
+	VPSRLD     X3, Z12, Z12
+	VPUNPCKLDQ Z11, Z9, Z13
+	VPUNPCKHDQ Z11, Z9, Z9
+	VPUNPCKLDQ Z12, Z10, Z11
+	VPUNPCKHDQ Z12, Z10, Z10
+	VSHUFI64X2 $0x44, Z9, Z13, Z12
+	VSHUFI64X2 $0x44, Z10, Z11, Z14
+	VSHUFI64X2 $0xee, Z9, Z13, Z9
+	VSHUFI64X2 $0xee, Z10, Z11, Z10
+	VSHUFI64X2 $0x88, Z14, Z12, Z11
+	VSHUFI64X2 $0xdd, Z14, Z12, Z12
+	VSHUFI64X2 $0x88, Z10, Z9, Z13
+	VSHUFI64X2 $0xdd, Z10, Z9, Z9
+	VMOVDQU64  Z11, (DX)(SI*8)
+	VMOVDQU64  Z12, 64(DX)(SI*8)
+	VMOVDQU64  Z13, 128(DX)(SI*8)
+	VMOVDQU64  Z9, 192(DX)(SI*8)
+	ADDQ       $0x20, SI
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func vifSubVertS2AVX512(ref **uint16, dis **uint16, dst *uint64, round uint32, shift uint64, n int)
+// Requires: AVX, AVX512BW, AVX512F, SSE2
+TEXT ·vifSubVertS2AVX512(SB), NOSPLIT, $0-48
+	MOVQ         ref+0(FP), AX
+	MOVQ         dis+8(FP), CX
+	MOVQ         dst+16(FP), DX
+	MOVQ         n+40(FP), BX
+	VPBROADCASTD vif8bias16<>+0(SB), Z0
+	VPBROADCASTD vif8sign<>+0(SB), Z1
+	MOVL         round+24(FP), SI
+	VPBROADCASTD SI, Z2
+	MOVQ         shift+32(FP), SI
+	MOVQ         SI, X3
+	VPBROADCASTD vif8tap2_0<>+0(SB), Z4
+	VPBROADCASTD vif8tap2_1<>+0(SB), Z5
+	VPBROADCASTD vif8tap2_2<>+0(SB), Z6
+	XORQ         SI, SI
+
+loop:
+	CMPQ       SI, BX
+	JAE        done
+	MOVQ       (AX), DI
+	VMOVDQU64  (DI)(SI*2), Z8
+	VPXORD     Z0, Z8, Z8
+	MOVQ       32(AX), DI
+	VMOVDQU64  (DI)(SI*2), Z9
+	VPXORD     Z0, Z9, Z9
+	VPUNPCKLWD Z9, Z8, Z10
+	VPMADDWD   Z4, Z10, Z7
+	VPUNPCKHWD Z9, Z8, Z10
+	VPMADDWD   Z4, Z10, Z8
+	MOVQ       8(AX), DI
+	VMOVDQU64  (DI)(SI*2), Z9
+	VPXORD     Z0, Z9, Z9
+	MOVQ       24(AX), DI
+	VMOVDQU64  (DI)(SI*2), Z10
+	VPXORD     Z0, Z10, Z10
+	VPUNPCKLWD Z10, Z9, Z11
+	VPMADDWD   Z5, Z11, Z11
+	VPADDD     Z11, Z7, Z7
+	VPUNPCKHWD Z10, Z9, Z11
+	VPMADDWD   Z5, Z11, Z11
+	VPADDD     Z11, Z8, Z8
+	MOVQ       16(AX), DI
+	VMOVDQU64  (DI)(SI*2), Z9
+	VPXORD     Z0, Z9, Z9
+	VPUNPCKLWD Z9, Z9, Z10
+	VPMADDWD   Z6, Z10, Z10
+	VPADDD     Z10, Z7, Z7
+	VPUNPCKHWD Z9, Z9, Z10
+	VPMADDWD   Z6, Z10, Z10
+	VPADDD     Z10, Z8, Z8
+	VPXORD     Z1, Z7, Z7
+	VPADDD     Z2, Z7, Z7
+	VPSRLD     X3, Z7, Z7
+	VPXORD     Z1, Z8, Z8
+	VPADDD     Z2, Z8, Z8
+	VPSRLD     X3, Z8, Z8
+	MOVQ       (CX), DI
+	VMOVDQU64  (DI)(SI*2), Z10
+	VPXORD     Z0, Z10, Z10
+	MOVQ       32(CX), DI
+	VMOVDQU64  (DI)(SI*2), Z11
+	VPXORD     Z0, Z11, Z11
+	VPUNPCKLWD Z11, Z10, Z12
+	VPMADDWD   Z4, Z12, Z9
+	VPUNPCKHWD Z11, Z10, Z12
+	VPMADDWD   Z4, Z12, Z10
+	MOVQ       8(CX), DI
+	VMOVDQU64  (DI)(SI*2), Z11
+	VPXORD     Z0, Z11, Z11
+	MOVQ       24(CX), DI
+	VMOVDQU64  (DI)(SI*2), Z12
+	VPXORD     Z0, Z12, Z12
+	VPUNPCKLWD Z12, Z11, Z13
+	VPMADDWD   Z5, Z13, Z13
+	VPADDD     Z13, Z9, Z9
+	VPUNPCKHWD Z12, Z11, Z13
+	VPMADDWD   Z5, Z13, Z13
+	VPADDD     Z13, Z10, Z10
+	MOVQ       16(CX), DI
+	VMOVDQU64  (DI)(SI*2), Z11
+	VPXORD     Z0, Z11, Z11
+	VPUNPCKLWD Z11, Z11, Z12
+	VPMADDWD   Z6, Z12, Z12
+	VPADDD     Z12, Z9, Z9
+	VPUNPCKHWD Z11, Z11, Z12
+	VPMADDWD   Z6, Z12, Z12
+	VPADDD     Z12, Z10, Z10
+	VPXORD     Z1, Z9, Z9
+	VPADDD     Z2, Z9, Z9
+	VPSRLD     X3, Z9, Z9
+	VPXORD     Z1, Z10, Z10
+	VPADDD     Z2, Z10, Z10
+	VPSRLD     X3, Z10, Z10
+	VPUNPCKLDQ Z9, Z7, Z11
+	VPUNPCKHDQ Z9, Z7, Z7
+	VPUNPCKLDQ Z10, Z8, Z9
+	VPUNPCKHDQ Z10, Z8, Z8
+	VSHUFI64X2 $0x44, Z7, Z11, Z10
+	VSHUFI64X2 $0x44, Z8, Z9, Z12
+	VSHUFI64X2 $0xee, Z7, Z11, Z7
+	VSHUFI64X2 $0xee, Z8, Z9, Z8
+	VSHUFI64X2 $0x88, Z12, Z10, Z9
+	VSHUFI64X2 $0xdd, Z12, Z10, Z10
+	VSHUFI64X2 $0x88, Z8, Z7, Z11
+	VSHUFI64X2 $0xdd, Z8, Z7, Z7
+	VMOVDQU64  Z9, (DX)(SI*8)
+	VMOVDQU64  Z10, 64(DX)(SI*8)
+	VMOVDQU64  Z11, 128(DX)(SI*8)
+	VMOVDQU64  Z7, 192(DX)(SI*8)
+	ADDQ       $0x20, SI
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func vifSubVertS3AVX512(ref **uint16, dis **uint16, dst *uint64, round uint32, shift uint64, n int)
+// Requires: AVX, AVX512BW, AVX512F, SSE2
+TEXT ·vifSubVertS3AVX512(SB), NOSPLIT, $0-48
+	MOVQ         ref+0(FP), AX
+	MOVQ         dis+8(FP), CX
+	MOVQ         dst+16(FP), DX
+	MOVQ         n+40(FP), BX
+	VPBROADCASTD vif8bias16<>+0(SB), Z0
+	VPBROADCASTD vif8sign<>+0(SB), Z1
+	MOVL         round+24(FP), SI
+	VPBROADCASTD SI, Z2
+	MOVQ         shift+32(FP), SI
+	MOVQ         SI, X3
+	VPBROADCASTD vif8tap3_0<>+0(SB), Z4
+	VPBROADCASTD vif8tap3_1<>+0(SB), Z5
+	XORQ         SI, SI
+
+loop:
+	CMPQ       SI, BX
+	JAE        done
+	MOVQ       (AX), DI
+	VMOVDQU64  (DI)(SI*2), Z7
+	VPXORD     Z0, Z7, Z7
+	MOVQ       16(AX), DI
+	VMOVDQU64  (DI)(SI*2), Z8
+	VPXORD     Z0, Z8, Z8
+	VPUNPCKLWD Z8, Z7, Z9
+	VPMADDWD   Z4, Z9, Z6
+	VPUNPCKHWD Z8, Z7, Z9
+	VPMADDWD   Z4, Z9, Z7
+	MOVQ       8(AX), DI
+	VMOVDQU64  (DI)(SI*2), Z8
+	VPXORD     Z0, Z8, Z8
+	VPUNPCKLWD Z8, Z8, Z9
+	VPMADDWD   Z5, Z9, Z9
+	VPADDD     Z9, Z6, Z6
+	VPUNPCKHWD Z8, Z8, Z9
+	VPMADDWD   Z5, Z9, Z9
+	VPADDD     Z9, Z7, Z7
+	VPXORD     Z1, Z6, Z6
+	VPADDD     Z2, Z6, Z6
+	VPSRLD     X3, Z6, Z6
+	VPXORD     Z1, Z7, Z7
+	VPADDD     Z2, Z7, Z7
+	VPSRLD     X3, Z7, Z7
+	MOVQ       (CX), DI
+	VMOVDQU64  (DI)(SI*2), Z9
+	VPXORD     Z0, Z9, Z9
+	MOVQ       16(CX), DI
+	VMOVDQU64  (DI)(SI*2), Z10
+	VPXORD     Z0, Z10, Z10
+	VPUNPCKLWD Z10, Z9, Z11
+	VPMADDWD   Z4, Z11, Z8
+	VPUNPCKHWD Z10, Z9, Z11
+	VPMADDWD   Z4, Z11, Z9
+	MOVQ       8(CX), DI
+	VMOVDQU64  (DI)(SI*2), Z10
+	VPXORD     Z0, Z10, Z10
+	VPUNPCKLWD Z10, Z10, Z11
+	VPMADDWD   Z5, Z11, Z11
+	VPADDD     Z11, Z8, Z8
+	VPUNPCKHWD Z10, Z10, Z11
+	VPMADDWD   Z5, Z11, Z11
+	VPADDD     Z11, Z9, Z9
+	VPXORD     Z1, Z8, Z8
+	VPADDD     Z2, Z8, Z8
+	VPSRLD     X3, Z8, Z8
+	VPXORD     Z1, Z9, Z9
+	VPADDD     Z2, Z9, Z9
+	VPSRLD     X3, Z9, Z9
+	VPUNPCKLDQ Z8, Z6, Z10
+	VPUNPCKHDQ Z8, Z6, Z6
+	VPUNPCKLDQ Z9, Z7, Z8
+	VPUNPCKHDQ Z9, Z7, Z7
+	VSHUFI64X2 $0x44, Z6, Z10, Z9
+	VSHUFI64X2 $0x44, Z7, Z8, Z11
+	VSHUFI64X2 $0xee, Z6, Z10, Z6
+	VSHUFI64X2 $0xee, Z7, Z8, Z7
+	VSHUFI64X2 $0x88, Z11, Z9, Z8
+	VSHUFI64X2 $0xdd, Z11, Z9, Z9
+	VSHUFI64X2 $0x88, Z7, Z6, Z10
+	VSHUFI64X2 $0xdd, Z7, Z6, Z6
+	VMOVDQU64  Z8, (DX)(SI*8)
+	VMOVDQU64  Z9, 64(DX)(SI*8)
+	VMOVDQU64  Z10, 128(DX)(SI*8)
+	VMOVDQU64  Z6, 192(DX)(SI*8)
+	ADDQ       $0x20, SI
 	JMP        loop
 
 done:

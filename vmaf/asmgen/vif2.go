@@ -47,6 +47,9 @@ func vif8Kernels() {
 		for s := range 4 {
 			vif8Horiz(s)
 		}
+		for s := 1; s < 4; s++ {
+			vifSubVert(s)
+		}
 	}
 	lanes512 = false
 	widen8()
@@ -335,6 +338,110 @@ func vif8Vert(s int) {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// vifSubVert is the vertical pass of VIF's subsampling to scale s (1 to 3)
+// for a step of pixels (vifSubVertCols in vif8.go): every tap of the
+// filter in one pass, in dword lanes, where the scalar kernels add one
+// pair of rows at a time into a row of 64-bit sums. ref and dis hold the
+// fw input rows of the window (samples of up to 16 bits, biased for
+// VPMADDWD as in vif16Vert: each sum is below 2^32), dst receives each
+// pixel's rounded sums packed as ref | dis<<32, in pixel order.
+func vifSubVert(s int) {
+	name := fmt.Sprintf("vifSubVertS%d"+vsuffix(), s)
+	TEXT(name, NOSPLIT, "func(ref, dis **uint16, dst *uint64, round uint32, shift uint64, n int)")
+	Pragma("noescape")
+	Doc(name + " is the vertical pass of VIF's subsampling to scale " + fmt.Sprint(s) + " over n pixels (a multiple of " + fmt.Sprint(vpixels()) + "): dst[j] = (sum_ref + round) >> shift | (sum_dis + round) >> shift << 32.")
+	fw := len(vif8Filters[s])
+	half := fw / 2
+	refp, disp, dst := Load(Param("ref"), GP64()), Load(Param("dis"), GP64()), Load(Param("dst"), GP64())
+	n := Load(Param("n"), GP64())
+	bias16 := vconst("vif8bias16", 0x80008000)
+	sign := vconst("vif8sign", 0x80000000)
+	round := vreg()
+	shift := XMM()
+	if lanes512 {
+		VPBROADCASTD(Load(Param("round"), GP32()), round)
+	} else {
+		rx := XMM()
+		MOVD(Load(Param("round"), GP32()), rx)
+		VPBROADCASTD(rx, round)
+	}
+	MOVQ(Load(Param("shift"), GP64()), shift)
+	taps := vif8Taps(s)
+	j := GP64()
+	XORQ(j, j)
+	Label("loop")
+	CMPQ(j, n)
+	JAE(LabelRef("done"))
+
+	row := func(base Register, k int) VecVirtual {
+		v := windowRow(base, k, j)
+		vxor(bias16, v, v)
+		return v
+	}
+	// sums filters an image's window into dword sums in the unpacked
+	// halves (lo, hi) and rounds them.
+	sums := func(base Register) (VecVirtual, VecVirtual) {
+		lo, hi := vreg(), vreg()
+		for k := 0; k <= half; k++ {
+			a := row(base, k)
+			b := a
+			if k != half {
+				b = row(base, fw-1-k)
+			}
+			vif8Acc(a, b, taps[k], lo, hi, k == 0)
+		}
+		for _, v := range []VecVirtual{lo, hi} {
+			vxor(sign, v, v) // the samples' bias, 2^31 in all
+			VPADDD(round, v, v)
+			VPSRLD(shift, v, v)
+		}
+		return lo, hi
+	}
+	rlo, rhi := sums(refp)
+	dlo, dhi := sums(disp)
+	// Pairs (ref, dis) as qwords: a holds pixels 0-1 and 8-9 of each
+	// 16, b 2-3 and 10-11, c 4-5 and 12-13, d 6-7 and 14-15.
+	a, b, c, d := vreg(), vreg(), vreg(), vreg()
+	VPUNPCKLDQ(dlo, rlo, a)
+	VPUNPCKHDQ(dlo, rlo, b)
+	VPUNPCKLDQ(dhi, rhi, c)
+	VPUNPCKHDQ(dhi, rhi, d)
+	for q, o := range qwordOrder(a, b, c, d) {
+		vstore(o, Mem{Base: dst, Index: j, Scale: 8, Disp: q * vbytes()})
+	}
+	ADDQ(Imm(uint64(vpixels())), j)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// qwordOrder puts in pixel order the qwords of a step of 16-bit pixels
+// (16 in ymm, 32 in zmm) that a word unpack and a dword unpack split by
+// 128-bit lane: lane l of a holds pixels 8l and 8l+1, of b 8l+2 and 8l+3,
+// of c 8l+4 and 8l+5, of d 8l+6 and 8l+7. It returns the step's registers
+// of qwords in pixel order.
+func qwordOrder(a, b, c, d VecVirtual) []VecVirtual {
+	if !lanes512 {
+		o0, o2 := unpackedOrder(a, b)
+		o1, o3 := unpackedOrder(c, d)
+		return []VecVirtual{o0, o1, o2, o3}
+	}
+	// Lanes 0-1 of a and b, then of c and d; lanes 2-3 likewise; then
+	// each output takes lane l of a, b, c and d.
+	p, q, r, t := vreg(), vreg(), vreg(), vreg()
+	VSHUFI64X2(Imm(0x44), b, a, p)
+	VSHUFI64X2(Imm(0x44), d, c, q)
+	VSHUFI64X2(Imm(0xee), b, a, r)
+	VSHUFI64X2(Imm(0xee), d, c, t)
+	o := []VecVirtual{vreg(), vreg(), vreg(), vreg()}
+	VSHUFI64X2(Imm(0x88), q, p, o[0])
+	VSHUFI64X2(Imm(0xdd), q, p, o[1])
+	VSHUFI64X2(Imm(0x88), t, r, o[2])
+	VSHUFI64X2(Imm(0xdd), t, r, o[3])
+	return o
 }
 
 // windowRow loads a step of input row k of a window, whose row pointers base
