@@ -18,15 +18,7 @@ func vif8KernelCase(t *testing.T, k *kernels, rng *rand.Rand, scale, w, kind int
 	if scale > 0 {
 		top = 65535
 	}
-	sample := func() uint16 {
-		switch kind % 3 {
-		case 0:
-			return uint16(rng.IntN(top + 1))
-		case 1:
-			return uint16(top * rng.IntN(2))
-		}
-		return uint16(rng.IntN(4))
-	}
+	sample := func() uint16 { return laneSample(rng, kind, top) }
 	vert := func(refRows, disRows [][]uint16, rows *[8][]int16, j0 int) {
 		if scale == 0 {
 			vifVert8Cols(refRows, disRows, rows, j0, w)
@@ -81,6 +73,18 @@ func vif8KernelCase(t *testing.T, k *kernels, rng *rand.Rand, scale, w, kind int
 				gs.s1[j], gs.s2[j], gs.s12[j], ws.s1[j], ws.s2[j], ws.s12[j])
 		}
 	}
+}
+
+// laneSample is a sample of up to top for the lane kernels' tests: kind 0
+// noise, 1 the extremes 0 and top, 2 a few small values.
+func laneSample(rng *rand.Rand, kind, top int) uint16 {
+	switch kind % 3 {
+	case 0:
+		return uint16(rng.IntN(top + 1))
+	case 1:
+		return uint16(top * rng.IntN(2))
+	}
+	return uint16(rng.IntN(4))
 }
 
 func TestVIF8KernelsAVX2(t *testing.T) {
@@ -148,15 +152,7 @@ func vifSubVertCase(t *testing.T, k *kernels, rng *rand.Rand, scale, w, bpc, kin
 	} else {
 		top = 65535
 	}
-	sample := func() uint16 {
-		switch kind % 3 {
-		case 0:
-			return uint16(rng.IntN(top + 1))
-		case 1:
-			return uint16(top * rng.IntN(2))
-		}
-		return uint16(rng.IntN(4))
-	}
+	sample := func() uint16 { return laneSample(rng, kind, top) }
 	refRows, disRows := make([][]uint16, fw), make([][]uint16, fw)
 	var rref, rdis [17]*uint16
 	for r := range fw {
