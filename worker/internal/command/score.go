@@ -100,6 +100,9 @@ func (s *scorer) run(ctx context.Context) (code int) {
 func (s *scorer) backendAndModel(ctx context.Context) (backend.Backend, *vmaf.Model, error) {
 	cfg := s.cfg
 	b, fellBack, err := s.selectBackend()
+	if s.shared == nil {
+		recordSelfTest(s.env, s.log, b, err)
+	}
 	if err != nil {
 		s.prov.RequestedBackend = cfg.backend
 		return nil, nil, err
