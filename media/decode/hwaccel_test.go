@@ -15,56 +15,12 @@ import (
 	"github.com/vmafx/vmafx/vmaf"
 )
 
-// fakeFFmpeg is a FAKE ffmpeg, because no GPU decoder exists on the machines that run
-// the tests: a script in front of the real ffmpeg that logs each call, answers
-// -hwaccels with the methods in hwaccels, and, given -hwaccel, either fails to start as
-// a missing CUDA or VA-API driver does (hwWorks false) or drops the hardware options and
-// decodes with the real ffmpeg in software (hwWorks true). Everything else is the real
-// ffmpeg's work.
+// fakeFFmpeg is fftest.FakeHW, a FAKE ffmpeg (no GPU decoder exists where the tests
+// run), as Tools.
 func fakeFFmpeg(t *testing.T, hwaccels []string, hwWorks bool) (tools *decode.Tools, calls func() []string) {
 	t.Helper()
-	real := fftest.Tools(t)
-	dir := t.TempDir()
-	log := filepath.Join(dir, "calls")
-	works := "0"
-	if hwWorks {
-		works = "1"
-	}
-	script := `#!/bin/sh
-echo "$*" >> '` + log + `'
-if [ "$2" = "-hwaccels" ]; then
-	echo "Hardware acceleration methods:"
-	for m in ` + strings.Join(hwaccels, " ") + `; do echo "$m"; done
-	echo
-	exit 0
-fi
-case " $* " in
-*" -hwaccel "*)
-	if [ ` + works + ` = 0 ]; then
-		echo "Device creation failed: -542398533. [AVHWDeviceContext] Cannot load libcuda.so.1" >&2
-		exit 1
-	fi
-	# Drop "-hwaccel X" and "-hwaccel_device Y".
-	for a in "$@"; do
-		shift
-		case "$skip$a" in
-		-hwaccel|-hwaccel_device) skip=1; continue ;;
-		1*) skip=; continue ;;
-		esac
-		set -- "$@" "$a"
-	done
-	;;
-esac
-exec '` + real.FFmpeg + `' "$@"
-`
-	path := filepath.Join(dir, "ffmpeg")
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return &decode.Tools{FFmpeg: path, FFprobe: real.FFprobe}, func() []string {
-		b, _ := os.ReadFile(log)
-		return strings.Split(strings.TrimSpace(string(b)), "\n")
-	}
+	ffmpeg, log := fftest.FakeHW(t, hwaccels, hwWorks)
+	return &decode.Tools{FFmpeg: ffmpeg, FFprobe: fftest.Tools(t).FFprobe}, func() []string { return fftest.Calls(t, log) }
 }
 
 func TestChooseHW(t *testing.T) {
@@ -93,7 +49,7 @@ func TestChooseHW(t *testing.T) {
 					t.Fatalf("ChooseHW = %+v, want %+v", got, tc.want)
 				}
 			}
-			if n := len(slices.DeleteFunc(calls(), func(c string) bool { return c == "" })); tc.vendor != "cpu" && (tc.vendor == "nvidia" || len(tc.nodes) > 0) && n != 1 {
+			if n := len(calls()); tc.vendor != "cpu" && (tc.vendor == "nvidia" || len(tc.nodes) > 0) && n != 1 {
 				t.Errorf("ffmpeg ran %d times for three choices, want once (-hwaccels is cached)", n)
 			}
 		})

@@ -144,6 +144,7 @@ func (s *scorer) inputs() (*fetch.Stores, *fetch.Mux, source.Options) {
 	return stores, fetch.NewMux(fetch.NewHTTP(http), stores), source.Options{
 		Raw:   source.Raw{Width: cfg.raw.width, Height: cfg.raw.height, Format: cfg.raw.pixelFormat},
 		Tools: tools, ToolsErr: toolsErr, Deinterlace: cfg.deinterlace, Spool: cfg.spool,
+		HW: s.hardwareDecoder(tools),
 	}
 }
 
@@ -210,6 +211,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	defer dist.Close()
 	ri := ref.Info()
 	s.scaledFrom = dist.ScaledFrom
+	s.recordDecoders(ref, dist)
 	for _, in := range []struct {
 		name string
 		in   *source.Input
