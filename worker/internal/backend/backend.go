@@ -97,6 +97,16 @@ func Select(requested string) (Backend, string, error) {
 	return CPU{}, fmt.Sprintf("backend %s is not built into this worker; running on cpu", requested), nil
 }
 
+// HostBytesPerThread is the memory each of b's scoring threads takes outside the Go
+// heap that vmaf.MemoryEstimate counts, for frames of w x h: the vulkan backend's mapped
+// staging (vkkernel.HostBytesPerWorker); 0 for the CPU.
+func HostBytesPerThread(b Backend, w, h int) int64 {
+	if m, ok := b.(interface{ HostBytesPerThread(w, h int) int64 }); ok {
+		return m.HostBytesPerThread(w, h)
+	}
+	return 0
+}
+
 // Names lists the backends this build can run.
 func Names() []string {
 	return []string{string(vmafxv1.BackendCPU), string(vmafxv1.BackendVulkan)}

@@ -74,7 +74,13 @@ func TestVulkanSelfTestPasses(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	b.Close()
+	defer b.Close()
+	if got, want := HostBytesPerThread(b, 1920, 1080), vkkernel.HostBytesPerWorker(1920, 1080); got != want || got == 0 {
+		t.Errorf("vulkan HostBytesPerThread = %d, want the worker's staging, %d", got, want)
+	}
+	if got := HostBytesPerThread(CPU{}, 1920, 1080); got != 0 {
+		t.Errorf("cpu HostBytesPerThread = %d, want 0", got)
+	}
 }
 
 // TestSelectAutoSelfTestFailed: under auto, a GPU that fails the self-test

@@ -71,6 +71,10 @@ func (v *Vulkan) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vma
 	return vmaf.Score(ctx, ref, dist, opts)
 }
 
+// HostBytesPerThread is the host memory each scoring thread maps on top of the
+// kernel's heap: its worker's staging for the frames in flight.
+func (v *Vulkan) HostBytesPerThread(w, h int) int64 { return vkkernel.HostBytesPerWorker(w, h) }
+
 // Device describes the Vulkan device and the features it computes.
 func (v *Vulkan) Device() *vmafxv1.WorkerDevice {
 	info := v.k.Info()
