@@ -180,7 +180,7 @@ func (w *Watcher) selfTest(ctx context.Context, st *state, d discovery.Device) e
 		}
 	}
 	if ok && v.Result == selftestverdict.Fail {
-		return fmt.Errorf("Vulkan self-test failed: %s", text.OneLine(v.Message, 512))
+		return fmt.Errorf("vulkan self-test failed: %s", text.OneLine(v.Message, 512))
 	}
 	return nil
 }

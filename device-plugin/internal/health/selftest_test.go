@@ -95,7 +95,7 @@ func TestSelfTestFailMakesDeviceUnhealthy(t *testing.T) {
 	if diff := cmp.Diff(want("nvidia-1"), health(set)); diff != "" {
 		t.Fatalf("slot health after a failed self-test (-want +got):\n%s", diff)
 	}
-	if r := w.state[1].reason; !strings.Contains(r, "Vulkan self-test failed") || !strings.Contains(r, "integer_vif_scale1") || !strings.Contains(r, fail.Driver) {
+	if r := w.state[1].reason; !strings.Contains(r, "vulkan self-test failed") || !strings.Contains(r, "integer_vif_scale1") || !strings.Contains(r, fail.Driver) {
 		t.Errorf("reason %q, want the self-test's failure naming the driver and the feature", r)
 	}
 	if _, err := set.Allocate(&pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{{DevicesIds: []string{"nvidia-1-slot-0"}}}}); !errors.Is(err, slots.ErrUnhealthySlot) {

@@ -14,7 +14,7 @@ import (
 
 // ErrFailed marks a device that failed the self-test: its numbers differ
 // from the CPU kernel's (MismatchError) or it could not score the pair.
-var ErrFailed = errors.New("Vulkan self-test failed")
+var ErrFailed = errors.New("vulkan self-test failed")
 
 // MismatchError is the first feature of the first frame where the device's
 // result differs from the CPU's.
@@ -53,7 +53,7 @@ func Check(ctx context.Context, off vmaf.Offload, dev vulkan.Info) error {
 	for _, c := range cases {
 		cpu, err := c.score(ctx, nil)
 		if err != nil {
-			return fmt.Errorf("Vulkan self-test: %s on the CPU: %w", c.name(), err)
+			return fmt.Errorf("vulkan self-test: %s on the CPU: %w", c.name(), err)
 		}
 		gpu, err := c.score(ctx, off)
 		if err != nil {
@@ -175,7 +175,7 @@ func synthesise(w, h, cw, ch, n int) (ref, dist []byte) {
 					}
 					v = min(v, 235)
 					ref = append(ref, byte(v))
-					q := v
+					var q int
 					switch {
 					case smooth:
 						q = v &^ 1
