@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Decoders, the values of Decoder.Name and of a result's decoder: ffmpeg's software
@@ -28,10 +29,12 @@ type HW struct {
 }
 
 // Hwaccels returns the hardware acceleration methods this ffmpeg build offers
-// (`ffmpeg -hide_banner -hwaccels`: cuda, vaapi, ...), asked once per Tools and kept.
-// A build that cannot say offers none.
+// (`ffmpeg -hide_banner -hwaccels`: cuda, vaapi, ...), asked once per process and
+// ffmpeg program and kept. A build that cannot say offers none.
 func (t *Tools) Hwaccels(ctx context.Context) []string {
-	t.hwOnce.Do(func() {
+	e, _ := hwaccels.LoadOrStore(t.FFmpeg, &hwaccelsEntry{})
+	entry := e.(*hwaccelsEntry)
+	entry.once.Do(func() {
 		out, err := exec.CommandContext(ctx, t.FFmpeg, "-hide_banner", "-hwaccels").Output()
 		if err != nil {
 			return
@@ -42,10 +45,19 @@ func (t *Tools) Hwaccels(ctx context.Context) []string {
 			if line == "" || strings.HasSuffix(line, ":") {
 				continue // "Hardware acceleration methods:"
 			}
-			t.hwaccels = append(t.hwaccels, line)
+			entry.methods = append(entry.methods, line)
 		}
 	})
-	return t.hwaccels
+	return entry.methods
+}
+
+// hwaccels caches Hwaccels by ffmpeg program: a worker finds its tools again for each
+// input, and ffmpeg's answer does not change while the process runs.
+var hwaccels sync.Map // string -> *hwaccelsEntry
+
+type hwaccelsEntry struct {
+	once    sync.Once
+	methods []string
 }
 
 // ChooseHW picks the hardware decoder for a slot's GPU of vendor (nvidia, amd, intel;

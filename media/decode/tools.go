@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 )
 
 // Environment variables naming the programs; without them, PATH is searched.
@@ -29,9 +28,6 @@ var (
 // Tools are the ffmpeg and ffprobe programs.
 type Tools struct {
 	FFmpeg, FFprobe string
-
-	hwOnce   sync.Once
-	hwaccels []string // Hwaccels
 }
 
 // Find locates ffmpeg and ffprobe: at VMAFX_FFMPEG and VMAFX_FFPROBE when
