@@ -49,6 +49,10 @@ type Options struct {
 	// Deinterlace applies bwdif to frames marked interlaced, one frame out
 	// per frame in; progressive frames pass untouched.
 	Deinterlace bool
+	// HW is the hardware decoder to try (Tools.ChooseHW), for an encoded local file
+	// (Input.Path) only: a stream cannot be read again if the hardware decoder fails to
+	// start, so it decodes in software.
+	HW HW
 }
 
 // Decoder is a running ffmpeg whose frames are read as a vmaf.FrameSource.
@@ -69,6 +73,9 @@ type Decoder struct {
 
 	frames int
 	err    error // sticky, once the frames ended
+
+	decoder  string // Software, NVDEC or VAAPI
+	fallback string // why the hardware decoder was given up; "" if it was not
 }
 
 // ProtocolWhitelist is the protocols every ffmpeg and ffprobe the worker runs may open:
@@ -87,6 +94,9 @@ func Args(in Input, o Options) []string {
 			"-video_size", strconv.Itoa(in.Raw.Width)+"x"+strconv.Itoa(in.Raw.Height))
 	case in.Y4M:
 		args = append(args, "-f", "yuv4mpegpipe")
+	}
+	if in.Raw == nil && !in.Y4M && in.Path != "" {
+		args = append(args, hwArgs(o.HW)...)
 	}
 	if in.Path != "" {
 		if in.Seek > 0 {
@@ -122,14 +132,46 @@ func Args(in Input, o Options) []string {
 }
 
 // Start runs ffmpeg on in and reads the stream header of its output. The
-// process is killed when ctx ends or the decoder is closed.
+// process is killed when ctx ends or the decoder is closed. When o.HW names a
+// hardware decoder and ffmpeg fails before its first output (no CUDA, no VA-API
+// driver, a codec the hardware lacks), Start tries once more in software;
+// Decoder.Fallback says why.
 func (t *Tools) Start(ctx context.Context, in Input, o Options) (*Decoder, error) {
 	if !o.Format.Valid() {
 		return nil, fmt.Errorf("%w: no output pixel format", vmaf.ErrUnknownPixelFormat)
 	}
+	if o.HW.Name == "" || in.Path == "" || in.Raw != nil || in.Y4M {
+		o.HW = HW{Name: Software}
+	}
+	if o.HW.Name == Software {
+		return t.start(ctx, in, o)
+	}
+	// The hardware try must not stop the input: the software one may need it.
+	try := in
+	try.Stop = nil
+	d, err := t.start(ctx, try, o)
+	if err == nil {
+		d.stop = in.Stop
+		return d, nil
+	}
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	hw := o.HW.Name
+	o.HW = HW{Name: Software}
+	d, err2 := t.start(ctx, in, o)
+	if err2 != nil {
+		return nil, err2
+	}
+	d.fallback = fmt.Sprintf("%s decoding failed to start, decoded in software: %v", hw, err)
+	return d, nil
+}
+
+// start is Start with one decoder, o.HW.
+func (t *Tools) start(ctx context.Context, in Input, o Options) (*Decoder, error) {
 	cmd := exec.CommandContext(ctx, t.FFmpeg, Args(in, o)...)
 	setProcAttr(cmd)
-	d := &Decoder{cmd: cmd, stderr: newTail(), ctx: ctx, stop: in.Stop, feedDone: make(chan struct{})}
+	d := &Decoder{cmd: cmd, stderr: newTail(), ctx: ctx, stop: in.Stop, feedDone: make(chan struct{}), decoder: o.HW.Name}
 	cmd.Stderr = d.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -239,6 +281,13 @@ func (e *endReader) Read(p []byte) (int, error) {
 }
 
 func (e *endReader) ended() bool { return e.end.Load() }
+
+// Name says which decoder runs: Software, NVDEC or VAAPI.
+func (d *Decoder) Name() string { return d.decoder }
+
+// Fallback is why the hardware decoder asked for was given up for software, on one
+// line; empty when it was not.
+func (d *Decoder) Fallback() string { return d.fallback }
 
 // Info returns the geometry and pixel format of the decoded frames.
 func (d *Decoder) Info() vmaf.VideoInfo { return d.y4m.Info() }

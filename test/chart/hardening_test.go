@@ -78,6 +78,7 @@ func TestHardened(t *testing.T) {
 					"/var/lib/kubelet/pod-resources":  "ro at /var/lib/kubelet/pod-resources",
 					"/dev":                            "ro at /host/dev",
 					"/sys":                            "ro at /host/sys",
+					"/run/vmafx/selftest":             "rw at /run/vmafx/selftest",
 				}
 				if diff := cmp.Diff(wantHostPaths, hostPaths); diff != "" {
 					t.Errorf("%s: host paths (-want +got):\n%s", name, diff)

@@ -27,7 +27,8 @@ const maxWorkers = 64
 // pixel, all features together, at most (docs/worker.md: about 75
 // device-local for motion, VIF and ADM; up to 17 more for SpEED chroma at
 // 4:4:4 and 31 for CAMBI), rounded up. The batches' host-visible staging
-// (at most stagingBudget) is host memory on a discrete GPU.
+// (HostBytesPerWorker, at most about stagingBudget) is host memory on a
+// discrete GPU.
 const workerBytesPerPixel = 140
 
 // Workers returns how many workers (scoring goroutines) of w x h frames
@@ -254,6 +255,19 @@ const (
 // in the staging budget, two planes a frame, at most maxBatch, at least 1.
 func batchFrames(w, h int) int {
 	return max(min(stagingBudget/(ringSlots*2*2*max(w*h, 1)), maxBatch), 1)
+}
+
+// HostBytesPerWorker is the host-visible memory one worker of w x h frames
+// maps for its frames in flight: each ring slot's staging (the reference and
+// distorted planes of a batch, 16 bits a sample) and readback. On a discrete
+// GPU it is host memory, mapped into the process and counted against its
+// memory limit like the heap: about 133 MB a worker at 1080p, 8-bit or not.
+// The per-frame submissions of SpEED chroma and CAMBI (v1 models) add a few
+// planes more, not counted here.
+func HostBytesPerWorker(w, h int) int64 {
+	batch := int64(batchFrames(w, h))
+	plane := int64(w) * int64(h) * 2
+	return ringSlots * (2*batch*plane + batch*resultWords*8)
 }
 
 // FramesInFlight is how many w x h frames a worker keeps queued

@@ -667,3 +667,28 @@ func TestScoreV1FramesInFlight(t *testing.T) {
 		}
 	}
 }
+
+// TestHostBytesPerWorker: what HostBytesPerWorker counts is what a worker maps for its
+// frames in flight, and at 1080p it is the 133 MB a worker's memory limit must hold.
+func TestHostBytesPerWorker(t *testing.T) {
+	k := openOrSkip(t)
+	for _, sz := range [][2]int{{176, 144}, {640, 360}, {1920, 1080}} {
+		w, h := sz[0], sz[1]
+		off, err := k.NewWorker(vmaf.OffloadConfig{Width: w, Height: h, BitDepth: 8, VIFEnhnGainLimit: 100, ADMEnhnGainLimit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wk := off.(*worker)
+		var mapped int64
+		for i := range wk.ring {
+			mapped += wk.ring[i].staging.Size() + wk.ring[i].back.Size()
+		}
+		wk.Close()
+		if got := HostBytesPerWorker(w, h); got != mapped {
+			t.Errorf("%dx%d: HostBytesPerWorker = %d, the worker maps %d for its frames in flight", w, h, got, mapped)
+		}
+	}
+	if got := HostBytesPerWorker(1920, 1080); got < 132_000_000 || got > 134_000_000 {
+		t.Errorf("HostBytesPerWorker(1920, 1080) = %d, want about 133 MB", got)
+	}
+}

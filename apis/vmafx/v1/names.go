@@ -76,6 +76,10 @@ const (
 	EnvDefaultCredentials = "VMAFX_DEFAULT_CREDENTIALS"
 	// EnvSlots is set by Allocate to the comma-separated slot IDs given to the container.
 	EnvSlots = "VMAFX_SLOTS"
+	// EnvSelfTestDir is set by Allocate on a GPU slot to the directory where the worker
+	// writes its Vulkan self-test verdict for the device (internal/selftestverdict); the
+	// device plugin reads it and marks a device that failed Unhealthy.
+	EnvSelfTestDir = "VMAFX_SELFTEST_DIR"
 
 	// LabelTraining on a trainer Deployment and its Pods names the VmafxModelTraining.
 	LabelTraining = "vmafx.dev/training"

@@ -32,6 +32,8 @@ type WorkerResult struct {
 	RequestedBackend string `json:"requestedBackend,omitempty"`
 	// Device is the accelerator that scored, when a GPU backend ran; nil on the CPU.
 	Device *WorkerDevice `json:"device,omitempty"`
+	// Decode says which decoder read the encoded inputs; nil when none was encoded.
+	Decode *WorkerDecode `json:"decode,omitempty"`
 
 	// Model is the model name; ModelSHA256 the hex SHA-256 of its JSON.
 	Model         string `json:"model"`
@@ -107,6 +109,20 @@ type WorkerDevice struct {
 	Features []string `json:"features,omitempty"`
 	// HostFeatures are the VMAF features that still ran on the CPU.
 	HostFeatures []string `json:"hostFeatures,omitempty"`
+}
+
+// WorkerDecode says which decoder read each encoded input: ffmpeg's software decoders,
+// or on a GPU slot the GPU's (NVDEC, VA-API) when the device and the ffmpeg build offer
+// them.
+//
+// +kubebuilder:object:generate=false
+type WorkerDecode struct {
+	// Reference and Distorted are software, nvdec or vaapi; empty for an input that was
+	// not decoded (raw YUV, Y4M).
+	Reference string `json:"reference,omitempty"`
+	Distorted string `json:"distorted,omitempty"`
+	// Fallback says why a hardware decoder failed to start and software decoded instead.
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // WorkerError says why a worker failed.

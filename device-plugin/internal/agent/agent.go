@@ -68,9 +68,11 @@ func Run(ctx context.Context, cfg config.Config) error {
 			cdiKind = slots.DefaultCDIKind(inv.Vendor)
 		}
 	}
-	set := slots.New(inv.Devices, slots.Options{CDIKind: cdiKind})
+	selfTestDir := prepareSelfTestDirs(logger, cfg.SelfTestDir, inv.Devices)
+	set := slots.New(inv.Devices, slots.Options{CDIKind: cdiKind, SelfTestDir: selfTestDir})
 	watcher := health.New(inv.Devices, set, health.Options{
 		Root: cfg.HostRoot, Interval: cfg.HealthCheckInterval, RecoveryDelay: cfg.RecoveryDelay, Metrics: m,
+		SelfTestDir: selfTestDir,
 	})
 	// The first list the kubelet sees is already true.
 	watcher.Check(ctx)

@@ -164,6 +164,7 @@ func TestRun(t *testing.T) {
 	cfg := config.Default()
 	cfg.HostRoot, cfg.DevicePluginDir, cfg.PodResourcesSocket = h.Root, dir, ""
 	cfg.HeartbeatInterval, cfg.HTTPAddress, cfg.RecoveryDelay = 0, addr, 0
+	cfg.SelfTestDir = t.TempDir() // never the host's /run
 
 	var readyBefore int
 	done := make(chan error, 1)
@@ -252,6 +253,7 @@ func TestRunFailsWithoutTheConfiguredVendor(t *testing.T) {
 	h := fakehost.New(t, 2)
 	cfg := config.Default()
 	cfg.HostRoot, cfg.DevicePluginDir, cfg.Vendor, cfg.HeartbeatInterval, cfg.HTTPAddress = h.Root, fakekubelet.SocketDir(t), "nvidia", 0, ""
+	cfg.SelfTestDir = t.TempDir()
 	if err := Run(ctx, cfg); err == nil || !strings.Contains(err.Error(), "no devices") {
 		t.Errorf("Run = %v, want a no-devices error", err)
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -49,6 +50,10 @@ const (
 	// DefaultStatusReportPeriod is the kubelet's nodeStatusReportFrequency: the VmafxNode
 	// status is patched at least this often even when nothing in it changed.
 	DefaultStatusReportPeriod = 5 * time.Minute
+	// DefaultSelfTestDir is the host directory of the workers' Vulkan self-test
+	// verdicts, one subdirectory per GPU. Under /run, a tmpfs: a reboot, which a
+	// driver upgrade takes, forgets the verdicts of the old driver.
+	DefaultSelfTestDir = "/run/vmafx/selftest"
 	// DefaultHTTPAddress serves /metrics, /healthz and /readyz.
 	DefaultHTTPAddress = ":8080"
 )
@@ -97,6 +102,9 @@ type Config struct {
 	Kubeconfig string
 	// HTTPAddress serves metrics and health probes; "" turns the server off.
 	HTTPAddress string
+	// SelfTestDir is the host directory where workers leave their GPU's Vulkan
+	// self-test verdict, mounted at the same path in the plugin; "" turns it off.
+	SelfTestDir string
 
 	// Origins tells, per file key, where the value came from: flag, env, file or default.
 	Origins map[string]Source
@@ -127,6 +135,7 @@ func Default() Config {
 		HeartbeatInterval:   DefaultHeartbeatInterval,
 		StatusHeartbeatFor:  DefaultStatusHeartbeatFor,
 		StatusReportPeriod:  DefaultStatusReportPeriod,
+		SelfTestDir:         DefaultSelfTestDir,
 		Namespace:           vmafxv1.SystemNamespace,
 		HTTPAddress:         DefaultHTTPAddress,
 	}
@@ -162,6 +171,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DevicePluginDir == "" {
 		errs = append(errs, field.Required(field.NewPath("devicePluginDir"), ""))
+	}
+	if c.SelfTestDir != "" && !filepath.IsAbs(c.SelfTestDir) {
+		errs = append(errs, field.Invalid(field.NewPath("selfTestDir"), c.SelfTestDir, "must be an absolute path (or empty: off)"))
 	}
 	if c.HealthCheckInterval <= 0 {
 		errs = append(errs, field.Invalid(field.NewPath("healthCheckInterval"), c.HealthCheckInterval.String(), "must be positive"))

@@ -68,6 +68,8 @@ var options = []option{
 		func(c *Config) any { return &c.Kubeconfig }},
 	{"http-address", "VMAFX_HTTP_ADDRESS", "httpAddress", "Address serving /metrics, /healthz and /readyz (empty: off).",
 		func(c *Config) any { return &c.HTTPAddress }},
+	{"self-test-dir", "VMAFX_SELF_TEST_DIR", "selfTestDir", "Host directory, mounted at the same path, where workers on a GPU slot leave the Vulkan self-test's verdict for their device; a device that failed is Unhealthy (empty: off).",
+		func(c *Config) any { return &c.SelfTestDir }},
 }
 
 // add adds o to s, bound to its field of c, with the field's value as the default. The

@@ -2,6 +2,7 @@ package health
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"time"
@@ -10,8 +11,11 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/device-plugin/internal/discovery"
 	"github.com/vmafx/vmafx/device-plugin/internal/metrics"
+	"github.com/vmafx/vmafx/internal/selftestverdict"
+	"github.com/vmafx/vmafx/internal/text"
 )
 
 // Target receives health changes; slots.Set is one.
@@ -29,8 +33,14 @@ type Options struct {
 	RecoveryDelay time.Duration
 	// Clock defaults to the real clock.
 	Clock clock.WithTicker
-	// Metrics, when set, counts health transitions.
+	// Metrics, when set, counts health transitions and self-test verdicts.
 	Metrics *metrics.Metrics
+	// SelfTestDir, when not empty, is where workers leave each GPU's Vulkan self-test
+	// verdict (SelfTestDir/<device>/verdict.json, internal/selftestverdict): a device
+	// whose verdict is a fail is Unhealthy, as a missing one is, until the verdict is
+	// gone (a reboot empties /run; an administrator may delete it after fixing the
+	// driver) and the recovery delay has passed.
+	SelfTestDir string
 }
 
 // Watcher checks devices and reports their health to a Target.
@@ -51,6 +61,7 @@ type state struct {
 	healthy      bool
 	reason       string
 	presentSince time.Time // zero while absent or healthy
+	verdict      string    // the last self-test verdict read, to count each once
 }
 
 // New returns a Watcher of devs, all assumed healthy (as slots.New makes them) until
@@ -64,8 +75,14 @@ func New(devs []discovery.Device, target Target, opts Options) *Watcher {
 		w.state[i].healthy = true
 	}
 	for _, d := range devs {
+		paths := make([]string, 0, len(d.Nodes)+1)
 		for _, n := range d.Nodes {
-			p := filepath.Join(opts.Root, n.Path)
+			paths = append(paths, filepath.Join(opts.Root, n.Path))
+		}
+		if dir := w.verdictDir(d); dir != "" {
+			paths = append(paths, filepath.Join(dir, selftestverdict.FileName))
+		}
+		for _, p := range paths {
 			w.interest[p] = true
 			if dir := filepath.Dir(p); !slices.Contains(w.watchDirs, dir) {
 				w.watchDirs = append(w.watchDirs, dir)
@@ -88,7 +105,11 @@ func (w *Watcher) Check(ctx context.Context) time.Time {
 	for i, d := range w.devices {
 		st := &w.state[i]
 		name := d.Name()
-		if err := d.Probe(w.opts.Root); err != nil {
+		err := d.Probe(w.opts.Root)
+		if err == nil {
+			err = w.selfTest(ctx, st, d)
+		}
+		if err != nil {
 			st.presentSince = time.Time{}
 			if st.healthy || st.reason != err.Error() {
 				wasHealthy := st.healthy
@@ -122,6 +143,46 @@ func (w *Watcher) Check(ctx context.Context) time.Time {
 	}
 	w.primed = true
 	return next
+}
+
+// verdictDir is the directory of d's self-test verdict; "" for none (off, or the CPU).
+func (w *Watcher) verdictDir(d discovery.Device) string {
+	if w.opts.SelfTestDir == "" || d.Vendor == vmafxv1.VendorCPU {
+		return ""
+	}
+	return filepath.Join(w.opts.SelfTestDir, d.Name())
+}
+
+// selfTest returns an error when a worker's Vulkan self-test failed on d. A verdict
+// file that is not one is logged and counted, and does not make the device unhealthy:
+// only a worker's fail does.
+func (w *Watcher) selfTest(ctx context.Context, st *state, d discovery.Device) error {
+	dir := w.verdictDir(d)
+	if dir == "" {
+		return nil
+	}
+	v, ok, err := selftestverdict.Read(dir)
+	key, result := "", ""
+	switch {
+	case err != nil:
+		key, result = "invalid "+err.Error(), metrics.VerdictInvalid
+	case ok:
+		key, result = v.Result+" "+v.Device+" "+v.Driver+" "+v.API+" "+v.Message, v.Result
+	}
+	if key != st.verdict {
+		st.verdict = key
+		if result != "" {
+			if w.opts.Metrics != nil {
+				w.opts.Metrics.SelfTestVerdicts.WithLabelValues(result).Inc()
+			}
+			klog.FromContext(ctx).Info("Vulkan self-test verdict", "device", d.Name(), "result", result,
+				"vulkanDevice", v.Device, "driver", v.Driver, "api", v.API, "message", v.Message, "err", err)
+		}
+	}
+	if ok && v.Result == selftestverdict.Fail {
+		return fmt.Errorf("vulkan self-test failed: %s", text.OneLine(v.Message, 512))
+	}
+	return nil
 }
 
 func (w *Watcher) count(state string) {

@@ -20,6 +20,14 @@ const (
 	ResultError   = "error"
 )
 
+// Self-test verdicts, the values of the result label of SelfTestVerdicts: a worker's
+// pass or fail, or a verdict file that is not one.
+const (
+	VerdictPass    = "pass"
+	VerdictFail    = "fail"
+	VerdictInvalid = "invalid"
+)
+
 // Metrics holds the device plugin's collectors.
 type Metrics struct {
 	// Slots is the number of slots by state (healthy, unhealthy, allocated).
@@ -38,6 +46,9 @@ type Metrics struct {
 	HeartbeatFailures prometheus.Counter
 	// LastHeartbeat is the Unix time of the last heartbeat the API server accepted.
 	LastHeartbeat prometheus.Gauge
+	// SelfTestVerdicts counts the workers' Vulkan self-test verdicts the plugin has
+	// read, by result, each once (a new verdict file, not every check).
+	SelfTestVerdicts *prometheus.CounterVec
 }
 
 // New creates the collectors and registers them with reg.
@@ -78,9 +89,13 @@ func New(reg prometheus.Registerer) *Metrics {
 			Namespace: Namespace, Name: "last_heartbeat_timestamp_seconds",
 			Help: "Unix time of the last heartbeat the API server accepted.",
 		}),
+		SelfTestVerdicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "self_test_verdicts_total",
+			Help: "Vulkan self-test verdicts read from the workers, by result (pass, fail, invalid); a fail makes the device Unhealthy.",
+		}, []string{"result"}),
 	}
 	reg.MustRegister(m.Slots, m.AllocateRequests, m.AllocateDuration, m.Registrations,
-		m.HealthTransitions, m.Heartbeats, m.HeartbeatFailures, m.LastHeartbeat)
+		m.HealthTransitions, m.Heartbeats, m.HeartbeatFailures, m.LastHeartbeat, m.SelfTestVerdicts)
 	return m
 }
 

@@ -8,10 +8,12 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/selftestverdict"
 )
 
 // Allocate validates every container request and returns, per container, the device
-// nodes behind its slots, the CDI devices (when enabled) and the environment
+// nodes behind its slots, the CDI devices (when enabled), each GPU's self-test verdict
+// directory (when enabled, with VMAFX_SELFTEST_DIR) and the environment
 // VMAFX_BACKEND, VMAFX_DEVICE and VMAFX_SLOTS. A request naming an unknown or unhealthy
 // slot fails as a whole, with an error wrapping ErrUnknownSlot or ErrUnhealthySlot.
 func (s *Set) Allocate(req *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
@@ -63,7 +65,10 @@ func (s *Set) containerResponse(ids []string) (*pluginapi.ContainerAllocateRespo
 			vmafxv1.EnvSlots:   s.slotList(ids, refs),
 		}
 		addVendorEnvs(envs, d.backend)
-		return &pluginapi.ContainerAllocateResponse{Envs: envs, Devices: d.specs, CdiDevices: d.cdi}, nil
+		if len(d.mounts) > 0 {
+			envs[vmafxv1.EnvSelfTestDir] = selftestverdict.ContainerDir
+		}
+		return &pluginapi.ContainerAllocateResponse{Envs: envs, Devices: d.specs, CdiDevices: d.cdi, Mounts: d.mounts}, nil
 	}
 	// Slots on several devices: the union of their nodes (shared ones, like
 	// /dev/nvidiactl or /dev/kfd, once), devices in index order.
@@ -88,6 +93,10 @@ func (s *Set) containerResponse(ids []string) (*pluginapi.ContainerAllocateRespo
 			}
 		}
 		r.CdiDevices = append(r.CdiDevices, d.cdi...)
+		r.Mounts = append(r.Mounts, d.mounts...)
+	}
+	if len(r.Mounts) > 0 {
+		r.Envs[vmafxv1.EnvSelfTestDir] = selftestverdict.ContainerDir
 	}
 	r.Envs[vmafxv1.EnvDevice] = strings.Join(names, ",")
 	r.Envs[vmafxv1.EnvSlots] = s.slotList(ids, refs)

@@ -2,6 +2,8 @@ package slots
 
 import (
 	"errors"
+	"path"
+	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -9,6 +11,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/device-plugin/internal/discovery"
+	"github.com/vmafx/vmafx/internal/selftestverdict"
 )
 
 // Errors of allocation requests. Callers branch on them with errors.Is.
@@ -44,6 +47,11 @@ type Options struct {
 	// CDIKind, when not empty, adds the CDI device <CDIKind>=<index> of each device to
 	// Allocate responses.
 	CDIKind string
+	// SelfTestDir, when not empty, is the host directory of the workers' Vulkan
+	// self-test verdicts: Allocate mounts each GPU's subdirectory (SelfTestDir/<device>)
+	// writable into the worker, at selftestverdict.ContainerDir/<device>, and sets
+	// VMAFX_SELFTEST_DIR to selftestverdict.ContainerDir.
+	SelfTestDir string
 }
 
 // Set is the node's slots and their health. It is safe for concurrent use.
@@ -62,10 +70,11 @@ type device struct {
 	name    string
 	ids     []string
 	backend string
-	// specs and cdi are built once; every response for the device shares them (they
-	// are only ever marshalled).
-	specs []*pluginapi.DeviceSpec
-	cdi   []*pluginapi.CDIDevice
+	// specs, cdi and mounts are built once; every response for the device shares them
+	// (they are only ever marshalled).
+	specs  []*pluginapi.DeviceSpec
+	cdi    []*pluginapi.CDIDevice
+	mounts []*pluginapi.Mount // the self-test verdict directory; none for cpu
 
 	healthy bool   // guarded by Set.mu
 	reason  string // why unhealthy; guarded by Set.mu
@@ -94,6 +103,12 @@ func New(devs []discovery.Device, opts Options) *Set {
 		}
 		if opts.CDIKind != "" && d.Vendor != vmafxv1.VendorCPU {
 			dev.cdi = []*pluginapi.CDIDevice{{Name: opts.CDIKind + "=" + strconv.Itoa(d.Index)}}
+		}
+		if opts.SelfTestDir != "" && d.Vendor != vmafxv1.VendorCPU {
+			dev.mounts = []*pluginapi.Mount{{
+				ContainerPath: path.Join(selftestverdict.ContainerDir, dev.name),
+				HostPath:      filepath.Join(opts.SelfTestDir, dev.name),
+			}}
 		}
 		s.devices = append(s.devices, dev)
 	}

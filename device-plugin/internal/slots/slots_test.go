@@ -126,6 +126,39 @@ func TestAllocate(t *testing.T) {
 			}},
 		},
 		{
+			name: "self-test verdict directory of the slot's device",
+			devs: []discovery.Device{nvidia(0, 4), nvidia(1, 4)},
+			opts: Options{SelfTestDir: "/run/vmafx/selftest"},
+			ids:  [][]string{{"nvidia-1-slot-2"}},
+			want: []*pluginapi.ContainerAllocateResponse{{
+				Envs: map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-1", "VMAFX_SLOTS": "nvidia-1-slot-2", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility,graphics",
+					"VMAFX_SELFTEST_DIR": "/run/vmafx/selftest"},
+				Devices: []*pluginapi.DeviceSpec{spec("/dev/nvidia1"), spec("/dev/nvidiactl"), spec("/dev/nvidia-uvm")},
+				Mounts:  []*pluginapi.Mount{{ContainerPath: "/run/vmafx/selftest/nvidia-1", HostPath: "/run/vmafx/selftest/nvidia-1"}},
+			}},
+		},
+		{
+			name: "self-test verdict directories of two devices",
+			devs: []discovery.Device{amd(0, 2), amd(1, 2)},
+			opts: Options{SelfTestDir: "/var/run/vmafx"},
+			ids:  [][]string{{"amd-1-slot-0", "amd-0-slot-1"}},
+			want: []*pluginapi.ContainerAllocateResponse{{
+				Envs:    map[string]string{"VMAFX_BACKEND": "hip", "VMAFX_DEVICE": "amd-0,amd-1", "VMAFX_SLOTS": "amd-0-slot-1,amd-1-slot-0", "VMAFX_SELFTEST_DIR": "/run/vmafx/selftest"},
+				Devices: []*pluginapi.DeviceSpec{spec("/dev/dri/renderD028"), spec("/dev/kfd"), spec("/dev/dri/renderD128")},
+				Mounts: []*pluginapi.Mount{{ContainerPath: "/run/vmafx/selftest/amd-0", HostPath: "/var/run/vmafx/amd-0"},
+					{ContainerPath: "/run/vmafx/selftest/amd-1", HostPath: "/var/run/vmafx/amd-1"}},
+			}},
+		},
+		{
+			name: "no self-test directory for a cpu slot",
+			devs: []discovery.Device{{Vendor: vmafxv1.VendorCPU, Slots: 2}},
+			opts: Options{SelfTestDir: "/run/vmafx/selftest"},
+			ids:  [][]string{{"cpu-0-slot-1"}},
+			want: []*pluginapi.ContainerAllocateResponse{{
+				Envs: map[string]string{"VMAFX_BACKEND": "cpu", "VMAFX_DEVICE": "cpu", "VMAFX_SLOTS": "cpu-0-slot-1"},
+			}},
+		},
+		{
 			name: "two containers",
 			devs: []discovery.Device{nvidia(0, 2)},
 			ids:  [][]string{{"nvidia-0-slot-0"}, {"nvidia-0-slot-1"}},

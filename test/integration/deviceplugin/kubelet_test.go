@@ -39,7 +39,7 @@ func TestVendors(t *testing.T) {
 				h.AddGPU(fakehost.NVIDIA(1))
 			},
 			slots:    8,
-			wantEnv:  map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-0", "VMAFX_SLOTS": "nvidia-0-slot-0", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility,graphics"},
+			wantEnv:  map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-0", "VMAFX_SLOTS": "nvidia-0-slot-0", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility,graphics", "VMAFX_SELFTEST_DIR": "/run/vmafx/selftest"},
 			wantDevs: []kubecontainer.DeviceInfo{rw("/dev/nvidia0"), rw("/dev/nvidiactl"), rw("/dev/nvidia-uvm"), rw("/dev/nvidia-uvm-tools")},
 		},
 		{
@@ -47,7 +47,7 @@ func TestVendors(t *testing.T) {
 			build:    func(h *fakehost.Host) { h.AddGPU(fakehost.AMD(0)) },
 			flags:    []string{"--cdi"},
 			slots:    4,
-			wantEnv:  map[string]string{"VMAFX_BACKEND": "hip", "VMAFX_DEVICE": "amd-0", "VMAFX_SLOTS": "amd-0-slot-0"},
+			wantEnv:  map[string]string{"VMAFX_BACKEND": "hip", "VMAFX_DEVICE": "amd-0", "VMAFX_SLOTS": "amd-0-slot-0", "VMAFX_SELFTEST_DIR": "/run/vmafx/selftest"},
 			wantDevs: []kubecontainer.DeviceInfo{rw("/dev/dri/renderD128"), rw("/dev/kfd")},
 			wantCDI:  []string{"amd.com/gpu=0"},
 		},
@@ -56,7 +56,7 @@ func TestVendors(t *testing.T) {
 			build:    func(h *fakehost.Host) { h.AddGPU(fakehost.Intel(0)) },
 			flags:    []string{"--slots-per-device=2"},
 			slots:    2,
-			wantEnv:  map[string]string{"VMAFX_BACKEND": "sycl", "VMAFX_DEVICE": "intel-0", "VMAFX_SLOTS": "intel-0-slot-0"},
+			wantEnv:  map[string]string{"VMAFX_BACKEND": "sycl", "VMAFX_DEVICE": "intel-0", "VMAFX_SLOTS": "intel-0-slot-0", "VMAFX_SELFTEST_DIR": "/run/vmafx/selftest"},
 			wantDevs: []kubecontainer.DeviceInfo{rw("/dev/dri/renderD128")},
 		},
 		{
@@ -66,7 +66,7 @@ func TestVendors(t *testing.T) {
 				h.AddGPU(fakehost.NVIDIA(0))
 			},
 			slots:    4,
-			wantEnv:  map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-0", "VMAFX_SLOTS": "nvidia-0-slot-0", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility,graphics"},
+			wantEnv:  map[string]string{"VMAFX_BACKEND": "cuda", "VMAFX_DEVICE": "nvidia-0", "VMAFX_SLOTS": "nvidia-0-slot-0", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility,graphics", "VMAFX_SELFTEST_DIR": "/run/vmafx/selftest"},
 			wantDevs: []kubecontainer.DeviceInfo{rw("/dev/nvidia0"), rw("/dev/nvidiactl"), rw("/dev/nvidia-uvm"), rw("/dev/nvidia-uvm-tools")},
 		},
 		{
@@ -77,7 +77,7 @@ func TestVendors(t *testing.T) {
 			},
 			flags:    []string{"--vendor=intel"},
 			slots:    4,
-			wantEnv:  map[string]string{"VMAFX_BACKEND": "sycl", "VMAFX_DEVICE": "intel-0", "VMAFX_SLOTS": "intel-0-slot-0"},
+			wantEnv:  map[string]string{"VMAFX_BACKEND": "sycl", "VMAFX_DEVICE": "intel-0", "VMAFX_SLOTS": "intel-0-slot-0", "VMAFX_SELFTEST_DIR": "/run/vmafx/selftest"},
 			wantDevs: []kubecontainer.DeviceInfo{rw("/dev/dri/renderD128")},
 		},
 		{
@@ -103,6 +103,16 @@ func TestVendors(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantDevs, opts.Devices); diff != "" {
 				t.Errorf("container devices (-want +got):\n%s", diff)
+			}
+			// A GPU's workers get its self-test verdict directory, made by the plugin.
+			if dev := tc.wantEnv["VMAFX_DEVICE"]; dev != "cpu" {
+				if len(opts.Mounts) != 1 || opts.Mounts[0].ContainerPath != "/run/vmafx/selftest/"+dev || filepath.Base(opts.Mounts[0].HostPath) != dev || opts.Mounts[0].ReadOnly {
+					t.Errorf("container mounts %+v, want the writable self-test directory of %s", opts.Mounts, dev)
+				} else if fi, err := os.Stat(opts.Mounts[0].HostPath); err != nil || !fi.IsDir() {
+					t.Errorf("self-test directory %s: %v, want one the plugin made", opts.Mounts[0].HostPath, err)
+				}
+			} else if len(opts.Mounts) != 0 {
+				t.Errorf("cpu slot: container mounts %+v, want none", opts.Mounts)
 			}
 			var cdi []string
 			for _, d := range opts.CDIDevices {

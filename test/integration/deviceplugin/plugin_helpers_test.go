@@ -71,6 +71,7 @@ func startPlugin(t *testing.T, hostRoot string, flags ...string) *plugin {
 		"--heartbeat-interval=0",
 		"--http-address=" + p.http,
 		"--recovery-delay=1s",
+		"--self-test-dir=" + t.TempDir(), // never the host's /run
 		"-v=2",
 	}, flags...)
 	p.cmd = exec.Command(pluginBinary, args...)

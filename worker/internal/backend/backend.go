@@ -7,6 +7,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/vmaf/vkkernel/selftest"
 )
 
 // Backend computes VMAF for a pair of videos on one kind of device.
@@ -65,15 +66,22 @@ var ErrUnavailable = errors.New("backend unavailable")
 //     CPU kernel is faster); auto without one runs on the CPU.
 //
 // A GPU backend whose device cannot run the Vulkan kernels is an error wrapping
-// ErrUnavailable that names what is missing. A backend this build does not know runs on
+// ErrUnavailable that names what is missing. So is a device that fails the
+// self-test (vmaf/vkkernel/selftest), even under auto: its numbers cannot be
+// trusted, and the attempt fails with reason BackendUnavailable naming it. A backend this build does not know runs on
 // the CPU, with a one-line reason; the reason is empty when the worker runs what was asked.
 func Select(requested string) (Backend, string, error) {
 	switch b := vmafxv1.Backend(requested); b {
 	case "", vmafxv1.BackendCPU:
 		return CPU{}, "", nil
 	case vmafxv1.BackendAuto:
-		if gpu, err := openVulkan(true); err == nil {
+		gpu, err := openVulkan(true)
+		switch {
+		case err == nil:
 			return gpu, "", nil
+		case errors.Is(err, selftest.ErrFailed):
+			// A GPU that scores wrong is a broken node, not a CPU node.
+			return nil, "", fmt.Errorf("%w: backend auto: %w", ErrUnavailable, err)
 		}
 		return CPU{}, "", nil
 	case vmafxv1.BackendVulkan, vmafxv1.BackendCUDA, vmafxv1.BackendHIP, vmafxv1.BackendSYCL:
@@ -87,6 +95,16 @@ func Select(requested string) (Backend, string, error) {
 		return nil, "", fmt.Errorf("%w: backend %s has no vendor kernel in this worker and its GPU cannot run the Vulkan kernels: %w", ErrUnavailable, requested, err)
 	}
 	return CPU{}, fmt.Sprintf("backend %s is not built into this worker; running on cpu", requested), nil
+}
+
+// HostBytesPerThread is the memory each of b's scoring threads takes outside the Go
+// heap that vmaf.MemoryEstimate counts, for frames of w x h: the vulkan backend's mapped
+// staging (vkkernel.HostBytesPerWorker); 0 for the CPU.
+func HostBytesPerThread(b Backend, w, h int) int64 {
+	if m, ok := b.(interface{ HostBytesPerThread(w, h int) int64 }); ok {
+		return m.HostBytesPerThread(w, h)
+	}
+	return 0
 }
 
 // Names lists the backends this build can run.

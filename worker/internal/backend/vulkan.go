@@ -2,10 +2,12 @@ package backend
 
 import (
 	"context"
+	"sync"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/vmaf/vkkernel"
+	"github.com/vmafx/vmafx/vmaf/vkkernel/selftest"
 	"github.com/vmafx/vmafx/vmaf/vulkan"
 )
 
@@ -18,13 +20,43 @@ type Vulkan struct {
 
 // OpenVulkan opens the first usable Vulkan device; gpuOnly refuses CPU
 // implementations. The error wraps vulkan.ErrUnavailable and names what is
-// missing (the loader, a device, 64-bit shader integers).
+// missing (the loader, a device, 64-bit shader integers), or wraps
+// selftest.ErrFailed when the device fails the self-test: it then names the
+// device, its driver and the first feature and frame that differ from the
+// CPU kernel's.
 func OpenVulkan(gpuOnly bool) (*Vulkan, error) {
 	k, err := vkkernel.Open(vulkan.Config{GPUOnly: gpuOnly})
 	if err != nil {
 		return nil, err
 	}
+	if err := selfTests.check(k); err != nil {
+		k.Close()
+		return nil, err
+	}
 	return &Vulkan{k: k}, nil
+}
+
+// selfTests runs the self-test once per process and device: a worker that
+// opens its device again (a rendition ladder, a retried chunk) does not pay
+// for it twice, and a device that failed stays failed.
+var selfTests = &selfTestCache{run: selftest.Run, done: map[vulkan.Info]error{}}
+
+type selfTestCache struct {
+	mu   sync.Mutex
+	run  func(context.Context, *vkkernel.Kernel) error // tests replace it
+	done map[vulkan.Info]error
+}
+
+func (c *selfTestCache) check(k *vkkernel.Kernel) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	info := k.Info()
+	if err, ok := c.done[info]; ok {
+		return err
+	}
+	err := c.run(context.Background(), k)
+	c.done[info] = err
+	return err
 }
 
 // Name returns "vulkan".
@@ -38,6 +70,10 @@ func (v *Vulkan) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vma
 	opts.Threads = v.k.Workers(opts.Threads, info.Width, info.Height)
 	return vmaf.Score(ctx, ref, dist, opts)
 }
+
+// HostBytesPerThread is the host memory each scoring thread maps on top of the
+// kernel's heap: its worker's staging for the frames in flight.
+func (v *Vulkan) HostBytesPerThread(w, h int) int64 { return vkkernel.HostBytesPerWorker(w, h) }
 
 // Device describes the Vulkan device and the features it computes.
 func (v *Vulkan) Device() *vmafxv1.WorkerDevice {

@@ -100,6 +100,9 @@ func (s *scorer) run(ctx context.Context) (code int) {
 func (s *scorer) backendAndModel(ctx context.Context) (backend.Backend, *vmaf.Model, error) {
 	cfg := s.cfg
 	b, fellBack, err := s.selectBackend()
+	if s.shared == nil {
+		recordSelfTest(s.env, s.log, b, err)
+	}
 	if err != nil {
 		s.prov.RequestedBackend = cfg.backend
 		return nil, nil, err
@@ -141,6 +144,7 @@ func (s *scorer) inputs() (*fetch.Stores, *fetch.Mux, source.Options) {
 	return stores, fetch.NewMux(fetch.NewHTTP(http), stores), source.Options{
 		Raw:   source.Raw{Width: cfg.raw.width, Height: cfg.raw.height, Format: cfg.raw.pixelFormat},
 		Tools: tools, ToolsErr: toolsErr, Deinterlace: cfg.deinterlace, Spool: cfg.spool,
+		HW: s.hardwareDecoder(tools),
 	}
 }
 
@@ -207,6 +211,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 	defer dist.Close()
 	ri := ref.Info()
 	s.scaledFrom = dist.ScaledFrom
+	s.recordDecoders(ref, dist)
 	for _, in := range []struct {
 		name string
 		in   *source.Input
@@ -216,7 +221,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		}
 	}
 
-	threads, err := s.threads(ri, []*source.Input{ref, dist})
+	threads, err := s.threads(ri, []*source.Input{ref, dist}, backend.HostBytesPerThread(b, ri.Width, ri.Height))
 	if err != nil {
 		return nil, err
 	}
@@ -442,7 +447,7 @@ func decoderBytes(info vmaf.VideoInfo) int64 { return workermemory.DecoderBytes(
 // the container's, unless GOMEMLIMIT is set, so the collector works before the kernel's
 // OOM killer would. Geometry that does not fit even one thread fails now, with the
 // estimate, instead of being OOM-killed later.
-func (s *scorer) threads(info vmaf.VideoInfo, inputs []*source.Input) (int, error) {
+func (s *scorer) threads(info vmaf.VideoInfo, inputs []*source.Input, hostPerThread int64) (int, error) {
 	threads := s.cfg.threads
 	if threads == 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -460,15 +465,24 @@ func (s *scorer) threads(info vmaf.VideoInfo, inputs []*source.Input) (int, erro
 			budget -= decoderBytes(info)
 		}
 	}
-	fit := vmaf.ThreadsWithin(info, threads, s.cfg.features, budget)
+	// A GPU backend's threads each map staging beside the heap (the vulkan backend's
+	// frames in flight: about 133 MB at 1080p).
+	estimate := func(t int) int64 { return vmaf.MemoryEstimate(info, t, s.cfg.features) + int64(t)*hostPerThread }
+	fit := 0
+	for t := threads; t >= 1; t-- {
+		if estimate(t) <= budget {
+			fit = t
+			break
+		}
+	}
 	if fit == 0 {
-		return 0, fmt.Errorf("%w: scoring %dx%d %v needs about %s with one thread (and %s for the decoders), more than %d%% of the container's memory limit of %s: raise the worker's memory limit (the operator's VMAFX_OPERATOR_WORKER_MEMORY_LIMIT)",
-			vmaf.ErrMemoryLimit, info.Width, info.Height, info.Format, mebibytes(vmaf.MemoryEstimate(info, 1, s.cfg.features)),
+		return 0, fmt.Errorf("%w: scoring %dx%d %v needs about %s with one thread (%s of it the GPU backend's staging, and %s for the decoders), more than %d%% of the container's memory limit of %s: raise the worker's memory limit (the operator's VMAFX_OPERATOR_WORKER_MEMORY_LIMIT)",
+			vmaf.ErrMemoryLimit, info.Width, info.Height, info.Format, mebibytes(estimate(1)), mebibytes(hostPerThread),
 			mebibytes(limit*memoryBudgetPercent/100-budget), memoryBudgetPercent, mebibytes(limit))
 	}
 	if fit < threads {
 		s.log.Info("Fewer threads than CPUs: the memory limit holds no more", "threads", fit, "wanted", threads,
-			"memoryLimit", mebibytes(limit), "estimatePerRun", mebibytes(vmaf.MemoryEstimate(info, fit, s.cfg.features)))
+			"memoryLimit", mebibytes(limit), "estimatePerRun", mebibytes(estimate(fit)), "stagingPerThread", mebibytes(hostPerThread))
 	}
 	return fit, nil
 }

@@ -100,6 +100,8 @@ type Provenance struct {
 	Device *vmafxv1.WorkerDevice
 	// Model is the model's name and ModelSHA256 the checksum of its JSON.
 	Model, ModelSHA256 string
+	// Decode is which decoder read the encoded inputs; nil when none was encoded.
+	Decode *vmafxv1.WorkerDecode
 }
 
 func (p Provenance) result(wall time.Duration) *vmafxv1.WorkerResult {
@@ -110,6 +112,7 @@ func (p Provenance) result(wall time.Duration) *vmafxv1.WorkerResult {
 		Backend:          p.Backend,
 		RequestedBackend: p.RequestedBackend,
 		Device:           p.Device,
+		Decode:           p.Decode,
 		Model:            p.Model,
 		ModelSHA256:      p.ModelSHA256,
 		KernelVersion:    vmaf.Version,

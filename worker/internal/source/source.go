@@ -69,6 +69,9 @@ type Options struct {
 	// there (ffmpeg seeks to the keyframe before and drops what precedes the
 	// frame); Input.Skipped says so. Other inputs leave the skip to the caller.
 	SkipFrames int
+	// HW is the hardware decoder to try for an encoded input (decode.Tools.ChooseHW);
+	// the zero value decodes in software.
+	HW decode.HW
 }
 
 // Input is an opened video.
@@ -94,6 +97,9 @@ type Input struct {
 	Desc string
 	// Skipped is how many of Options.SkipFrames the input skipped itself, by seeking.
 	Skipped int
+	// Decoder is the decoder of an encoded input: decode.Software, NVDEC or VAAPI; ""
+	// for raw and Y4M inputs. DecoderFallback says why a hardware decoder was given up.
+	Decoder, DecoderFallback string
 
 	closers []func() error
 }
@@ -290,7 +296,13 @@ func openEncoded(ctx context.Context, in *Input, br *bufio.Reader, obj *fetch.Ob
 	if in.Spooled {
 		in.Desc += " (spooled)"
 	}
-	return startDecoder(ctx, in, di, decode.Options{Format: info.Format, Deinterlace: o.Deinterlace}, info.Width, info.Height, o)
+	if err := startDecoder(ctx, in, di, decode.Options{Format: info.Format, Deinterlace: o.Deinterlace, HW: o.HW}, info.Width, info.Height, o); err != nil {
+		return err
+	}
+	if d, ok := in.FrameSource.(*decode.Decoder); ok {
+		in.Decoder, in.DecoderFallback = d.Name(), d.Fallback()
+	}
+	return nil
 }
 
 // seekable are the containers (ffprobe's names) with an index of keyframe times, in which

@@ -1,0 +1,97 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/vmafx/vmafx/vmaf/vkkernel"
+	"github.com/vmafx/vmafx/vmaf/vkkernel/selftest"
+	"github.com/vmafx/vmafx/vmaf/vkkernel/testing/wrongsum"
+	"github.com/vmafx/vmafx/vmaf/vulkan"
+)
+
+// useSelfTest replaces the self-test for one test, with a fresh cache.
+func useSelfTest(t *testing.T, run func(context.Context, *vkkernel.Kernel) error) {
+	orig := selfTests
+	selfTests = &selfTestCache{run: run, done: map[vulkan.Info]error{}}
+	t.Cleanup(func() { selfTests = orig })
+}
+
+// TestVulkanSelfTestFails opens the real device (lavapipe in CI) with a
+// self-test that sees one wrong device sum, as a miscompiled shader would
+// give: the backend must refuse the device with ErrUnavailable naming the
+// device, its driver and API version and the first wrong feature and frame,
+// for vulkan and auto alike, and the self-test must run once per device.
+func TestVulkanSelfTestFails(t *testing.T) {
+	runs := 0
+	useSelfTest(t, func(ctx context.Context, k *vkkernel.Kernel) error {
+		runs++
+		return selftest.Check(ctx, wrongsum.Offload(k, 2), k.Info())
+	})
+	k, err := vkkernel.Open(vulkan.Config{})
+	if err != nil {
+		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" && errors.Is(err, vulkan.ErrUnavailable) {
+			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
+		}
+		t.Fatal(err)
+	}
+	info := k.Info()
+	k.Close()
+	if !info.Float64 {
+		t.Skip("VIF runs on the CPU on this device (no shaderFloat64)")
+	}
+	for range 2 {
+		b, _, err := Select("vulkan")
+		if err == nil {
+			b.Close()
+			t.Fatal("Select(vulkan) with a wrong device sum succeeded")
+		}
+		if !errors.Is(err, ErrUnavailable) || !errors.Is(err, selftest.ErrFailed) {
+			t.Fatalf("err = %v, want ErrUnavailable and selftest.ErrFailed", err)
+		}
+		for _, want := range []string{info.Name, info.Driver, "Vulkan " + info.APIVersion, "frame 2 integer_vif_scale1"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not name %q", err, want)
+			}
+		}
+	}
+	if runs != 1 {
+		t.Errorf("self-test ran %d times for two opens of one device, want once", runs)
+	}
+}
+
+// TestVulkanSelfTestPasses opens the real device with the real self-test.
+func TestVulkanSelfTestPasses(t *testing.T) {
+	useSelfTest(t, selftest.Run)
+	b, _, err := Select("vulkan")
+	if err != nil {
+		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" && errors.Is(err, vulkan.ErrUnavailable) && !errors.Is(err, selftest.ErrFailed) {
+			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
+		}
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if got, want := HostBytesPerThread(b, 1920, 1080), vkkernel.HostBytesPerWorker(1920, 1080); got != want || got == 0 {
+		t.Errorf("vulkan HostBytesPerThread = %d, want the worker's staging, %d", got, want)
+	}
+	if got := HostBytesPerThread(CPU{}, 1920, 1080); got != 0 {
+		t.Errorf("cpu HostBytesPerThread = %d, want 0", got)
+	}
+}
+
+// TestSelectAutoSelfTestFailed: under auto, a GPU that fails the self-test
+// fails the attempt rather than scoring on the CPU and hiding the node's
+// broken GPU; a node without a GPU still runs on the CPU.
+func TestSelectAutoSelfTestFailed(t *testing.T) {
+	defer func(orig func(bool) (Backend, error)) { openVulkan = orig }(openVulkan)
+	openVulkan = func(bool) (Backend, error) {
+		return nil, fmt.Errorf("%w on device GPU: frame 0 integer_motion differs", selftest.ErrFailed)
+	}
+	if _, _, err := Select("auto"); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "integer_motion") {
+		t.Errorf("Select(auto) with a failed self-test: err = %v, want ErrUnavailable naming the mismatch", err)
+	}
+}
