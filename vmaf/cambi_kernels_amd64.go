@@ -72,6 +72,30 @@ var cambiTailMask = func() (t [32]uint16) {
 	return t
 }()
 
+// cambiContrastWeights32 are cambiContrastWeights as the c-values kernel
+// reads them.
+var cambiContrastWeights32 = func() (t [cambiMaxDiffs]int32) {
+	for d, v := range cambiContrastWeights {
+		t[d] = int32(v)
+	}
+	return t
+}()
+
+// cambiCValuesAVX2Row is cambiCValuesRowGo with the kernel on 8 pixels a
+// step. The kernel's gathers stay within the histogram's rows for every
+// pixel of the band, and read a dword for the last word of a row, within
+// its slack.
+func cambiCValuesAVX2Row(hist []uint16, w int, band []int16, diffs []uint32, out []float32) {
+	band = band[:len(out)]
+	n := len(out) &^ 7
+	if n > 0 && len(hist) >= cambiSlack+w {
+		cambiCValuesAVX2(&hist[0], w, &band[0], &diffs[0], &cambiContrastWeights32[0], &cambiReciprocal[0], &out[0], n)
+	} else {
+		n = 0
+	}
+	cambiCValuesRowGo(hist[n:], w, band[n:], diffs, out[n:])
+}
+
 // cambiHistAVX2Row runs the kernel on the columns whose window lies within
 // the row, the scalar code on the pad columns at each end. The kernel
 // writes back up to 15 words past a span, within the histogram's slack.

@@ -267,6 +267,54 @@ func checkCAMBIHist(t *testing.T, k *kernels, rng *rand.Rand, w, pad, rows int) 
 	}
 }
 
+// checkCAMBICValues compares the c-values of one row of w pixels from
+// random histograms of a band of size rows between nd zero rows each side
+// (counts up to the largest window's 65² pixels), random bands (a share of
+// -1) and random diffs masks of nd diffs.
+func checkCAMBICValues(t *testing.T, k *kernels, rng *rand.Rand, w, rows, nd int) {
+	t.Helper()
+	total := rows + 2*nd
+	hist := make([]uint16, total*w+cambiSlack)
+	top := []int{4, 300, 4225}[rng.IntN(3)]
+	for i := nd * w; i < (nd+rows)*w; i++ {
+		hist[i] = uint16(rng.IntN(top + 1))
+	}
+	diffs := make([]uint32, total)
+	for r := nd; r < nd+rows; r++ {
+		if rng.IntN(4) != 0 {
+			diffs[r] = rng.Uint32() & (1<<nd - 1)
+		}
+	}
+	band := make([]int16, w)
+	for j := range band {
+		band[j] = -1
+		if rng.IntN(3) != 0 {
+			band[j] = int16(nd + rng.IntN(rows))
+		}
+	}
+	// Keep p0 + p within the reciprocal table, as a window's counts are.
+	for j, r := range band {
+		if r >= 0 {
+			for q := range total {
+				if q != int(r) {
+					hist[q*w+j] = min(hist[q*w+j], uint16(4225)-hist[int(r)*w+j])
+				}
+			}
+		}
+	}
+	want, got := make([]float32, w), make([]float32, w)
+	for j := range got {
+		got[j] = -1
+	}
+	cambiCValuesRowGo(hist, w, band, diffs, want)
+	k.cambiCValuesRow(hist, w, band, diffs, got)
+	for j := range want {
+		if got[j] != want[j] {
+			t.Fatalf("w %d rows %d nd %d top %d: c-value %d = %v, want %v", w, rows, nd, top, j, got[j], want[j])
+		}
+	}
+}
+
 // TestCAMBIKernelsAVX2 compares each vector CAMBI kernel with the scalar
 // one at depths 8, 10 and 12, on widths around the vector's 16 words.
 func TestCAMBIKernelsAVX2(t *testing.T) {
@@ -284,6 +332,9 @@ func TestCAMBIKernelsAVX2(t *testing.T) {
 			}
 			for _, pad := range []int{0, 1, 7, 8, 10, 15, 16, 32, 63} {
 				checkCAMBIHist(t, k, rng, w, pad, 1+rng.IntN(12))
+			}
+			for _, nd := range []int{1, 2, 4, 8, 16, 32} {
+				checkCAMBICValues(t, k, rng, w, 1+rng.IntN(40), nd)
 			}
 		}
 	}
@@ -306,6 +357,7 @@ func FuzzCAMBIKernels(f *testing.F) {
 		checkCAMBIKernels(t, k, rng, width, depth)
 		checkCAMBIDecimate(t, k, rng, width, depth)
 		checkCAMBIHist(t, k, rng, width, int(pad)%64, 1+int(rows)%48)
+		checkCAMBICValues(t, k, rng, width, 1+int(rows)%48, 1<<(int(pad)%6))
 	})
 }
 

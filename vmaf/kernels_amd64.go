@@ -39,7 +39,7 @@ var avx2Kernels = kernels{
 	cambiMaskRow:    cambiMaskRowAVX2Row,
 	cambiBand:       cambiBandAVX2Row,
 	cambiHistRow:    cambiHistAVX2Row,
-	cambiCValuesRow: cambiCValuesRowGo,
+	cambiCValuesRow: cambiCValuesAVX2Row,
 	cambiDecimate16: cambiDecimate16AVX2Row,
 	cambiDecimate8:  cambiDecimate8AVX2Row,
 	cambiScan:       cambiScanAVX2Row,

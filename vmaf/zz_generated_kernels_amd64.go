@@ -364,6 +364,11 @@ func cambiDecimate8AVX2(src *bool, dst *bool, n int)
 //go:noescape
 func cambiScanAVX2(c *float32, n int, out *[16]uint64)
 
+// cambiCValuesAVX2 fills the c-values of pixels j < n (a multiple of 8) of one row, as cambiCValuesRowGo; weights are the contrast weights of diffs 1 to 32.
+//
+//go:noescape
+func cambiCValuesAVX2(hist *uint16, w int, band *int16, diffs *uint32, weights *int32, rcp *float32, out *float32, n int)
+
 // vifStatAVX512 is vifStatAVX2 for n pixels a multiple of 16 (at most 2^16): out receives numLog, denLog + 2048*17 per log pixel, numNonLog and the log pixel count.
 //
 //go:noescape

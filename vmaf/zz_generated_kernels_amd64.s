@@ -10571,6 +10571,105 @@ done:
 	VZEROUPPER
 	RET
 
+// func cambiCValuesAVX2(hist *uint16, w int, band *int16, diffs *uint32, weights *int32, rcp *float32, out *float32, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·cambiCValuesAVX2(SB), NOSPLIT, $0-64
+	MOVQ         hist+0(FP), AX
+	MOVQ         band+16(FP), CX
+	MOVQ         diffs+24(FP), DX
+	MOVQ         weights+32(FP), BX
+	MOVQ         rcp+40(FP), SI
+	MOVQ         out+48(FP), DI
+	MOVQ         w+8(FP), R8
+	MOVQ         R8, X0
+	VPBROADCASTD X0, Y0
+	VPBROADCASTD cambicvlo16<>+0(SB), Y1
+	VPBROADCASTD cambicvone<>+0(SB), Y2
+	VMOVDQU      cambicviota<>+0(SB), Y3
+	VPXOR        Y4, Y4, Y4
+	MOVQ         n+56(FP), R8
+	XORQ         R9, R9
+
+loop:
+	CMPQ         R9, R8
+	JAE          done
+	VPMOVSXWD    (CX)(R9*2), Y5
+	VPCMPEQD     Y6, Y6, Y6
+	VPCMPGTD     Y6, Y5, Y6
+	VPXOR        Y7, Y7, Y7
+	VPTEST       Y6, Y6
+	JZ           store
+	VPMAXSD      Y4, Y5, Y5
+	MOVQ         R9, X8
+	VPBROADCASTD X8, Y8
+	VPADDD       Y3, Y8, Y8
+	VPMULLD      Y0, Y5, Y9
+	VPADDD       Y8, Y9, Y9
+	VPCMPEQD     Y8, Y8, Y8
+	VPXOR        Y10, Y10, Y10
+	VPGATHERDD   Y8, (AX)(Y9*2), Y10
+	VPAND        Y1, Y10, Y10
+	VPCMPEQD     Y8, Y8, Y8
+	VPXOR        Y11, Y11, Y11
+	VPGATHERDD   Y8, (DX)(Y5*4), Y11
+	VMOVDQA      Y0, Y5
+	XORQ         R10, R10
+
+diff:
+	VPTEST       Y11, Y11
+	JZ           store
+	VPAND        Y2, Y11, Y8
+	VPCMPEQD     Y2, Y8, Y8
+	VPSRLD       $0x01, Y11, Y11
+	VPTEST       Y8, Y8
+	JZ           next
+	VPADDD       Y5, Y9, Y12
+	VPSUBD       Y5, Y9, Y13
+	VMOVDQA      Y8, Y14
+	VPXOR        Y15, Y15, Y15
+	VPGATHERDD   Y14, (AX)(Y12*2), Y15
+	VMOVDQA      Y8, Y12
+	VPXOR        Y14, Y14, Y14
+	VPGATHERDD   Y12, (AX)(Y13*2), Y14
+	VPAND        Y1, Y15, Y15
+	VPAND        Y1, Y14, Y14
+	VPMAXUD      Y14, Y15, Y15
+	VPMULLD      Y10, Y15, Y12
+	VPBROADCASTD (BX)(R10*4), Y13
+	VPMULLD      Y13, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPADDD       Y10, Y15, Y15
+	VMOVDQA      Y8, Y13
+	VPXOR        Y14, Y14, Y14
+	VPGATHERDD   Y13, (SI)(Y15*4), Y14
+	VMULPS       Y14, Y12, Y12
+	VPAND        Y8, Y12, Y12
+	VMAXPS       Y7, Y12, Y7
+
+next:
+	VPADDD Y0, Y5, Y5
+	INCQ   R10
+	JMP    diff
+
+store:
+	VPAND   Y6, Y7, Y7
+	VMOVUPS Y7, (DI)(R9*4)
+	ADDQ    $0x08, R9
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA cambicvlo16<>+0(SB)/4, $0x0000ffff
+GLOBL cambicvlo16<>(SB), RODATA|NOPTR, $4
+
+DATA cambicvone<>+0(SB)/4, $0x00000001
+GLOBL cambicvone<>(SB), RODATA|NOPTR, $4
+
+DATA cambicviota<>+0(SB)/32, $"\x00\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x03\x00\x00\x00\x04\x00\x00\x00\x05\x00\x00\x00\x06\x00\x00\x00\a\x00\x00\x00"
+GLOBL cambicviota<>(SB), RODATA|NOPTR, $32
+
 // func vifStatAVX512(s1 *int32, s2 *int32, s12 *int32, tab *uint16, egl float64, out *[4]int64, n int)
 // Requires: AVX, AVX2, AVX512CD, AVX512DQ, AVX512F, POPCNT, SSE2
 TEXT ·vifStatAVX512(SB), NOSPLIT, $0-56

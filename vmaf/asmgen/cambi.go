@@ -23,6 +23,119 @@ func cambiKernels() {
 	cambiDecimate16()
 	cambiDecimate8()
 	cambiScan()
+	cambiCValues()
+}
+
+// cambiCValues: the c-values of 8 pixels a step (cambiCValuesRowGo), as
+// libvmaf's calculate_c_values_row_avx2 computes them: the histogram
+// counts and the reciprocals by gathers, the diffs a pixel looks for as a
+// mask of lanes per diff. Every count is at most the window's 65² pixels,
+// so weight*p0*p fits a dword and converts to float as the scalar code's
+// int does; the product with the reciprocal and the maximum are float's.
+// Lanes whose band is -1 read histogram row 0 (a zero row) and are
+// cleared at the end. The gathers read a dword for a word: the last
+// count's high half is within the histogram's slack.
+func cambiCValues() {
+	TEXT("cambiCValuesAVX2", NOSPLIT, "func(hist *uint16, w int, band *int16, diffs *uint32, weights *int32, rcp *float32, out *float32, n int)")
+	Pragma("noescape")
+	Doc("cambiCValuesAVX2 fills the c-values of pixels j < n (a multiple of 8) of one row, as cambiCValuesRowGo; weights are the contrast weights of diffs 1 to 32.")
+	p := loadPointers("hist", "band", "diffs", "weights", "rcp", "out")
+	hist, band, diffs, weights, rcp, out := p[0], p[1], p[2], p[3], p[4], p[5]
+	wv := YMM()
+	{
+		x := XMM()
+		MOVQ(Load(Param("w"), GP64()), x)
+		VPBROADCASTD(x, wv)
+	}
+	lo16 := bcastConstD("cambicvlo16", 0xffff)
+	one := bcastConstD("cambicvone", 1)
+	iota := YMM()
+	VMOVDQU(constMem("cambicviota", cambiIota()), iota)
+	zero := YMM()
+	VPXOR(zero, zero, zero)
+	// gather gathers the dwords at base + scale*idx of the lanes of mask
+	// (every lane when nil), the others 0; masked-off lanes read nothing,
+	// so their indices may point anywhere.
+	gather := func(base Register, idx VecVirtual, scale uint8, mask VecVirtual) VecVirtual {
+		m, v := YMM(), YMM()
+		if mask == nil {
+			VPCMPEQD(m, m, m)
+		} else {
+			VMOVDQA(mask, m) // the gather clears its mask
+		}
+		VPXOR(v, v, v)
+		VPGATHERDD(m, Mem{Base: base, Index: idx, Scale: scale}, v)
+		return v
+	}
+	rowLoopStep(8, func(j Register) {
+		r, act := YMM(), YMM()
+		VPMOVSXWD(Mem{Base: band, Index: j, Scale: 2}, r)
+		VPCMPEQD(act, act, act)
+		VPCMPGTD(act, r, act) // band > -1
+		best := YMM()
+		VPXOR(best, best, best)
+		VPTEST(act, act)
+		JZ(LabelRef("store"))
+		VPMAXSD(zero, r, r)
+		col := YMM()
+		x := XMM()
+		MOVQ(j, x)
+		VPBROADCASTD(x, col)
+		VPADDD(iota, col, col)
+		idx0 := YMM()
+		VPMULLD(wv, r, idx0)
+		VPADDD(col, idx0, idx0)
+		p0 := gather(hist, idx0, 2, nil)
+		VPAND(lo16, p0, p0)
+		bits := gather(diffs, r, 4, nil)
+		step := YMM()
+		VMOVDQA(wv, step) // (d+1)*w
+		d := GP64()
+		XORQ(d, d)
+		Label("diff")
+		VPTEST(bits, bits) // no lane looks for more diffs
+		JZ(LabelRef("store"))
+		pred := YMM()
+		VPAND(one, bits, pred)
+		VPCMPEQD(one, pred, pred)
+		VPSRLD(Imm(1), bits, bits)
+		VPTEST(pred, pred)
+		JZ(LabelRef("next"))
+		i1, i2 := YMM(), YMM()
+		VPADDD(step, idx0, i1)
+		VPSUBD(step, idx0, i2)
+		// Only the lanes of pred: r±(d+1) is a histogram row for them.
+		p1, p2 := gather(hist, i1, 2, pred), gather(hist, i2, 2, pred)
+		VPAND(lo16, p1, p1)
+		VPAND(lo16, p2, p2)
+		VPMAXUD(p2, p1, p1)
+		num, wd := YMM(), YMM()
+		VPMULLD(p0, p1, num)
+		VPBROADCASTD(Mem{Base: weights, Index: d, Scale: 4}, wd)
+		VPMULLD(wd, num, num)
+		VCVTDQ2PS(num, num)
+		VPADDD(p0, p1, p1) // p0 + p, the reciprocal's index
+		rv := gather(rcp, p1, 4, pred)
+		VMULPS(rv, num, num)
+		VPAND(pred, num, num)
+		VMAXPS(best, num, best)
+		Label("next")
+		VPADDD(wv, step, step)
+		INCQ(d)
+		JMP(LabelRef("diff"))
+		Label("store")
+		VPAND(act, best, best)
+		VMOVUPS(best, Mem{Base: out, Index: j, Scale: 4})
+	}, func() {})
+}
+
+// cambiIota is the dwords 0 to 7.
+func cambiIota() Constant {
+	var b []byte
+	for k := range 8 {
+		b = append(b, byte(k), 0, 0, 0)
+	}
+	return String(string(b))
 }
 
 // wordsToBytes packs the 16 words of x (each 0 or -1) into the 16 bytes
