@@ -66,8 +66,9 @@ generate: deps $(HELM_SCHEMA) $(HELM_DOCS) ## Generate deepcopy code, CRDs (mani
 # The kernel's vector assembly is written by avo from vmaf/asmgen, its own module
 # (avo stays out of go.mod); verify regenerates it with the rest (zz_generated*).
 .PHONY: generate-kernels
-generate-kernels: ## Regenerate the worker kernel's AVX2 assembly (vmaf/zz_generated_kernels_amd64.*).
+generate-kernels: ## Regenerate the vector assembly: the VMAF kernel's (vmaf/zz_generated_kernels_amd64.*) and the offset search's (worker/internal/align).
 	cd vmaf/asmgen && $(GO) run . -out ../zz_generated_kernels_amd64.s -stubs ../zz_generated_kernels_amd64.go -pkg vmaf
+	cd vmaf/asmgen && $(GO) run . -kernels align -out ../../worker/internal/align/zz_generated_diff_amd64.s -stubs ../../worker/internal/align/zz_generated_diff_amd64.go -pkg align
 
 .PHONY: verify
 verify: ## Fail when generated files are stale or the code is not gofmt/vet clean.

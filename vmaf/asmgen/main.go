@@ -3,6 +3,9 @@
 //
 //	go run . -out ../zz_generated_kernels_amd64.s -stubs ../zz_generated_kernels_amd64.go -pkg vmaf
 //
+// and, with -kernels align, the offset search's (align.go here, for
+// worker/internal/align).
+//
 // Each kernel covers a multiple of 4 pixels (8 for the scale-0 kernels of
 // ADM in 32-bit lanes: the DWT, the CSF and the decoupling, and the contrast
 // measure at every scale); its Go caller in kernels_amd64.go runs the scalar code on the
@@ -16,6 +19,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -23,8 +27,18 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+// kernelSet picks the package whose kernels a run writes: vmaf's, or
+// worker/internal/align's (align.go in this directory).
+var kernelSet = flag.String("kernels", "vmaf", "the kernels to write: vmaf or align")
+
 func main() {
+	flag.Parse()
 	ConstraintExpr("amd64")
+	if *kernelSet == "align" {
+		alignKernels()
+		Generate()
+		return
+	}
 	tapInit("vifTapInit32AVX2", true)
 	tapInit("vifTapInit64AVX2", false)
 	tapPair("vifTapPair32AVX2", true)

@@ -372,11 +372,31 @@ func (r *Recorder) Search() Result {
 // diff is the mean squared and mean absolute difference of two thumbnails. It is the
 // search's whole cost (61 offsets of 60 pairs of 14 400 samples at the defaults, a
 // few percent of scoring a short clip), so it keeps four independent sums: a single
-// sum waits on each addition before the next, four let the additions overlap.
+// sum waits on each addition before the next, four let the additions overlap. Where
+// the kernel's processor path has vectors, diffAVX2 keeps the same four sums in the
+// lanes of a register, so both give the same doubles.
 func diff(a, b []float32) (se, ae float64) {
 	b = b[:len(a)]
-	var s0, s1, s2, s3, a0, a1, a2, a3 float64
+	var s, abs [4]float64
 	i := 0
+	if vectorDiff() && len(a) >= 4 {
+		var sums [8]float64
+		i = len(a) &^ 3
+		diffAVX2(&a[0], &b[0], i, &sums)
+		copy(s[:], sums[:4])
+		copy(abs[:], sums[4:])
+	}
+	s, abs = diffSums(a, b, i, s, abs)
+	n := float64(len(a))
+	return (s[0] + s[1] + s[2] + s[3]) / n, (abs[0] + abs[1] + abs[2] + abs[3]) / n
+}
+
+// diffSums adds samples i and on of a and b into the four sums of squares s and
+// of absolute values abs, sample i+k into sum k in groups of four, and the last
+// few into sum 0.
+func diffSums(a, b []float32, i int, s, abs [4]float64) ([4]float64, [4]float64) {
+	s0, s1, s2, s3 := s[0], s[1], s[2], s[3]
+	a0, a1, a2, a3 := abs[0], abs[1], abs[2], abs[3]
 	for ; i+4 <= len(a); i += 4 {
 		d0, d1 := float64(a[i]-b[i]), float64(a[i+1]-b[i+1])
 		d2, d3 := float64(a[i+2]-b[i+2]), float64(a[i+3]-b[i+3])
@@ -388,8 +408,7 @@ func diff(a, b []float32) (se, ae float64) {
 		s0 += d * d
 		a0 += math.Abs(d)
 	}
-	n := float64(len(a))
-	return (s0 + s1 + s2 + s3) / n, (a0 + a1 + a2 + a3) / n
+	return [4]float64{s0, s1, s2, s3}, [4]float64{a0, a1, a2, a3}
 }
 
 // argmin is the index of the smallest of v; of equal values, the one nearest to
