@@ -110,7 +110,9 @@ func cambiHistAVX2Row(hist []uint16, w, pad int, out, in []int16) {
 	// Bounds: the last row's last span, written 16 words at a time.
 	rows := (len(hist) - cambiSlack) / w
 	_ = hist[(rows-1)*w+(w-span)+(span+15)&^15-1]
-	cambiHistAVX2(&hist[0], w, &out[pad], &in[pad], span>>4, (*[16]uint16)(cambiTailMask[16-span&15:]), n)
+	// Columns step apart, step past a span and the 15 words the kernel
+	// writes back after it, so that no update overlaps the one before.
+	cambiHistAVX2(&hist[0], w, &out[pad], &in[pad], span>>4, (*[16]uint16)(cambiTailMask[16-span&15:]), n, span+16)
 	// The edge columns, whose windows are clipped.
 	edge := func(lo, hi int) {
 		for j := lo; j < hi; j++ {

@@ -334,10 +334,10 @@ func cambiMaskRowAVX2(cs *uint16, out *bool, threshold uint16, n int)
 //go:noescape
 func cambiBandAVX2(img *uint16, mask *bool, out *int16, base uint16, last uint16, nd uint16, n int)
 
-// cambiHistAVX2 slides CAMBI's histograms by one row over n columns (see cambiHistRowGo).
+// cambiHistAVX2 slides CAMBI's histograms by one row over the n columns (see cambiHistRowGo), in the order 0, step, 2*step, ..., then 1, step+1, ..., and so on.
 //
 //go:noescape
-func cambiHistAVX2(hist *uint16, w int, out *int16, in *int16, full int, tail *[16]uint16, n int)
+func cambiHistAVX2(hist *uint16, w int, out *int16, in *int16, full int, tail *[16]uint16, n int, step int)
 
 // cambiConvAVX2 sets dst[i] = ((src[i]+add)<<shl)>>shr in 16 bits for i < n (a multiple of 16).
 //

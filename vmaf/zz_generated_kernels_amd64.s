@@ -10349,9 +10349,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cambiHistAVX2(hist *uint16, w int, out *int16, in *int16, full int, tail *[16]uint16, n int)
+// func cambiHistAVX2(hist *uint16, w int, out *int16, in *int16, full int, tail *[16]uint16, n int, step int)
 // Requires: AVX, AVX2
-TEXT ·cambiHistAVX2(SB), NOSPLIT, $0-56
+TEXT ·cambiHistAVX2(SB), NOSPLIT, $0-64
 	MOVQ     hist+0(FP), AX
 	MOVQ     w+8(FP), CX
 	SHLQ     $0x01, CX
@@ -10360,66 +10360,76 @@ TEXT ·cambiHistAVX2(SB), NOSPLIT, $0-56
 	MOVQ     full+32(FP), SI
 	MOVQ     tail+40(FP), DI
 	MOVQ     n+48(FP), R8
+	MOVQ     step+56(FP), R9
 	VMOVDQU  (DI), Y0
 	VPCMPEQW Y1, Y1, Y1
-	XORQ     DI, DI
+	XORQ     R10, R10
+
+pass:
+	CMPQ R10, R9
+	JAE  done
+	MOVQ R10, DI
 
 col:
 	CMPQ    DI, R8
-	JAE     done
-	MOVWQSX (DX)(DI*2), R9
-	MOVWQSX (BX)(DI*2), R10
-	CMPQ    R9, R10
+	JAE     passed
+	MOVWQSX (DX)(DI*2), R11
+	MOVWQSX (BX)(DI*2), R12
+	CMPQ    R11, R12
 	JE      next
-	TESTQ   R9, R9
+	TESTQ   R11, R11
 	JS      add
-	IMULQ   CX, R9
-	LEAQ    (R9)(DI*2), R9
-	ADDQ    AX, R9
-	XORQ    R11, R11
+	IMULQ   CX, R11
+	LEAQ    (R11)(DI*2), R11
+	ADDQ    AX, R11
+	XORQ    R13, R13
 
 dec_full:
-	CMPQ    R11, SI
+	CMPQ    R13, SI
 	JAE     dec_tail
-	VMOVDQU (R9), Y2
+	VMOVDQU (R11), Y2
 	VPADDW  Y1, Y2, Y2
-	VMOVDQU Y2, (R9)
-	ADDQ    $0x20, R9
-	INCQ    R11
+	VMOVDQU Y2, (R11)
+	ADDQ    $0x20, R11
+	INCQ    R13
 	JMP     dec_full
 
 dec_tail:
-	VMOVDQU (R9), Y2
+	VMOVDQU (R11), Y2
 	VPADDW  Y0, Y2, Y2
-	VMOVDQU Y2, (R9)
+	VMOVDQU Y2, (R11)
 
 add:
-	TESTQ R10, R10
+	TESTQ R12, R12
 	JS    next
-	MOVQ  R10, R9
-	IMULQ CX, R9
-	LEAQ  (R9)(DI*2), R9
-	ADDQ  AX, R9
-	XORQ  R11, R11
+	MOVQ  R12, R11
+	IMULQ CX, R11
+	LEAQ  (R11)(DI*2), R11
+	ADDQ  AX, R11
+	XORQ  R13, R13
 
 inc_full:
-	CMPQ    R11, SI
+	CMPQ    R13, SI
 	JAE     inc_tail
-	VMOVDQU (R9), Y2
+	VMOVDQU (R11), Y2
 	VPSUBW  Y1, Y2, Y2
-	VMOVDQU Y2, (R9)
-	ADDQ    $0x20, R9
-	INCQ    R11
+	VMOVDQU Y2, (R11)
+	ADDQ    $0x20, R11
+	INCQ    R13
 	JMP     inc_full
 
 inc_tail:
-	VMOVDQU (R9), Y2
+	VMOVDQU (R11), Y2
 	VPSUBW  Y0, Y2, Y2
-	VMOVDQU Y2, (R9)
+	VMOVDQU Y2, (R11)
 
 next:
-	INCQ DI
+	ADDQ R9, DI
 	JMP  col
+
+passed:
+	INCQ R10
+	JMP  pass
 
 done:
 	VZEROUPPER

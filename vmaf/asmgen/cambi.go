@@ -262,16 +262,19 @@ func cambiBand() {
 }
 
 // cambiHist: the histogram slide of cambiHistRowGo over columns whose
-// window is whole: for each column j < n where out[j] != in[j], the span
+// window is whole, every step-th column in a pass, one pass from each of
+// the first step columns (updates step columns apart touch words far
+// apart, where those of neighbouring columns overlap and each load would
+// wait for the store before it): for each column j < n where out[j] != in[j], the span
 // words of row out[j] (when not -1) from column j lose one, those of row
 // in[j] (likewise) gain one. hist points at the span's first column of
 // column 0 in row 0; rows are w words apart. The span is full vectors of
 // 16 and then a part under tail (16 words of -1 or 0), whose words past
 // the span are written back unchanged.
 func cambiHist() {
-	TEXT("cambiHistAVX2", NOSPLIT, "func(hist *uint16, w int, out, in *int16, full int, tail *[16]uint16, n int)")
+	TEXT("cambiHistAVX2", NOSPLIT, "func(hist *uint16, w int, out, in *int16, full int, tail *[16]uint16, n, step int)")
 	Pragma("noescape")
-	Doc("cambiHistAVX2 slides CAMBI's histograms by one row over n columns (see cambiHistRowGo).")
+	Doc("cambiHistAVX2 slides CAMBI's histograms by one row over the n columns (see cambiHistRowGo), in the order 0, step, 2*step, ..., then 1, step+1, ..., and so on.")
 	hist := Load(Param("hist"), GP64())
 	w := Load(Param("w"), GP64())
 	SHLQ(Imm(1), w) // row stride in bytes
@@ -280,11 +283,12 @@ func cambiHist() {
 	full := Load(Param("full"), GP64())
 	tp := Load(Param("tail"), GP64())
 	n := Load(Param("n"), GP64())
+	colStep := Load(Param("step"), GP64())
 	tail, ones := YMM(), YMM()
 	VMOVDQU(Mem{Base: tp}, tail)
 	VPCMPEQW(ones, ones, ones)
-	j := GP64()
-	XORQ(j, j)
+	j, first := GP64(), GP64()
+	XORQ(first, first)
 	vo, vi, addr, k := GP64(), GP64(), GP64(), GP64()
 	x := YMM()
 	// update adds (sub false) or takes (sub true) one over the span that
@@ -309,9 +313,13 @@ func cambiHist() {
 		op(tail, x, x)
 		VMOVDQU(x, Mem{Base: addr})
 	}
+	Label("pass")
+	CMPQ(first, colStep)
+	JAE(LabelRef("done"))
+	MOVQ(first, j)
 	Label("col")
 	CMPQ(j, n)
-	JAE(LabelRef("done"))
+	JAE(LabelRef("passed"))
 	MOVWQSX(Mem{Base: out, Index: j, Scale: 2}, vo)
 	MOVWQSX(Mem{Base: in, Index: j, Scale: 2}, vi)
 	CMPQ(vo, vi)
@@ -332,8 +340,11 @@ func cambiHist() {
 	ADDQ(hist, addr)
 	update("inc", false)
 	Label("next")
-	INCQ(j)
+	ADDQ(colStep, j)
 	JMP(LabelRef("col"))
+	Label("passed")
+	INCQ(first)
+	JMP(LabelRef("pass"))
 	Label("done")
 	VZEROUPPER()
 	RET()
