@@ -353,7 +353,7 @@ func TestSettings(t *testing.T) {
 	for _, v := range dp.Spec.Volumes {
 		paths = append(paths, v.HostPath.Path)
 	}
-	if diff := cmp.Diff([]string{"/var/snap/k8s/kubelet/device-plugins", "/var/snap/k8s/kubelet/pod-resources", "/dev", "/sys"}, paths); diff != "" {
+	if diff := cmp.Diff([]string{"/var/snap/k8s/kubelet/device-plugins", "/var/snap/k8s/kubelet/pod-resources", "/dev", "/sys", "/run/vmafx/selftest"}, paths); diff != "" {
 		t.Errorf("device plugin host paths (-want +got):\n%s", diff)
 	}
 }
