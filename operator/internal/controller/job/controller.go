@@ -75,6 +75,8 @@ type Reconciler struct {
 	LadderPods cache.Cache
 
 	limit *attempt.NamespaceLimit
+	// seen times the states of the Pods as this operator's cache shows them (seenStates).
+	seen seenStates
 }
 
 // SetupWithManager registers the reconciler: it watches VmafxJobs and the Pods they own.
@@ -166,6 +168,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.release(ctx, pods...)
 	}
 	if isFinished(job) {
+		for _, p := range pods {
+			r.seen.forget(p.UID)
+		}
 		err := r.release(ctx, pods...)
 		result, ttlErr := r.expire(ctx, job, pods)
 		return result, errors.Join(err, ttlErr)
@@ -387,6 +392,11 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 			since := d.Obs.Since
 			if d.Obs.State == attempt.Running && d.Obs.Started != nil {
 				since = *d.Obs.Started
+			}
+			// And not before this operator's cache has shown the state that long
+			// (seenStates): a lagging watch delays the check with it.
+			if first := r.seen.since(pod.UID, d.Obs.State, d.Obs.Bound, s.now); first.After(since) {
+				since = first
 			}
 			s.quietUntil = since.Add(showAfter(d.Obs, s.shown))
 		}
