@@ -84,6 +84,15 @@ func startProxy(tb testing.TB) *countingProxy {
 		p.mu.Lock()
 		p.counts[key]++
 		p.mu.Unlock()
+		if explain && key == "get pods" {
+			// Which state of a Pod makes the operator read it around its cache.
+			forward.ServeHTTP(w, r)
+			kind := "get pods: the Pod then: " + podState(info.Namespace, info.Name)
+			p.mu.Lock()
+			p.kinds[kind]++
+			p.mu.Unlock()
+			return
+		}
 		if !writeVerbs[info.Verb] || (key != "patch vmafxjobs/status" && key != "patch pods" && key != "delete pods") {
 			forward.ServeHTTP(w, r)
 			return
@@ -186,6 +195,33 @@ func podNow(ns, key string, body []byte) string {
 		bound = ", bound"
 	}
 	return "; the Pod then: " + string(pod.Status.Phase) + bound
+}
+
+// podState says what a Pod is on the API server: its phase, whether it is bound, and its
+// PodScheduled condition when that is False, the scheduler's message with its numbers
+// left out (so that verdicts of one kind count together).
+func podState(ns, name string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var pod corev1.Pod
+	if err := testenv.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &pod); err != nil {
+		return string(apierrors.ReasonForError(err))
+	}
+	out := string(pod.Status.Phase)
+	if pod.Spec.NodeName != "" {
+		out += ", bound"
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			out += fmt.Sprintf(", PodScheduled False/%s %q", c.Reason, strings.Map(func(r rune) rune {
+				if r >= '0' && r <= '9' {
+					return 'N'
+				}
+				return r
+			}, c.Message))
+		}
+	}
+	return out
 }
 
 // kinds returns the per-kind counts so far.

@@ -92,6 +92,9 @@ func BenchmarkScale(b *testing.B) {
 			// Also at once: a run of the size takes an hour, and b.Logf shows only at its end.
 			fmt.Fprintf(os.Stderr, "scale: round %d: %d jobs on %d nodes: %s\n", r+1, jobs, nodes, res)
 			fmt.Fprintf(os.Stderr, "scale: round %d: the operator's Pod and job status writes by kind:\n%s", r+1, kindTable(res.operatorWriteKinds, jobs))
+			// Every round's requests, not only the median's (b.Logf truncates a benchmark's log).
+			fmt.Fprintf(os.Stderr, "scale: round %d: operator requests:\n%sscale: round %d: scheduler requests:\n%s",
+				r+1, table(res.operatorRequests, jobs), r+1, table(res.schedulerRequests, jobs))
 			results = append(results, res)
 		}
 	}

@@ -13,6 +13,10 @@ const (
 	// ResourceSlot is the extended resource that the device plugin advertises and that
 	// every worker Pod requests one of.
 	ResourceSlot = "vmafx.dev/slot"
+	// SchedulerReasonNoFreeSlot is vmafx-scheduler's reason for a node whose slots are all
+	// taken, as its FailedScheduling message counts it ("12 node(s) had no free
+	// vmafx.dev/slot"); the operator reads it to tell a Pod that waits its turn for a slot.
+	SchedulerReasonNoFreeSlot = "node(s) had no free " + ResourceSlot
 
 	// SchedulerName is the scheduler profile that places worker Pods.
 	SchedulerName = "vmafx-scheduler"

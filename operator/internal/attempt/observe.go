@@ -280,3 +280,43 @@ func TerminationMessage(pod *corev1.Pod) string {
 	}
 	return ""
 }
+
+// slotBusyReasons are the per-node reasons of a scheduler's verdict that say only that a
+// node's scoring slots are all taken: kube-scheduler's NodeResourcesFit, which checks
+// vmafx.dev/slot like any extended resource and usually reports first, and vmafx-scheduler's
+// own placement filter.
+var slotBusyReasons = map[string]bool{
+	"Insufficient " + vmafxv1.ResourceSlot: true,
+	vmafxv1.SchedulerReasonNoFreeSlot:      true,
+}
+
+// WaitsForSlot says whether a Pending Pod's scheduling verdict (reason and message, as
+// Observe reads them from its PodScheduled condition) is only that every node's slots are
+// taken: the Pod waits its turn for a slot to free, as a Pod the scheduler has not
+// looked at yet waits its turn in the scheduler's queue. The message is kube-scheduler's
+// ("0/40 nodes are available: 30 Insufficient vmafx.dev/slot, 10 node(s) had no free
+// vmafx.dev/slot. preemption: ..."); any other reason on any node (a stale heartbeat, the
+// wrong vendor, too little memory), a reason from PreFilter, or a message in another form
+// says false, so such a verdict is shown as promptly as before.
+func WaitsForSlot(reason, message string) bool {
+	if reason != corev1.PodReasonUnschedulable {
+		return false
+	}
+	_, rest, ok := strings.Cut(message, " nodes are available: ")
+	if !ok || !strings.HasPrefix(message, "0/") {
+		return false
+	}
+	// The per-node histogram ends at the first ". " (a reason such as vmafx.dev/slot
+	// holds a dot, never a dot and a space), or at the message's final ".".
+	histogram, _, found := strings.Cut(rest, ". ")
+	if !found {
+		histogram = strings.TrimSuffix(rest, ".")
+	}
+	for _, entry := range strings.Split(histogram, ", ") {
+		count, why, ok := strings.Cut(entry, " ")
+		if !ok || count == "" || strings.Trim(count, "0123456789") != "" || !slotBusyReasons[why] {
+			return false
+		}
+	}
+	return true
+}

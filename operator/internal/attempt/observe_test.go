@@ -147,3 +147,28 @@ func TestOneLineBoundsMessages(t *testing.T) {
 		t.Errorf("OneLine kept %d bytes, want %d", len(got), MaxMessage)
 	}
 }
+
+// TestWaitsForSlot: a verdict that every node's slots are taken, in kube-scheduler's
+// words, is a wait for a slot; any other reason on any node, or another form, is not.
+func TestWaitsForSlot(t *testing.T) {
+	cases := []struct {
+		reason, message string
+		want            bool
+	}{
+		{"Unschedulable", "0/100 nodes are available: 100 Insufficient vmafx.dev/slot. preemption: 0/100 nodes are available: 100 No preemption victims found for incoming pod.", true},
+		{"Unschedulable", "0/40 nodes are available: 30 Insufficient vmafx.dev/slot, 10 node(s) had no free vmafx.dev/slot.", true},
+		{"Unschedulable", "0/1 nodes are available: 1 node(s) had no free vmafx.dev/slot.", true},
+		{"Unschedulable", "0/4 nodes are available: 1 Insufficient memory, 3 Insufficient vmafx.dev/slot.", false},
+		{"Unschedulable", "0/3 nodes are available: 2 node(s) had a stale VMAFX heartbeat (last 94s ago), 1 node(s) offer amd but the job needs cuda.", false},
+		{"Unschedulable", "0/0 nodes are available: ", false},
+		{"Unschedulable", `0/3 nodes are available: pod has an unknown vmafx.dev/backend "x".`, false},
+		{"Unschedulable", "no nodes available to schedule pods", false},
+		{"Unschedulable", "", false},
+		{"SchedulingGated", "0/1 nodes are available: 1 Insufficient vmafx.dev/slot.", false},
+	}
+	for _, tc := range cases {
+		if got := WaitsForSlot(tc.reason, tc.message); got != tc.want {
+			t.Errorf("WaitsForSlot(%q, %q) = %v, want %v", tc.reason, tc.message, got, tc.want)
+		}
+	}
+}

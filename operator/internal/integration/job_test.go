@@ -120,6 +120,24 @@ func TestJobExplainsWhyItIsUnschedulable(t *testing.T) {
 	}
 }
 
+// TestJobShowsItWaitsForASlot: a Pod that waits only because every slot is taken is a
+// job waiting its turn, shown once the wait has lasted queuedDelay (30 s, not 5 s: a burst
+// that gets its slots sooner writes no such state), still in the scheduler's words.
+func TestJobShowsItWaitsForASlot(t *testing.T) {
+	ns := testenv.CreateNamespace(t)
+	startOperator(t, operatorEnv())
+	create(t, newJob(ns, "queued"))
+	pod := waitForPod(t, ns, "queued-1")
+	msg := "0/3 nodes are available: 2 Insufficient vmafx.dev/slot, 1 node(s) had no free vmafx.dev/slot. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+	schedulerReject(t, pod, msg)
+	j := waitForJobWithin(t, queuedShown, ns, "queued", "Scheduled=False/Unschedulable", func(j *vmafxv1.VmafxJob) bool {
+		return condition(j, vmafxv1.JobScheduled) == "False/Unschedulable"
+	})
+	if c := meta.FindStatusCondition(j.Status.Conditions, vmafxv1.JobScheduled); c.Message != msg || j.Status.Phase != vmafxv1.JobPending {
+		t.Errorf("job does not carry the scheduler's words: phase %s, condition %q", j.Status.Phase, c.Message)
+	}
+}
+
 func TestJobRetriesAFailedAttempt(t *testing.T) {
 	ns := testenv.CreateNamespace(t)
 	startOperator(t, operatorEnv())

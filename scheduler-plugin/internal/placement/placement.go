@@ -56,7 +56,7 @@ const (
 	ErrReasonDuplicateVmafxNode = "node(s) had more than one VmafxNode"
 	ErrReasonUnknownVendor      = "node(s) had a VmafxNode with an unknown gpuVendor"
 	ErrReasonNoHeartbeat        = "node(s) had no VMAFX heartbeat yet"
-	ErrReasonNoFreeSlot         = "node(s) had no free " + vmafxv1.ResourceSlot
+	ErrReasonNoFreeSlot         = vmafxv1.SchedulerReasonNoFreeSlot
 	errReasonStaleHeartbeat     = "node(s) had a stale VMAFX heartbeat (last %ds ago)"
 )
 

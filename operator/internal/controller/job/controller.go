@@ -75,6 +75,8 @@ type Reconciler struct {
 	LadderPods cache.Cache
 
 	limit *attempt.NamespaceLimit
+	// seen times the states of the Pods as this operator's cache shows them (seenStates).
+	seen seenStates
 }
 
 // SetupWithManager registers the reconciler: it watches VmafxJobs and the Pods they own.
@@ -166,6 +168,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.release(ctx, pods...)
 	}
 	if isFinished(job) {
+		for _, p := range pods {
+			r.seen.forget(p.UID)
+		}
 		err := r.release(ctx, pods...)
 		result, ttlErr := r.expire(ctx, job, pods)
 		return result, errors.Join(err, ttlErr)
@@ -201,9 +206,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// A state of the Pod that has lasted its delay, as the cache shows it. A cache
 			// that lags (seconds, on a busy API server) may show a state the Pod has left
 			// already: written, it would be superseded at once. Ask the API server first,
-			// as next() does for the job: one read in place of a wasted write.
+			// as next() does for the job: one read in place of a wasted write. A cache
+			// behind gets the Pod's newer version through its watch, which runs this
+			// reconcile again: polling sooner would read the Pod again for every 200 ms
+			// the cache lags (0.25 reads a job at 100 nodes on a loaded machine, issue 32).
 			if behind, podErr := r.podBehind(ctx, s); podErr != nil || behind {
-				return ctrl.Result{RequeueAfter: cacheLagRetry}, errors.Join(err, podErr)
+				return ctrl.Result{RequeueAfter: podLagRecheck}, errors.Join(err, podErr)
 			}
 		}
 		// The resourceVersion in the patch makes a write computed from stale data fail with
@@ -235,20 +243,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 const progressDelay = 5 * time.Second
 
 // queuedDelay is progressDelay for a job's first state shown when that state only says
-// its Pod waits its turn: the scheduler has not looked at it yet, or it is bound and its
-// kubelet has not started it and gives no reason. A burst of new jobs queues there for
-// seconds to a minute, and each such state shown is one more status write per job,
-// superseded moments later. A reason (the scheduler's verdict, a scheduling gate, the
-// kubelet's ImagePullBackOff), the start or an outcome shows after progressDelay or at
-// once as before, and so does any change once the status shows the job (a lifted
-// scheduling gate, a retry's next attempt). A Pod the scheduler ignores longer than
-// attempt.SchedulerSilence says so after that minute, as before.
+// its Pod waits its turn: the scheduler has not looked at it yet, every node's slots are
+// taken (the scheduler's verdict names no other reason, attempt.WaitsForSlot), or it is
+// bound and its kubelet has not started it and gives no reason. A burst of new jobs
+// queues there for seconds to a minute, and each such state shown is one more status
+// write per job, superseded moments later. Any other reason (a verdict that names a stale
+// heartbeat or the wrong vendor, a scheduling gate, the kubelet's ImagePullBackOff), the
+// start or an outcome shows after progressDelay or at once as before, and so does any
+// change once the status shows the job (a lifted scheduling gate, a retry's next
+// attempt). A Pod the scheduler ignores longer than attempt.SchedulerSilence says so after
+// that minute, as before.
 const queuedDelay = 30 * time.Second
 
 // showAfter is how long the attempt's Pod state o must last before the status shows it;
 // shown says the status shows the job already.
 func showAfter(o observation, shown bool) time.Duration {
-	if !shown && o.State == attempt.Pending && (o.Reason == ReasonWaitingForScheduler || o.Reason == ReasonScheduled) {
+	if !shown && o.State == attempt.Pending &&
+		(o.Reason == ReasonWaitingForScheduler || o.Reason == ReasonScheduled || attempt.WaitsForSlot(o.Reason, o.Message)) {
 		return queuedDelay
 	}
 	return progressDelay
@@ -381,6 +392,11 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 			since := d.Obs.Since
 			if d.Obs.State == attempt.Running && d.Obs.Started != nil {
 				since = *d.Obs.Started
+			}
+			// And not before this operator's cache has shown the state that long
+			// (seenStates): a lagging watch delays the check with it.
+			if first := r.seen.since(pod.UID, d.Obs.State, d.Obs.Bound, s.now); first.After(since) {
+				since = first
 			}
 			s.quietUntil = since.Add(showAfter(d.Obs, s.shown))
 		}
@@ -547,6 +563,11 @@ func (r *Reconciler) pendingDeadline(job *vmafxv1.VmafxJob) time.Duration {
 // cacheLagRetry is how soon a reconcile that found the cache behind runs again; the
 // watch event that brings the cache up to date usually triggers one sooner.
 const cacheLagRetry = 200 * time.Millisecond
+
+// podLagRecheck is how soon a reconcile that held back a progress write, because the
+// cache showed an older version of the attempt's Pod than the API server, runs again if
+// the Pod's watch event has not run it sooner: a safety net, not the way on.
+const podLagRecheck = progressDelay
 
 // deletePod deletes a worker Pod that should not run on (attempt.Delete).
 func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {

@@ -74,8 +74,9 @@ func TestProgressOnly(t *testing.T) {
 }
 
 // TestShowAfter: a job's first state shown, when it only says the Pod waits its turn (for
-// the scheduler, or bound for its kubelet with no reason given), shows after queuedDelay;
-// a reason, the start, or any change once the job is shown, after progressDelay.
+// the scheduler, for a slot, or bound for its kubelet with no reason given), shows after
+// queuedDelay; a reason, the start, or any change once the job is shown, after
+// progressDelay.
 func TestShowAfter(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -85,7 +86,10 @@ func TestShowAfter(t *testing.T) {
 	}{
 		{"waiting for the scheduler", observation{Reason: ReasonWaitingForScheduler}, false, queuedDelay},
 		{"bound, not started, no reason", observation{Bound: true, Reason: ReasonScheduled}, false, queuedDelay},
-		{"unschedulable, in the scheduler's words", observation{Reason: "Unschedulable"}, false, progressDelay},
+		{"unschedulable, in the scheduler's words", observation{Reason: "Unschedulable", Message: "0/3 nodes are available: 3 node(s) offer amd but the job needs cuda."}, false, progressDelay},
+		{"every slot taken", observation{Reason: "Unschedulable", Message: "0/40 nodes are available: 30 Insufficient vmafx.dev/slot, 10 node(s) had no free vmafx.dev/slot. preemption: 0/40 nodes are available: 40 No preemption victims found for incoming pod."}, false, queuedDelay},
+		{"every slot taken, after the status showed the job", observation{Reason: "Unschedulable", Message: "0/4 nodes are available: 4 Insufficient vmafx.dev/slot."}, true, progressDelay},
+		{"slots taken and a stale heartbeat", observation{Reason: "Unschedulable", Message: "0/4 nodes are available: 1 node(s) had a stale VMAFX heartbeat (last 94s ago), 3 Insufficient vmafx.dev/slot."}, false, progressDelay},
 		{"gated by Kueue", observation{Reason: "SchedulingGated"}, false, progressDelay},
 		{"bound, the image cannot be pulled", observation{Bound: true, Reason: "ImagePullBackOff"}, false, progressDelay},
 		{"running", observation{State: attempt.Running, Reason: ReasonStarted}, false, progressDelay},
