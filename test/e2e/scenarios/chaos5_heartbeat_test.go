@@ -18,8 +18,12 @@ import (
 )
 
 // placedAfterHeartbeat bounds how soon a waiting worker Pod is bound once its node's
-// heartbeat is fresh again (the scheduler's queueing hint, not its 5-minute flush).
-const placedAfterHeartbeat = 2 * time.Second
+// heartbeat is fresh again: the scheduler's queueing hint, not its 5-minute flush. The
+// hint moves the Pod to the queue at once, but a Pod still inside its backoff waits out
+// the rest of it, and kube-scheduler's backoff doubles with each failed attempt up to 10 s
+// (podMaxBackoffSeconds, left at its default): a Pod that failed often while the
+// heartbeat was stale can wait that long. Bound and margin, then.
+const placedAfterHeartbeat = 10*time.Second + 2*time.Second
 
 // TestChaos5HeartbeatStops is chaos scenario 5: the node's heartbeat stops (the device
 // plugin keeps serving the kubelet but renews no Lease) while a job runs. After the
