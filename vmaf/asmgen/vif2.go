@@ -353,7 +353,6 @@ func vifSubVert(s int) {
 	Pragma("noescape")
 	Doc(name + " is the vertical pass of VIF's subsampling to scale " + fmt.Sprint(s) + " over n pixels (a multiple of " + fmt.Sprint(vpixels()) + "): dst[j] = (sum_ref + round) >> shift | (sum_dis + round) >> shift << 32.")
 	fw := len(vif8Filters[s])
-	half := fw / 2
 	refp, disp, dst := Load(Param("ref"), GP64()), Load(Param("dis"), GP64()), Load(Param("dst"), GP64())
 	n := Load(Param("n"), GP64())
 	bias16 := vconst("vif8bias16", 0x80008000)
@@ -375,23 +374,10 @@ func vifSubVert(s int) {
 	CMPQ(j, n)
 	JAE(LabelRef("done"))
 
-	row := func(base Register, k int) VecVirtual {
-		v := windowRow(base, k, j)
-		vxor(bias16, v, v)
-		return v
-	}
-	// sums filters an image's window into dword sums in the unpacked
-	// halves (lo, hi) and rounds them.
+	// sums filters an image's window into rounded dword sums in the
+	// unpacked halves (lo, hi).
 	sums := func(base Register) (VecVirtual, VecVirtual) {
-		lo, hi := vreg(), vreg()
-		for k := 0; k <= half; k++ {
-			a := row(base, k)
-			b := a
-			if k != half {
-				b = row(base, fw-1-k)
-			}
-			vif8Acc(a, b, taps[k], lo, hi, k == 0)
-		}
+		lo, hi := windowMeans(base, j, taps, fw, bias16)
 		for _, v := range []VecVirtual{lo, hi} {
 			vxor(sign, v, v) // the samples' bias, 2^31 in all
 			VPADDD(round, v, v)
@@ -416,6 +402,31 @@ func vifSubVert(s int) {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// windowMeans filters a step of the fw input rows of a window, whose row
+// pointers base holds, at pixel j with the folded taps: each sample biased
+// (x-32768 as an int16) for VPMADDWD, the dword sums in the unpacked halves
+// (lo, hi) are the true sums less 2^31, modulo 2^32 (the taps sum to 2^16).
+// bias16 is the kernel's vif8bias16 constant (a register on AVX-512, made
+// before the loop).
+func windowMeans(base, j Register, taps []Op, fw int, bias16 Op) (lo, hi VecVirtual) {
+	half := fw / 2
+	row := func(k int) VecVirtual {
+		v := windowRow(base, k, j)
+		vxor(bias16, v, v)
+		return v
+	}
+	lo, hi = vreg(), vreg()
+	for k := 0; k <= half; k++ {
+		a := row(k)
+		b := a
+		if k != half {
+			b = row(fw - 1 - k)
+		}
+		vif8Acc(a, b, taps[k], lo, hi, k == 0)
+	}
+	return lo, hi
 }
 
 // qwordOrder puts in pixel order the qwords of a step of 16-bit pixels
@@ -491,24 +502,8 @@ func vif16Vert(s int) {
 		}
 	}
 	// The means.
-	m1lo, m1hi, m2lo, m2hi := vreg(), vreg(), vreg(), vreg()
-	for k := 0; k <= half; k++ {
-		centre := k == half
-		tap := taps[k]
-		for _, side := range []struct {
-			base   Register
-			lo, hi VecVirtual
-		}{{refp, m1lo, m1hi}, {disp, m2lo, m2hi}} {
-			a := row(side.base, k)
-			vxor(bias16, a, a)
-			b := a
-			if !centre {
-				b = row(side.base, fw-1-k)
-				vxor(bias16, b, b)
-			}
-			vif8Acc(a, b, tap, side.lo, side.hi, k == 0)
-		}
-	}
+	m1lo, m1hi := windowMeans(refp, j, taps, fw, bias16)
+	m2lo, m2hi := windowMeans(disp, j, taps, fw, bias16)
 	unbiasRound(m1lo, m1hi, m2lo, m2hi)
 	vif8Store(m1lo, m1hi, &bias16, planes, 0, j)
 	vif8Store(m2lo, m2hi, &bias16, planes, 1, j)
