@@ -17,8 +17,8 @@ import (
 	"github.com/vmafx/vmafx/internal/testutil"
 )
 
-// node builds a fake node with two NVIDIA GPUs, their slots and a watcher of them.
-func node(t *testing.T, clk *testingclock.FakeClock, delay time.Duration) (*fakehost.Host, *slots.Set, *Watcher) {
+// twoGPUs is a fake host with two NVIDIA GPUs of 4 slots each, discovered.
+func twoGPUs(t *testing.T) (*fakehost.Host, discovery.Inventory) {
 	t.Helper()
 	h := fakehost.New(t, 4)
 	h.AddGPU(fakehost.NVIDIA(0))
@@ -27,6 +27,13 @@ func node(t *testing.T, clk *testingclock.FakeClock, delay time.Duration) (*fake
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h, inv
+}
+
+// node builds a fake node with two NVIDIA GPUs, their slots and a watcher of them.
+func node(t *testing.T, clk *testingclock.FakeClock, delay time.Duration) (*fakehost.Host, *slots.Set, *Watcher) {
+	t.Helper()
+	h, inv := twoGPUs(t)
 	set := slots.New(inv.Devices, slots.Options{})
 	opts := Options{Root: h.Root, Interval: 500 * time.Millisecond, RecoveryDelay: delay}
 	if clk != nil {

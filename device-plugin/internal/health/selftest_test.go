@@ -15,28 +15,19 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/vmafx/vmafx/device-plugin/internal/discovery"
 	"github.com/vmafx/vmafx/device-plugin/internal/metrics"
 	"github.com/vmafx/vmafx/device-plugin/internal/slots"
-	"github.com/vmafx/vmafx/device-plugin/testing/fakehost"
 	"github.com/vmafx/vmafx/internal/selftestverdict"
-	"github.com/vmafx/vmafx/vmaf/vkkernel"
 	"github.com/vmafx/vmafx/vmaf/vkkernel/selftest"
+	"github.com/vmafx/vmafx/vmaf/vkkernel/testing/vkdevice"
 	"github.com/vmafx/vmafx/vmaf/vkkernel/testing/wrongsum"
-	"github.com/vmafx/vmafx/vmaf/vulkan"
 )
 
 // selfTestNode is node with self-test verdicts read from a directory, as Allocate
 // mounts it into the workers.
 func selfTestNode(t *testing.T, clk *testingclock.FakeClock) (dir string, set *slots.Set, w *Watcher, m *metrics.Metrics) {
 	t.Helper()
-	h := fakehost.New(t, 4)
-	h.AddGPU(fakehost.NVIDIA(0))
-	h.AddGPU(fakehost.NVIDIA(1))
-	inv, err := discovery.Discover(discovery.Options{Root: h.Root, Vendor: "auto", SlotsPerDevice: 4, CPUsPerSlot: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, inv := twoGPUs(t)
 	dir = t.TempDir()
 	for _, d := range inv.Devices {
 		if err := os.Mkdir(filepath.Join(dir, d.Name()), 0o755); err != nil {
@@ -54,18 +45,12 @@ func selfTestNode(t *testing.T, clk *testingclock.FakeClock) (dir string, set *s
 // between the device and the comparison, as a miscompiled shader would give.
 func failedSelfTest(t *testing.T) selftestverdict.Verdict {
 	t.Helper()
-	k, err := vkkernel.Open(vulkan.Config{})
-	if err != nil {
-		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" && errors.Is(err, vulkan.ErrUnavailable) {
-			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
-		}
-		t.Fatal(err)
-	}
+	k := vkdevice.Open(t)
 	defer k.Close()
 	if !k.Info().Float64 {
 		t.Skip("VIF runs on the CPU on this device: the wrong sum is never used")
 	}
-	err = selftest.Check(context.Background(), wrongsum.Offload(k, 2), k.Info())
+	err := selftest.Check(context.Background(), wrongsum.Offload(k, 2), k.Info())
 	var mm *selftest.MismatchError
 	if !errors.As(err, &mm) {
 		t.Fatalf("self-test with a wrong sum: %v, want a mismatch", err)

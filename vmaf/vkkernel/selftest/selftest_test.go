@@ -3,28 +3,21 @@ package selftest_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vmafx/vmafx/vmaf/vkkernel"
 	"github.com/vmafx/vmafx/vmaf/vkkernel/selftest"
+	"github.com/vmafx/vmafx/vmaf/vkkernel/testing/vkdevice"
 	"github.com/vmafx/vmafx/vmaf/vkkernel/testing/wrongsum"
-	"github.com/vmafx/vmafx/vmaf/vulkan"
 )
 
 // openOrSkip opens the default device's kernel; without one the test skips
 // unless VMAFX_REQUIRE_VULKAN=1 (make test sets it).
 func openOrSkip(t *testing.T) *vkkernel.Kernel {
 	t.Helper()
-	k, err := vkkernel.Open(vulkan.Config{})
-	if err != nil {
-		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" && errors.Is(err, vulkan.ErrUnavailable) {
-			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
-		}
-		t.Fatalf("Open: %v", err)
-	}
+	k := vkdevice.Open(t)
 	t.Cleanup(k.Close)
 	return k
 }

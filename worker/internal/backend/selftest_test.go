@@ -10,6 +10,7 @@ import (
 
 	"github.com/vmafx/vmafx/vmaf/vkkernel"
 	"github.com/vmafx/vmafx/vmaf/vkkernel/selftest"
+	"github.com/vmafx/vmafx/vmaf/vkkernel/testing/vkdevice"
 	"github.com/vmafx/vmafx/vmaf/vkkernel/testing/wrongsum"
 	"github.com/vmafx/vmafx/vmaf/vulkan"
 )
@@ -32,13 +33,7 @@ func TestVulkanSelfTestFails(t *testing.T) {
 		runs++
 		return selftest.Check(ctx, wrongsum.Offload(k, 2), k.Info())
 	})
-	k, err := vkkernel.Open(vulkan.Config{})
-	if err != nil {
-		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" && errors.Is(err, vulkan.ErrUnavailable) {
-			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
-		}
-		t.Fatal(err)
-	}
+	k := vkdevice.Open(t)
 	info := k.Info()
 	k.Close()
 	if !info.Float64 {

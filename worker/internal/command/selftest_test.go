@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,10 +10,9 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/internal/selftestverdict"
-	"github.com/vmafx/vmafx/vmaf/vkkernel"
 	"github.com/vmafx/vmafx/vmaf/vkkernel/selftest"
+	"github.com/vmafx/vmafx/vmaf/vkkernel/testing/vkdevice"
 	"github.com/vmafx/vmafx/vmaf/vkkernel/testing/wrongsum"
-	"github.com/vmafx/vmafx/vmaf/vulkan"
 	"github.com/vmafx/vmafx/worker/internal/backend"
 )
 
@@ -24,13 +22,7 @@ import (
 // device, its driver and the first wrong feature, and the verdict the device plugin
 // reads says fail; a device that passes leaves a pass.
 func TestScoreSelfTestFails(t *testing.T) {
-	k, err := vkkernel.Open(vulkan.Config{})
-	if err != nil {
-		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" && errors.Is(err, vulkan.ErrUnavailable) {
-			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
-		}
-		t.Fatal(err)
-	}
+	k := vkdevice.Open(t)
 	info := k.Info()
 	wrong := selftest.Check(context.Background(), wrongsum.Offload(k, 2), info)
 	k.Close()
