@@ -3,10 +3,13 @@ package attempt
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,6 +26,55 @@ import (
 // createdGrace is how long a Pod this operator created counts as live before the cache
 // shows it; past that the cache has it, or it is gone.
 const createdGrace = time.Minute
+
+// The limit reads the caches through two field indexes, which answer in the number of
+// matches: the cache answers a label selector by reading every object of the namespace,
+// and a burst of 10 000 jobs under the limit made each admission read all of its Pods
+// and jobs, finished or not. RegisterIndexes adds them.
+const (
+	// indexLivePod: a Pod not Succeeded or Failed, under "job" for a job's worker Pod
+	// (labelled vmafx.dev/job) and "ladder" for a ladder's (vmafx.dev/ladder).
+	indexLivePod = "attempt:live-pod"
+	// indexWaitsForLimit: a VmafxJob whose status says it waits for the limit, under "yes".
+	indexWaitsForLimit = "attempt:waits-for-limit"
+)
+
+var waitingJobs = client.MatchingFields{indexWaitsForLimit: "yes"}
+
+// RegisterIndexes adds both indexes to the cache of the client the limit reads (the
+// manager's, with the jobs and their worker Pods).
+func RegisterIndexes(ctx context.Context, idx client.FieldIndexer) error {
+	if err := RegisterPodIndex(ctx, idx); err != nil {
+		return err
+	}
+	return idx.IndexField(ctx, &vmafxv1.VmafxJob{}, indexWaitsForLimit, waitingJobKey)
+}
+
+// RegisterPodIndex adds the live-Pod index to a Pod cache alone: the ladders' Pods'.
+func RegisterPodIndex(ctx context.Context, idx client.FieldIndexer) error {
+	return idx.IndexField(ctx, &corev1.Pod{}, indexLivePod, livePodKey)
+}
+
+func livePodKey(o client.Object) []string {
+	p, ok := o.(*corev1.Pod)
+	if !ok || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return nil
+	}
+	switch {
+	case p.Labels[vmafxv1.LabelJob] != "":
+		return []string{"job"}
+	case p.Labels[vmafxv1.LabelLadder] != "":
+		return []string{"ladder"}
+	}
+	return nil
+}
+
+func waitingJobKey(o client.Object) []string {
+	if j, ok := o.(*vmafxv1.VmafxJob); ok && WaitsForLimit(j) {
+		return []string{"yes"}
+	}
+	return nil
+}
 
 // NamespaceLimit is the attempt engine's namespace cap: it counts live worker Pods per
 // namespace, the VmafxJobs' worker Pods and the VmafxLadders' encode and report Pods
@@ -79,52 +131,114 @@ func (l *NamespaceLimit) Admit(ctx context.Context, c client.Reader, job *vmafxv
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ns := job.Namespace
-	var pods corev1.PodList
-	// The cache's own objects, read and not kept: no copy of every Pod per admission.
-	if err := c.List(ctx, &pods, client.InNamespace(ns), client.HasLabels{vmafxv1.LabelJob}, client.UnsafeDisableDeepCopy); err != nil {
-		return false, fmt.Errorf("listing the worker Pods of namespace %s: %w", ns, err)
-	}
-	if l.ladderPods != nil {
-		var ladderPods corev1.PodList
-		if err := l.ladderPods.List(ctx, &ladderPods, client.InNamespace(ns), client.HasLabels{vmafxv1.LabelLadder}, client.UnsafeDisableDeepCopy); err != nil {
-			return false, fmt.Errorf("listing the ladder Pods of namespace %s: %w", ns, err)
-		}
-		pods.Items = append(pods.Items, ladderPods.Items...)
-	}
-	live := 0
-	seen := make(map[string]bool, len(pods.Items))
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		seen[p.Name] = true
-		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-			live++
-		}
-	}
-	created := l.created[ns]
-	for name, a := range created {
-		if seen[name] || now.Sub(a.at) > createdGrace {
-			delete(created, name)
-			continue
-		}
-		live++
+	live, err := l.countLive(ctx, c, ns, now)
+	if err != nil {
+		return false, err
 	}
 	free := l.max - live
 	if free <= 0 {
 		return false, nil
 	}
-	ahead, err := l.waitingAhead(ctx, c, job, created)
+	ahead, err := l.waitingAhead(ctx, c, job, free)
 	if err != nil {
 		return false, err
 	}
 	if ahead >= free {
 		return false, nil
 	}
+	created := l.created[ns]
 	if created == nil {
 		created = map[string]admitted{}
 		l.created[ns] = created
 	}
 	created[pod] = admitted{job: job.Name, at: now}
 	return true, nil
+}
+
+// countLive counts ns's live worker Pods: the caches' (through indexLivePod), and the
+// ones admitted that the caches do not show yet. An admitted Pod the cache shows, live or
+// finished, leaves l.created; one it never showed leaves after createdGrace.
+func (l *NamespaceLimit) countLive(ctx context.Context, c client.Reader, ns string, now time.Time) (int, error) {
+	live := 0
+	for _, from := range []struct {
+		r    client.Reader
+		kind string
+	}{{c, "job"}, {l.ladderPods, "ladder"}} {
+		if from.r == nil {
+			continue
+		}
+		// The cache's own objects, read and not kept: no copy of every Pod per admission.
+		var pods corev1.PodList
+		if err := from.r.List(ctx, &pods, client.InNamespace(ns), client.MatchingFields{indexLivePod: from.kind}, client.UnsafeDisableDeepCopy); err != nil {
+			return 0, fmt.Errorf("listing the live %s Pods of namespace %s: %w", from.kind, ns, err)
+		}
+		live += len(pods.Items)
+	}
+	created := l.created[ns]
+	for name, a := range created {
+		if now.Sub(a.at) > createdGrace {
+			delete(created, name)
+			continue
+		}
+		r := c
+		if strings.HasPrefix(a.job, ladderKey) && l.ladderPods != nil {
+			r = l.ladderPods
+		}
+		var p corev1.Pod
+		switch err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &p, client.UnsafeDisableDeepCopy); {
+		case err == nil:
+			delete(created, name) // the cache has it: counted above if live
+		case apierrors.IsNotFound(err):
+			live++
+		default:
+			return 0, fmt.Errorf("reading worker Pod %s/%s from the cache: %w", ns, name, err)
+		}
+	}
+	return live, nil
+}
+
+// Waking returns the jobs of namespace ns to reconcile when a place may have come free:
+// the first waiting ones by the scheduler's order, as many as there are free places (at
+// least one, should the cache lag), not counting those admitted a moment ago. Waking
+// every waiting job on every finished Pod made a burst's cost grow with its square.
+func (l *NamespaceLimit) Waking(ctx context.Context, c client.Reader, ns string, now time.Time) ([]string, error) {
+	if l == nil {
+		return nil, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	live, err := l.countLive(ctx, c, ns, now)
+	if err != nil {
+		return nil, err
+	}
+	n := max(l.max-live, 1)
+	jobs, err := l.waiting(ctx, c, ns)
+	if err != nil {
+		return nil, err
+	}
+	// The n first, by insertion into a short sorted slice: n is at most the limit, the
+	// waiting jobs can be thousands.
+	first := make([]*vmafxv1.VmafxJob, 0, n+1)
+	for _, j := range jobs {
+		if len(first) == n && !goesBefore(j, first[n-1]) {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(first, j, func(a, b *vmafxv1.VmafxJob) int {
+			if goesBefore(a, b) {
+				return -1
+			}
+			return 1
+		})
+		first = slices.Insert(first, i, j)
+		if len(first) > n {
+			first = first[:n]
+		}
+	}
+	names := make([]string, len(first))
+	for i, j := range first {
+		names[i] = j.Name
+	}
+	return names, nil
 }
 
 // Forget drops a Pod that was admitted but not created (the API server refused it).
@@ -138,28 +252,45 @@ func (l *NamespaceLimit) Forget(ns, pod string) {
 }
 
 // waitingAhead counts the jobs of job's namespace that wait for the limit and go before
-// job: higher spec.priority, or the same and created earlier. A job admitted a moment ago
-// whose status does not show it yet is not waiting.
-func (l *NamespaceLimit) waitingAhead(ctx context.Context, c client.Reader, job *vmafxv1.VmafxJob, created map[string]admitted) (int, error) {
-	var jobs vmafxv1.VmafxJobList
-	if err := c.List(ctx, &jobs, client.InNamespace(job.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return 0, fmt.Errorf("listing the jobs of namespace %s: %w", job.Namespace, err)
+// job (higher spec.priority, or the same and created earlier), up to enough: it stops at
+// enough, the free places.
+func (l *NamespaceLimit) waitingAhead(ctx context.Context, c client.Reader, job *vmafxv1.VmafxJob, enough int) (int, error) {
+	jobs, err := l.waiting(ctx, c, job.Namespace)
+	if err != nil {
+		return 0, err
 	}
+	ahead := 0
+	for _, o := range jobs {
+		if o.Name != job.Name && goesBefore(o, job) {
+			if ahead++; ahead >= enough {
+				break
+			}
+		}
+	}
+	return ahead, nil
+}
+
+// waiting returns the jobs of namespace ns that wait for the limit (through
+// indexWaitsForLimit), less those admitted a moment ago whose status does not show it
+// yet. The jobs are the cache's own: not to be changed.
+func (l *NamespaceLimit) waiting(ctx context.Context, c client.Reader, ns string) ([]*vmafxv1.VmafxJob, error) {
+	var jobs vmafxv1.VmafxJobList
+	if err := c.List(ctx, &jobs, client.InNamespace(ns), waitingJobs, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing the jobs of namespace %s that wait for its worker limit: %w", ns, err)
+	}
+	created := l.created[ns]
 	justAdmitted := make(map[string]bool, len(created))
 	for _, a := range created {
 		justAdmitted[a.job] = true
 	}
-	ahead := 0
+	out := make([]*vmafxv1.VmafxJob, 0, len(jobs.Items))
 	for i := range jobs.Items {
 		o := &jobs.Items[i]
-		if o.Name == job.Name || justAdmitted[o.Name] || !WaitsForLimit(o) {
-			continue
-		}
-		if goesBefore(o, job) {
-			ahead++
+		if !justAdmitted[o.Name] && WaitsForLimit(o) {
+			out = append(out, o)
 		}
 	}
-	return ahead, nil
+	return out, nil
 }
 
 // WaitsForLimit reports whether a job's status says it waits for its namespace's limit.

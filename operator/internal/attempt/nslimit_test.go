@@ -2,6 +2,8 @@ package attempt
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -34,7 +36,7 @@ func workerPod(name string, phase corev1.PodPhase) *corev1.Pod {
 		Status: corev1.PodStatus{Phase: phase}}
 }
 
-func limitClient(t *testing.T, objs ...client.Object) client.Client {
+func limitClient(t testing.TB, objs ...client.Object) client.Client {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
@@ -43,7 +45,10 @@ func limitClient(t *testing.T, objs ...client.Object) client.Client {
 	if err := vmafxv1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
+	// The limit's indexes, as the manager registers them (RegisterIndexes).
+	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
+		WithIndex(&corev1.Pod{}, indexLivePod, livePodKey).
+		WithIndex(&vmafxv1.VmafxJob{}, indexWaitsForLimit, waitingJobKey).Build()
 }
 
 func TestNamespaceLimitAdmit(t *testing.T) {
@@ -97,6 +102,108 @@ func TestNamespaceLimitCountsPodsNotYetCached(t *testing.T) {
 	}
 	if ok, _ := l.Admit(ctx, c, limitJob("c", 0, 3, false), "c-1", limitNow.Add(createdGrace+time.Second)); !ok {
 		t.Fatal("a Pod the cache never showed still counted after the grace period")
+	}
+}
+
+// TestNamespaceLimitWaking: a place come free wakes the first waiting jobs by the
+// scheduler's order, one per free place (one at least), and not a job admitted a moment
+// ago whose status still says it waits; jobs that do not wait are never woken.
+func TestNamespaceLimitWaking(t *testing.T) {
+	ctx := context.Background()
+	waiting := []client.Object{
+		limitJob("bulk", 0, 1, true), limitJob("younger", 3, 20, true), limitJob("vip", 5, 10, true),
+		limitJob("older", 3, 1, true), limitJob("idle", 9, 0, false),
+	}
+	for name, tc := range map[string]struct {
+		pods []client.Object
+		want []string
+	}{
+		"one place free":            {pods: []client.Object{workerPod("a-1", corev1.PodRunning), workerPod("b-1", corev1.PodSucceeded)}, want: []string{"vip"}},
+		"two places free":           {pods: []client.Object{workerPod("b-1", corev1.PodFailed)}, want: []string{"vip", "older"}},
+		"none free: the first only": {pods: []client.Object{workerPod("a-1", corev1.PodRunning), workerPod("c-1", corev1.PodPending)}, want: []string{"vip"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := NewNamespaceLimit(2, nil).Waking(ctx, limitClient(t, append(tc.pods, waiting...)...), "team", limitNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("woke %v, want %v", got, tc.want)
+			}
+		})
+	}
+
+	l := NewNamespaceLimit(2, nil)
+	c := limitClient(t, waiting...)
+	if ok, err := l.Admit(ctx, c, waiting[2].(*vmafxv1.VmafxJob), "vip-1", limitNow); err != nil || !ok {
+		t.Fatalf("the first waiting job was not admitted into an empty namespace: %v, %v", ok, err)
+	}
+	// vip's Pod is not in the cache and its status still says it waits: one place is left.
+	if got, err := l.Waking(ctx, c, "team", limitNow); err != nil || !slices.Equal(got, []string{"older"}) {
+		t.Errorf("after vip's admission woke %v (%v), want [older]", got, err)
+	}
+	var none *NamespaceLimit
+	if got, err := none.Waking(ctx, c, "team", limitNow); err != nil || got != nil {
+		t.Errorf("no limit woke %v (%v)", got, err)
+	}
+}
+
+// TestNamespaceLimitIndexKeys: only live Pods of a job or a ladder, and only jobs whose
+// status says they wait for the limit, are indexed; each Pod under its owner's kind, so
+// that neither cache's Pods count twice.
+func TestNamespaceLimitIndexKeys(t *testing.T) {
+	ladderPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "l", Labels: map[string]string{vmafxv1.LabelLadder: "l"}}}
+	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "o", Labels: map[string]string{"app": "x"}}}
+	deleting := limitJob("gone", 0, 1, true)
+	deleting.DeletionTimestamp = &metav1.Time{Time: limitNow}
+	for _, tc := range []struct {
+		obj  client.Object
+		key  func(client.Object) []string
+		want []string
+	}{
+		{workerPod("a", corev1.PodPending), livePodKey, []string{"job"}},
+		{workerPod("a", corev1.PodRunning), livePodKey, []string{"job"}},
+		{workerPod("a", corev1.PodSucceeded), livePodKey, nil},
+		{workerPod("a", corev1.PodFailed), livePodKey, nil},
+		{ladderPod, livePodKey, []string{"ladder"}},
+		{other, livePodKey, nil},
+		{limitJob("w", 0, 1, true), waitingJobKey, []string{"yes"}},
+		{limitJob("r", 0, 1, false), waitingJobKey, nil},
+		{deleting, waitingJobKey, nil},
+	} {
+		if got := tc.key(tc.obj); !slices.Equal(got, tc.want) {
+			t.Errorf("%T %s: indexed under %v, want %v", tc.obj, tc.obj.GetName(), got, tc.want)
+		}
+	}
+}
+
+// BenchmarkNamespaceLimitAdmit: one admission in a namespace that a burst has filled
+// with 10 000 jobs, 9000 of them done, 50 running and 950 waiting, at a limit of 50.
+// Through the indexes it reads the 50 live Pods and 950 waiting jobs, not all 20 000
+// objects. The reads go to controller-runtime's fake client, not an informer cache (which
+// needs an API server holding the 20 000 objects): both copy each object a List returns,
+// so the cost follows the objects read in both; the fake's is higher per object.
+func BenchmarkNamespaceLimitAdmit(b *testing.B) {
+	ctx := context.Background()
+	var objs []client.Object
+	for i := range 10000 {
+		name := fmt.Sprintf("j%05d", i)
+		switch {
+		case i < 9000:
+			objs = append(objs, limitJob(name, 0, i, false), workerPod(name+"-1", corev1.PodSucceeded))
+		case i < 9050:
+			objs = append(objs, limitJob(name, 0, i, false), workerPod(name+"-1", corev1.PodRunning))
+		default:
+			objs = append(objs, limitJob(name, 0, i, true))
+		}
+	}
+	c := limitClient(b, objs...)
+	l := NewNamespaceLimit(50, nil)
+	job := limitJob("j09050", 0, 9050, true)
+	for b.Loop() {
+		if ok, err := l.Admit(ctx, c, job, "j09050-1", limitNow); err != nil || ok {
+			b.Fatalf("admitted %v, %v at the limit", ok, err)
+		}
 	}
 }
 

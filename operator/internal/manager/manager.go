@@ -173,6 +173,16 @@ func setupReconcilers(mgr ctrl.Manager, cfg *config.Config, clk clock.Clock, opt
 	recorder := mgr.GetEventRecorder(Name)
 	// One limit for the jobs' worker Pods and the ladders' Pods alike.
 	limit := attempt.NewNamespaceLimit(cfg.MaxWorkersPerNamespace, ladderPods)
+	if limit != nil {
+		// The limit counts through indexes of its own (live Pods, waiting jobs), kept only
+		// when it is on.
+		if err := attempt.RegisterIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+			return fmt.Errorf("indexing for the namespace limit: %w", err)
+		}
+		if err := attempt.RegisterPodIndex(context.Background(), ladderPods); err != nil {
+			return fmt.Errorf("indexing ladder Pods for the namespace limit: %w", err)
+		}
+	}
 	if err := (&job.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Metrics: jobMetrics,
 		Worker: cfg.Worker, Volumes: cfg.Volumes, Attempts: cfg.Attempts,

@@ -88,7 +88,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles})
 	r.limit = r.Limit
 	if r.limit == nil {
-		r.limit = attempt.NewNamespaceLimit(r.MaxWorkersPerNamespace, nil)
+		// A limit of its own (no ladders' Pods), which reads the manager's caches through
+		// the limit's indexes; a limit given in Limit comes with them.
+		if r.limit = attempt.NewNamespaceLimit(r.MaxWorkersPerNamespace, nil); r.limit != nil {
+			if err := attempt.RegisterIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+				return fmt.Errorf("indexing for the namespace limit: %w", err)
+			}
+		}
 	}
 	if r.limit != nil {
 		// A worker Pod that finishes or goes wakes the jobs its namespace's limit holds.

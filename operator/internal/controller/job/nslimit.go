@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
-	"github.com/vmafx/vmafx/operator/internal/attempt"
 	"github.com/vmafx/vmafx/operator/internal/config"
 )
 
@@ -67,22 +66,21 @@ func (r *Reconciler) waitForNamespaceLimit(ctx context.Context, s *scope, n int3
 }
 
 // wakeWaiting maps a worker Pod that finished or is going to the jobs of its namespace
-// that wait for the limit: a place may have come free.
+// that wait for the limit and come first (NamespaceLimit.Waking): a place may have come
+// free.
 func (r *Reconciler) wakeWaiting(ctx context.Context, obj client.Object) []reconcile.Request {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok || (pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed) {
 		return nil
 	}
-	var jobs vmafxv1.VmafxJobList
-	if err := r.Client.List(ctx, &jobs, client.InNamespace(pod.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+	names, err := r.limit.Waking(ctx, r.Client, pod.Namespace, r.Clock.Now())
+	if err != nil {
 		klog.FromContext(ctx).Error(err, "Listing jobs waiting for the namespace's worker limit", "namespace", pod.Namespace)
 		return nil
 	}
-	var out []reconcile.Request
-	for i := range jobs.Items {
-		if attempt.WaitsForLimit(&jobs.Items[i]) {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: pod.Namespace, Name: jobs.Items[i].Name}})
-		}
+	out := make([]reconcile.Request, len(names))
+	for i, name := range names {
+		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: pod.Namespace, Name: name}}
 	}
 	return out
 }
