@@ -2,7 +2,6 @@ package attempt
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -36,7 +35,7 @@ func workerPod(name string, phase corev1.PodPhase) *corev1.Pod {
 		Status: corev1.PodStatus{Phase: phase}}
 }
 
-func limitClient(t testing.TB, objs ...client.Object) client.Client {
+func limitClient(t *testing.T, objs ...client.Object) client.Client {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
@@ -173,36 +172,6 @@ func TestNamespaceLimitIndexKeys(t *testing.T) {
 	} {
 		if got := tc.key(tc.obj); !slices.Equal(got, tc.want) {
 			t.Errorf("%T %s: indexed under %v, want %v", tc.obj, tc.obj.GetName(), got, tc.want)
-		}
-	}
-}
-
-// BenchmarkNamespaceLimitAdmit: one admission in a namespace that a burst has filled
-// with 10 000 jobs, 9000 of them done, 50 running and 950 waiting, at a limit of 50.
-// Through the indexes it reads the 50 live Pods and 950 waiting jobs, not all 20 000
-// objects. The reads go to controller-runtime's fake client, not an informer cache (which
-// needs an API server holding the 20 000 objects): both copy each object a List returns,
-// so the cost follows the objects read in both; the fake's is higher per object.
-func BenchmarkNamespaceLimitAdmit(b *testing.B) {
-	ctx := context.Background()
-	var objs []client.Object
-	for i := range 10000 {
-		name := fmt.Sprintf("j%05d", i)
-		switch {
-		case i < 9000:
-			objs = append(objs, limitJob(name, 0, i, false), workerPod(name+"-1", corev1.PodSucceeded))
-		case i < 9050:
-			objs = append(objs, limitJob(name, 0, i, false), workerPod(name+"-1", corev1.PodRunning))
-		default:
-			objs = append(objs, limitJob(name, 0, i, true))
-		}
-	}
-	c := limitClient(b, objs...)
-	l := NewNamespaceLimit(50, nil)
-	job := limitJob("j09050", 0, 9050, true)
-	for b.Loop() {
-		if ok, err := l.Admit(ctx, c, job, "j09050-1", limitNow); err != nil || ok {
-			b.Fatalf("admitted %v, %v at the limit", ok, err)
 		}
 	}
 }
