@@ -163,7 +163,7 @@ func (r roundResult) String() string {
 	return fmt.Sprintf("%.1f jobs/s (sustained %.1f); writes/job operator %.2f (+%.2f events, +%.2f VmafxNode status), scheduler %.2f (+%.2f events); CPU operator %v, scheduler %v, API server and etcd %v (API server %v, etcd %v), benchmark %v; peak RSS operator %d MiB, scheduler %d MiB; Pods Running %v (p50), %v (p90), %v (most); load %.2f",
 		r.jobsPerSecond, r.sustained, r.operatorWritesPerJob, r.operatorEventsPerJob, r.nodeStatusWritesPerJob,
 		r.schedulerWritesPerJob, r.schedulerEventsPerJob, r.operatorCPU.Round(time.Millisecond),
-		r.schedulerCPU.Round(time.Millisecond), r.controlPlaneCPU.Round(time.Millisecond), (r.controlPlaneCPU-r.etcdCPU).Round(time.Millisecond), r.etcdCPU.Round(time.Millisecond), r.testCPU.Round(time.Millisecond), r.operatorPeak>>20, r.schedulerPeak>>20,
+		r.schedulerCPU.Round(time.Millisecond), r.controlPlaneCPU.Round(time.Millisecond), (r.controlPlaneCPU - r.etcdCPU).Round(time.Millisecond), r.etcdCPU.Round(time.Millisecond), r.testCPU.Round(time.Millisecond), r.operatorPeak>>20, r.schedulerPeak>>20,
 		r.ranP50.Round(10*time.Millisecond), r.ranP90.Round(10*time.Millisecond), r.ranMax.Round(10*time.Millisecond), r.load)
 }
 
