@@ -1,0 +1,120 @@
+#!/bin/bash
+# What the workplace's GPU kit (run.sh) does not measure and issues 27 and 28 ask for, on the
+# same machine right after it: bash .gpu/run.sh; bash .gpu/extra.sh (hack/gpu/prepare.sh
+# puts this script in .gpu/). It reuses what run.sh left in /tmp (the unpacked binaries in
+# /tmp/gpux, libvmaf's CPU build, the 1080p clip pair) and appends to $OUT/summary.log,
+# about two and a half minutes, each step bounded, most important first:
+#   1. issue 28's threads: the kernel's frames/s, B/op and peak heap at 1080p on 1 thread
+#      and on every core, vmaf_v0.6.1 and vmaf_v1.0.16_3d0h (BenchmarkScoreScaling);
+#   2. issue 28 on one core and on all of them, whole process: vmafx cpu against libvmaf's
+#      CPU build (AVX-512) at 1 thread and at 16, 1080p, interleaved rounds;
+#   3. issue 27 for VMAF v1: the device's counts and frames/s (BenchmarkScoreV1), and the
+#      whole process with vmaf_v1.0.16_3d0h on the GPU beside the CPU and libvmaf's CPU build,
+#      with the pooled scores (libvmaf's CUDA build has no SpEED or CAMBI);
+#   4. issue 27's GPU decode, where the machine has ffmpeg: the 1080p pair encoded as H.264
+#      and HEVC, scored through the GPU's decoder and through software.
+set -u
+OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
+R=$PWD; X=/tmp/gpux; T0=$(date +%s)
+el(){ echo "== extra [$(( $(date +%s)-T0 ))s] $*"; }
+exec > >(tee -a "$OUT/summary.log") 2>&1
+[ -x $X/vmaf.test ] && [ -x $X/vmafx-worker ] || { echo "extra: run bash .gpu/run.sh first (no $X/vmaf.test)"; exit 1; }
+N=$(nproc)
+STEPS=${STEPS:-1234} # a subset, to rerun one step: STEPS=4 bash .gpu/extra.sh
+step(){ [[ $STEPS == *$1* ]]; }
+
+if step 1; then
+el "E1. the kernel's threads at 1080p: 1 and $N threads, frames in memory (BenchmarkScoreScaling)"
+( cd vmaf && timeout 100 $X/vmaf.test -test.run '^$' -test.bench 'ScoreScaling/.*/1920x1080' -test.benchtime 1x -test.count 3 -test.benchmem > "$OUT/bench_scaling.log" 2>&1 )
+grep -E '^Benchmark' "$OUT/bench_scaling.log" | sed -E 's/ +/ /g'
+python3 - "$OUT/bench_scaling.log" "$N" <<'PY'
+import re,sys,statistics,collections
+fps=collections.defaultdict(list); mem=collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    m=re.match(r'BenchmarkScoreScaling/(\S+)/1920x1080/threads=(\d+)-\d+\s',l)
+    if not m: continue
+    f=re.search(r'([0-9.]+) frames/s',l); b=re.search(r'(\d+) B/op',l)
+    fps[(m[1],int(m[2]))].append(float(f[1])); mem[(m[1],int(m[2]))].append(int(b[1]))
+n=int(sys.argv[2])
+for model in sorted({k[0] for k in fps}):
+    one,many=fps.get((model,1)),fps.get((model,n))
+    if one and many:
+        s=statistics.median(many)/(n*statistics.median(one))
+        print(f"{model}: {statistics.median(one):.2f} fps on 1 thread, {statistics.median(many):.1f} on {n}: {s:.3f} of {n} times one (target at least 0.9); B/op {min(mem[(model,1)])/1e6:.0f} MB on 1, {min(mem[(model,n)])/1e6:.0f} MB on {n}")
+PY
+fi
+
+if step 2; then
+el "E2. whole process, 1920x1080 240 frames, vmaf_v0.6.1: vmafx cpu against libvmaf CPU (AVX-512), 1 and 16 threads"
+python3 - <<'PY'
+import os,subprocess,time,statistics
+X='/tmp/gpux'; b='/tmp/c1080'; n=240
+if not os.path.exists(b+'_ref.yuv'): raise SystemExit('no 1080p clip (run.sh makes it)')
+lib=lambda t:['taskset','-c','0-15',X+'/vmaf-cpu','-r',b+'_ref.yuv','-d',b+'_dist.yuv','-w','1920','-h','1080','-p','420','-b','8','-m','version=vmaf_v0.6.1','--threads',str(t),'-q','--json','-o','/tmp/e2l.json']
+vx=lambda t:['taskset','-c','0-15',X+'/vmafx-worker','score','--reference','file://'+b+'_ref.yuv','--distorted','file://'+b+'_dist.yuv','--width','1920','--height','1080','--backend','cpu','--threads',str(t),'--output','file:///tmp/e2v.json','--termination-log','/tmp/term']
+cfg={}
+for t in (1,16):
+    cfg[f'vmafx cpu t{t}']=vx(t)
+    if os.path.exists(X+'/vmaf-cpu'): cfg[f'libvmaf CPU t{t}']=lib(t)
+res={k:[] for k in cfg}
+for r in range(2):
+    for k,c in cfg.items():
+        t=time.perf_counter(); subprocess.run(c,stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL,timeout=60); res[k].append(n/(time.perf_counter()-t))
+m={k:statistics.median(v) for k,v in res.items()}
+for k in m: print(f"{k:18s} {m[k]:7.1f} fps  runs {[round(x,1) for x in res[k]]}")
+for t in (1,16):
+    if f'libvmaf CPU t{t}' in m: print(f"vmafx / libvmaf CPU at {t} threads: {m[f'vmafx cpu t{t}']/m[f'libvmaf CPU t{t}']:.3f}")
+if 'vmafx cpu t1' in m: print(f"vmafx threads: {m['vmafx cpu t16']/(16*m['vmafx cpu t1']):.3f} of 16 times one thread")
+PY
+fi
+
+if step 3; then
+el "E3. VMAF v1 on the GPU: the device's structure and frames/s (BenchmarkScoreV1, 4 frames a call)"
+( cd vmaf/vkkernel && timeout 60 $X/vkkernel.test -test.run '^$' -test.bench 'ScoreV1' -test.count 2 > "$OUT/bench_v1.log" 2>&1 ); grep -E '^Benchmark|device' "$OUT/bench_v1.log"
+python3 - <<'PY'
+import os,subprocess,time,statistics,json
+X='/tmp/gpux'; b='/tmp/c1080'; n=240; M='vmaf_v1.0.16_3d0h'
+vx=lambda be,t:[X+'/vmafx-worker','score','--reference','file://'+b+'_ref.yuv','--distorted','file://'+b+'_dist.yuv','--width','1920','--height','1080','--model',M,'--backend',be,'--threads',str(t),'--output','file:///tmp/e3v.json','--termination-log','/tmp/term']
+cfg={'vmafx vulkan t1':vx('vulkan',1),'vmafx vulkan t4':vx('vulkan',4),'vmafx cpu t16':vx('cpu',16)}
+if os.path.exists(X+'/vmaf-cpu'):
+    cfg['libvmaf CPU t16']=[X+'/vmaf-cpu','-r',b+'_ref.yuv','-d',b+'_dist.yuv','-w','1920','-h','1080','-p','420','-b','8','-m','version='+M,'--threads','16','-q','--json','-o','/tmp/e3l.json']
+res={k:[] for k in cfg}; pooled={}
+for r in range(2):
+    for k,c in cfg.items():
+        t=time.perf_counter(); p=subprocess.run(c,stdout=subprocess.PIPE,stderr=subprocess.STDOUT,timeout=90); e=time.perf_counter()-t
+        o=c[c.index('-o')+1] if '-o' in c else '/tmp/e3v.json'
+        try: pooled[k]=json.load(open(o))['pooled_metrics']['vmaf']['mean']
+        except Exception: pooled[k]='no output: '+p.stdout.decode(errors='replace')[-200:]
+        res[k].append(n/e)
+print(f"--- 1920x1080, {n} frames, {M}: whole-process wall fps, median of 2 interleaved rounds (pooled VMAF)")
+for k,v in res.items(): print(f"{k:18s} {statistics.median(v):8.1f} fps  runs {[round(x,1) for x in v]}  pooled {pooled.get(k)}")
+PY
+fi
+
+if step 4; then
+el "E4. GPU decode: H.264 and HEVC encodes of the 1080p pair's distorted clip, GPU decoder against software"
+if ! command -v ffmpeg >/dev/null; then echo "no ffmpeg on this machine: GPU decode not measured"; else
+  ffmpeg -hide_banner -hwaccels 2>&1 | tr '\n' ' '; echo
+  for c in libx264 libx265; do
+    timeout 60 taskset -c $((N/2))-$((N-1)) ffmpeg -v error -y -f rawvideo -pix_fmt yuv420p -s 1920x1080 -r 24 -i /tmp/c1080_dist.yuv -c:v $c -preset veryfast -crf 23 /tmp/e4_$c.mp4 || echo "encode with $c failed"
+  done
+  python3 - <<'PY'
+import os,subprocess,time,statistics,json
+X='/tmp/gpux'; n=240
+for c in ('libx264','libx265'):
+    f=f'/tmp/e4_{c}.mp4'
+    if not os.path.exists(f): continue
+    # The worker decodes on the GPU on a GPU slot, which the device plugin names in
+    # VMAFX_DEVICE; without it, in software.
+    for label,env in (('NVDEC (nvidia-0 slot)',{'VMAFX_DEVICE':'nvidia-0'}),('software decode',{})):
+        cmd=[X+'/vmafx-worker','score','--reference','file:///tmp/c1080_ref.yuv','--distorted','file://'+f,'--width','1920','--height','1080','--backend','vulkan','--threads','4','--termination-log','/tmp/e4term']
+        runs=[]; dec=''
+        for r in range(2):
+            t=time.perf_counter(); p=subprocess.run(cmd,stdout=subprocess.PIPE,stderr=subprocess.STDOUT,timeout=90,env={**{k:v for k,v in os.environ.items() if k!='VMAFX_DEVICE'},**env}); runs.append(n/(time.perf_counter()-t))
+            try: dec=json.dumps(json.loads(open('/tmp/e4term').read()).get('decode'))
+            except Exception: dec='no result: '+p.stdout.decode(errors='replace')[-200:]
+        print(f"{c:8s} {label:22s} {statistics.median(runs):7.1f} fps (decode and score) runs {[round(x,1) for x in runs]}  decode {dec}")
+PY
+fi
+fi
+el done
