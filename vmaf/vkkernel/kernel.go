@@ -300,7 +300,8 @@ func batchFor(w, h int, extra int64) int {
 // A v1 model's worker stages SpEED chroma's planes and reads back its
 // pictures and CAMBI's c-values in the same bound, with fewer frames a batch
 // (batchFor); only where one such frame alone takes more than half of it
-// (4:2:2 and 4:4:4 v1 frames at 4K) does it map more, one frame a batch.
+// does it map more, one frame a batch: v1 frames at 4K, about 155 MB a
+// worker in 4:2:0 and 255 MB in 4:4:4 against 133 MB.
 func HostBytesPerWorker(w, h int) int64 {
 	batch := batchFrames(w, h)
 	plane := int64(w) * int64(h) * 2
