@@ -38,7 +38,8 @@ func v1Config(t testing.TB, model string, w, h int, pf vmaf.PixelFormat, enc vma
 // the scores are the CPU's, on one goroutine and on two. The cases cross batch
 // boundaries and wrap the ring (frame counts that are not a multiple of the batch),
 // at odd sizes, in 4:2:0, 4:2:2 and 4:4:4, at 8, 10 and 12 bits, with the HFR
-// model's five-frame window and a smaller encode for CAMBI.
+// model's five-frame window, a smaller encode for CAMBI, and subsampling (frames
+// with motion alone between those with SpEED and CAMBI in a batch).
 func TestScoreV1Batched(t *testing.T) {
 	k := openOrSkip(t)
 	if k.speed == nil {
@@ -51,14 +52,16 @@ func TestScoreV1Batched(t *testing.T) {
 		w, h   int
 		frames int
 		enc    vmaf.Encode
+		sub    int
 	}{
-		{"vmaf_v1.0.16_3d0h", vmaf.YUV420P, 331, 247, 7, vmaf.Encode{}},
-		{"vmaf_v1.0.16_hfr_3d0h", vmaf.YUV420P10LE, 320, 240, 5, vmaf.Encode{}},
-		{"vmaf_v1.0.16_3d0h", vmaf.YUV422P10LE, 352, 320, 5, vmaf.Encode{}},
-		{"vmaf_v1.0.16_5d0h", vmaf.YUV444P12LE, 336, 352, 3, vmaf.Encode{}},
-		{"vmaf_v1.0.16_3d0h", vmaf.YUV420P, 448, 336, 5, vmaf.Encode{Width: 320, Height: 240}},
+		{"vmaf_v1.0.16_3d0h", vmaf.YUV420P, 331, 247, 7, vmaf.Encode{}, 1},
+		{"vmaf_v1.0.16_hfr_3d0h", vmaf.YUV420P10LE, 320, 240, 5, vmaf.Encode{}, 1},
+		{"vmaf_v1.0.16_3d0h", vmaf.YUV422P10LE, 352, 320, 5, vmaf.Encode{}, 1},
+		{"vmaf_v1.0.16_5d0h", vmaf.YUV444P12LE, 336, 352, 3, vmaf.Encode{}, 1},
+		{"vmaf_v1.0.16_3d0h", vmaf.YUV420P, 448, 336, 5, vmaf.Encode{Width: 320, Height: 240}, 1},
+		{"vmaf_v1.0.16_3d0h", vmaf.YUV420P, 320, 240, 7, vmaf.Encode{}, 3},
 	} {
-		where := fmt.Sprintf("%s %v %dx%d, %d frames, encode %+v", c.model, c.pf, c.w, c.h, c.frames, c.enc)
+		where := fmt.Sprintf("%s %v %dx%d, %d frames, encode %+v, subsample %d", c.model, c.pf, c.w, c.h, c.frames, c.enc, c.sub)
 		var ref, dis []*vmaf.Frame
 		patterns := []string{"waves", "noise", "steps"}
 		for i := range c.frames {
@@ -71,7 +74,7 @@ func TestScoreV1Batched(t *testing.T) {
 		score := func(off vmaf.Offload, threads int) *vmaf.Result {
 			t.Helper()
 			res, err := vmaf.Score(context.Background(), &frameSource{frames: ref, pf: c.pf}, &frameSource{frames: dis, pf: c.pf},
-				vmaf.Options{Threads: threads, Offload: off, Model: c.model, Encode: c.enc})
+				vmaf.Options{Threads: threads, Offload: off, Model: c.model, Encode: c.enc, Subsample: c.sub})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,9 +93,11 @@ func TestScoreV1Batched(t *testing.T) {
 		if n := after.Waits - before.Waits; n != batches {
 			t.Errorf("%s: %d host waits, want %d", where, n, batches)
 		}
-		perFrame := resultWords*8 + speedBackBytes(cfg.Speed) + int64(4*cambiOutN(cfg.CAMBI))
-		if n, want := after.ReadbackBytes-before.ReadbackBytes, uint64(int64(c.frames)*perFrame); n != want {
-			t.Errorf("%s: %d bytes read back, want %d (%d a frame)", where, n, want, perFrame)
+		// Every frame's sums; SpEED's pictures and CAMBI's c-values of the scored ones.
+		full := int64(len(cpu.Frames))
+		perFull := speedBackBytes(cfg.Speed) + int64(4*cambiOutN(cfg.CAMBI))
+		if n, want := after.ReadbackBytes-before.ReadbackBytes, uint64(int64(c.frames)*resultWords*8+full*perFull); n != want {
+			t.Errorf("%s: %d bytes read back, want %d (%d a frame and %d a scored one)", where, n, want, resultWords*8, perFull)
 		}
 		if diff := cmp.Diff(cpu.Frames, gpu.Frames); diff != "" {
 			t.Errorf("%s: per-frame features (-cpu +vulkan):\n%s", where, diff)
