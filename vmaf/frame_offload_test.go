@@ -23,6 +23,11 @@ type cpuFrameOffload struct {
 	m              *Model
 	pf             PixelFormat
 	leave, corrupt bool
+	// depth, when not 0, is what the workers' FramesInFlight() says they hold,
+	// fewer than the offload's 3.
+	depth int
+	// most is the most frames a worker held queued.
+	most atomic.Int64
 	// asked counts the frames Queue was asked SpEED and CAMBI of.
 	speed, cambi atomic.Int64
 }
@@ -30,8 +35,18 @@ type cpuFrameOffload struct {
 func (o *cpuFrameOffload) FramesInFlight(w, h int) int { return 3 }
 
 func (o *cpuFrameOffload) NewWorker(cfg OffloadConfig) (OffloadWorker, error) {
-	return &cpuFrameWorker{o: o, cfg: cfg}, nil
+	w := &cpuFrameWorker{o: o, cfg: cfg}
+	if o.depth > 0 {
+		return shallowWorker{w}, nil
+	}
+	return w, nil
 }
+
+// shallowWorker is a cpuFrameWorker that says it holds fewer frames than its
+// offload's FramesInFlight.
+type shallowWorker struct{ *cpuFrameWorker }
+
+func (w shallowWorker) FramesInFlight() int { return w.o.depth }
 
 type cpuFrameWorker struct {
 	o     *cpuFrameOffload
@@ -93,6 +108,12 @@ func (w *cpuFrameWorker) Queue(f *OffloadFrame) error {
 		}
 	}
 	w.queue = append(w.queue, s)
+	for {
+		most := w.o.most.Load()
+		if int64(len(w.queue)) <= most || w.o.most.CompareAndSwap(most, int64(len(w.queue))) {
+			break
+		}
+	}
 	return nil
 }
 
@@ -146,5 +167,33 @@ func TestScoreFrameOffloadV1(t *testing.T) {
 	}
 	if cpu, bad := score(nil, 1, 1), score(&cpuFrameOffload{m: m, pf: p.pf, corrupt: true}, 1, 1); cmp.Equal(cpu.Frames, bad.Frames) {
 		t.Error("wrong c-values gave the CPU's scores: the offload's c-values are not what Score pools")
+	}
+}
+
+// TestScoreFrameOffloadDepth: Score keeps as many frames queued on a worker as its
+// FrameOffload says, or as the worker's own FramesInFlight says when it holds fewer
+// (a v1 model's vkkernel worker), on one goroutine, which holds them all.
+func TestScoreFrameOffloadDepth(t *testing.T) {
+	const model = "vmaf_v1.0.16_3d0h"
+	p := pairNamed(t, "p03")
+	m, err := LoadModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, dist := testClip(t, p.ref, 7, p), testClip(t, p.dist, 7, p)
+	for _, depth := range []int{0, 2} {
+		off := &cpuFrameOffload{m: m, pf: p.pf, depth: depth}
+		_, err := Score(context.Background(), rawSource(t, ref, p.w, p.h, p.pf), rawSource(t, dist, p.w, p.h, p.pf),
+			Options{Model: model, Threads: 1, Offload: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(3)
+		if depth > 0 {
+			want = int64(depth)
+		}
+		if got := off.most.Load(); got != want {
+			t.Errorf("worker depth %d: at most %d frames queued, want %d", depth, got, want)
+		}
 	}
 }
