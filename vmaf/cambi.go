@@ -298,6 +298,11 @@ func (s *cambiState) compute(y []uint16) float64 {
 			return score
 		}
 	}
+	return s.computeCPU(y)
+}
+
+// computeCPU is compute on the CPU alone.
+func (s *cambiState) computeCPU(y []uint16) float64 {
 	var scores [cambiNumScales]float64
 	s.scales(y, func(scale int, c []float32) { scores[scale] = cambiPoolScan(c, s.topk, s.k.cambiScan) })
 	return s.combineScales(scores)

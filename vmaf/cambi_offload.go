@@ -116,19 +116,43 @@ func (s *cambiState) computeOffload(y []uint16) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
+	score, err := s.fromCValues(&s.offOut)
+	if err != nil {
+		s.offErr = err
+	}
+	return score, true
+}
+
+// fromCValues pools an Offload's c-values, every scale's, into the score;
+// the pooling reorders them.
+func (s *cambiState) fromCValues(cvals *[cambiNumScales][]float32) (float64, error) {
 	var scores [cambiNumScales]float64
 	w, h := s.w, s.h
-	for scale, c := range s.offOut {
+	for scale, c := range cvals {
 		if scale > 0 || s.speedup {
 			w, h = (w+1)>>1, (h+1)>>1
 		}
 		if len(c) != w*h {
-			s.offErr = fmt.Errorf("CAMBI offload: scale %d: %d c-values, want %d", scale, len(c), w*h)
-			return 0, true
+			return 0, fmt.Errorf("CAMBI offload: scale %d: %d c-values, want %d", scale, len(c), w*h)
 		}
 		scores[scale] = cambiPool(c, s.topk)
 	}
-	return s.combineScales(scores), true
+	return s.combineScales(scores), nil
+}
+
+// computeCAMBI computes s's model CAMBI with the Offload's c-values when it
+// offers them (a FrameOffloader's in s.sums), else on the CPU.
+func (wk *worker) computeCAMBI(s *slot) (float64, error) {
+	if s.sums == nil {
+		score := wk.cambi.compute(s.dist.Y)
+		return score, wk.cambi.offErr
+	}
+	// The frame went through Queue: its c-values came with its sums, or
+	// the worker left them to the CPU.
+	if s.sums.CAMBIOK {
+		return wk.cambi.fromCValues(&s.sums.CAMBI)
+	}
+	return wk.cambi.computeCPU(s.dist.Y), nil
 }
 
 // CAMBICValuesCPU returns what an Offload's CAMBICValues returns for a

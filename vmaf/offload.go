@@ -290,15 +290,20 @@ type OffloadWorker interface {
 // FrameOffload is an Offload whose workers take whole frames
 // (FrameOffloader): Score keeps up to FramesInFlight frames of w x h
 // queued on each worker, so that the device computes some while the host
-// prepares the next and finishes the last.
+// prepares the next and finishes the last; fewer on a worker that has a
+// FramesInFlight() int method saying it holds fewer for its run.
 type FrameOffload interface {
 	Offload
 	FramesInFlight(w, h int) int
 }
 
 // FrameOffloader is an OffloadWorker that computes a frame's motion, VIF
-// and ADM in one piece of device work and keeps several frames in flight:
-// Queue hands it a frame, Next returns the oldest queued frame's sums.
+// and ADM (and a v1 model's SpEED chroma pictures and CAMBI c-values, when
+// it offers them) in one piece of device work and keeps several frames in
+// flight: Queue hands it a frame, Next returns the oldest queued frame's
+// sums. With frames queued, its one-frame methods (MotionSAD, VIF, ADM,
+// SpeedOffloader's Speed, CAMBIOffloader's CAMBICValues) may fail: Score
+// takes everything through Queue and Next.
 type FrameOffloader interface {
 	OffloadWorker
 	// Queue copies the frame's planes for the device and records its
@@ -316,7 +321,8 @@ type OffloadFrame struct {
 	// Index numbers the frames of one Score: a worker may keep a frame's
 	// reference plane to compare a later frame with (PrevIndex).
 	Index int
-	// Ref and Dis are the luma planes; Dis only when VIF or ADM is asked.
+	// Ref and Dis are the luma planes; Ref only when motion, VIF or ADM is
+	// asked or Index is not negative, Dis only when VIF, ADM or CAMBI is.
 	Ref, Dis []uint16
 	// Prev is the reference plane motion compares Ref with, frame
 	// PrevIndex's; nil for no motion (the SAD is then 0).
@@ -324,16 +330,29 @@ type OffloadFrame struct {
 	PrevIndex int
 	// VIF and ADM ask for those features' sums.
 	VIF, ADM bool
+	// SpeedRef and SpeedDis, when set, ask for SpEED chroma's pictures of
+	// the frames' U and V planes (what SpeedOffloader's Speed returns).
+	SpeedRef, SpeedDis *Frame
+	// CAMBI asks for CAMBI's c-values of Dis, every scale's (what
+	// CAMBIOffloader's CAMBICValues returns).
+	CAMBI bool
 }
 
-// OffloadSums are a queued frame's integers: the motion SAD, and the VIF
-// and ADM sums when asked and computed (VIFOK, ADMOK; false where the
-// worker leaves the feature to the CPU).
+// OffloadSums are a queued frame's results: the motion SAD, the VIF and
+// ADM sums, SpEED chroma's pictures and CAMBI's c-values, each when asked
+// and computed (VIFOK, ADMOK, SpeedOK, CAMBIOK; false where the worker
+// leaves the feature, or this frame's planes, to the CPU). Speed and CAMBI
+// are the worker's buffers: the caller may change them (CAMBI's pooling
+// reorders the c-values) until the next Next.
 type OffloadSums struct {
 	SAD          uint64
 	VIF          [4]VIFSums
 	ADM          ADMSums
+	Speed        *SpeedPictures
+	CAMBI        [5][]float32
 	VIFOK, ADMOK bool
+	SpeedOK      bool
+	CAMBIOK      bool
 }
 
 // MotionSAD is the motion feature's integer: the sum of absolute values of

@@ -290,7 +290,13 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 				// alone takes every slot the producer frees. Several must
 				// finish theirs first, or each could wait for slots that
 				// the collector holds for another's frame.
-				wk.inFlight(fo, jobs, results, inFlight, threads == 1, p.w, p.h, p.bpc)
+				depth := inFlight
+				if d, ok := fo.(interface{ FramesInFlight() int }); ok {
+					// The worker holds fewer for this run (a v1 model's frames
+					// take more room): more would wait in it as copies.
+					depth = min(max(d.FramesInFlight(), 1), depth)
+				}
+				wk.inFlight(fo, jobs, results, depth, threads == 1, p.w, p.h, p.bpc)
 				return
 			}
 			for s := range jobs {
@@ -488,17 +494,21 @@ func (wk *worker) inFlight(fo FrameOffloader, jobs <-chan *slot, results chan<- 
 }
 
 // offloadFrame is the work a FrameOffloader does for s: motion unless the
-// first frames or motion_force_zero, VIF and ADM on the full frames when
-// the model has them and the ADM weights suit the device.
+// first frames or motion_force_zero; on the full frames VIF and ADM when
+// the model has them and the ADM weights suit the device, and the model's
+// SpEED chroma and CAMBI, in the same piece of device work.
 func (wk *worker) offloadFrame(s *slot) *OffloadFrame {
 	f := &OffloadFrame{Index: s.idx, Ref: s.ref.Y, PrevIndex: -1}
 	if s.prev != nil && !wk.noMotion {
 		f.Prev, f.PrevIndex = s.prev.ref.Y, s.prev.idx
 	}
 	if s.full {
-		f.VIF, f.ADM = wk.vif != nil, wk.adm.offloadable()
-		if f.VIF || f.ADM {
+		f.VIF, f.ADM, f.CAMBI = wk.vif != nil, wk.adm.offloadable(), wk.cambi != nil
+		if f.VIF || f.ADM || f.CAMBI {
 			f.Dis = s.dist.Y
+		}
+		if wk.speed != nil {
+			f.SpeedRef, f.SpeedDis = &s.ref, &s.dist
 		}
 	}
 	return f
@@ -588,13 +598,13 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 		}
 		if wk.cambi != nil {
 			// CAMBI is no-reference: libvmaf scores the distorted picture.
-			s.score.ModelCAMBI = wk.cambi.compute(s.dist.Y)
-			if err := wk.cambi.offErr; err != nil {
+			var err error
+			if s.score.ModelCAMBI, err = wk.computeCAMBI(s); err != nil {
 				return err
 			}
 		}
 		if wk.speed != nil {
-			sp, err := wk.computeSpeed(&s.ref, &s.dist)
+			sp, err := wk.computeSpeed(s)
 			if err != nil {
 				return err
 			}

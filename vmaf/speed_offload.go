@@ -231,9 +231,22 @@ func SpeedPicturesCPU(ref, dis *Frame, pf PixelFormat, m *Model) (*SpeedPictures
 	return out, nil
 }
 
-// computeSpeed computes SpEED chroma with the Offload's per-pixel stages
-// when it offers them, else on the CPU.
-func (wk *worker) computeSpeed(ref, dis *Frame) (speedScores, error) {
+// computeSpeed computes s's SpEED chroma with the Offload's per-pixel
+// stages when it offers them (a FrameOffloader's in s.sums), else on the
+// CPU.
+func (wk *worker) computeSpeed(s *slot) (speedScores, error) {
+	ref, dis := &s.ref, &s.dist
+	if s.sums != nil {
+		// The frame went through Queue: its pictures came with its sums,
+		// or the worker left them to the CPU.
+		if !s.sums.SpeedOK {
+			return wk.speed.compute(ref, dis)
+		}
+		if err := wk.speed.check(ref, dis); err != nil {
+			return speedScores{}, err
+		}
+		return wk.speed.fromOffload(s.sums.Speed)
+	}
 	if so, isSO := wk.off.(SpeedOffloader); isSO {
 		if err := wk.speed.check(ref, dis); err != nil {
 			return speedScores{}, err

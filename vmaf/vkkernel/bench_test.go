@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/vmaf/vulkan"
 )
 
 // planeSource yields n frames cycling through pre-made luma planes, so that
@@ -74,13 +75,18 @@ func BenchmarkScore(b *testing.B) {
 				n := float64(b.N * sz.frames)
 				b.ReportMetric(n/b.Elapsed().Seconds(), "frames/s")
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/frame")
-				// The structure, which lavapipe shows as well as a GPU: queue
-				// submissions, host waits and bytes read back per frame.
-				after := k.dev.Stats()
-				b.ReportMetric(float64(after.Submits-before.Submits)/n, "submits/frame")
-				b.ReportMetric(float64(after.Waits-before.Waits)/n, "waits/frame")
-				b.ReportMetric(float64(after.ReadbackBytes-before.ReadbackBytes)/n, "readback-B/frame")
+				reportStructure(b, k, before, n)
 			})
 		}
 	}
+}
+
+// reportStructure reports the structure of the frames' device work since before,
+// which lavapipe shows as well as a GPU: queue submissions, host waits and bytes read
+// back per frame, over n frames.
+func reportStructure(b *testing.B, k *Kernel, before vulkan.Stats, n float64) {
+	after := k.dev.Stats()
+	b.ReportMetric(float64(after.Submits-before.Submits)/n, "submits/frame")
+	b.ReportMetric(float64(after.Waits-before.Waits)/n, "waits/frame")
+	b.ReportMetric(float64(after.ReadbackBytes-before.ReadbackBytes)/n, "readback-B/frame")
 }

@@ -10,9 +10,10 @@ import (
 	"github.com/vmafx/vmafx/vmaf/vulkan"
 )
 
-// CAMBI on the device (vmaf.CAMBIOffloader): the distorted luma plane in,
-// every scale's c-values out, in one submission of shaders/cambi.comp's
-// passes; the CPU pools them.
+// CAMBI on the device (vmaf.CAMBIOffloader): from the distorted luma
+// plane the batch uploads for the frame (the worker's dis0), every scale's
+// c-values, shaders/cambi.comp's passes recorded into the frame's batch;
+// the c-values come back with the batch and the CPU pools them.
 
 //go:embed shaders/cambi.spv
 var cambiSPV []byte
@@ -35,39 +36,61 @@ const (
 	cambiBand
 )
 
-// cambiWorker is one goroutine's CAMBI buffers: the input plane (packed
-// 16-bit, staged and on the device), the tables, the work buffer (two
-// pictures and two masks of the encode's size, one word a pixel), and the
-// c-values of every scale with their readback.
+// cambiWorker is one goroutine's CAMBI buffers: the tables, the work
+// buffer (two pictures and two masks of the encode's size, one word a
+// pixel) and the c-values of every scale on the device, which every frame
+// of a batch uses in turn, and per ring slot the readback of its frames'
+// c-values, a frame's at its place in the batch. The input is the
+// worker's distorted plane.
 type cambiWorker struct {
-	k       *Kernel
-	cfg     *vmaf.CAMBIConfig
-	planeN  int
-	scales  [5][2]int
-	outOff  [5]int
-	outN    int
-	stream  *vulkan.Stream
-	staging *vulkan.Buffer
-	in      *vulkan.Buffer
-	cvals   *vulkan.Buffer
-	back    *vulkan.Buffer
-	set     *vulkan.DescriptorSet
-	mem     allocs
+	k      *Kernel
+	cfg    *vmaf.CAMBIConfig
+	scales [5][2]int
+	outOff [5]int
+	outN   int
+	cvals  *vulkan.Buffer
+	back   [ringSlots]*vulkan.Buffer // batch x every scale's c-values
+	set    *vulkan.DescriptorSet
+	mem    allocs
+	// tab is the tables' staging and dev their device buffers, copied by
+	// the first batch recorded after the worker is made (tabPending).
+	tab         *vulkan.Buffer
+	dev         [4]*vulkan.Buffer
+	offs, sizes [4]int64
+	tabPending  bool
+	// spare are c-value buffers handed out and given back, for the next
+	// frames.
+	spare []*[5][]float32
 }
 
-func newCAMBIWorker(k *Kernel, cfg *vmaf.CAMBIConfig) (*cambiWorker, error) {
-	cw := &cambiWorker{k: k, cfg: cfg, planeN: cfg.InWidth * cfg.InHeight, scales: cfg.CAMBIScales(), mem: allocs{dev: k.dev}}
+// cambiOutN is the number of c-values of every scale under cfg.
+func cambiOutN(cfg *vmaf.CAMBIConfig) int {
+	n := 0
+	for _, sz := range cfg.CAMBIScales() {
+		n += sz[0] * sz[1]
+	}
+	return n
+}
+
+// newCAMBIWorker makes the buffers for batches of batch frames whose
+// distorted planes the batch copies into in (w x h, bpc bits).
+func newCAMBIWorker(k *Kernel, cfg *vmaf.CAMBIConfig, in *vulkan.Buffer, w, h, bpc, batch int) (*cambiWorker, error) {
+	if cfg.InWidth != w || cfg.InHeight != h || cfg.BitDepth != bpc {
+		return nil, fmt.Errorf("vulkan cambi: a %dx%d %d-bit input, the frames are %dx%d %d-bit",
+			cfg.InWidth, cfg.InHeight, cfg.BitDepth, w, h, bpc)
+	}
+	cw := &cambiWorker{k: k, cfg: cfg, scales: cfg.CAMBIScales(), mem: allocs{dev: k.dev}}
 	for s, sz := range cw.scales {
 		cw.outOff[s] = cw.outN
 		cw.outN += sz[0] * sz[1]
 	}
 	a := &cw.mem
 	n := cfg.Width * cfg.Height
-	cw.staging = a.buffer(int64(2*cw.planeN), vulkan.Host)
-	cw.in = a.buffer(int64(2*cw.planeN), vulkan.DeviceLocal)
 	work := a.buffer(int64(4*4*n), vulkan.DeviceLocal)
 	cw.cvals = a.buffer(int64(4*cw.outN), vulkan.DeviceLocal)
-	cw.back = a.buffer(int64(4*cw.outN), vulkan.Host)
+	for i := range cw.back {
+		cw.back[i] = a.buffer(int64(batch*4*cw.outN), vulkan.Host)
+	}
 	// The tables, written once into a host-visible buffer and copied.
 	var tab []uint32
 	add := func(v []uint32) (off, size int64) {
@@ -87,36 +110,35 @@ func newCAMBIWorker(k *Kernel, cfg *vmaf.CAMBIConfig) (*cambiWorker, error) {
 		rs = append(rs, math.Float32bits(v))
 	}
 	parts := [][]uint32{rc, cfg.Diffs, ws, rs}
-	var offs, sizes [4]int64
 	for i, p := range parts {
-		offs[i], sizes[i] = add(p)
+		cw.offs[i], cw.sizes[i] = add(p)
 	}
-	tabStage := a.buffer(int64(4*len(tab)), vulkan.Host)
-	var dev [4]*vulkan.Buffer
-	for i := range dev {
-		dev[i] = a.buffer(sizes[i], vulkan.DeviceLocal)
+	cw.tab = a.buffer(int64(4*len(tab)), vulkan.Host)
+	for i := range cw.dev {
+		cw.dev[i] = a.buffer(cw.sizes[i], vulkan.DeviceLocal)
 	}
-	cw.set = a.bind(k.cambi, cw.in, dev[0], work, dev[1], dev[2], dev[3], cw.cvals)
-	err := a.err
-	if err == nil {
-		cw.stream, err = k.dev.NewStream()
+	cw.set = a.bind(k.cambi, in, cw.dev[0], work, cw.dev[1], cw.dev[2], cw.dev[3], cw.cvals)
+	if a.err != nil {
+		cw.close()
+		return nil, a.err
 	}
-	if err == nil {
-		copy(tabStage.Uint32s(), tab)
-		if err = cw.stream.Begin(); err == nil {
-			for i := range dev {
-				if sizes[i] > 0 {
-					cw.stream.Copy(dev[i], 0, tabStage, offs[i], sizes[i])
-				}
-			}
-			err = submitWait(cw.stream)
+	copy(cw.tab.Uint32s(), tab)
+	cw.tabPending = true
+	return cw, nil
+}
+
+// upload records the tables' copies when the worker has not uploaded them
+// yet, at the start of a batch.
+func (cw *cambiWorker) upload(s *vulkan.Stream) {
+	if !cw.tabPending {
+		return
+	}
+	for i, d := range cw.dev {
+		if cw.sizes[i] > 0 {
+			s.Copy(d, 0, cw.tab, cw.offs[i], cw.sizes[i])
 		}
 	}
-	if err != nil {
-		cw.close()
-		return nil, err
-	}
-	return cw, nil
+	cw.tabPending = false
 }
 
 // push is cambi.comp's push constants for one pass.
@@ -124,7 +146,7 @@ type cambiPush struct {
 	op, w, h, srcW, src, dst, srcM, dstM, outOff int
 }
 
-func (cw *cambiWorker) dispatch(p cambiPush) {
+func (cw *cambiWorker) dispatch(s *vulkan.Stream, p cambiPush) {
 	c := cw.cfg
 	var up, down, round int32
 	switch {
@@ -136,63 +158,63 @@ func (cw *cambiWorker) dispatch(p cambiPush) {
 	words := push(int32(p.op), int32(p.w), int32(p.h), int32(p.srcW), int32(p.src), int32(p.dst), int32(p.srcM), int32(p.dstM),
 		int32(p.outOff), int32(c.InWidth), up, down, round, int32(c.MaskThreshold), int32(c.BandBase), int32(c.BandSize),
 		int32(c.Pad), int32(c.NumDiffs), int32(c.Height))
-	cw.stream.Dispatch(cw.k.cambi, cw.set, words, (p.w+15)/16, (p.h+15)/16, 1)
-	cw.stream.Barrier()
+	s.Dispatch(cw.k.cambi, cw.set, words, (p.w+15)/16, (p.h+15)/16, 1)
+	s.Barrier()
 }
 
-// run computes every scale's c-values of the plane y into out; ok is false
-// for a plane of another size (the CPU computes those).
-func (cw *cambiWorker) run(y []uint16, out *[5][]float32) (bool, error) {
+// record records the passes of every scale's c-values of the distorted
+// plane the batch uploaded for its frame i, with their copy to slot's
+// readback.
+func (cw *cambiWorker) record(s *vulkan.Stream, slot, i int) {
 	c := cw.cfg
-	if len(y) < cw.planeN {
-		return false, nil
-	}
-	copy(cw.staging.Bytes(), samples(y[:cw.planeN]))
-	s := cw.stream
-	if err := s.Begin(); err != nil {
-		return false, fmt.Errorf("vulkan cambi: %w", err)
-	}
-	s.Copy(cw.in, 0, cw.staging, 0, int64(2*cw.planeN))
-	s.Barrier()
 	// Work: pictures at 0 and n, masks at 2n and 3n.
 	n := c.Width * c.Height
 	w, h := c.Width, c.Height
 	img, mask := 0, 2*n
 	other := func(off, base int) int { return base + n - (off - base) }
-	cw.dispatch(cambiPush{op: cambiConv, w: w, h: h, dst: img})
+	cw.dispatch(s, cambiPush{op: cambiConv, w: w, h: h, dst: img})
 	if c.AntiDither {
-		cw.dispatch(cambiPush{op: cambiDither, w: w, h: h, src: img, dst: other(img, 0)})
+		cw.dispatch(s, cambiPush{op: cambiDither, w: w, h: h, src: img, dst: other(img, 0)})
 		img = other(img, 0)
 	}
-	cw.dispatch(cambiPush{op: cambiMask, w: w, h: h, src: img, dstM: mask})
+	cw.dispatch(s, cambiPush{op: cambiMask, w: w, h: h, src: img, dstM: mask})
 	for scale, sz := range cw.scales {
 		if scale > 0 || c.SpeedUp {
-			cw.dispatch(cambiPush{op: cambiDecimate, w: sz[0], h: sz[1], srcW: w, src: img, dst: other(img, 0), srcM: mask, dstM: other(mask, 2*n)})
+			cw.dispatch(s, cambiPush{op: cambiDecimate, w: sz[0], h: sz[1], srcW: w, src: img, dst: other(img, 0), srcM: mask, dstM: other(mask, 2*n)})
 			img, mask = other(img, 0), other(mask, 2*n)
 			w, h = sz[0], sz[1]
 		}
-		cw.dispatch(cambiPush{op: cambiMode, w: w, h: h, src: img, dst: other(img, 0)})
+		cw.dispatch(s, cambiPush{op: cambiMode, w: w, h: h, src: img, dst: other(img, 0)})
 		img = other(img, 0)
 		// The band goes where the picture before the mode filter was; the next
 		// scale's decimation overwrites it.
-		cw.dispatch(cambiPush{op: cambiBand, w: w, h: h, src: img, srcM: mask, dst: other(img, 0)})
-		cw.dispatch(cambiPush{op: cambiCValues, w: w, h: h, src: other(img, 0), outOff: cw.outOff[scale]})
+		cw.dispatch(s, cambiPush{op: cambiBand, w: w, h: h, src: img, srcM: mask, dst: other(img, 0)})
+		cw.dispatch(s, cambiPush{op: cambiCValues, w: w, h: h, src: other(img, 0), outOff: cw.outOff[scale]})
 	}
-	s.Copy(cw.back, 0, cw.cvals, 0, int64(4*cw.outN))
-	if err := submitWait(s); err != nil {
-		return false, fmt.Errorf("vulkan cambi: %w", err)
+	s.Copy(cw.back[slot], int64(i*4*cw.outN), cw.cvals, 0, int64(4*cw.outN))
+}
+
+// read returns the c-values of the batch's frame i from slot's readback,
+// in a buffer of the worker's (give it back with release).
+func (cw *cambiWorker) read(slot, i int) *[5][]float32 {
+	var out *[5][]float32
+	if n := len(cw.spare); n > 0 {
+		out, cw.spare = cw.spare[n-1], cw.spare[:n-1]
+	} else {
+		out = new([5][]float32)
 	}
-	all := unsafe.Slice((*float32)(unsafe.Pointer(&cw.back.Bytes()[0])), cw.outN)
+	all := unsafe.Slice((*float32)(unsafe.Pointer(&cw.back[slot].Bytes()[i*4*cw.outN])), cw.outN)
 	for scale, sz := range cw.scales {
 		out[scale] = append(out[scale][:0], all[cw.outOff[scale]:cw.outOff[scale]+sz[0]*sz[1]]...)
 	}
-	return true, nil
+	return out
 }
 
-func (cw *cambiWorker) close() {
-	if cw.stream != nil {
-		cw.stream.Close()
-		cw.stream = nil
+// release gives back c-values read.
+func (cw *cambiWorker) release(c *[5][]float32) {
+	if c != nil {
+		cw.spare = append(cw.spare, c)
 	}
-	cw.mem.close()
 }
+
+func (cw *cambiWorker) close() { cw.mem.close() }

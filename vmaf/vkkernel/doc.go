@@ -16,15 +16,16 @@
 //
 // Kernel is also a vmaf.FrameOffload: each scoring goroutine's worker
 // records whole frames (motion, VIF and ADM together, from one upload of
-// the pair into persistently mapped staging) into a ring of two batches of
-// up to eight frames, one command buffer and one submission a batch, and
-// waits on a batch's fence only when its frames' numbers are wanted. The
-// passes write per-row integer sums and reduce passes add them on the
-// device (ADM's rows rounded first as vmaf rounds them), so 53 integers a
-// frame come back; vmaf derives the scores from them in its own float and
-// double steps. A frame's reference stays on the device for the next
-// frames' motion. Workers are kept by the Kernel for the next Score of the
-// same configuration. SpEED chroma and CAMBI (the v1 models') still run in
-// a submission of their own per frame. See docs/worker.md for the design
-// and the memory it takes.
+// the pair into persistently mapped staging, and the v1 models' SpEED
+// chroma and CAMBI with them) into a ring of two batches of up to eight
+// frames, one command buffer and one submission a batch, and waits on a
+// batch's fence only when its frames' numbers are wanted. The passes write
+// per-row integer sums and reduce passes add them on the device (ADM's rows
+// rounded first as vmaf rounds them), so 53 integers a frame come back,
+// with SpEED's decimated pictures and CAMBI's c-values where the model has
+// them; vmaf derives the scores from them in its own float and double
+// steps. A frame's reference stays on the device for the next frames'
+// motion. Workers are kept by the Kernel for the next Score of the same
+// configuration. See docs/worker.md for the design and the memory it
+// takes.
 package vkkernel

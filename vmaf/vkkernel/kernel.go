@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/binary"
 	"fmt"
+	"reflect"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -67,15 +68,35 @@ type Kernel struct {
 // maxIdleWorkers bounds the workers kept for reuse.
 const maxIdleWorkers = 16
 
-// workerKey is what a worker's buffers and push constants depend on.
+// workerKey is what a worker's buffers and push constants depend on: extra
+// is what SpEED chroma and CAMBI add to a frame of a batch
+// (extraFrameBytes), which sets how many frames a batch holds.
 type workerKey struct {
 	w, h, bpc      int
 	vifEGL, admEGL float64
 	weights        vmaf.ADMWeights
+	extra          int64
 }
 
-func keyOf(cfg vmaf.OffloadConfig) workerKey {
-	return workerKey{cfg.Width, cfg.Height, cfg.BitDepth, cfg.VIFEnhnGainLimit, cfg.ADMEnhnGainLimit, cfg.ADMWeights}
+func (k *Kernel) keyOf(cfg vmaf.OffloadConfig) workerKey {
+	return workerKey{cfg.Width, cfg.Height, cfg.BitDepth, cfg.VIFEnhnGainLimit, cfg.ADMEnhnGainLimit, cfg.ADMWeights,
+		k.extraFrameBytes(cfg)}
+}
+
+// extraFrameBytes is what a v1 model's SpEED chroma and CAMBI add to a
+// frame's host-visible bytes in a batch: SpEED's four chroma planes staged
+// and its images and sums read back (when the device computes SpEED), and
+// CAMBI's c-values read back. CAMBI reads the distorted plane the batch
+// uploads anyway.
+func (k *Kernel) extraFrameBytes(cfg vmaf.OffloadConfig) int64 {
+	var n int64
+	if k.speed != nil && cfg.Speed != nil {
+		n += speedStageBytes(cfg.Speed) + speedBackBytes(cfg.Speed)
+	}
+	if cfg.CAMBI != nil {
+		n += int64(4 * cambiOutN(cfg.CAMBI))
+	}
+	return n
 }
 
 var (
@@ -191,7 +212,7 @@ func (k *Kernel) Close() {
 // A closed worker of the same configuration is taken again when there is
 // one.
 func (k *Kernel) NewWorker(cfg vmaf.OffloadConfig) (vmaf.OffloadWorker, error) {
-	key := keyOf(cfg)
+	key := k.keyOf(cfg)
 	k.mu.Lock()
 	var stale []*worker
 	if k.idleKey != key {
@@ -228,11 +249,12 @@ func (k *Kernel) NewWorker(cfg vmaf.OffloadConfig) (vmaf.OffloadWorker, error) {
 }
 
 // The frames in flight (docs/worker.md): each worker records frames into
-// the command buffer of one of ringSlots batches, up to batchFrames(w, h)
-// frames a batch, submits the batch when it is full (or when its results
-// are asked) and records the next batch into the next slot while the
-// device runs it. A slot's fence is waited for only when its frames'
-// numbers are wanted, or when the ring comes round to it again.
+// the command buffer of one of ringSlots batches, up to batchFor(w, h,
+// extra) frames a batch, submits the batch when it is full (or when its
+// results are asked) and records the next batch into the next slot while
+// the device runs it. A slot's fence is waited for only when its frames'
+// numbers are wanted, or when the ring comes round to it again. A v1
+// model's SpEED chroma and CAMBI of a frame are in its batch too.
 const (
 	// ringSlots are the batches a worker has: one the device runs while
 	// the host records the other.
@@ -257,22 +279,51 @@ func batchFrames(w, h int) int {
 	return max(min(stagingBudget/(ringSlots*2*2*max(w*h, 1)), maxBatch), 1)
 }
 
+// batchFor is how many w x h frames one submission holds when each adds
+// extra host-visible bytes (a v1 model's SpEED chroma and CAMBI,
+// extraFrameBytes): as many as fit in what the batches of frames without
+// them map (HostBytesPerWorker), so that a v1 model's worker maps no more
+// than vmaf_v0.6.1's (4 frames a batch at 1080p 4:2:0), at least 1.
+func batchFor(w, h int, extra int64) int {
+	if extra <= 0 {
+		return batchFrames(w, h)
+	}
+	per := 2*int64(w)*int64(h)*2 + resultWords*8 + extra
+	return max(min(int(HostBytesPerWorker(w, h)/(ringSlots*per)), maxBatch), 1)
+}
+
 // HostBytesPerWorker is the host-visible memory one worker of w x h frames
 // maps for its frames in flight: each ring slot's staging (the reference and
 // distorted planes of a batch, 16 bits a sample) and readback. On a discrete
 // GPU it is host memory, mapped into the process and counted against its
 // memory limit like the heap: about 133 MB a worker at 1080p, 8-bit or not.
-// The per-frame submissions of SpEED chroma and CAMBI (v1 models) add a few
-// planes more, not counted here.
+// A v1 model's worker stages SpEED chroma's planes and reads back its
+// pictures and CAMBI's c-values in the same bound, with fewer frames a batch
+// (batchFor); only where one such frame alone takes more than half of it
+// does it map more, one frame a batch: v1 frames at 4K, about 155 MB a
+// worker in 4:2:0 and 255 MB in 4:4:4 against 133 MB.
 func HostBytesPerWorker(w, h int) int64 {
-	batch := int64(batchFrames(w, h))
+	batch := batchFrames(w, h)
 	plane := int64(w) * int64(h) * 2
-	return ringSlots * (2*batch*plane + batch*resultWords*8)
+	return ringSlots * (int64(stagedPlanes(batch))*plane + int64(batch)*resultWords*8)
 }
 
+// stagedPlanes is how many planes a batch of batch frames stages: two a
+// frame, and at least the three one frame may need (its reference, its
+// distorted plane and the previous reference, which another thread's
+// worker holds).
+func stagedPlanes(batch int) int { return max(2*batch, 3) }
+
 // FramesInFlight is how many w x h frames a worker keeps queued
-// (vmaf.FrameOffload): its batches, full.
+// (vmaf.FrameOffload): its batches, full, without SpEED chroma and CAMBI
+// (with them a worker's batches hold fewer, which its own FramesInFlight
+// says).
 func (k *Kernel) FramesInFlight(w, h int) int { return ringSlots * batchFrames(w, h) }
+
+// FramesInFlight is how many frames the worker keeps queued for its run
+// (vmaf.FrameOffload): its batches, full; with a v1 model's SpEED chroma
+// and CAMBI fewer than Kernel.FramesInFlight says.
+func (wk *worker) FramesInFlight() int { return ringSlots * wk.batch }
 
 // worker is one goroutine's device state.
 type worker struct {
@@ -302,7 +353,8 @@ type worker struct {
 	rec  int         // the slot being recorded
 	done []frameSums // collected frames not yet taken by Next, oldest first
 	cur  vmaf.OffloadSums
-	err  error // the first failure: the worker's device state is lost
+	lent frameSums // the frame Next returned last, whose buffers cur holds
+	err  error     // the first failure: the worker's device state is lost
 
 	vif *vifWorker // nil when VIF stays on the CPU
 	adm *admWorker // nil when ADM stays on the CPU
@@ -315,6 +367,7 @@ type worker struct {
 // batch is one ring slot: a command buffer with its fence, the staging
 // its frames' planes are written into, and the readback of their numbers.
 type batch struct {
+	idx     int // the slot's place in the ring
 	stream  *vulkan.Stream
 	staging *vulkan.Buffer
 	back    *vulkan.Buffer
@@ -333,17 +386,21 @@ const (
 )
 
 // frameWants is what a recorded frame computes on the device.
-type frameWants struct{ motion, vif, adm bool }
+type frameWants struct{ motion, vif, adm, speed, cambi bool }
 
-// frameSums are a collected frame's numbers.
+// frameSums are a collected frame's numbers, and its SpEED pictures and
+// CAMBI c-values in buffers of the worker's SpEED and CAMBI state.
 type frameSums struct {
 	want  frameWants
 	words [resultWords]uint64
+	speed *vmaf.SpeedPictures
+	cambi *[5][]float32
 }
 
 func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 	w, h, bpc := cfg.Width, cfg.Height, cfg.BitDepth
-	wk := &worker{k: k, key: keyOf(cfg), w: w, h: h, bpc: bpc, plane: int64(w * h * 2), batch: batchFrames(w, h), mem: allocs{dev: k.dev}}
+	key := k.keyOf(cfg)
+	wk := &worker{k: k, key: key, w: w, h: h, bpc: bpc, plane: int64(w * h * 2), batch: batchFor(w, h, key.extra), mem: allocs{dev: k.dev}}
 	a := &wk.mem
 	wk.ref0 = a.buffer(wk.plane, vulkan.DeviceLocal)
 	wk.dis0 = a.buffer(wk.plane, vulkan.DeviceLocal)
@@ -356,7 +413,8 @@ func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 	wk.results = a.buffer(int64(wk.batch*resultWords*8), vulkan.DeviceLocal)
 	for i := range wk.ring {
 		b := &wk.ring[i]
-		b.staging = a.buffer(int64(2*wk.batch)*wk.plane, vulkan.Host)
+		b.idx = i
+		b.staging = a.buffer(int64(stagedPlanes(wk.batch))*wk.plane, vulkan.Host)
 		b.back = a.buffer(int64(wk.batch*resultWords*8), vulkan.Host)
 	}
 	for i := range wk.blurSets {
@@ -389,20 +447,53 @@ func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 }
 
 // attach readies a new or idle worker for a Score: no frame kept, and the
-// run's SpEED and CAMBI state, which depend on more than the key.
+// run's SpEED and CAMBI state, which depend on more than the key: an idle
+// worker's are kept when the run's configurations are the same (the
+// tables the first batch uploaded included).
 func (wk *worker) attach(cfg vmaf.OffloadConfig) error {
 	for i := range wk.histIdx {
 		wk.histIdx[i] = -1
 	}
-	wk.done, wk.err = wk.done[:0], nil
-	var err error
-	if wk.k.speed != nil && cfg.Speed != nil {
-		wk.speed, err = newSpeedWorker(wk.k, cfg.Speed, wk.bpc)
+	wk.drop()
+	wk.err = nil
+	if wk.speed != nil && (cfg.Speed == nil || !reflect.DeepEqual(*wk.speed.cfg, *cfg.Speed)) {
+		wk.speed.close()
+		wk.speed = nil
 	}
-	if err == nil && cfg.CAMBI != nil {
-		wk.cambi, err = newCAMBIWorker(wk.k, cfg.CAMBI)
+	if wk.cambi != nil && (cfg.CAMBI == nil || !reflect.DeepEqual(*wk.cambi.cfg, *cfg.CAMBI)) {
+		wk.cambi.close()
+		wk.cambi = nil
+	}
+	var err error
+	if wk.speed == nil && wk.k.speed != nil && cfg.Speed != nil {
+		wk.speed, err = newSpeedWorker(wk.k, cfg.Speed, wk.bpc, wk.batch)
+	}
+	if err == nil && wk.cambi == nil && cfg.CAMBI != nil {
+		wk.cambi, err = newCAMBIWorker(wk.k, cfg.CAMBI, wk.dis0, wk.w, wk.h, wk.bpc, wk.batch)
 	}
 	return err
+}
+
+// drop forgets the collected frames not taken, and gives their buffers
+// and those of the frame Next returned last back.
+func (wk *worker) drop() {
+	for i := range wk.done {
+		wk.release(&wk.done[i])
+	}
+	wk.done = wk.done[:0]
+	wk.release(&wk.lent)
+}
+
+// release gives a frame's SpEED pictures and CAMBI c-values back to the
+// states they came from.
+func (wk *worker) release(fs *frameSums) {
+	if fs.speed != nil && wk.speed != nil {
+		wk.speed.release(fs.speed)
+	}
+	if fs.cambi != nil && wk.cambi != nil {
+		wk.cambi.release(fs.cambi)
+	}
+	fs.speed, fs.cambi = nil, nil
 }
 
 func push(v ...int32) []byte {
@@ -428,11 +519,12 @@ func submitWait(s *vulkan.Stream) error {
 	return s.Wait()
 }
 
-// Queue records a frame's motion, VIF and ADM into the batch being
-// recorded (vmaf.FrameOffloader), after submitting that batch when the
-// frame's planes do not fit in its staging, and collecting the slot's
-// previous batch when the ring comes round to a slot still in flight; a
-// batch is submitted as soon as it is full.
+// Queue records a frame's motion, VIF, ADM, SpEED chroma and CAMBI (those
+// asked and on the device) into the batch being recorded
+// (vmaf.FrameOffloader), after submitting that batch when the frame's
+// planes do not fit in its staging, and collecting the slot's previous
+// batch when the ring comes round to a slot still in flight; a batch is
+// submitted as soon as it is full.
 func (wk *worker) Queue(f *vmaf.OffloadFrame) error {
 	if wk.err != nil {
 		return wk.err
@@ -446,9 +538,19 @@ func (wk *worker) Queue(f *vmaf.OffloadFrame) error {
 
 func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 	n := wk.w * wk.h
-	want := frameWants{motion: f.Prev != nil, vif: f.VIF && wk.vif != nil, adm: f.ADM && wk.adm != nil}
-	planes := [3][]uint16{f.Ref}
-	if want.vif || want.adm {
+	want := frameWants{motion: f.Prev != nil, vif: f.VIF && wk.vif != nil, adm: f.ADM && wk.adm != nil,
+		cambi: f.CAMBI && wk.cambi != nil,
+		// Frames whose chroma planes are not the run's are the CPU's.
+		speed: f.SpeedRef != nil && f.SpeedDis != nil && wk.speed != nil && wk.speed.fits(f.SpeedRef, f.SpeedDis)}
+	// The reference for motion, VIF and ADM, and to keep for later frames'
+	// motion; the distorted plane for VIF, ADM and CAMBI.
+	needRef := want.motion || want.vif || want.adm || f.Index >= 0
+	needDis := want.vif || want.adm || want.cambi
+	var planes [3][]uint16
+	if needRef {
+		planes[0] = f.Ref
+	}
+	if needDis {
 		planes[1] = f.Dis
 	}
 	prevAt := -1
@@ -460,7 +562,7 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 	}
 	var need int64
 	for i, p := range planes {
-		if p == nil && (i == 0 || i == 1 && (want.vif || want.adm)) {
+		if p == nil && (i == 0 && needRef || i == 1 && needDis) {
 			return fmt.Errorf("frame %d: a plane is missing", f.Index)
 		}
 		if p != nil {
@@ -471,6 +573,9 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 		}
 	}
 	b := &wk.ring[wk.rec]
+	if need > b.staging.Size() {
+		return fmt.Errorf("frame %d: %d bytes of planes, the staging holds %d", f.Index, need, b.staging.Size())
+	}
 	if b.state == recording && (len(b.frames) == wk.batch || b.used+need > b.staging.Size()) {
 		if err := wk.submit(b); err != nil {
 			return err
@@ -490,18 +595,28 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 		if err := s.Begin(); err != nil {
 			return err
 		}
+		// A new SpEED or CAMBI state's tables go with its first batch.
+		if wk.speed != nil {
+			wk.speed.upload(s)
+		}
+		if wk.cambi != nil {
+			wk.cambi.upload(s)
+		}
 		// The batch may follow another on the queue, which used the same
 		// device buffers.
 		s.Barrier()
 		b.state, b.used, b.frames = recording, 0, b.frames[:0]
 	}
-	dst := len(b.frames) * resultWords
+	pos := len(b.frames) // the frame's place in the batch
+	dst := pos * resultWords
 	stage := func(dev *vulkan.Buffer, p []uint16) {
 		copy(b.staging.Bytes()[b.used:], samples(p[:n]))
 		s.Copy(dev, 0, b.staging, b.used, wk.plane)
 		b.used += wk.plane
 	}
-	stage(wk.ref0, planes[0])
+	if planes[0] != nil {
+		stage(wk.ref0, planes[0])
+	}
 	if planes[1] != nil {
 		stage(wk.dis0, planes[1])
 	}
@@ -523,6 +638,14 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 	}
 	if want.adm {
 		wk.adm.record(s, dst+1+vifResultWords)
+	}
+	// SpEED and CAMBI copy their frame's results to the slot's readback,
+	// at the frame's place, before the next frame reuses their buffers.
+	if want.speed {
+		wk.speed.record(s, b.idx, pos, f.SpeedRef, f.SpeedDis)
+	}
+	if want.cambi {
+		wk.cambi.record(s, b.idx, pos)
 	}
 	if f.Index >= 0 {
 		// Later frames compare with this one's reference: keep it.
@@ -610,6 +733,14 @@ func (wk *worker) collectOldest() error {
 	for i, want := range b.frames {
 		fs := frameSums{want: want}
 		copy(fs.words[:], words[i*resultWords:])
+		// The slot takes new frames after this: their pictures and
+		// c-values leave its readback now.
+		if want.speed {
+			fs.speed = wk.speed.read(b.idx, i)
+		}
+		if want.cambi {
+			fs.cambi = wk.cambi.read(b.idx, i)
+		}
 		wk.done = append(wk.done, fs)
 	}
 	b.state = idle
@@ -629,9 +760,16 @@ func (wk *worker) Next() (*vmaf.OffloadSums, error) {
 			return nil, wk.err
 		}
 	}
+	// The frame returned last is the caller's no more.
+	wk.release(&wk.lent)
 	fs := wk.done[0]
 	wk.done = append(wk.done[:0], wk.done[1:]...)
-	wk.cur = vmaf.OffloadSums{VIFOK: fs.want.vif, ADMOK: fs.want.adm}
+	wk.lent = fs
+	wk.cur = vmaf.OffloadSums{VIFOK: fs.want.vif, ADMOK: fs.want.adm, SpeedOK: fs.want.speed, CAMBIOK: fs.want.cambi,
+		Speed: fs.speed}
+	if fs.want.cambi {
+		wk.cur.CAMBI = *fs.cambi
+	}
 	if fs.want.motion {
 		wk.cur.SAD = fs.words[0]
 	}
@@ -663,12 +801,29 @@ func (wk *worker) fill() error {
 	return wk.collectOldest()
 }
 
-// one computes one frame on its own, for the one-feature methods.
+// one computes one frame on its own, for the one-feature methods: with
+// frames in flight Next would return another's.
 func (wk *worker) one(f *vmaf.OffloadFrame) (*vmaf.OffloadSums, error) {
+	if wk.queued() {
+		return nil, fmt.Errorf("vulkan kernel: a one-frame call with frames queued")
+	}
 	if err := wk.Queue(f); err != nil {
 		return nil, err
 	}
 	return wk.Next()
+}
+
+// queued reports whether frames are queued and not yet taken by Next.
+func (wk *worker) queued() bool {
+	if len(wk.done) > 0 {
+		return true
+	}
+	for i := range wk.ring {
+		if wk.ring[i].state != idle {
+			return true
+		}
+	}
+	return false
 }
 
 // MotionSAD computes the motion integer of two planes on the device.
@@ -723,35 +878,53 @@ func (wk *worker) ADM(ref, dis []uint16) (rows *vmaf.ADMRows, ok bool, err error
 }
 
 // Speed computes SpEED chroma's per-pixel stages of a frame pair on the
-// device (vmaf.SpeedOffloader); ok is false when SpEED stays on the CPU.
+// device (vmaf.SpeedOffloader), a frame on its own; ok is false when SpEED
+// stays on the CPU, or the frames' chroma planes are not the run's. The
+// pictures are the worker's until its next call.
 func (wk *worker) Speed(ref, dis *vmaf.Frame) (p *vmaf.SpeedPictures, ok bool, err error) {
-	if wk.speed == nil {
+	if wk.speed == nil || !wk.speed.fits(ref, dis) {
 		return nil, false, nil
 	}
-	return wk.speed.run(ref, dis)
+	r, err := wk.one(&vmaf.OffloadFrame{Index: -1, PrevIndex: -1, SpeedRef: ref, SpeedDis: dis})
+	if err != nil {
+		return nil, false, err
+	}
+	return r.Speed, r.SpeedOK, nil
 }
 
 // CAMBICValues computes every scale's CAMBI c-values of a distorted luma
-// plane on the device (vmaf.CAMBIOffloader); ok is false when CAMBI stays
-// on the CPU.
+// plane on the device (vmaf.CAMBIOffloader), a frame on its own, into out;
+// ok is false when CAMBI stays on the CPU, or the plane is too short.
 func (wk *worker) CAMBICValues(y []uint16, out *[5][]float32) (bool, error) {
-	if wk.cambi == nil {
+	if wk.cambi == nil || len(y) < wk.w*wk.h {
 		return false, nil
 	}
-	return wk.cambi.run(y, out)
+	r, err := wk.one(&vmaf.OffloadFrame{Index: -1, PrevIndex: -1, Dis: y, CAMBI: true})
+	if err != nil {
+		return false, err
+	}
+	for scale := range out {
+		out[scale] = append(out[scale][:0], r.CAMBI[scale]...)
+	}
+	return r.CAMBIOK, nil
 }
 
 // Close ends the worker's Score: it keeps the worker for the next one
 // when it is sound and of the configuration last asked for, else frees it.
 func (wk *worker) Close() {
-	wk.detach()
 	for i := range wk.ring {
 		b := &wk.ring[i]
 		if b.state == submitted && b.stream.Wait() != nil && wk.err == nil {
 			wk.err = fmt.Errorf("vulkan kernel: lost")
 		}
+		if b.state == recording {
+			// Never submitted: the tables it would have uploaded go with
+			// the next batch.
+			wk.reupload()
+		}
 		b.state = idle
 	}
+	wk.drop()
 	k := wk.k
 	k.mu.Lock()
 	keep := wk.err == nil && !k.closed && wk.key == k.idleKey && len(k.idle) < maxIdleWorkers
@@ -764,7 +937,17 @@ func (wk *worker) Close() {
 	}
 }
 
-// detach frees the Score's SpEED and CAMBI state (attach's).
+// reupload has the next batch upload SpEED's and CAMBI's tables again.
+func (wk *worker) reupload() {
+	if wk.speed != nil {
+		wk.speed.tabPending = true
+	}
+	if wk.cambi != nil {
+		wk.cambi.tabPending = true
+	}
+}
+
+// detach frees the SpEED and CAMBI state (attach's).
 func (wk *worker) detach() {
 	if wk.speed != nil {
 		wk.speed.close()

@@ -637,8 +637,9 @@ func TestScoreQueueError(t *testing.T) {
 // itself as the Offload, not the counting wrapper TestScoreV1MatchesCPU
 // scores through, which takes a frame at a time) give the CPU's scores: the
 // HFR model's five-frame window compares each frame with the one two back,
-// which the worker keeps on the device, beside SpEED and CAMBI in their own
-// submissions; on one goroutine and on two.
+// which the worker keeps on the device, with SpEED and CAMBI in the frames'
+// batches (12 frames, 2 a batch: the ring wraps); on one goroutine and on
+// two.
 func TestScoreV1FramesInFlight(t *testing.T) {
 	k := openOrSkip(t)
 	var p pair
@@ -690,5 +691,34 @@ func TestHostBytesPerWorker(t *testing.T) {
 	}
 	if got := HostBytesPerWorker(1920, 1080); got < 132_000_000 || got > 134_000_000 {
 		t.Errorf("HostBytesPerWorker(1920, 1080) = %d, want about 133 MB", got)
+	}
+	if k.speed == nil {
+		return
+	}
+	// A v1 model's worker maps SpEED's staging and readback and CAMBI's readback
+	// besides, within the same bound, with fewer frames a batch: 4 at 1080p 4:2:0.
+	for _, c := range []struct {
+		w, h  int
+		pf    vmaf.PixelFormat
+		batch int
+	}{{336, 352, vmaf.YUV444P12LE, 1}, {352, 320, vmaf.YUV422P10LE, 2}, {640, 360, vmaf.YUV420P, 2}, {1920, 1080, vmaf.YUV420P, 4}} {
+		off, err := k.NewWorker(v1Config(t, "vmaf_v1.0.16_3d0h", c.w, c.h, c.pf, vmaf.Encode{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wk := off.(*worker)
+		var mapped int64
+		for i := range wk.ring {
+			mapped += wk.ring[i].staging.Size() + wk.ring[i].back.Size() + wk.speed.stage[i].Size() +
+				wk.speed.back[i].Size() + wk.cambi.back[i].Size()
+		}
+		batch := wk.batch
+		wk.Close()
+		if bound := HostBytesPerWorker(c.w, c.h); mapped > bound {
+			t.Errorf("%dx%d %v v1: the worker maps %d, more than HostBytesPerWorker's %d", c.w, c.h, c.pf, mapped, bound)
+		}
+		if batch != c.batch {
+			t.Errorf("%dx%d %v v1: %d frames a batch, want %d", c.w, c.h, c.pf, batch, c.batch)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package vkkernel
 import (
 	_ "embed"
 	"encoding/binary"
-	"fmt"
 	"math"
 
 	"github.com/vmafx/vmafx/vmaf"
@@ -12,9 +11,10 @@ import (
 
 // SpEED chroma's per-pixel stages (vmaf.SpeedConfig): five passes over the
 // four pictures of a frame pair (U and V of the reference and the
-// distorted frame) in one submission; the decimated images and the
-// covariance sums come back for the host's eigenvalues, solve and
-// entropies (vmaf.SpeedOffloader).
+// distorted frame), recorded into the frame's batch with its motion and
+// ADM; the decimated images and the covariance sums come back with the
+// batch for the host's eigenvalues, solve and entropies
+// (vmaf.SpeedOffloader, vmaf.OffloadSums.Speed).
 
 var (
 	//go:embed shaders/speed_aa_v.spv
@@ -64,68 +64,76 @@ func (p *speedPipelines) all() []*vulkan.Pipeline {
 
 func (p *speedPipelines) close() { closePipelines(p.all()...) }
 
-// speedWorker is one goroutine's SpEED buffers: the four uploaded chroma
-// planes (packed 16-bit), the tables (rescale taps and filters), the
-// vertical pass at the kept rows, the decimated images before and after
-// the local mean's subtraction, the means and the covariance sums.
+// speedWorker is one goroutine's SpEED buffers: on the device the four
+// uploaded chroma planes (packed 16-bit), the tables (rescale taps and
+// filters), the vertical pass at the kept rows, the decimated images
+// before and after the local mean's subtraction, the means and the
+// covariance sums, which every frame of a batch uses in turn; per ring
+// slot the staging of its frames' planes and the readback of their images
+// and sums, a frame's at its place in the batch.
 type speedWorker struct {
-	k       *Kernel
-	cfg     *vmaf.SpeedConfig
-	bpc     int
-	planeN  int // samples per plane
-	stream  *vulkan.Stream
-	staging *vulkan.Buffer
-	planes  *vulkan.Buffer
-	img     *vulkan.Buffer
-	cov     *vulkan.Buffer
-	back    *vulkan.Buffer // img | cov
-	sets    [5]*vulkan.DescriptorSet
-	push    []byte
-	mem     allocs
-	out     vmaf.SpeedPictures
+	k      *Kernel
+	cfg    *vmaf.SpeedConfig
+	bpc    int
+	planeN int   // samples per plane
+	dec    int64 // bytes of the four decimated images
+	planes *vulkan.Buffer
+	img    *vulkan.Buffer
+	cov    *vulkan.Buffer
+	stage  [ringSlots]*vulkan.Buffer // batch x the four planes
+	back   [ringSlots]*vulkan.Buffer // batch x (img | cov)
+	sets   [5]*vulkan.DescriptorSet
+	push   []byte
+	mem    allocs
+	// tab is the tables' staging, copied to the device by the first batch
+	// recorded after the worker is made (tabPending).
+	tab, tabDev *vulkan.Buffer
+	tabPending  bool
+	// spare are pictures handed out and given back, for the next frames.
+	spare []*vmaf.SpeedPictures
 }
 
-func newSpeedWorker(k *Kernel, cfg *vmaf.SpeedConfig, bpc int) (*speedWorker, error) {
+// speedStageBytes and speedBackBytes are one frame's staging and readback
+// under cfg.
+func speedStageBytes(cfg *vmaf.SpeedConfig) int64 {
+	return int64(speedPictures * cfg.Stride * cfg.Lines * 2)
+}
+
+func speedBackBytes(cfg *vmaf.SpeedConfig) int64 {
+	return int64(speedPictures*cfg.DecWidth*cfg.DecHeight*4) + int64(speedPictures*vmaf.SpeedCovLen*8)
+}
+
+// newSpeedWorker makes the buffers for batches of batch frames.
+func newSpeedWorker(k *Kernel, cfg *vmaf.SpeedConfig, bpc, batch int) (*speedWorker, error) {
 	sw := &speedWorker{k: k, cfg: cfg, bpc: bpc, planeN: cfg.Stride * cfg.Lines, mem: allocs{dev: k.dev}}
 	a := &sw.mem
-	dec := int64(speedPictures * cfg.DecWidth * cfg.DecHeight * 4)
+	sw.dec = int64(speedPictures * cfg.DecWidth * cfg.DecHeight * 4)
 	covBytes := int64(speedPictures * vmaf.SpeedCovLen * 8)
 	tab, words := speedTables(cfg)
-	sw.staging = a.buffer(int64(speedPictures*sw.planeN*2), vulkan.Host)
-	sw.planes = a.buffer(int64(speedPictures*sw.planeN*2), vulkan.DeviceLocal)
-	tabStage := a.buffer(int64(4*len(tab)), vulkan.Host)
-	tabDev := a.buffer(int64(4*len(tab)), vulkan.DeviceLocal)
+	for i := range sw.stage {
+		sw.stage[i] = a.buffer(int64(batch)*speedStageBytes(cfg), vulkan.Host)
+		sw.back[i] = a.buffer(int64(batch)*speedBackBytes(cfg), vulkan.Host)
+	}
+	sw.planes = a.buffer(speedStageBytes(cfg), vulkan.DeviceLocal)
+	sw.tab = a.buffer(int64(4*len(tab)), vulkan.Host)
+	sw.tabDev = a.buffer(int64(4*len(tab)), vulkan.DeviceLocal)
 	vert := a.buffer(int64(speedPictures*cfg.DecHeight*cfg.ScaledWidth*4), vulkan.DeviceLocal)
-	img0 := a.buffer(dec, vulkan.DeviceLocal)
-	sw.img = a.buffer(dec, vulkan.DeviceLocal)
+	img0 := a.buffer(sw.dec, vulkan.DeviceLocal)
+	sw.img = a.buffer(sw.dec, vulkan.DeviceLocal)
 	means := a.buffer(speedPictures*25*4, vulkan.DeviceLocal)
 	sw.cov = a.buffer(covBytes, vulkan.DeviceLocal)
-	sw.back = a.buffer(dec+covBytes, vulkan.Host)
 	for i, p := range k.speed.all() {
-		sw.sets[i] = a.bind(p, sw.planes, tabDev, vert, img0, sw.img, means, sw.cov)
+		sw.sets[i] = a.bind(p, sw.planes, sw.tabDev, vert, img0, sw.img, means, sw.cov)
 	}
-	err := a.err
-	if err == nil {
-		sw.stream, err = k.dev.NewStream()
-	}
-	if err == nil {
-		// The tables are the run's: upload them once.
-		copy(tabStage.Uint32s(), tab)
-		if err = sw.stream.Begin(); err == nil {
-			sw.stream.Copy(tabDev, 0, tabStage, 0, int64(4*len(tab)))
-			err = submitWait(sw.stream)
-		}
-	}
-	if err != nil {
+	if a.err != nil {
 		sw.close()
-		return nil, err
+		return nil, a.err
 	}
+	// The tables are the run's: the first batch uploads them.
+	copy(sw.tab.Uint32s(), tab)
+	sw.tabPending = true
 	words[len(words)-1] = int32(bpc - 8)
 	sw.push = push(words...)
-	for i := range sw.out.Img {
-		sw.out.Img[i] = make([]float32, cfg.DecWidth*cfg.DecHeight)
-		sw.out.Cov[i] = make([]float64, vmaf.SpeedCovLen)
-	}
 	return sw, nil
 }
 
@@ -166,25 +174,38 @@ func speedTables(cfg *vmaf.SpeedConfig) (tab []uint32, words []int32) {
 	return tab, append(words, 0)
 }
 
-// run computes a frame pair's SpEED pictures; ok is false for frames whose
-// chroma planes are not the configuration's (the CPU scores those).
-func (sw *speedWorker) run(ref, dis *vmaf.Frame) (*vmaf.SpeedPictures, bool, error) {
+// fits reports whether the frames' chroma planes are the configuration's
+// (the CPU scores the others).
+func (sw *speedWorker) fits(ref, dis *vmaf.Frame) bool {
 	c := sw.cfg
 	for _, f := range []*vmaf.Frame{ref, dis} {
 		if f.ChromaWidth != c.Stride || f.ChromaHeight != c.Lines || f.BitDepth != sw.bpc ||
 			len(f.U) < sw.planeN || len(f.V) < sw.planeN {
-			return nil, false, nil
+			return false
 		}
 	}
-	st := sw.staging.Bytes()
-	for i, p := range [speedPictures][]uint16{ref.U, dis.U, ref.V, dis.V} {
-		copy(st[i*2*sw.planeN:], samples(p[:sw.planeN]))
+	return true
+}
+
+// upload records the tables' copy when the worker has not uploaded them
+// yet, at the start of a batch.
+func (sw *speedWorker) upload(s *vulkan.Stream) {
+	if sw.tabPending {
+		s.Copy(sw.tabDev, 0, sw.tab, 0, sw.tab.Size())
+		sw.tabPending = false
 	}
-	s := sw.stream
-	if err := s.Begin(); err != nil {
-		return nil, false, fmt.Errorf("vulkan speed: %w", err)
+}
+
+// record writes a frame pair's four chroma planes into slot's staging at
+// the batch's frame i and records their SpEED passes, with the copy of
+// the images and sums to the slot's readback.
+func (sw *speedWorker) record(s *vulkan.Stream, slot, i int, ref, dis *vmaf.Frame) {
+	c := sw.cfg
+	stage, at := sw.stage[slot], int64(i)*speedStageBytes(c)
+	for j, p := range [speedPictures][]uint16{ref.U, dis.U, ref.V, dis.V} {
+		copy(stage.Bytes()[at+int64(j*2*sw.planeN):], samples(p[:sw.planeN]))
 	}
-	s.Copy(sw.planes, 0, sw.staging, 0, int64(speedPictures*2*sw.planeN))
+	s.Copy(sw.planes, 0, stage, at, speedStageBytes(c))
 	s.Barrier()
 	p := sw.k.speed
 	s.Dispatch(p.aaV, sw.sets[0], sw.push, (c.ScaledWidth+63)/64, (c.DecHeight+3)/4, speedPictures)
@@ -197,30 +218,44 @@ func (sw *speedWorker) run(ref, dis *vmaf.Frame) (*vmaf.SpeedPictures, bool, err
 	s.Barrier()
 	s.Dispatch(p.cov, sw.sets[4], sw.push, (vmaf.SpeedCovLen+63)/64, 1, speedPictures)
 	s.Barrier()
-	dec := int64(speedPictures * c.DecWidth * c.DecHeight * 4)
-	s.Copy(sw.back, 0, sw.img, 0, dec)
-	s.Copy(sw.back, dec, sw.cov, 0, int64(speedPictures*vmaf.SpeedCovLen*8))
-	if err := submitWait(s); err != nil {
-		return nil, false, fmt.Errorf("vulkan speed: %w", err)
-	}
-	b := sw.back.Bytes()
-	le := binary.LittleEndian
-	n := c.DecWidth * c.DecHeight
-	for i := range speedPictures {
-		for j := range sw.out.Img[i] {
-			sw.out.Img[i][j] = math.Float32frombits(le.Uint32(b[4*(i*n+j):]))
-		}
-		for j := range sw.out.Cov[i] {
-			sw.out.Cov[i][j] = math.Float64frombits(le.Uint64(b[dec+int64(8*(i*vmaf.SpeedCovLen+j)):]))
-		}
-	}
-	return &sw.out, true, nil
+	back := int64(i) * speedBackBytes(c)
+	s.Copy(sw.back[slot], back, sw.img, 0, sw.dec)
+	s.Copy(sw.back[slot], back+sw.dec, sw.cov, 0, int64(speedPictures*vmaf.SpeedCovLen*8))
 }
 
-func (sw *speedWorker) close() {
-	if sw.stream != nil {
-		sw.stream.Close()
-		sw.stream = nil
+// read returns the pictures of the batch's frame i from slot's readback,
+// in pictures of the worker's (give them back with release).
+func (sw *speedWorker) read(slot, i int) *vmaf.SpeedPictures {
+	c := sw.cfg
+	var out *vmaf.SpeedPictures
+	if n := len(sw.spare); n > 0 {
+		out, sw.spare = sw.spare[n-1], sw.spare[:n-1]
+	} else {
+		out = new(vmaf.SpeedPictures)
+		for j := range out.Img {
+			out.Img[j] = make([]float32, c.DecWidth*c.DecHeight)
+			out.Cov[j] = make([]float64, vmaf.SpeedCovLen)
+		}
 	}
-	sw.mem.close()
+	b := sw.back[slot].Bytes()[int64(i)*speedBackBytes(c):]
+	le := binary.LittleEndian
+	n := c.DecWidth * c.DecHeight
+	for j := range speedPictures {
+		for x := range out.Img[j] {
+			out.Img[j][x] = math.Float32frombits(le.Uint32(b[4*(j*n+x):]))
+		}
+		for x := range out.Cov[j] {
+			out.Cov[j][x] = math.Float64frombits(le.Uint64(b[sw.dec+int64(8*(j*vmaf.SpeedCovLen+x)):]))
+		}
+	}
+	return out
 }
+
+// release gives back pictures read.
+func (sw *speedWorker) release(p *vmaf.SpeedPictures) {
+	if p != nil {
+		sw.spare = append(sw.spare, p)
+	}
+}
+
+func (sw *speedWorker) close() { sw.mem.close() }

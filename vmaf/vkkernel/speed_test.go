@@ -332,10 +332,11 @@ func speedUVs(f []vmaf.FrameScore) []float64 {
 }
 
 // BenchmarkScoreV1 scores vmaf_v1.0.16_3d0h on synthetic 4:2:0 frames on the CPU and on
-// the device (motion, ADM and SpEED chroma there, CAMBI on the CPU), and
-// BenchmarkSpeed times SpEED's device side alone (upload, five passes, readback). On
-// lavapipe their speed says nothing of a GPU's; they are here for the GPU runs
-// (docs/benchmarks.md).
+// the device (motion, ADM, SpEED chroma and CAMBI there, in each frame's batch), 4
+// frames a call on one thread, with the device's submits/frame, waits/frame and
+// readback-B/frame; BenchmarkSpeed times SpEED's device side alone (upload, five
+// passes, readback), a frame a submission. On lavapipe their speed says nothing of a
+// GPU's (the counts hold); they are here for the GPU runs (docs/benchmarks.md).
 func BenchmarkScoreV1(b *testing.B) {
 	k := openOrSkip(b)
 	const frames = 4
@@ -352,6 +353,7 @@ func BenchmarkScoreV1(b *testing.B) {
 				if backend == "vulkan" {
 					off = k
 				}
+				before := k.dev.Stats()
 				for b.Loop() {
 					_, err := vmaf.Score(context.Background(), &frameSource{frames: ref, pf: vmaf.YUV420P},
 						&frameSource{frames: dis, pf: vmaf.YUV420P}, vmaf.Options{Threads: 1, Offload: off, Model: "vmaf_v1.0.16_3d0h"})
@@ -359,7 +361,11 @@ func BenchmarkScoreV1(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64(b.N*frames)/b.Elapsed().Seconds(), "frames/s")
+				n := float64(b.N * frames)
+				b.ReportMetric(n/b.Elapsed().Seconds(), "frames/s")
+				if off != nil {
+					reportStructure(b, k, before, n)
+				}
 			})
 		}
 	}

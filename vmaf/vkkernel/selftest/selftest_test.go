@@ -54,3 +54,18 @@ func TestWrongSumFails(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongCValuesFail: a v1 model's CAMBI c-values come with each frame's
+// batch; wrong ones on frame 1 fail the self-test's v1 case at that frame,
+// with CAMBI named (everything before it, SpEED chroma included, equal).
+func TestWrongCValuesFail(t *testing.T) {
+	k := openOrSkip(t)
+	err := selftest.Check(context.Background(), wrongsum.CValues(k, 1), k.Info())
+	var mm *selftest.MismatchError
+	if !errors.As(err, &mm) {
+		t.Fatalf("Check with wrong c-values = %v, want a MismatchError", err)
+	}
+	if mm.Frame != 1 || mm.Feature != "cambi" || mm.Case != "vmaf_v1.0.16_3d0h 352x320" {
+		t.Errorf("mismatch at %s frame %d %s, want vmaf_v1.0.16_3d0h 352x320 frame 1 cambi", mm.Case, mm.Frame, mm.Feature)
+	}
+}

@@ -1,0 +1,199 @@
+package vmaf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// errOneFrame is what cpuFrameWorker's one-frame methods return: with frames in
+// flight, Score must take everything through Queue and Next.
+var errOneFrame = errors.New("a one-frame method called on a worker with frames in flight")
+
+// cpuFrameOffload is a FrameOffload whose workers compute on the CPU what a device
+// hands back through Queue and Next: motion's SAD, SpEED chroma's pictures and CAMBI's
+// c-values (VIF and ADM stay with Score), each frame's at Queue, handed out in order,
+// a few frames in flight. With leave it leaves SpEED and CAMBI to the CPU (ok false);
+// with corrupt it adds 1 to every c-value, as a wrong device would.
+type cpuFrameOffload struct {
+	m              *Model
+	pf             PixelFormat
+	leave, corrupt bool
+	// depth, when not 0, is what the workers' FramesInFlight() says they hold,
+	// fewer than the offload's 3.
+	depth int
+	// most is the most frames a worker held queued.
+	most atomic.Int64
+	// asked counts the frames Queue was asked SpEED and CAMBI of.
+	speed, cambi atomic.Int64
+}
+
+func (o *cpuFrameOffload) FramesInFlight(w, h int) int { return 3 }
+
+func (o *cpuFrameOffload) NewWorker(cfg OffloadConfig) (OffloadWorker, error) {
+	w := &cpuFrameWorker{o: o, cfg: cfg}
+	if o.depth > 0 {
+		return shallowWorker{w}, nil
+	}
+	return w, nil
+}
+
+// shallowWorker is a cpuFrameWorker that says it holds fewer frames than its
+// offload's FramesInFlight.
+type shallowWorker struct{ *cpuFrameWorker }
+
+func (w shallowWorker) FramesInFlight() int { return w.o.depth }
+
+type cpuFrameWorker struct {
+	o     *cpuFrameOffload
+	cfg   OffloadConfig
+	queue []*OffloadSums
+}
+
+func (w *cpuFrameWorker) MotionSAD(prev, cur []uint16) (uint64, error) { return 0, errOneFrame }
+
+func (w *cpuFrameWorker) VIF(ref, dis []uint16) ([4]VIFSums, bool, error) {
+	return [4]VIFSums{}, false, errOneFrame
+}
+
+func (w *cpuFrameWorker) ADM(ref, dis []uint16) (*ADMRows, bool, error) {
+	return nil, false, errOneFrame
+}
+
+func (w *cpuFrameWorker) Speed(ref, dis *Frame) (*SpeedPictures, bool, error) {
+	return nil, false, errOneFrame
+}
+
+func (w *cpuFrameWorker) CAMBICValues(y []uint16, out *[5][]float32) (bool, error) {
+	return false, errOneFrame
+}
+
+func (w *cpuFrameWorker) Close() {}
+
+func (w *cpuFrameWorker) Queue(f *OffloadFrame) error {
+	c := w.cfg
+	s := new(OffloadSums)
+	if f.Prev != nil {
+		s.SAD = MotionSAD(f.Prev, f.Ref, c.Width, c.Height, c.BitDepth)
+	}
+	if f.SpeedRef != nil {
+		w.o.speed.Add(1)
+		if !w.o.leave {
+			p, err := SpeedPicturesCPU(f.SpeedRef, f.SpeedDis, w.o.pf, w.o.m)
+			if err != nil {
+				return err
+			}
+			s.Speed, s.SpeedOK = p, true
+		}
+	}
+	if f.CAMBI {
+		w.o.cambi.Add(1)
+		if len(f.Dis) < c.Width*c.Height {
+			return fmt.Errorf("CAMBI asked without the distorted plane")
+		}
+		if !w.o.leave {
+			cv := CAMBICValuesCPU(f.Dis, c.Width, c.Height, c.BitDepth, w.o.m)
+			if w.o.corrupt {
+				for _, c := range cv {
+					for i := range c {
+						c[i]++
+					}
+				}
+			}
+			s.CAMBI, s.CAMBIOK = *cv, true
+		}
+	}
+	w.queue = append(w.queue, s)
+	for {
+		most := w.o.most.Load()
+		if int64(len(w.queue)) <= most || w.o.most.CompareAndSwap(most, int64(len(w.queue))) {
+			break
+		}
+	}
+	return nil
+}
+
+func (w *cpuFrameWorker) Next() (*OffloadSums, error) {
+	if len(w.queue) == 0 {
+		return nil, errors.New("no frame queued for Next")
+	}
+	s := w.queue[0]
+	w.queue = w.queue[1:]
+	return s, nil
+}
+
+// TestScoreFrameOffloadV1: a FrameOffloader's SpEED pictures and CAMBI c-values come
+// with each frame's sums (Queue asks them of the full frames only, with the distorted
+// plane), Score uses them and never the one-frame methods, the scores are the CPU's on
+// one goroutine and on two, frames it leaves to the CPU are scored there, and wrong
+// c-values change the score (the sums are used, not recomputed).
+func TestScoreFrameOffloadV1(t *testing.T) {
+	const model = "vmaf_v1.0.16_3d0h"
+	p := pairNamed(t, "p03") // 320x240 4:2:0, 12 frames
+	m, err := LoadModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, dist := testClip(t, p.ref, 7, p), testClip(t, p.dist, 7, p)
+	score := func(off Offload, threads, sub int) *Result {
+		t.Helper()
+		res, err := Score(context.Background(), rawSource(t, ref, p.w, p.h, p.pf), rawSource(t, dist, p.w, p.h, p.pf),
+			Options{Model: model, Threads: threads, Offload: off, Subsample: sub})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for _, sub := range []int{1, 3} {
+		cpu := score(nil, 1, sub)
+		full := len(cpu.Frames) // the frames SpEED and CAMBI score
+		for _, threads := range []int{1, 2} {
+			for _, leave := range []bool{false, true} {
+				where := fmt.Sprintf("subsample %d, %d threads, leave %v", sub, threads, leave)
+				off := &cpuFrameOffload{m: m, pf: p.pf, leave: leave}
+				got := score(off, threads, sub)
+				if off.speed.Load() != int64(full) || off.cambi.Load() != int64(full) {
+					t.Errorf("%s: SpEED asked of %d frames and CAMBI of %d, want %d", where, off.speed.Load(), off.cambi.Load(), full)
+				}
+				if diff := cmp.Diff(cpu.Frames, got.Frames); diff != "" {
+					t.Errorf("%s: per-frame features (-cpu +offload):\n%s", where, diff)
+				}
+			}
+		}
+	}
+	if cpu, bad := score(nil, 1, 1), score(&cpuFrameOffload{m: m, pf: p.pf, corrupt: true}, 1, 1); cmp.Equal(cpu.Frames, bad.Frames) {
+		t.Error("wrong c-values gave the CPU's scores: the offload's c-values are not what Score pools")
+	}
+}
+
+// TestScoreFrameOffloadDepth: Score keeps as many frames queued on a worker as its
+// FrameOffload says, or as the worker's own FramesInFlight says when it holds fewer
+// (a v1 model's vkkernel worker), on one goroutine, which holds them all.
+func TestScoreFrameOffloadDepth(t *testing.T) {
+	const model = "vmaf_v1.0.16_3d0h"
+	p := pairNamed(t, "p03")
+	m, err := LoadModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, dist := testClip(t, p.ref, 7, p), testClip(t, p.dist, 7, p)
+	for _, depth := range []int{0, 2} {
+		off := &cpuFrameOffload{m: m, pf: p.pf, depth: depth}
+		_, err := Score(context.Background(), rawSource(t, ref, p.w, p.h, p.pf), rawSource(t, dist, p.w, p.h, p.pf),
+			Options{Model: model, Threads: 1, Offload: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(3)
+		if depth > 0 {
+			want = int64(depth)
+		}
+		if got := off.most.Load(); got != want {
+			t.Errorf("worker depth %d: at most %d frames queued, want %d", depth, got, want)
+		}
+	}
+}
