@@ -24,15 +24,22 @@ type cpuFrameOffload struct {
 	pf             PixelFormat
 	leave, corrupt bool
 	// depth, when not 0, is what the workers' FramesInFlight() says they hold,
-	// fewer than the offload's 3.
+	// fewer than the offload's FramesInFlight.
 	depth int
+	// flight is the offload's FramesInFlight; 0 means 3.
+	flight int
 	// most is the most frames a worker held queued.
 	most atomic.Int64
 	// asked counts the frames Queue was asked SpEED and CAMBI of.
 	speed, cambi atomic.Int64
 }
 
-func (o *cpuFrameOffload) FramesInFlight(w, h int) int { return 3 }
+func (o *cpuFrameOffload) FramesInFlight(w, h int) int {
+	if o.flight > 0 {
+		return o.flight
+	}
+	return 3
+}
 
 func (o *cpuFrameOffload) NewWorker(cfg OffloadConfig) (OffloadWorker, error) {
 	w := &cpuFrameWorker{o: o, cfg: cfg}

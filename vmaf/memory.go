@@ -20,14 +20,55 @@ const (
 var ErrMemoryLimit = errors.New("vmaf: not enough memory")
 
 // MemoryEstimate returns about how many bytes scoring frames of info takes with threads
-// goroutines and the extra features: the two readers' buffers, the pipeline's frames and
-// every thread's scratch, plus the Go runtime. It is meant to be compared with a memory
-// limit before any frame is read.
+// goroutines and the extra features under the default model on the CPU: the two readers'
+// buffers, the pipeline's frames and every thread's scratch, plus the Go runtime. It is
+// meant to be compared with a memory limit before any frame is read; MemoryEstimateFor
+// counts another model and a device's frames in flight.
 func MemoryEstimate(info VideoInfo, threads int, features []Feature) int64 {
+	return MemoryEstimateFor(info, threads, features, nil, 0)
+}
+
+// Beyond the default model (measured as above, 1280x720 at 1 and 3 threads): a VMAF v1
+// model's per-thread scratch (SpEED chroma, CAMBI, ADM without VIF) takes about 9 bytes a
+// pixel more than VIF's and ADM's, in 4:2:0 and 4:4:4 alike, and its frames carry their
+// chroma planes (SpEED reads them), 16 bits a sample; a five-frame motion window keeps
+// one frame pair more.
+const v1ThreadBytesPerPixel = 12
+
+// MemoryEstimateFor is MemoryEstimate under model m (nil: the default model), with
+// framesInFlight frames queued on a device (what Score keeps for a FrameOffload: its
+// FramesInFlight, at most 32; 0 on the CPU): each is a frame pair the pipeline holds
+// beside the threads' own. A device's own host memory (its staging) is the backend's to
+// count.
+func MemoryEstimateFor(info VideoInfo, threads int, features []Feature, m *Model, framesInFlight int) int64 {
 	px := int64(info.Width) * int64(info.Height)
+	threads = max(threads, 1)
 	perThread := int64(threadBytesPerPixel + featureBytesPerPixel*len(features))
 	readers := 2 * readerFramesPerInput * int64(info.Format.FrameBytes(info.Width, info.Height))
-	return runtimeOverheadBytes + readers + px*(baseBytesPerPixel+perThread*int64(max(threads, 1)))
+	est := runtimeOverheadBytes + readers + px*(baseBytesPerPixel+perThread*int64(threads))
+	// The constants hold the frame pairs of the default model: threads + 3 of them, luma
+	// only, 4 bytes a pixel. Count the rest: the frames' chroma, a longer motion window,
+	// a device's frames in flight.
+	slots := int64(threads + 3)
+	pair := 4 * px // both pictures' luma, 16 bits a sample
+	if m != nil {
+		if m.speed != nil {
+			est += int64(threads) * v1ThreadBytesPerPixel * px
+			cw, ch := info.Format.chromaSize(info.Width, info.Height)
+			pair += 2 * 2 * 2 * int64(cw) * int64(ch)
+			est += slots * 2 * 2 * 2 * int64(cw) * int64(ch)
+		} else if m.cambi != nil {
+			est += int64(threads) * v1ThreadBytesPerPixel * px
+		}
+		if lag := m.motion.minIndex(); lag > 1 {
+			est += int64(lag-1) * pair
+		}
+	}
+	if framesInFlight > 1 {
+		// Score keeps threads + 2 + lag + framesInFlight - 1 frame pairs.
+		est += int64(min(framesInFlight, maxFramesInFlight)-1) * pair
+	}
+	return est
 }
 
 // ThreadsWithin returns the most threads, at most maxThreads, whose MemoryEstimate fits in

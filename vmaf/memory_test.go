@@ -81,6 +81,57 @@ func TestMemoryEstimateBoundsScore(t *testing.T) {
 	}
 }
 
+// TestMemoryEstimateForBoundsScore is TestMemoryEstimateBoundsScore for what
+// MemoryEstimateFor adds: VMAF v1 models (SpEED chroma's frames with their chroma, in
+// 4:2:0 and 4:4:4 at 10 bits, CAMBI, the HFR model's five-frame motion window) and a
+// device's frames in flight (a FrameOffload that keeps 16, as the Vulkan kernel's
+// workers do at 1080p; a fake that computes motion on the CPU).
+func TestMemoryEstimateForBoundsScore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scores 1280x720 frames")
+	}
+	const v1, hfr = "vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_hfr_3d0h"
+	cases := []struct {
+		model   string
+		pf      PixelFormat
+		threads int
+		flight  int
+	}{
+		{v1, YUV420P, 1, 0}, {v1, YUV420P, 3, 0}, {v1, YUV444P10LE, 1, 0}, {v1, YUV444P10LE, 3, 0},
+		{hfr, YUV420P, 2, 0}, {DefaultModel, YUV420P, 1, 16}, {DefaultModel, YUV420P, 2, 16},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s/%v/%d-threads/%d-in-flight", tc.model, tc.pf, tc.threads, tc.flight), func(t *testing.T) {
+			m, err := LoadModel(tc.model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const w, h = 1280, 720
+			info := VideoInfo{Width: w, Height: h, Format: tc.pf}
+			opts := Options{Threads: tc.threads, LoadedModel: m}
+			if tc.flight > 0 {
+				opts.Offload = &cpuFrameOffload{m: m, pf: tc.pf, flight: tc.flight}
+			}
+			// Enough frames to fill every slot the pipeline may hold.
+			n := tc.threads + 4 + tc.flight
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			if _, err := Score(context.Background(), &patternSource{info: info, n: n}, &patternSource{info: info, n: n}, opts); err != nil {
+				t.Fatal(err)
+			}
+			runtime.ReadMemStats(&after)
+			used := int64(after.TotalAlloc-before.TotalAlloc) + 2*int64(info.Format.FrameBytes(w, h))
+			est := MemoryEstimateFor(info, tc.threads, nil, m, tc.flight) - runtimeOverheadBytes
+			t.Logf("allocated %.1f MB, estimated %.1f MB (MemoryEstimate: %.1f MB)", float64(used)/1e6, float64(est)/1e6,
+				float64(MemoryEstimate(info, tc.threads, nil)-runtimeOverheadBytes)/1e6)
+			if est < used || est > 2*used {
+				t.Errorf("estimate %d bytes for %d allocated: want between 1x and 2x", est, used)
+			}
+		})
+	}
+}
+
 func TestThreadsWithin(t *testing.T) {
 	info := VideoInfo{Width: 1920, Height: 1080, Format: YUV420P}
 	one, two := MemoryEstimate(info, 1, nil), MemoryEstimate(info, 2, nil)

@@ -250,14 +250,15 @@ func ScoreMany(ctx context.Context, ref FrameSource, renditions []Rendition, thr
 	return out, nil
 }
 
-// MemoryEstimateShared is MemoryEstimate for ScoreMany: each rendition's run on its
-// threads (MemoryEstimate of each, which counts a reference reader and the runtime once
-// per rendition: room to spare) and the shared reference's window of frames (16-bit
-// samples, chroma included; DefaultSharedWindow when window is 0 or less).
-func MemoryEstimateShared(info VideoInfo, threads []int, features []Feature, window int) int64 {
+// MemoryEstimateShared is MemoryEstimateFor for ScoreMany: each rendition's run on its
+// threads under model m (nil: the default model) with framesInFlight frames on a device
+// (MemoryEstimateFor of each, which counts a reference reader and the runtime once per
+// rendition: room to spare) and the shared reference's window of frames (16-bit samples,
+// chroma included; DefaultSharedWindow when window is 0 or less).
+func MemoryEstimateShared(info VideoInfo, threads []int, features []Feature, window int, m *Model, framesInFlight int) int64 {
 	var total int64
 	for _, t := range threads {
-		total += MemoryEstimate(info, t, features)
+		total += MemoryEstimateFor(info, t, features, m, framesInFlight)
 	}
 	if window <= 0 {
 		window = DefaultSharedWindow

@@ -25,11 +25,11 @@ var Default1080p = vmaf.VideoInfo{Width: 1920, Height: 1080, Format: vmaf.YUV420
 
 // Rendition is the memory limit one more distorted video adds to a worker that scores
 // several against one decoded reference of info at its geometry: its kernel at one thread
-// (the least the worker runs it with) with features, and its decoder (at decoded, the
-// distorted video's own size, or the reference's when that is unknown), over
-// BudgetPercent, rounded up to a MiB.
-func Rendition(info, decoded vmaf.VideoInfo, features []vmaf.Feature) int64 {
-	need := vmaf.MemoryEstimate(info, 1, features) + DecoderBytes(decoded)
+// (the least the worker runs it with) with features under model m (nil: the default
+// model), and its decoder (at decoded, the distorted video's own size, or the reference's
+// when that is unknown), over BudgetPercent, rounded up to a MiB.
+func Rendition(info, decoded vmaf.VideoInfo, features []vmaf.Feature, m *vmaf.Model) int64 {
+	need := vmaf.MemoryEstimateFor(info, 1, features, m, 0) + DecoderBytes(decoded)
 	limit := (need*100 + BudgetPercent - 1) / BudgetPercent
 	return (limit + 1<<20 - 1) &^ (1<<20 - 1)
 }

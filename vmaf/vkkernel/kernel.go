@@ -303,9 +303,24 @@ func batchFor(w, h int, extra int64) int {
 // does it map more, one frame a batch: v1 frames at 4K, about 155 MB a
 // worker in 4:2:0 and 255 MB in 4:4:4 against 133 MB.
 func HostBytesPerWorker(w, h int) int64 {
-	batch := batchFrames(w, h)
+	return hostBytes(w, h, batchFrames(w, h), 0)
+}
+
+// HostBytesPerWorkerFor is what a worker scoring under cfg maps for its frames
+// in flight: HostBytesPerWorker, or more for a v1 model whose one frame takes
+// more than the bound (4K). cfg is as Score makes it for a model
+// (Model.OffloadConfig, SpeedConfig, CAMBIConfigCPU).
+func (k *Kernel) HostBytesPerWorkerFor(cfg vmaf.OffloadConfig) int64 {
+	extra := k.extraFrameBytes(cfg)
+	return hostBytes(cfg.Width, cfg.Height, batchFor(cfg.Width, cfg.Height, extra), extra)
+}
+
+// hostBytes is what a worker of w x h frames maps for its ring of batches of
+// batch frames, each with extra bytes of SpEED chroma and CAMBI: the staging of
+// the planes, the readback of the sums, and the extras.
+func hostBytes(w, h, batch int, extra int64) int64 {
 	plane := int64(w) * int64(h) * 2
-	return ringSlots * (int64(stagedPlanes(batch))*plane + int64(batch)*resultWords*8)
+	return ringSlots * (int64(stagedPlanes(batch))*plane + int64(batch)*(resultWords*8+extra))
 }
 
 // stagedPlanes is how many planes a batch of batch frames stages: two a

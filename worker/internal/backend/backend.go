@@ -97,14 +97,19 @@ func Select(requested string) (Backend, string, error) {
 	return CPU{}, fmt.Sprintf("backend %s is not built into this worker; running on cpu", requested), nil
 }
 
-// HostBytesPerThread is the memory each of b's scoring threads takes outside the Go
-// heap that vmaf.MemoryEstimate counts, for frames of w x h: the vulkan backend's mapped
-// staging (vkkernel.HostBytesPerWorker); 0 for the CPU.
-func HostBytesPerThread(b Backend, w, h int) int64 {
-	if m, ok := b.(interface{ HostBytesPerThread(w, h int) int64 }); ok {
-		return m.HostBytesPerThread(w, h)
+// Staging is what b holds beside the kernel's own memory when it scores model m (the
+// distorted video's encode enc) on frames of info: each scoring thread's host memory
+// outside the Go heap (the vulkan backend's mapped staging, vkkernel's
+// HostBytesPerWorkerFor), and the frames Score keeps queued on the device
+// (vmaf.FrameOffload.FramesInFlight), which vmaf.MemoryEstimateFor counts; 0 and 0 for
+// the CPU.
+func Staging(b Backend, m *vmaf.Model, info vmaf.VideoInfo, enc vmaf.Encode) (hostPerThread int64, framesInFlight int) {
+	if s, ok := b.(interface {
+		Staging(*vmaf.Model, vmaf.VideoInfo, vmaf.Encode) (int64, int)
+	}); ok {
+		return s.Staging(m, info, enc)
 	}
-	return 0
+	return 0, 0
 }
 
 // Names lists the backends this build can run.

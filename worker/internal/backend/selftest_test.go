@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/vmaf/vkkernel"
 	"github.com/vmafx/vmafx/vmaf/vkkernel/selftest"
 	"github.com/vmafx/vmafx/vmaf/vkkernel/testing/vkdevice"
@@ -70,11 +71,27 @@ func TestVulkanSelfTestPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if got, want := HostBytesPerThread(b, 1920, 1080), vkkernel.HostBytesPerWorker(1920, 1080); got != want || got == 0 {
-		t.Errorf("vulkan HostBytesPerThread = %d, want the worker's staging, %d", got, want)
+	hd := vmaf.VideoInfo{Width: 1920, Height: 1080, Format: vmaf.YUV420P}
+	def, err := vmaf.LoadModel(vmaf.DefaultModel)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := HostBytesPerThread(CPU{}, 1920, 1080); got != 0 {
-		t.Errorf("cpu HostBytesPerThread = %d, want 0", got)
+	k := b.(*Vulkan).k
+	if got, inFlight := Staging(b, def, hd, vmaf.Encode{}); got != vkkernel.HostBytesPerWorker(1920, 1080) || got == 0 || inFlight != k.FramesInFlight(1920, 1080) {
+		t.Errorf("vulkan Staging = %d bytes, %d frames in flight; want the worker's staging, %d, and the kernel's %d",
+			got, inFlight, vkkernel.HostBytesPerWorker(1920, 1080), k.FramesInFlight(1920, 1080))
+	}
+	// A v1 model's frame at 4K takes more than the batches' bound: counted.
+	v1, err := vmaf.LoadModel("vmaf_v1.0.16_3d0h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uhd := vmaf.VideoInfo{Width: 3840, Height: 2160, Format: vmaf.YUV420P}
+	if got, _ := Staging(b, v1, uhd, vmaf.Encode{}); got <= vkkernel.HostBytesPerWorker(3840, 2160) {
+		t.Errorf("vulkan Staging of vmaf_v1 at 4K = %d bytes, want more than vmaf_v0.6.1's %d", got, vkkernel.HostBytesPerWorker(3840, 2160))
+	}
+	if got, inFlight := Staging(CPU{}, def, hd, vmaf.Encode{}); got != 0 || inFlight != 0 {
+		t.Errorf("cpu Staging = %d bytes, %d frames in flight; want 0, 0", got, inFlight)
 	}
 }
 

@@ -71,9 +71,21 @@ func (v *Vulkan) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vma
 	return vmaf.Score(ctx, ref, dist, opts)
 }
 
-// HostBytesPerThread is the host memory each scoring thread maps on top of the
-// kernel's heap: its worker's staging for the frames in flight.
-func (v *Vulkan) HostBytesPerThread(w, h int) int64 { return vkkernel.HostBytesPerWorker(w, h) }
+// Staging is the host memory each scoring thread maps on top of the kernel's heap (its
+// worker's staging and readback for the frames in flight, a v1 model's SpEED chroma and
+// CAMBI included) and how many frames Score keeps queued on the device, for model m on
+// frames of info; see backend.Staging.
+func (v *Vulkan) Staging(m *vmaf.Model, info vmaf.VideoInfo, enc vmaf.Encode) (int64, int) {
+	w, h, bpc := info.Width, info.Height, info.Format.BitDepth()
+	if enc != (vmaf.Encode{}) {
+		m = m.WithEncode(enc) // CAMBI at the encode's size, as Score scores it
+	}
+	// The worker's configuration as Score makes it.
+	cfg := m.OffloadConfig(w, h, bpc)
+	cfg.Speed = m.SpeedConfig(w, h, info.Format)
+	cfg.CAMBI = vmaf.CAMBIConfigCPU(w, h, bpc, m)
+	return v.k.HostBytesPerWorkerFor(cfg), v.k.FramesInFlight(w, h)
+}
 
 // Device describes the Vulkan device and the features it computes.
 func (v *Vulkan) Device() *vmafxv1.WorkerDevice {

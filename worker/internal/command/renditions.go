@@ -239,7 +239,9 @@ func (s *scorer) renditions(ctx context.Context) ([]vmafxv1.WorkerRendition, err
 	}
 	defer ref.Close()
 	n := len(cfg.renditions)
-	threads, err := s.renditionThreads(ref, n)
+	needs := kernelNeeds{model: model}
+	needs.hostPerThread, needs.inFlight = backend.Staging(b, model, ref.Info(), cfg.encode)
+	threads, err := s.renditionThreads(ref, n, needs)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +300,7 @@ func (s *scorer) rendition(ctx context.Context) (row vmafxv1.WorkerRendition) {
 // renditionThreads is threads for a renditions run: --threads (else one per CPU), shared
 // by the renditions, and no more than the container's memory limit holds for all of
 // them, their decoders and the shared reference's frames; at least one per rendition.
-func (s *scorer) renditionThreads(ref *source.Input, n int) (int, error) {
+func (s *scorer) renditionThreads(ref *source.Input, n int, needs kernelNeeds) (int, error) {
 	threads := s.cfg.threads
 	if threads == 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -316,8 +318,13 @@ func (s *scorer) renditionThreads(ref *source.Input, n int) (int, error) {
 		// The distorted videos of a reference that is decoded are most likely encoded too.
 		budget -= int64(n+1) * decoderBytes(info)
 	}
+	// Each thread of each rendition maps the backend's staging beside the heap.
+	estimate := func(t int) int64 {
+		return vmaf.MemoryEstimateShared(info, vmaf.SplitThreads(t, n), s.cfg.features, vmaf.DefaultSharedWindow, needs.model, needs.inFlight) +
+			int64(t)*needs.hostPerThread
+	}
 	for t := max(threads, n); t >= n; t-- {
-		if vmaf.MemoryEstimateShared(info, vmaf.SplitThreads(t, n), s.cfg.features, vmaf.DefaultSharedWindow) <= budget {
+		if estimate(t) <= budget {
 			if t < threads {
 				s.log.Info("Fewer threads than CPUs: the memory limit holds no more", "threads", t, "wanted", threads, "memoryLimit", mebibytes(limit))
 			}
@@ -326,5 +333,5 @@ func (s *scorer) renditionThreads(ref *source.Input, n int) (int, error) {
 	}
 	return 0, fmt.Errorf("%w: scoring %d renditions of %dx%d %v against one decode of the reference needs about %s with one thread each, more than %d%% of the container's memory limit of %s: score fewer renditions per Pod (spec.sharedReference.maxRenditionsPerPod) or raise the worker's memory limit",
 		vmaf.ErrMemoryLimit, n, info.Width, info.Height, info.Format,
-		mebibytes(vmaf.MemoryEstimateShared(info, vmaf.SplitThreads(n, n), s.cfg.features, vmaf.DefaultSharedWindow)), memoryBudgetPercent, mebibytes(limit))
+		mebibytes(estimate(n)), memoryBudgetPercent, mebibytes(limit))
 }

@@ -221,7 +221,9 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		}
 	}
 
-	threads, err := s.threads(ri, []*source.Input{ref, dist}, backend.HostBytesPerThread(b, ri.Width, ri.Height))
+	needs := kernelNeeds{model: model}
+	needs.hostPerThread, needs.inFlight = backend.Staging(b, model, ri, cfg.encode)
+	threads, err := s.threads(ri, []*source.Input{ref, dist}, needs)
 	if err != nil {
 		return nil, err
 	}
@@ -447,7 +449,7 @@ func decoderBytes(info vmaf.VideoInfo) int64 { return workermemory.DecoderBytes(
 // the container's, unless GOMEMLIMIT is set, so the collector works before the kernel's
 // OOM killer would. Geometry that does not fit even one thread fails now, with the
 // estimate, instead of being OOM-killed later.
-func (s *scorer) threads(info vmaf.VideoInfo, inputs []*source.Input, hostPerThread int64) (int, error) {
+func (s *scorer) threads(info vmaf.VideoInfo, inputs []*source.Input, needs kernelNeeds) (int, error) {
 	threads := s.cfg.threads
 	if threads == 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -467,7 +469,10 @@ func (s *scorer) threads(info vmaf.VideoInfo, inputs []*source.Input, hostPerThr
 	}
 	// A GPU backend's threads each map staging beside the heap (the vulkan backend's
 	// frames in flight: about 133 MB at 1080p).
-	estimate := func(t int) int64 { return vmaf.MemoryEstimate(info, t, s.cfg.features) + int64(t)*hostPerThread }
+	hostPerThread := needs.hostPerThread
+	estimate := func(t int) int64 {
+		return vmaf.MemoryEstimateFor(info, t, s.cfg.features, needs.model, needs.inFlight) + int64(t)*hostPerThread
+	}
 	fit := 0
 	for t := threads; t >= 1; t-- {
 		if estimate(t) <= budget {
@@ -485,6 +490,16 @@ func (s *scorer) threads(info vmaf.VideoInfo, inputs []*source.Input, hostPerThr
 			"memoryLimit", mebibytes(limit), "estimatePerRun", mebibytes(estimate(fit)), "stagingPerThread", mebibytes(hostPerThread))
 	}
 	return fit, nil
+}
+
+// kernelNeeds is what the kernel's memory depends on beside the frames' geometry, the
+// threads and the features: the model (a VMAF v1 model's SpEED chroma and CAMBI take more
+// than VIF), and the backend's staging per thread and frames kept on its device
+// (backend.Staging).
+type kernelNeeds struct {
+	model         *vmaf.Model // nil: the default model
+	hostPerThread int64
+	inFlight      int
 }
 
 func mebibytes(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }

@@ -26,11 +26,11 @@ func TestThreadsCountStaging(t *testing.T) {
 		return &scorer{cfg: &scoreConfig{threads: 16}, env: func(k string) string { return env[k] }, log: klog.Background()}
 	}
 	const limit = 2 << 30
-	cpu, err := scorer(limit).threads(info, nil, 0)
+	cpu, err := scorer(limit).threads(info, nil, kernelNeeds{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gpu, err := scorer(limit).threads(info, nil, staging)
+	gpu, err := scorer(limit).threads(info, nil, kernelNeeds{hostPerThread: staging})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +47,49 @@ func TestThreadsCountStaging(t *testing.T) {
 	}
 
 	tight := (vmaf.MemoryEstimate(info, 1, nil) + staging/2) * 100 / memoryBudgetPercent
-	if _, err := scorer(tight).threads(info, nil, 0); err != nil {
+	if _, err := scorer(tight).threads(info, nil, kernelNeeds{}); err != nil {
 		t.Fatalf("one CPU thread under %d MiB: %v", tight>>20, err)
 	}
-	_, err = scorer(tight).threads(info, nil, staging)
+	_, err = scorer(tight).threads(info, nil, kernelNeeds{hostPerThread: staging})
 	if !errors.Is(err, vmaf.ErrMemoryLimit) || !strings.Contains(err.Error(), "GPU backend's staging") {
 		t.Errorf("one vulkan thread under %d MiB: %v, want ErrMemoryLimit naming the staging", tight>>20, err)
+	}
+}
+
+// TestThreadsCountTheModel: a VMAF v1 model (SpEED chroma's frames with their chroma,
+// CAMBI) and a device's frames in flight take more memory than the default model on the
+// CPU: under the same limit fewer threads fit, as many as vmaf.MemoryEstimateFor holds.
+func TestThreadsCountTheModel(t *testing.T) {
+	info := vmaf.VideoInfo{Width: 1920, Height: 1080, Format: vmaf.YUV444P10LE}
+	v1, err := vmaf.LoadModel("vmaf_v1.0.16_3d0h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{vmafxv1.EnvMemoryLimit: strconv.FormatInt(1<<30, 10), "GOMEMLIMIT": "off"}
+	s := &scorer{cfg: &scoreConfig{threads: 16}, env: func(k string) string { return env[k] }, log: klog.Background()}
+	budget := int64(1<<30) * memoryBudgetPercent / 100
+	fits := func(needs kernelNeeds) int {
+		for n := 16; n >= 1; n-- {
+			if vmaf.MemoryEstimateFor(info, n, nil, needs.model, needs.inFlight)+int64(n)*needs.hostPerThread <= budget {
+				return n
+			}
+		}
+		return 0
+	}
+	def, err := s.threads(info, nil, kernelNeeds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, needs := range map[string]kernelNeeds{
+		"v1":                  {model: v1},
+		"16 frames in flight": {inFlight: 16},
+	} {
+		got, err := s.threads(info, nil, needs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fits(needs); got != want || got >= def || want == 0 {
+			t.Errorf("%s: %d threads under 1 GiB, want %d (fewer than the default model's %d)", name, got, want, def)
+		}
 	}
 }

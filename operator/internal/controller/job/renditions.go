@@ -106,7 +106,14 @@ func renditionMemory(job *vmafxv1.VmafxJob) resource.Quantity {
 			features = append(features, vf)
 		}
 	}
-	return *resource.NewQuantity(workermemory.Rendition(info, decoded, features), resource.BinarySI)
+	// A built-in model's own needs (VMAF v1's SpEED chroma and CAMBI take more than
+	// VIF); a model from a registry is unknown until the worker loads it: counted as the
+	// default model, as the worker then fits its threads to the limit.
+	var model *vmaf.Model
+	if s.Model != "" && !s.Model.IsOCI() {
+		model, _ = vmaf.LoadModel(string(s.Model))
+	}
+	return *resource.NewQuantity(workermemory.Rendition(info, decoded, features, model), resource.BinarySI)
 }
 
 // addRenditionMemory raises the memory request and limit, where set, of a worker Pod

@@ -225,7 +225,7 @@ func TestRenditionsPodMemory(t *testing.T) {
 	// Encoded inputs: their geometry is unknown until the worker opens them, so each video
 	// beyond the first is sized as 1080p 8-bit 4:2:0 with the job's PSNR.
 	psnr := []vmaf.Feature{vmaf.FeaturePSNR}
-	hd := workermemory.Rendition(workermemory.Default1080p, workermemory.Default1080p, psnr)
+	hd := workermemory.Rendition(workermemory.Default1080p, workermemory.Default1080p, psnr, nil)
 	res := buildPod(job, 1, w).Spec.Containers[0].Resources
 	if got := res.Limits[corev1.ResourceMemory]; got.Value() != 2<<30+2*hd {
 		t.Errorf("limit %s for 3 videos, want 2Gi + 2 x %d MiB", got.String(), hd>>20)
@@ -242,9 +242,13 @@ func TestRenditionsPodMemory(t *testing.T) {
 	}
 
 	// The spec's geometry sizes them: raw 2160p 10-bit, 1080p scored at 10 bits, and
-	// 1080p references of encodes decoded at 2160p.
+	// 1080p references of encodes decoded at 2160p; so does a built-in v1 model.
 	uhd10 := vmaf.VideoInfo{Width: 3840, Height: 2160, Format: vmaf.YUV420P10LE}
 	hd10 := vmaf.VideoInfo{Width: 1920, Height: 1080, Format: vmaf.YUV420P10LE}
+	v1, err := vmaf.LoadModel("vmaf_v1.0.16_3d0h")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		set  func(*vmafxv1.VmafxJobSpec)
@@ -252,13 +256,15 @@ func TestRenditionsPodMemory(t *testing.T) {
 	}{
 		{"raw 2160p 10-bit", func(s *vmafxv1.VmafxJobSpec) {
 			s.Width, s.Height, s.PixelFormat = ptr.To[int32](3840), ptr.To[int32](2160), "yuv420p10le"
-		}, workermemory.Rendition(uhd10, uhd10, psnr)},
+		}, workermemory.Rendition(uhd10, uhd10, psnr, nil)},
 		{"1080p scored at 10 bits", func(s *vmafxv1.VmafxJobSpec) {
 			s.Width, s.Height, s.PixelFormat, s.ScoringBitDepth = ptr.To[int32](1920), ptr.To[int32](1080), "yuv420p", ptr.To[int32](10)
-		}, workermemory.Rendition(hd10, hd10, psnr)},
+		}, workermemory.Rendition(hd10, hd10, psnr, nil)},
 		{"2160p encodes of a 1080p reference", func(s *vmafxv1.VmafxJobSpec) {
 			s.Encode = &vmafxv1.EncodeParameters{Width: ptr.To[int32](3840), Height: ptr.To[int32](2160)}
-		}, workermemory.Rendition(workermemory.Default1080p, vmaf.VideoInfo{Width: 3840, Height: 2160, Format: vmaf.YUV420P}, psnr)},
+		}, workermemory.Rendition(workermemory.Default1080p, vmaf.VideoInfo{Width: 3840, Height: 2160, Format: vmaf.YUV420P}, psnr, nil)},
+		{"a VMAF v1 model", func(s *vmafxv1.VmafxJobSpec) { s.Model = "vmaf_v1.0.16_3d0h" },
+			workermemory.Rendition(workermemory.Default1080p, workermemory.Default1080p, psnr, v1)},
 	} {
 		job := renditionsJob()
 		tc.set(&job.Spec)
