@@ -1,7 +1,8 @@
 #!/bin/bash
 # What the workplace's GPU kit (run.sh) does not measure and issues 27 and 28 ask for, on the
-# same machine right after it: bash .gpu/run.sh; bash .gpu/extra.sh (hack/gpu/prepare.sh
-# puts this script in .gpu/). It reuses what run.sh left in /tmp (the unpacked binaries in
+# same machine after it: bash .gpu/run.sh, then bash .gpu/extra.sh, in one device call or
+# in a second one while the machine is held (hack/gpu/prepare.sh puts this script in
+# .gpu/). It reuses what run.sh left in /tmp (the unpacked binaries in
 # /tmp/gpux, libvmaf's CPU build, the 1080p clip pair) and appends to $OUT/summary.log,
 # about two and a half minutes, each step bounded, most important first:
 #   1. issue 28's threads: the kernel's frames/s, B/op and peak heap at 1080p on 1 thread
