@@ -30,9 +30,9 @@ func MemoryEstimate(info VideoInfo, threads int, features []Feature) int64 {
 
 // Beyond the default model (measured as above, 1280x720 at 1 and 3 threads): a VMAF v1
 // model's per-thread scratch (SpEED chroma, CAMBI, ADM without VIF) takes about 9 bytes a
-// pixel more than VIF's and ADM's, in 4:2:0 and 4:4:4 alike, and its frames carry their
-// chroma planes (SpEED reads them), 16 bits a sample; a five-frame motion window keeps
-// one frame pair more.
+// pixel more than VIF's and ADM's, in 4:2:0 and 4:4:4 alike (rounded up, as above), and
+// its frames carry their chroma planes (SpEED reads them), 16 bits a sample; a five-frame
+// motion window keeps one frame pair more.
 const v1ThreadBytesPerPixel = 12
 
 // MemoryEstimateFor is MemoryEstimate under model m (nil: the default model), with
@@ -52,13 +52,14 @@ func MemoryEstimateFor(info VideoInfo, threads int, features []Feature, m *Model
 	slots := int64(threads + 3)
 	pair := 4 * px // both pictures' luma, 16 bits a sample
 	if m != nil {
+		if m.speed != nil || m.cambi != nil {
+			est += int64(threads) * v1ThreadBytesPerPixel * px
+		}
 		if m.speed != nil {
-			est += int64(threads) * v1ThreadBytesPerPixel * px
 			cw, ch := info.Format.chromaSize(info.Width, info.Height)
-			pair += 2 * 2 * 2 * int64(cw) * int64(ch)
-			est += slots * 2 * 2 * 2 * int64(cw) * int64(ch)
-		} else if m.cambi != nil {
-			est += int64(threads) * v1ThreadBytesPerPixel * px
+			chroma := 8 * int64(cw) * int64(ch) // both pictures' two planes, 16 bits a sample
+			pair += chroma
+			est += slots * chroma
 		}
 		if lag := m.motion.minIndex(); lag > 1 {
 			est += int64(lag-1) * pair

@@ -239,9 +239,7 @@ func (s *scorer) renditions(ctx context.Context) ([]vmafxv1.WorkerRendition, err
 	}
 	defer ref.Close()
 	n := len(cfg.renditions)
-	needs := kernelNeeds{model: model}
-	needs.hostPerThread, needs.inFlight = backend.Staging(b, model, ref.Info(), cfg.encode)
-	threads, err := s.renditionThreads(ref, n, needs)
+	threads, err := s.renditionThreads(ref, n, needsOf(b, model, ref.Info(), cfg.encode))
 	if err != nil {
 		return nil, err
 	}

@@ -221,9 +221,7 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		}
 	}
 
-	needs := kernelNeeds{model: model}
-	needs.hostPerThread, needs.inFlight = backend.Staging(b, model, ri, cfg.encode)
-	threads, err := s.threads(ri, []*source.Input{ref, dist}, needs)
+	threads, err := s.threads(ri, []*source.Input{ref, dist}, needsOf(b, model, ri, cfg.encode))
 	if err != nil {
 		return nil, err
 	}
@@ -500,6 +498,14 @@ type kernelNeeds struct {
 	model         *vmaf.Model // nil: the default model
 	hostPerThread int64
 	inFlight      int
+}
+
+// needsOf is what scoring model m (the distorted video's encode enc) on b takes beside
+// frames of info.
+func needsOf(b backend.Backend, m *vmaf.Model, info vmaf.VideoInfo, enc vmaf.Encode) kernelNeeds {
+	n := kernelNeeds{model: m}
+	n.hostPerThread, n.inFlight = backend.Staging(b, m, info, enc)
+	return n
 }
 
 func mebibytes(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }
