@@ -99,6 +99,13 @@ deps: ## Install the Debian packages the tests and images need (ffmpeg, Vulkan l
 test: deps test-bins versitygw registry helm ## Unit and integration tests (builds kube-apiserver, etcd, versitygw, the registry and helm on first use; the Kueue test runs when Kueue is built: make test-kueue).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) VMAFX_VERSITYGW=$(VERSITYGW) VMAFX_REGISTRY=$(REGISTRY_BIN) VMAFX_HELM=$(HELM) $(if $(wildcard $(KUEUE)),VMAFX_KUEUE=$(KUEUE)) VMAFX_REQUIRE_INTEGRATION=1 VMAFX_REQUIRE_FFMPEG=1 VMAFX_REQUIRE_VULKAN=1 \
 	  $(GO) test -count=1 $(GO_PACKAGES)
+	$(GO) test -race -count=1 -run '$(RACE_TESTS)' $(RACE_PACKAGES)
+
+# The tests of what runs on two goroutines at once, again under the race detector: a
+# race there gives wrong scores or thumbnails only now and then, which the plain run
+# cannot be relied on to show (about a minute, most of it the race build).
+RACE_TESTS := AtOnce$$
+RACE_PACKAGES := ./vmaf/ ./worker/internal/align/ ./worker/internal/command/
 
 # Building Kueue takes 10 minutes on 2 idle cores (26 on a loaded machine), too long for every cold CI run: make
 # test runs test/integration/kueue when Kueue is already built, and this target builds it
@@ -111,6 +118,7 @@ test-kueue: test-bins kueue ## The fair-sharing test against a real Kueue (build
 .PHONY: test-unit
 test-unit: ## Unit tests only (integration packages skip without KUBEBUILDER_ASSETS).
 	$(GO) test -count=1 $(GO_PACKAGES)
+	$(GO) test -race -count=1 -run '$(RACE_TESTS)' $(RACE_PACKAGES)
 
 .PHONY: test-bins
 test-bins: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd ## Build kube-apiserver and etcd from module sources, cached by version.

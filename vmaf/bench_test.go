@@ -2,6 +2,7 @@ package vmaf
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -241,4 +242,99 @@ func benchScore(b *testing.B, refP, distP [][]uint16, w, h, frames int, opts Opt
 	// is negligible): on a loaded machine the steadier figure.
 	b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/frame")
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
+}
+
+// loopReader yields buf over and over, n bytes in all: raw frames at the speed
+// of a copy, as a file in the page cache reads.
+type loopReader struct {
+	buf []byte
+	off int
+	n   int
+}
+
+func (l *loopReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, io.EOF
+	}
+	p = p[:min(len(p), l.n)]
+	k := 0
+	for k < len(p) {
+		c := copy(p[k:], l.buf[l.off:])
+		k += c
+		l.off = (l.off + c) % len(l.buf)
+	}
+	l.n -= k
+	return k, nil
+}
+
+// BenchmarkReadPair times the one serial step of a Score run, reading and
+// converting each frame pair, alone: raw 8-bit 4:2:0 from memory, luma only
+// as vmaf_v0.6.1 reads it. serial reads the two sides in turn on one
+// goroutine, as Score did; pair is Score's readPair, the distorted side on a
+// goroutine of its own. pairs/s is the most frames/s any thread count can
+// score: BenchmarkScoreScaling's figure at a whole node's threads must stay
+// below it.
+func BenchmarkReadPair(b *testing.B) {
+	const frames = 64
+	for _, sz := range []struct {
+		w, h int
+		pf   PixelFormat
+	}{{1920, 1080, YUV420P}, {1920, 1080, YUV420P10LE}, {3840, 2160, YUV420P}} {
+		frameBytes := sz.pf.FrameBytes(sz.w, sz.h)
+		var ref, dist []byte
+		for _, mode := range []string{"serial", "pair"} {
+			b.Run(fmt.Sprintf("%dx%d/%v/%s", sz.w, sz.h, sz.pf, mode), func(b *testing.B) {
+				if ref == nil {
+					rp, dp := synthPair(sz.w, sz.h, 2)
+					ref, dist = rawFrames(rp, sz.w, sz.h, sz.pf), rawFrames(dp, sz.w, sz.h, sz.pf)
+				}
+				b.SetBytes(int64(2 * frames * frameBytes))
+				for b.Loop() {
+					r, _ := OpenRaw(&loopReader{buf: ref, n: frames * frameBytes}, sz.w, sz.h, sz.pf)
+					d, _ := OpenRaw(&loopReader{buf: dist, n: frames * frameBytes}, sz.w, sz.h, sz.pf)
+					p := &pipeline{ref: r, dist: d}
+					var fr, fd Frame
+					n := 0
+					if mode == "serial" {
+						for r.ReadFrame(&fr) == nil && d.ReadFrame(&fd) == nil {
+							n++
+						}
+					} else {
+						stop := p.readDistorted()
+						for p.readPair(&fr, &fd) == nil {
+							n++
+						}
+						stop()
+					}
+					if n != frames {
+						b.Fatalf("read %d pairs, want %d", n, frames)
+					}
+				}
+				b.ReportMetric(float64(b.N*frames)/b.Elapsed().Seconds(), "pairs/s")
+			})
+		}
+	}
+}
+
+// rawFrames lays 8-bit luma planes out as raw frames of pf (4:2:0, 8 or more
+// bits, the samples scaled to the depth) with mid-grey chroma.
+func rawFrames(planes [][]uint16, w, h int, pf PixelFormat) []byte {
+	frameBytes, shift := pf.FrameBytes(w, h), pf.BitDepth()-8
+	out := make([]byte, 0, len(planes)*frameBytes)
+	for _, p := range planes {
+		for _, v := range p {
+			if shift == 0 {
+				out = append(out, byte(v))
+			} else {
+				out = binary.LittleEndian.AppendUint16(out, v<<shift)
+			}
+		}
+		for len(out)%frameBytes != 0 {
+			out = append(out, 128)
+			if shift > 0 {
+				out = append(out, 0)
+			}
+		}
+	}
+	return out
 }

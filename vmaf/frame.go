@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unsafe"
 )
 
 // maxDimension bounds frame width and height so that a corrupt header cannot
@@ -124,8 +125,25 @@ func toSamples(dst []uint16, src []byte, n, bitDepth int) []uint16 {
 		return dst
 	}
 	src = src[:2*n]
+	if littleEndian {
+		// Little-endian words are the samples' own layout: one copy.
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), 2*n), src)
+		return dst
+	}
+	wordsLE(dst, src)
+	return dst
+}
+
+// wordsLE sets dst[i] to the little-endian word at src[2i], on any machine.
+func wordsLE(dst []uint16, src []byte) {
 	for i := range dst {
 		dst[i] = uint16(src[2*i]) | uint16(src[2*i+1])<<8
 	}
-	return dst
 }
+
+// littleEndian is whether this machine stores a uint16's low byte first, as
+// high-bit-depth raw video does.
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()

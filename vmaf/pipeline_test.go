@@ -3,8 +3,10 @@ package vmaf
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // TestY4MEndToEnd wraps a 10-bit reference pair in Y4M and checks the scores
@@ -151,6 +153,59 @@ func TestScoreSizes(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// meeting is a FrameSource whose every read waits until the other side's
+// read of the same frame has begun: it completes only when the two sides are
+// read at once.
+type meeting struct {
+	FrameSource
+	here, there chan struct{}
+}
+
+func (m *meeting) ReadFrame(f *Frame) error {
+	m.here <- struct{}{}
+	select {
+	case <-m.there:
+	case <-time.After(10 * time.Second):
+		return errors.New("the other side was not read at the same time")
+	}
+	return m.FrameSource.ReadFrame(f)
+}
+
+// TestScoreReadsBothSidesAtOnce checks that Score reads the reference and the
+// distorted side at the same time (readDistorted), at every thread count and
+// with frames skipped at the start, and that the scores are those of reading
+// them in turn.
+func TestScoreReadsBothSidesAtOnce(t *testing.T) {
+	const w, h, n = 176, 144, 5
+	refB, distB := synthClip(w, h, YUV420P, n)
+	open := func() (FrameSource, FrameSource) {
+		r, _ := OpenRaw(bytes.NewReader(refB), w, h, YUV420P)
+		d, _ := OpenRaw(bytes.NewReader(distB), w, h, YUV420P)
+		return r, d
+	}
+	for _, opts := range []Options{{Threads: 1}, {Threads: 3}, {Threads: 2, Start: 2}} {
+		r, d := open()
+		want, err := Score(context.Background(), r, d, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, d = open()
+		a, b := make(chan struct{}, 1), make(chan struct{}, 1)
+		got, err := Score(context.Background(), &meeting{r, a, b}, &meeting{d, b, a}, opts)
+		if err != nil {
+			t.Fatalf("threads %d, start %d: %v", opts.Threads, opts.Start, err)
+		}
+		if len(got.Frames) != n-opts.Start {
+			t.Fatalf("threads %d, start %d: %d frames, want %d", opts.Threads, opts.Start, len(got.Frames), n-opts.Start)
+		}
+		for i, f := range got.Frames {
+			if f != want.Frames[i] {
+				t.Errorf("threads %d, start %d: frame %d: %+v, want %+v", opts.Threads, opts.Start, f.Index, f, want.Frames[i])
+			}
 		}
 	}
 }

@@ -6,8 +6,10 @@ import (
 )
 
 // FuzzToSamples compares toSamples (whose 8-bit widening takes AVX2 where
-// the processor has it) with the byte-by-byte conversion, at 8, 10 and 12
-// bits and lengths on either side of the vector's 32.
+// the processor has it, and whose words are one copy on a little-endian
+// machine) and wordsLE (the words of a big-endian one) with the byte-by-byte
+// conversion, at 8, 10 and 12 bits and lengths on either side of the
+// vector's 32.
 func FuzzToSamples(f *testing.F) {
 	f.Add(uint64(1), uint16(0), uint8(8))
 	f.Add(uint64(2), uint16(31), uint8(8))
@@ -30,6 +32,11 @@ func FuzzToSamples(f *testing.F) {
 			src[i] = byte(rng.Uint32())
 		}
 		got := toSamples(nil, src, int(n), b)
+		var words []uint16 // the conversion of a big-endian machine
+		if b > 8 {
+			words = make([]uint16, n)
+			wordsLE(words, src)
+		}
 		for i := range int(n) {
 			want := uint16(src[i])
 			if b > 8 {
@@ -37,6 +44,9 @@ func FuzzToSamples(f *testing.F) {
 			}
 			if got[i] != want {
 				t.Fatalf("n %d, %d-bit: sample %d is %d, want %d", n, b, i, got[i], want)
+			}
+			if words != nil && words[i] != want {
+				t.Fatalf("n %d, %d-bit, word by word: sample %d is %d, want %d", n, b, i, words[i], want)
 			}
 		}
 	})

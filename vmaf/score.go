@@ -121,7 +121,9 @@ type worker struct {
 }
 
 // Score computes VMAF between a reference and a distorted source, frame by
-// frame, on a bounded pool of goroutines. Both sources must have the same
+// frame, on a bounded pool of goroutines. It reads the two sources at the
+// same time, each from one goroutine at a time: two sources that share state
+// must guard it, and one source may not be given as both. Both sources must have the same
 // size and bit depth (else ErrSizeMismatch) and the same number of frames
 // (else ErrFrameCountMismatch); an empty range is ErrNoFrames. Reader errors
 // are returned wrapped, prefixed with the input they came from.
@@ -223,6 +225,10 @@ type pipeline struct {
 	format    PixelFormat
 	mo        motionOptions
 	readErr   error
+	// distReq and distDone hand the distorted side's frames to the goroutine
+	// that reads them (readDistorted) and its errors back.
+	distReq  chan *Frame
+	distDone chan error
 }
 
 // run streams the frame pairs through threads workers and returns the
@@ -360,9 +366,11 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 // first error in p.readErr and closes jobs when done.
 func (p *pipeline) produce(free <-chan *slot, jobs chan<- *slot) {
 	defer close(jobs)
-	var skip Frame
+	stop := p.readDistorted()
+	defer stop()
+	var skipR, skipD Frame
 	for i := 0; i < p.opts.Start; i++ {
-		if err := p.readPair(&skip, &skip); err != nil {
+		if err := p.readPair(&skipR, &skipD); err != nil {
 			if errors.Is(err, io.EOF) {
 				err = ErrNoFrames
 			}
@@ -399,14 +407,33 @@ func (p *pipeline) produce(free <-chan *slot, jobs chan<- *slot) {
 	}
 }
 
-// readPair reads one frame from each input. It returns io.EOF when both end
-// together and ErrFrameCountMismatch when only one does.
+// readDistorted starts the goroutine that reads the distorted input while
+// the producer reads the reference, and returns what ends it. Reading and
+// converting a frame pair is the one serial step of a run: one goroutine
+// reading both sides in turn caps a 1080p run at what one core reads, which
+// a whole node's workers reach. Two halve that step.
+func (p *pipeline) readDistorted() (stop func()) {
+	p.distReq, p.distDone = make(chan *Frame), make(chan error)
+	go func() {
+		for f := range p.distReq {
+			p.distDone <- p.dist.ReadFrame(f)
+		}
+	}()
+	return func() { close(p.distReq) }
+}
+
+// readPair reads one frame from each input, the two at once (readDistorted).
+// It returns io.EOF when both end together and ErrFrameCountMismatch when
+// only one does.
 func (p *pipeline) readPair(r, d *Frame) error {
+	p.distReq <- d
 	errR := p.ref.ReadFrame(r)
+	// Always wait for the distorted side: d is the slot's, and the next read
+	// must not start before this one ends.
+	errD := <-p.distDone
 	if errR != nil && !errors.Is(errR, io.EOF) {
 		return fmt.Errorf("reference: %w", errR)
 	}
-	errD := p.dist.ReadFrame(d)
 	if errD != nil && !errors.Is(errD, io.EOF) {
 		return fmt.Errorf("distorted: %w", errD)
 	}

@@ -61,7 +61,7 @@ type Recorder struct {
 	limits [2]int // frames kept per side
 	window int
 	thumbs [2][][]float32
-	sums   []uint64 // one thumbnail row's block sums, reused
+	sums   [2][]uint64 // one thumbnail row's block sums per side, reused: the sides are read at once
 
 	bg *early // set by Wrap
 }
@@ -88,7 +88,8 @@ func NewRecorder(info vmaf.VideoInfo, window int) *Recorder {
 }
 
 // Wrap returns src, recording the thumbnails of its first frames as they are read, for
-// side 0 (reference) or 1 (distorted). Each side must be read by one goroutine at a time.
+// side 0 (reference) or 1 (distorted). Each side must be read by one goroutine at a time;
+// the two may be read at once, as the kernel does.
 func (r *Recorder) Wrap(side int, src vmaf.FrameSource) vmaf.FrameSource {
 	if r.bg == nil {
 		r.bg = &early{}
@@ -205,10 +206,10 @@ func (r *Recorder) add(side int, f *vmaf.Frame) {
 	if f.BitDepth > 8 {
 		scale /= float64(int(1) << (f.BitDepth - 8))
 	}
-	if len(r.sums) < tw {
-		r.sums = make([]uint64, tw)
+	if len(r.sums[side]) < tw {
+		r.sums[side] = make([]uint64, tw)
 	}
-	sums := r.sums[:tw]
+	sums := r.sums[side][:tw]
 	packed := packedSums(b, f.BitDepth)
 	for ty := range th {
 		clear(sums)

@@ -165,6 +165,41 @@ func TestWrap(t *testing.T) {
 	}
 }
 
+// TestWrapSidesAtOnce reads the two wrapped sides from two goroutines at once, as the
+// kernel does, and wants the thumbnails of reading them in turn. Under the race detector
+// (make test runs it there) it also fails when the sides share scratch.
+func TestWrapSidesAtOnce(t *testing.T) {
+	ref, dist := clip(t, "p01_ref.yuv"), clip(t, "p01_dist.yuv")
+	info := vmaf.VideoInfo{Width: 176, Height: 144, Format: vmaf.YUV420P}
+	want := NewRecorder(info, DefaultWindow)
+	if err := want.Read(&frames{f: ref}, &frames{f: dist}); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		r := NewRecorder(info, DefaultWindow)
+		sides := [2]vmaf.FrameSource{r.Wrap(0, &frames{f: ref}), r.Wrap(1, &frames{f: dist})}
+		done := make(chan struct{})
+		for _, src := range sides {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				var f vmaf.Frame
+				for src.ReadFrame(&f) == nil {
+				}
+			}()
+		}
+		<-done
+		<-done
+		for side := range 2 {
+			if !slices.EqualFunc(r.thumbs[side], want.thumbs[side], slices.Equal) {
+				t.Fatalf("side %d: the thumbnails differ from those of reading the sides in turn", side)
+			}
+		}
+		if got := r.Result(); got != want.Search() {
+			t.Fatalf("Result %+v, want %+v", got, want.Search())
+		}
+	}
+}
+
 // A scoring that stops before a side is complete still gets a search of what was
 // recorded.
 func TestResultIncomplete(t *testing.T) {

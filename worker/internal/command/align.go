@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 
 	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/internal/source"
@@ -32,9 +33,11 @@ func (s *skipped) ReadFrame(f *vmaf.Frame) error {
 
 // shortest pairs two sources frame by frame and ends both when either ends,
 // so that inputs of different lengths are scored over their common frames.
-// Whichever side is read first reads a frame of the other side ahead; the
-// kernel reads the two sides in turn, one frame each.
+// Whichever side is read first reads a frame of the other side ahead. The
+// kernel reads the two sides at once, one frame each: mu makes them take
+// turns, as the two sides share everything here.
 type shortest struct {
+	mu      sync.Mutex
 	src     [2]vmaf.FrameSource
 	ahead   [2]vmaf.Frame
 	have    [2]bool
@@ -57,6 +60,8 @@ func (s side) Info() vmaf.VideoInfo { return s.p.src[s.i].Info() }
 
 func (s side) ReadFrame(f *vmaf.Frame) error {
 	p, i, o := s.p, s.i, 1-s.i
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err := p.pending[i]; err != nil {
 		return err
 	}

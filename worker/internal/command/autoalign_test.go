@@ -408,3 +408,34 @@ func TestDecimated(t *testing.T) {
 		}
 	}
 }
+
+// TestShortestSidesAtOnce reads the two sides of a shortest pairing from two goroutines,
+// a frame of each at a time as the kernel does, and wants every common frame paired with
+// its own and both sides ended together. Under the race detector (make test runs it
+// there) it also fails when the sides' shared state is not guarded.
+func TestShortestSidesAtOnce(t *testing.T) {
+	for _, tc := range []struct{ ref, dist int }{{5, 7}, {7, 5}, {6, 6}, {0, 3}} {
+		for range 20 {
+			rs, ds := pairShortest(&numbered{n: tc.ref}, &numbered{n: tc.dist})
+			want := min(tc.ref, tc.dist)
+			var fr, fd vmaf.Frame
+			for i := 0; ; i++ {
+				errD := make(chan error)
+				go func() { errD <- ds.ReadFrame(&fd) }()
+				er, ed := rs.ReadFrame(&fr), <-errD
+				if i == want {
+					if !errors.Is(er, io.EOF) || !errors.Is(ed, io.EOF) {
+						t.Fatalf("%d and %d frames: after %d frames, errors %v and %v, want both io.EOF", tc.ref, tc.dist, i, er, ed)
+					}
+					break
+				}
+				if er != nil || ed != nil {
+					t.Fatalf("%d and %d frames: frame %d: errors %v and %v", tc.ref, tc.dist, i, er, ed)
+				}
+				if fr.Y[0] != uint16(i) || fd.Y[0] != uint16(i) {
+					t.Fatalf("%d and %d frames: frame %d paired %d with %d", tc.ref, tc.dist, i, fr.Y[0], fd.Y[0])
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package command
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/worker/internal/align"
+	"github.com/vmafx/vmafx/worker/internal/worstframes"
+)
+
+// BenchmarkReadSide times what a plain score does to each input before the kernel's
+// threads see a frame, one side at a time: reading a raw 8-bit 4:2:0 file from the page
+// cache and converting its luma (raw), and on the reference the scene histogram, with the
+// alignment check's thumbnails on both (which a long input takes of its first frames
+// only). The kernel reads the two sides at once, so the slower side's ms/frame bounds
+// the frames/s of any thread count; read in turn, as before, their sum did.
+func BenchmarkReadSide(b *testing.B) {
+	const frames = 32
+	dir := b.TempDir() // the sub-benchmarks' own are removed between their runs
+	for _, sz := range []struct{ w, h int }{{1920, 1080}, {3840, 2160}} {
+		info := vmaf.VideoInfo{Width: sz.w, Height: sz.h, Format: vmaf.YUV420P}
+		var path string
+		for _, side := range []string{"raw", "reference", "distorted"} {
+			b.Run(fmt.Sprintf("%dx%d/%s", sz.w, sz.h, side), func(b *testing.B) {
+				if path == "" {
+					path = writeRawClip(b, filepath.Join(dir, fmt.Sprintf("%dx%d.yuv", sz.w, sz.h)), info, frames)
+				}
+				for b.Loop() {
+					f, err := os.Open(path)
+					if err != nil {
+						b.Fatal(err)
+					}
+					raw, err := vmaf.OpenRaw(bufio.NewReaderSize(f, 1<<16), sz.w, sz.h, vmaf.YUV420P)
+					if err != nil {
+						b.Fatal(err)
+					}
+					rec := align.NewRecorder(info, align.DefaultWindow)
+					var src vmaf.FrameSource = raw
+					switch side {
+					case "reference":
+						src = worstframes.NewCuts(rec.Wrap(0, raw))
+					case "distorted":
+						src = rec.Wrap(1, raw)
+					}
+					var fr vmaf.Frame
+					n := 0
+					for ; ; n++ {
+						if err := src.ReadFrame(&fr); err != nil {
+							if !errors.Is(err, io.EOF) {
+								b.Fatal(err)
+							}
+							break
+						}
+					}
+					f.Close()
+					if n != frames {
+						b.Fatalf("read %d frames, want %d", n, frames)
+					}
+				}
+				b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N*frames), "ms/frame")
+			})
+		}
+	}
+}
+
+// writeRawClip writes frames raw frames of info, noise over a gradient, to path and
+// returns it; the file is in the page cache when the benchmark reads it.
+func writeRawClip(b *testing.B, path string, info vmaf.VideoInfo, frames int) string {
+	b.Helper()
+	rng := rand.New(rand.NewPCG(3, 4))
+	frame := make([]byte, info.Format.FrameBytes(info.Width, info.Height))
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	for i := range frames {
+		for j := range frame {
+			frame[j] = byte(j%info.Width/8 + i + rng.IntN(16))
+		}
+		if _, err := f.Write(frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return path
+}
