@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestY4MEndToEnd wraps a 10-bit reference pair in Y4M and checks the scores
@@ -206,6 +209,99 @@ func TestScoreReadsBothSidesAtOnce(t *testing.T) {
 			if f != want.Frames[i] {
 				t.Errorf("threads %d, start %d: frame %d: %+v, want %+v", opts.Threads, opts.Start, f.Index, f, want.Frames[i])
 			}
+		}
+	}
+}
+
+// readCount counts a source's frames, notes where the first frame's luma
+// lives (the slot it was read into) and closes reached once at frames are read.
+type readCount struct {
+	FrameSource
+	n       atomic.Int64
+	first   atomic.Pointer[uint16]
+	at      int64
+	reached chan struct{}
+}
+
+func (c *readCount) ReadFrame(f *Frame) error {
+	err := c.FrameSource.ReadFrame(f)
+	if err == nil {
+		n := c.n.Add(1)
+		if n == 1 {
+			c.first.Store(&f.Y[0])
+		}
+		if n == c.at {
+			close(c.reached)
+		}
+	}
+	return err
+}
+
+// straggler is an Offload that computes nothing (the CPU does it all) but holds
+// the first frame's VIF until the reference has been read up to ref.at.
+type straggler struct {
+	ref  *readCount
+	held atomic.Bool
+}
+
+func (o *straggler) NewWorker(cfg OffloadConfig) (OffloadWorker, error) {
+	return stragglerWorker{o, cfg}, nil
+}
+
+type stragglerWorker struct {
+	o   *straggler
+	cfg OffloadConfig
+}
+
+func (w stragglerWorker) MotionSAD(prev, cur []uint16) (uint64, error) {
+	return MotionSAD(prev, cur, w.cfg.Width, w.cfg.Height, w.cfg.BitDepth), nil
+}
+
+func (w stragglerWorker) VIF(ref, dis []uint16) ([4]VIFSums, bool, error) {
+	if &ref[0] == w.o.ref.first.Load() && w.o.held.CompareAndSwap(false, true) {
+		select {
+		case <-w.o.ref.reached:
+		case <-time.After(10 * time.Second):
+			return [4]VIFSums{}, false, fmt.Errorf("frame 0 held: the reader stopped at frame %d", w.o.ref.n.Load())
+		}
+	}
+	return [4]VIFSums{}, false, nil
+}
+
+func (w stragglerWorker) ADM(ref, dis []uint16) (*ADMRows, bool, error) { return nil, false, nil }
+
+func (w stragglerWorker) Close() {}
+
+// TestSlowFrameHoldsOnlyItsSlots holds the first frame's scoring until the
+// reader is 24 frames further, far more than Score's frame slots: the other
+// threads must go on scoring (a slot goes back when its frame and the one
+// whose motion reads it are done, not when every frame before it is), and the
+// scores must be those of a run where no frame waits.
+func TestSlowFrameHoldsOnlyItsSlots(t *testing.T) {
+	const w, h, frames = 176, 144, 40
+	refP, distP := synthPair(w, h, 4)
+	info := VideoInfo{Width: w, Height: h, Format: YUV420P}
+	// One frame's motion reads the frame before, or two before with the
+	// five-frame window: the slot waits for that frame too.
+	five := motionOptions{blendFactor: 1, blendOffset: 40, fpsWeight: 1, fiveFrame: true}
+	for _, mo := range []*motionOptions{nil, &five} {
+		want, err := Score(context.Background(), &memSource{info: info, planes: refP, n: frames},
+			&memSource{info: info, planes: distP, n: frames}, Options{Threads: 3, motion: mo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := &readCount{FrameSource: &memSource{info: info, planes: refP, n: frames}, at: 24, reached: make(chan struct{})}
+		slow := &straggler{ref: ref}
+		opts := Options{Threads: 3, motion: mo, Offload: slow}
+		got, err := Score(context.Background(), ref, &memSource{info: info, planes: distP, n: frames}, opts)
+		if err != nil {
+			t.Fatalf("five-frame window %v: %v", mo != nil, err)
+		}
+		if !slow.held.Load() {
+			t.Fatalf("five-frame window %v: the first frame was not held", mo != nil)
+		}
+		if diff := cmp.Diff(want.Frames, got.Frames); diff != "" {
+			t.Errorf("five-frame window %v: frames differ from a run where none waits (-want +got):\n%s", mo != nil, diff)
 		}
 	}
 }

@@ -99,6 +99,9 @@ type slot struct {
 	score FrameScore
 	sad   uint64
 	err   error // an Offload failure
+	// waits is the number of frames yet to finish that read the slot: its
+	// own and the one whose prev it is. The collector alone counts it down.
+	waits int
 	// sums are the slot's motion, VIF and ADM integers from a
 	// FrameOffloader; nil when the worker computes them one by one.
 	sums *OffloadSums
@@ -234,8 +237,8 @@ type pipeline struct {
 // run streams the frame pairs through threads workers and returns the
 // scored frames and every frame's motion score, in order.
 func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
-	// The collector holds the last lag consumed slots, which the next
-	// frames' motion reads; the rest keep threads busy as before.
+	// Up to lag finished slots wait for the frame whose motion reads them;
+	// the rest keep threads busy as before.
 	lag := p.mo.minIndex()
 	// A FrameOffload's workers keep frames in flight: the slots they hold
 	// come on top.
@@ -319,10 +322,24 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 		close(results)
 	}()
 
-	// Collect in order; ring holds out-of-order results.
-	ring := make([]*slot, nSlots)
+	// A slot is read by its own frame and, for motion, by the frame lag after
+	// it (the producer counts them in waits): it goes back to the producer as
+	// soon as both are done, whatever the frames between. Handing slots back in
+	// frame order held every slot behind the slowest frame in flight, and on a
+	// node's threads one slow frame left others without work. The results are
+	// put in order apart from the slots.
+	release := func(s *slot) {
+		if s.waits--; s.waits == 0 {
+			free <- s
+		}
+	}
+	type done struct {
+		sad   uint64
+		score FrameScore
+		full  bool
+	}
+	waiting := make(map[int]done, nSlots) // finished frames ahead of next
 	next := 0
-	held := make([]*slot, 0, lag+1) // consumed slots still read, oldest first
 	var frames []FrameScore
 	var sads []float64
 	var offErr error
@@ -331,21 +348,22 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			offErr = s.err
 			p.cancel()
 		}
-		ring[s.idx%nSlots] = s
-		for ring[next%nSlots] != nil && ring[next%nSlots].idx == next {
-			cur := ring[next%nSlots]
-			ring[next%nSlots] = nil
-			sads = append(sads, motionScore(cur.sad, p.w, p.h, p.mo))
-			if cur.full {
-				frames = append(frames, cur.score)
+		waiting[s.idx] = done{sad: s.sad, score: s.score, full: s.full}
+		// Once released a slot may be refilled at once: read it first.
+		prev := s.prev
+		release(s)
+		if prev != nil {
+			release(prev)
+		}
+		for {
+			d, ok := waiting[next]
+			if !ok {
+				break
 			}
-			// The next lag frames compare with the last lag consumed
-			// (cur among them); the slot before those is read by no
-			// frame to come.
-			held = append(held, cur)
-			if len(held) > lag {
-				free <- held[0]
-				held = append(held[:0], held[1:]...)
+			delete(waiting, next)
+			sads = append(sads, motionScore(d.sad, p.w, p.h, p.mo))
+			if d.full {
+				frames = append(frames, d.score)
 			}
 			next++
 		}
@@ -395,7 +413,11 @@ func (p *pipeline) produce(free <-chan *slot, jobs chan<- *slot) {
 			}
 			return
 		}
-		s.idx, s.prev = idx, nil
+		// The slot's own frame reads it, and the frame lag after it, if one comes.
+		s.idx, s.prev, s.waits = idx, nil, 1
+		if lag > 0 {
+			s.waits++
+		}
 		if len(recent) == lag {
 			s.prev = recent[0]
 			recent = append(recent[:0], recent[1:]...)
