@@ -43,6 +43,10 @@ for model in sorted({k[0] for k in fps}):
         s=statistics.median(many)/(n*statistics.median(one))
         print(f"{model}: {statistics.median(one):.2f} fps on 1 thread, {statistics.median(many):.1f} on {n}: {s:.3f} of {n} times one (target at least 0.9); B/op {min(mem[(model,1)])/1e6:.0f} MB on 1, {min(mem[(model,n)])/1e6:.0f} MB on {n}")
 PY
+# The one serial step of a run, reading both inputs: the most frames/s any thread count
+# can score (docs/benchmarks.md, "Threads and the serial step").
+( cd vmaf && timeout 60 $X/vmaf.test -test.run '^$' -test.bench 'ReadPair' -test.count 3 > "$OUT/bench_readpair.log" 2>&1 )
+grep -E '^Benchmark' "$OUT/bench_readpair.log" | sed -E 's/ +/ /g'
 fi
 
 if step 2; then
