@@ -23,6 +23,9 @@ type memSource struct {
 	planes   [][]uint16
 	n, pos   int
 	noChroma bool
+	// u and v are each plane's chroma, made on its first use: made per frame,
+	// they cost a benchmark's reader more than scoring costs a thread.
+	u, v [][]uint16
 }
 
 func (m *memSource) Info() VideoInfo { return m.info }
@@ -31,7 +34,8 @@ func (m *memSource) ReadFrame(f *Frame) error {
 	if m.pos >= m.n {
 		return io.EOF
 	}
-	p := m.planes[m.pos%len(m.planes)]
+	k := m.pos % len(m.planes)
+	p := m.planes[k]
 	m.pos++
 	w, h := m.info.Width, m.info.Height
 	f.Width, f.Height, f.BitDepth = w, h, m.info.Format.BitDepth()
@@ -42,17 +46,20 @@ func (m *memSource) ReadFrame(f *Frame) error {
 		return nil
 	}
 	f.ChromaWidth, f.ChromaHeight = cw, ch
-	if cap(f.U) < cw*ch || cap(f.V) < cw*ch {
-		f.U, f.V = make([]uint16, 0, cw*ch), make([]uint16, 0, cw*ch)
+	if m.u == nil {
+		m.u, m.v = make([][]uint16, len(m.planes)), make([][]uint16, len(m.planes))
 	}
-	sx, sy := (w+cw-1)/cw, (h+ch-1)/ch
-	for y := 0; y < ch; y++ {
-		for x := 0; x < cw; x++ {
-			v := p[y*sy*w+x*sx]
-			f.U = append(f.U, v)
-			f.V = append(f.V, v^1)
+	if m.u[k] == nil {
+		sx, sy := (w+cw-1)/cw, (h+ch-1)/ch
+		for y := 0; y < ch; y++ {
+			for x := 0; x < cw; x++ {
+				v := p[y*sy*w+x*sx]
+				m.u[k] = append(m.u[k], v)
+				m.v[k] = append(m.v[k], v^1)
+			}
 		}
 	}
+	f.U, f.V = append(f.U[:0], m.u[k]...), append(f.V[:0], m.v[k]...)
 	return nil
 }
 
