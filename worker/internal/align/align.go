@@ -252,8 +252,9 @@ func addPlain(row []uint16, b int, sums []uint64) {
 }
 
 // addPacked adds each b-sample block of row, four samples a word, to its sum's 16-bit
-// lanes (packedSums says when they cannot carry into each other). Blocks of 8 and 12
-// samples (720p and 1080p thumbnails) have loops of their own, without an inner loop.
+// lanes (packedSums says when they cannot carry into each other). Blocks of 8, 12, 16 and
+// 24 samples (720p, 1080p, 1440p and 4K thumbnails) have loops of their own, without an
+// inner loop.
 //
 //go:noinline
 func addPacked(row []uint16, b int, sums []uint64) {
@@ -272,6 +273,19 @@ func addPacked(row []uint16, b int, sums []uint64) {
 		for tx := range sums {
 			blk := bs[24*tx : 24*tx+24]
 			sums[tx] += le.Uint64(blk) + le.Uint64(blk[8:]) + le.Uint64(blk[16:])
+		}
+	case 16:
+		bs = bs[:32*len(sums)]
+		for tx := range sums {
+			blk := bs[32*tx : 32*tx+32]
+			sums[tx] += le.Uint64(blk) + le.Uint64(blk[8:]) + le.Uint64(blk[16:]) + le.Uint64(blk[24:])
+		}
+	case 24:
+		bs = bs[:48*len(sums)]
+		for tx := range sums {
+			blk := bs[48*tx : 48*tx+48]
+			sums[tx] += le.Uint64(blk) + le.Uint64(blk[8:]) + le.Uint64(blk[16:]) +
+				le.Uint64(blk[24:]) + le.Uint64(blk[32:]) + le.Uint64(blk[40:])
 		}
 	default:
 		for tx := range sums {

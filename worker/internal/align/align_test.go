@@ -346,7 +346,7 @@ func thumbnailRef(r *Recorder, f *vmaf.Frame) []float32 {
 // noise, for block sizes that are and are not a multiple of 4.
 func TestThumbnailPackedSums(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	for _, sz := range [][2]int{{1280, 720}, {1920, 1080}, {3840, 2160}, {161, 90}, {1000, 100}, {50, 40}} {
+	for _, sz := range [][2]int{{1280, 720}, {1920, 1080}, {2560, 1440}, {3840, 2160}, {161, 90}, {1000, 100}, {50, 40}} {
 		for _, depth := range []int{8, 10, 12, 16} {
 			for _, kind := range []string{"max", "noise"} {
 				w, h := sz[0], sz[1]
