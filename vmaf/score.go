@@ -333,12 +333,16 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			free <- s
 		}
 	}
+	// waiting holds the finished frames from next on, frame i at i modulo its
+	// length: a ring of the slots' size, grown only when one frame is held
+	// while more than that many after it finish. It allocates nothing a frame.
 	type done struct {
 		sad   uint64
 		score FrameScore
 		full  bool
+		ok    bool
 	}
-	waiting := make(map[int]done, nSlots) // finished frames ahead of next
+	waiting := make([]done, nSlots)
 	next := 0
 	var frames []FrameScore
 	var sads []float64
@@ -348,23 +352,26 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			offErr = s.err
 			p.cancel()
 		}
-		waiting[s.idx] = done{sad: s.sad, score: s.score, full: s.full}
+		if s.idx-next >= len(waiting) {
+			grown := make([]done, max(2*len(waiting), s.idx-next+1))
+			for i := next; i < next+len(waiting); i++ {
+				grown[i%len(grown)] = waiting[i%len(waiting)]
+			}
+			waiting = grown
+		}
+		waiting[s.idx%len(waiting)] = done{sad: s.sad, score: s.score, full: s.full, ok: true}
 		// Once released a slot may be refilled at once: read it first.
 		prev := s.prev
 		release(s)
 		if prev != nil {
 			release(prev)
 		}
-		for {
-			d, ok := waiting[next]
-			if !ok {
-				break
-			}
-			delete(waiting, next)
+		for d := &waiting[next%len(waiting)]; d.ok; d = &waiting[next%len(waiting)] {
 			sads = append(sads, motionScore(d.sad, p.w, p.h, p.mo))
 			if d.full {
 				frames = append(frames, d.score)
 			}
+			*d = done{}
 			next++
 		}
 	}
