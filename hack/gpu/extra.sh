@@ -25,7 +25,7 @@ STEPS=${STEPS:-1234} # a subset, to rerun one step: STEPS=4 bash .gpu/extra.sh
 step(){ [[ $STEPS == *$1* ]]; }
 
 if step 1; then
-el "E1. the kernel's threads at 1080p: 1 and $N threads, frames in memory (BenchmarkScoreScaling)"
+el "E1. the kernel's threads at 1080p: 1 and $N threads, 16 frames a thread in memory (BenchmarkScoreScaling)"
 ( cd vmaf && timeout 100 $X/vmaf.test -test.run '^$' -test.bench 'ScoreScaling/.*/1920x1080' -test.benchtime 1x -test.count 3 -test.benchmem > "$OUT/bench_scaling.log" 2>&1 )
 grep -E '^Benchmark' "$OUT/bench_scaling.log" | sed -E 's/ +/ /g'
 python3 - "$OUT/bench_scaling.log" "$N" <<'PY'
