@@ -73,7 +73,7 @@ type admState struct {
 	ref, dis     admBands
 	rh, rv, rd   []int32 // decouple_r
 	ah, av, ad   []int32 // decouple_a
-	csfAh, csfAv []int32
+	csfAh, csfAv []int32 // csfRows rows each, a ring (csfRow)
 	csfAd        []int32
 	csfFh, csfFv []int32
 	csfFd        []int32
@@ -83,6 +83,7 @@ type admState struct {
 	indY, indX   [4][]int
 	rfactor      [4][3]float32 // the CSF weights of the options
 	irf0         [3]int32      // scale 0's, in fixed point
+	irfS         [4][3]int64   // scales 1 to 3's in Q32 (admIRF)
 	numLimit     float64
 	cmRow        admCMRow
 	decRow       admDecoupleRows
@@ -109,8 +110,9 @@ func newADMState(w, h int, opt admOptions) *admState {
 	mk := func() []int32 { return make([]int32, n) }
 	s.rh, s.rv, s.rd = mk(), mk(), mk()
 	s.ah, s.av, s.ad = mk(), mk(), mk()
-	s.csfAh, s.csfAv, s.csfAd = mk(), mk(), mk()
-	s.csfFh, s.csfFv, s.csfFd = mk(), mk(), mk()
+	ring := func() []int32 { return make([]int32, csfRows*bw) }
+	s.csfAh, s.csfAv, s.csfAd = ring(), ring(), ring()
+	s.csfFh, s.csfFv, s.csfFd = ring(), ring(), ring()
 	s.tmpLo, s.tmpHi = make([]int32, w), make([]int32, w)
 	s.tmp0Lo, s.tmp0Hi = make([]int16, w), make([]int16, w)
 	s.decRow.angle = make([]int32, bw)
@@ -120,6 +122,7 @@ func newADMState(w, h int, opt admOptions) *admState {
 	}
 	for sc := range 4 {
 		s.rfactor[sc] = opt.rfactors(sc)
+		s.irfS[sc] = admIRF(s.rfactor[sc])
 	}
 	s.irf0 = opt.irf0()
 	s.numLimit = 1e-10 * float64(w*h) / (1920.0 * 1080.0)
@@ -185,20 +188,12 @@ func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
 		a := [3][]int32{s.ah, s.av, s.ad}
 		if scale == 0 {
 			ds[scale] = s.csfDen0(w, h)
-			s.csf0(w, h, a)
-			ns[scale] = s.cm(w, h, scale, r, s.opt.noiseWeight)
-			if !s.opt.skipAIM {
-				s.csf0(w, h, r)
-				as[scale] = s.cm(w, h, scale, a, 0)
-			}
 		} else {
 			ds[scale] = s.csfDenS(w, h, scale)
-			s.csfS(w, h, scale, a)
-			ns[scale] = s.cm(w, h, scale, r, s.opt.noiseWeight)
-			if !s.opt.skipAIM {
-				s.csfS(w, h, scale, r)
-				as[scale] = s.cm(w, h, scale, a, 0)
-			}
+		}
+		ns[scale] = s.cm(w, h, scale, a, r, s.opt.noiseWeight)
+		if !s.opt.skipAIM {
+			as[scale] = s.cm(w, h, scale, r, a, 0)
 		}
 	}
 	return s.combine(ns, ds, as)

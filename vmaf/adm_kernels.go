@@ -145,26 +145,38 @@ func admDecoupleOne(o, t int32, angle bool, egl float64, narrow bool) (r, a int3
 	return r, a
 }
 
-// csf0 applies scale 0's contrast sensitivity weights to the additive bands
-// in fixed point and derives the masking filter input |csf_a|/30
-// (integer_adm.c, adm_csf), with the options' i_rfactor.
-func (s *admState) csf0(w, h int, src [3][]int32) {
-	top, bottom, left, right := admDecoupleRegion(w, h)
-	irf := s.irf0
-	shifts := [3]uint{15, 15, 17}
-	adds := [3]int32{16384, 16384, 65535}
+// csfRows is the rows of CSF-weighted bands the contrast measure keeps, in a
+// ring: a row and its two neighbours. Whole bands (six arrays the size of a
+// band, 12 MB a thread at 1080p) were written by one pass and read by the
+// next, out of every cache.
+const csfRows = 3
+
+// csfRow applies a scale's contrast sensitivity weights to row i of the bands
+// src in fixed point and derives the masking filter input |csf_a|/30 (scale
+// 0: integer_adm.c, adm_csf, with the options' i_rfactor; scales 1 to 3:
+// i4_adm_csf with 32-bit Q32 weights), over the decoupled columns, into row
+// i's place in the ring csfA, csfF.
+func (s *admState) csfRow(w, h, scale, i int, src [3][]int32) {
+	_, _, left, right := admDecoupleRegion(w, h)
+	lo, hi := i*s.stride+left, i*s.stride+right
+	o := (i % csfRows) * s.stride
 	dstA := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
 	dstF := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
-	for t := 0; t < 3; t++ {
-		for i := top; i < bottom; i++ {
-			row := i * s.stride
-			s.k.admCSF0(src[t][row+left:row+right], dstA[t][row+left:row+right], dstF[t][row+left:row+right],
-				irf[t], adds[t], shifts[t])
+	if scale == 0 {
+		shifts := [3]uint{15, 15, 17}
+		adds := [3]int32{16384, 16384, 65535}
+		for t := 0; t < 3; t++ {
+			s.k.admCSF0(src[t][lo:hi], dstA[t][o+left:o+right], dstF[t][o+left:o+right], s.irf0[t], adds[t], shifts[t])
 		}
+		return
+	}
+	irf := &s.irfS[scale]
+	for t := 0; t < 3; t++ {
+		s.k.admCSFS(src[t][lo:hi], dstA[t][o+left:o+right], dstF[t][o+left:o+right], irf[t])
 	}
 }
 
-// admCSF0Row is csf0 of one band's row segment.
+// admCSF0Row is csfRow of one band's row segment at scale 0.
 func admCSF0Row(src, dstA, dstF []int32, irf, add int32, shift uint) {
 	dstA, dstF = dstA[:len(src)], dstF[:len(src)]
 	for j, x := range src {
@@ -179,21 +191,7 @@ func admCSF0Row(src, dstA, dstF []int32, irf, add int32, shift uint) {
 // which wraps to -2^31 (i4_adm_csf, i4_adm_cm add_bef_shift_flt).
 const admFltRound = int64(math.MinInt32)
 
-// csfS is csf0 for scales 1..3 with 32-bit Q32 weights (i4_adm_csf).
-func (s *admState) csfS(w, h, scale int, src [3][]int32) {
-	top, bottom, left, right := admDecoupleRegion(w, h)
-	irf := admIRF(s.rfactor[scale])
-	dstA := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
-	dstF := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
-	for t := 0; t < 3; t++ {
-		for i := top; i < bottom; i++ {
-			lo, hi := i*s.stride+left, i*s.stride+right
-			s.k.admCSFS(src[t][lo:hi], dstA[t][lo:hi], dstF[t][lo:hi], irf[t])
-		}
-	}
-}
-
-// admCSFSRow is csfS of one band's row segment.
+// admCSFSRow is csfRow of one band's row segment at scales 1 to 3.
 func admCSFSRow(src, dstA, dstF []int32, irf int64) {
 	dstA, dstF = dstA[:len(src)], dstF[:len(src)]
 	for j, x := range src {
@@ -343,13 +341,36 @@ func admNeighbors(i, n int) (int, int) {
 
 // cm is a scale's contrast measure (integer_adm.c, adm_cm and i4_adm_cm):
 // each coefficient of src, CSF weighted, is reduced by a masking threshold
-// from the 3x3 neighbourhood of the CSF-weighted bands in csfA/csfF,
+// from the 3x3 neighbourhood of the CSF-weighted bands csfSrc (csfRow),
 // clamped at zero, cubed and summed with libvmaf's intermediate roundings.
 // For DLM src is the restored part masked by the additive part, with the
 // noise floor of weight nw; for AIM (measure_aim) src is the additive part
 // masked by the restored part, with nw 0.
-func (s *admState) cm(w, h, scale int, src [3][]int32, nw float64) float32 {
+func (s *admState) cm(w, h, scale int, csfSrc, src [3][]int32, nw float64) float32 {
+	p := admCMShifts(w, h, scale)
+	var acc [3]int64
+	s.cmScan(w, h, scale, csfSrc, src, s.irfCM(scale), func(_ int, in [3]int64) {
+		for t := range acc {
+			acc[t] += (in[t] + p.AddInner) >> p.ShiftInner
+		}
+	})
+	return admCMFloat(acc, w, h, scale, nw)
+}
+
+// irfCM is the weights cm applies to src at scale.
+func (s *admState) irfCM(scale int) [3]int64 {
+	if scale == 0 {
+		return [3]int64{int64(s.irf0[0]), int64(s.irf0[1]), int64(s.irf0[2])}
+	}
+	return s.irfS[scale]
+}
+
+// cmScan computes the contrast measure's sums of each scored row i of a
+// scale, in order, and hands them to each: the CSF of csfSrc's rows is taken
+// into the ring just ahead of the rows that read it.
+func (s *admState) cmScan(w, h, scale int, csfSrc, src [3][]int32, irf [3]int64, each func(i int, in [3]int64)) {
 	top, bottom, left, right := admScoreRegion(w, h)
+	dTop, dBottom, _, _ := admDecoupleRegion(w, h)
 	p := admCMShifts(w, h, scale)
 	// In the state: a local would escape through the kernel's function
 	// value.
@@ -358,24 +379,24 @@ func (s *admState) cm(w, h, scale int, src [3][]int32, nw float64) float32 {
 		stride: s.stride, w: w, left: left, right: right, src: src,
 		fl: [3][]int32{s.csfFh, s.csfFv, s.csfFd}, ca: [3][]int32{s.csfAh, s.csfAv, s.csfAd},
 		addHCub: p.AddCub, addDCub: p.AddDCub, shiftHCub: p.ShiftCub, shiftDCub: p.ShiftDCub,
-		irf: admIRF(s.rfactor[scale]),
-	}
-	if scale == 0 {
-		r.irf = [3]int64{int64(s.irf0[0]), int64(s.irf0[1]), int64(s.irf0[2])}
+		irf: irf,
 	}
 	row := s.k.admCM0Row
 	if scale > 0 {
 		row = s.k.admCMSRow
 	}
-	var accH, accV, accD int64
+	taken := dTop - 1 // the last row in the ring
 	for i := top; i < bottom; i++ {
 		up, down := admNeighbors(i, h)
+		// The rows read are decoupled rows (admDecoupleRegion reaches a
+		// row past the scored ones); a ring of three holds up, i and down.
+		for need := max(i, up, down); taken < need && taken+1 < dBottom; {
+			taken++
+			s.csfRow(w, h, scale, taken, csfSrc)
+		}
 		inH, inV, inD := row(r, up, i, down)
-		accH += (inH + p.AddInner) >> p.ShiftInner
-		accV += (inV + p.AddInner) >> p.ShiftInner
-		accD += (inD + p.AddInner) >> p.ShiftInner
+		each(i, [3]int64{inH, inV, inD})
 	}
-	return admCMFloat([3]int64{accH, accV, accD}, w, h, scale, nw)
 }
 
 // ADMCMShifts are the roundings of the contrast measure (adm_cm, i4_adm_cm):
@@ -426,11 +447,15 @@ func admCMFloat(acc [3]int64, w, h, scale int, nw float64) float32 {
 // 2^16; scales 1 to 3: Q32).
 type admCMRow struct {
 	stride, w, left, right int
-	src, fl, ca            [3][]int32
+	src                    [3][]int32 // whole bands
+	fl, ca                 [3][]int32 // the CSF's ring of csfRows rows (csfOff)
 	addHCub, addDCub       int64
 	shiftHCub, shiftDCub   uint32
 	irf                    [3]int64
 }
+
+// csfOff is where row i of the CSF-weighted bands starts in their ring.
+func (r *admCMRow) csfOff(i int) int { return (i % csfRows) * r.stride }
 
 // admCM0Row sums the cubed masked contrast of columns [j0, j1) of row i,
 // per band.
@@ -446,7 +471,8 @@ func admCMSRow(r *admCMRow, up, i, down, j0, j1 int) (inH, inV, inD int64) {
 // admCMRowScalar is admCM0Row, or with scaleS admCMSRow: the centre of the
 // masking window, the weighting and the cube's roundings differ.
 func admCMRowScalar(r *admCMRow, up, i, down, j0, j1 int, scaleS bool) (inH, inV, inD int64) {
-	ru, rc, rd := up*r.stride, i*r.stride, down*r.stride
+	// The CSF rows are in their ring, src whole.
+	ru, rc, rd, sc := r.csfOff(up), r.csfOff(i), r.csfOff(down), i*r.stride
 	for j := j0; j < j1; j++ {
 		lj, rj := admNeighbors(j, r.w)
 		var thr int32
@@ -460,18 +486,18 @@ func admCMRowScalar(r *admCMRow, up, i, down, j0, j1 int, scaleS bool) (inH, inV
 			thr += f[ru+lj] + f[ru+j] + f[ru+rj] + f[rc+lj] + center + f[rc+rj] + f[rd+lj] + f[rd+j] + f[rd+rj]
 		}
 		if scaleS {
-			xh := int32((int64(r.src[0][rc+j])*r.irf[0] + 1<<27) >> 28)
-			xv := int32((int64(r.src[1][rc+j])*r.irf[1] + 1<<27) >> 28)
-			xd := int32((int64(r.src[2][rc+j])*r.irf[2] + 1<<27) >> 28)
+			xh := int32((int64(r.src[0][sc+j])*r.irf[0] + 1<<27) >> 28)
+			xv := int32((int64(r.src[1][sc+j])*r.irf[1] + 1<<27) >> 28)
+			xd := int32((int64(r.src[2][sc+j])*r.irf[2] + 1<<27) >> 28)
 			inH += admCubeAccum(xh, thr, 1<<29, 30, r.addHCub, r.shiftHCub)
 			inV += admCubeAccum(xv, thr, 1<<29, 30, r.addHCub, r.shiftHCub)
 			inD += admCubeAccum(xd, thr, 1<<29, 30, r.addHCub, r.shiftHCub)
 			continue
 		}
 		// int32 products that wrap, as libvmaf's int multiplications do.
-		xh := r.src[0][rc+j] * int32(r.irf[0])
-		xv := r.src[1][rc+j] * int32(r.irf[1])
-		xd := r.src[2][rc+j] * int32(r.irf[2])
+		xh := r.src[0][sc+j] * int32(r.irf[0])
+		xv := r.src[1][sc+j] * int32(r.irf[1])
+		xd := r.src[2][sc+j] * int32(r.irf[2])
 		inH += admCubeAccum(xh, thr<<10, 1<<28, 29, r.addHCub, r.shiftHCub)
 		inV += admCubeAccum(xv, thr<<10, 1<<28, 29, r.addHCub, r.shiftHCub)
 		inD += admCubeAccum(xd, thr<<12, 1<<29, 30, r.addDCub, r.shiftDCub)

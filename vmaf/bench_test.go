@@ -246,9 +246,13 @@ func benchScore(b *testing.B, refP, distP [][]uint16, w, h, frames int, opts Opt
 			}
 		}
 	}()
-	// The sources' chroma is made once, outside what B/op counts.
-	ru, rv := chromaOf(info, refP)
-	du, dv := chromaOf(info, distP)
+	// The sources' chroma, when the run reads it (VMAF v1's SpEED, the extra
+	// features), is made once, outside what B/op and peak-heap-MB count.
+	var ru, rv, du, dv [][]uint16
+	if model.speed != nil || len(opts.Features) > 0 {
+		ru, rv = chromaOf(info, refP)
+		du, dv = chromaOf(info, distP)
+	}
 	b.ReportAllocs()
 	cpu0 := processCPU()
 	b.ResetTimer()

@@ -607,42 +607,44 @@ func admCMRowLanes(r *admCMRow, up, i, down int, scaleS, wide bool) (inH, inV, i
 	}
 	n := (j1 - j0) &^ 7
 	if n > 0 {
-		rc := i*r.stride + j0
-		_ = r.src[0][rc+n-1]
-		_, _, _ = r.src[1][rc+n-1], r.src[2][rc+n-1], r.ca[0][rc+n-1]
+		// src is whole; the CSF rows are in their ring (csfOff).
+		sc, rc := i*r.stride+j0, r.csfOff(i)+j0
+		ru, rd := r.csfOff(up)+j0, r.csfOff(down)+j0
+		_ = r.src[0][sc+n-1]
+		_, _, _ = r.src[1][sc+n-1], r.src[2][sc+n-1], r.ca[0][rc+n-1]
 		_, _ = r.ca[1][rc+n-1], r.ca[2][rc+n-1]
 		for _, f := range r.fl {
-			_, _ = f[up*r.stride+j0-1], f[up*r.stride+j0+n]
+			_, _ = f[ru-1], f[ru+n]
 			_, _ = f[rc-1], f[rc+n]
-			_, _ = f[down*r.stride+j0-1], f[down*r.stride+j0+n]
+			_, _ = f[rd-1], f[rd+n]
 		}
 		cub := [7]uint64{uint64(r.addHCub) + 1<<62, uint64(r.addDCub) + 1<<62, uint64(r.shiftHCub), uint64(r.shiftDCub),
 			uint64(r.irf[0]), uint64(r.irf[1]), uint64(r.irf[2])}
-		upOff, downOff := 4*(up-i)*r.stride, 4*(down-i)*r.stride
+		upOff, downOff := 4*(ru-rc), 4*(rd-rc)
 		// The kernels are called directly, not through a function value:
 		// their noescape pragma keeps cub and out on the stack.
 		var out [3]int64
 		done := 0
 		if wide && n >= 16 {
 			done = n &^ 15
-			c := rc
+			c, x := rc, sc
 			if scaleS {
 				admCMSAVX512(&r.fl[0][c], &r.fl[1][c], &r.fl[2][c], &r.ca[0][c], &r.ca[1][c], &r.ca[2][c],
-					&r.src[0][c], &r.src[1][c], &r.src[2][c], upOff, downOff, &cub, &out, done)
+					&r.src[0][x], &r.src[1][x], &r.src[2][x], upOff, downOff, &cub, &out, done)
 			} else {
 				admCM0AVX512(&r.fl[0][c], &r.fl[1][c], &r.fl[2][c], &r.ca[0][c], &r.ca[1][c], &r.ca[2][c],
-					&r.src[0][c], &r.src[1][c], &r.src[2][c], upOff, downOff, &cub, &out, done)
+					&r.src[0][x], &r.src[1][x], &r.src[2][x], upOff, downOff, &cub, &out, done)
 			}
 			inH, inV, inD = out[0], out[1], out[2]
 		}
 		if n > done {
-			c := rc + done
+			c, x := rc+done, sc+done
 			if scaleS {
 				admCMSAVX2(&r.fl[0][c], &r.fl[1][c], &r.fl[2][c], &r.ca[0][c], &r.ca[1][c], &r.ca[2][c],
-					&r.src[0][c], &r.src[1][c], &r.src[2][c], upOff, downOff, &cub, &out, n-done)
+					&r.src[0][x], &r.src[1][x], &r.src[2][x], upOff, downOff, &cub, &out, n-done)
 			} else {
 				admCM0AVX2(&r.fl[0][c], &r.fl[1][c], &r.fl[2][c], &r.ca[0][c], &r.ca[1][c], &r.ca[2][c],
-					&r.src[0][c], &r.src[1][c], &r.src[2][c], upOff, downOff, &cub, &out, n-done)
+					&r.src[0][x], &r.src[1][x], &r.src[2][x], upOff, downOff, &cub, &out, n-done)
 			}
 			inH, inV, inD = inH+out[0], inV+out[1], inD+out[2]
 		}

@@ -236,41 +236,17 @@ func (s *admState) rows(ref, dis []uint16, bpc int) *ADMRows {
 				}
 			}
 		}
-		csf := func(src [3][]int32) {
-			if scale == 0 {
-				s.csf0(w, h, src)
-			} else {
-				s.csfS(w, h, scale, src)
-			}
+		irf := s.weights()[scale]
+		for _, m := range []struct {
+			csf, src [3][]int32
+			dst      []int64
+		}{{a, r, out.Num[scale]}, {r, a, out.AIM[scale]}} {
+			s.cmScan(w, h, scale, m.csf, m.src, irf, func(i int, in [3]int64) {
+				m.dst[3*i], m.dst[3*i+1], m.dst[3*i+2] = in[0], in[1], in[2]
+			})
 		}
-		csf(a)
-		s.cmRows(w, h, scale, r, out.Num[scale])
-		csf(r)
-		s.cmRows(w, h, scale, a, out.AIM[scale])
 	}
 	return out
-}
-
-// cmRows is cm up to the rows: each scored row's sums of the contrast
-// measure, per band, into dst at 3*i+t.
-func (s *admState) cmRows(w, h, scale int, src [3][]int32, dst []int64) {
-	top, bottom, left, right := admScoreRegion(w, h)
-	p := admCMShifts(w, h, scale)
-	r := &s.cmRow
-	*r = admCMRow{
-		stride: s.stride, w: w, left: left, right: right, src: src,
-		fl: [3][]int32{s.csfFh, s.csfFv, s.csfFd}, ca: [3][]int32{s.csfAh, s.csfAv, s.csfAd},
-		addHCub: p.AddCub, addDCub: p.AddDCub, shiftHCub: p.ShiftCub, shiftDCub: p.ShiftDCub,
-		irf: s.weights()[scale],
-	}
-	row := s.k.admCM0Row
-	if scale > 0 {
-		row = s.k.admCMSRow
-	}
-	for i := top; i < bottom; i++ {
-		up, down := admNeighbors(i, h)
-		dst[3*i], dst[3*i+1], dst[3*i+2] = row(r, up, i, down)
-	}
 }
 
 // OffloadWorker computes features for one scoring goroutine.
