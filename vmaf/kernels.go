@@ -36,9 +36,9 @@ type kernels struct {
 	// at scale 0 and at scales 1 to 3.
 	admCM0Row func(r *admCMRow, up, i, down int) (inH, inV, inD int64)
 	admCMSRow func(r *admCMRow, up, i, down int) (inH, inV, inD int64)
-	// admCSFS is the CSF of scales 1 to 3 of one band's row segment (csfS).
+	// admCSFS is the CSF of scales 1 to 3 of one band's row segment (csfRow).
 	admCSFS func(src, dstA, dstF []int32, irf int64)
-	// admCSF0 is scale 0's CSF of one band's row segment (csf0).
+	// admCSF0 is scale 0's CSF of one band's row segment (csfRow).
 	admCSF0 func(src, dstA, dstF []int32, irf, add int32, shift uint)
 	// admDWTSV and admDWTSH run the two passes of ADM's DWT of scales 1
 	// to 3.
