@@ -83,7 +83,7 @@ type admState struct {
 	indY, indX   [4][]int
 	rfactor      [4][3]float32 // the CSF weights of the options
 	irf0         [3]int32      // scale 0's, in fixed point
-	irfS         [4][3]int64   // scales 1 to 3's in Q32 (admIRF)
+	irfS         [4][3]int64   // scales 1 to 3's in Q32 (admIRF); weights has every scale's
 	numLimit     float64
 	cmRow        admCMRow
 	decRow       admDecoupleRows

@@ -349,20 +349,12 @@ func admNeighbors(i, n int) (int, int) {
 func (s *admState) cm(w, h, scale int, csfSrc, src [3][]int32, nw float64) float32 {
 	p := admCMShifts(w, h, scale)
 	var acc [3]int64
-	s.cmScan(w, h, scale, csfSrc, src, s.irfCM(scale), func(_ int, in [3]int64) {
+	s.cmScan(w, h, scale, csfSrc, src, s.weights()[scale], func(_ int, in [3]int64) {
 		for t := range acc {
 			acc[t] += (in[t] + p.AddInner) >> p.ShiftInner
 		}
 	})
 	return admCMFloat(acc, w, h, scale, nw)
-}
-
-// irfCM is the weights cm applies to src at scale.
-func (s *admState) irfCM(scale int) [3]int64 {
-	if scale == 0 {
-		return [3]int64{int64(s.irf0[0]), int64(s.irf0[1]), int64(s.irf0[2])}
-	}
-	return s.irfS[scale]
 }
 
 // cmScan computes the contrast measure's sums of each scored row i of a

@@ -63,7 +63,7 @@ func (o admOptions) weights() ADMWeights {
 func (s *admState) weights() ADMWeights {
 	w := ADMWeights{{int64(s.irf0[0]), int64(s.irf0[1]), int64(s.irf0[2])}}
 	for sc := 1; sc < 4; sc++ {
-		w[sc] = admIRF(s.rfactor[sc])
+		w[sc] = s.irfS[sc]
 	}
 	return w
 }
