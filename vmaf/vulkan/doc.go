@@ -9,6 +9,12 @@
 // When none can be used it returns an error wrapping ErrUnavailable that
 // names what is missing: the loader, any device, or 64-bit shader integers.
 //
+// Concurrency: a Device, its Pipelines and their descriptor pools serve
+// many goroutines at once (a Score's threads make, use and free their
+// workers together); the package serialises what Vulkan leaves to its user
+// there, the queue's submissions and each pipeline's descriptor pool. A
+// Stream, a Buffer and a DescriptorSet belong to one goroutine.
+//
 // Structures are laid out as the C headers lay them out on LP64 platforms
 // (amd64, arm64); layout_test.go checks the sizes against vulkan_core.h.
 package vulkan

@@ -2,6 +2,7 @@ package vulkan
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 )
 
@@ -17,7 +18,13 @@ type Pipeline struct {
 	setLayout uint64
 	layout    uint64
 	pipeline  uint64
-	pool      uint64
+	// pool holds the sets Bind allocates. Vulkan leaves a descriptor
+	// pool's synchronisation to its user, and a Score's threads make and
+	// free their workers' sets at once: poolMu serialises every use of it
+	// (allocating, freeing, destroying). Without it lavapipe's pool, a
+	// list, broke and the process died in the driver.
+	poolMu sync.Mutex
+	pool   uint64
 }
 
 // NewPipeline builds a compute pipeline from SPIR-V (entry point "main").
@@ -86,7 +93,10 @@ func (p *Pipeline) Bind(bufs ...*Buffer) (*DescriptorSet, error) {
 	layouts := []uint64{p.setLayout}
 	ai := &descriptorSetAllocateInfo{sType: stDescriptorSetAllocInfo, descriptorPool: p.pool, descriptorSetCount: 1, pSetLayouts: ptr(layouts)}
 	s := &DescriptorSet{p: p}
-	if err := call(d.fn.allocateDescriptorSets, d.device, uintptr(unsafe.Pointer(ai)), uintptr(unsafe.Pointer(&s.set))); err != nil {
+	p.poolMu.Lock()
+	err := call(d.fn.allocateDescriptorSets, d.device, uintptr(unsafe.Pointer(ai)), uintptr(unsafe.Pointer(&s.set)))
+	p.poolMu.Unlock()
+	if err != nil {
 		return nil, fmt.Errorf("vkAllocateDescriptorSets: %w", err)
 	}
 	infos := make([]descriptorBufferInfo, len(bufs))
@@ -107,16 +117,24 @@ func (s *DescriptorSet) Close() {
 	}
 	d := s.p.d
 	sets := []uint64{s.set}
-	callVoid(d.fn.freeDescriptorSets, d.device, uintptr(s.p.pool), 1, uintptr(unsafe.Pointer(&sets[0])))
+	s.p.poolMu.Lock()
+	// A closed pipeline's pool took its sets with it.
+	if s.p.pool != 0 {
+		callVoid(d.fn.freeDescriptorSets, d.device, uintptr(s.p.pool), 1, uintptr(unsafe.Pointer(&sets[0])))
+	}
+	s.p.poolMu.Unlock()
 	s.set = 0
 }
 
 // Close destroys the pipeline and every descriptor set bound from it.
 func (p *Pipeline) Close() {
 	d, f := p.d, &p.d.fn
+	p.poolMu.Lock()
 	if p.pool != 0 {
 		callVoid(f.destroyDescriptorPool, d.device, uintptr(p.pool), 0)
+		p.pool = 0
 	}
+	p.poolMu.Unlock()
 	if p.pipeline != 0 {
 		callVoid(f.destroyPipeline, d.device, uintptr(p.pipeline), 0)
 	}
@@ -129,5 +147,5 @@ func (p *Pipeline) Close() {
 	if p.module != 0 {
 		callVoid(f.destroyShaderModule, d.device, uintptr(p.module), 0)
 	}
-	*p = Pipeline{d: d}
+	p.module, p.setLayout, p.layout, p.pipeline = 0, 0, 0, 0
 }
