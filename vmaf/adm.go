@@ -70,26 +70,31 @@ type admState struct {
 	stride int // (w+1)/2, libvmaf's buf_stride
 	opt    admOptions
 
-	ref, dis     admBands
-	rh, rv, rd   []int32 // decouple_r
-	ah, av, ad   []int32 // decouple_a
-	csfAh, csfAv []int32 // csfRows rows each, a ring (csfRow)
-	csfAd        []int32
-	csfFh, csfFv []int32
-	csfFd        []int32
-	tmpLo, tmpHi []int32
-	tmp0Lo       []int16 // dwt0's vertical pass, int16 as libvmaf's
-	tmp0Hi       []int16
-	indY, indX   [4][]int
-	rfactor      [4][3]float32 // the CSF weights of the options
-	irf0         [3]int32      // scale 0's, in fixed point
-	irfS         [4][3]int64   // scales 1 to 3's in Q32 (admIRF); weights has every scale's
-	numLimit     float64
-	cmRow        admCMRow
-	decRow       admDecoupleRows
-	denShifts    ADMDenShifts
-	k            *kernels
+	ref, dis admBands
+	// r and a are the decoupled parts (decouple_r, decouple_a), and csfOfA
+	// and csfOfR their CSF-weighted rows, each a ring of csfRows rows that
+	// scan fills just ahead of the rows that read them.
+	r, a           [3][]int32
+	csfOfA, csfOfR admCSFRing
+	tmpLo, tmpHi   []int32
+	tmp0Lo         []int16 // dwt0's vertical pass, int16 as libvmaf's
+	tmp0Hi         []int16
+	indY, indX     [4][]int
+	rfactor        [4][3]float32 // the CSF weights of the options
+	irf0           [3]int32      // scale 0's, in fixed point
+	irfS           [4][3]int64   // scales 1 to 3's in Q32 (admIRF); weights has every scale's
+	numLimit       float64
+	cmDLM, cmAIM   admCMRow
+	rowSums        admRowSums
+	decRow         admDecoupleRows
+	denShifts      ADMDenShifts
+	k              *kernels
 }
+
+// admCSFRing is one decoupled part's CSF-weighted rows (csf_a) and the
+// masking filter's input |csf_a|/30 (csf_f), per band, in a ring of csfRows
+// rows (csfRow).
+type admCSFRing struct{ a, f [3][]int32 }
 
 // admScore is the result of the ADM extractor for one frame: adm2 (the
 // detail loss measure), aim (the additive impairment measure, normalised by
@@ -107,12 +112,12 @@ func newADMState(w, h int, opt admOptions) *admState {
 	n := bw * bh
 	s := &admState{w: w, h: h, stride: bw, opt: opt}
 	s.ref, s.dis = newADMBands(n), newADMBands(n)
-	mk := func() []int32 { return make([]int32, n) }
-	s.rh, s.rv, s.rd = mk(), mk(), mk()
-	s.ah, s.av, s.ad = mk(), mk(), mk()
-	ring := func() []int32 { return make([]int32, csfRows*bw) }
-	s.csfAh, s.csfAv, s.csfAd = ring(), ring(), ring()
-	s.csfFh, s.csfFv, s.csfFd = ring(), ring(), ring()
+	ring := func() [3][]int32 {
+		return [3][]int32{make([]int32, csfRows*bw), make([]int32, csfRows*bw), make([]int32, csfRows*bw)}
+	}
+	s.r, s.a = ring(), ring()
+	s.csfOfA = admCSFRing{ring(), ring()}
+	s.csfOfR = admCSFRing{ring(), ring()}
 	s.tmpLo, s.tmpHi = make([]int32, w), make([]int32, w)
 	s.tmp0Lo, s.tmp0Hi = make([]int16, w), make([]int16, w)
 	s.decRow.angle = make([]int32, bw)
@@ -154,9 +159,8 @@ func dwtIndices(ind *[4][]int, n int) {
 	}
 }
 
-// bands runs one scale's wavelet transform of both pictures (w x h at that scale) and
-// decouples the distorted bands into their restored (rh, rv, rd) and additive (ah, av,
-// ad) parts; it returns the bands' size, the next scale's input.
+// bands runs one scale's wavelet transform of both pictures (w x h at that
+// scale) and returns the bands' size, the next scale's input.
 func (s *admState) bands(ref, dis []uint16, bpc, scale, w, h int) (int, int) {
 	dwtIndices(&s.indY, h)
 	dwtIndices(&s.indX, w)
@@ -169,9 +173,7 @@ func (s *admState) bands(ref, dis []uint16, bpc, scale, w, h int) (int, int) {
 		s.dwtS(s.ref.a, &s.ref, w, h, scale)
 		s.dwtS(s.dis.a, &s.dis, w, h, scale)
 	}
-	w, h = (w+1)/2, (h+1)/2
-	s.decouple(w, h, scale == 0)
-	return w, h
+	return (w + 1) / 2, (h + 1) / 2
 }
 
 // compute returns the ADM features of a frame pair (integer_adm.c,
@@ -184,16 +186,24 @@ func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
 	w, h := s.w, s.h
 	for scale := 0; scale < 4; scale++ {
 		w, h = s.bands(ref, dis, bpc, scale, w, h)
-		r := [3][]int32{s.rh, s.rv, s.rd}
-		a := [3][]int32{s.ah, s.av, s.ad}
+		dp, cp := ADMShifts(w, h, scale)
+		var den [3]uint64
+		var num, aim [3]int64
+		s.scan(w, h, scale, !s.opt.skipAIM, func(_ int, r *admRowSums) {
+			for t := range 3 {
+				den[t] += (r.den[t] + dp.AddAccum) >> dp.ShiftAccum
+				num[t] += (r.num[t] + cp.AddInner) >> cp.ShiftInner
+				aim[t] += (r.aim[t] + cp.AddInner) >> cp.ShiftInner
+			}
+		})
 		if scale == 0 {
-			ds[scale] = s.csfDen0(w, h)
+			ds[scale] = admDen0Float(den, w, h, s.rfactor[0], s.opt.noiseWeight)
 		} else {
-			ds[scale] = s.csfDenS(w, h, scale)
+			ds[scale] = admDenSFloat(den, w, h, scale, s.rfactor[scale], s.opt.noiseWeight)
 		}
-		ns[scale] = s.cm(w, h, scale, a, r, s.opt.noiseWeight)
+		ns[scale] = admCMFloat(num, w, h, scale, s.opt.noiseWeight)
 		if !s.opt.skipAIM {
-			as[scale] = s.cm(w, h, scale, r, a, 0)
+			as[scale] = admCMFloat(aim, w, h, scale, 0)
 		}
 	}
 	return s.combine(ns, ds, as)

@@ -45,26 +45,24 @@ func admScoreRegion(w, h int) (top, bottom, left, right int) {
 	return top, h - top, left, w - left
 }
 
-// decouple splits the distorted bands into a restored part r (the
-// reference scaled by the clamped gain, limited by the enhancement gain
+// decoupleRow splits row i of the distorted bands into a restored part r
+// (the reference scaled by the clamped gain, limited by the enhancement gain
 // limit when the angles agree within 1°) and an additive part a
-// (adm_decouple / adm_decouple_s123). narrow selects scale 0's int16 storage.
-func (s *admState) decouple(w, h int, narrow bool) {
-	top, bottom, left, right := admDecoupleRegion(w, h)
-	if right <= left {
-		return
-	}
+// (adm_decouple / adm_decouple_s123), over the decoupled columns, into row
+// i's place in their rings. narrow selects scale 0's int16 storage.
+func (s *admState) decoupleRow(w, h, i int, narrow bool) {
+	_, _, left, right := admDecoupleRegion(w, h)
 	// In the state: a local would escape through the kernel's function
 	// value.
 	d := &s.decRow
-	for i := top; i < bottom; i++ {
-		lo, hi := i*s.stride+left, i*s.stride+right
-		d.o = [3][]int32{s.ref.h[lo:hi], s.ref.v[lo:hi], s.ref.d[lo:hi]}
-		d.t = [3][]int32{s.dis.h[lo:hi], s.dis.v[lo:hi], s.dis.d[lo:hi]}
-		d.r = [3][]int32{s.rh[lo:hi], s.rv[lo:hi], s.rd[lo:hi]}
-		d.a = [3][]int32{s.ah[lo:hi], s.av[lo:hi], s.ad[lo:hi]}
-		s.k.admDecouple(d, s.opt.egl, narrow)
+	lo, hi := i*s.stride+left, i*s.stride+right
+	o := (i%csfRows)*s.stride + left
+	d.o = [3][]int32{s.ref.h[lo:hi], s.ref.v[lo:hi], s.ref.d[lo:hi]}
+	d.t = [3][]int32{s.dis.h[lo:hi], s.dis.v[lo:hi], s.dis.d[lo:hi]}
+	for t := range 3 {
+		d.r[t], d.a[t] = s.r[t][o:o+right-left], s.a[t][o:o+right-left]
 	}
+	s.k.admDecouple(d, s.opt.egl, narrow)
 }
 
 // admDecoupleRows is one row segment of the decoupling: the reference (o)
@@ -145,34 +143,32 @@ func admDecoupleOne(o, t int32, angle bool, egl float64, narrow bool) (r, a int3
 	return r, a
 }
 
-// csfRows is the rows of CSF-weighted bands the contrast measure keeps, in a
-// ring: a row and its two neighbours. Whole bands (six arrays the size of a
-// band, 12 MB a thread at 1080p) were written by one pass and read by the
-// next, out of every cache.
+// csfRows is the rows of the decoupled parts and of their CSF-weighted
+// bands that the contrast measure keeps, each in a ring: a row and its two
+// neighbours. Whole bands (twelve arrays the size of a band, 25 MB a thread
+// at 1080p) were written by one pass and read by the next, out of every
+// cache.
 const csfRows = 3
 
-// csfRow applies a scale's contrast sensitivity weights to row i of the bands
-// src in fixed point and derives the masking filter input |csf_a|/30 (scale
-// 0: integer_adm.c, adm_csf, with the options' i_rfactor; scales 1 to 3:
-// i4_adm_csf with 32-bit Q32 weights), over the decoupled columns, into row
-// i's place in the ring csfA, csfF.
-func (s *admState) csfRow(w, h, scale, i int, src [3][]int32) {
+// csfRow applies a scale's contrast sensitivity weights to row i of the
+// decoupled part src (a ring) in fixed point and derives the masking filter
+// input |csf_a|/30 (scale 0: integer_adm.c, adm_csf, with the options'
+// i_rfactor; scales 1 to 3: i4_adm_csf with 32-bit Q32 weights), over the
+// decoupled columns, into row i's place in the ring dst.
+func (s *admState) csfRow(w, h, scale, i int, src [3][]int32, dst *admCSFRing) {
 	_, _, left, right := admDecoupleRegion(w, h)
-	lo, hi := i*s.stride+left, i*s.stride+right
-	o := (i % csfRows) * s.stride
-	dstA := [3][]int32{s.csfAh, s.csfAv, s.csfAd}
-	dstF := [3][]int32{s.csfFh, s.csfFv, s.csfFd}
+	lo, hi := (i%csfRows)*s.stride+left, (i%csfRows)*s.stride+right
 	if scale == 0 {
 		shifts := [3]uint{15, 15, 17}
 		adds := [3]int32{16384, 16384, 65535}
 		for t := 0; t < 3; t++ {
-			s.k.admCSF0(src[t][lo:hi], dstA[t][o+left:o+right], dstF[t][o+left:o+right], s.irf0[t], adds[t], shifts[t])
+			s.k.admCSF0(src[t][lo:hi], dst.a[t][lo:hi], dst.f[t][lo:hi], s.irf0[t], adds[t], shifts[t])
 		}
 		return
 	}
 	irf := &s.irfS[scale]
 	for t := 0; t < 3; t++ {
-		s.k.admCSFS(src[t][lo:hi], dstA[t][o+left:o+right], dstF[t][o+left:o+right], irf[t])
+		s.k.admCSFS(src[t][lo:hi], dst.a[t][lo:hi], dst.f[t][lo:hi], irf[t])
 	}
 }
 
@@ -208,24 +204,8 @@ func abs32(v int32) int32 {
 	return v
 }
 
-// csfDen0 is scale 0's denominator: the cube-root of the summed cubed
-// reference coefficients weighted by the CSF, plus the noise floor
-// (adm_csf_den_scale).
-func (s *admState) csfDen0(w, h int) float32 {
-	top, bottom, left, right := admScoreRegion(w, h)
-	shiftAccum, add := admDen0Shift(w, h)
-	var acc [3]uint64
-	bands := [3][]int32{s.ref.h, s.ref.v, s.ref.d}
-	for t, b := range bands {
-		for i := top; i < bottom; i++ {
-			inner := s.k.admDen0Row(b[i*s.stride+left : i*s.stride+right])
-			acc[t] += (inner + add) >> uint(shiftAccum)
-		}
-	}
-	return admDen0Float(acc, w, h, s.rfactor[0], s.opt.noiseWeight)
-}
-
-// admDen0Row is csfDen0's sum over one row of a reference band.
+// admDen0Row is scale 0's denominator (adm_csf_den_scale) over one row of
+// a reference band: the sum of the cubed coefficients.
 func admDen0Row(row []int32) uint64 {
 	var inner uint64
 	for _, c := range row {
@@ -235,7 +215,7 @@ func admDen0Row(row []int32) uint64 {
 	return inner
 }
 
-// admDen0Shift is csfDen0's per-row rounding shift and addend.
+// admDen0Shift is scale 0's denominator's per-row rounding shift and addend.
 func admDen0Shift(w, h int) (shift int, add uint64) {
 	top, bottom, left, right := admScoreRegion(w, h)
 	area := (bottom - top) * (right - left)
@@ -246,8 +226,9 @@ func admDen0Shift(w, h int) (shift int, add uint64) {
 	return shift, add
 }
 
-// admDen0Float is csfDen0's float part: the bands' accumulators to the
-// scale's denominator, with the noise floor of weight nw.
+// admDen0Float is scale 0's denominator's float part: from the bands'
+// accumulators, the cube root of the summed cubed reference coefficients
+// weighted by the CSF, plus the noise floor of weight nw.
 func admDen0Float(acc [3]uint64, w, h int, rf [3]float32, nw float64) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
 	area := (bottom - top) * (right - left)
@@ -262,25 +243,7 @@ func admDen0Float(acc [3]uint64, w, h int, rf [3]float32, nw float64) float32 {
 	return den
 }
 
-// csfDenS is csfDen0 for scales 1..3 (adm_csf_den_s123).
-func (s *admState) csfDenS(w, h, scale int) float32 {
-	top, bottom, left, right := admScoreRegion(w, h)
-	// In the state: a local would escape through the kernel's function
-	// value.
-	p := &s.denShifts
-	*p = admDenSShifts(w, h, scale)
-	var acc [3]uint64
-	bands := [3][]int32{s.ref.h, s.ref.v, s.ref.d}
-	for t, b := range bands {
-		for i := top; i < bottom; i++ {
-			inner := s.k.admDenSRow(b[i*s.stride+left:i*s.stride+right], p)
-			acc[t] += (inner + p.AddAccum) >> p.ShiftAccum
-		}
-	}
-	return admDenSFloat(acc, w, h, scale, s.rfactor[scale], s.opt.noiseWeight)
-}
-
-// admDenSRow is csfDenS's sum over one row of a reference band.
+// admDenSRow is admDen0Row for scales 1 to 3 (adm_csf_den_s123).
 func admDenSRow(row []int32, p *ADMDenShifts) uint64 {
 	var inner uint64
 	for _, c := range row {
@@ -309,7 +272,7 @@ func admDenSShifts(w, h, scale int) ADMDenShifts {
 	return p
 }
 
-// admDenSFloat is csfDenS's float part.
+// admDenSFloat is admDen0Float for scales 1 to 3.
 func admDenSFloat(acc [3]uint64, w, h, scale int, rf [3]float32, nw float64) float32 {
 	top, bottom, left, right := admScoreRegion(w, h)
 	p := admDenSShifts(w, h, scale)
@@ -339,55 +302,75 @@ func admNeighbors(i, n int) (int, int) {
 	return lo, hi
 }
 
-// cm is a scale's contrast measure (integer_adm.c, adm_cm and i4_adm_cm):
-// each coefficient of src, CSF weighted, is reduced by a masking threshold
-// from the 3x3 neighbourhood of the CSF-weighted bands csfSrc (csfRow),
-// clamped at zero, cubed and summed with libvmaf's intermediate roundings.
-// For DLM src is the restored part masked by the additive part, with the
-// noise floor of weight nw; for AIM (measure_aim) src is the additive part
-// masked by the restored part, with nw 0.
-func (s *admState) cm(w, h, scale int, csfSrc, src [3][]int32, nw float64) float32 {
-	p := admCMShifts(w, h, scale)
-	var acc [3]int64
-	s.cmScan(w, h, scale, csfSrc, src, s.weights()[scale], func(_ int, in [3]int64) {
-		for t := range acc {
-			acc[t] += (in[t] + p.AddInner) >> p.ShiftInner
-		}
-	})
-	return admCMFloat(acc, w, h, scale, nw)
+// admRowSums are one scored row's sums per band (h, v, d): the
+// denominator's cubed CSF-weighted reference (adm_csf_den_scale,
+// adm_csf_den_s123), and the contrast measure (adm_cm, i4_adm_cm) of the
+// restored part masked by the additive part (num, DLM) and of the additive
+// part masked by the restored part (aim, measure_aim).
+type admRowSums struct {
+	den      [3]uint64
+	num, aim [3]int64
 }
 
-// cmScan computes the contrast measure's sums of each scored row i of a
-// scale, in order, and hands them to each: the CSF of csfSrc's rows is taken
-// into the ring just ahead of the rows that read it.
-func (s *admState) cmScan(w, h, scale int, csfSrc, src [3][]int32, irf [3]int64, each func(i int, in [3]int64)) {
+// scan measures a scale whose bands are transformed (bands), a scored row
+// at a time, in order, handing each row's sums to each. Each coefficient of
+// the contrast measure's source, CSF weighted, is reduced by a masking
+// threshold from the 3x3 neighbourhood of the CSF-weighted masking part,
+// clamped at zero and cubed, with libvmaf's intermediate roundings. The
+// rows are decoupled and CSF weighted into their rings just ahead of the
+// first row that reads them, so that every pass after the transform reads
+// rows still in cache. Without withAIM the AIM sums are zero.
+func (s *admState) scan(w, h, scale int, withAIM bool, each func(i int, r *admRowSums)) {
 	top, bottom, left, right := admScoreRegion(w, h)
-	dTop, dBottom, _, _ := admDecoupleRegion(w, h)
+	dTop, dBottom, dLeft, dRight := admDecoupleRegion(w, h)
+	if dRight <= dLeft || bottom <= top {
+		return
+	}
 	p := admCMShifts(w, h, scale)
+	irf := s.weights()[scale]
 	// In the state: a local would escape through the kernel's function
 	// value.
-	r := &s.cmRow
-	*r = admCMRow{
-		stride: s.stride, w: w, left: left, right: right, src: src,
-		fl: [3][]int32{s.csfFh, s.csfFv, s.csfFd}, ca: [3][]int32{s.csfAh, s.csfAv, s.csfAd},
+	s.cmDLM = admCMRow{
+		stride: s.stride, w: w, left: left, right: right, src: s.r,
+		fl: s.csfOfA.f, ca: s.csfOfA.a,
 		addHCub: p.AddCub, addDCub: p.AddDCub, shiftHCub: p.ShiftCub, shiftDCub: p.ShiftDCub,
 		irf: irf,
 	}
-	row := s.k.admCM0Row
+	s.cmAIM = s.cmDLM
+	s.cmAIM.src, s.cmAIM.fl, s.cmAIM.ca = s.a, s.csfOfR.f, s.csfOfR.a
+	row, den0, denS := s.k.admCM0Row, s.k.admDen0Row, s.k.admDenSRow
 	if scale > 0 {
 		row = s.k.admCMSRow
+		s.denShifts = admDenSShifts(w, h, scale)
 	}
-	taken := dTop - 1 // the last row in the ring
+	bands := [3][]int32{s.ref.h, s.ref.v, s.ref.d}
+	sums := &s.rowSums // in the state: each may keep a pointer
+	*sums = admRowSums{}
+	taken := dTop - 1 // the last row in the rings
 	for i := top; i < bottom; i++ {
 		up, down := admNeighbors(i, h)
 		// The rows read are decoupled rows (admDecoupleRegion reaches a
-		// row past the scored ones); a ring of three holds up, i and down.
+		// row past the scored ones); rings of three hold up, i and down.
 		for need := max(i, up, down); taken < need && taken+1 < dBottom; {
 			taken++
-			s.csfRow(w, h, scale, taken, csfSrc)
+			s.decoupleRow(w, h, taken, scale == 0)
+			s.csfRow(w, h, scale, taken, s.a, &s.csfOfA)
+			if withAIM {
+				s.csfRow(w, h, scale, taken, s.r, &s.csfOfR)
+			}
 		}
-		inH, inV, inD := row(r, up, i, down)
-		each(i, [3]int64{inH, inV, inD})
+		for t, b := range bands {
+			if scale == 0 {
+				sums.den[t] = den0(b[i*s.stride+left : i*s.stride+right])
+			} else {
+				sums.den[t] = denS(b[i*s.stride+left:i*s.stride+right], &s.denShifts)
+			}
+		}
+		sums.num[0], sums.num[1], sums.num[2] = row(&s.cmDLM, up, i, down)
+		if withAIM {
+			sums.aim[0], sums.aim[1], sums.aim[2] = row(&s.cmAIM, up, i, down)
+		}
+		each(i, sums)
 	}
 }
 
@@ -434,19 +417,20 @@ func admCMFloat(acc [3]int64, w, h, scale int, nw float64) float32 {
 	return admCubeRoots(fH, fV, fD, (bottom-top)*(right-left), nw)
 }
 
-// admCMRow is what cm's rows share: the bands, the scored columns, the
-// cube's rounding and the bands' CSF weights (scale 0: i_rfactor, below
-// 2^16; scales 1 to 3: Q32).
+// admCMRow is what the contrast measure's rows share: the bands, the
+// scored columns, the cube's rounding and the bands' CSF weights (scale 0:
+// i_rfactor, below 2^16; scales 1 to 3: Q32).
 type admCMRow struct {
 	stride, w, left, right int
-	src                    [3][]int32 // whole bands
-	fl, ca                 [3][]int32 // the CSF's ring of csfRows rows (csfOff)
-	addHCub, addDCub       int64
-	shiftHCub, shiftDCub   uint32
-	irf                    [3]int64
+	// src is the part measured and fl, ca the masking part's CSF-weighted
+	// rows, each in a ring of csfRows rows (csfOff).
+	src, fl, ca          [3][]int32
+	addHCub, addDCub     int64
+	shiftHCub, shiftDCub uint32
+	irf                  [3]int64
 }
 
-// csfOff is where row i of the CSF-weighted bands starts in their ring.
+// csfOff is where row i starts in the rings.
 func (r *admCMRow) csfOff(i int) int { return (i % csfRows) * r.stride }
 
 // admCM0Row sums the cubed masked contrast of columns [j0, j1) of row i,
@@ -463,8 +447,8 @@ func admCMSRow(r *admCMRow, up, i, down, j0, j1 int) (inH, inV, inD int64) {
 // admCMRowScalar is admCM0Row, or with scaleS admCMSRow: the centre of the
 // masking window, the weighting and the cube's roundings differ.
 func admCMRowScalar(r *admCMRow, up, i, down, j0, j1 int, scaleS bool) (inH, inV, inD int64) {
-	// The CSF rows are in their ring, src whole.
-	ru, rc, rd, sc := r.csfOff(up), r.csfOff(i), r.csfOff(down), i*r.stride
+	ru, rc, rd := r.csfOff(up), r.csfOff(i), r.csfOff(down)
+	sc := rc
 	for j := j0; j < j1; j++ {
 		lj, rj := admNeighbors(j, r.w)
 		var thr int32

@@ -32,7 +32,7 @@ type kernels struct {
 	// admDWT0V and admDWT0H run the two passes of ADM's first DWT level.
 	admDWT0V func(r0, r1, r2, r3 []uint16, tlo, thi []int16, shiftVP uint, addVP int32)
 	admDWT0H func(t []int16, lo, hi []int32, ind *[4][]int)
-	// admCM0Row and admCMSRow are one row of ADM's contrast measure (cm)
+	// admCM0Row and admCMSRow are one row of ADM's contrast measure (scan)
 	// at scale 0 and at scales 1 to 3.
 	admCM0Row func(r *admCMRow, up, i, down int) (inH, inV, inD int64)
 	admCMSRow func(r *admCMRow, up, i, down int) (inH, inV, inD int64)
@@ -45,7 +45,7 @@ type kernels struct {
 	admDWTSV func(r0, r1, r2, r3, tlo, thi []int32, add int64, shift uint)
 	admDWTSH func(t, lo, hi []int32, ind *[4][]int, add int64, shift uint)
 	// admDen0Row and admDenSRow are the inner sums of ADM's denominators
-	// over one row of a reference band (csfDen0, csfDenS).
+	// over one row of a reference band (scan).
 	admDen0Row func(row []int32) uint64
 	admDenSRow func(row []int32, p *ADMDenShifts) uint64
 	// admDecouple decouples one row segment of the bands (decouple).

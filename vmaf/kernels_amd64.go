@@ -607,11 +607,12 @@ func admCMRowLanes(r *admCMRow, up, i, down int, scaleS, wide bool) (inH, inV, i
 	}
 	n := (j1 - j0) &^ 7
 	if n > 0 {
-		// src is whole; the CSF rows are in their ring (csfOff).
-		sc, rc := i*r.stride+j0, r.csfOff(i)+j0
+		// src and the CSF rows are in their rings (csfOff): row i is at
+		// the same place in each.
+		rc := r.csfOff(i) + j0
 		ru, rd := r.csfOff(up)+j0, r.csfOff(down)+j0
-		_ = r.src[0][sc+n-1]
-		_, _, _ = r.src[1][sc+n-1], r.src[2][sc+n-1], r.ca[0][rc+n-1]
+		_ = r.src[0][rc+n-1]
+		_, _, _ = r.src[1][rc+n-1], r.src[2][rc+n-1], r.ca[0][rc+n-1]
 		_, _ = r.ca[1][rc+n-1], r.ca[2][rc+n-1]
 		for _, f := range r.fl {
 			_, _ = f[ru-1], f[ru+n]
@@ -627,24 +628,24 @@ func admCMRowLanes(r *admCMRow, up, i, down int, scaleS, wide bool) (inH, inV, i
 		done := 0
 		if wide && n >= 16 {
 			done = n &^ 15
-			c, x := rc, sc
+			c := rc
 			if scaleS {
 				admCMSAVX512(&r.fl[0][c], &r.fl[1][c], &r.fl[2][c], &r.ca[0][c], &r.ca[1][c], &r.ca[2][c],
-					&r.src[0][x], &r.src[1][x], &r.src[2][x], upOff, downOff, &cub, &out, done)
+					&r.src[0][c], &r.src[1][c], &r.src[2][c], upOff, downOff, &cub, &out, done)
 			} else {
 				admCM0AVX512(&r.fl[0][c], &r.fl[1][c], &r.fl[2][c], &r.ca[0][c], &r.ca[1][c], &r.ca[2][c],
-					&r.src[0][x], &r.src[1][x], &r.src[2][x], upOff, downOff, &cub, &out, done)
+					&r.src[0][c], &r.src[1][c], &r.src[2][c], upOff, downOff, &cub, &out, done)
 			}
 			inH, inV, inD = out[0], out[1], out[2]
 		}
 		if n > done {
-			c, x := rc+done, sc+done
+			c := rc + done
 			if scaleS {
 				admCMSAVX2(&r.fl[0][c], &r.fl[1][c], &r.fl[2][c], &r.ca[0][c], &r.ca[1][c], &r.ca[2][c],
-					&r.src[0][x], &r.src[1][x], &r.src[2][x], upOff, downOff, &cub, &out, n-done)
+					&r.src[0][c], &r.src[1][c], &r.src[2][c], upOff, downOff, &cub, &out, n-done)
 			} else {
 				admCM0AVX2(&r.fl[0][c], &r.fl[1][c], &r.fl[2][c], &r.ca[0][c], &r.ca[1][c], &r.ca[2][c],
-					&r.src[0][x], &r.src[1][x], &r.src[2][x], upOff, downOff, &cub, &out, n-done)
+					&r.src[0][c], &r.src[1][c], &r.src[2][c], upOff, downOff, &cub, &out, n-done)
 			}
 			inH, inV, inD = inH+out[0], inV+out[1], inD+out[2]
 		}

@@ -217,34 +217,13 @@ func (s *admState) rows(ref, dis []uint16, bpc int) *ADMRows {
 	w, h := s.w, s.h
 	for scale := range 4 {
 		w, h = s.bands(ref, dis, bpc, scale, w, h)
-		r := [3][]int32{s.rh, s.rv, s.rd}
-		a := [3][]int32{s.ah, s.av, s.ad}
 		out.Den[scale] = make([]uint64, 3*h)
 		out.Num[scale], out.AIM[scale] = make([]int64, 3*h), make([]int64, 3*h)
-		top, bottom, left, right := admScoreRegion(w, h)
-		var p ADMDenShifts
-		if scale > 0 {
-			p = admDenSShifts(w, h, scale)
-		}
-		for t, b := range [3][]int32{s.ref.h, s.ref.v, s.ref.d} {
-			for i := top; i < bottom; i++ {
-				row := b[i*s.stride+left : i*s.stride+right]
-				if scale == 0 {
-					out.Den[scale][3*i+t] = s.k.admDen0Row(row)
-				} else {
-					out.Den[scale][3*i+t] = s.k.admDenSRow(row, &p)
-				}
+		s.scan(w, h, scale, true, func(i int, r *admRowSums) {
+			for t := range 3 {
+				out.Den[scale][3*i+t], out.Num[scale][3*i+t], out.AIM[scale][3*i+t] = r.den[t], r.num[t], r.aim[t]
 			}
-		}
-		irf := s.weights()[scale]
-		for _, m := range []struct {
-			csf, src [3][]int32
-			dst      []int64
-		}{{a, r, out.Num[scale]}, {r, a, out.AIM[scale]}} {
-			s.cmScan(w, h, scale, m.csf, m.src, irf, func(i int, in [3]int64) {
-				m.dst[3*i], m.dst[3*i+1], m.dst[3*i+2] = in[0], in[1], in[2]
-			})
-		}
+		})
 	}
 	return out
 }
