@@ -54,13 +54,16 @@ func admQuantStep(r float32, lambda, theta int) float32 {
 	return q
 }
 
-// admBands holds the four DWT bands of one image at one scale.
+// admBands holds the four DWT bands of one image at one scale: a whole,
+// the next scale's input; h, v and d in a ring of csfRows rows, which scan
+// reads as the transform makes them.
 type admBands struct {
 	a, h, v, d []int32
 }
 
-func newADMBands(n int) admBands {
-	return admBands{a: make([]int32, n), h: make([]int32, n), v: make([]int32, n), d: make([]int32, n)}
+func newADMBands(n, stride int) admBands {
+	ring := func() []int32 { return make([]int32, csfRows*stride) }
+	return admBands{a: make([]int32, n), h: ring(), v: ring(), d: ring()}
 }
 
 // admState is the per-worker scratch of the ADM extractor. Bands use int32
@@ -77,13 +80,14 @@ type admState struct {
 	r, a           [3][]int32
 	csfOfA, csfOfR admCSFRing
 	tmpLo, tmpHi   []int32
-	tmp0Lo         []int16 // dwt0's vertical pass, int16 as libvmaf's
+	tmp0Lo         []int16 // dwt0Row's vertical pass, int16 as libvmaf's
 	tmp0Hi         []int16
 	indY, indX     [4][]int
 	rfactor        [4][3]float32 // the CSF weights of the options
 	irf0           [3]int32      // scale 0's, in fixed point
 	irfS           [4][3]int64   // scales 1 to 3's in Q32 (admIRF); weights has every scale's
 	numLimit       float64
+	dwtMade        int // the last output row of the scale's transform made (dwtRows)
 	cmDLM, cmAIM   admCMRow
 	rowSums        admRowSums
 	decRow         admDecoupleRows
@@ -111,7 +115,7 @@ func newADMState(w, h int, opt admOptions) *admState {
 	bw, bh := (w+1)/2, (h+1)/2
 	n := bw * bh
 	s := &admState{w: w, h: h, stride: bw, opt: opt}
-	s.ref, s.dis = newADMBands(n), newADMBands(n)
+	s.ref, s.dis = newADMBands(n, bw), newADMBands(n, bw)
 	ring := func() [3][]int32 {
 		return [3][]int32{make([]int32, csfRows*bw), make([]int32, csfRows*bw), make([]int32, csfRows*bw)}
 	}
@@ -159,23 +163,6 @@ func dwtIndices(ind *[4][]int, n int) {
 	}
 }
 
-// bands runs one scale's wavelet transform of both pictures (w x h at that
-// scale) and returns the bands' size, the next scale's input.
-func (s *admState) bands(ref, dis []uint16, bpc, scale, w, h int) (int, int) {
-	dwtIndices(&s.indY, h)
-	dwtIndices(&s.indX, w)
-	if scale == 0 {
-		s.dwt0(ref, &s.ref, w, h, bpc)
-		s.dwt0(dis, &s.dis, w, h, bpc)
-	} else {
-		// In place, as libvmaf does: output row i only overwrites input
-		// rows that later rows (which read rows >= 2i+1) no longer need.
-		s.dwtS(s.ref.a, &s.ref, w, h, scale)
-		s.dwtS(s.dis.a, &s.dis, w, h, scale)
-	}
-	return (w + 1) / 2, (h + 1) / 2
-}
-
 // compute returns the ADM features of a frame pair (integer_adm.c,
 // integer_compute_adm). Per scale it decouples the distorted bands into a
 // restored and an additive part, then measures the CSF-weighted, masked
@@ -185,11 +172,10 @@ func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
 	var ns, ds, as [4]float32
 	w, h := s.w, s.h
 	for scale := 0; scale < 4; scale++ {
-		w, h = s.bands(ref, dis, bpc, scale, w, h)
-		dp, cp := ADMShifts(w, h, scale)
+		dp, cp := ADMShifts((w+1)/2, (h+1)/2, scale)
 		var den [3]uint64
 		var num, aim [3]int64
-		s.scan(w, h, scale, !s.opt.skipAIM, func(_ int, r *admRowSums) {
+		w, h = s.scan(ref, dis, bpc, scale, w, h, !s.opt.skipAIM, func(_ int, r *admRowSums) {
 			for t := range 3 {
 				den[t] += (r.den[t] + dp.AddAccum) >> dp.ShiftAccum
 				num[t] += (r.num[t] + cp.AddInner) >> cp.ShiftInner
@@ -247,27 +233,41 @@ func (s *admState) combine(ns, ds, as [4]float32) admScore {
 // scale returns the per-scale ratio libvmaf reports as integer_adm_scaleN.
 func (a admScore) scale(i int) float64 { return float64(a.num[i]) / float64(a.den[i]) }
 
-// dwt0 is the first DWT level on the luma plane (adm_dwt2_8 / adm_dwt2_16):
-// the input is centred by subtracting half the range, the vertical pass is
-// rounded to the input bit depth and the horizontal pass to Q16, both into
-// int16.
-func (s *admState) dwt0(src []uint16, dst *admBands, w, h, bpc int) {
+// dwtRows runs scale's wavelet transform of both pictures (w x h at that
+// scale: the frames at scale 0, the previous scale's a bands after) up to
+// output row i, from the row after the last one made (s.dwtMade).
+func (s *admState) dwtRows(ref, dis []uint16, bpc, scale, w, i int) {
+	for s.dwtMade < i {
+		s.dwtMade++
+		if scale == 0 {
+			s.dwt0Row(ref, &s.ref, w, s.dwtMade, bpc)
+			s.dwt0Row(dis, &s.dis, w, s.dwtMade, bpc)
+		} else {
+			// In place, as libvmaf does: output row i only overwrites input
+			// rows that later rows (which read rows >= 2i+1) no longer need.
+			s.dwtSRow(s.ref.a, &s.ref, w, s.dwtMade, scale)
+			s.dwtSRow(s.dis.a, &s.dis, w, s.dwtMade, scale)
+		}
+	}
+}
+
+// dwt0Row is output row i of the first DWT level on the luma plane
+// (adm_dwt2_8 / adm_dwt2_16): the input is centred by subtracting half the
+// range, the vertical pass is rounded to the input bit depth and the
+// horizontal pass to Q16, both into int16.
+func (s *admState) dwt0Row(src []uint16, dst *admBands, w, i, bpc int) {
 	shiftVP := uint(bpc)
 	addVP := int32(1) << uint(bpc-1)
 	tlo, thi := s.tmp0Lo[:w], s.tmp0Hi[:w]
-	bw := s.stride
-	hh := (h + 1) / 2
 	wh := (w + 1) / 2
-	for i := 0; i < hh; i++ {
-		r0 := src[s.indY[0][i]*w:][:w]
-		r1 := src[s.indY[1][i]*w:][:w]
-		r2 := src[s.indY[2][i]*w:][:w]
-		r3 := src[s.indY[3][i]*w:][:w]
-		s.k.admDWT0V(r0, r1, r2, r3, tlo, thi, shiftVP, addVP)
-		row := i * bw
-		s.k.admDWT0H(tlo, dst.a[row:row+wh], dst.v[row:row+wh], &s.indX)
-		s.k.admDWT0H(thi, dst.h[row:row+wh], dst.d[row:row+wh], &s.indX)
-	}
+	r0 := src[s.indY[0][i]*w:][:w]
+	r1 := src[s.indY[1][i]*w:][:w]
+	r2 := src[s.indY[2][i]*w:][:w]
+	r3 := src[s.indY[3][i]*w:][:w]
+	s.k.admDWT0V(r0, r1, r2, r3, tlo, thi, shiftVP, addVP)
+	row, ring := i*s.stride, (i%csfRows)*s.stride
+	s.k.admDWT0H(tlo, dst.a[row:row+wh], dst.v[ring:ring+wh], &s.indX)
+	s.k.admDWT0H(thi, dst.h[ring:ring+wh], dst.d[ring:ring+wh], &s.indX)
 }
 
 // admDWT0V is dwt0's vertical pass of one output row from four input rows.
@@ -307,25 +307,22 @@ var (
 	dwtSShiftHP = [3]uint{15, 16, 15}
 )
 
-// dwtS is one DWT level of scales 1..3 on the previous scale's band a, in
-// 64-bit accumulators truncated to int32.
-func (s *admState) dwtS(src []int32, dst *admBands, w, h, scale int) {
+// dwtSRow is output row i of one DWT level of scales 1..3 on the previous
+// scale's band a, in 64-bit accumulators truncated to int32.
+func (s *admState) dwtSRow(src []int32, dst *admBands, w, i, scale int) {
 	addV, shV := dwtSAddVP[scale-1], dwtSShiftVP[scale-1]
 	addH, shH := dwtSAddHP[scale-1], dwtSShiftHP[scale-1]
 	bw := s.stride
 	tlo, thi := s.tmpLo[:w], s.tmpHi[:w]
-	hh := (h + 1) / 2
 	wh := (w + 1) / 2
-	for i := 0; i < hh; i++ {
-		r0 := src[s.indY[0][i]*bw:][:w]
-		r1 := src[s.indY[1][i]*bw:][:w]
-		r2 := src[s.indY[2][i]*bw:][:w]
-		r3 := src[s.indY[3][i]*bw:][:w]
-		s.k.admDWTSV(r0, r1, r2, r3, tlo, thi, addV, shV)
-		row := i * bw
-		s.k.admDWTSH(tlo, dst.a[row:row+wh], dst.v[row:row+wh], &s.indX, addH, shH)
-		s.k.admDWTSH(thi, dst.h[row:row+wh], dst.d[row:row+wh], &s.indX, addH, shH)
-	}
+	r0 := src[s.indY[0][i]*bw:][:w]
+	r1 := src[s.indY[1][i]*bw:][:w]
+	r2 := src[s.indY[2][i]*bw:][:w]
+	r3 := src[s.indY[3][i]*bw:][:w]
+	s.k.admDWTSV(r0, r1, r2, r3, tlo, thi, addV, shV)
+	row, ring := i*bw, (i%csfRows)*bw
+	s.k.admDWTSH(tlo, dst.a[row:row+wh], dst.v[ring:ring+wh], &s.indX, addH, shH)
+	s.k.admDWTSH(thi, dst.h[ring:ring+wh], dst.d[ring:ring+wh], &s.indX, addH, shH)
 }
 
 // admDWTSV is dwtS's vertical pass of one output row from four input rows.

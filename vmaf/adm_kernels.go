@@ -55,12 +55,12 @@ func (s *admState) decoupleRow(w, h, i int, narrow bool) {
 	// In the state: a local would escape through the kernel's function
 	// value.
 	d := &s.decRow
-	lo, hi := i*s.stride+left, i*s.stride+right
-	o := (i%csfRows)*s.stride + left
+	// The bands' h, v and d rows and the parts' are in their rings.
+	lo, hi := (i%csfRows)*s.stride+left, (i%csfRows)*s.stride+right
 	d.o = [3][]int32{s.ref.h[lo:hi], s.ref.v[lo:hi], s.ref.d[lo:hi]}
 	d.t = [3][]int32{s.dis.h[lo:hi], s.dis.v[lo:hi], s.dis.d[lo:hi]}
 	for t := range 3 {
-		d.r[t], d.a[t] = s.r[t][o:o+right-left], s.a[t][o:o+right-left]
+		d.r[t], d.a[t] = s.r[t][lo:hi], s.a[t][lo:hi]
 	}
 	s.k.admDecouple(d, s.opt.egl, narrow)
 }
@@ -312,15 +312,35 @@ type admRowSums struct {
 	num, aim [3]int64
 }
 
-// scan measures a scale whose bands are transformed (bands), a scored row
-// at a time, in order, handing each row's sums to each. Each coefficient of
-// the contrast measure's source, CSF weighted, is reduced by a masking
-// threshold from the 3x3 neighbourhood of the CSF-weighted masking part,
-// clamped at zero and cubed, with libvmaf's intermediate roundings. The
-// rows are decoupled and CSF weighted into their rings just ahead of the
-// first row that reads them, so that every pass after the transform reads
-// rows still in cache. Without withAIM the AIM sums are zero.
-func (s *admState) scan(w, h, scale int, withAIM bool, each func(i int, r *admRowSums)) {
+// scan measures one scale of a frame pair whose input is w x h (the
+// frames at scale 0, the previous scale's a bands after), a scored row at a
+// time, in order, handing each row's sums to each, and returns the bands'
+// size, the next scale's input. Each coefficient of the contrast measure's
+// source, CSF weighted, is reduced by a masking threshold from the 3x3
+// neighbourhood of the CSF-weighted masking part, clamped at zero and
+// cubed, with libvmaf's intermediate roundings. The rows are transformed,
+// decoupled and CSF weighted into their rings just ahead of the first row
+// that reads them, so that every pass reads rows still in cache; only the a
+// bands, the next scale's input, are whole. Without withAIM the AIM sums
+// are zero.
+func (s *admState) scan(ref, dis []uint16, bpc, scale, w, h int, withAIM bool, each func(i int, r *admRowSums)) (int, int) {
+	dwtIndices(&s.indY, h)
+	dwtIndices(&s.indX, w)
+	iw := w
+	w, h = (w+1)/2, (h+1)/2
+	s.dwtMade = -1
+	s.measure(ref, dis, bpc, scale, iw, w, h, withAIM, each)
+	// Every row of the a bands is the next scale's input; the last scale's
+	// are not needed past the rows measured.
+	if scale < 3 {
+		s.dwtRows(ref, dis, bpc, scale, iw, h-1)
+	}
+	return w, h
+}
+
+// measure is scan's loop over the scored rows of w x h bands, whose
+// transform's input is iw wide.
+func (s *admState) measure(ref, dis []uint16, bpc, scale, iw, w, h int, withAIM bool, each func(i int, r *admRowSums)) {
 	top, bottom, left, right := admScoreRegion(w, h)
 	dTop, dBottom, dLeft, dRight := admDecoupleRegion(w, h)
 	if dRight <= dLeft || bottom <= top {
@@ -353,6 +373,7 @@ func (s *admState) scan(w, h, scale int, withAIM bool, each func(i int, r *admRo
 		// row past the scored ones); rings of three hold up, i and down.
 		for need := max(i, up, down); taken < need && taken+1 < dBottom; {
 			taken++
+			s.dwtRows(ref, dis, bpc, scale, iw, taken)
 			s.decoupleRow(w, h, taken, scale == 0)
 			s.csfRow(w, h, scale, taken, s.a, &s.csfOfA)
 			if withAIM {
@@ -360,10 +381,11 @@ func (s *admState) scan(w, h, scale int, withAIM bool, each func(i int, r *admRo
 			}
 		}
 		for t, b := range bands {
+			o := (i % csfRows) * s.stride
 			if scale == 0 {
-				sums.den[t] = den0(b[i*s.stride+left : i*s.stride+right])
+				sums.den[t] = den0(b[o+left : o+right])
 			} else {
-				sums.den[t] = denS(b[i*s.stride+left:i*s.stride+right], &s.denShifts)
+				sums.den[t] = denS(b[o+left:o+right], &s.denShifts)
 			}
 		}
 		sums.num[0], sums.num[1], sums.num[2] = row(&s.cmDLM, up, i, down)

@@ -5,12 +5,14 @@ import "errors"
 // The kernel allocates only when it starts (frames, per-thread scratch) and nothing per
 // frame, so its heap is known from the geometry. The constants come from the allocations
 // of Score measured on 640x360 to 1920x1080 frames at 1, 2 and 4 threads (TotalAlloc of
-// whole runs, see TestMemoryEstimateBoundsScore): about 13 bytes per pixel for the
-// pipeline and 25 per thread with VMAF alone, and up to 11 more per thread for each extra
-// feature (SSIM the most); they are rounded up so that the estimate stays above what a run allocates.
+// whole runs, see TestMemoryEstimateBoundsScore): about 16 bytes per pixel for the
+// pipeline and 6 per thread with VMAF alone (the frame pair a thread keeps in flight, and
+// ADM's a bands: its other bands are rings of rows), and up to 11 more per thread for each
+// extra feature (SSIM the most); they are rounded up so that the estimate stays above what
+// a run allocates.
 const (
-	baseBytesPerPixel    = 16
-	threadBytesPerPixel  = 28
+	baseBytesPerPixel    = 18
+	threadBytesPerPixel  = 8
 	featureBytesPerPixel = 12
 	runtimeOverheadBytes = 48 << 20 // the Go runtime, the binary, I/O buffers
 	readerFramesPerInput = 1        // each reader's one-frame byte buffer

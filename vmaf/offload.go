@@ -216,10 +216,10 @@ func (s *admState) rows(ref, dis []uint16, bpc int) *ADMRows {
 	out := new(ADMRows)
 	w, h := s.w, s.h
 	for scale := range 4 {
-		w, h = s.bands(ref, dis, bpc, scale, w, h)
-		out.Den[scale] = make([]uint64, 3*h)
-		out.Num[scale], out.AIM[scale] = make([]int64, 3*h), make([]int64, 3*h)
-		s.scan(w, h, scale, true, func(i int, r *admRowSums) {
+		bh := (h + 1) / 2
+		out.Den[scale] = make([]uint64, 3*bh)
+		out.Num[scale], out.AIM[scale] = make([]int64, 3*bh), make([]int64, 3*bh)
+		w, h = s.scan(ref, dis, bpc, scale, w, h, true, func(i int, r *admRowSums) {
 			for t := range 3 {
 				out.Den[scale][3*i+t], out.Num[scale][3*i+t], out.AIM[scale][3*i+t] = r.den[t], r.num[t], r.aim[t]
 			}

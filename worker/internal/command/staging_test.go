@@ -65,9 +65,11 @@ func TestThreadsCountTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{vmafxv1.EnvMemoryLimit: strconv.FormatInt(1<<30, 10), "GOMEMLIMIT": "off"}
+	// A limit under which the default model fits fewer than 16 threads too.
+	const limit = 384 << 20
+	env := map[string]string{vmafxv1.EnvMemoryLimit: strconv.FormatInt(limit, 10), "GOMEMLIMIT": "off"}
 	s := &scorer{cfg: &scoreConfig{threads: 16}, env: func(k string) string { return env[k] }, log: klog.Background()}
-	budget := int64(1<<30) * memoryBudgetPercent / 100
+	budget := int64(limit) * memoryBudgetPercent / 100
 	fits := func(needs kernelNeeds) int {
 		for n := 16; n >= 1; n-- {
 			if vmaf.MemoryEstimateFor(info, n, nil, needs.model, needs.inFlight)+int64(n)*needs.hostPerThread <= budget {
@@ -89,7 +91,7 @@ func TestThreadsCountTheModel(t *testing.T) {
 			t.Fatal(err)
 		}
 		if want := fits(needs); got != want || got >= def || want == 0 {
-			t.Errorf("%s: %d threads under 1 GiB, want %d (fewer than the default model's %d)", name, got, want, def)
+			t.Errorf("%s: %d threads under %d MiB, want %d (fewer than the default model's %d)", name, got, limit>>20, want, def)
 		}
 	}
 }

@@ -79,7 +79,7 @@ func missingRenditions(job *vmafxv1.VmafxJob) []int {
 // each fits). The geometry is the spec's where it gives one (width, height and
 // pixelFormat, scored at scoringBitDepth, the distorted videos decoded at encode's size
 // when larger); a renditions job has no probe, and Y4M and encoded inputs carry their
-// own, unknown until the worker opens them: then 1080p 8-bit 4:2:0 (about 360 MiB a
+// own, unknown until the worker opens them: then 1080p 8-bit 4:2:0 (about 320 MiB a
 // video without extra features), as most ladders top out there.
 func renditionMemory(job *vmafxv1.VmafxJob) resource.Quantity {
 	s := job.Spec
