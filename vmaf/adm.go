@@ -169,30 +169,15 @@ func dwtIndices(ind *[4][]int, n int) {
 // energy of the restored part (DLM, numerator of adm2) and of the additive
 // part (AIM), both over the CSF-weighted reference energy (denominator).
 func (s *admState) compute(ref, dis []uint16, bpc int) admScore {
-	var ns, ds, as [4]float32
+	var sums ADMSums
 	w, h := s.w, s.h
-	for scale := 0; scale < 4; scale++ {
+	for scale := range 4 {
 		dp, cp := ADMShifts((w+1)/2, (h+1)/2, scale)
-		var den [3]uint64
-		var num, aim [3]int64
 		w, h = s.scan(ref, dis, bpc, scale, w, h, !s.opt.skipAIM, func(_ int, r *admRowSums) {
-			for t := range 3 {
-				den[t] += (r.den[t] + dp.AddAccum) >> dp.ShiftAccum
-				num[t] += (r.num[t] + cp.AddInner) >> cp.ShiftInner
-				aim[t] += (r.aim[t] + cp.AddInner) >> cp.ShiftInner
-			}
+			sums.add(scale, r.den, r.num, r.aim, dp, cp)
 		})
-		if scale == 0 {
-			ds[scale] = admDen0Float(den, w, h, s.rfactor[0], s.opt.noiseWeight)
-		} else {
-			ds[scale] = admDenSFloat(den, w, h, scale, s.rfactor[scale], s.opt.noiseWeight)
-		}
-		ns[scale] = admCMFloat(num, w, h, scale, s.opt.noiseWeight)
-		if !s.opt.skipAIM {
-			as[scale] = admCMFloat(aim, w, h, scale, 0)
-		}
 	}
-	return s.combine(ns, ds, as)
+	return s.fromSums(&sums)
 }
 
 // combine derives the ADM features from each scale's numerator (DLM),

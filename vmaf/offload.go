@@ -160,23 +160,29 @@ type ADMSums struct {
 }
 
 // Sums rounds and adds the scored rows of w x h luma planes' ADM rows, as
-// the CPU kernel's own loops do.
+// the CPU kernel does its own (ADMSums.add).
 func (r *ADMRows) Sums(w, h int) *ADMSums {
 	out := new(ADMSums)
 	for scale := range 4 {
 		w, h = (w+1)/2, (h+1)/2
 		top, bottom, _, _ := admScoreRegion(w, h)
 		dp, cm := ADMShifts(w, h, scale)
-		den, num, aim := &out.Den[scale], &out.Num[scale], &out.AIM[scale]
 		for i := top; i < bottom; i++ {
-			for t := range 3 {
-				den[t] += (r.Den[scale][3*i+t] + dp.AddAccum) >> dp.ShiftAccum
-				num[t] += (r.Num[scale][3*i+t] + cm.AddInner) >> cm.ShiftInner
-				aim[t] += (r.AIM[scale][3*i+t] + cm.AddInner) >> cm.ShiftInner
-			}
+			den, num, aim := r.Den[scale][3*i:][:3], r.Num[scale][3*i:][:3], r.AIM[scale][3*i:][:3]
+			out.add(scale, [3]uint64(den), [3]int64(num), [3]int64(aim), dp, cm)
 		}
 	}
 	return out
+}
+
+// add rounds one scored row's sums of a scale (ADMShifts dp and cm) and
+// adds them.
+func (a *ADMSums) add(scale int, den [3]uint64, num, aim [3]int64, dp ADMDenShifts, cm ADMCMShifts) {
+	for t := range 3 {
+		a.Den[scale][t] += (den[t] + dp.AddAccum) >> dp.ShiftAccum
+		a.Num[scale][t] += (num[t] + cm.AddInner) >> cm.ShiftInner
+		a.AIM[scale][t] += (aim[t] + cm.AddInner) >> cm.ShiftInner
+	}
 }
 
 // fromRows derives the ADM features from an Offload's rows, rounding and
