@@ -250,7 +250,7 @@ func (s *admState) dwt0Row(src []uint16, dst *admBands, w, i, bpc int) {
 	r2 := src[s.indY[2][i]*w:][:w]
 	r3 := src[s.indY[3][i]*w:][:w]
 	s.k.admDWT0V(r0, r1, r2, r3, tlo, thi, shiftVP, addVP)
-	row, ring := i*s.stride, (i%csfRows)*s.stride
+	row, ring := i*s.stride, s.ringOff(i)
 	s.k.admDWT0H(tlo, dst.a[row:row+wh], dst.v[ring:ring+wh], &s.indX)
 	s.k.admDWT0H(thi, dst.h[ring:ring+wh], dst.d[ring:ring+wh], &s.indX)
 }
@@ -305,7 +305,7 @@ func (s *admState) dwtSRow(src []int32, dst *admBands, w, i, scale int) {
 	r2 := src[s.indY[2][i]*bw:][:w]
 	r3 := src[s.indY[3][i]*bw:][:w]
 	s.k.admDWTSV(r0, r1, r2, r3, tlo, thi, addV, shV)
-	row, ring := i*bw, (i%csfRows)*bw
+	row, ring := i*bw, s.ringOff(i)
 	s.k.admDWTSH(tlo, dst.a[row:row+wh], dst.v[ring:ring+wh], &s.indX, addH, shH)
 	s.k.admDWTSH(thi, dst.h[ring:ring+wh], dst.d[ring:ring+wh], &s.indX, addH, shH)
 }

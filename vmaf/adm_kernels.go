@@ -56,7 +56,7 @@ func (s *admState) decoupleRow(w, h, i int, narrow bool) {
 	// value.
 	d := &s.decRow
 	// The bands' h, v and d rows and the parts' are in their rings.
-	lo, hi := (i%csfRows)*s.stride+left, (i%csfRows)*s.stride+right
+	lo, hi := s.ringOff(i)+left, s.ringOff(i)+right
 	d.o = [3][]int32{s.ref.h[lo:hi], s.ref.v[lo:hi], s.ref.d[lo:hi]}
 	d.t = [3][]int32{s.dis.h[lo:hi], s.dis.v[lo:hi], s.dis.d[lo:hi]}
 	for t := range 3 {
@@ -150,6 +150,10 @@ func admDecoupleOne(o, t int32, angle bool, egl float64, narrow bool) (r, a int3
 // cache.
 const csfRows = 3
 
+// ringOff is where row i starts in the state's rings of csfRows rows (the
+// contrast measure's kernels find it with admCMRow.csfOff).
+func (s *admState) ringOff(i int) int { return (i % csfRows) * s.stride }
+
 // csfRow applies a scale's contrast sensitivity weights to row i of the
 // decoupled part src (a ring) in fixed point and derives the masking filter
 // input |csf_a|/30 (scale 0: integer_adm.c, adm_csf, with the options'
@@ -157,7 +161,7 @@ const csfRows = 3
 // decoupled columns, into row i's place in the ring dst.
 func (s *admState) csfRow(w, h, scale, i int, src [3][]int32, dst *admCSFRing) {
 	_, _, left, right := admDecoupleRegion(w, h)
-	lo, hi := (i%csfRows)*s.stride+left, (i%csfRows)*s.stride+right
+	lo, hi := s.ringOff(i)+left, s.ringOff(i)+right
 	if scale == 0 {
 		shifts := [3]uint{15, 15, 17}
 		adds := [3]int32{16384, 16384, 65535}
@@ -380,8 +384,8 @@ func (s *admState) measure(ref, dis []uint16, bpc, scale, iw, w, h int, withAIM 
 				s.csfRow(w, h, scale, taken, s.r, &s.csfOfR)
 			}
 		}
+		o := s.ringOff(i)
 		for t, b := range bands {
-			o := (i % csfRows) * s.stride
 			if scale == 0 {
 				sums.den[t] = den0(b[o+left : o+right])
 			} else {

@@ -48,7 +48,7 @@ type kernels struct {
 	// over one row of a reference band (scan).
 	admDen0Row func(row []int32) uint64
 	admDenSRow func(row []int32, p *ADMDenShifts) uint64
-	// admDecouple decouples one row segment of the bands (decouple).
+	// admDecouple decouples one row segment of the bands (decoupleRow).
 	admDecouple func(d *admDecoupleRows, egl float64, narrow bool)
 	// CAMBI's rows (cambi_kernels.go): the mode filter's mode3, the
 	// spatial mask's zero derivatives, column sums and 7x7 test, the
