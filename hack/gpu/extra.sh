@@ -4,7 +4,10 @@
 # in a second one while the machine is held (hack/gpu/prepare.sh puts this script in
 # .gpu/). It reuses what run.sh left in /tmp (the unpacked binaries in
 # /tmp/gpux, libvmaf's CPU build, the 1080p clip pair) and appends to $OUT/summary.log,
-# about two and a half minutes, each step bounded, most important first:
+# about three and a half minutes, each step bounded, most important first:
+#   G. issue 27's steady state on the device: the vulkan backend's frames/s on long calls
+#      at 1080p and 4K on 1, 4 and every thread (vkkernel's BenchmarkThroughput), with the
+#      counts and a CPU profile of the host's side (vk_throughput.prof);
 #   1. issue 28's threads: the kernel's frames/s, B/op and peak heap at 1080p on 1 thread
 #      and on every core, vmaf_v0.6.1 and vmaf_v1.0.16_3d0h (BenchmarkScoreScaling);
 #   2. issue 28 on one core and on all of them, whole process: vmafx cpu against libvmaf's
@@ -21,8 +24,14 @@ el(){ echo "== extra [$(( $(date +%s)-T0 ))s] $*"; }
 exec > >(tee -a "$OUT/summary.log") 2>&1
 [ -x $X/vmaf.test ] && [ -x $X/vmafx-worker ] || { echo "extra: run bash .gpu/run.sh first (no $X/vmaf.test)"; exit 1; }
 N=$(nproc)
-STEPS=${STEPS:-1234} # a subset, to rerun one step: STEPS=4 bash .gpu/extra.sh
+STEPS=${STEPS:-G1234} # a subset, to rerun one step: STEPS=4 bash .gpu/extra.sh
 step(){ [[ $STEPS == *$1* ]]; }
+
+if step G; then
+el "G. the vulkan backend's steady state: long calls, 1, 4 and $N threads, 1080p and 4K (BenchmarkThroughput)"
+( cd vmaf/vkkernel && timeout 110 $X/vkkernel.test -test.run '^$' -test.bench 'Throughput' -test.benchtime 1x -test.count 3 -test.cpuprofile "$OUT/vk_throughput.prof" > "$OUT/bench_throughput.log" 2>&1 )
+grep -E '^Benchmark|device' "$OUT/bench_throughput.log" | sed -E 's/ +/ /g'
+fi
 
 if step 1; then
 el "E1. the kernel's threads at 1080p: 1 and $N threads, 16 frames a thread in memory (BenchmarkScoreScaling)"

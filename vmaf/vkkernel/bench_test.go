@@ -81,6 +81,42 @@ func BenchmarkScore(b *testing.B) {
 	}
 }
 
+// BenchmarkThroughput is the vulkan backend's steady state, issue 27's kernel
+// throughput: long calls (48 frames a thread at 1080p, 16 at 4K, so that a thread's
+// setup and its first and last batches are a small part of a call, where
+// BenchmarkScore's 6-frame calls are mostly that) on 1, 4 and GOMAXPROCS threads,
+// frames held in host memory and uploaded, the CPU's final steps included. Throughput
+// should rise with threads until the device is busy, never fall.
+func BenchmarkThroughput(b *testing.B) {
+	k := openOrSkip(b)
+	b.Logf("device %s (%s)", k.Info().Name, k.Info().Driver)
+	for _, sz := range []struct{ w, h, perThread int }{{1920, 1080, 48}, {3840, 2160, 16}} {
+		refP, distP := benchPlanes(sz.w, sz.h, 4)
+		threads := []int{1}
+		for _, t := range []int{4, runtime.GOMAXPROCS(0)} {
+			if t > threads[len(threads)-1] {
+				threads = append(threads, t)
+			}
+		}
+		for _, t := range threads {
+			frames := sz.perThread * t
+			b.Run(fmt.Sprintf("%dx%d/threads=%d", sz.w, sz.h, t), func(b *testing.B) {
+				before := k.dev.Stats()
+				for b.Loop() {
+					ref := &planeSource{w: sz.w, h: sz.h, planes: refP, n: frames}
+					dist := &planeSource{w: sz.w, h: sz.h, planes: distP, n: frames}
+					if _, err := vmaf.Score(context.Background(), ref, dist, vmaf.Options{Threads: t, Offload: k}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				n := float64(b.N * frames)
+				b.ReportMetric(n/b.Elapsed().Seconds(), "frames/s")
+				reportStructure(b, k, before, n)
+			})
+		}
+	}
+}
+
 // reportStructure reports the structure of the frames' device work since before,
 // which lavapipe shows as well as a GPU: queue submissions, host waits and bytes read
 // back per frame, over n frames.
