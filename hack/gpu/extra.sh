@@ -16,15 +16,33 @@
 #      whole process with vmaf_v1.0.16_3d0h on the GPU beside the CPU and libvmaf's CPU build,
 #      with the pooled scores (libvmaf's CUDA build has no SpEED or CAMBI);
 #   4. issue 27's GPU decode, where the machine has ffmpeg: the 1080p pair encoded as H.264
-#      and HEVC, scored through the GPU's decoder and through software.
+#      and HEVC, scored through the GPU's decoder and through software;
+# and, asked by name (STEPS=SUP), where the time goes:
+#   S. a worker's fixed cost on the GPU: the whole process at 1080p on 1 and 4 threads,
+#      each phase from its log lines (exec to device open and self-test, inputs, frames,
+#      report, exit), with an empty shader cache as a new Pod has and with a warm one;
+#   U. how busy the GPU is while BenchmarkThroughput runs on every thread (nvidia-smi dmon);
+#   P. issue 28's threads against their ceiling: the CPU's topology, and 1080p frames/s of
+#      one 1-thread process, of one process on 8 and on every thread, and of one 1-thread
+#      process per core at once (what the cores give with nothing shared in the process).
+# Without run.sh before it on this machine, it unpacks the binaries and makes the 1080p
+# clip pair itself (steps 2 and 3 then lack libvmaf's build).
 set -u
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
 R=$PWD; X=/tmp/gpux; T0=$(date +%s)
 el(){ echo "== extra [$(( $(date +%s)-T0 ))s] $*"; }
 exec > >(tee -a "$OUT/summary.log") 2>&1
-[ -x $X/vmaf.test ] && [ -x $X/vmafx-worker ] || { echo "extra: run bash .gpu/run.sh first (no $X/vmaf.test)"; exit 1; }
 N=$(nproc)
-STEPS=${STEPS:-G1234} # a subset, to rerun one step: STEPS=4 bash .gpu/extra.sh
+if ! [ -x $X/vmaf.test ] || ! [ -x $X/vmafx-worker ]; then
+  el "no run.sh before: unpacking the binaries and making the 1080p pair"
+  G=$R/.gpu; mkdir -p $X
+  for f in $G/deb/*.deb; do dpkg -x $f /; done; ldconfig
+  for b in vmafx-worker vkkernel.test vmaf.test; do python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" $G/$b.xz $X/$b; chmod +x $X/$b; done
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; grep -m1 'model name' /proc/cpuinfo
+  ls /usr/share/vulkan/icd.d/nvidia* /etc/vulkan/icd.d/nvidia* >/dev/null 2>&1 || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  ( cd /tmp && timeout 120 python3 $G/gen.py 1920 1080 240 /tmp/c1080 )
+fi
+STEPS=${STEPS:-G1234} # S, U and P run only when named # a subset, to rerun one step: STEPS=4 bash .gpu/extra.sh
 step(){ [[ $STEPS == *$1* ]]; }
 
 if step G; then
@@ -131,4 +149,64 @@ for c in ('libx264','libx265'):
 PY
 fi
 fi
+if step S; then
+el "S. a worker's fixed cost on the GPU: 1080p 240 frames, phases from its log lines; empty shader cache (a new Pod) and warm"
+python3 - <<'PY'
+import os,subprocess,time,re,tempfile,datetime
+X='/tmp/gpux'; b='/tmp/c1080'
+def run(t,cache):
+    env={**os.environ,'__GL_SHADER_DISK_CACHE_PATH':cache}
+    cmd=[X+'/vmafx-worker','score','--reference','file://'+b+'_ref.yuv','--distorted','file://'+b+'_dist.yuv','--width','1920','--height','1080','--backend','vulkan','--threads',str(t),'--output','file:///tmp/s.json','--termination-log','/tmp/sterm']
+    t0=time.time(); p=subprocess.run(cmd,stdout=subprocess.PIPE,stderr=subprocess.STDOUT,env=env,timeout=60); t1=time.time()
+    marks={}; extra=''
+    for l in p.stdout.decode(errors='replace').splitlines():
+        m=re.match(r'[IWE]\d{4} (\d\d):(\d\d):(\d\d\.\d+)',l)
+        if not m: continue
+        d=datetime.datetime.fromtimestamp(t0)
+        ts=d.replace(hour=int(m[1]),minute=int(m[2]),second=0,microsecond=0).timestamp()+float(m[3])
+        for key,name in (('"Opened the device"','opened'),('"Scoring"','scoring'),('"Wrote per-frame scores"','frames'),('"Scored"','scored')):
+            if key in l and name not in marks: marks[name]=ts-t0
+        if '"Opened the device"' in l: extra=' '.join(re.findall(r'(openSeconds=\S+|selfTestSeconds=\S+)',l))
+    seq=['opened','scoring','frames','scored']; prev=0; parts=[]
+    for k in seq:
+        if k in marks: parts.append(f"{k} +{marks[k]-prev:.3f}"); prev=marks[k]
+    parts.append(f"exit +{t1-t0-prev:.3f}")
+    print(f"threads {t} cache {'empty' if 'cold' in cache else 'warm'}: wall {t1-t0:.3f} s ({240/(t1-t0):.0f} fps); "+', '.join(parts)+f"; {extra}")
+os.makedirs('/tmp/glwarm',exist_ok=True)
+run(1,'/tmp/glwarm')  # fills the warm cache
+for r in range(2):
+    for t in (1,4):
+        run(t,tempfile.mkdtemp(prefix='cold'))
+        run(t,'/tmp/glwarm')
+PY
+fi
+
+if step U; then
+el "U. how busy the GPU is during BenchmarkThroughput on $N threads (nvidia-smi dmon, 1 s samples: sm% mem%)"
+for c in "1920x1080/threads=$N\$" "1920x1080/threads=$N/source=shared" "3840x2160/threads=$N\$" "3840x2160/threads=$N/source=shared"; do
+  nvidia-smi dmon -s u -d 1 > /tmp/dmon.log 2>&1 & DM=$!
+  ( cd vmaf/vkkernel && timeout 40 $X/vkkernel.test -test.run '^$' -test.bench "Throughput/$c" -test.benchtime 6x > /tmp/u.log 2>&1 )
+  kill $DM 2>/dev/null; wait $DM 2>/dev/null
+  grep -E '^Benchmark' /tmp/u.log | sed -E 's/ +/ /g'
+  echo "  sm% samples: $(awk '$1 ~ /^[0-9]+$/ {printf "%s ", $2}' /tmp/dmon.log)  mem%: $(awk '$1 ~ /^[0-9]+$/ {printf "%s ", $3}' /tmp/dmon.log)"
+done
+fi
+
+if step P; then
+el "P. the CPU's threads against their ceiling, 1080p vmaf_v0.6.1, 16 frames a thread"
+lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|MHz|L2|L3' | sed -E 's/ +/ /g'
+B='ScoreScaling/vmaf_v0.6.1/1920x1080/threads'
+( cd vmaf && timeout 30 taskset -c 0 $X/vmaf.test -test.run '^$' -test.bench "$B=1\$" -test.cpu 1 -test.benchtime 1x -test.count 3 2>&1 | grep -E '^Benchmark' | sed -E 's/ +/ /g' )
+( cd vmaf && timeout 30 taskset -c 0-7 $X/vmaf.test -test.run '^$' -test.bench "$B=8\$" -test.cpu 8 -test.benchtime 1x -test.count 3 2>&1 | grep -E '^Benchmark' | sed -E 's/ +/ /g' )
+( cd vmaf && for i in $(seq 0 $((N-1))); do timeout 60 taskset -c $i $X/vmaf.test -test.run '^$' -test.bench "$B=1\$" -test.cpu 1 -test.benchtime 1x -test.count 3 > /tmp/p$i.log 2>&1 & done; wait )
+python3 - "$N" <<'PY'
+import re,sys,statistics
+n=int(sys.argv[1]); per=[]
+for i in range(n):
+    v=[float(m[1]) for m in re.finditer(r'([0-9.]+) frames/s',open(f'/tmp/p{i}.log').read())]
+    if v: per.append(statistics.median(v))
+print(f"{len(per)} one-thread processes at once, one a core: each {min(per):.2f} to {max(per):.2f} fps (median {statistics.median(per):.2f}), together {sum(per):.1f} fps")
+PY
+fi
+
 el done

@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"sync"
+	"time"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
@@ -16,6 +17,10 @@ import (
 // same pass; Device says which ran where.
 type Vulkan struct {
 	k *vkkernel.Kernel
+	// open is how long opening the device took (its pipelines built), and
+	// selfTest how long its self-test took in this call (zero when an earlier
+	// open in the process ran it): what a worker pays before its first frame.
+	open, selfTest time.Duration
 }
 
 // OpenVulkan opens the first usable Vulkan device; gpuOnly refuses CPU
@@ -25,16 +30,22 @@ type Vulkan struct {
 // device, its driver and the first feature and frame that differ from the
 // CPU kernel's.
 func OpenVulkan(gpuOnly bool) (*Vulkan, error) {
+	start := time.Now()
 	k, err := vkkernel.Open(vulkan.Config{GPUOnly: gpuOnly})
 	if err != nil {
 		return nil, err
 	}
+	opened := time.Now()
 	if err := selfTests.check(k); err != nil {
 		k.Close()
 		return nil, err
 	}
-	return &Vulkan{k: k}, nil
+	return &Vulkan{k: k, open: opened.Sub(start), selfTest: time.Since(opened)}, nil
 }
+
+// Startup is how long opening the device and its self-test took, which the
+// worker logs: on a GPU they are a fixed cost beside the frames' time.
+func (v *Vulkan) Startup() (open, selfTest time.Duration) { return v.open, v.selfTest }
 
 // selfTests runs the self-test once per process and device: a worker that
 // opens its device again (a rendition ladder, a retried chunk) does not pay

@@ -111,6 +111,12 @@ func (s *scorer) backendAndModel(ctx context.Context) (backend.Backend, *vmaf.Mo
 	if fellBack != "" {
 		s.log.Info("Requested backend is not available, scoring on the CPU", "requested", cfg.backend, "reason", fellBack)
 	}
+	if st, ok := b.(interface {
+		Startup() (open, selfTest time.Duration)
+	}); ok {
+		open, selfTest := st.Startup()
+		s.log.Info("Opened the device", "backend", b.Name(), "openSeconds", open.Seconds(), "selfTestSeconds", selfTest.Seconds())
+	}
 	model, err := s.loadModel(ctx)
 	if err != nil {
 		b.Close()
