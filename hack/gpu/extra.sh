@@ -17,7 +17,13 @@
 #      with the pooled scores (libvmaf's CUDA build has no SpEED or CAMBI);
 #   4. issue 27's GPU decode, where the machine has ffmpeg: the 1080p pair encoded as H.264
 #      and HEVC, scored through the GPU's decoder and through software;
-# and, asked by name (STEPS=SUP), where the time goes:
+# and, asked by name (STEPS=ASUP):
+#   A. a change against its baseline (hack/gpu/prepare.sh with VMAFX_GPU_BASELINE): the
+#      vulkan backend's steady state (BenchmarkThroughput, 1080p and 4K, 1, 4 and every
+#      thread) and the whole process at 1080p on 1, 4 and every thread, the two builds
+#      interleaved, three rounds, with the pooled scores; and the vulkan package's queue
+#      tests on this GPU;
+# and where the time goes:
 #   S. a worker's fixed cost on the GPU: the whole process at 1080p on 1 and 4 threads,
 #      each phase from its log lines (exec to device open and self-test, inputs, frames,
 #      report, exit), with an empty shader cache as a new Pod has and with a warm one;
@@ -37,7 +43,7 @@ if ! [ -x $X/vmaf.test ] || ! [ -x $X/vmafx-worker ]; then
   el "no run.sh before: unpacking the binaries and making the 1080p pair"
   G=$R/.gpu; mkdir -p $X
   for f in $G/deb/*.deb; do dpkg -x $f /; done; ldconfig
-  for b in vmafx-worker vkkernel.test vmaf.test; do python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" $G/$b.xz $X/$b; chmod +x $X/$b; done
+  for b in vmafx-worker vkkernel.test vmaf.test vulkan.test base-vmafx-worker base-vkkernel.test; do [ -f $G/$b.xz ] || continue; python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" $G/$b.xz $X/$b; chmod +x $X/$b; done
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; grep -m1 'model name' /proc/cpuinfo
   ls /usr/share/vulkan/icd.d/nvidia* /etc/vulkan/icd.d/nvidia* >/dev/null 2>&1 || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   ( cd /tmp && timeout 120 python3 $G/gen.py 1920 1080 240 /tmp/c1080 )
@@ -149,6 +155,40 @@ for c in ('libx264','libx265'):
 PY
 fi
 fi
+if step A; then
+G=$R/.gpu
+for b in vulkan.test base-vmafx-worker base-vkkernel.test; do [ -f $G/$b.xz ] && [ ! -x $X/$b ] && python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" $G/$b.xz $X/$b && chmod +x $X/$b; done
+if [ -x $X/vulkan.test ]; then
+  el "A0. the vulkan package's tests on this GPU (its queues among them)"
+  ( cd vmaf/vulkan && VMAFX_REQUIRE_VULKAN=1 timeout 60 $X/vulkan.test -test.count=1 -test.v 2>&1 | grep -E '^(--- |FAIL|PASS|ok)|queues' )
+fi
+if [ -x $X/base-vkkernel.test ]; then
+el "A. this build against the baseline $(cat $G/base-commit 2>/dev/null): the vulkan backend's steady state and the whole process, interleaved"
+python3 - "$N" <<'PY'
+import os,subprocess,time,statistics,re,json,sys
+X='/tmp/gpux'; N=int(sys.argv[1]); b='/tmp/c1080'
+builds={'base':(X+'/base-vkkernel.test',X+'/base-vmafx-worker'),'new':(X+'/vkkernel.test',X+'/vmafx-worker')}
+fps={}; pooled={}
+for r in range(3):
+    for name,(kt,wk) in builds.items():
+        p=subprocess.run([kt,'-test.run','^$','-test.bench',f'Throughput/.*/threads=(1|4|{N})$','-test.benchtime','1x'],cwd='vmaf/vkkernel',stdout=subprocess.PIPE,stderr=subprocess.STDOUT,timeout=90)
+        for m in re.finditer(r'^BenchmarkThroughput/(\S+?)-\d+\s.*?([0-9.]+) frames/s',p.stdout.decode(),re.M):
+            fps.setdefault(('kernel '+m[1],name),[]).append(float(m[2]))
+        for t in (1,4,N):
+            cmd=[wk,'score','--reference','file://'+b+'_ref.yuv','--distorted','file://'+b+'_dist.yuv','--width','1920','--height','1080','--backend','vulkan','--threads',str(t),'--output','file:///tmp/a.json','--termination-log','/tmp/aterm']
+            t0=time.perf_counter(); subprocess.run(cmd,stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL,timeout=60); e=time.perf_counter()-t0
+            fps.setdefault((f'whole process 1080p 240 frames threads={t}',name),[]).append(240/e)
+            try: pooled[(t,name)]=json.load(open('/tmp/a.json'))['pooled_metrics']['vmaf']['mean']
+            except Exception as ex: pooled[(t,name)]=str(ex)
+for key in sorted({k for k,_ in fps}, key=lambda s:(s.startswith('whole'),s)):
+    bv,nv=fps.get((key,'base'),[]),fps.get((key,'new'),[])
+    if bv and nv:
+        print(f"{key:48s} base {statistics.median(bv):8.1f}  new {statistics.median(nv):8.1f} frames/s  new/base {statistics.median(nv)/statistics.median(bv):.3f}  runs base {[round(x) for x in bv]} new {[round(x) for x in nv]}")
+print('pooled VMAF:', {f'{n} t{t}':v for (t,n),v in pooled.items()})
+PY
+fi
+fi
+
 if step S; then
 el "S. a worker's fixed cost on the GPU: 1080p 240 frames, phases from its log lines; empty shader cache (a new Pod) and warm"
 python3 - <<'PY'

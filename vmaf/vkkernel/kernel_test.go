@@ -726,3 +726,41 @@ func TestHostBytesPerWorker(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkersOnQueues: each new worker's batches go to the next of the
+// device's queues, both of its ring slots to the same one (a batch reuses
+// the buffers the previous one wrote, which only a barrier on one queue
+// orders); a worker taken again from the idle ones keeps its queue.
+func TestWorkersOnQueues(t *testing.T) {
+	k := openOrSkip(t)
+	q := k.dev.Info.Queues
+	cfg := vmaf.OffloadConfig{Width: 64, Height: 48, BitDepth: 8, VIFEnhnGainLimit: 100}
+	var wks []*worker
+	for i := range q + 2 {
+		off, err := k.NewWorker(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wk := off.(*worker)
+		wks = append(wks, wk)
+		first := k.queues - 1 - i // the kernel's count before this test's workers
+		for s := range wk.ring {
+			if got, want := wk.ring[s].stream.Queue(), (first+i)%q; got != want {
+				t.Errorf("worker %d, slot %d: queue %d, want %d (%d queues)", i, s, got, want, q)
+			}
+		}
+	}
+	before := wks[0].ring[0].stream.Queue()
+	wks[0].Close()
+	off, err := k.NewWorker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := off.(*worker).ring[0].stream.Queue(); got != before {
+		t.Errorf("a worker taken again: queue %d, want its own %d", got, before)
+	}
+	off.Close()
+	for _, wk := range wks[1:] {
+		wk.Close()
+	}
+}
