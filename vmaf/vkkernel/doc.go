@@ -19,9 +19,7 @@
 // the pair into persistently mapped staging, and the v1 models' SpEED
 // chroma and CAMBI with them) into a ring of two batches of up to eight
 // frames, one command buffer and one submission a batch, and waits on a
-// batch's fence only when its frames' numbers are wanted. Each worker
-// submits to a queue of its own where the device has enough (NVIDIA's
-// GPUs have 16), so that the device runs several workers' passes at once. The passes write
+// batch's fence only when its frames' numbers are wanted. The passes write
 // per-row integer sums and reduce passes add them on the device (ADM's rows
 // rounded first as vmaf rounds them), so 53 integers a frame come back,
 // with SpEED's decimated pictures and CAMBI's c-values where the model has

@@ -63,12 +63,6 @@ type Kernel struct {
 	idle    []*worker
 	idleKey workerKey
 	made    int // workers made, for tests of the reuse
-	// queues counts the workers made, whose count modulo the device's queues
-	// is a new worker's queue: each goroutine's batches on a queue of their
-	// own where the device has enough, so that one worker's barriers do not
-	// wait for the others' work and the device runs several workers' passes
-	// at once (a pass of a small scale fills a small part of a GPU).
-	queues int
 }
 
 // maxIdleWorkers bounds the workers kept for reuse.
@@ -444,15 +438,9 @@ func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 	wk.sadSet = a.bind(k.sad, wk.blurred, wk.rowSAD)
 	wk.sadSums = a.bind(k.reduce, wk.rowSAD, wk.results)
 	err := a.err
-	// Both ring slots on one queue: a batch reuses the buffers the previous
-	// one wrote, which only a barrier on the same queue orders.
-	k.mu.Lock()
-	q := k.queues
-	k.queues++
-	k.mu.Unlock()
 	for i := range wk.ring {
 		if err == nil {
-			wk.ring[i].stream, err = k.dev.NewStreamOn(q)
+			wk.ring[i].stream, err = k.dev.NewStream()
 		}
 	}
 	if err == nil && k.vif != nil {

@@ -31,15 +31,7 @@ type Info struct {
 	MaxWorkGroupCount [3]uint32
 	// Memory is the size of the largest device-local memory heap, in bytes.
 	Memory uint64
-	// Queues is how many queues of its compute family the device opened
-	// (at most MaxQueues): streams on different queues run at once, where
-	// one queue's barriers wait for everything submitted to it before.
-	Queues int
 }
-
-// MaxQueues bounds the queues a Device opens. NVIDIA's GPUs offer 16 in
-// their first compute family, lavapipe one.
-const MaxQueues = 16
 
 // Config chooses the loader and the device.
 type Config struct {
@@ -55,9 +47,15 @@ type Config struct {
 	GPUOnly bool
 }
 
-// Device is an open logical device with Info.Queues queues of one compute
-// family. Its methods may be called from several goroutines: submissions to
-// each queue are serialised inside.
+// Device is an open logical device with one compute queue. Its methods may
+// be called from several goroutines: submissions to the queue are
+// serialised inside.
+//
+// One queue, although NVIDIA's GPUs offer 16 in the family: measured on an
+// H200 (driver 580.159.04, 2026-11-27), opening 16 queues made the device
+// take about half a second longer to open, and a worker per queue scored 17%
+// fewer 1080p frames a second on 16 threads than all on one queue
+// (docs/benchmarks.md, "Several queues").
 type Device struct {
 	Info Info
 
@@ -65,18 +63,12 @@ type Device struct {
 	instance uintptr
 	physical uintptr
 	device   uintptr
-	queues   []*queue
+	queue    uintptr
 	family   uint32
 	memProps physicalDeviceMemoryProperties
 	fn       deviceFuncs
+	submitMu sync.Mutex
 	stats    struct{ submits, waits, readback atomic.Uint64 }
-}
-
-// queue is one of the device's queues; Vulkan leaves its submissions to
-// the user to serialise.
-type queue struct {
-	mu sync.Mutex
-	h  uintptr
 }
 
 // Stats counts what costs a host round trip or bus traffic, since the
@@ -122,8 +114,7 @@ type candidate struct {
 	info         Info
 	deviceType   uint32
 	int64        bool
-	computeQueue int    // queue family index, -1 when none
-	queueCount   uint32 // queues in that family
+	computeQueue int // queue family index, -1 when none
 }
 
 // Open loads the Vulkan loader, creates an instance and opens the first
@@ -219,10 +210,10 @@ func (d *Device) candidates() ([]candidate, error) {
 		callVoid(getQueues, p, uintptr(unsafe.Pointer(&qn)), 0)
 		queues := make([]queueFamilyProperties, max(qn, 1))
 		callVoid(getQueues, p, uintptr(unsafe.Pointer(&qn)), uintptr(unsafe.Pointer(&queues[0])))
-		cq, cn := -1, uint32(0)
+		cq := -1
 		for k, q := range queues[:qn] {
 			if q.queueFlags&queueCompute != 0 && q.queueCount > 0 {
-				cq, cn = k, q.queueCount
+				cq = k
 				break
 			}
 		}
@@ -231,7 +222,6 @@ func (d *Device) candidates() ([]candidate, error) {
 			deviceType:   binary.LittleEndian.Uint32(raw[propDeviceType:]),
 			int64:        features[featureShaderInt64] != 0,
 			computeQueue: cq,
-			queueCount:   cn,
 			info: Info{
 				Name:                  gostring(raw[propDeviceName : propDeviceName+deviceNameSize]),
 				Driver:                driverString(gostring(drv.driverName[:]), gostring(drv.driverInfo[:]), binary.LittleEndian.Uint32(raw[propDriverVersion:])),
@@ -334,7 +324,6 @@ func (d *Device) createDevice(c candidate) error {
 	d.physical = phys[c.index]
 	d.family = uint32(c.computeQueue)
 	d.Info = c.info
-	d.Info.Queues = int(min(c.queueCount, MaxQueues))
 
 	getMem := d.lib.instanceProc(d.instance, "vkGetPhysicalDeviceMemoryProperties")
 	callVoid(getMem, d.physical, uintptr(unsafe.Pointer(&d.memProps)))
@@ -344,11 +333,8 @@ func (d *Device) createDevice(c candidate) error {
 		}
 	}
 
-	prio := make([]float32, d.Info.Queues)
-	for i := range prio {
-		prio[i] = 1
-	}
-	qci := &deviceQueueCreateInfo{sType: stDeviceQueueCreateInfo, queueFamilyIndex: d.family, queueCount: uint32(d.Info.Queues), pQueuePriorities: ptr(prio)}
+	prio := []float32{1}
+	qci := &deviceQueueCreateInfo{sType: stDeviceQueueCreateInfo, queueFamilyIndex: d.family, queueCount: 1, pQueuePriorities: ptr(prio)}
 	features := make([]uint32, featureCount)
 	features[featureShaderInt64] = 1
 	if c.info.Float64 {
@@ -365,11 +351,7 @@ func (d *Device) createDevice(c candidate) error {
 		d.Close()
 		return err
 	}
-	d.queues = make([]*queue, d.Info.Queues)
-	for i := range d.queues {
-		d.queues[i] = &queue{}
-		callVoid(d.fn.getDeviceQueue, d.device, uintptr(d.family), uintptr(i), uintptr(unsafe.Pointer(&d.queues[i].h)))
-	}
+	callVoid(d.fn.getDeviceQueue, d.device, uintptr(d.family), 0, uintptr(unsafe.Pointer(&d.queue)))
 	return nil
 }
 

@@ -5,15 +5,11 @@ import (
 	"unsafe"
 )
 
-// Stream records commands into one command buffer and submits them to one
-// of the device's queues, with a fence to wait on. A Stream belongs to one
-// goroutine; several streams may share a queue. Work that must follow other
-// work on the device (the same buffers, written before) goes on the same
-// queue, where a Barrier orders it: barriers do not reach across queues.
+// Stream records commands into one command buffer and submits them to the
+// device's queue, with a fence to wait on. A Stream belongs to one
+// goroutine; several streams share the device's queue.
 type Stream struct {
 	d       *Device
-	q       *queue
-	qi      int // q's index in d.queues
 	pool    uint64
 	cmd     uintptr
 	fence   uint64
@@ -21,15 +17,9 @@ type Stream struct {
 	err     error
 }
 
-// NewStream creates a command buffer and its fence, on the device's first
-// queue.
-func (d *Device) NewStream() (*Stream, error) { return d.NewStreamOn(0) }
-
-// NewStreamOn is NewStream on queue i modulo Info.Queues: streams on
-// different queues run at once.
-func (d *Device) NewStreamOn(i int) (*Stream, error) {
-	qi := max(i, 0) % len(d.queues)
-	s := &Stream{d: d, q: d.queues[qi], qi: qi}
+// NewStream creates a command buffer and its fence.
+func (d *Device) NewStream() (*Stream, error) {
+	s := &Stream{d: d}
 	pci := &commandPoolCreateInfo{sType: stCommandPoolInfo, flags: commandPoolResetBuffer, queueFamilyIndex: d.family}
 	if err := call(d.fn.createCommandPool, d.device, uintptr(unsafe.Pointer(pci)), 0, uintptr(unsafe.Pointer(&s.pool))); err != nil {
 		return nil, fmt.Errorf("vkCreateCommandPool: %w", err)
@@ -77,9 +67,8 @@ func (s *Stream) Fill(b *Buffer, off, size int64, v uint32) {
 	callVoid(s.d.fn.cmdFillBuffer, s.cmd, uintptr(b.buffer), uintptr(off), uintptr(size), uintptr(v))
 }
 
-// Barrier makes every transfer and shader write recorded (or submitted to
-// the stream's queue) before it visible to the transfers, shaders and host
-// reads after it; work on other queues is not ordered by it. One
+// Barrier makes every transfer and shader write recorded (or submitted)
+// before it visible to the transfers, shaders and host reads after it. One
 // global memory barrier is what compute-only work needs.
 func (s *Stream) Barrier() {
 	mb := &memoryBarrier{sType: stMemoryBarrier,
@@ -112,9 +101,6 @@ func (s *Stream) Dispatch(p *Pipeline, set *DescriptorSet, push []byte, x, y, z 
 	callVoid(f.cmdDispatch, s.cmd, uintptr(x), uintptr(y), uintptr(z))
 }
 
-// Queue is the index of the stream's queue.
-func (s *Stream) Queue() int { return s.qi }
-
 // Pending reports whether a submission has not been waited for.
 func (s *Stream) Pending() bool { return s.pending }
 
@@ -129,9 +115,9 @@ func (s *Stream) Submit() error {
 	}
 	cmds := []uintptr{s.cmd}
 	si := &submitInfo{sType: stSubmitInfo, commandBufferCount: 1, pCommandBuffers: ptr(cmds)}
-	s.q.mu.Lock()
-	err := call(s.d.fn.queueSubmit, s.q.h, 1, uintptr(unsafe.Pointer(si)), uintptr(s.fence))
-	s.q.mu.Unlock()
+	s.d.submitMu.Lock()
+	err := call(s.d.fn.queueSubmit, s.d.queue, 1, uintptr(unsafe.Pointer(si)), uintptr(s.fence))
+	s.d.submitMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("vkQueueSubmit: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -315,93 +314,4 @@ func bindAndFree(p *Pipeline, rounds, held int, bufs ...*Buffer) error {
 		}
 	}
 	return nil
-}
-
-// TestStreamsOnQueues: the device opens between 1 and MaxQueues queues,
-// NewStreamOn spreads streams over them (modulo their count), and streams
-// on every queue, submitting from goroutines of their own at once, each get
-// their own dispatch's right numbers back. On lavapipe (one queue) they
-// share it; on a GPU with several they run at once, which the kernel's
-// workers rely on.
-func TestStreamsOnQueues(t *testing.T) {
-	d := openOrSkip(t)
-	q := d.Info.Queues
-	if q < 1 || q > MaxQueues {
-		t.Fatalf("Info.Queues = %d, want 1 to %d", q, MaxQueues)
-	}
-	t.Logf("%s: %d queues", d.Info.Name, q)
-	p, err := d.NewPipeline(scaleSPV, 2, 8, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	const n, k = 4096, 0xfffffff1
-	streams := 2*q + 1
-	errs := make(chan error, streams)
-	for i := range streams {
-		s, err := d.NewStreamOn(i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		if s.Queue() != i%q {
-			t.Fatalf("NewStreamOn(%d).Queue() = %d, want %d", i, s.Queue(), i%q)
-		}
-		stage, in := newBuffer(t, d, 4*n, Host), newBuffer(t, d, 4*n, DeviceLocal)
-		out, back := newBuffer(t, d, 8*n, DeviceLocal), newBuffer(t, d, 8*n, Host)
-		set, err := p.Bind(in, out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer set.Close()
-		go func() {
-			errs <- func() error {
-				for round := range 5 {
-					src := stage.Uint32s()
-					for j := range n {
-						src[j] = uint32(j*7919 + i*31 + round)
-					}
-					if err := s.Begin(); err != nil {
-						return err
-					}
-					s.Copy(in, 0, stage, 0, 4*n)
-					s.Barrier()
-					push := make([]byte, 8)
-					binary.LittleEndian.PutUint32(push, n)
-					binary.LittleEndian.PutUint32(push[4:], k)
-					s.Dispatch(p, set, push, (n+63)/64, 1, 1)
-					s.Barrier()
-					s.Copy(back, 0, out, 0, 8*n)
-					if err := submitWait(s); err != nil {
-						return err
-					}
-					got := unsafe.Slice((*uint64)(unsafe.Pointer(&back.Bytes()[0])), n)
-					for j := range n {
-						if want := uint64(uint32(j*7919+i*31+round)) * k >> 3; got[j] != want {
-							return fmt.Errorf("stream %d (queue %d), round %d: out[%d] = %d, want %d", i, s.Queue(), round, j, got[j], want)
-						}
-					}
-				}
-				return nil
-			}()
-		}()
-	}
-	for range streams {
-		if err := <-errs; err != nil {
-			t.Error(err)
-		}
-	}
-	if s, err := d.NewStreamOn(-3); err != nil || s.Queue() != 0 {
-		t.Errorf("NewStreamOn(-3): queue %v, %v; want queue 0", s.Queue(), err)
-	} else {
-		s.Close()
-	}
-}
-
-func submitWait(s *Stream) error {
-	s.Barrier()
-	if err := s.Submit(); err != nil {
-		return err
-	}
-	return s.Wait()
 }
