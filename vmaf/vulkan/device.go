@@ -52,10 +52,10 @@ type Config struct {
 // serialised inside.
 //
 // One queue, although NVIDIA's GPUs offer 16 in the family: measured on an
-// H200 (driver 580.159.04, 2026-11-27), opening 16 queues made the device
-// take about half a second longer to open, and a worker per queue scored 17%
-// fewer 1080p frames a second on 16 threads than all on one queue
-// (docs/benchmarks.md, "Several queues").
+// H200 (driver 580.159.04, 2026-11-27), a worker process that opened 16
+// queues took about half a second longer on one thread, its frames' time the
+// same, and a worker per queue scored 17% fewer 1080p frames a second on 16
+// threads than all on one queue (docs/benchmarks.md, "Several queues").
 type Device struct {
 	Info Info
 
