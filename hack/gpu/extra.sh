@@ -4,10 +4,12 @@
 # in a second one while the machine is held (hack/gpu/prepare.sh puts this script in
 # .gpu/). It reuses what run.sh left in /tmp (the unpacked binaries in
 # /tmp/gpux, libvmaf's CPU build, the 1080p clip pair) and appends to $OUT/summary.log,
-# about three and a half minutes, each step bounded, most important first:
+# about four minutes, each step bounded, most important first:
 #   G. issue 27's steady state on the device: the vulkan backend's frames/s on long calls
 #      at 1080p and 4K on 1, 4 and every thread (vkkernel's BenchmarkThroughput), with the
 #      counts and a CPU profile of the host's side (vk_throughput.prof);
+#   D. where the device's time a frame goes: upload, motion, VIF, ADM and all three, each
+#      alone on top of the upload, workers driven directly (vkkernel's BenchmarkPasses);
 #   1. issue 28's threads: the kernel's frames/s, B/op and peak heap at 1080p on 1 thread
 #      and on every core, vmaf_v0.6.1 and vmaf_v1.0.16_3d0h (BenchmarkScoreScaling);
 #   2. issue 28 on one core and on all of them, whole process: vmafx cpu against libvmaf's
@@ -48,13 +50,19 @@ if ! [ -x $X/vmaf.test ] || ! [ -x $X/vmafx-worker ]; then
   ls /usr/share/vulkan/icd.d/nvidia* /etc/vulkan/icd.d/nvidia* >/dev/null 2>&1 || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   ( cd /tmp && timeout 120 python3 $G/gen.py 1920 1080 240 /tmp/c1080 )
 fi
-STEPS=${STEPS:-G1234} # S, U and P run only when named # a subset, to rerun one step: STEPS=4 bash .gpu/extra.sh
+STEPS=${STEPS:-GD1234} # S, U and P run only when named # a subset, to rerun one step: STEPS=4 bash .gpu/extra.sh
 step(){ [[ $STEPS == *$1* ]]; }
 
 if step G; then
 el "G. the vulkan backend's steady state: long calls, 1, 4 and $N threads, 1080p and 4K (BenchmarkThroughput)"
 ( cd vmaf/vkkernel && timeout 110 $X/vkkernel.test -test.run '^$' -test.bench 'Throughput' -test.benchtime 1x -test.count 3 -test.cpuprofile "$OUT/vk_throughput.prof" > "$OUT/bench_throughput.log" 2>&1 )
 grep -E '^Benchmark|device' "$OUT/bench_throughput.log" | sed -E 's/ +/ /g'
+fi
+
+if step D; then
+el "D. the device's time a frame by what it asks (BenchmarkPasses: upload, motion, VIF, ADM, all; 1 and $N threads)"
+( cd vmaf/vkkernel && timeout 100 $X/vkkernel.test -test.run '^$' -test.bench 'Passes' -test.benchtime 3x > "$OUT/bench_passes.log" 2>&1 )
+grep -E '^Benchmark' "$OUT/bench_passes.log" | sed -E 's/ +/ /g'
 fi
 
 if step 1; then

@@ -141,3 +141,91 @@ func reportStructure(b *testing.B, k *Kernel, before vulkan.Stats, n float64) {
 	b.ReportMetric(float64(after.Waits-before.Waits)/n, "waits/frame")
 	b.ReportMetric(float64(after.ReadbackBytes-before.ReadbackBytes)/n, "readback-B/frame")
 }
+
+// BenchmarkPasses splits the device's time a frame by what the frame asks,
+// driving workers directly (no reader, no CPU steps): upload (the pair's
+// planes staged and copied, the reference kept for the next frame's motion),
+// then each of motion, VIF and ADM on top of the upload, then all three as
+// vmaf_v0.6.1 asks them; 1080p and 4K, 1 thread and GOMAXPROCS, each thread a
+// worker of its own queueing 48 frames (16 at 4K) and taking their numbers as
+// Score does. The differences between rows say which passes the device's
+// chain spends its time in (docs/benchmarks.md); on lavapipe they are the
+// CPU's, not a GPU's.
+func BenchmarkPasses(b *testing.B) {
+	k := openOrSkip(b)
+	b.Logf("device %s (%s)", k.Info().Name, k.Info().Driver)
+	m, err := vmaf.LoadModel(vmaf.DefaultModel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	type asks struct {
+		name             string
+		motion, vif, adm bool
+	}
+	for _, sz := range []struct{ w, h, perThread int }{{1920, 1080, 48}, {3840, 2160, 16}} {
+		refP, distP := benchPlanes(sz.w, sz.h, 4)
+		cfg := m.OffloadConfig(sz.w, sz.h, 8)
+		for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
+			for _, a := range []asks{{name: "upload"}, {name: "motion", motion: true}, {name: "vif", vif: true},
+				{name: "adm", adm: true}, {name: "all", motion: true, vif: true, adm: true}} {
+				b.Run(fmt.Sprintf("%dx%d/threads=%d/%s", sz.w, sz.h, threads, a.name), func(b *testing.B) {
+					wks := make([]vmaf.FrameOffloader, threads)
+					for i := range wks {
+						wk, err := k.NewWorker(cfg)
+						if err != nil {
+							b.Fatal(err)
+						}
+						defer wk.Close()
+						wks[i] = wk.(vmaf.FrameOffloader)
+					}
+					for b.Loop() {
+						errs := make(chan error, threads)
+						for _, fo := range wks {
+							go func() { errs <- passesRun(fo, refP, distP, sz.perThread, a.motion, a.vif, a.adm) }()
+						}
+						for range threads {
+							if err := <-errs; err != nil {
+								b.Fatal(err)
+							}
+						}
+					}
+					n := float64(b.N * threads * sz.perThread)
+					b.ReportMetric(n/b.Elapsed().Seconds(), "frames/s")
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/n, "µs/frame")
+				})
+			}
+		}
+	}
+}
+
+// passesRun queues n frames on fo, asking what motion, vif and adm say, and
+// takes their numbers in order, at most the worker's frames in flight
+// behind, as Score does.
+func passesRun(fo vmaf.FrameOffloader, ref, dist [][]uint16, n int, motion, vif, adm bool) error {
+	inFlight := 1
+	if f, ok := fo.(interface{ FramesInFlight() int }); ok {
+		inFlight = max(f.FramesInFlight(), 1)
+	}
+	queued := 0
+	for i := range n {
+		f := &vmaf.OffloadFrame{Index: i, Ref: ref[i%len(ref)], Dis: dist[i%len(dist)], PrevIndex: -1, VIF: vif, ADM: adm}
+		if motion && i > 0 {
+			f.Prev, f.PrevIndex = ref[(i-1)%len(ref)], i-1
+		}
+		if err := fo.Queue(f); err != nil {
+			return err
+		}
+		if queued++; queued == inFlight {
+			if _, err := fo.Next(); err != nil {
+				return err
+			}
+			queued--
+		}
+	}
+	for ; queued > 0; queued-- {
+		if _, err := fo.Next(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
