@@ -32,6 +32,8 @@ type cpuFrameOffload struct {
 	most atomic.Int64
 	// asked counts the frames Queue was asked SpEED and CAMBI of.
 	speed, cambi atomic.Int64
+	// workers is the OffloadConfig.Workers a worker was last made with.
+	workers atomic.Int64
 }
 
 func (o *cpuFrameOffload) FramesInFlight(w, h int) int {
@@ -42,6 +44,7 @@ func (o *cpuFrameOffload) FramesInFlight(w, h int) int {
 }
 
 func (o *cpuFrameOffload) NewWorker(cfg OffloadConfig) (OffloadWorker, error) {
+	o.workers.Store(int64(cfg.Workers))
 	w := &cpuFrameWorker{o: o, cfg: cfg}
 	if o.depth > 0 {
 		return shallowWorker{w}, nil
@@ -168,6 +171,10 @@ func TestScoreFrameOffloadV1(t *testing.T) {
 				}
 				if diff := cmp.Diff(cpu.Frames, got.Frames); diff != "" {
 					t.Errorf("%s: per-frame features (-cpu +offload):\n%s", where, diff)
+				}
+				// Each worker knows how many share the frames in flight.
+				if w := off.workers.Load(); w != int64(threads) {
+					t.Errorf("%s: workers made with OffloadConfig.Workers %d, want %d", where, w, threads)
 				}
 			}
 		}

@@ -33,6 +33,12 @@ type OffloadConfig struct {
 	// Score sets it from the worker's CAMBI state (the encode's size and
 	// depth included).
 	CAMBI *CAMBIConfig
+	// Workers is how many workers the Score makes, one a thread (0 counts
+	// as 1). Score keeps FramesInFlight(w, h) frames queued for all of
+	// them together, so a FrameOffload may give each worker that share of
+	// its frames in flight, and the host memory they take, rather than
+	// the whole.
+	Workers int
 }
 
 // ADMWeights are ADM's contrast sensitivity weights in the fixed point the

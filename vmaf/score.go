@@ -284,6 +284,7 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			if offErr == nil && p.opts.Offload != nil {
 				cfg := p.model.OffloadConfig(p.w, p.h, p.bpc)
 				cfg.Speed = p.model.SpeedConfig(p.w, p.h, p.format)
+				cfg.Workers = threads
 				if wk.cambi != nil {
 					cfg.CAMBI = wk.cambi.offloadConfig()
 				}

@@ -70,17 +70,19 @@ const maxIdleWorkers = 16
 
 // workerKey is what a worker's buffers and push constants depend on: extra
 // is what SpEED chroma and CAMBI add to a frame of a batch
-// (extraFrameBytes), which sets how many frames a batch holds.
+// (extraFrameBytes), and batch how many frames a batch holds (batchOf).
 type workerKey struct {
 	w, h, bpc      int
 	vifEGL, admEGL float64
 	weights        vmaf.ADMWeights
 	extra          int64
+	batch          int
 }
 
 func (k *Kernel) keyOf(cfg vmaf.OffloadConfig) workerKey {
+	extra := k.extraFrameBytes(cfg)
 	return workerKey{cfg.Width, cfg.Height, cfg.BitDepth, cfg.VIFEnhnGainLimit, cfg.ADMEnhnGainLimit, cfg.ADMWeights,
-		k.extraFrameBytes(cfg)}
+		extra, batchOf(cfg.Width, cfg.Height, extra, cfg.Workers)}
 }
 
 // extraFrameBytes is what a v1 model's SpEED chroma and CAMBI add to a
@@ -292,6 +294,18 @@ func batchFor(w, h int, extra int64) int {
 	return max(min(int(HostBytesPerWorker(w, h)/(ringSlots*per)), maxBatch), 1)
 }
 
+// batchOf is how many frames a batch holds for one of workers workers
+// (vmaf.OffloadConfig.Workers): batchFor's, shared among them, at least 1.
+// Score keeps one worker's ring of frames in flight (FramesInFlight) for
+// all its workers together, so with many threads a worker never fills
+// batchFor's batches: at 16 threads on an H200 they held one or two frames
+// (0.55 to 1 submissions a frame), each worker having mapped 133 MB of
+// staging at 1080p for sixteen. A worker of 16 now maps about 25 MB.
+func batchOf(w, h int, extra int64, workers int) int {
+	workers = max(workers, 1)
+	return max((batchFor(w, h, extra)+workers-1)/workers, 1)
+}
+
 // HostBytesPerWorker is the host-visible memory one worker of w x h frames
 // maps for its frames in flight: each ring slot's staging (the reference and
 // distorted planes of a batch, 16 bits a sample) and readback. On a discrete
@@ -308,11 +322,12 @@ func HostBytesPerWorker(w, h int) int64 {
 
 // HostBytesPerWorkerFor is what a worker scoring under cfg maps for its frames
 // in flight: HostBytesPerWorker, or more for a v1 model whose one frame takes
-// more than the bound (4K). cfg is as Score makes it for a model
+// more than the bound (4K), and less for one of several workers
+// (cfg.Workers, batchOf). cfg is as Score makes it for a model
 // (Model.OffloadConfig, SpeedConfig, CAMBIConfigCPU).
 func (k *Kernel) HostBytesPerWorkerFor(cfg vmaf.OffloadConfig) int64 {
-	extra := k.extraFrameBytes(cfg)
-	return hostBytes(cfg.Width, cfg.Height, batchFor(cfg.Width, cfg.Height, extra), extra)
+	key := k.keyOf(cfg)
+	return hostBytes(cfg.Width, cfg.Height, key.batch, key.extra)
 }
 
 // hostBytes is what a worker of w x h frames maps for its ring of batches of
@@ -415,7 +430,7 @@ type frameSums struct {
 func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 	w, h, bpc := cfg.Width, cfg.Height, cfg.BitDepth
 	key := k.keyOf(cfg)
-	wk := &worker{k: k, key: key, w: w, h: h, bpc: bpc, plane: int64(w * h * 2), batch: batchFor(w, h, key.extra), mem: allocs{dev: k.dev}}
+	wk := &worker{k: k, key: key, w: w, h: h, bpc: bpc, plane: int64(w * h * 2), batch: key.batch, mem: allocs{dev: k.dev}}
 	a := &wk.mem
 	wk.ref0 = a.buffer(wk.plane, vulkan.DeviceLocal)
 	wk.dis0 = a.buffer(wk.plane, vulkan.DeviceLocal)

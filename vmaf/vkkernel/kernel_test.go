@@ -726,3 +726,56 @@ func TestHostBytesPerWorker(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchSharedByWorkers: a Score's workers share one worker's frames in
+// flight (vmaf.OffloadConfig.Workers), each with batches of 1/Workers of the
+// frames (at least one) and the staging for them, which HostBytesPerWorkerFor
+// says; a worker of 16 at 1080p maps about 25 MB where one alone maps 133.
+// A Score on several threads still scores every frame as the CPU does
+// (TestScoreMatchesCPU and the rest score on 2 threads, whose workers now
+// have half the batch).
+func TestBatchSharedByWorkers(t *testing.T) {
+	k := openOrSkip(t)
+	m, err := vmaf.LoadModel(vmaf.DefaultModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ workers, batch int }{{0, 8}, {1, 8}, {2, 4}, {3, 3}, {4, 2}, {5, 2}, {8, 1}, {16, 1}} {
+		cfg := m.OffloadConfig(1920, 1080, 8)
+		cfg.Workers = c.workers
+		off, err := k.NewWorker(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wk := off.(*worker)
+		var mapped int64
+		for i := range wk.ring {
+			mapped += wk.ring[i].staging.Size() + wk.ring[i].back.Size()
+		}
+		batch, inFlight := wk.batch, wk.FramesInFlight()
+		wk.Close()
+		if batch != c.batch || inFlight != ringSlots*c.batch {
+			t.Errorf("1080p, %d workers: %d frames a batch, %d in flight; want %d and %d", c.workers, batch, inFlight, c.batch, ringSlots*c.batch)
+		}
+		if got := k.HostBytesPerWorkerFor(cfg); got != mapped {
+			t.Errorf("1080p, %d workers: HostBytesPerWorkerFor = %d, the worker maps %d", c.workers, got, mapped)
+		}
+		if c.workers == 16 && (mapped < 24_000_000 || mapped > 26_000_000) {
+			t.Errorf("1080p, 16 workers: a worker maps %d, want about 25 MB", mapped)
+		}
+	}
+	if k.speed == nil {
+		return
+	}
+	// A v1 model's batches (4 frames at 1080p 4:2:0 for one worker) are shared too.
+	cfg := v1Config(t, "vmaf_v1.0.16_3d0h", 1920, 1080, vmaf.YUV420P, vmaf.Encode{})
+	cfg.Workers = 3
+	off, err := k.NewWorker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := off.(*worker).batch; b != 2 {
+		t.Errorf("1080p v1, 3 workers: %d frames a batch, want 2", b)
+	}
+	off.Close()
+}
