@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/vmaf/vkkernel"
@@ -105,5 +106,29 @@ func TestSelectAutoSelfTestFailed(t *testing.T) {
 	}
 	if _, _, err := Select("auto"); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "integer_motion") {
 		t.Errorf("Select(auto) with a failed self-test: err = %v, want ErrUnavailable naming the mismatch", err)
+	}
+}
+
+// TestVulkanStartup: the backend says how long opening the device and its
+// self-test took (the worker logs both): the self-test's time on the open
+// that ran it, none on a later open of the same device, whose verdict was
+// kept.
+func TestVulkanStartup(t *testing.T) {
+	k := vkdevice.Open(t)
+	k.Close()
+	useSelfTest(t, func(ctx context.Context, k *vkkernel.Kernel) error {
+		time.Sleep(20 * time.Millisecond) // a self-test takes time
+		return nil
+	})
+	for i, wantTest := range []bool{true, false} {
+		v, err := OpenVulkan(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open, test := v.Startup()
+		v.Close()
+		if open <= 0 || (test >= 20*time.Millisecond) != wantTest {
+			t.Errorf("open %d: Startup() = %v, %v; want the open's time, and the self-test's %v", i+1, open, test, wantTest)
+		}
 	}
 }
