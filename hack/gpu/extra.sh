@@ -23,8 +23,8 @@
 #   A. a change against its baseline (hack/gpu/prepare.sh with VMAFX_GPU_BASELINE): the
 #      vulkan backend's steady state (BenchmarkThroughput, 1080p and 4K, 1, 4 and every
 #      thread) and the whole process at 1080p on 1, 4 and every thread, the two builds
-#      interleaved, three rounds, with the pooled scores; and the vulkan package's queue
-#      tests on this GPU;
+#      interleaved, three rounds, with the pooled scores; and the vulkan package's tests
+#      on this GPU;
 # and where the time goes:
 #   S. a worker's fixed cost on the GPU: the whole process at 1080p on 1 and 4 threads,
 #      each phase from its log lines (exec to device open and self-test, inputs, frames,
@@ -34,7 +34,9 @@
 #      one 1-thread process, of one process on 8 and on every thread, and of one 1-thread
 #      process per core at once (what the cores give with nothing shared in the process).
 # Without run.sh before it on this machine, it unpacks the binaries and makes the 1080p
-# clip pair itself (steps 2 and 3 then lack libvmaf's build).
+# clip pair itself (steps 2 and 3 then lack libvmaf's build). At the end it packs every
+# file in $OUT but summary.log into one logs-<time>.tgz: the device tool brings back at
+# most 8 files.
 set -u
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
 R=$PWD; X=/tmp/gpux; T0=$(date +%s)
@@ -50,7 +52,8 @@ if ! [ -x $X/vmaf.test ] || ! [ -x $X/vmafx-worker ]; then
   ls /usr/share/vulkan/icd.d/nvidia* /etc/vulkan/icd.d/nvidia* >/dev/null 2>&1 || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   ( cd /tmp && timeout 120 python3 $G/gen.py 1920 1080 240 /tmp/c1080 )
 fi
-STEPS=${STEPS:-GD1234} # S, U and P run only when named # a subset, to rerun one step: STEPS=4 bash .gpu/extra.sh
+# A subset, to rerun one step: STEPS=4 bash .gpu/extra.sh. A, S, U and P run only when named.
+STEPS=${STEPS:-GD1234}
 step(){ [[ $STEPS == *$1* ]]; }
 
 if step G; then
@@ -258,3 +261,4 @@ PY
 fi
 
 el done
+( cd "$OUT" && f=$(ls | grep -v -e '^summary.log$' -e '^logs-.*\.tgz$'); [ -z "$f" ] || { tar czf "logs-$(date +%H%M%S).tgz" $f && rm -f $f; } )
