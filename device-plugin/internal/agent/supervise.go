@@ -110,13 +110,17 @@ func (s *supervisor) run(ctx context.Context) error {
 			if running {
 				continue
 			}
+			// The kubelet socket registered through is the one there before Start:
+			// a kubelet that restarts while Start registers (its socket re-created
+			// before Start returns) must look new to the event and the poll after.
+			through := identify(kubeletSocket)
 			if err := s.server.Start(ctx); err != nil {
 				logger.Info("Cannot register with the kubelet yet, retrying", "err", err, "retryIn", backoff)
 				retry.Reset(backoff)
 				backoff = min(2*backoff, maxBackoff)
 				continue
 			}
-			running, kubelet, backoff = true, identify(kubeletSocket), minBackoff
+			running, kubelet, backoff = true, through, minBackoff
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
