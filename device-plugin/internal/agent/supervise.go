@@ -113,12 +113,17 @@ func (s *supervisor) run(ctx context.Context) error {
 			// The kubelet socket registered through is the one there before Start:
 			// a kubelet that restarts while Start registers (its socket re-created
 			// before Start returns) must look new to the event and the poll after.
+			// Where there was none before, the kubelet came up during Start, and
+			// the socket there now is the one Start reached.
 			through := identify(kubeletSocket)
 			if err := s.server.Start(ctx); err != nil {
 				logger.Info("Cannot register with the kubelet yet, retrying", "err", err, "retryIn", backoff)
 				retry.Reset(backoff)
 				backoff = min(2*backoff, maxBackoff)
 				continue
+			}
+			if through == (fileID{}) {
+				through = identify(kubeletSocket)
 			}
 			running, kubelet, backoff = true, through, minBackoff
 		case ev, ok := <-events:
