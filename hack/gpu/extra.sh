@@ -43,11 +43,15 @@ R=$PWD; X=/tmp/gpux; T0=$(date +%s)
 el(){ echo "== extra [$(( $(date +%s)-T0 ))s] $*"; }
 exec > >(tee -a "$OUT/summary.log") 2>&1
 N=$(nproc)
+# unpack puts the named binaries of .gpu/ (xz, as prepare.sh packs them) into $X, those
+# there and not yet unpacked.
+unpack(){ local b; for b; do [ -f $R/.gpu/$b.xz ] && [ ! -x $X/$b ] || continue
+  python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" $R/.gpu/$b.xz $X/$b && chmod +x $X/$b; done; }
 if ! [ -x $X/vmaf.test ] || ! [ -x $X/vmafx-worker ]; then
   el "no run.sh before: unpacking the binaries and making the 1080p pair"
   G=$R/.gpu; mkdir -p $X
   for f in $G/deb/*.deb; do dpkg -x $f /; done; ldconfig
-  for b in vmafx-worker vkkernel.test vmaf.test vulkan.test base-vmafx-worker base-vkkernel.test; do [ -f $G/$b.xz ] || continue; python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" $G/$b.xz $X/$b; chmod +x $X/$b; done
+  unpack vmafx-worker vkkernel.test vmaf.test vulkan.test base-vmafx-worker base-vkkernel.test
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; grep -m1 'model name' /proc/cpuinfo
   ls /usr/share/vulkan/icd.d/nvidia* /etc/vulkan/icd.d/nvidia* >/dev/null 2>&1 || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   ( cd /tmp && timeout 120 python3 $G/gen.py 1920 1080 240 /tmp/c1080 )
@@ -168,7 +172,7 @@ fi
 fi
 if step A; then
 G=$R/.gpu
-for b in vulkan.test base-vmafx-worker base-vkkernel.test; do [ -f $G/$b.xz ] && [ ! -x $X/$b ] && python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" $G/$b.xz $X/$b && chmod +x $X/$b; done
+unpack vulkan.test base-vmafx-worker base-vkkernel.test
 if [ -x $X/vulkan.test ]; then
   el "A0. the vulkan package's tests on this GPU (its queues among them)"
   ( cd vmaf/vulkan && VMAFX_REQUIRE_VULKAN=1 timeout 60 $X/vulkan.test -test.count=1 -test.v 2>&1 | grep -E '^(--- |FAIL|PASS|ok)|queues' )

@@ -71,18 +71,9 @@ func BenchmarkScore(b *testing.B) {
 		refP, distP := benchPlanes(sz.w, sz.h, 4)
 		for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
 			b.Run(fmt.Sprintf("%dx%d/threads=%d", sz.w, sz.h, threads), func(b *testing.B) {
-				before := k.dev.Stats()
-				for b.Loop() {
-					ref := &planeSource{w: sz.w, h: sz.h, planes: refP, n: sz.frames}
-					dist := &planeSource{w: sz.w, h: sz.h, planes: distP, n: sz.frames}
-					if _, err := vmaf.Score(context.Background(), ref, dist, vmaf.Options{Threads: threads, Offload: k}); err != nil {
-						b.Fatal(err)
-					}
-				}
-				n := float64(b.N * sz.frames)
-				b.ReportMetric(n/b.Elapsed().Seconds(), "frames/s")
+				n := scoreCalls(b, k, &planeSource{w: sz.w, h: sz.h, planes: refP, n: sz.frames},
+					&planeSource{w: sz.w, h: sz.h, planes: distP, n: sz.frames}, threads)
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/frame")
-				reportStructure(b, k, before, n)
 			})
 		}
 	}
@@ -115,21 +106,29 @@ func BenchmarkThroughput(b *testing.B) {
 					name += "/source=shared"
 				}
 				b.Run(name, func(b *testing.B) {
-					before := k.dev.Stats()
-					for b.Loop() {
-						ref := &planeSource{w: sz.w, h: sz.h, planes: refP, n: frames, shared: shared}
-						dist := &planeSource{w: sz.w, h: sz.h, planes: distP, n: frames, shared: shared}
-						if _, err := vmaf.Score(context.Background(), ref, dist, vmaf.Options{Threads: t, Offload: k}); err != nil {
-							b.Fatal(err)
-						}
-					}
-					n := float64(b.N * frames)
-					b.ReportMetric(n/b.Elapsed().Seconds(), "frames/s")
-					reportStructure(b, k, before, n)
+					scoreCalls(b, k, &planeSource{w: sz.w, h: sz.h, planes: refP, n: frames, shared: shared},
+						&planeSource{w: sz.w, h: sz.h, planes: distP, n: frames, shared: shared}, t)
 				})
 			}
 		}
 	}
+}
+
+// scoreCalls scores ref against dist (each source's n frames, rewound before
+// every call) on threads threads with k, b.N calls, and reports frames/s and
+// the device work's structure; it returns the frames scored.
+func scoreCalls(b *testing.B, k *Kernel, ref, dist *planeSource, threads int) float64 {
+	before := k.dev.Stats()
+	for b.Loop() {
+		ref.pos, dist.pos = 0, 0
+		if _, err := vmaf.Score(context.Background(), ref, dist, vmaf.Options{Threads: threads, Offload: k}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := float64(b.N * ref.n)
+	b.ReportMetric(n/b.Elapsed().Seconds(), "frames/s")
+	reportStructure(b, k, before, n)
+	return n
 }
 
 // reportStructure reports the structure of the frames' device work since before,
