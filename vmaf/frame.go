@@ -134,6 +134,20 @@ func toSamples(dst []uint16, src []byte, n, bitDepth int) []uint16 {
 	return dst
 }
 
+// Narrow8 sets dst[i] to the 8-bit sample src[i], for i < len(src): the
+// reverse of what the reader does to 8-bit input. A GPU backend stages 8-bit
+// planes as bytes, half the bytes a plane of 16-bit samples sends over the
+// bus. Samples must be below 256 (those of 8-bit frames are); larger ones
+// saturate on the vector path and wrap on the other. dst must be at least as
+// long as src.
+func Narrow8(dst []byte, src []uint16) {
+	dst = dst[:len(src)]
+	v := narrow8(dst, src)
+	for i, s := range src[v:] {
+		dst[v+i] = byte(s)
+	}
+}
+
 // wordsLE sets dst[i] to the little-endian word at src[2i], on any machine.
 func wordsLE(dst []uint16, src []byte) {
 	for i := range dst {

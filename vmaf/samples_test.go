@@ -51,3 +51,38 @@ func FuzzToSamples(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNarrow8 compares Narrow8 (AVX2 where the processor has it) with the
+// sample-by-sample narrowing, at lengths on either side of the vector's 32,
+// and checks that it is the reverse of the reader's widening.
+func FuzzNarrow8(f *testing.F) {
+	f.Add(uint64(1), uint16(0))
+	f.Add(uint64(2), uint16(31))
+	f.Add(uint64(3), uint16(32))
+	f.Add(uint64(4), uint16(33))
+	f.Add(uint64(5), uint16(95))
+	f.Add(uint64(6), uint16(1920*4+7))
+	f.Fuzz(func(t *testing.T, seed uint64, n uint16) {
+		rng := rand.New(rand.NewPCG(seed, 8))
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(rng.Uint32())
+		}
+		samples := toSamples(nil, src, int(n), 8)
+		got := make([]byte, int(n)+3)
+		for i := range got {
+			got[i] = 0xa5
+		}
+		Narrow8(got, samples)
+		for i := range int(n) {
+			if got[i] != src[i] {
+				t.Fatalf("n %d: byte %d is %d, want %d", n, i, got[i], src[i])
+			}
+		}
+		for i := int(n); i < len(got); i++ {
+			if got[i] != 0xa5 {
+				t.Fatalf("n %d: byte %d past the samples was written", n, i)
+			}
+		}
+	})
+}

@@ -289,6 +289,11 @@ func vifSubVertS3AVX512(ref **uint16, dis **uint16, dst *uint64, round uint32, s
 //go:noescape
 func widen8AVX2(src *byte, dst *uint16, n int)
 
+// narrow8AVX2 sets dst[i] = src[i] for i < n (a multiple of 32), each src[i] below 256.
+//
+//go:noescape
+func narrow8AVX2(src *uint16, dst *byte, n int)
+
 // admDen0AVX2 returns the denominator's inner sum of n coefficients (a multiple of 4) of a reference band's row.
 //
 //go:noescape

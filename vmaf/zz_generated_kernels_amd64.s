@@ -10064,6 +10064,29 @@ done:
 	VZEROUPPER
 	RET
 
+// func narrow8AVX2(src *uint16, dst *byte, n int)
+// Requires: AVX, AVX2
+TEXT ·narrow8AVX2(SB), NOSPLIT, $0-24
+	MOVQ src+0(FP), AX
+	MOVQ dst+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+
+loop:
+	CMPQ      BX, DX
+	JAE       done
+	VMOVDQU   (AX)(BX*2), Y0
+	VMOVDQU   32(AX)(BX*2), Y1
+	VPACKUSWB Y1, Y0, Y0
+	VPERMQ    $0xd8, Y0, Y0
+	VMOVDQU   Y0, (CX)(BX*1)
+	ADDQ      $0x20, BX
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func admDen0AVX2(c *int32, n int) uint64
 // Requires: AVX, AVX2, SSE2
 TEXT ·admDen0AVX2(SB), NOSPLIT, $0-24

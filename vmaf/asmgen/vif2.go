@@ -53,6 +53,7 @@ func vif8Kernels() {
 	}
 	lanes512 = false
 	widen8()
+	narrow8()
 }
 
 // lanes512 is set while the 16-bit lane VIF kernels are generated for
@@ -786,5 +787,24 @@ func widen8() {
 		VPMOVZXBW(Mem{Base: src, Index: i, Scale: 1, Disp: 16}, b)
 		VMOVDQU(a, Mem{Base: dst, Index: i, Scale: 2})
 		VMOVDQU(b, Mem{Base: dst, Index: i, Scale: 2, Disp: 32})
+	}, func() {})
+}
+
+// narrow8 narrows 16-bit samples of 8 bits to bytes, 32 a step (Narrow8 in
+// frame.go: a GPU stages 8-bit planes as bytes, half what crosses the bus).
+// VPACKUSWB packs within each 128-bit lane; VPERMQ puts the four quarters
+// back in order.
+func narrow8() {
+	TEXT("narrow8AVX2", NOSPLIT, "func(src *uint16, dst *byte, n int)")
+	Pragma("noescape")
+	Doc("narrow8AVX2 sets dst[i] = src[i] for i < n (a multiple of 32), each src[i] below 256.")
+	src, dst := Load(Param("src"), GP64()), Load(Param("dst"), GP64())
+	rowLoopStep(32, func(i Register) {
+		a, b := YMM(), YMM()
+		VMOVDQU(Mem{Base: src, Index: i, Scale: 2}, a)
+		VMOVDQU(Mem{Base: src, Index: i, Scale: 2, Disp: 32}, b)
+		VPACKUSWB(b, a, a)
+		VPERMQ(Imm(0xD8), a, a)
+		VMOVDQU(a, Mem{Base: dst, Index: i, Scale: 1})
 	}, func() {})
 }

@@ -132,13 +132,14 @@ func scoreCalls(b *testing.B, k *Kernel, ref, dist *planeSource, threads int) fl
 }
 
 // reportStructure reports the structure of the frames' device work since before,
-// which lavapipe shows as well as a GPU: queue submissions, host waits and bytes read
-// back per frame, over n frames.
+// which lavapipe shows as well as a GPU: queue submissions, host waits, bytes read
+// back and bytes uploaded per frame, over n frames.
 func reportStructure(b *testing.B, k *Kernel, before vulkan.Stats, n float64) {
 	after := k.dev.Stats()
 	b.ReportMetric(float64(after.Submits-before.Submits)/n, "submits/frame")
 	b.ReportMetric(float64(after.Waits-before.Waits)/n, "waits/frame")
 	b.ReportMetric(float64(after.ReadbackBytes-before.ReadbackBytes)/n, "readback-B/frame")
+	b.ReportMetric(float64(after.UploadBytes-before.UploadBytes)/n, "upload-B/frame")
 }
 
 // BenchmarkPasses splits the device's time a frame by what the frame asks,

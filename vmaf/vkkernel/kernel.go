@@ -18,6 +18,8 @@ var (
 	motionBlurSPV []byte
 	//go:embed shaders/motion_sad.spv
 	motionSADSPV []byte
+	//go:embed shaders/unpack8.spv
+	unpack8SPV []byte
 )
 
 // maxWorkers bounds the goroutines one Kernel serves: descriptor pools are
@@ -50,6 +52,7 @@ type Kernel struct {
 
 	mu        sync.Mutex
 	blur, sad *vulkan.Pipeline
+	unpack8   *vulkan.Pipeline // widens 8-bit planes staged as bytes
 	reduce    *vulkan.Pipeline
 	vif       *vifPipelines   // nil without shaderFloat64
 	adm       *admPipelines   // nil without shaderFloat64
@@ -122,6 +125,9 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 		k.sad, err = dev.NewPipeline(motionSADSPV, 2, 8, maxWorkers)
 	}
 	if err == nil {
+		k.unpack8, err = dev.NewPipeline(unpack8SPV, 3+histSlots, 16, maxWorkers)
+	}
+	if err == nil {
 		k.reduce, err = dev.NewPipeline(reduceSPV, 2, reducePushSize, reduceSetsPerWorker*maxWorkers)
 	}
 	if err == nil && dev.Info.Float64 {
@@ -191,6 +197,9 @@ func (k *Kernel) Close() {
 	}
 	if k.sad != nil {
 		k.sad.Close()
+	}
+	if k.unpack8 != nil {
+		k.unpack8.Close()
 	}
 	if k.reduce != nil {
 		k.reduce.Close()
@@ -300,7 +309,8 @@ func batchFor(w, h int, extra int64) int {
 // all its workers together, so with many threads a worker never fills
 // batchFor's batches: at 16 threads on an H200 they held one or two frames
 // (0.55 to 1 submissions a frame), each worker having mapped 133 MB of
-// staging at 1080p for sixteen. A worker of 16 now maps about 25 MB.
+// staging at 1080p for sixteen. A worker of 16 now maps about 25 MB, 12 at
+// 8 bits.
 func batchOf(w, h int, extra int64, workers int) int {
 	workers = max(workers, 1)
 	return max((batchFor(w, h, extra)+workers-1)/workers, 1)
@@ -308,16 +318,18 @@ func batchOf(w, h int, extra int64, workers int) int {
 
 // HostBytesPerWorker is the host-visible memory one worker of w x h frames
 // maps for its frames in flight: each ring slot's staging (the reference and
-// distorted planes of a batch, 16 bits a sample) and readback. On a discrete
-// GPU it is host memory, mapped into the process and counted against its
-// memory limit like the heap: about 133 MB a worker at 1080p, 8-bit or not.
+// distorted planes of a batch) and readback, at most: 16 bits a sample, where
+// 8-bit frames stage a byte a sample and map about half
+// (HostBytesPerWorkerFor). On a discrete GPU it is host memory, mapped into
+// the process and counted against its memory limit like the heap: at most
+// about 133 MB a worker at 1080p.
 // A v1 model's worker stages SpEED chroma's planes and reads back its
 // pictures and CAMBI's c-values in the same bound, with fewer frames a batch
 // (batchFor); only where one such frame alone takes more than half of it
 // does it map more, one frame a batch: v1 frames at 4K, about 155 MB a
 // worker in 4:2:0 and 255 MB in 4:4:4 against 133 MB.
 func HostBytesPerWorker(w, h int) int64 {
-	return hostBytes(w, h, batchFrames(w, h), 0)
+	return hostBytes(w, h, 16, batchFrames(w, h), 0)
 }
 
 // HostBytesPerWorkerFor is what a worker scoring under cfg maps for its frames
@@ -327,15 +339,26 @@ func HostBytesPerWorker(w, h int) int64 {
 // (Model.OffloadConfig, SpeedConfig, CAMBIConfigCPU).
 func (k *Kernel) HostBytesPerWorkerFor(cfg vmaf.OffloadConfig) int64 {
 	key := k.keyOf(cfg)
-	return hostBytes(cfg.Width, cfg.Height, key.batch, key.extra)
+	return hostBytes(cfg.Width, cfg.Height, cfg.BitDepth, key.batch, key.extra)
 }
 
-// hostBytes is what a worker of w x h frames maps for its ring of batches of
-// batch frames, each with extra bytes of SpEED chroma and CAMBI: the staging of
-// the planes, the readback of the sums, and the extras.
-func hostBytes(w, h, batch int, extra int64) int64 {
-	plane := int64(w) * int64(h) * 2
-	return ringSlots * (int64(stagedPlanes(batch))*plane + int64(batch)*(resultWords*8+extra))
+// hostBytes is what a worker of w x h frames of bpc bits maps for its ring of
+// batches of batch frames, each with extra bytes of SpEED chroma and CAMBI: the
+// staging of the planes (stagedPlane), the readback of the sums, and the
+// extras.
+func hostBytes(w, h, bpc, batch int, extra int64) int64 {
+	return ringSlots * (int64(stagedPlanes(batch))*stagedPlane(w, h, bpc) + int64(batch)*(resultWords*8+extra))
+}
+
+// stagedPlane is the bytes a w x h plane of bpc bits takes in a batch's
+// staging: a byte a sample at 8 bits, rounded up to whole 32-bit words
+// (unpack8 widens them on the device), else two.
+func stagedPlane(w, h, bpc int) int64 {
+	n := int64(w) * int64(h)
+	if bpc == 8 {
+		return (n + 3) &^ 3
+	}
+	return 2 * n
 }
 
 // stagedPlanes is how many planes a batch of batch frames stages: two a
@@ -360,8 +383,15 @@ type worker struct {
 	k         *Kernel
 	key       workerKey
 	w, h, bpc int
-	plane     int64 // bytes of one luma plane (16-bit samples)
+	plane     int64 // bytes of one luma plane on the device (16-bit samples)
+	staged    int64 // bytes of one luma plane in the staging (stagedPlane)
 	batch     int   // frames a submission holds
+	// bytes8 holds an 8-bit frame's planes as staged (the reference, the
+	// distorted plane, the previous reference, staged bytes apart) for
+	// unpack8 to widen into ref0, dis0 and hist; nil above 8 bits, whose
+	// planes are copied from the staging as they are.
+	bytes8    *vulkan.Buffer
+	unpackSet *vulkan.DescriptorSet
 
 	// ref0 and dis0 are the frame's planes, which motion, VIF and ADM
 	// read; hist keeps recent reference planes (histIdx their frame
@@ -430,7 +460,8 @@ type frameSums struct {
 func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 	w, h, bpc := cfg.Width, cfg.Height, cfg.BitDepth
 	key := k.keyOf(cfg)
-	wk := &worker{k: k, key: key, w: w, h: h, bpc: bpc, plane: int64(w * h * 2), batch: key.batch, mem: allocs{dev: k.dev}}
+	wk := &worker{k: k, key: key, w: w, h: h, bpc: bpc, plane: int64(w * h * 2), staged: stagedPlane(w, h, bpc),
+		batch: key.batch, mem: allocs{dev: k.dev}}
 	a := &wk.mem
 	wk.ref0 = a.buffer(wk.plane, vulkan.DeviceLocal)
 	wk.dis0 = a.buffer(wk.plane, vulkan.DeviceLocal)
@@ -444,13 +475,17 @@ func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 	for i := range wk.ring {
 		b := &wk.ring[i]
 		b.idx = i
-		b.staging = a.buffer(int64(stagedPlanes(wk.batch))*wk.plane, vulkan.Host)
+		b.staging = a.buffer(int64(stagedPlanes(wk.batch))*wk.staged, vulkan.Host)
 		b.back = a.buffer(int64(wk.batch*resultWords*8), vulkan.Host)
 	}
 	for i := range wk.blurSets {
 		wk.blurSets[i] = a.bind(k.blur, wk.hist[i], wk.ref0, wk.blurred)
 	}
 	wk.sadSet = a.bind(k.sad, wk.blurred, wk.rowSAD)
+	if bpc == 8 {
+		wk.bytes8 = a.buffer(3*wk.staged, vulkan.DeviceLocal)
+		wk.unpackSet = a.bind(k.unpack8, wk.bytes8, wk.ref0, wk.dis0, wk.hist[0], wk.hist[1], wk.hist[2])
+	}
 	wk.sadSums = a.bind(k.reduce, wk.rowSAD, wk.results)
 	err := a.err
 	for i := range wk.ring {
@@ -599,7 +634,7 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 			if len(p) < n {
 				return fmt.Errorf("frame %d: a plane of %d samples, want %d", f.Index, len(p), n)
 			}
-			need += wk.plane
+			need += wk.staged
 		}
 	}
 	b := &wk.ring[wk.rec]
@@ -639,23 +674,37 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 	}
 	pos := len(b.frames) // the frame's place in the batch
 	dst := pos * resultWords
-	stage := func(dev *vulkan.Buffer, p []uint16) {
-		copy(b.staging.Bytes()[b.used:], samples(p[:n]))
-		s.Copy(dev, 0, b.staging, b.used, wk.plane)
-		b.used += wk.plane
+	// An 8-bit frame's planes go as bytes to bytes8, which unpack8 then
+	// widens into the planes they are for; others' are copied as they are.
+	var mask int32
+	stage := func(i int, dev *vulkan.Buffer, p []uint16) {
+		if wk.bytes8 != nil {
+			vmaf.Narrow8(b.staging.Bytes()[b.used:], p[:n])
+			s.Copy(wk.bytes8, int64(i)*wk.staged, b.staging, b.used, wk.staged)
+			mask |= 1 << i
+		} else {
+			copy(b.staging.Bytes()[b.used:], samples(p[:n]))
+			s.Copy(dev, 0, b.staging, b.used, wk.plane)
+		}
+		b.used += wk.staged
 	}
 	if planes[0] != nil {
-		stage(wk.ref0, planes[0])
+		stage(0, wk.ref0, planes[0])
 	}
 	if planes[1] != nil {
-		stage(wk.dis0, planes[1])
+		stage(1, wk.dis0, planes[1])
 	}
 	if want.motion && prevAt < 0 {
 		prevAt = wk.evict(-1)
-		stage(wk.hist[prevAt], planes[2])
+		stage(2, wk.hist[prevAt], planes[2])
 		wk.histIdx[prevAt] = max(f.PrevIndex, -1)
 	}
 	s.Barrier()
+	if mask != 0 {
+		s.Dispatch(wk.k.unpack8, wk.unpackSet, push(int32(n), int32(wk.staged), mask, int32(max(prevAt, 0))),
+			(n/2+1+63)/64, 3, 1)
+		s.Barrier()
+	}
 	if want.motion {
 		s.Dispatch(wk.k.blur, wk.blurSets[prevAt], wk.blurPush, (wk.w+63)/64, (wk.h+3)/4, 1)
 		s.Barrier()

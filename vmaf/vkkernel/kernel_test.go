@@ -669,21 +669,33 @@ func TestScoreV1FramesInFlight(t *testing.T) {
 	}
 }
 
-// TestHostBytesPerWorker: what HostBytesPerWorker counts is what a worker maps for its
-// frames in flight, and at 1080p it is the 133 MB a worker's memory limit must hold.
+// TestHostBytesPerWorker: what HostBytesPerWorker counts is what a worker of
+// frames above 8 bits maps for its frames in flight, and at 1080p it is the 133 MB
+// a worker's memory limit must hold; a worker of 8-bit frames stages a byte a
+// sample and maps about half, which HostBytesPerWorkerFor says.
 func TestHostBytesPerWorker(t *testing.T) {
 	k := openOrSkip(t)
-	for _, sz := range [][2]int{{176, 144}, {640, 360}, {1920, 1080}} {
+	for _, sz := range [][2]int{{176, 144}, {641, 359}, {1920, 1080}} {
 		w, h := sz[0], sz[1]
-		off, err := k.NewWorker(vmaf.OffloadConfig{Width: w, Height: h, BitDepth: 8, VIFEnhnGainLimit: 100, ADMEnhnGainLimit: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wk := off.(*worker)
-		mapped := ringBytes(wk)
-		wk.Close()
-		if got := HostBytesPerWorker(w, h); got != mapped {
-			t.Errorf("%dx%d: HostBytesPerWorker = %d, the worker maps %d for its frames in flight", w, h, got, mapped)
+		for _, bpc := range []int{8, 10} {
+			cfg := vmaf.OffloadConfig{Width: w, Height: h, BitDepth: bpc, VIFEnhnGainLimit: 100, ADMEnhnGainLimit: 100}
+			off, err := k.NewWorker(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wk := off.(*worker)
+			mapped := ringBytes(wk)
+			wk.Close()
+			if got := k.HostBytesPerWorkerFor(cfg); got != mapped {
+				t.Errorf("%dx%d %d-bit: HostBytesPerWorkerFor = %d, the worker maps %d for its frames in flight", w, h, bpc, got, mapped)
+			}
+			bound := HostBytesPerWorker(w, h)
+			if bpc > 8 && mapped != bound {
+				t.Errorf("%dx%d %d-bit: HostBytesPerWorker = %d, the worker maps %d for its frames in flight", w, h, bpc, bound, mapped)
+			}
+			if bpc == 8 && (mapped > bound/2+bound/50 || mapped < bound/2) {
+				t.Errorf("%dx%d 8-bit: the worker maps %d, want about half HostBytesPerWorker's %d", w, h, mapped, bound)
+			}
 		}
 	}
 	if got := HostBytesPerWorker(1920, 1080); got < 132_000_000 || got > 134_000_000 {
@@ -723,10 +735,45 @@ func TestHostBytesPerWorker(t *testing.T) {
 	}
 }
 
+// TestUploadBytes: an 8-bit frame's planes cross the bus as bytes (vmaf.Narrow8
+// into the staging, unpack8 on the device), half what frames above 8 bits send;
+// the scores are the CPU's (TestMotionSAD, TestVIFStatistic and the pairs'
+// tests at 8 bits, odd sizes among them, go through the same path).
+func TestUploadBytes(t *testing.T) {
+	k := openOrSkip(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	const w, h = 175, 143 // an odd number of samples, not whole words
+	for _, bpc := range []int{8, 10} {
+		wk, err := k.NewWorker(vmaf.OffloadConfig{Width: w, Height: h, BitDepth: bpc, VIFEnhnGainLimit: 100, ADMEnhnGainLimit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := stressPlanes(rng, w, h, bpc)["noise"]
+		before := k.dev.Stats()
+		got, ok, err := wk.VIF(p[0], p[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := k.dev.Stats().UploadBytes - before.UploadBytes
+		want := uint64(2 * w * h * 2)
+		if bpc == 8 {
+			want = 2 * (w*h + 3) &^ 3
+		}
+		if sent != want {
+			t.Errorf("%d-bit: %d bytes uploaded for a frame pair, want %d", bpc, sent, want)
+		}
+		if want := vmaf.VIFStatistic(p[0], p[1], w, h, 0, bpc, 100); ok && got[0] != want {
+			t.Errorf("%d-bit: scale 0 sums %+v, CPU %+v", bpc, got[0], want)
+		}
+		wk.Close()
+	}
+}
+
 // TestBatchSharedByWorkers: a Score's workers share one worker's frames in
 // flight (vmaf.OffloadConfig.Workers), each with batches of 1/Workers of the
 // frames (at least one) and the staging for them, which HostBytesPerWorkerFor
-// says; a worker of 16 at 1080p maps about 25 MB where one alone maps 133.
+// says; a worker of 16 at 1080p 8-bit maps about 12 MB where one alone maps 67
+// (25 and 133 above 8 bits).
 // A Score on several threads still scores every frame as the CPU does
 // (TestScoreMatchesCPU and the rest score on 2 threads, whose workers now
 // have half the batch).
@@ -753,8 +800,8 @@ func TestBatchSharedByWorkers(t *testing.T) {
 		if got := k.HostBytesPerWorkerFor(cfg); got != mapped {
 			t.Errorf("1080p, %d workers: HostBytesPerWorkerFor = %d, the worker maps %d", c.workers, got, mapped)
 		}
-		if c.workers == 16 && (mapped < 24_000_000 || mapped > 26_000_000) {
-			t.Errorf("1080p, 16 workers: a worker maps %d, want about 25 MB", mapped)
+		if c.workers == 16 && (mapped < 12_000_000 || mapped > 13_000_000) {
+			t.Errorf("1080p 8-bit, 16 workers: a worker maps %d, want about 12 MB", mapped)
 		}
 	}
 	if k.speed == nil {

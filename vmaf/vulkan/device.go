@@ -68,7 +68,7 @@ type Device struct {
 	memProps physicalDeviceMemoryProperties
 	fn       deviceFuncs
 	submitMu sync.Mutex
-	stats    struct{ submits, waits, readback atomic.Uint64 }
+	stats    struct{ submits, waits, readback, upload atomic.Uint64 }
 }
 
 // Stats counts what costs a host round trip or bus traffic, since the
@@ -84,11 +84,16 @@ type Stats struct {
 	// ReadbackBytes is the bytes copies recorded into host-visible
 	// buffers (Stream.Copy to a Host buffer): what comes back to the host.
 	ReadbackBytes uint64
+	// UploadBytes is the bytes copies recorded from host-visible buffers
+	// into device-local ones (Stream.Copy from a Host buffer): what goes
+	// over the bus to the device.
+	UploadBytes uint64
 }
 
 // Stats returns the device's counters.
 func (d *Device) Stats() Stats {
-	return Stats{Submits: d.stats.submits.Load(), Waits: d.stats.waits.Load(), ReadbackBytes: d.stats.readback.Load()}
+	return Stats{Submits: d.stats.submits.Load(), Waits: d.stats.waits.Load(), ReadbackBytes: d.stats.readback.Load(),
+		UploadBytes: d.stats.upload.Load()}
 }
 
 // deviceFuncs are the device-level commands, resolved once.

@@ -58,6 +58,8 @@ func (s *Stream) Copy(dst *Buffer, dstOff int64, src *Buffer, srcOff int64, size
 	r := []bufferCopy{{srcOffset: uint64(srcOff), dstOffset: uint64(dstOff), size: uint64(size)}}
 	if dst.mapped != nil {
 		s.d.stats.readback.Add(uint64(size))
+	} else if src.mapped != nil {
+		s.d.stats.upload.Add(uint64(size))
 	}
 	callVoid(s.d.fn.cmdCopyBuffer, s.cmd, uintptr(src.buffer), uintptr(dst.buffer), 1, uintptr(unsafe.Pointer(&r[0])))
 }

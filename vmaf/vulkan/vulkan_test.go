@@ -96,9 +96,10 @@ func TestDispatch(t *testing.T) {
 			}
 		}
 	}
-	// Three rounds: three submissions, three waits, and the copies into
-	// the host-visible buffer back (not the upload into the device's).
-	if got, want := d.Stats(), (Stats{Submits: 3, Waits: 3, ReadbackBytes: 3 * 8 * n}); got != want {
+	// Three rounds: three submissions, three waits, the copies into the
+	// host-visible buffer back as readback and those out of the staging
+	// as uploads.
+	if got, want := d.Stats(), (Stats{Submits: 3, Waits: 3, ReadbackBytes: 3 * 8 * n, UploadBytes: 3 * 4 * n}); got != want {
 		t.Errorf("Stats = %+v, want %+v", got, want)
 	}
 	if err := s.Wait(); err != nil || d.Stats().Waits != 3 {

@@ -78,16 +78,21 @@ func TestVulkanSelfTestPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := b.(*Vulkan).k
-	if got, inFlight := Staging(b, def, hd, vmaf.Encode{}); got != vkkernel.HostBytesPerWorker(1920, 1080) || got == 0 || inFlight != k.FramesInFlight(1920, 1080) {
-		t.Errorf("vulkan Staging = %d bytes, %d frames in flight; want the worker's staging, %d, and the kernel's %d",
+	hd10 := vmaf.VideoInfo{Width: 1920, Height: 1080, Format: vmaf.YUV420P10LE}
+	if got, inFlight := Staging(b, def, hd10, vmaf.Encode{}); got != vkkernel.HostBytesPerWorker(1920, 1080) || got == 0 || inFlight != k.FramesInFlight(1920, 1080) {
+		t.Errorf("vulkan Staging at 10 bits = %d bytes, %d frames in flight; want the worker's staging, %d, and the kernel's %d",
 			got, inFlight, vkkernel.HostBytesPerWorker(1920, 1080), k.FramesInFlight(1920, 1080))
+	}
+	// 8-bit frames are staged as bytes: half the staging.
+	if got, _ := Staging(b, def, hd, vmaf.Encode{}); got < vkkernel.HostBytesPerWorker(1920, 1080)/2 || got > vkkernel.HostBytesPerWorker(1920, 1080)*51/100 {
+		t.Errorf("vulkan Staging at 8 bits = %d bytes, want about half of %d", got, vkkernel.HostBytesPerWorker(1920, 1080))
 	}
 	// A v1 model's frame at 4K takes more than the batches' bound: counted.
 	v1, err := vmaf.LoadModel("vmaf_v1.0.16_3d0h")
 	if err != nil {
 		t.Fatal(err)
 	}
-	uhd := vmaf.VideoInfo{Width: 3840, Height: 2160, Format: vmaf.YUV420P}
+	uhd := vmaf.VideoInfo{Width: 3840, Height: 2160, Format: vmaf.YUV420P10LE}
 	if got, _ := Staging(b, v1, uhd, vmaf.Encode{}); got <= vkkernel.HostBytesPerWorker(3840, 2160) {
 		t.Errorf("vulkan Staging of vmaf_v1 at 4K = %d bytes, want more than vmaf_v0.6.1's %d", got, vkkernel.HostBytesPerWorker(3840, 2160))
 	}
