@@ -11,7 +11,8 @@
 #   D. where the device's time a frame goes: upload, motion, VIF, ADM and all three, each
 #      alone on top of the upload, workers driven directly (vkkernel's BenchmarkPasses);
 #   1. issue 28's threads: the kernel's frames/s, B/op and peak heap at 1080p on 1 thread
-#      and on every core, vmaf_v0.6.1 and vmaf_v1.0.16_3d0h (BenchmarkScoreScaling);
+#      and on every core, vmaf_v0.6.1 and vmaf_v1.0.16_3d0h (BenchmarkScoreScaling), and
+#      the ratio from interleaved pairs of calls (its /scaling);
 #   2. issue 28 on one core and on all of them, whole process: vmafx cpu against libvmaf's
 #      CPU build (AVX-512) at 1 thread and at 16, 1080p, interleaved rounds;
 #   3. issue 27 for VMAF v1: the device's counts and frames/s (BenchmarkScoreV1), and the
@@ -74,7 +75,7 @@ fi
 
 if step 1; then
 el "E1. the kernel's threads at 1080p: 1 and $N threads, 16 frames a thread in memory (BenchmarkScoreScaling)"
-( cd vmaf && timeout 100 $X/vmaf.test -test.run '^$' -test.bench 'ScoreScaling/.*/1920x1080' -test.benchtime 1x -test.count 3 -test.benchmem > "$OUT/bench_scaling.log" 2>&1 )
+( cd vmaf && timeout 100 $X/vmaf.test -test.run '^$' -test.bench 'ScoreScaling/.*/1920x1080/threads' -test.benchtime 1x -test.count 3 -test.benchmem > "$OUT/bench_scaling.log" 2>&1 )
 grep -E '^Benchmark' "$OUT/bench_scaling.log" | sed -E 's/ +/ /g'
 python3 - "$OUT/bench_scaling.log" "$N" <<'PY'
 import re,sys,statistics,collections
@@ -91,6 +92,10 @@ for model in sorted({k[0] for k in fps}):
         s=statistics.median(many)/(n*statistics.median(one))
         print(f"{model}: {statistics.median(one):.2f} fps on 1 thread, {statistics.median(many):.1f} on {n}: {s:.3f} of {n} times one (target at least 0.9); B/op {min(mem[(model,1)])/1e6:.0f} MB on 1, {min(mem[(model,n)])/1e6:.0f} MB on {n}")
 PY
+# The target's ratio from pairs of calls a second apart (1 thread, then $N, alternating),
+# the median of 7 pairs' ratios: the 1-thread figure alone drifts with the clock.
+( cd vmaf && timeout 60 $X/vmaf.test -test.run '^$' -test.bench 'ScoreScaling/.*/1920x1080/scaling' -test.benchtime 7x > "$OUT/bench_scaling_pairs.log" 2>&1 )
+grep -E '^Benchmark' "$OUT/bench_scaling_pairs.log" | sed -E 's/ +/ /g'
 # The one serial step of a run, reading both inputs: the most frames/s any thread count
 # can score (docs/benchmarks.md, "Threads and the serial step").
 ( cd vmaf && timeout 60 $X/vmaf.test -test.run '^$' -test.bench 'ReadPair' -test.count 3 > "$OUT/bench_readpair.log" 2>&1 )
@@ -195,10 +200,17 @@ for r in range(3):
             fps.setdefault((f'whole process 1080p 240 frames threads={t}',name),[]).append(240/e)
             try: pooled[(t,name)]=json.load(open('/tmp/a.json'))['pooled_metrics']['vmaf']['mean']
             except Exception as ex: pooled[(t,name)]=str(ex)
+        # The device's open with an empty shader cache (a new Pod), from the worker's log.
+        import tempfile
+        p=subprocess.run(cmd[:-6]+['--threads','1','--termination-log','/tmp/aterm'],stdout=subprocess.PIPE,stderr=subprocess.STDOUT,timeout=60,
+                         env={**os.environ,'__GL_SHADER_DISK_CACHE_PATH':tempfile.mkdtemp(prefix='acold')})
+        m=re.search(r'openSeconds=([0-9.]+)',p.stdout.decode(errors='replace'))
+        if m: fps.setdefault(('open seconds, empty shader cache',name),[]).append(float(m[1]))
 for key in sorted({k for k,_ in fps}, key=lambda s:(s.startswith('whole'),s)):
     bv,nv=fps.get((key,'base'),[]),fps.get((key,'new'),[])
     if bv and nv:
-        print(f"{key:48s} base {statistics.median(bv):8.1f}  new {statistics.median(nv):8.1f} frames/s  new/base {statistics.median(nv)/statistics.median(bv):.3f}  runs base {[round(x) for x in bv]} new {[round(x) for x in nv]}")
+        unit='s' if key.startswith('open') else 'frames/s'
+        print(f"{key:48s} base {statistics.median(bv):8.3f}  new {statistics.median(nv):8.3f} {unit}  new/base {statistics.median(nv)/statistics.median(bv):.3f}  runs base {[round(x,3) for x in bv]} new {[round(x,3) for x in nv]}")
 print('pooled VMAF:', {f'{n} t{t}':v for (t,n),v in pooled.items()})
 PY
 fi

@@ -41,23 +41,17 @@ type admPipelines struct {
 	reduce                             *vulkan.Pipeline
 }
 
-func newADMPipelines(dev *vulkan.Device) (*admPipelines, error) {
-	b := &pipelines{dev: dev, pushSize: admPushSize}
-	p := &admPipelines{
-		dwtV: b.build(admDWTVSPV, 2, 4), dwtH: b.build(admDWTHSPV, 2, 2),
-		decouple: b.build(admDecoupleSPV, 3, 1), csf: b.build(admCSFSPV, 2, 2),
-		den: b.build(admDenSPV, 2, 1), cm: b.build(admCMSPV, 3, 2),
-	}
-	if b.err == nil {
-		r := &pipelines{dev: dev, pushSize: admReducePushSize}
-		p.reduce = r.build(admReduceSPV, 2, 1)
-		b.err = r.err
-	}
-	if b.err != nil {
-		p.close()
-		return nil, b.err
-	}
-	return p, nil
+// buildADMPipelines has b build the ADM passes.
+func buildADMPipelines(b *pipelines) *admPipelines {
+	p := &admPipelines{}
+	b.build(&p.dwtV, admDWTVSPV, 2, admPushSize, 4)
+	b.build(&p.dwtH, admDWTHSPV, 2, admPushSize, 2)
+	b.build(&p.decouple, admDecoupleSPV, 3, admPushSize, 1)
+	b.build(&p.csf, admCSFSPV, 2, admPushSize, 2)
+	b.build(&p.den, admDenSPV, 2, admPushSize, 1)
+	b.build(&p.cm, admCMSPV, 3, admPushSize, 2)
+	b.build(&p.reduce, admReduceSPV, 2, admReducePushSize, 1)
+	return p
 }
 
 func (p *admPipelines) close() {

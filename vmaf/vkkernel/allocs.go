@@ -2,6 +2,7 @@ package vkkernel
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/vmafx/vmafx/vmaf/vulkan"
 )
@@ -56,26 +57,40 @@ func (a *allocs) close() {
 	a.sets, a.bufs = nil, nil
 }
 
-// pipelines builds compute pipelines with one push constant size until the
-// first failure, and keeps that error.
+// pipelines builds a kernel's compute pipelines, each on a goroutine of its
+// own: the driver compiles a pipeline's shader when it is made (unless its
+// disk cache has it, which a new Pod's has not), and made one after another
+// they were most of a worker's fixed cost (docs/benchmarks.md). Vulkan lets
+// pipelines be created from several threads at once.
 type pipelines struct {
-	dev      *vulkan.Device
-	pushSize int
-	err      error
+	dev *vulkan.Device
+	wg  sync.WaitGroup
+	mu  sync.Mutex
+	err error // the first failure
 }
 
-// build makes a pipeline with bindings storage buffers and room for sets
-// descriptor sets per worker.
-func (p *pipelines) build(spv []byte, bindings, sets int) *vulkan.Pipeline {
-	if p.err != nil {
-		return nil
-	}
-	pl, err := p.dev.NewPipeline(spv, bindings, p.pushSize, sets*maxWorkers)
-	if err != nil {
-		p.err = err
-		return nil
-	}
-	return pl
+// build makes, on a goroutine of its own, a pipeline with bindings storage
+// buffers, push bytes of push constants and room for sets descriptor sets per
+// worker, and puts it in *dst (left nil on failure) before wait returns.
+func (p *pipelines) build(dst **vulkan.Pipeline, spv []byte, bindings, push, sets int) {
+	p.wg.Go(func() {
+		pl, err := p.dev.NewPipeline(spv, bindings, push, sets*maxWorkers)
+		if err != nil {
+			p.mu.Lock()
+			if p.err == nil {
+				p.err = err
+			}
+			p.mu.Unlock()
+			return
+		}
+		*dst = pl
+	})
+}
+
+// wait waits for every build and returns the first failure.
+func (p *pipelines) wait() error {
+	p.wg.Wait()
+	return p.err
 }
 
 // closePipelines closes the pipelines that were built.

@@ -229,3 +229,19 @@ func passesRun(fo vmaf.FrameOffloader, ref, dist [][]uint16, n int, motion, vif,
 	}
 	return nil
 }
+
+// BenchmarkOpen times opening the device and building every pipeline, and
+// closing it again: the fixed cost of a worker's first score in a Pod (the
+// driver's shader compilation included, unless its own disk cache has them:
+// run with the cache off, e.g. __GL_SHADER_DISK_CACHE=0 on NVIDIA, for a new
+// Pod's figure).
+func BenchmarkOpen(b *testing.B) {
+	openOrSkip(b) // skips without a device; the loop's opens are timed
+	for b.Loop() {
+		k, err := Open(vulkan.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		k.Close()
+	}
+}

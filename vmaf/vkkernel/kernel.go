@@ -121,26 +121,18 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 		return nil, err
 	}
 	k := &Kernel{dev: dev}
-	if k.blur, err = dev.NewPipeline(motionBlurSPV, 3, 12, histSlots*maxWorkers); err == nil {
-		k.sad, err = dev.NewPipeline(motionSADSPV, 2, 8, maxWorkers)
+	b := &pipelines{dev: dev} // every pipeline at once (pipelines says why)
+	b.build(&k.blur, motionBlurSPV, 3, 12, histSlots)
+	b.build(&k.sad, motionSADSPV, 2, 8, 1)
+	b.build(&k.unpack8, unpack8SPV, 3+histSlots, 16, 1)
+	b.build(&k.reduce, reduceSPV, 2, reducePushSize, reduceSetsPerWorker)
+	b.build(&k.cambi, cambiSPV, cambiBindings, 4*cambiPushWords, 1)
+	if dev.Info.Float64 {
+		k.vif, k.adm, k.speed = buildVIFPipelines(b), buildADMPipelines(b), buildSpeedPipelines(b)
 	}
-	if err == nil {
-		k.unpack8, err = dev.NewPipeline(unpack8SPV, 3+histSlots, 16, maxWorkers)
-	}
-	if err == nil {
-		k.reduce, err = dev.NewPipeline(reduceSPV, 2, reducePushSize, reduceSetsPerWorker*maxWorkers)
-	}
-	if err == nil && dev.Info.Float64 {
-		k.vif, err = newVIFPipelines(dev)
-	}
-	if err == nil && dev.Info.Float64 {
-		k.adm, err = newADMPipelines(dev)
-	}
-	if err == nil && dev.Info.Float64 {
-		k.speed, err = newSpeedPipelines(dev)
-	}
-	if err == nil {
-		k.cambi, err = dev.NewPipeline(cambiSPV, cambiBindings, 4*cambiPushWords, maxWorkers)
+	err = b.wait()
+	if err == nil && k.vif != nil {
+		err = k.vif.uploadLog2(dev)
 	}
 	if err != nil {
 		k.Close()

@@ -44,18 +44,16 @@ type speedPipelines struct {
 	aaV, aaH, lm, mean, cov *vulkan.Pipeline
 }
 
-func newSpeedPipelines(dev *vulkan.Device) (*speedPipelines, error) {
-	b := &pipelines{dev: dev, pushSize: 4 * speedPushWords}
-	p := &speedPipelines{
-		aaV: b.build(speedAAVSPV, speedBindings, 1), aaH: b.build(speedAAHSPV, speedBindings, 1),
-		lm: b.build(speedLMSPV, speedBindings, 1), mean: b.build(speedMeanSPV, speedBindings, 1),
-		cov: b.build(speedCovSPV, speedBindings, 1),
+// buildSpeedPipelines has b build SpEED chroma's passes.
+func buildSpeedPipelines(b *pipelines) *speedPipelines {
+	p := &speedPipelines{}
+	for _, x := range []struct {
+		dst **vulkan.Pipeline
+		spv []byte
+	}{{&p.aaV, speedAAVSPV}, {&p.aaH, speedAAHSPV}, {&p.lm, speedLMSPV}, {&p.mean, speedMeanSPV}, {&p.cov, speedCovSPV}} {
+		b.build(x.dst, x.spv, speedBindings, 4*speedPushWords, 1)
 	}
-	if b.err != nil {
-		p.close()
-		return nil, b.err
-	}
-	return p, nil
+	return p
 }
 
 func (p *speedPipelines) all() []*vulkan.Pipeline {

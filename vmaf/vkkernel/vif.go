@@ -45,21 +45,15 @@ type vifPipelines struct {
 	log2                     *vulkan.Buffer
 }
 
-func newVIFPipelines(dev *vulkan.Device) (*vifPipelines, error) {
-	b := &pipelines{dev: dev, pushSize: vifPushSize}
-	p := &vifPipelines{
-		subV: b.build(vifSubVSPV, 4, 3), subH: b.build(vifSubHSPV, 4, 3),
-		statV: b.build(vifStatVSPV, 7, 4), statH: b.build(vifStatHSPV, 7, 4),
-	}
-	err := b.err
-	if err == nil {
-		err = p.uploadLog2(dev)
-	}
-	if err != nil {
-		p.close()
-		return nil, err
-	}
-	return p, nil
+// buildVIFPipelines has b build the VIF passes (Open waits for them and then
+// uploads the log2 table).
+func buildVIFPipelines(b *pipelines) *vifPipelines {
+	p := &vifPipelines{}
+	b.build(&p.subV, vifSubVSPV, 4, vifPushSize, 3)
+	b.build(&p.subH, vifSubHSPV, 4, vifPushSize, 3)
+	b.build(&p.statV, vifStatVSPV, 7, vifPushSize, 4)
+	b.build(&p.statH, vifStatHSPV, 7, vifPushSize, 4)
+	return p
 }
 
 // uploadLog2 puts the CPU kernel's log2 table, one entry per 32-bit word,
