@@ -216,7 +216,7 @@ const admResultWords = 36
 
 // record records every scale's passes on the worker's planes and the
 // reduction of their rows into results at word dst.
-func (aw *admWorker) record(s *vulkan.Stream, dst int) {
+func (aw *admWorker) record(s recorder, dst int) {
 	p := aw.k.adm
 	s.Fill(aw.rowsBuf, 0, aw.rowsBuf.Size(), 0)
 	s.Barrier()

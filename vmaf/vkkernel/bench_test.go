@@ -133,13 +133,16 @@ func scoreCalls(b *testing.B, k *Kernel, ref, dist *planeSource, threads int) fl
 
 // reportStructure reports the structure of the frames' device work since before,
 // which lavapipe shows as well as a GPU: queue submissions, host waits, bytes read
-// back and bytes uploaded per frame, over n frames.
+// back and bytes uploaded, barriers (the length of the chain the device runs a
+// frame's passes in) and dispatches per frame, over n frames.
 func reportStructure(b *testing.B, k *Kernel, before vulkan.Stats, n float64) {
 	after := k.dev.Stats()
 	b.ReportMetric(float64(after.Submits-before.Submits)/n, "submits/frame")
 	b.ReportMetric(float64(after.Waits-before.Waits)/n, "waits/frame")
 	b.ReportMetric(float64(after.ReadbackBytes-before.ReadbackBytes)/n, "readback-B/frame")
 	b.ReportMetric(float64(after.UploadBytes-before.UploadBytes)/n, "upload-B/frame")
+	b.ReportMetric(float64(after.Barriers-before.Barriers)/n, "barriers/frame")
+	b.ReportMetric(float64(after.Dispatches-before.Dispatches)/n, "dispatches/frame")
 }
 
 // BenchmarkPasses splits the device's time a frame by what the frame asks,

@@ -146,7 +146,7 @@ type cambiPush struct {
 	op, w, h, srcW, src, dst, srcM, dstM, outOff int
 }
 
-func (cw *cambiWorker) dispatch(s *vulkan.Stream, p cambiPush) {
+func (cw *cambiWorker) dispatch(s recorder, p cambiPush) {
 	c := cw.cfg
 	var up, down, round int32
 	switch {
@@ -165,7 +165,7 @@ func (cw *cambiWorker) dispatch(s *vulkan.Stream, p cambiPush) {
 // record records the passes of every scale's c-values of the distorted
 // plane the batch uploaded for its frame i, with their copy to slot's
 // readback.
-func (cw *cambiWorker) record(s *vulkan.Stream, slot, i int) {
+func (cw *cambiWorker) record(s recorder, slot, i int) {
 	c := cw.cfg
 	// Work: pictures at 0 and n, masks at 2n and 3n.
 	n := c.Width * c.Height

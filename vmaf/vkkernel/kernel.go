@@ -384,6 +384,8 @@ type worker struct {
 	// planes are copied from the staging as they are.
 	bytes8    *vulkan.Buffer
 	unpackSet *vulkan.DescriptorSet
+	// phases records a frame's features side by side (phases.go).
+	phases phases
 
 	// ref0 and dis0 are the frame's planes, which motion, VIF and ADM
 	// read; hist keeps recent reference planes (histIdx their frame
@@ -697,34 +699,45 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 			(n/2+1+63)/64, 3, 1)
 		s.Barrier()
 	}
+	// The features side by side (phases says why), each from the first
+	// phase; the phases end with a barrier, before the next frame's
+	// uploads replace the planes.
+	ph := &wk.phases
 	if want.motion {
-		s.Dispatch(wk.k.blur, wk.blurSets[prevAt], wk.blurPush, (wk.w+63)/64, (wk.h+3)/4, 1)
-		s.Barrier()
-		s.Dispatch(wk.k.sad, wk.sadSet, wk.sadPush, wk.h, 1, 1)
-		s.Barrier()
-		reduceOp{n: wk.h, stride: 1, lanes: 1}.record(s, wk.k.reduce, wk.sadSums, dst)
+		ph.begin()
+		ph.Dispatch(wk.k.blur, wk.blurSets[prevAt], wk.blurPush, (wk.w+63)/64, (wk.h+3)/4, 1)
+		ph.Barrier()
+		ph.Dispatch(wk.k.sad, wk.sadSet, wk.sadPush, wk.h, 1, 1)
+		ph.Barrier()
+		reduceOp{n: wk.h, stride: 1, lanes: 1}.record(ph, wk.k.reduce, wk.sadSums, dst)
 	}
 	if want.vif {
-		wk.vif.record(s, dst+1)
+		ph.begin()
+		wk.vif.record(ph, dst+1)
 	}
 	if want.adm {
-		wk.adm.record(s, dst+1+vifResultWords)
+		ph.begin()
+		wk.adm.record(ph, dst+1+vifResultWords)
 	}
 	// SpEED and CAMBI copy their frame's results to the slot's readback,
 	// at the frame's place, before the next frame reuses their buffers.
 	if want.speed {
-		wk.speed.record(s, b.idx, pos, f.SpeedRef, f.SpeedDis)
+		ph.begin()
+		wk.speed.record(ph, b.idx, pos, f.SpeedRef, f.SpeedDis)
 	}
 	if want.cambi {
-		wk.cambi.record(s, b.idx, pos)
+		ph.begin()
+		wk.cambi.record(ph, b.idx, pos)
 	}
 	if f.Index >= 0 {
-		// Later frames compare with this one's reference: keep it.
+		// Later frames compare with this one's reference: keep it, in a
+		// plane other than the one this frame's motion reads.
 		at := wk.evict(prevAt)
-		s.Copy(wk.hist[at], 0, wk.ref0, 0, wk.plane)
+		ph.begin()
+		ph.Copy(wk.hist[at], 0, wk.ref0, 0, wk.plane)
 		wk.histIdx[at] = f.Index
 	}
-	s.Barrier()
+	ph.flush(s)
 	b.frames = append(b.frames, want)
 	if len(b.frames) == wk.batch {
 		// Full: the device can start on it while the next is recorded.

@@ -829,3 +829,43 @@ func ringBytes(wk *worker) int64 {
 	}
 	return n
 }
+
+// TestFeaturesSideBySide: a frame's features are recorded side by side
+// (phases), so the frame's barriers are its longest feature's, not the sum of
+// every feature's: for vmaf_v0.6.1 at 8 bits the batch's first barrier, the
+// upload's and unpack8's, ADM's 21 and the phase of its reduction, and the
+// submission's (the features one after another took 42); and the scores are
+// the CPU's.
+func TestFeaturesSideBySide(t *testing.T) {
+	k := openOrSkip(t)
+	if k.vif == nil || k.adm == nil {
+		t.Skipf("%s lacks shaderFloat64: VIF and ADM run on the CPU", k.Info().Name)
+	}
+	const w, h = 176, 144
+	rng := rand.New(rand.NewPCG(7, 8))
+	p := stressPlanes(rng, w, h, 8)["noise"]
+	prev := stressPlanes(rng, w, h, 8)["gain"][0]
+	off, err := k.NewWorker(vmaf.OffloadConfig{Width: w, Height: h, BitDepth: 8, VIFEnhnGainLimit: 100, ADMEnhnGainLimit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off.Close()
+	fo := off.(vmaf.FrameOffloader)
+	before := k.dev.Stats()
+	if err := fo.Queue(&vmaf.OffloadFrame{Index: 1, Ref: p[0], Dis: p[1], Prev: prev, PrevIndex: 0, VIF: true, ADM: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := fo.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := k.dev.Stats().Barriers - before.Barriers; n != 1+2+22+1 {
+		t.Errorf("a frame of motion, VIF and ADM took %d barriers, want %d", n, 1+2+22+1)
+	}
+	if want := vmaf.MotionSAD(prev, p[0], w, h, 8); got.SAD != want {
+		t.Errorf("SAD %d, CPU %d", got.SAD, want)
+	}
+	if want := vmaf.VIFStatistic(p[0], p[1], w, h, 0, 8, 100); got.VIF[0] != want {
+		t.Errorf("VIF scale 0 %+v, CPU %+v", got.VIF[0], want)
+	}
+}

@@ -32,7 +32,7 @@ type reduceOp struct {
 
 // record records the reduction of set's rows into its results buffer at
 // 64-bit word dst (lanes words).
-func (r reduceOp) record(s *vulkan.Stream, p *vulkan.Pipeline, set *vulkan.DescriptorSet, dst int) {
+func (r reduceOp) record(s recorder, p *vulkan.Pipeline, set *vulkan.DescriptorSet, dst int) {
 	b := make([]byte, reducePushSize)
 	le := binary.LittleEndian
 	b2i := func(v bool) int {

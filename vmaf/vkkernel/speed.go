@@ -197,7 +197,7 @@ func (sw *speedWorker) upload(s *vulkan.Stream) {
 // record writes a frame pair's four chroma planes into slot's staging at
 // the batch's frame i and records their SpEED passes, with the copy of
 // the images and sums to the slot's readback.
-func (sw *speedWorker) record(s *vulkan.Stream, slot, i int, ref, dis *vmaf.Frame) {
+func (sw *speedWorker) record(s recorder, slot, i int, ref, dis *vmaf.Frame) {
 	c := sw.cfg
 	stage, at := sw.stage[slot], int64(i)*speedStageBytes(c)
 	for j, p := range [speedPictures][]uint16{ref.U, dis.U, ref.V, dis.V} {

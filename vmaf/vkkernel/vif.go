@@ -195,7 +195,7 @@ const vifResultWords = 16
 
 // record records the four scales' passes on the worker's planes and the
 // reduction of their rows into results at word dst.
-func (vw *vifWorker) record(s *vulkan.Stream, dst int) {
+func (vw *vifWorker) record(s recorder, dst int) {
 	p := vw.k.vif
 	pw, ph := vw.w, vw.h
 	for sc := range vw.scales {

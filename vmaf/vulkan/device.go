@@ -68,7 +68,7 @@ type Device struct {
 	memProps physicalDeviceMemoryProperties
 	fn       deviceFuncs
 	submitMu sync.Mutex
-	stats    struct{ submits, waits, readback, upload atomic.Uint64 }
+	stats    struct{ submits, waits, readback, upload, barriers, dispatches atomic.Uint64 }
 }
 
 // Stats counts what costs a host round trip or bus traffic, since the
@@ -88,12 +88,17 @@ type Stats struct {
 	// into device-local ones (Stream.Copy from a Host buffer): what goes
 	// over the bus to the device.
 	UploadBytes uint64
+	// Barriers and Dispatches are the pipeline barriers and dispatches
+	// recorded (Stream.Barrier, Stream.Dispatch). On one queue each barrier
+	// waits for all the work before it, so the barriers a frame takes are
+	// the length of the chain its passes run in.
+	Barriers, Dispatches uint64
 }
 
 // Stats returns the device's counters.
 func (d *Device) Stats() Stats {
 	return Stats{Submits: d.stats.submits.Load(), Waits: d.stats.waits.Load(), ReadbackBytes: d.stats.readback.Load(),
-		UploadBytes: d.stats.upload.Load()}
+		UploadBytes: d.stats.upload.Load(), Barriers: d.stats.barriers.Load(), Dispatches: d.stats.dispatches.Load()}
 }
 
 // deviceFuncs are the device-level commands, resolved once.

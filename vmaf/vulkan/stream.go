@@ -77,6 +77,7 @@ func (s *Stream) Barrier() {
 		srcAccessMask: accessTransferWrite | accessShaderWrite | accessHostWrite,
 		dstAccessMask: accessTransferRead | accessTransferWrite | accessShaderRead | accessShaderWrite | accessHostRead}
 	all := uintptr(stageTransfer | stageComputeShader | stageHost)
+	s.d.stats.barriers.Add(1)
 	callVoid(s.d.fn.cmdPipelineBarrier, s.cmd, all, all, 0, 1, uintptr(unsafe.Pointer(mb)), 0, 0, 0, 0)
 }
 
@@ -94,6 +95,7 @@ func (s *Stream) Dispatch(p *Pipeline, set *DescriptorSet, push []byte, x, y, z 
 		}
 	}
 	f := &s.d.fn
+	s.d.stats.dispatches.Add(1)
 	callVoid(f.cmdBindPipeline, s.cmd, pipelineBindCompute, uintptr(p.pipeline))
 	sets := []uint64{set.set}
 	callVoid(f.cmdBindDescriptorSets, s.cmd, pipelineBindCompute, uintptr(p.layout), 0, 1, uintptr(unsafe.Pointer(&sets[0])), 0, 0)

@@ -98,8 +98,8 @@ func TestDispatch(t *testing.T) {
 	}
 	// Three rounds: three submissions, three waits, the copies into the
 	// host-visible buffer back as readback and those out of the staging
-	// as uploads.
-	if got, want := d.Stats(), (Stats{Submits: 3, Waits: 3, ReadbackBytes: 3 * 8 * n, UploadBytes: 3 * 4 * n}); got != want {
+	// as uploads, three barriers and a dispatch each.
+	if got, want := d.Stats(), (Stats{Submits: 3, Waits: 3, ReadbackBytes: 3 * 8 * n, UploadBytes: 3 * 4 * n, Barriers: 9, Dispatches: 3}); got != want {
 		t.Errorf("Stats = %+v, want %+v", got, want)
 	}
 	if err := s.Wait(); err != nil || d.Stats().Waits != 3 {
