@@ -214,12 +214,16 @@ func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig, ref0, dis0, results *vulkan
 // scale den, num and aim of the h, v and d bands.
 const admResultWords = 36
 
+// clear records zeroing the rows of the frame's sums (the rows no pass
+// writes stay zero for recordRows): with the frame's uploads, before their
+// barrier, so that it is no link of ADM's chain of passes.
+func (aw *admWorker) clear(s recorder) { s.Fill(aw.rowsBuf, 0, aw.rowsBuf.Size(), 0) }
+
 // record records every scale's passes on the worker's planes and the
-// reduction of their rows into results at word dst.
+// reduction of their rows into results at word dst; clear must be recorded
+// before the barrier that ends the frame's uploads.
 func (aw *admWorker) record(s recorder, dst int) {
 	p := aw.k.adm
-	s.Fill(aw.rowsBuf, 0, aw.rowsBuf.Size(), 0)
-	s.Barrier()
 	for sc := range aw.scales {
 		c := &aw.scales[sc]
 		vr, vd := aw.dwtVRef, aw.dwtVDis

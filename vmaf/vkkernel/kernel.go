@@ -693,6 +693,9 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 		stage(2, wk.hist[prevAt], planes[2])
 		wk.histIdx[prevAt] = max(f.PrevIndex, -1)
 	}
+	if want.adm {
+		wk.adm.clear(s)
+	}
 	s.Barrier()
 	if mask != 0 {
 		s.Dispatch(wk.k.unpack8, wk.unpackSet, push(int32(n), int32(wk.staged), mask, int32(max(prevAt, 0))),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/vmaf/vkkernel"
@@ -50,12 +51,27 @@ func Run(ctx context.Context, k *vkkernel.Kernel) error {
 // so that tests can put a wrong result between the device and the
 // comparison and see the mismatch reported.
 func Check(ctx context.Context, off vmaf.Offload, dev vulkan.Info) error {
-	for _, c := range cases {
-		cpu, err := c.score(ctx, nil)
+	// Every case on the CPU and on the device at once: the self-test is a
+	// fixed cost of every worker's start, and its scorings are independent.
+	// The verdict is the same as one after another's: the first case's
+	// failure, in the cases' order.
+	type scored struct {
+		res *vmaf.Result
+		err error
+	}
+	var wg sync.WaitGroup
+	cpus, gpus := make([]scored, len(cases)), make([]scored, len(cases))
+	for i, c := range cases {
+		wg.Go(func() { cpus[i].res, cpus[i].err = c.score(ctx, nil) })
+		wg.Go(func() { gpus[i].res, gpus[i].err = c.score(ctx, off) })
+	}
+	wg.Wait()
+	for i, c := range cases {
+		cpu, err := cpus[i].res, cpus[i].err
 		if err != nil {
 			return fmt.Errorf("vulkan self-test: %s on the CPU: %w", c.name(), err)
 		}
-		gpu, err := c.score(ctx, off)
+		gpu, err := gpus[i].res, gpus[i].err
 		if err != nil {
 			return fmt.Errorf("%w on %s: %s: %w", ErrFailed, describe(dev), c.name(), err)
 		}

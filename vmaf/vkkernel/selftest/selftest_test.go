@@ -69,3 +69,15 @@ func TestWrongCValuesFail(t *testing.T) {
 		t.Errorf("mismatch at %s frame %d %s, want vmaf_v1.0.16_3d0h 352x320 frame 1 cambi", mm.Case, mm.Frame, mm.Feature)
 	}
 }
+
+// BenchmarkRun times the self-test on the default device: a fixed cost of a
+// worker's start (docs/worker.md).
+func BenchmarkRun(b *testing.B) {
+	k := vkdevice.Open(b)
+	b.Cleanup(k.Close)
+	for b.Loop() {
+		if err := selftest.Run(context.Background(), k); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
