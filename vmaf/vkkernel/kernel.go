@@ -378,14 +378,21 @@ type worker struct {
 	plane     int64 // bytes of one luma plane on the device (16-bit samples)
 	staged    int64 // bytes of one luma plane in the staging (stagedPlane)
 	batch     int   // frames a submission holds
-	// bytes8 holds an 8-bit frame's planes as staged (the reference, the
+	// bytes8 hold 8-bit frames' planes as staged (the reference, the
 	// distorted plane, the previous reference, staged bytes apart) for
-	// unpack8 to widen into ref0, dis0 and hist; nil above 8 bits, whose
-	// planes are copied from the staging as they are.
-	bytes8    *vulkan.Buffer
-	unpackSet *vulkan.DescriptorSet
-	// phases records a frame's features side by side (phases.go).
-	phases phases
+	// unpack8 to widen into ref0, dis0 and hist, one frame's in each in
+	// turn (flip the next frame's): a frame's planes cross the bus while the
+	// frame before is computed. nil above 8 bits, whose planes are copied
+	// from the staging to the frame's planes as they are.
+	bytes8    [2]*vulkan.Buffer
+	unpackSet [2]*vulkan.DescriptorSet
+	flip      int
+	// phases records a frame's features side by side (phases.go); pending
+	// says they hold a frame of the batch being recorded whose commands are
+	// not yet in its command buffer: the next frame's uploads go into its
+	// first phase.
+	phases  phases
+	pending bool
 
 	// ref0 and dis0 are the frame's planes, which motion, VIF and ADM
 	// read; hist keeps recent reference planes (histIdx their frame
@@ -477,8 +484,10 @@ func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 	}
 	wk.sadSet = a.bind(k.sad, wk.blurred, wk.rowSAD)
 	if bpc == 8 {
-		wk.bytes8 = a.buffer(3*wk.staged, vulkan.DeviceLocal)
-		wk.unpackSet = a.bind(k.unpack8, wk.bytes8, wk.ref0, wk.dis0, wk.hist[0], wk.hist[1], wk.hist[2])
+		for i := range wk.bytes8 {
+			wk.bytes8[i] = a.buffer(3*wk.staged, vulkan.DeviceLocal)
+			wk.unpackSet[i] = a.bind(k.unpack8, wk.bytes8[i], wk.ref0, wk.dis0, wk.hist[0], wk.hist[1], wk.hist[2])
+		}
 	}
 	wk.sadSums = a.bind(k.reduce, wk.rowSAD, wk.results)
 	err := a.err
@@ -668,13 +677,27 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 	}
 	pos := len(b.frames) // the frame's place in the batch
 	dst := pos * resultWords
-	// An 8-bit frame's planes go as bytes to bytes8, which unpack8 then
-	// widens into the planes they are for; others' are copied as they are.
+	// An 8-bit frame's planes go as bytes to bytes8[flip], which unpack8
+	// then widens into the planes they are for. Their copies go into the
+	// first phase of the batch's frame before, when its commands are still
+	// pending: the bus carries them while the device computes that frame,
+	// where they were a link of the chain between two frames. Other frames'
+	// planes are copied into the frame's planes as they are, once the frame
+	// before is recorded.
+	narrow := wk.bytes8[0] != nil
+	if !narrow {
+		wk.flush(s)
+	}
+	var up recorder = s
+	if wk.pending {
+		wk.phases.begin()
+		up = &wk.phases
+	}
 	var mask int32
 	stage := func(i int, dev *vulkan.Buffer, p []uint16) {
-		if wk.bytes8 != nil {
+		if narrow {
 			vmaf.Narrow8(b.staging.Bytes()[b.used:], p[:n])
-			s.Copy(wk.bytes8, int64(i)*wk.staged, b.staging, b.used, wk.staged)
+			up.Copy(wk.bytes8[wk.flip], int64(i)*wk.staged, b.staging, b.used, wk.staged)
 			mask |= 1 << i
 		} else {
 			copy(b.staging.Bytes()[b.used:], samples(p[:n]))
@@ -693,13 +716,23 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 		stage(2, wk.hist[prevAt], planes[2])
 		wk.histIdx[prevAt] = max(f.PrevIndex, -1)
 	}
-	if want.adm {
+	if !narrow && want.adm {
 		wk.adm.clear(s)
 	}
-	s.Barrier()
+	if wk.pending {
+		wk.flush(s) // the frame before, its last phase with this frame's copies
+	} else {
+		s.Barrier()
+	}
+	if narrow && want.adm {
+		wk.adm.clear(s) // after the frame before, which used its rows
+	}
 	if mask != 0 {
-		s.Dispatch(wk.k.unpack8, wk.unpackSet, push(int32(n), int32(wk.staged), mask, int32(max(prevAt, 0))),
+		s.Dispatch(wk.k.unpack8, wk.unpackSet[wk.flip], push(int32(n), int32(wk.staged), mask, int32(max(prevAt, 0))),
 			(n/2+1+63)/64, 3, 1)
+		wk.flip ^= 1
+	}
+	if mask != 0 || narrow && want.adm {
 		s.Barrier()
 	}
 	// The features side by side (phases says why), each from the first
@@ -740,7 +773,7 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 		ph.Copy(wk.hist[at], 0, wk.ref0, 0, wk.plane)
 		wk.histIdx[at] = f.Index
 	}
-	ph.flush(s)
+	wk.pending = true // flushed with the next frame's uploads, or by submit
 	b.frames = append(b.frames, want)
 	if len(b.frames) == wk.batch {
 		// Full: the device can start on it while the next is recorded.
@@ -781,6 +814,7 @@ func (wk *worker) evict(keep int) int {
 // host and submits it.
 func (wk *worker) submit(b *batch) error {
 	s := b.stream
+	wk.flush(s)
 	s.Copy(b.back, 0, wk.results, 0, int64(len(b.frames)*resultWords*8))
 	s.Barrier()
 	if err := s.Submit(); err != nil {
@@ -790,6 +824,15 @@ func (wk *worker) submit(b *batch) error {
 	b.state = submitted
 	b.seq = wk.seq()
 	return nil
+}
+
+// flush records the pending frame's phases into s, the stream of the batch
+// being recorded.
+func (wk *worker) flush(s *vulkan.Stream) {
+	if wk.pending {
+		wk.phases.flush(s)
+		wk.pending = false
+	}
 }
 
 // seq numbers submissions: one more than the newest slot's.
@@ -1006,8 +1049,10 @@ func (wk *worker) Close() {
 		}
 		if b.state == recording {
 			// Never submitted: the tables it would have uploaded go with
-			// the next batch.
+			// the next batch, and its pending frame is dropped.
 			wk.reupload()
+			wk.phases.reset()
+			wk.pending = false
 		}
 		b.state = idle
 	}

@@ -869,3 +869,73 @@ func TestFeaturesSideBySide(t *testing.T) {
 		t.Errorf("VIF scale 0 %+v, CPU %+v", got.VIF[0], want)
 	}
 }
+
+// TestClosedWithFramesPending: a worker closed while frames of its batch are
+// queued and not yet submitted (the last one's commands pending, the next
+// frame's uploads to go into them) drops them: the same worker, taken again
+// for the next score, records no more than that score's frames (as many
+// dispatches as a score after a clean close) and scores every frame as the
+// CPU does, the uploads of each 8-bit frame beside the frame before.
+func TestClosedWithFramesPending(t *testing.T) {
+	k := openOrSkip(t)
+	const w, h = 176, 144
+	rng := rand.New(rand.NewPCG(9, 10))
+	var frames [][2][]uint16
+	for range 5 {
+		frames = append(frames, stressPlanes(rng, w, h, 8)["noise"])
+	}
+	cfg := vmaf.OffloadConfig{Width: w, Height: h, BitDepth: 8, VIFEnhnGainLimit: 100, ADMEnhnGainLimit: 100}
+	off, err := k.NewWorker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fo := off.(vmaf.FrameOffloader)
+	for i := range 3 {
+		if err := fo.Queue(&vmaf.OffloadFrame{Index: i, Ref: frames[i][0], Dis: frames[i][1], PrevIndex: -1, VIF: true, ADM: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	off.Close()
+	made := k.made
+	// score scores the frames on the worker taken again and returns the
+	// dispatches it recorded.
+	score := func() uint64 {
+		off, err := k.NewWorker(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer off.Close()
+		if k.made != made {
+			t.Fatalf("a new worker was made: the closed one was not kept")
+		}
+		fo := off.(vmaf.FrameOffloader)
+		before := k.dev.Stats().Dispatches
+		for i, p := range frames {
+			f := &vmaf.OffloadFrame{Index: i, Ref: p[0], Dis: p[1], PrevIndex: -1, VIF: true, ADM: true}
+			if i > 0 {
+				f.Prev, f.PrevIndex = frames[i-1][0], i-1
+			}
+			if err := fo.Queue(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, p := range frames {
+			got, err := fo.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := vmaf.VIFStatistic(p[0], p[1], w, h, 0, 8, 100); got.VIF[0] != want {
+				t.Errorf("frame %d: VIF scale 0 %+v, CPU %+v", i, got.VIF[0], want)
+			}
+			if i > 0 {
+				if want := vmaf.MotionSAD(frames[i-1][0], p[0], w, h, 8); got.SAD != want {
+					t.Errorf("frame %d: SAD %d, CPU %d", i, got.SAD, want)
+				}
+			}
+		}
+		return k.dev.Stats().Dispatches - before
+	}
+	if dirty, clean := score(), score(); dirty != clean {
+		t.Errorf("after a close with frames pending the score recorded %d dispatches, after a clean close %d", dirty, clean)
+	}
+}

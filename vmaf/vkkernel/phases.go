@@ -85,6 +85,15 @@ func (ph *phases) Fill(b *vulkan.Buffer, off, size int64, v uint32) {
 	ph.add(command{op: opFill, dst: b, dstOff: off, size: size, fill: v})
 }
 
+// reset drops what was recorded.
+func (ph *phases) reset() {
+	for i := range ph.list {
+		clear(ph.list[i])
+		ph.list[i] = ph.list[i][:0]
+	}
+	ph.push, ph.at = ph.push[:0], 0
+}
+
 // flush records the phases into s, each followed by a barrier (an empty
 // phase needs none), and empties them for the next frame.
 func (ph *phases) flush(s *vulkan.Stream) {
