@@ -9,7 +9,8 @@
 #      at 1080p and 4K on 1, 4 and every thread (vkkernel's BenchmarkThroughput), with the
 #      counts and a CPU profile of the host's side (vk_throughput.prof);
 #   D. where the device's time a frame goes: upload, motion, VIF, ADM and all three, each
-#      alone on top of the upload, workers driven directly (vkkernel's BenchmarkPasses);
+#      alone on top of the upload, workers driven directly (vkkernel's BenchmarkPasses), and
+#      each phase of a frame from the device's timestamps (BenchmarkPhases);
 #   1. issue 28's threads: the kernel's frames/s, B/op and peak heap at 1080p on 1 thread
 #      and on every core, vmaf_v0.6.1 and vmaf_v1.0.16_3d0h (BenchmarkScoreScaling), and
 #      the ratio from interleaved pairs of calls (its /scaling);
@@ -71,6 +72,9 @@ if step D; then
 el "D. the device's time a frame by what it asks (BenchmarkPasses: upload, motion, VIF, ADM, all; 1 and $N threads)"
 ( cd vmaf/vkkernel && timeout 100 $X/vkkernel.test -test.run '^$' -test.bench 'Passes' -test.benchtime 3x > "$OUT/bench_passes.log" 2>&1 )
 grep -E '^Benchmark' "$OUT/bench_passes.log" | sed -E 's/ +/ /g'
+# Stage by stage from the device's timestamps: each phase's time and what ran in it.
+( cd vmaf/vkkernel && timeout 60 $X/vkkernel.test -test.run '^$' -test.bench 'Phases' -test.benchtime 3x -test.v > "$OUT/bench_phases.log" 2>&1 )
+grep -E '^Benchmark|µs a frame|stamps left' "$OUT/bench_phases.log" | sed -E 's/^ +bench_test.go:[0-9]+: //; s/ +/ /g'
 fi
 
 if step 1; then

@@ -44,13 +44,13 @@ type admPipelines struct {
 // buildADMPipelines has b build the ADM passes.
 func buildADMPipelines(b *pipelines) *admPipelines {
 	p := &admPipelines{}
-	b.build(&p.dwtV, admDWTVSPV, 2, admPushSize, 4)
-	b.build(&p.dwtH, admDWTHSPV, 2, admPushSize, 2)
-	b.build(&p.decouple, admDecoupleSPV, 3, admPushSize, 1)
-	b.build(&p.csf, admCSFSPV, 2, admPushSize, 2)
-	b.build(&p.den, admDenSPV, 2, admPushSize, 1)
-	b.build(&p.cm, admCMSPV, 3, admPushSize, 2)
-	b.build(&p.reduce, admReduceSPV, 2, admReducePushSize, 1)
+	b.build(&p.dwtV, "adm_dwt_v", admDWTVSPV, 2, admPushSize, 4)
+	b.build(&p.dwtH, "adm_dwt_h", admDWTHSPV, 2, admPushSize, 2)
+	b.build(&p.decouple, "adm_decouple", admDecoupleSPV, 3, admPushSize, 1)
+	b.build(&p.csf, "adm_csf", admCSFSPV, 2, admPushSize, 2)
+	b.build(&p.den, "adm_den", admDenSPV, 2, admPushSize, 1)
+	b.build(&p.cm, "adm_cm", admCMSPV, 3, admPushSize, 2)
+	b.build(&p.reduce, "adm_reduce", admReduceSPV, 2, admReducePushSize, 1)
 	return p
 }
 

@@ -63,27 +63,33 @@ func (a *allocs) close() {
 // they were most of a worker's fixed cost (docs/benchmarks.md). Vulkan lets
 // pipelines be created from several threads at once.
 type pipelines struct {
-	dev *vulkan.Device
-	wg  sync.WaitGroup
-	mu  sync.Mutex
-	err error // the first failure
+	dev   *vulkan.Device
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	err   error                       // the first failure
+	names map[*vulkan.Pipeline]string // each pipeline's shader, for phaseProfile
 }
 
-// build makes, on a goroutine of its own, a pipeline with bindings storage
-// buffers, push bytes of push constants and room for sets descriptor sets per
-// worker, and puts it in *dst (left nil on failure) before wait returns.
-func (p *pipelines) build(dst **vulkan.Pipeline, spv []byte, bindings, push, sets int) {
+// build makes, on a goroutine of its own, a pipeline of the shader name with
+// bindings storage buffers, push bytes of push constants and room for sets
+// descriptor sets per worker, and puts it in *dst (left nil on failure) before
+// wait returns.
+func (p *pipelines) build(dst **vulkan.Pipeline, name string, spv []byte, bindings, push, sets int) {
 	p.wg.Go(func() {
 		pl, err := p.dev.NewPipeline(spv, bindings, push, sets*maxWorkers)
+		p.mu.Lock()
+		defer p.mu.Unlock()
 		if err != nil {
-			p.mu.Lock()
 			if p.err == nil {
 				p.err = err
 			}
-			p.mu.Unlock()
 			return
 		}
 		*dst = pl
+		if p.names == nil {
+			p.names = map[*vulkan.Pipeline]string{}
+		}
+		p.names[pl] = name
 	})
 }
 

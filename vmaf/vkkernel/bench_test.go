@@ -3,6 +3,7 @@ package vkkernel
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -246,5 +247,50 @@ func BenchmarkOpen(b *testing.B) {
 			b.Fatal(err)
 		}
 		k.Close()
+	}
+}
+
+// BenchmarkPhases times one worker's frames stage by stage on the device
+// (phaseProfile: the device's timestamps after a frame's uploads, its
+// unpacking and each of its phases), vmaf_v0.6.1's features, 48 frames a call
+// at 1080p and 16 at 4K, one thread, and logs the stages' mean time a frame
+// with what each ran; device-µs/frame is their sum. On a GPU it says which
+// passes bound the chain (docs/benchmarks.md); on lavapipe the times are the
+// CPU's. Run with -test.v to see the table.
+func BenchmarkPhases(b *testing.B) {
+	k := openOrSkip(b)
+	b.Logf("device %s (%s)", k.Info().Name, k.Info().Driver)
+	m, err := vmaf.LoadModel(vmaf.DefaultModel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, sz := range []struct{ w, h, frames int }{{1920, 1080, 48}, {3840, 2160, 16}} {
+		refP, distP := benchPlanes(sz.w, sz.h, 4)
+		b.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(b *testing.B) {
+			off, err := k.NewWorker(m.OffloadConfig(sz.w, sz.h, 8))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer off.Close()
+			wk := off.(*worker)
+			prof, err := wk.profile()
+			if errors.Is(err, vulkan.ErrNoTimestamps) {
+				b.Skip(err)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if err := passesRun(wk, refP, distP, sz.frames, true, true, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+			lines, perFrame := prof.report(b.N * sz.frames)
+			for _, l := range lines {
+				b.Log(l)
+			}
+			b.ReportMetric(perFrame, "device-µs/frame")
+			b.ReportMetric(float64(b.N*sz.frames)/b.Elapsed().Seconds(), "frames/s")
+		})
 	}
 }

@@ -58,7 +58,8 @@ type Kernel struct {
 	adm       *admPipelines   // nil without shaderFloat64
 	speed     *speedPipelines // nil without shaderFloat64
 	cambi     *vulkan.Pipeline
-	workers   int // made and not freed, idle ones too
+	names     map[*vulkan.Pipeline]string // each pipeline's shader (phaseProfile)
+	workers   int                         // made and not freed, idle ones too
 	closed    bool
 	// idle are closed workers of the last configuration asked for, kept
 	// for the next Score: a worker's buffers and descriptor sets are made
@@ -122,15 +123,16 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 	}
 	k := &Kernel{dev: dev}
 	b := &pipelines{dev: dev} // every pipeline at once (pipelines says why)
-	b.build(&k.blur, motionBlurSPV, 3, 12, histSlots)
-	b.build(&k.sad, motionSADSPV, 2, 8, 1)
-	b.build(&k.unpack8, unpack8SPV, 3+histSlots, 16, 1)
-	b.build(&k.reduce, reduceSPV, 2, reducePushSize, reduceSetsPerWorker)
-	b.build(&k.cambi, cambiSPV, cambiBindings, 4*cambiPushWords, 1)
+	b.build(&k.blur, "motion_blur", motionBlurSPV, 3, 12, histSlots)
+	b.build(&k.sad, "motion_sad", motionSADSPV, 2, 8, 1)
+	b.build(&k.unpack8, "unpack8", unpack8SPV, 3+histSlots, 16, 1)
+	b.build(&k.reduce, "reduce", reduceSPV, 2, reducePushSize, reduceSetsPerWorker)
+	b.build(&k.cambi, "cambi", cambiSPV, cambiBindings, 4*cambiPushWords, 1)
 	if dev.Info.Float64 {
 		k.vif, k.adm, k.speed = buildVIFPipelines(b), buildADMPipelines(b), buildSpeedPipelines(b)
 	}
 	err = b.wait()
+	k.names = b.names
 	if err == nil && k.vif != nil {
 		err = k.vif.uploadLog2(dev)
 	}
@@ -393,6 +395,7 @@ type worker struct {
 	// first phase.
 	phases  phases
 	pending bool
+	prof    *phaseProfile // nil but in BenchmarkPhases
 
 	// ref0 and dis0 are the frame's planes, which motion, VIF and ADM
 	// read; hist keeps recent reference planes (histIdx their frame
@@ -673,6 +676,9 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 		// The batch may follow another on the queue, which used the same
 		// device buffers.
 		s.Barrier()
+		if wk.prof != nil {
+			wk.prof.begin(s, b.idx)
+		}
 		b.state, b.used, b.frames = recording, 0, b.frames[:0]
 	}
 	pos := len(b.frames) // the frame's place in the batch
@@ -723,6 +729,7 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 		wk.flush(s) // the frame before, its last phase with this frame's copies
 	} else {
 		s.Barrier()
+		wk.stamp(s, "uploads")
 	}
 	if narrow && want.adm {
 		wk.adm.clear(s) // after the frame before, which used its rows
@@ -734,6 +741,7 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 	}
 	if mask != 0 || narrow && want.adm {
 		s.Barrier()
+		wk.stamp(s, "unpack8")
 	}
 	// The features side by side (phases says why), each from the first
 	// phase; the phases end with a barrier, before the next frame's
@@ -817,6 +825,7 @@ func (wk *worker) submit(b *batch) error {
 	wk.flush(s)
 	s.Copy(b.back, 0, wk.results, 0, int64(len(b.frames)*resultWords*8))
 	s.Barrier()
+	wk.stamp(s, "readback")
 	if err := s.Submit(); err != nil {
 		b.state = idle
 		return err
@@ -830,8 +839,21 @@ func (wk *worker) submit(b *batch) error {
 // being recorded.
 func (wk *worker) flush(s *vulkan.Stream) {
 	if wk.pending {
-		wk.phases.flush(s)
+		var after func(int, []command)
+		if p := wk.prof; p != nil {
+			slot := wk.ring[wk.rec].idx
+			after = func(k int, cmds []command) { p.phase(s, slot, k, cmds) }
+		}
+		wk.phases.flush(s, after)
 		wk.pending = false
+	}
+}
+
+// stamp has the profile, when there is one, stamp the end of what label says
+// in the batch being recorded.
+func (wk *worker) stamp(s *vulkan.Stream, label string) {
+	if wk.prof != nil {
+		wk.prof.stamp(s, wk.ring[wk.rec].idx, label)
 	}
 }
 
@@ -858,6 +880,11 @@ func (wk *worker) collectOldest() error {
 	}
 	if err := b.stream.Wait(); err != nil {
 		return err
+	}
+	if wk.prof != nil {
+		if err := wk.prof.collect(b.idx); err != nil {
+			return err
+		}
 	}
 	words := unsafe.Slice((*uint64)(unsafe.Pointer(&b.back.Bytes()[0])), len(b.frames)*resultWords)
 	for i, want := range b.frames {
@@ -1057,6 +1084,11 @@ func (wk *worker) Close() {
 		b.state = idle
 	}
 	wk.drop()
+	if wk.prof != nil {
+		// A profile is one run's: the next user of the worker has none.
+		wk.prof.close()
+		wk.prof = nil
+	}
 	k := wk.k
 	k.mu.Lock()
 	keep := wk.err == nil && !k.closed && wk.key == k.idleKey && len(k.idle) < maxIdleWorkers

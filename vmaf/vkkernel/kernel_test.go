@@ -939,3 +939,54 @@ func TestClosedWithFramesPending(t *testing.T) {
 		t.Errorf("after a close with frames pending the score recorded %d dispatches, after a clean close %d", dirty, clean)
 	}
 }
+
+// TestPhaseProfile: a worker's profile (BenchmarkPhases) times every stage of
+// its frames, labelled with what ran, and a profiled worker's numbers are the
+// CPU's; closed, the worker keeps no profile for its next user.
+func TestPhaseProfile(t *testing.T) {
+	k := openOrSkip(t)
+	const w, h = 176, 144
+	rng := rand.New(rand.NewPCG(11, 12))
+	var ref, dis [][]uint16
+	for range 3 {
+		p := stressPlanes(rng, w, h, 8)["noise"]
+		ref, dis = append(ref, p[0]), append(dis, p[1])
+	}
+	cfg := vmaf.OffloadConfig{Width: w, Height: h, BitDepth: 8, VIFEnhnGainLimit: 100, ADMEnhnGainLimit: 100}
+	off, err := k.NewWorker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wk := off.(*worker)
+	prof, err := wk.profile()
+	if errors.Is(err, vulkan.ErrNoTimestamps) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	const frames = 12 // more than a batch: the ring's slots both stamp
+	if err := passesRun(wk, ref, dis, frames, true, true, true); err != nil {
+		t.Fatal(err)
+	}
+	lines, perFrame := prof.report(frames)
+	for _, l := range lines {
+		t.Log(l)
+	}
+	all := strings.Join(lines, "\n")
+	for _, want := range []string{"unpack8", "phase 00: ", "motion_blur", "vif_stat_v", "adm_dwt_v", "adm_reduce", "readback"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the profile has no %q:\n%s", want, all)
+		}
+	}
+	if perFrame <= 0 {
+		t.Errorf("%v µs of device time a frame, want more than 0", perFrame)
+	}
+	if prof.count["unpack8"] != frames {
+		t.Errorf("unpack8 stamped %d times for %d frames", prof.count["unpack8"], frames)
+	}
+	wk.Close()
+	if wk.prof != nil {
+		t.Error("a closed worker kept its profile")
+	}
+}

@@ -95,8 +95,9 @@ func (ph *phases) reset() {
 }
 
 // flush records the phases into s, each followed by a barrier (an empty
-// phase needs none), and empties them for the next frame.
-func (ph *phases) flush(s *vulkan.Stream) {
+// phase needs none) and after, when not nil, with the phase's index and
+// commands, and empties them for the next frame.
+func (ph *phases) flush(s *vulkan.Stream, after func(k int, cmds []command)) {
 	for i, cmds := range ph.list {
 		if len(cmds) == 0 {
 			continue
@@ -112,6 +113,9 @@ func (ph *phases) flush(s *vulkan.Stream) {
 			}
 		}
 		s.Barrier()
+		if after != nil {
+			after(i, cmds)
+		}
 		clear(cmds) // drop the buffers' references
 		ph.list[i] = cmds[:0]
 	}

@@ -48,10 +48,12 @@ type speedPipelines struct {
 func buildSpeedPipelines(b *pipelines) *speedPipelines {
 	p := &speedPipelines{}
 	for _, x := range []struct {
-		dst **vulkan.Pipeline
-		spv []byte
-	}{{&p.aaV, speedAAVSPV}, {&p.aaH, speedAAHSPV}, {&p.lm, speedLMSPV}, {&p.mean, speedMeanSPV}, {&p.cov, speedCovSPV}} {
-		b.build(x.dst, x.spv, speedBindings, 4*speedPushWords, 1)
+		dst  **vulkan.Pipeline
+		name string
+		spv  []byte
+	}{{&p.aaV, "speed_aa_v", speedAAVSPV}, {&p.aaH, "speed_aa_h", speedAAHSPV}, {&p.lm, "speed_lm", speedLMSPV},
+		{&p.mean, "speed_mean", speedMeanSPV}, {&p.cov, "speed_cov", speedCovSPV}} {
+		b.build(x.dst, x.name, x.spv, speedBindings, 4*speedPushWords, 1)
 	}
 	return p
 }

@@ -49,10 +49,10 @@ type vifPipelines struct {
 // uploads the log2 table).
 func buildVIFPipelines(b *pipelines) *vifPipelines {
 	p := &vifPipelines{}
-	b.build(&p.subV, vifSubVSPV, 4, vifPushSize, 3)
-	b.build(&p.subH, vifSubHSPV, 4, vifPushSize, 3)
-	b.build(&p.statV, vifStatVSPV, 7, vifPushSize, 4)
-	b.build(&p.statH, vifStatHSPV, 7, vifPushSize, 4)
+	b.build(&p.subV, "vif_subsample_v", vifSubVSPV, 4, vifPushSize, 3)
+	b.build(&p.subH, "vif_subsample_h", vifSubHSPV, 4, vifPushSize, 3)
+	b.build(&p.statV, "vif_stat_v", vifStatVSPV, 7, vifPushSize, 4)
+	b.build(&p.statH, "vif_stat_h", vifStatHSPV, 7, vifPushSize, 4)
 	return p
 }
 

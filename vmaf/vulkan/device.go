@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -31,6 +32,11 @@ type Info struct {
 	MaxWorkGroupCount [3]uint32
 	// Memory is the size of the largest device-local memory heap, in bytes.
 	Memory uint64
+	// TimestampPeriod is the nanoseconds a tick of the device's timestamps
+	// takes, and TimestampBits how many bits of them the compute queue
+	// writes (0: it writes none); see Timestamps.
+	TimestampPeriod float32
+	TimestampBits   uint32
 }
 
 // Config chooses the loader and the device.
@@ -116,6 +122,9 @@ type deviceFuncs struct {
 	cmdBindPipeline, cmdBindDescriptorSets, cmdPushConstants, cmdDispatch                uintptr
 	cmdCopyBuffer, cmdPipelineBarrier, cmdFillBuffer                                     uintptr
 	queueSubmit, createFence, destroyFence, waitForFences, resetFences                   uintptr
+	// Timestamps' commands, 0 where the device lacks them (only
+	// measurements use them).
+	createQueryPool, destroyQueryPool, cmdResetQueryPool, cmdWriteTimestamp, getQueryPoolResults uintptr
 }
 
 // candidate is what device selection knows about one physical device.
@@ -220,10 +229,10 @@ func (d *Device) candidates() ([]candidate, error) {
 		callVoid(getQueues, p, uintptr(unsafe.Pointer(&qn)), 0)
 		queues := make([]queueFamilyProperties, max(qn, 1))
 		callVoid(getQueues, p, uintptr(unsafe.Pointer(&qn)), uintptr(unsafe.Pointer(&queues[0])))
-		cq := -1
+		cq, tsBits := -1, uint32(0)
 		for k, q := range queues[:qn] {
 			if q.queueFlags&queueCompute != 0 && q.queueCount > 0 {
-				cq = k
+				cq, tsBits = k, q.timestampValidBits
 				break
 			}
 		}
@@ -238,6 +247,8 @@ func (d *Device) candidates() ([]candidate, error) {
 				APIVersion:            Version(api),
 				Float64:               features[featureShaderFloat64] != 0,
 				MaxStorageBufferRange: binary.LittleEndian.Uint32(raw[limitMaxStorageRange:]),
+				TimestampPeriod:       math.Float32frombits(binary.LittleEndian.Uint32(raw[limitTimestampPeriod:])),
+				TimestampBits:         tsBits,
 			},
 		}
 		c.info.Type = typeName(c.deviceType)
@@ -402,6 +413,13 @@ func (d *Device) resolve() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: the device lacks commands: %s", ErrUnavailable, strings.Join(missing, ", "))
 	}
+	optional := func(name string) uintptr {
+		n := cstring(name)
+		return callPtr(gdpa, d.device, uintptr(unsafe.Pointer(&n[0])))
+	}
+	f.createQueryPool, f.destroyQueryPool = optional("vkCreateQueryPool"), optional("vkDestroyQueryPool")
+	f.cmdResetQueryPool, f.cmdWriteTimestamp = optional("vkCmdResetQueryPool"), optional("vkCmdWriteTimestamp")
+	f.getQueryPoolResults = optional("vkGetQueryPoolResults")
 	return nil
 }
 

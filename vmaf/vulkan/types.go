@@ -24,6 +24,7 @@ const (
 	stCommandBufferAllocInfo   = 40
 	stCommandBufferBeginInfo   = 42
 	stMemoryBarrier            = 46
+	stQueryPoolCreateInfo      = 11
 	stPhysicalDeviceProps2     = 1000059001
 	stPhysicalDeviceDriverProp = 1000196000
 )
@@ -90,6 +91,7 @@ const (
 	limitMaxSharedMemory  = propLimits + 216
 	limitMaxGroupCount    = propLimits + 220
 	limitMaxInvocations   = propLimits + 232
+	limitTimestampPeriod  = propLimits + 424
 	propSize              = 824
 	deviceNameSize        = 256
 	driverNameSize        = 256
@@ -133,6 +135,22 @@ type physicalDeviceDriverProperties struct {
 	driverInfo         [driverInfoSize]byte
 	conformanceVersion [4]byte
 }
+
+type queryPoolCreateInfo struct {
+	sType              uint32
+	pNext              unsafe.Pointer
+	flags              uint32
+	queryType          uint32
+	queryCount         uint32
+	pipelineStatistics uint32
+}
+
+const (
+	queryTypeTimestamp = 2
+	queryResult64      = 0x1
+	queryResultWait    = 0x2
+	stageBottomOfPipe  = 0x2000
+)
 
 type queueFamilyProperties struct {
 	queueFlags                  uint32

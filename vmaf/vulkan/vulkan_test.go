@@ -316,3 +316,78 @@ func bindAndFree(p *Pipeline, rounds, held int, bufs ...*Buffer) error {
 	}
 	return nil
 }
+
+// TestTimestamps writes a timestamp before and after a dispatch and a copy
+// of 4 MB: the second is later, by less than a second, and the device's
+// period is plausible. A device whose compute queue writes none says so.
+func TestTimestamps(t *testing.T) {
+	d := openOrSkip(t)
+	ts, err := d.NewTimestamps(3)
+	if errors.Is(err, ErrNoTimestamps) {
+		t.Skipf("%s: %v", d.Info.Name, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	if p := d.Info.TimestampPeriod; p <= 0 || p > 1e6 {
+		t.Errorf("TimestampPeriod = %v ns, want a tick between 0 and a millisecond", p)
+	}
+	const n = 1 << 20
+	p, err := d.NewPipeline(scaleSPV, 2, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	in, out := newBuffer(t, d, 4*n, DeviceLocal), newBuffer(t, d, 8*n, DeviceLocal)
+	set, err := p.Bind(in, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	s.ResetTimestamps(ts)
+	s.Timestamp(ts, 0)
+	s.Fill(in, 0, 4*n, 7)
+	s.Barrier()
+	push := make([]byte, 8)
+	binary.LittleEndian.PutUint32(push, n)
+	binary.LittleEndian.PutUint32(push[4:], 3)
+	s.Dispatch(p, set, push, (n+63)/64, 1, 1)
+	s.Barrier()
+	s.Timestamp(ts, 1)
+	s.Timestamp(ts, 3) // out of the pool: the submission fails
+	if err := s.Submit(); err == nil {
+		t.Fatal("a timestamp out of the pool was recorded")
+	}
+	if err := s.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	s.ResetTimestamps(ts)
+	s.Timestamp(ts, 0)
+	s.Dispatch(p, set, push, (n+63)/64, 1, 1)
+	s.Barrier()
+	s.Timestamp(ts, 1)
+	if err := s.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ts.Read(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := got[1] - got[0]; d <= 0 || d > 1e9 {
+		t.Errorf("timestamps %v: the dispatch took %v ns, want more than 0 and less than a second", got, d)
+	}
+	if _, err := ts.Read(4); err == nil {
+		t.Error("Read(4) of a pool of 3 succeeded")
+	}
+}
