@@ -20,6 +20,8 @@ var (
 	motionSADSPV []byte
 	//go:embed shaders/unpack8.spv
 	unpack8SPV []byte
+	//go:embed shaders/unpack8_planes.spv
+	unpack8PlanesSPV []byte
 )
 
 // maxWorkers bounds the goroutines one Kernel serves: descriptor pools are
@@ -53,14 +55,16 @@ type Kernel struct {
 	mu        sync.Mutex
 	blur, sad *vulkan.Pipeline
 	unpack8   *vulkan.Pipeline // widens 8-bit planes staged as bytes
-	reduce    *vulkan.Pipeline
-	vif       *vifPipelines   // nil without shaderFloat64
-	adm       *admPipelines   // nil without shaderFloat64
-	speed     *speedPipelines // nil without shaderFloat64
-	cambi     *vulkan.Pipeline
-	names     map[*vulkan.Pipeline]string // each pipeline's shader (phaseProfile)
-	workers   int                         // made and not freed, idle ones too
-	closed    bool
+	// unpack8Planes widens SpEED's 8-bit chroma planes staged as bytes.
+	unpack8Planes *vulkan.Pipeline
+	reduce        *vulkan.Pipeline
+	vif           *vifPipelines   // nil without shaderFloat64
+	adm           *admPipelines   // nil without shaderFloat64
+	speed         *speedPipelines // nil without shaderFloat64
+	cambi         *vulkan.Pipeline
+	names         map[*vulkan.Pipeline]string // each pipeline's shader (phaseProfile)
+	workers       int                         // made and not freed, idle ones too
+	closed        bool
 	// idle are closed workers of the last configuration asked for, kept
 	// for the next Score: a worker's buffers and descriptor sets are made
 	// once, not per call.
@@ -97,7 +101,7 @@ func (k *Kernel) keyOf(cfg vmaf.OffloadConfig) workerKey {
 func (k *Kernel) extraFrameBytes(cfg vmaf.OffloadConfig) int64 {
 	var n int64
 	if k.speed != nil && cfg.Speed != nil {
-		n += speedStageBytes(cfg.Speed) + speedBackBytes(cfg.Speed)
+		n += speedStageBytes(cfg.Speed, cfg.BitDepth) + speedBackBytes(cfg.Speed)
 	}
 	if cfg.CAMBI != nil {
 		n += int64(4 * cambiOutN(cfg.CAMBI))
@@ -126,6 +130,7 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 	b.build(&k.blur, "motion_blur", motionBlurSPV, 3, 12, histSlots)
 	b.build(&k.sad, "motion_sad", motionSADSPV, 2, 8, 1)
 	b.build(&k.unpack8, "unpack8", unpack8SPV, 3+histSlots, 16, 1)
+	b.build(&k.unpack8Planes, "unpack8_planes", unpack8PlanesSPV, 2, 12, 1)
 	b.build(&k.reduce, "reduce", reduceSPV, 2, reducePushSize, reduceSetsPerWorker)
 	b.build(&k.cambi, "cambi", cambiSPV, cambiBindings, 4*cambiPushWords, 1)
 	if dev.Info.Float64 {
@@ -194,6 +199,9 @@ func (k *Kernel) Close() {
 	}
 	if k.unpack8 != nil {
 		k.unpack8.Close()
+	}
+	if k.unpack8Planes != nil {
+		k.unpack8Planes.Close()
 	}
 	if k.reduce != nil {
 		k.reduce.Close()
@@ -288,7 +296,8 @@ func batchFrames(w, h int) int {
 // extra host-visible bytes (a v1 model's SpEED chroma and CAMBI,
 // extraFrameBytes): as many as fit in what the batches of frames without
 // them map (HostBytesPerWorker), so that a v1 model's worker maps no more
-// than vmaf_v0.6.1's (4 frames a batch at 1080p 4:2:0), at least 1.
+// than vmaf_v0.6.1's (5 frames a batch at 1080p 4:2:0 8-bit, 4 above), at
+// least 1.
 func batchFor(w, h int, extra int64) int {
 	if extra <= 0 {
 		return batchFrames(w, h)

@@ -705,12 +705,13 @@ func TestHostBytesPerWorker(t *testing.T) {
 		return
 	}
 	// A v1 model's worker maps SpEED's staging and readback and CAMBI's readback
-	// besides, within the same bound, with fewer frames a batch: 4 at 1080p 4:2:0.
+	// besides, within the same bound, with fewer frames a batch: 5 at 1080p 4:2:0
+	// 8-bit (whose chroma is staged as bytes), 4 above.
 	for _, c := range []struct {
 		w, h  int
 		pf    vmaf.PixelFormat
 		batch int
-	}{{336, 352, vmaf.YUV444P12LE, 1}, {352, 320, vmaf.YUV422P10LE, 2}, {640, 360, vmaf.YUV420P, 2}, {1920, 1080, vmaf.YUV420P, 4}, {3840, 2160, vmaf.YUV420P, 1}} {
+	}{{336, 352, vmaf.YUV444P12LE, 1}, {352, 320, vmaf.YUV422P10LE, 2}, {640, 360, vmaf.YUV420P, 3}, {1920, 1080, vmaf.YUV420P, 5}, {3840, 2160, vmaf.YUV420P, 1}} {
 		off, err := k.NewWorker(v1Config(t, "vmaf_v1.0.16_3d0h", c.w, c.h, c.pf, vmaf.Encode{}))
 		if err != nil {
 			t.Fatal(err)
@@ -807,7 +808,7 @@ func TestBatchSharedByWorkers(t *testing.T) {
 	if k.speed == nil {
 		return
 	}
-	// A v1 model's batches (4 frames at 1080p 4:2:0 for one worker) are shared too.
+	// A v1 model's batches (5 frames at 1080p 4:2:0 8-bit for one worker) are shared too.
 	cfg := v1Config(t, "vmaf_v1.0.16_3d0h", 1920, 1080, vmaf.YUV420P, vmaf.Encode{})
 	cfg.Workers = 3
 	off, err := k.NewWorker(cfg)

@@ -78,13 +78,18 @@ type speedWorker struct {
 	planeN int   // samples per plane
 	dec    int64 // bytes of the four decimated images
 	planes *vulkan.Buffer
-	img    *vulkan.Buffer
-	cov    *vulkan.Buffer
-	stage  [ringSlots]*vulkan.Buffer // batch x the four planes
-	back   [ringSlots]*vulkan.Buffer // batch x (img | cov)
-	sets   [5]*vulkan.DescriptorSet
-	push   []byte
-	mem    allocs
+	// bytes holds an 8-bit frame's four planes as staged, a byte a sample,
+	// for unpack8_planes to widen into planes; nil above 8 bits, whose
+	// planes are copied into planes as they are.
+	bytes     *vulkan.Buffer
+	unpackSet *vulkan.DescriptorSet
+	img       *vulkan.Buffer
+	cov       *vulkan.Buffer
+	stage     [ringSlots]*vulkan.Buffer // batch x the four planes
+	back      [ringSlots]*vulkan.Buffer // batch x (img | cov)
+	sets      [5]*vulkan.DescriptorSet
+	push      []byte
+	mem       allocs
 	// tab is the tables' staging, copied to the device by the first batch
 	// recorded after the worker is made (tabPending).
 	tab, tabDev *vulkan.Buffer
@@ -94,9 +99,18 @@ type speedWorker struct {
 }
 
 // speedStageBytes and speedBackBytes are one frame's staging and readback
-// under cfg.
-func speedStageBytes(cfg *vmaf.SpeedConfig) int64 {
-	return int64(speedPictures * cfg.Stride * cfg.Lines * 2)
+// under cfg for frames of bpc bits: the four planes a byte a sample at 8
+// bits, each rounded up to whole 32-bit words (speedPlaneBytes), else two.
+func speedStageBytes(cfg *vmaf.SpeedConfig, bpc int) int64 {
+	return speedPictures * speedPlaneBytes(cfg, bpc)
+}
+
+func speedPlaneBytes(cfg *vmaf.SpeedConfig, bpc int) int64 {
+	n := int64(cfg.Stride * cfg.Lines)
+	if bpc == 8 {
+		return (n + 3) &^ 3
+	}
+	return 2 * n
 }
 
 func speedBackBytes(cfg *vmaf.SpeedConfig) int64 {
@@ -111,10 +125,14 @@ func newSpeedWorker(k *Kernel, cfg *vmaf.SpeedConfig, bpc, batch int) (*speedWor
 	covBytes := int64(speedPictures * vmaf.SpeedCovLen * 8)
 	tab, words := speedTables(cfg)
 	for i := range sw.stage {
-		sw.stage[i] = a.buffer(int64(batch)*speedStageBytes(cfg), vulkan.Host)
+		sw.stage[i] = a.buffer(int64(batch)*speedStageBytes(cfg, bpc), vulkan.Host)
 		sw.back[i] = a.buffer(int64(batch)*speedBackBytes(cfg), vulkan.Host)
 	}
-	sw.planes = a.buffer(speedStageBytes(cfg), vulkan.DeviceLocal)
+	sw.planes = a.buffer(speedStageBytes(cfg, 16), vulkan.DeviceLocal)
+	if bpc == 8 {
+		sw.bytes = a.buffer(speedStageBytes(cfg, 8), vulkan.DeviceLocal)
+		sw.unpackSet = a.bind(k.unpack8Planes, sw.bytes, sw.planes)
+	}
 	sw.tab = a.buffer(int64(4*len(tab)), vulkan.Host)
 	sw.tabDev = a.buffer(int64(4*len(tab)), vulkan.DeviceLocal)
 	vert := a.buffer(int64(speedPictures*cfg.DecHeight*cfg.ScaledWidth*4), vulkan.DeviceLocal)
@@ -201,11 +219,24 @@ func (sw *speedWorker) upload(s *vulkan.Stream) {
 // the images and sums to the slot's readback.
 func (sw *speedWorker) record(s recorder, slot, i int, ref, dis *vmaf.Frame) {
 	c := sw.cfg
-	stage, at := sw.stage[slot], int64(i)*speedStageBytes(c)
+	stage, at := sw.stage[slot], int64(i)*speedStageBytes(c, sw.bpc)
+	plane := speedPlaneBytes(c, sw.bpc)
 	for j, p := range [speedPictures][]uint16{ref.U, dis.U, ref.V, dis.V} {
-		copy(stage.Bytes()[at+int64(j*2*sw.planeN):], samples(p[:sw.planeN]))
+		if sw.bytes != nil {
+			vmaf.Narrow8(stage.Bytes()[at+int64(j)*plane:], p[:sw.planeN])
+		} else {
+			copy(stage.Bytes()[at+int64(j)*plane:], samples(p[:sw.planeN]))
+		}
 	}
-	s.Copy(sw.planes, 0, stage, at, speedStageBytes(c))
+	if sw.bytes != nil {
+		// 8-bit planes cross the bus as bytes and are widened on the device.
+		s.Copy(sw.bytes, 0, stage, at, speedStageBytes(c, 8))
+		s.Barrier()
+		s.Dispatch(sw.k.unpack8Planes, sw.unpackSet, push(int32(sw.planeN), int32(plane), speedPictures),
+			(speedPictures*sw.planeN/2+1+63)/64, 1, 1)
+	} else {
+		s.Copy(sw.planes, 0, stage, at, speedStageBytes(c, sw.bpc))
+	}
 	s.Barrier()
 	p := sw.k.speed
 	s.Dispatch(p.aaV, sw.sets[0], sw.push, (c.ScaledWidth+63)/64, (c.DecHeight+3)/4, speedPictures)
