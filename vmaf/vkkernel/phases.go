@@ -19,7 +19,7 @@ var (
 // phases records a frame's features side by side. On one queue a barrier
 // waits for all the work recorded before it, so a frame whose features were
 // recorded one after another ran in a chain of every feature's barriers
-// (42 a frame for vmaf_v0.6.1), and the small passes of the upper scales left
+// (about 40 a frame for vmaf_v0.6.1), and the small passes of the upper scales left
 // most of a GPU idle (docs/benchmarks.md, "On an NVIDIA H200"). A frame's
 // features read the planes uploaded before them and write buffers of their
 // own (and their own words of the results and the readback), so none waits
