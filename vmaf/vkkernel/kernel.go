@@ -30,7 +30,8 @@ const maxWorkers = 64
 
 // workerBytesPerPixel is what one worker allocates on the device per luma
 // pixel, all features together, at most (docs/worker.md: about 75
-// device-local for motion, VIF and ADM, 6 more for an 8-bit frame's bytes;
+// device-local for motion, VIF and ADM, 6 more for two frames' landing
+// planes at 8 bits and 12 above;
 // up to 17 more for SpEED chroma at 4:4:4 and 31 for CAMBI), rounded up. The batches' host-visible staging
 // (HostBytesPerWorker, at most about stagingBudget) is host memory on a
 // discrete GPU.
@@ -389,14 +390,14 @@ type worker struct {
 	plane     int64 // bytes of one luma plane on the device (16-bit samples)
 	staged    int64 // bytes of one luma plane in the staging (stagedPlane)
 	batch     int   // frames a submission holds
-	// bytes8 hold 8-bit frames' planes as staged (the reference, the
-	// distorted plane, the previous reference, staged bytes apart) for
-	// unpack8 to widen into ref0, dis0 and hist, one frame's in each in
-	// turn (flip the next frame's): a frame's planes cross the bus while the
-	// frame before is computed. nil above 8 bits, whose planes are copied
-	// from the staging to the frame's planes as they are.
-	bytes8    [2]*vulkan.Buffer
-	unpackSet [2]*vulkan.DescriptorSet
+	// landing hold a frame's planes as staged (the reference, the
+	// distorted plane, the previous reference, staged bytes apart), one
+	// frame's in each in turn (flip the next frame's), so that a frame's
+	// planes cross the bus while the frame before is computed: at 8 bits a
+	// byte a sample, which unpack8 (unpackSet) widens into ref0, dis0 and
+	// hist; above, 16-bit samples, which are copied there on the device.
+	landing   [2]*vulkan.Buffer
+	unpackSet [2]*vulkan.DescriptorSet // nil above 8 bits
 	flip      int
 	// phases records a frame's features side by side (phases.go); pending
 	// says they hold a frame of the batch being recorded whose commands are
@@ -495,10 +496,10 @@ func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 		wk.blurSets[i] = a.bind(k.blur, wk.hist[i], wk.ref0, wk.blurred)
 	}
 	wk.sadSet = a.bind(k.sad, wk.blurred, wk.rowSAD)
-	if bpc == 8 {
-		for i := range wk.bytes8 {
-			wk.bytes8[i] = a.buffer(3*wk.staged, vulkan.DeviceLocal)
-			wk.unpackSet[i] = a.bind(k.unpack8, wk.bytes8[i], wk.ref0, wk.dis0, wk.hist[0], wk.hist[1], wk.hist[2])
+	for i := range wk.landing {
+		wk.landing[i] = a.buffer(3*wk.staged, vulkan.DeviceLocal)
+		if bpc == 8 {
+			wk.unpackSet[i] = a.bind(k.unpack8, wk.landing[i], wk.ref0, wk.dis0, wk.hist[0], wk.hist[1], wk.hist[2])
 		}
 	}
 	wk.sadSums = a.bind(k.reduce, wk.rowSAD, wk.results)
@@ -692,32 +693,30 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 	}
 	pos := len(b.frames) // the frame's place in the batch
 	dst := pos * resultWords
-	// An 8-bit frame's planes go as bytes to bytes8[flip], which unpack8
-	// then widens into the planes they are for. Their copies go into the
-	// first phase of the batch's frame before, when its commands are still
-	// pending: the bus carries them while the device computes that frame,
-	// where they were a link of the chain between two frames. Other frames'
-	// planes are copied into the frame's planes as they are, once the frame
-	// before is recorded.
-	narrow := wk.bytes8[0] != nil
-	if !narrow {
-		wk.flush(s)
-	}
+	// The frame's planes go to landing[flip] (8-bit ones as bytes), and
+	// from there into the planes they are for once the frame before is
+	// done: widened by unpack8 at 8 bits, copied on the device above. The
+	// copies over the bus go into the first phase of the batch's frame
+	// before, when its commands are still pending: the bus carries them
+	// while the device computes that frame, where they were a link of the
+	// chain between two frames.
+	narrow := wk.bpc == 8
 	var up recorder = s
 	if wk.pending {
 		wk.phases.begin()
 		up = &wk.phases
 	}
 	var mask int32
+	var dsts [3]*vulkan.Buffer
 	stage := func(i int, dev *vulkan.Buffer, p []uint16) {
 		if narrow {
 			vmaf.Narrow8(b.staging.Bytes()[b.used:], p[:n])
-			up.Copy(wk.bytes8[wk.flip], int64(i)*wk.staged, b.staging, b.used, wk.staged)
-			mask |= 1 << i
 		} else {
 			copy(b.staging.Bytes()[b.used:], samples(p[:n]))
-			s.Copy(dev, 0, b.staging, b.used, wk.plane)
 		}
+		up.Copy(wk.landing[wk.flip], int64(i)*wk.staged, b.staging, b.used, wk.staged)
+		mask |= 1 << i
+		dsts[i] = dev
 		b.used += wk.staged
 	}
 	if planes[0] != nil {
@@ -731,26 +730,36 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 		stage(2, wk.hist[prevAt], planes[2])
 		wk.histIdx[prevAt] = max(f.PrevIndex, -1)
 	}
-	if !narrow && want.adm {
-		wk.adm.clear(s)
-	}
 	if wk.pending {
 		wk.flush(s) // the frame before, its last phase with this frame's copies
 	} else {
 		s.Barrier()
 		wk.stamp(s, "uploads")
 	}
-	if narrow && want.adm {
+	if want.adm {
 		wk.adm.clear(s) // after the frame before, which used its rows
 	}
-	if mask != 0 {
+	if mask != 0 && narrow {
 		s.Dispatch(wk.k.unpack8, wk.unpackSet[wk.flip], push(int32(n), int32(wk.staged), mask, int32(max(prevAt, 0))),
 			(n/2+1+63)/64, 3, 1)
+	}
+	if mask != 0 && !narrow {
+		for i, dev := range dsts {
+			if dev != nil {
+				s.Copy(dev, 0, wk.landing[wk.flip], int64(i)*wk.staged, wk.plane)
+			}
+		}
+	}
+	if mask != 0 {
 		wk.flip ^= 1
 	}
-	if mask != 0 || narrow && want.adm {
+	if mask != 0 || want.adm {
 		s.Barrier()
-		wk.stamp(s, "unpack8")
+		if narrow {
+			wk.stamp(s, "unpack8")
+		} else {
+			wk.stamp(s, "planes copied")
+		}
 	}
 	// The features side by side (phases says why), each from the first
 	// phase; the phases end with a barrier, before the next frame's

@@ -876,16 +876,22 @@ func TestFeaturesSideBySide(t *testing.T) {
 // frame's uploads to go into them) drops them: the same worker, taken again
 // for the next score, records no more than that score's frames (as many
 // dispatches as a score after a clean close) and scores every frame as the
-// CPU does, the uploads of each 8-bit frame beside the frame before.
+// CPU does, the uploads of each frame beside the frame before; at 8 and 10 bits.
 func TestClosedWithFramesPending(t *testing.T) {
 	k := openOrSkip(t)
+	for _, bpc := range []int{8, 10} {
+		t.Run(fmt.Sprintf("%d-bit", bpc), func(t *testing.T) { closedWithFramesPending(t, k, bpc) })
+	}
+}
+
+func closedWithFramesPending(t *testing.T, k *Kernel, bpc int) {
 	const w, h = 176, 144
 	rng := rand.New(rand.NewPCG(9, 10))
 	var frames [][2][]uint16
 	for range 5 {
-		frames = append(frames, stressPlanes(rng, w, h, 8)["noise"])
+		frames = append(frames, stressPlanes(rng, w, h, bpc)["noise"])
 	}
-	cfg := vmaf.OffloadConfig{Width: w, Height: h, BitDepth: 8, VIFEnhnGainLimit: 100, ADMEnhnGainLimit: 100}
+	cfg := vmaf.OffloadConfig{Width: w, Height: h, BitDepth: bpc, VIFEnhnGainLimit: 100, ADMEnhnGainLimit: 100}
 	off, err := k.NewWorker(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -925,11 +931,11 @@ func TestClosedWithFramesPending(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := vmaf.VIFStatistic(p[0], p[1], w, h, 0, 8, 100); got.VIF[0] != want {
+			if want := vmaf.VIFStatistic(p[0], p[1], w, h, 0, bpc, 100); got.VIF[0] != want {
 				t.Errorf("frame %d: VIF scale 0 %+v, CPU %+v", i, got.VIF[0], want)
 			}
 			if i > 0 {
-				if want := vmaf.MotionSAD(frames[i-1][0], p[0], w, h, 8); got.SAD != want {
+				if want := vmaf.MotionSAD(frames[i-1][0], p[0], w, h, bpc); got.SAD != want {
 					t.Errorf("frame %d: SAD %d, CPU %d", i, got.SAD, want)
 				}
 			}

@@ -108,14 +108,15 @@ func (p *phaseProfile) collect(slot int) error {
 }
 
 // report is the stages' mean time over frames frames, one line each in a
-// frame's order (its uploads, unpack8, its phases, the batch's readback), and
+// frame's order (its uploads, unpack8 or the planes' copies, its phases, the
+// batch's readback), and
 // the device's time a frame in all.
 func (p *phaseProfile) report(frames int) (lines []string, perFrame float64) {
 	rank := func(l string) int {
 		switch l {
 		case "uploads":
 			return 0
-		case "unpack8":
+		case "unpack8", "planes copied":
 			return 1
 		case "readback":
 			return 3
