@@ -31,8 +31,8 @@ const maxWorkers = 64
 // workerBytesPerPixel is what one worker allocates on the device per luma
 // pixel, all features together, at most (docs/worker.md: about 75
 // device-local for motion, VIF and ADM, 6 more for two frames' landing
-// planes at 8 bits and 12 above;
-// up to 17 more for SpEED chroma at 4:4:4 and 31 for CAMBI), rounded up. The batches' host-visible staging
+// planes at 8 bits and 12 above; up to 17 more for SpEED chroma at 4:4:4 and
+// 31 for CAMBI), rounded up. The batches' host-visible staging
 // (HostBytesPerWorker, at most about stagingBudget) is host memory on a
 // discrete GPU.
 const workerBytesPerPixel = 140

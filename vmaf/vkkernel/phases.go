@@ -85,7 +85,7 @@ func (ph *phases) Fill(b *vulkan.Buffer, off, size int64, v uint32) {
 	ph.add(command{op: opFill, dst: b, dstOff: off, size: size, fill: v})
 }
 
-// reset drops what was recorded.
+// reset drops what was recorded (and the buffers' references it held).
 func (ph *phases) reset() {
 	for i := range ph.list {
 		clear(ph.list[i])
@@ -116,8 +116,6 @@ func (ph *phases) flush(s *vulkan.Stream, after func(k int, cmds []command)) {
 		if after != nil {
 			after(i, cmds)
 		}
-		clear(cmds) // drop the buffers' references
-		ph.list[i] = cmds[:0]
 	}
-	ph.push, ph.at = ph.push[:0], 0
+	ph.reset()
 }
