@@ -361,3 +361,29 @@ func (a vifAcc) score() vifScaleScore {
 	den := float64(a.denLog)/2048.0 + float64(a.denNonLog)
 	return vifScaleScore{num: float32(num), den: float32(den)}
 }
+
+// OffloadOpening is an Offload that opens while Score scores the first
+// frames on the CPU (Options.Opening): a GPU's device takes a fraction of a
+// second to open and pass its self-test, more in a new Pod whose driver
+// compiles the shaders, which the frames need not wait for. Every frame is
+// the same whichever side scores it: the Offload gives the CPU kernel's
+// integers exactly.
+//
+// The opener sets Offload, Threads and Err, then closes Ready, once.
+type OffloadOpening struct {
+	// Ready is closed when the open has ended, well or not.
+	Ready chan struct{}
+	// FramesInFlight is what the Offload's FramesInFlight (FrameOffload)
+	// will say for the frames' size, known before it opens: Score sizes its
+	// frame slots at its start. 0 when it keeps no frames in flight.
+	FramesInFlight int
+	// Offload is the open Offload. Nil with a nil Err means that none
+	// opened and the run goes on on the CPU (a backend that falls back).
+	Offload Offload
+	// Threads is how many of Score's threads go on with the Offload, each
+	// from its next frame (at least 1; more than Options.Threads counts as
+	// all); the others stop once their frame is done.
+	Threads int
+	// Err fails the run: the frames not yet scored fail with it.
+	Err error
+}

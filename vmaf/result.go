@@ -94,6 +94,9 @@ type Result struct {
 	Pooled map[string]Pooled
 	// FPS is the scoring speed in frames per second.
 	FPS float64
+	// Offloaded is how many of Frames the Offload took part in; the others
+	// were scored on the CPU alone, while an Options.Opening opened.
+	Offloaded int
 	// Features lists the extra features computed (Options.Features), in
 	// output order, without repeats; nil for VMAF alone.
 	Features []Feature

@@ -46,6 +46,13 @@ type Options struct {
 	// Offload, if not nil, computes the features it offers on another
 	// device (see Offload); the rest run on the CPU.
 	Offload Offload
+	// Opening, if not nil, is an Offload still opening when Score starts (a
+	// GPU's device and its self-test: a fraction of a second, more in a new
+	// Pod, whose driver compiles the shaders). Score scores on the CPU on
+	// Threads threads meanwhile, and some of them go on with the Offload
+	// from their next frame once it is open (OffloadOpening). Offload must
+	// be nil then.
+	Opening *OffloadOpening
 	// CPU forces a kernel path; CPUAuto (the zero value) reads VMAFX_CPU
 	// and else picks the fastest the processor supports. Every path gives
 	// the same scores.
@@ -105,6 +112,8 @@ type slot struct {
 	// sums are the slot's motion, VIF and ADM integers from a
 	// FrameOffloader; nil when the worker computes them one by one.
 	sums *OffloadSums
+	// offloaded says a thread with an Offload worker scored the frame.
+	offloaded bool
 }
 
 // worker holds one goroutine's scratch buffers, reused for every frame.
@@ -170,6 +179,9 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
+	if opts.Offload != nil && opts.Opening != nil {
+		return nil, errors.New("vmaf: Options.Offload and Options.Opening are both set")
+	}
 	threads := opts.Threads
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -194,7 +206,7 @@ func Score(ctx context.Context, ref, dist FrameSource, opts Options) (*Result, e
 
 	res := &Result{
 		Model: model.Name, Width: ri.Width, Height: ri.Height, BitDepth: p.bpc, Frames: frames,
-		layout: model.layout(),
+		Offloaded: p.offloaded, layout: model.layout(),
 	}
 	if extra != nil {
 		res.Features, res.chroma = extra.features, extra.chroma
@@ -228,6 +240,9 @@ type pipeline struct {
 	format    PixelFormat
 	mo        motionOptions
 	readErr   error
+	// offloaded counts the scored frames (Result.Frames) that threads with
+	// an Offload worker scored.
+	offloaded int
 	// distReq and distDone hand the distorted side's frames to the goroutine
 	// that reads them (readDistorted) and its errors back.
 	distReq  chan *Frame
@@ -246,6 +261,9 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 	if fo, ok := p.opts.Offload.(FrameOffload); ok {
 		inFlight = min(max(fo.FramesInFlight(p.w, p.h), 1), maxFramesInFlight)
 	}
+	if op := p.opts.Opening; op != nil {
+		inFlight = min(max(op.FramesInFlight, 1), maxFramesInFlight)
+	}
 	nSlots := threads + 2 + lag + inFlight - 1
 	free := make(chan *slot, nSlots)
 	// PSNR's chroma and the model's SpEED read the chroma planes.
@@ -259,63 +277,11 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 	go p.produce(free, jobs)
 
 	var wg sync.WaitGroup
-	for range threads {
+	for id := range threads {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wk := &worker{
-				k:        p.k,
-				adm:      newADMState(p.w, p.h, p.model.adm).with(p.k),
-				row:      make([]int64, p.w),
-				extra:    p.extra.newState(p.w, p.h, p.bpc, p.k),
-				noMotion: p.mo.forceZero,
-			}
-			if c := p.model.cambi; c != nil {
-				wk.cambi = newCAMBIState(p.w, p.h, p.bpc, *c).with(p.k)
-			}
-			var stateErr error
-			if sp := p.model.speed; sp != nil {
-				wk.speed, stateErr = newSpeedState(p.w, p.h, p.format, *sp, p.cpu)
-			}
-			if p.model.vif {
-				wk.vif = newVIFState(p.w, p.h, p.model.vifEGL).with(p.k)
-			}
-			offErr := stateErr
-			if offErr == nil && p.opts.Offload != nil {
-				cfg := p.model.OffloadConfig(p.w, p.h, p.bpc)
-				cfg.Speed = p.model.SpeedConfig(p.w, p.h, p.format)
-				cfg.Workers = threads
-				if wk.cambi != nil {
-					cfg.CAMBI = wk.cambi.offloadConfig()
-				}
-				if wk.off, offErr = p.opts.Offload.NewWorker(cfg); offErr == nil {
-					defer wk.off.Close()
-					if co, ok := wk.off.(CAMBIOffloader); ok && wk.cambi != nil {
-						wk.cambi.off = co
-					}
-				}
-			}
-			if fo, ok := wk.off.(FrameOffloader); ok && offErr == nil {
-				// One goroutine may wait for jobs while it holds frames: it
-				// alone takes every slot the producer frees. Several must
-				// finish theirs first, or each could wait for slots that
-				// the collector holds for another's frame.
-				depth := inFlight
-				if d, ok := fo.(interface{ FramesInFlight() int }); ok {
-					// The worker holds fewer for this run (a v1 model's frames
-					// take more room): more would wait in it as copies.
-					depth = min(max(d.FramesInFlight(), 1), depth)
-				}
-				wk.inFlight(fo, jobs, results, depth, threads == 1, p.w, p.h, p.bpc)
-				return
-			}
-			for s := range jobs {
-				s.err = offErr
-				if offErr == nil {
-					s.err = wk.process(s, p.w, p.h, p.bpc)
-				}
-				results <- s
-			}
+			p.thread(id, threads, inFlight, jobs, results)
 		}()
 	}
 	go func() {
@@ -361,6 +327,9 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 			waiting = grown
 		}
 		waiting[s.idx%len(waiting)] = done{sad: s.sad, score: s.score, full: s.full, ok: true}
+		if s.offloaded && s.full {
+			p.offloaded++
+		}
 		// Once released a slot may be refilled at once: read it first.
 		prev := s.prev
 		release(s)
@@ -386,6 +355,104 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 		return nil, nil, err
 	}
 	return frames, sads, nil
+}
+
+// thread is one of Score's threads: it scores jobs with its own scratch,
+// on the CPU or with an Offload worker, until jobs is closed. With an
+// Options.Opening it scores on the CPU until the Offload is open, then goes
+// on with it (the first Opening.Threads threads) or stops.
+func (p *pipeline) thread(id, threads, inFlight int, jobs <-chan *slot, results chan<- *slot) {
+	wk := &worker{
+		k:        p.k,
+		adm:      newADMState(p.w, p.h, p.model.adm).with(p.k),
+		row:      make([]int64, p.w),
+		extra:    p.extra.newState(p.w, p.h, p.bpc, p.k),
+		noMotion: p.mo.forceZero,
+	}
+	if c := p.model.cambi; c != nil {
+		wk.cambi = newCAMBIState(p.w, p.h, p.bpc, *c).with(p.k)
+	}
+	var offErr error
+	if sp := p.model.speed; sp != nil {
+		wk.speed, offErr = newSpeedState(p.w, p.h, p.format, *sp, p.cpu)
+	}
+	if p.model.vif {
+		wk.vif = newVIFState(p.w, p.h, p.model.vifEGL).with(p.k)
+	}
+	off, workers := p.opts.Offload, threads
+	if op := p.opts.Opening; op != nil && offErr == nil {
+		if !wk.untilOpen(op, jobs, results, p.w, p.h, p.bpc) {
+			return // jobs closed before the Offload opened
+		}
+		switch {
+		case op.Err != nil:
+			offErr = op.Err
+		case op.Offload == nil:
+			// None opened: every thread goes on on the CPU.
+		case id >= max(op.Threads, 1):
+			return
+		default:
+			off, workers = op.Offload, min(max(op.Threads, 1), threads)
+		}
+	}
+	if offErr == nil && off != nil {
+		cfg := p.model.OffloadConfig(p.w, p.h, p.bpc)
+		cfg.Speed = p.model.SpeedConfig(p.w, p.h, p.format)
+		cfg.Workers = workers
+		if wk.cambi != nil {
+			cfg.CAMBI = wk.cambi.offloadConfig()
+		}
+		if wk.off, offErr = off.NewWorker(cfg); offErr == nil {
+			defer wk.off.Close()
+			if co, ok := wk.off.(CAMBIOffloader); ok && wk.cambi != nil {
+				wk.cambi.off = co
+			}
+		}
+	}
+	if fo, ok := wk.off.(FrameOffloader); ok && offErr == nil {
+		// One goroutine may wait for jobs while it holds frames: it
+		// alone takes every slot the producer frees. Several must
+		// finish theirs first, or each could wait for slots that
+		// the collector holds for another's frame. (Threads that
+		// scored on the CPU while an Offload opened hold none.)
+		depth := inFlight
+		if d, ok := fo.(interface{ FramesInFlight() int }); ok {
+			// The worker holds fewer for this run (a v1 model's frames
+			// take more room): more would wait in it as copies.
+			depth = min(max(d.FramesInFlight(), 1), depth)
+		}
+		wk.inFlight(fo, jobs, results, depth, workers == 1, p.w, p.h, p.bpc)
+		return
+	}
+	for s := range jobs {
+		s.err, s.offloaded = offErr, wk.off != nil
+		if offErr == nil {
+			s.err = wk.process(s, p.w, p.h, p.bpc)
+		}
+		results <- s
+	}
+}
+
+// untilOpen scores jobs on the CPU until op is open, and reports whether it
+// is (false: jobs was closed first).
+func (wk *worker) untilOpen(op *OffloadOpening, jobs <-chan *slot, results chan<- *slot, w, h, bpc int) bool {
+	for {
+		select {
+		case <-op.Ready:
+			return true // before another job, when both are there
+		default:
+		}
+		select {
+		case <-op.Ready:
+			return true
+		case s, ok := <-jobs:
+			if !ok {
+				return false
+			}
+			s.err, s.offloaded = wk.process(s, w, h, bpc), false
+			results <- s
+		}
+	}
 }
 
 // produce reads frame pairs into free slots and queues them; it records the
@@ -505,6 +572,7 @@ func (wk *worker) inFlight(fo FrameOffloader, jobs <-chan *slot, results chan<- 
 			err = wk.process(s, w, h, bpc)
 			s.sums = nil
 		}
+		s.offloaded = true
 		if failed == nil {
 			failed = err
 		}
@@ -536,7 +604,7 @@ func (wk *worker) inFlight(fo FrameOffloader, jobs <-chan *slot, results chan<- 
 			for len(pending) > 0 {
 				finish()
 			}
-			s.err = failed
+			s.err, s.offloaded = failed, false
 			results <- s
 			continue
 		}

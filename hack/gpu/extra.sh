@@ -21,13 +21,17 @@
 #      with the pooled scores (libvmaf's CUDA build has no SpEED or CAMBI);
 #   4. issue 27's GPU decode, where the machine has ffmpeg: the 1080p pair encoded as H.264
 #      and HEVC, scored through the GPU's decoder and through software;
-# and, asked by name (STEPS=ASUP):
+# and, asked by name (STEPS=AOSUP):
 #   A. a change against its baseline (hack/gpu/prepare.sh with VMAFX_GPU_BASELINE): the
 #      vulkan backend's steady state (BenchmarkThroughput, 1080p and 4K, 1, 4 and every
 #      thread) and the whole process at 1080p on 1, 4 and every thread, the two builds
 #      interleaved, three rounds, with the pooled scores; and the vulkan package's tests
 #      on this GPU;
 # and where the time goes:
+#   O. the frames the CPU scores while the device opens: the whole process at 1080p, 240
+#      frames, vulkan on 1, 4 and every thread, by default and with --wait-for-device, with
+#      an empty shader cache as a new Pod has and with a warm one, interleaved, two rounds,
+#      with the result's device.cpuFrames and the pooled score;
 #   S. a worker's fixed cost on the GPU: the whole process at 1080p on 1 and 4 threads,
 #      each phase from its log lines (exec to device open and self-test, inputs, frames,
 #      report, exit), with an empty shader cache as a new Pod has and with a warm one;
@@ -58,7 +62,7 @@ if ! [ -x $X/vmaf.test ] || ! [ -x $X/vmafx-worker ]; then
   ls /usr/share/vulkan/icd.d/nvidia* /etc/vulkan/icd.d/nvidia* >/dev/null 2>&1 || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   ( cd /tmp && timeout 120 python3 $G/gen.py 1920 1080 240 /tmp/c1080 )
 fi
-# A subset, to rerun one step: STEPS=4 bash .gpu/extra.sh. A, S, U and P run only when named.
+# A subset, to rerun one step: STEPS=4 bash .gpu/extra.sh. A, O, S, U and P run only when named.
 STEPS=${STEPS:-GD1234}
 step(){ [[ $STEPS == *$1* ]]; }
 
@@ -218,6 +222,32 @@ for key in sorted({k for k,_ in fps}, key=lambda s:(s.startswith('whole'),s)):
 print('pooled VMAF:', {f'{n} t{t}':v for (t,n),v in pooled.items()})
 PY
 fi
+fi
+
+if step O; then
+el "O. frames on the CPU while the device opens: 1080p 240 frames, vulkan, default against --wait-for-device, empty and warm shader cache"
+python3 - <<'PY'
+import os,subprocess,time,tempfile,json,statistics
+X='/tmp/gpux'; b='/tmp/c1080'; N=os.cpu_count()
+def run(t,wait,cold):
+    cache=tempfile.mkdtemp(prefix='cold') if cold else '/tmp/glwarm'
+    env={**os.environ,'__GL_SHADER_DISK_CACHE_PATH':cache,'VMAFX_WAIT_FOR_DEVICE':'true' if wait else 'false'}
+    cmd=[X+'/vmafx-worker','score','--reference','file://'+b+'_ref.yuv','--distorted','file://'+b+'_dist.yuv','--width','1920','--height','1080','--backend','vulkan','--threads',str(t),'--output','file:///tmp/o.json','--termination-log','/tmp/oterm']
+    t0=time.time(); subprocess.run(cmd,stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL,env=env,timeout=60); e=time.time()-t0
+    try: r=json.load(open('/tmp/oterm')); cpu=(r.get('device') or {}).get('cpuFrames',0); sc=r.get('score')
+    except Exception as ex: cpu,sc='?',str(ex)[:80]
+    return e,cpu,sc
+os.makedirs('/tmp/glwarm',exist_ok=True); run(1,True,False)  # fills the warm cache
+res={}
+for r in range(2):
+    for cold in (True,False):
+        for t in (1,4,N):
+            for wait in (True,False):
+                res.setdefault((cold,t,wait),[]).append(run(t,wait,cold))
+for (cold,t,wait),v in res.items():
+    walls=[x[0] for x in v]
+    print(f"cache {'empty' if cold else 'warm '} threads {t:2d} {'--wait-for-device' if wait else 'default          '}: {240/statistics.median(walls):6.1f} fps (walls {[round(w,3) for w in walls]}), cpuFrames {[x[1] for x in v]}, score {v[-1][2]}")
+PY
 fi
 
 if step S; then

@@ -100,8 +100,13 @@ func (k *Kernel) keyOf(cfg vmaf.OffloadConfig) workerKey {
 // CAMBI's c-values read back. CAMBI reads the distorted plane the batch
 // uploads anyway.
 func (k *Kernel) extraFrameBytes(cfg vmaf.OffloadConfig) int64 {
+	return extraBytes(cfg, k.speed != nil)
+}
+
+// extraBytes is extraFrameBytes on a device that computes SpEED chroma or not.
+func extraBytes(cfg vmaf.OffloadConfig, speed bool) int64 {
 	var n int64
-	if k.speed != nil && cfg.Speed != nil {
+	if speed && cfg.Speed != nil {
 		n += speedStageBytes(cfg.Speed, cfg.BitDepth) + speedBackBytes(cfg.Speed)
 	}
 	if cfg.CAMBI != nil {
@@ -346,6 +351,19 @@ func (k *Kernel) HostBytesPerWorkerFor(cfg vmaf.OffloadConfig) int64 {
 	return hostBytes(cfg.Width, cfg.Height, cfg.BitDepth, key.batch, key.extra)
 }
 
+// HostBytesPerWorkerBound is HostBytesPerWorkerFor before a device opens:
+// the most a worker scoring under cfg maps on any device, whether it
+// computes SpEED chroma (shaderFloat64) or not. cfg.Workers is not counted:
+// a worker of several maps no more than a worker alone.
+func HostBytesPerWorkerBound(cfg vmaf.OffloadConfig) int64 {
+	var most int64
+	for _, speed := range []bool{false, true} {
+		extra := extraBytes(cfg, speed)
+		most = max(most, hostBytes(cfg.Width, cfg.Height, cfg.BitDepth, batchFor(cfg.Width, cfg.Height, extra), extra))
+	}
+	return most
+}
+
 // hostBytes is what a worker of w x h frames of bpc bits maps for its ring of
 // batches of batch frames, each with extra bytes of SpEED chroma and CAMBI: the
 // staging of the planes (stagedPlane), the readback of the sums, and the
@@ -375,7 +393,11 @@ func stagedPlanes(batch int) int { return max(2*batch, 3) }
 // (vmaf.FrameOffload): its batches, full, without SpEED chroma and CAMBI
 // (with them a worker's batches hold fewer, which its own FramesInFlight
 // says).
-func (k *Kernel) FramesInFlight(w, h int) int { return ringSlots * batchFrames(w, h) }
+func (k *Kernel) FramesInFlight(w, h int) int { return FramesInFlight(w, h) }
+
+// FramesInFlight is Kernel.FramesInFlight, known before a device opens: it
+// depends on the frames' size alone.
+func FramesInFlight(w, h int) int { return ringSlots * batchFrames(w, h) }
 
 // FramesInFlight is how many frames the worker keeps queued for its run
 // (vmaf.FrameOffload): its batches, full; with a v1 model's SpEED chroma

@@ -689,6 +689,12 @@ func TestHostBytesPerWorker(t *testing.T) {
 			if got := k.HostBytesPerWorkerFor(cfg); got != mapped {
 				t.Errorf("%dx%d %d-bit: HostBytesPerWorkerFor = %d, the worker maps %d for its frames in flight", w, h, bpc, got, mapped)
 			}
+			if got := HostBytesPerWorkerBound(cfg); got != mapped {
+				t.Errorf("%dx%d %d-bit: HostBytesPerWorkerBound = %d, the worker maps %d for its frames in flight", w, h, bpc, got, mapped)
+			}
+			if got, want := FramesInFlight(w, h), off.(*worker).FramesInFlight(); got != want {
+				t.Errorf("%dx%d %d-bit: FramesInFlight = %d before the open, the worker keeps %d", w, h, bpc, got, want)
+			}
 			bound := HostBytesPerWorker(w, h)
 			if bpc > 8 && mapped != bound {
 				t.Errorf("%dx%d %d-bit: HostBytesPerWorker = %d, the worker maps %d for its frames in flight", w, h, bpc, bound, mapped)
@@ -725,6 +731,10 @@ func TestHostBytesPerWorker(t *testing.T) {
 		wk.Close()
 		if got := k.HostBytesPerWorkerFor(v1Config(t, "vmaf_v1.0.16_3d0h", c.w, c.h, c.pf, vmaf.Encode{})); got != mapped {
 			t.Errorf("%dx%d %v v1: HostBytesPerWorkerFor = %d, the worker maps %d", c.w, c.h, c.pf, got, mapped)
+		}
+		// Before the open the bound counts SpEED on the device, as this one computes it.
+		if got := HostBytesPerWorkerBound(v1Config(t, "vmaf_v1.0.16_3d0h", c.w, c.h, c.pf, vmaf.Encode{})); got < mapped {
+			t.Errorf("%dx%d %v v1: HostBytesPerWorkerBound = %d, less than the worker maps, %d", c.w, c.h, c.pf, got, mapped)
 		}
 		// One frame a batch may pass the bound (4K): HostBytesPerWorkerFor counts it.
 		if bound := HostBytesPerWorker(c.w, c.h); mapped > bound && batch > 1 {

@@ -97,18 +97,7 @@ func TestVulkan(t *testing.T) {
 	if diff := cmp.Diff([]string{"adm", "cambi", "motion", "speed_chroma", "vif"}, all); diff != "" || !slices.Contains(d.Features, "motion") {
 		t.Errorf("device features %v, host features %v: want motion on the device and each feature once", d.Features, d.HostFeatures)
 	}
-	open := func() vmaf.FrameSource {
-		f, err := os.Open("../../../vmaf/testdata/clips/p02_ref.yuv")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { f.Close() })
-		r, err := vmaf.OpenRaw(f, 176, 144, vmaf.YUV420P)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	open := func() vmaf.FrameSource { return clip(t, "p02_ref.yuv") }
 	res, err := b.Score(context.Background(), open(), open(), vmaf.Options{Count: 4})
 	if err != nil {
 		t.Fatal(err)

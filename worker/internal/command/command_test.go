@@ -667,7 +667,9 @@ func TestScoreGPUSlotWithoutDevice(t *testing.T) {
 
 // TestScoreVulkan runs the Pod form on the Vulkan backend (lavapipe in CI):
 // the result names the backend, the device and what ran where, and the
-// score is the CPU kernel's to the last bit.
+// score is the CPU kernel's to the last bit, with the device scoring every frame
+// (--wait-for-device) and by default, where the CPU scores the frames before the
+// device is open (on lavapipe, whose open takes longer than this clip, most or all).
 func TestScoreVulkan(t *testing.T) {
 	if _, _, err := backend.Select("vulkan"); err != nil {
 		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" {
@@ -675,14 +677,23 @@ func TestScoreVulkan(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	scoreWith := func(b string) *vmafxv1.WorkerResult {
-		r := runWorker(t, context.Background(), map[string]string{vmafxv1.EnvBackend: b}, rawArgs(refClip, distClip)...)
+	scoreWith := func(b string, wait bool) *vmafxv1.WorkerResult {
+		r := runWorker(t, context.Background(), map[string]string{vmafxv1.EnvBackend: b, "VMAFX_WAIT_FOR_DEVICE": strconv.FormatBool(wait)},
+			rawArgs(refClip, distClip)...)
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d, stderr:\n%s", b, r.code, r.stderr)
 		}
 		return r.result(t)
 	}
-	gpu, cpu := scoreWith("vulkan"), scoreWith("cpu")
+	gpu, cpu, overlapped := scoreWith("vulkan", true), scoreWith("cpu", false), scoreWith("vulkan", false)
+	if gpu.Device != nil && gpu.Device.CPUFrames != 0 {
+		t.Errorf("--wait-for-device: %d frames on the CPU, want 0", gpu.Device.CPUFrames)
+	}
+	if d := overlapped.Device; d == nil || d.Name == "" || d.CPUFrames < 0 || d.CPUFrames > overlapped.Frames ||
+		overlapped.Score != cpu.Score || overlapped.Min != cpu.Min || overlapped.Max != cpu.Max {
+		t.Errorf("CPU while the device opens: device %+v, score %v (min %v, max %v); want the device, at most %d frames on the CPU, and the CPU's score %v (min %v, max %v)",
+			d, overlapped.Score, overlapped.Min, overlapped.Max, overlapped.Frames, cpu.Score, cpu.Min, cpu.Max)
+	}
 	if gpu.Backend != "vulkan" || gpu.Device == nil || gpu.Device.Name == "" || !strings.HasPrefix(gpu.Device.API, "Vulkan 1.") {
 		t.Fatalf("result backend %q, device %+v: want vulkan and its device", gpu.Backend, gpu.Device)
 	}
@@ -711,7 +722,7 @@ func TestScoreVulkanV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(b string) (*vmafxv1.WorkerResult, string) {
-		r := runWorker(t, context.Background(), map[string]string{vmafxv1.EnvBackend: b},
+		r := runWorker(t, context.Background(), map[string]string{vmafxv1.EnvBackend: b, "VMAFX_WAIT_FOR_DEVICE": "true"},
 			p03Args("--model", "vmaf_v1.0.16_3d0h", "--frames", ":3")...)
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d, stderr:\n%s", b, r.code, r.stderr)
@@ -721,7 +732,7 @@ func TestScoreVulkanV1(t *testing.T) {
 	gpu, log := run("vulkan")
 	cpu, _ := run("cpu")
 	if gpu.Device == nil || !slices.Equal(gpu.Device.Features, []string{"motion", "adm", "cambi", "speed_chroma"}) ||
-		len(gpu.Device.HostFeatures) != 0 {
+		len(gpu.Device.HostFeatures) != 0 || gpu.Device.CPUFrames != 0 {
 		t.Errorf("device %+v: want motion, adm, cambi and speed_chroma on the device, nothing on the host", gpu.Device)
 	}
 	if strings.Contains(log, "Some features run on the CPU beside the device") {

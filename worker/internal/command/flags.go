@@ -41,6 +41,9 @@ type scoreConfig struct {
 	// encode is the distorted video's encode, for CAMBI (zero: the input's own).
 	encode  vmaf.Encode
 	backend string
+	// waitForDevice scores no frame before a GPU backend's device is open and passed
+	// its self-test; by default the CPU scores the first frames meanwhile.
+	waitForDevice bool
 
 	// align pairs frames by index after skipping refStart and distStart
 	// frames, accepting different frame counts and rates.
@@ -256,6 +259,7 @@ func addRuntimeFlags(s *cli.Set, c *scoreConfig) {
 	s.Size(&c.spool.Limit, "spool-limit", envName("spool-limit"), source.DefaultSpoolLimit, "largest input spooled to --spool-dir: bytes, or with a k, M, G, T, Ki, Mi, Gi or Ti suffix; 0 turns spooling off")
 	addDefaultCredentialsFlag(s, &c.store)
 	str(&c.backend, "backend", "", "compute backend asked for: cuda, hip, sycl, vulkan, cpu or auto; the device plugin sets the variable")
+	boolean(&c.waitForDevice, "wait-for-device", "on a GPU backend (cuda, hip, sycl, vulkan), score no frame before its device is open and has passed its self-test, so that the device scores every frame; by default the CPU scores the first frames while it opens, and the device goes on from there (the result's device.cpuFrames counts them)")
 	s.Duration(&c.http.Timeout, "http-timeout", envName("http-timeout"), fetch.DefaultTimeout, "longest single wait on an HTTP or object storage server: connecting, the response, any one wait for body data")
 	check("http-retries", strconv.Itoa(fetch.DefaultAttempts-1), "retries (and resumes) of transient failures per HTTP or object storage input", func(val string) error {
 		n, err := strconv.Atoi(val)

@@ -98,24 +98,15 @@ func (s *scorer) run(ctx context.Context) (code int) {
 // backendAndModel selects the backend (closed by the caller) and loads the model, and
 // records both in the provenance.
 func (s *scorer) backendAndModel(ctx context.Context) (backend.Backend, *vmaf.Model, error) {
-	cfg := s.cfg
 	b, fellBack, err := s.selectBackend()
 	if s.shared == nil {
 		recordSelfTest(s.env, s.log, b, err)
 	}
-	if err != nil {
-		s.prov.RequestedBackend = cfg.backend
+	if err == nil {
+		s.logOpened(b)
+	}
+	if err := s.adoptBackend(b, fellBack, err); err != nil {
 		return nil, nil, err
-	}
-	s.prov.Backend, s.prov.RequestedBackend, s.prov.Device = b.Name(), cfg.backend, b.Device()
-	if fellBack != "" {
-		s.log.Info("Requested backend is not available, scoring on the CPU", "requested", cfg.backend, "reason", fellBack)
-	}
-	if st, ok := b.(interface {
-		Startup() (open, selfTest time.Duration)
-	}); ok {
-		open, selfTest := st.Startup()
-		s.log.Info("Opened the device", "backend", b.Name(), "openSeconds", open.Seconds(), "selfTestSeconds", selfTest.Seconds())
 	}
 	model, err := s.loadModel(ctx)
 	if err != nil {
@@ -123,18 +114,89 @@ func (s *scorer) backendAndModel(ctx context.Context) (backend.Backend, *vmaf.Mo
 		return nil, nil, err
 	}
 	s.prov.Model, s.prov.ModelSHA256 = model.Name, model.SHA256
-	if d := s.prov.Device; d != nil {
-		// What runs where depends on the model too: on a device without shaderFloat64,
-		// VIF, ADM and SpEED chroma run on the CPU beside the device.
-		device := *d
-		device.Features, device.HostFeatures = model.OffloadSplit(d.Features)
-		s.prov.Device = &device
-		if len(device.HostFeatures) > 0 {
-			s.log.Info("Some features run on the CPU beside the device", "device", device.Name,
-				"deviceFeatures", device.Features, "hostFeatures", device.HostFeatures)
-		}
-	}
+	s.splitFeatures(model)
 	return b, model, nil
+}
+
+// startBackendAndModel is backendAndModel for a GPU's device that opens beside the
+// run (backend.Start): the backend is a *backend.Pending, whose open logs itself and
+// records the self-test's verdict as soon as it ends, and whose failure calls stop.
+// The caller adopts what opened once the frames are scored (adoptPending).
+func (s *scorer) startBackendAndModel(ctx context.Context, stop context.CancelCauseFunc) (backend.Backend, *vmaf.Model, error) {
+	p := backend.Start(s.cfg.backend, s.selectBackend, func(b backend.Backend, _ string, err error) {
+		recordSelfTest(s.env, s.log, b, err)
+		if err != nil {
+			stop(err)
+			return
+		}
+		s.logOpened(b)
+	})
+	model, err := s.loadModel(ctx)
+	if err != nil {
+		p.Close()
+		return nil, nil, err
+	}
+	s.prov.Model, s.prov.ModelSHA256 = model.Name, model.SHA256
+	return p, model, nil
+}
+
+// adoptPending waits for a backend that opened beside the run and records it in the
+// provenance, with the frames of res (when scored) that the CPU scored alone; its
+// error, when it failed, is the run's.
+func (s *scorer) adoptPending(p *backend.Pending, model *vmaf.Model, res *vmaf.Result) error {
+	b, fellBack, err := p.Wait()
+	if err := s.adoptBackend(b, fellBack, err); err != nil {
+		return err
+	}
+	s.splitFeatures(model)
+	if d := s.prov.Device; d != nil && res != nil {
+		device := *d
+		device.CPUFrames = len(res.Frames) - res.Offloaded
+		s.prov.Device = &device
+	}
+	return nil
+}
+
+// logOpened logs how long a GPU backend's device took to open and pass its self-test.
+func (s *scorer) logOpened(b backend.Backend) {
+	if st, ok := b.(interface {
+		Startup() (open, selfTest time.Duration)
+	}); ok {
+		open, selfTest := st.Startup()
+		s.log.Info("Opened the device", "backend", b.Name(), "openSeconds", open.Seconds(), "selfTestSeconds", selfTest.Seconds())
+	}
+}
+
+// adoptBackend records the selected backend b in the provenance, or the backend asked
+// for when the selection failed with err, which it returns.
+func (s *scorer) adoptBackend(b backend.Backend, fellBack string, err error) error {
+	cfg := s.cfg
+	if err != nil {
+		s.prov.RequestedBackend = cfg.backend
+		return err
+	}
+	s.prov.Backend, s.prov.RequestedBackend, s.prov.Device = b.Name(), cfg.backend, b.Device()
+	if fellBack != "" {
+		s.log.Info("Requested backend is not available, scoring on the CPU", "requested", cfg.backend, "reason", fellBack)
+	}
+	return nil
+}
+
+// splitFeatures records which of model's features the device computes and which the
+// CPU beside it: on a device without shaderFloat64, VIF, ADM and SpEED chroma run on
+// the CPU.
+func (s *scorer) splitFeatures(model *vmaf.Model) {
+	d := s.prov.Device
+	if d == nil {
+		return
+	}
+	device := *d
+	device.Features, device.HostFeatures = model.OffloadSplit(d.Features)
+	s.prov.Device = &device
+	if len(device.HostFeatures) > 0 {
+		s.log.Info("Some features run on the CPU beside the device", "device", device.Name,
+			"deviceFeatures", device.Features, "hostFeatures", device.HostFeatures)
+	}
 }
 
 // inputs returns the object stores (closed by the caller), the fetcher of inputs and the
@@ -155,13 +217,36 @@ func (s *scorer) inputs() (*fetch.Stores, *fetch.Mux, source.Options) {
 }
 
 // score does the work: backend, model, output, inputs, kernel, output.
-func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
+func (s *scorer) score(ctx context.Context) (res *vmaf.Result, err error) {
 	cfg := s.cfg
-	b, model, err := s.backendAndModel(ctx)
-	if err != nil {
-		return nil, err
+	var b backend.Backend
+	var model *vmaf.Model
+	var pending *backend.Pending // adopted after the frames, or on an early return
+	if s.shared == nil && !cfg.waitForDevice && backend.Overlaps(cfg.backend) {
+		// The GPU's device opens while the model loads, the inputs open and the CPU
+		// scores the first frames; a device that fails stops all of that, and its
+		// error is the run's.
+		var stop context.CancelCauseFunc
+		ctx, stop = context.WithCancelCause(ctx)
+		defer stop(nil)
+		if b, model, err = s.startBackendAndModel(ctx, stop); err != nil {
+			return nil, err
+		}
+		pending = b.(*backend.Pending)
+		defer b.Close()
+		defer func() { // before Close
+			if pending != nil {
+				if oerr := s.adoptPending(pending, model, nil); oerr != nil {
+					res, err = nil, oerr
+				}
+			}
+		}()
+	} else {
+		if b, model, err = s.backendAndModel(ctx); err != nil {
+			return nil, err
+		}
+		defer b.Close()
 	}
-	defer b.Close()
 
 	stores, mux, opts := s.inputs()
 	defer stores.Close()
@@ -306,10 +391,17 @@ func (s *scorer) score(ctx context.Context) (*vmaf.Result, error) {
 		stop := showProgress(s.stderr, counter, total)
 		defer stop() // also on a panic, so the terminal line is cleaned up
 	}
-	res, err := b.Score(ctx, refSrc, counter, vmaf.Options{
+	res, err = b.Score(ctx, refSrc, counter, vmaf.Options{
 		LoadedModel: model, Threads: threads, Start: start, Count: count, FirstIndex: first, Subsample: cfg.subsample,
 		Features: cfg.features, Encode: cfg.encode,
 	})
+	if p := pending; p != nil {
+		// The device's provenance before anything records it (a chunk's part).
+		pending = nil
+		if oerr := s.adoptPending(p, model, res); oerr != nil {
+			return nil, oerr
+		}
+	}
 	if errors.Is(err, vmaf.ErrFrameCountMismatch) && !cfg.align {
 		err = s.hintCount(countMismatch(err, refCount, distCount, ref, dist), rec, nil, nil)
 	}

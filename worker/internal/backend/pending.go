@@ -1,0 +1,145 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+
+	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/vmaf/vkkernel"
+)
+
+// Overlaps reports whether a backend asked for as requested (VMAFX_BACKEND) opens a
+// GPU, which a run need not wait for (Start): vulkan, cuda, hip and sycl. The CPU opens
+// nothing; auto runs on the CPU of most nodes that ask for it, whose memory check would
+// count a GPU's staging for nothing.
+func Overlaps(requested string) bool {
+	switch vmafxv1.Backend(requested) {
+	case vmafxv1.BackendVulkan, vmafxv1.BackendCUDA, vmafxv1.BackendHIP, vmafxv1.BackendSYCL:
+		return true
+	}
+	return false
+}
+
+// Pending is a backend being selected on a goroutine of its own: a GPU's device
+// takes a fraction of a second to open and pass its self-test, more in a new Pod
+// whose driver compiles the shaders, and the run's model, inputs and first frames
+// need not wait for it (Score). It is a Backend: its name is the one asked for, and
+// it has no Device until it is open (Wait).
+type Pending struct {
+	requested string
+	done      chan struct{}
+	b         Backend
+	fellBack  string
+	err       error
+}
+
+// Start runs sel (Select for requested) on a goroutine and returns at once; opened,
+// when not nil, is called on that goroutine with sel's results as soon as they are
+// known (to log the open and record the self-test's verdict).
+func Start(requested string, sel func() (Backend, string, error), opened func(Backend, string, error)) *Pending {
+	p := &Pending{requested: requested, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.b, p.fellBack, p.err = sel()
+		if opened != nil {
+			opened(p.b, p.fellBack, p.err)
+		}
+	}()
+	return p
+}
+
+// Wait waits for the backend and returns what Select returned: the backend (closed
+// by the caller), why it is not the one asked for, or the error.
+func (p *Pending) Wait() (Backend, string, error) {
+	<-p.done
+	return p.b, p.fellBack, p.err
+}
+
+// Name is the backend asked for.
+func (p *Pending) Name() string { return p.requested }
+
+// Device is nil: the device is Wait's backend's.
+func (p *Pending) Device() *vmafxv1.WorkerDevice { return nil }
+
+// Close waits for the backend and closes it.
+func (p *Pending) Close() {
+	if b, _, _ := p.Wait(); b != nil {
+		b.Close()
+	}
+}
+
+// Staging is StagingBound for the backend asked for: its device is not known yet.
+func (p *Pending) Staging(m *vmaf.Model, info vmaf.VideoInfo, enc vmaf.Encode) (int64, int) {
+	return StagingBound(p.requested, m, info, enc)
+}
+
+var _ Backend = (*Pending)(nil)
+
+// Failed reports, without waiting, whether the selection has ended in an error,
+// and the error.
+func (p *Pending) Failed() error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+		return nil
+	}
+}
+
+// offloader is a backend whose device can take over a run from the CPU.
+type offloader interface {
+	// offload is the device and how many of threads scoring w x h frames go on
+	// with it.
+	offload(threads, w, h int) (vmaf.Offload, int)
+}
+
+func (v *Vulkan) offload(threads, w, h int) (vmaf.Offload, int) {
+	return v.k, v.k.Workers(threads, w, h)
+}
+
+// Score scores dist against ref on the CPU, on opts.Threads threads, while the
+// backend opens, and on its device from each thread's next frame once it is open
+// (vmaf.Options.Opening): every frame is the CPU kernel's whichever side scores it,
+// and the device's only after its self-test passed. A selection that fails fails the
+// run with its error; one that falls back to the CPU goes on there.
+func (p *Pending) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vmaf.Options) (*vmaf.Result, error) {
+	info := ref.Info()
+	op := &vmaf.OffloadOpening{Ready: make(chan struct{}), FramesInFlight: vkkernel.FramesInFlight(info.Width, info.Height)}
+	go func() {
+		// The open always ends (a device that hangs there hangs a synchronous open
+		// too); past the run's end nothing reads what is set here.
+		defer close(op.Ready)
+		b, _, err := p.Wait()
+		if err != nil {
+			op.Err = err
+			return
+		}
+		switch o := b.(type) {
+		case offloader:
+			op.Offload, op.Threads = o.offload(opts.Threads, info.Width, info.Height)
+		case CPU:
+			// Fell back: every thread goes on on the CPU.
+		default:
+			op.Err = fmt.Errorf("internal error: backend %s cannot take over a run from the CPU", b.Name())
+		}
+	}()
+	opts.Opening = op
+	return vmaf.Score(ctx, ref, dist, opts)
+}
+
+// StagingBound is Staging for the backend asked for, before it opens: a GPU's
+// bound on any device (vkkernel.HostBytesPerWorkerBound), 0 and 0 for the CPU.
+func StagingBound(requested string, m *vmaf.Model, info vmaf.VideoInfo, enc vmaf.Encode) (hostPerThread int64, framesInFlight int) {
+	if !Overlaps(requested) {
+		return 0, 0
+	}
+	w, h, bpc := info.Width, info.Height, info.Format.BitDepth()
+	if enc != (vmaf.Encode{}) {
+		m = m.WithEncode(enc)
+	}
+	cfg := m.OffloadConfig(w, h, bpc)
+	cfg.Speed = m.SpeedConfig(w, h, info.Format)
+	cfg.CAMBI = vmaf.CAMBIConfigCPU(w, h, bpc, m)
+	return vkkernel.HostBytesPerWorkerBound(cfg), vkkernel.FramesInFlight(w, h)
+}

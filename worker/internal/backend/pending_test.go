@@ -1,0 +1,120 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmafx/vmafx/vmaf"
+)
+
+// gate is a FrameSource that closes open when the frame at index at is read, and
+// reads the next once wait returns.
+type gate struct {
+	vmaf.FrameSource
+	at, n int
+	open  chan struct{}
+	wait  func()
+}
+
+func (g *gate) ReadFrame(f *vmaf.Frame) error {
+	if g.n == g.at+1 {
+		g.wait()
+	}
+	err := g.FrameSource.ReadFrame(f)
+	if err == nil {
+		if g.n == g.at {
+			close(g.open)
+		}
+		g.n++
+	}
+	return err
+}
+
+// clip opens a 176x144 4:2:0 clip of the kernel's testdata.
+func clip(t *testing.T, name string) vmaf.FrameSource {
+	t.Helper()
+	f, err := os.Open("../../../vmaf/testdata/clips/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	r, err := vmaf.OpenRaw(f, 176, 144, vmaf.YUV420P)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestPendingScore: a Pending backend scores on the CPU until its device is open and
+// on the device from then on (lavapipe in CI, its open held until the reader reaches
+// frame 12 of 24, the reader held there until it is open), with the CPU's numbers on every frame; opened hears of the open.
+// A selection that fails fails the run with its error; one that falls back to the CPU
+// scores everything there.
+func TestPendingScore(t *testing.T) {
+	if _, err := openVulkan(false); err != nil {
+		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" {
+			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
+		}
+		t.Fatal(err)
+	}
+	const frames = 24
+	cpu, err := CPU{}.Score(context.Background(), clip(t, "p02_ref.yuv"), clip(t, "p02_dist.yuv"), vmaf.Options{Count: frames})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, threads := range []int{1, 2} {
+		ref := &gate{FrameSource: clip(t, "p02_ref.yuv"), at: 12, open: make(chan struct{})}
+		heard := make(chan string, 1)
+		p := Start("vulkan", func() (Backend, string, error) {
+			<-ref.open
+			return Select("vulkan")
+		}, func(b Backend, _ string, err error) { heard <- b.Name() })
+		ref.wait = func() { _, _, _ = p.Wait() }
+		if p.Name() != "vulkan" || p.Device() != nil {
+			t.Errorf("pending: name %q, device %v; want vulkan and none yet", p.Name(), p.Device())
+		}
+		res, err := p.Score(context.Background(), ref, clip(t, "p02_dist.yuv"), vmaf.Options{Count: frames, Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(cpu.Frames, res.Frames); diff != "" {
+			t.Errorf("%d threads: frames (-cpu +cpu then device):\n%s", threads, diff)
+		}
+		if res.Offloaded == 0 || res.Offloaded == frames {
+			t.Errorf("%d threads: the device scored %d of %d frames, want some, not all", threads, res.Offloaded, frames)
+		}
+		b, _, err := p.Wait()
+		if err != nil || b.Device() == nil {
+			t.Fatalf("Wait: %v, %v; want the open device", b, err)
+		}
+		if name := <-heard; name != "vulkan" {
+			t.Errorf("opened heard of %q, want vulkan", name)
+		}
+		p.Close()
+	}
+
+	errNo := errors.New("no device")
+	p := Start("vulkan", func() (Backend, string, error) { return nil, "", errNo }, nil)
+	if _, err := p.Score(context.Background(), clip(t, "p02_ref.yuv"), clip(t, "p02_dist.yuv"), vmaf.Options{Count: frames}); !errors.Is(err, errNo) {
+		t.Errorf("failed selection: Score returned %v, want its error", err)
+	}
+	p = Start("auto", func() (Backend, string, error) { return CPU{}, "", nil }, nil)
+	res, err := p.Score(context.Background(), clip(t, "p02_ref.yuv"), clip(t, "p02_dist.yuv"), vmaf.Options{Count: frames, Threads: 2})
+	if err != nil || res.Offloaded != 0 || !cmp.Equal(cpu.Frames, res.Frames) {
+		t.Errorf("fell back to the CPU: err %v, %d frames offloaded; want the CPU's frames, none offloaded", err, res.Offloaded)
+	}
+	p.Close()
+}
+
+// TestOverlaps: only the GPU backends open beside the run.
+func TestOverlaps(t *testing.T) {
+	for b, want := range map[string]bool{"": false, "cpu": false, "auto": false, "tpu": false, "vulkan": true, "cuda": true, "hip": true, "sycl": true} {
+		if got := Overlaps(b); got != want {
+			t.Errorf("Overlaps(%q) = %v, want %v", b, got, want)
+		}
+	}
+}
