@@ -19,8 +19,9 @@
 #   3. issue 27 for VMAF v1: the device's counts and frames/s (BenchmarkScoreV1), and the
 #      whole process with vmaf_v1.0.16_3d0h on the GPU beside the CPU and libvmaf's CPU build,
 #      with the pooled scores (libvmaf's CUDA build has no SpEED or CAMBI);
-#   4. issue 27's GPU decode, where the machine has ffmpeg: the 1080p pair encoded as H.264
-#      and HEVC, scored through the GPU's decoder and through software;
+#   4. issue 27's GPU decode: the 1080p pair's distorted clip encoded as H.264 and HEVC
+#      (carried by prepare.sh, with a small ffmpeg, where the machine has none), scored
+#      through the GPU's decoder and through software;
 # and, asked by name (STEPS=AOSUP):
 #   A. a change against its baseline (hack/gpu/prepare.sh with VMAFX_GPU_BASELINE): the
 #      vulkan backend's steady state (BenchmarkThroughput, 1080p and 4K, 1, 4 and every
@@ -159,9 +160,19 @@ fi
 
 if step 4; then
 el "E4. GPU decode: H.264 and HEVC encodes of the 1080p pair's distorted clip, GPU decoder against software"
+# The machine has no ffmpeg: prepare.sh carries a small one (hack/gpu/build-ffmpeg.sh) and
+# the two encodes, made where libx264 and libx265 are.
+if [ -f $R/.gpu/ffmpeg/ffmpeg.xz ] && ! command -v ffmpeg >/dev/null; then
+  mkdir -p $X/ff && for b in ffmpeg ffprobe; do
+    python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" $R/.gpu/ffmpeg/$b.xz $X/ff/$b && chmod +x $X/ff/$b; done
+  export PATH=$X/ff:$PATH
+  ls /usr/lib/x86_64-linux-gnu/libnvcuvid.so* /usr/lib64/libnvcuvid.so* /usr/local/nvidia/lib64/libnvcuvid.so* 2>/dev/null | head -2 || true
+fi
+for c in libx264 libx265; do [ -f $R/.gpu/e4_$c.mp4 ] && cp $R/.gpu/e4_$c.mp4 /tmp/e4_$c.mp4; done
 if ! command -v ffmpeg >/dev/null; then echo "no ffmpeg on this machine: GPU decode not measured"; else
   ffmpeg -hide_banner -hwaccels 2>&1 | tr '\n' ' '; echo
   for c in libx264 libx265; do
+    [ -f /tmp/e4_$c.mp4 ] && continue
     timeout 60 taskset -c $((N/2))-$((N-1)) ffmpeg -v error -y -f rawvideo -pix_fmt yuv420p -s 1920x1080 -r 24 -i /tmp/c1080_dist.yuv -c:v $c -preset veryfast -crf 23 /tmp/e4_$c.mp4 || echo "encode with $c failed"
   done
   python3 - <<'PY'
