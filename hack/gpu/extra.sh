@@ -276,10 +276,10 @@ def run(t,cache):
         if not m: continue
         d=datetime.datetime.fromtimestamp(t0)
         ts=d.replace(hour=int(m[1]),minute=int(m[2]),second=0,microsecond=0).timestamp()+float(m[3])
-        for key,name in (('"Opened the device"','opened'),('"Scoring"','scoring'),('"Wrote per-frame scores"','frames'),('"Scored"','scored')):
+        for key,name in (('"Opened the device"','opened'),('"Scoring"','scoring'),('"Wrote per-frame scores"','frames'),('"Closed the device"','closed'),('"Scored"','scored')):
             if key in l and name not in marks: marks[name]=ts-t0
         if '"Opened the device"' in l: extra=' '.join(re.findall(r'(openSeconds=\S+|selfTestSeconds=\S+)',l))
-    seq=['opened','scoring','frames','scored']; prev=0; parts=[]
+    seq=sorted(marks,key=marks.get); prev=0; parts=[]  # the device opens beside the inputs and first frames
     for k in seq:
         if k in marks: parts.append(f"{k} +{marks[k]-prev:.3f}"); prev=marks[k]
     parts.append(f"exit +{t1-t0-prev:.3f}")

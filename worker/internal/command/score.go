@@ -157,6 +157,16 @@ func (s *scorer) adoptPending(p *backend.Pending, model *vmaf.Model, res *vmaf.R
 	return nil
 }
 
+// closeBackend closes b and, for a GPU's, logs how long that took: on a GPU the
+// driver's teardown is part of the run's wall time, after the frames.
+func (s *scorer) closeBackend(b backend.Backend) {
+	start := time.Now()
+	b.Close()
+	if s.prov.Device != nil {
+		s.log.Info("Closed the device", "closeSeconds", time.Since(start).Seconds())
+	}
+}
+
 // logOpened logs how long a GPU backend's device took to open and pass its self-test.
 func (s *scorer) logOpened(b backend.Backend) {
 	if st, ok := b.(interface {
@@ -233,7 +243,7 @@ func (s *scorer) score(ctx context.Context) (res *vmaf.Result, err error) {
 			return nil, err
 		}
 		pending = b.(*backend.Pending)
-		defer b.Close()
+		defer s.closeBackend(b)
 		defer func() { // before Close
 			if pending != nil {
 				if oerr := s.adoptPending(pending, model, nil); oerr != nil {
@@ -245,7 +255,7 @@ func (s *scorer) score(ctx context.Context) (res *vmaf.Result, err error) {
 		if b, model, err = s.backendAndModel(ctx); err != nil {
 			return nil, err
 		}
-		defer b.Close()
+		defer s.closeBackend(b)
 	}
 
 	stores, mux, opts := s.inputs()
