@@ -77,11 +77,23 @@ func TestScoreWhileOffloadOpens(t *testing.T) {
 			if got.Offloaded == 0 || got.Offloaded >= frames-5 {
 				t.Errorf("%s: the offload scored %d of %d frames, want some but not the first 6", where, got.Offloaded, frames)
 			}
-			t.Logf("%s: offloaded %d", where, got.Offloaded)
 			if w, want := off.workers.Load(), int64(min(devThreads, threads)); w != want {
 				t.Errorf("%s: workers made with OffloadConfig.Workers %d, want %d", where, w, want)
 			}
 		}
+	}
+
+	// OffloadThreads: one thread with the offload, the others on the CPU beside it after
+	// the open too.
+	off := &cpuFrameOffload{m: m, pf: p.pf}
+	opening := &OffloadOpening{Ready: make(chan struct{}), FramesInFlight: 3}
+	got := score(Options{Threads: 3, OffloadThreads: 1, Opening: opening}, 4, func(op *OffloadOpening) {
+		op.Offload, op.Threads = off, 3
+		close(op.Ready)
+	})
+	if !cmp.Equal(cpu.Frames, got.Frames) || got.Offloaded == 0 || off.workers.Load() != 1 {
+		t.Errorf("one thread of 3 with the offload: frames equal %v, %d offloaded, workers made with OffloadConfig.Workers %d; want the CPU's, some, 1",
+			cmp.Equal(cpu.Frames, got.Frames), got.Offloaded, off.workers.Load())
 	}
 
 	// The open ends after the last frame: every frame on the CPU, and Score does not wait.
@@ -91,7 +103,7 @@ func TestScoreWhileOffloadOpens(t *testing.T) {
 	}
 	// Nothing opened (a backend that falls back to the CPU): every thread goes on there.
 	none := &OffloadOpening{Ready: make(chan struct{})}
-	got := score(Options{Threads: 2, Opening: none}, 3, func(op *OffloadOpening) { close(op.Ready) })
+	got = score(Options{Threads: 2, Opening: none}, 3, func(op *OffloadOpening) { close(op.Ready) })
 	if got.Offloaded != 0 || !cmp.Equal(cpu.Frames, got.Frames) {
 		t.Errorf("nothing opened: Offloaded %d, frames equal %v; want 0 and the CPU's", got.Offloaded, cmp.Equal(cpu.Frames, got.Frames))
 	}
@@ -116,5 +128,46 @@ func TestScoreOffloadOpenFails(t *testing.T) {
 		Options{Opening: op, Offload: &cpuFrameOffload{}})
 	if err == nil {
 		t.Error("Offload and Opening both set: Score did not refuse")
+	}
+}
+
+// TestScoreOffloadThreads: with OffloadThreads below Threads, that many threads score
+// with the Offload and the others on the CPU beside them, every frame the CPU's; the
+// Offload's workers know how many they are.
+func TestScoreOffloadThreads(t *testing.T) {
+	const model = "vmaf_v1.0.16_3d0h"
+	p := pairNamed(t, "p03")
+	m, err := LoadModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, dist := testClip(t, p.ref, 12, p), testClip(t, p.dist, 12, p)
+	score := func(opts Options) *Result {
+		t.Helper()
+		opts.Model = model
+		res, err := Score(context.Background(), rawSource(t, ref, p.w, p.h, p.pf), rawSource(t, dist, p.w, p.h, p.pf), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	cpu := score(Options{Threads: 1})
+	for _, c := range []struct{ threads, offload int }{{2, 1}, {3, 1}, {3, 2}, {2, 0}, {2, 5}} {
+		off := &cpuFrameOffload{m: m, pf: p.pf}
+		got := score(Options{Threads: c.threads, OffloadThreads: c.offload, Offload: off})
+		where := fmt.Sprintf("%d threads, OffloadThreads %d", c.threads, c.offload)
+		if diff := cmp.Diff(cpu.Frames, got.Frames); diff != "" {
+			t.Errorf("%s: per-frame features (-cpu +split):\n%s", where, diff)
+		}
+		want := c.offload
+		if want <= 0 || want >= c.threads {
+			want = c.threads
+		}
+		if w := off.workers.Load(); w != int64(want) {
+			t.Errorf("%s: workers made with OffloadConfig.Workers %d, want %d", where, w, want)
+		}
+		if all := want == c.threads; got.Offloaded == 0 || all != (got.Offloaded == len(got.Frames)) {
+			t.Errorf("%s: the offload took part in %d of %d frames", where, got.Offloaded, len(got.Frames))
+		}
 	}
 }

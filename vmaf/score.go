@@ -46,6 +46,11 @@ type Options struct {
 	// Offload, if not nil, computes the features it offers on another
 	// device (see Offload); the rest run on the CPU.
 	Offload Offload
+	// OffloadThreads, when above 0 and below Threads, is how many of the
+	// threads score with the Offload (or the Opening's, once open); the
+	// others score on the CPU beside them all the run long. 0 (or Threads
+	// or more): every thread that the Offload takes.
+	OffloadThreads int
 	// Opening, if not nil, is an Offload still opening when Score starts (a
 	// GPU's device and its self-test: a fraction of a second, more in a new
 	// Pod, whose driver compiles the shaders). Score scores on the CPU on
@@ -379,21 +384,30 @@ func (p *pipeline) thread(id, threads, inFlight int, jobs <-chan *slot, results 
 	if p.model.vif {
 		wk.vif = newVIFState(p.w, p.h, p.model.vifEGL).with(p.k)
 	}
+	// workers are the threads with an Offload worker; beside says the others
+	// score on the CPU beside them (OffloadThreads).
 	off, workers := p.opts.Offload, threads
+	beside := p.opts.OffloadThreads > 0 && p.opts.OffloadThreads < threads
+	if beside {
+		workers = p.opts.OffloadThreads
+	}
 	if op := p.opts.Opening; op != nil && offErr == nil {
 		if !wk.untilOpen(op, jobs, results, p.w, p.h, p.bpc) {
 			return // jobs closed before the Offload opened
 		}
+		workers = min(workers, max(op.Threads, 1))
 		switch {
 		case op.Err != nil:
 			offErr = op.Err
 		case op.Offload == nil:
 			// None opened: every thread goes on on the CPU.
-		case id >= max(op.Threads, 1):
-			return
-		default:
-			off, workers = op.Offload, min(max(op.Threads, 1), threads)
+		case id < workers:
+			off = op.Offload
+		case !beside || id < p.opts.OffloadThreads:
+			return // the device holds no worker for it
 		}
+	} else if off != nil && id >= workers {
+		off = nil // beside the Offload's threads
 	}
 	if offErr == nil && off != nil {
 		cfg := p.model.OffloadConfig(p.w, p.h, p.bpc)
@@ -414,14 +428,15 @@ func (p *pipeline) thread(id, threads, inFlight int, jobs <-chan *slot, results 
 		// alone takes every slot the producer frees. Several must
 		// finish theirs first, or each could wait for slots that
 		// the collector holds for another's frame. (Threads that
-		// scored on the CPU while an Offload opened hold none.)
+		// scored on the CPU while an Offload opened hold none; those
+		// that score on the CPU beside it take slots all along.)
 		depth := inFlight
 		if d, ok := fo.(interface{ FramesInFlight() int }); ok {
 			// The worker holds fewer for this run (a v1 model's frames
 			// take more room): more would wait in it as copies.
 			depth = min(max(d.FramesInFlight(), 1), depth)
 		}
-		wk.inFlight(fo, jobs, results, depth, workers == 1, p.w, p.h, p.bpc)
+		wk.inFlight(fo, jobs, results, depth, workers == 1 && !beside, p.w, p.h, p.bpc)
 		return
 	}
 	for s := range jobs {

@@ -31,8 +31,9 @@
 # and where the time goes:
 #   O. the frames the CPU scores while the device opens: the whole process at 1080p, 240
 #      frames, vulkan on 1, 4 and every thread, by default and with --wait-for-device, with
-#      an empty shader cache as a new Pod has and with a warm one, interleaved, two rounds,
-#      with the result's device.cpuFrames and the pooled score;
+#      an empty shader cache as a new Pod has and with a warm one, and every thread with
+#      --device-threads 1 and 4 (the others on the CPU beside the device), interleaved, two
+#      rounds, with the result's device.cpuFrames and the pooled score;
 #   S. a worker's fixed cost on the GPU: the whole process at 1080p on 1 and 4 threads,
 #      each phase from its log lines (exec to device open and self-test, inputs, frames,
 #      report, exit), with an empty shader cache as a new Pod has and with a warm one;
@@ -240,9 +241,9 @@ el "O. frames on the CPU while the device opens: 1080p 240 frames, vulkan, defau
 python3 - <<'PY'
 import os,subprocess,time,tempfile,json,statistics
 X='/tmp/gpux'; b='/tmp/c1080'; N=os.cpu_count()
-def run(t,wait,cold):
+def run(t,wait,cold,dev=0):
     cache=tempfile.mkdtemp(prefix='cold') if cold else '/tmp/glwarm'
-    env={**os.environ,'__GL_SHADER_DISK_CACHE_PATH':cache,'VMAFX_WAIT_FOR_DEVICE':'true' if wait else 'false'}
+    env={**os.environ,'__GL_SHADER_DISK_CACHE_PATH':cache,'VMAFX_WAIT_FOR_DEVICE':'true' if wait else 'false','VMAFX_DEVICE_THREADS':str(dev)}
     cmd=[X+'/vmafx-worker','score','--reference','file://'+b+'_ref.yuv','--distorted','file://'+b+'_dist.yuv','--width','1920','--height','1080','--backend','vulkan','--threads',str(t),'--output','file:///tmp/o.json','--termination-log','/tmp/oterm']
     t0=time.time(); subprocess.run(cmd,stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL,env=env,timeout=60); e=time.time()-t0
     try: r=json.load(open('/tmp/oterm')); cpu=(r.get('device') or {}).get('cpuFrames',0); sc=r.get('score')
@@ -254,10 +255,13 @@ for r in range(2):
     for cold in (True,False):
         for t in (1,4,N):
             for wait in (True,False):
-                res.setdefault((cold,t,wait),[]).append(run(t,wait,cold))
-for (cold,t,wait),v in res.items():
+                res.setdefault((cold,t,wait,0),[]).append(run(t,wait,cold))
+    for dev in (1,4):  # the other threads on the CPU beside the device (--device-threads)
+        res.setdefault((False,N,False,dev),[]).append(run(N,False,False,dev))
+for (cold,t,wait,dev),v in res.items():
     walls=[x[0] for x in v]
-    print(f"cache {'empty' if cold else 'warm '} threads {t:2d} {'--wait-for-device' if wait else 'default          '}: {240/statistics.median(walls):6.1f} fps (walls {[round(w,3) for w in walls]}), cpuFrames {[x[1] for x in v]}, score {v[-1][2]}")
+    mode='--wait-for-device' if wait else (f'--device-threads {dev}' if dev else 'default')
+    print(f"cache {'empty' if cold else 'warm '} threads {t:2d} {mode:19s}: {240/statistics.median(walls):6.1f} fps (walls {[round(w,3) for w in walls]}), cpuFrames {[x[1] for x in v]}, score {v[-1][2]}")
 PY
 fi
 

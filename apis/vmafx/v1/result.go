@@ -109,9 +109,10 @@ type WorkerDevice struct {
 	Features []string `json:"features,omitempty"`
 	// HostFeatures are the VMAF features that still ran on the CPU.
 	HostFeatures []string `json:"hostFeatures,omitempty"`
-	// CPUFrames are the scored frames the CPU scored alone while the device opened
-	// and ran its self-test (the worker's --cpu-while-opening); the device took part in
-	// the others. Every frame is the CPU kernel's either way.
+	// CPUFrames are the scored frames the CPU scored alone: while the device opened and
+	// ran its self-test, and on the threads beside the device's (the worker's
+	// --device-threads); the device took part in the others. Every frame is the CPU
+	// kernel's either way.
 	CPUFrames int `json:"cpuFrames,omitempty"`
 }
 

@@ -89,13 +89,13 @@ func (p *Pending) Failed() error {
 
 // offloader is a backend whose device can take over a run from the CPU.
 type offloader interface {
-	// offload is the device and how many of threads scoring w x h frames go on
-	// with it.
-	offload(threads, w, h int) (vmaf.Offload, int)
+	// offload is the device and how many of the threads opts asks to score
+	// frames of info with it (deviceThreads) it holds workers for.
+	offload(opts vmaf.Options, info vmaf.VideoInfo) (vmaf.Offload, int)
 }
 
-func (v *Vulkan) offload(threads, w, h int) (vmaf.Offload, int) {
-	return v.k, v.k.Workers(threads, w, h)
+func (v *Vulkan) offload(opts vmaf.Options, info vmaf.VideoInfo) (vmaf.Offload, int) {
+	return v.k, v.k.Workers(deviceThreads(opts), info.Width, info.Height)
 }
 
 // Score scores dist against ref on the CPU, on opts.Threads threads, while the
@@ -117,7 +117,7 @@ func (p *Pending) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vm
 		}
 		switch o := b.(type) {
 		case offloader:
-			op.Offload, op.Threads = o.offload(opts.Threads, info.Width, info.Height)
+			op.Offload, op.Threads = o.offload(opts, info)
 		case CPU:
 			// Fell back: every thread goes on on the CPU.
 		default:

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -74,12 +75,34 @@ func (c *selfTestCache) check(k *vkkernel.Kernel) error {
 func (*Vulkan) Name() string { return string(vmafxv1.BackendVulkan) }
 
 // Score calls vmaf.Score with the device computing what it can, on no more
-// threads than the device's memory holds workers for.
+// threads than the device's memory holds workers for: all of them, or
+// opts.OffloadThreads of them beside threads on the CPU.
 func (v *Vulkan) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vmaf.Options) (*vmaf.Result, error) {
 	opts.Offload = v.k
-	info := ref.Info()
-	opts.Threads = v.k.Workers(opts.Threads, info.Width, info.Height)
+	_, n := v.offload(opts, ref.Info())
+	if deviceThreads(opts) < threads(opts) {
+		opts.OffloadThreads = n
+	} else {
+		opts.Threads = n
+	}
 	return vmaf.Score(ctx, ref, dist, opts)
+}
+
+// threads is how many threads vmaf.Score runs for opts.
+func threads(opts vmaf.Options) int {
+	if opts.Threads <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return opts.Threads
+}
+
+// deviceThreads is how many of them opts asks to score with the device
+// (vmaf.Options.OffloadThreads).
+func deviceThreads(opts vmaf.Options) int {
+	if n := opts.OffloadThreads; n > 0 && n < threads(opts) {
+		return n
+	}
+	return threads(opts)
 }
 
 // Staging is the host memory each scoring thread maps on top of the kernel's heap (its

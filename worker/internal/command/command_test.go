@@ -677,9 +677,12 @@ func TestScoreVulkan(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	scoreWith := func(b string, wait bool) *vmafxv1.WorkerResult {
-		r := runWorker(t, context.Background(), map[string]string{vmafxv1.EnvBackend: b, "VMAFX_WAIT_FOR_DEVICE": strconv.FormatBool(wait)},
-			rawArgs(refClip, distClip)...)
+	scoreWith := func(b string, wait bool, env ...string) *vmafxv1.WorkerResult {
+		e := map[string]string{vmafxv1.EnvBackend: b, "VMAFX_WAIT_FOR_DEVICE": strconv.FormatBool(wait)}
+		for i := 0; i+1 < len(env); i += 2 {
+			e[env[i]] = env[i+1]
+		}
+		r := runWorker(t, context.Background(), e, rawArgs(refClip, distClip)...)
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d, stderr:\n%s", b, r.code, r.stderr)
 		}
@@ -688,6 +691,12 @@ func TestScoreVulkan(t *testing.T) {
 	gpu, cpu, overlapped := scoreWith("vulkan", true), scoreWith("cpu", false), scoreWith("vulkan", false)
 	if gpu.Device != nil && gpu.Device.CPUFrames != 0 {
 		t.Errorf("--wait-for-device: %d frames on the CPU, want 0", gpu.Device.CPUFrames)
+	}
+	// One thread with the device, one on the CPU beside it from the start.
+	if beside := scoreWith("vulkan", true, "VMAFX_THREADS", "2", "VMAFX_DEVICE_THREADS", "1"); beside.Device == nil ||
+		beside.Device.CPUFrames == 0 || beside.Score != cpu.Score || beside.Min != cpu.Min || beside.Max != cpu.Max {
+		t.Errorf("--device-threads 1 of 2: device %+v, score %v (min %v, max %v); want frames on the CPU beside the device and the CPU's score %v",
+			beside.Device, beside.Score, beside.Min, beside.Max, cpu.Score)
 	}
 	if d := overlapped.Device; d == nil || d.Name == "" || d.CPUFrames < 0 || d.CPUFrames > overlapped.Frames ||
 		overlapped.Score != cpu.Score || overlapped.Min != cpu.Min || overlapped.Max != cpu.Max {

@@ -141,19 +141,13 @@ func (s *scorer) startBackendAndModel(ctx context.Context, stop context.CancelCa
 }
 
 // adoptPending waits for a backend that opened beside the run and records it in the
-// provenance, with the frames of res (when scored) that the CPU scored alone; its
-// error, when it failed, is the run's.
-func (s *scorer) adoptPending(p *backend.Pending, model *vmaf.Model, res *vmaf.Result) error {
+// provenance; its error, when it failed, is the run's.
+func (s *scorer) adoptPending(p *backend.Pending, model *vmaf.Model) error {
 	b, fellBack, err := p.Wait()
 	if err := s.adoptBackend(b, fellBack, err); err != nil {
 		return err
 	}
 	s.splitFeatures(model)
-	if d := s.prov.Device; d != nil && res != nil {
-		device := *d
-		device.CPUFrames = len(res.Frames) - res.Offloaded
-		s.prov.Device = &device
-	}
 	return nil
 }
 
@@ -246,7 +240,7 @@ func (s *scorer) score(ctx context.Context) (res *vmaf.Result, err error) {
 		defer s.closeBackend(b)
 		defer func() { // before Close
 			if pending != nil {
-				if oerr := s.adoptPending(pending, model, nil); oerr != nil {
+				if oerr := s.adoptPending(pending, model); oerr != nil {
 					res, err = nil, oerr
 				}
 			}
@@ -330,7 +324,7 @@ func (s *scorer) score(ctx context.Context) (res *vmaf.Result, err error) {
 		"reference", fetch.Redact(cfg.reference), "distorted", fetch.Redact(cfg.distorted),
 		"referenceFormat", ref.String(), "distortedFormat", dist.String(), "model", model.Name, "modelSHA256", model.SHA256,
 		"backend", b.Name(), "requestedBackend", cfg.backend, "device", s.env(vmafxv1.EnvDevice), "accelerator", s.prov.Device,
-		"threads", threads, "start", cfg.start, "count", cfg.count, "subsample", cfg.subsample, "scoringBitDepth", cfg.bitDepth,
+		"threads", threads, "deviceThreads", cfg.deviceThreads, "start", cfg.start, "count", cfg.count, "subsample", cfg.subsample, "scoringBitDepth", cfg.bitDepth,
 		"align", cfg.align, "referenceStart", cfg.refStart, "distortedStart", cfg.distStart,
 		"kernel", vmaf.Version, "cpuPath", cpuPath(), "referenceSeekedFrames", ref.Skipped, "distortedSeekedFrames", dist.Skipped)
 	if dist.ScaledFrom != "" {
@@ -402,15 +396,20 @@ func (s *scorer) score(ctx context.Context) (res *vmaf.Result, err error) {
 		defer stop() // also on a panic, so the terminal line is cleaned up
 	}
 	res, err = b.Score(ctx, refSrc, counter, vmaf.Options{
-		LoadedModel: model, Threads: threads, Start: start, Count: count, FirstIndex: first, Subsample: cfg.subsample,
-		Features: cfg.features, Encode: cfg.encode,
+		LoadedModel: model, Threads: threads, OffloadThreads: cfg.deviceThreads, Start: start, Count: count, FirstIndex: first,
+		Subsample: cfg.subsample, Features: cfg.features, Encode: cfg.encode,
 	})
 	if p := pending; p != nil {
 		// The device's provenance before anything records it (a chunk's part).
 		pending = nil
-		if oerr := s.adoptPending(p, model, res); oerr != nil {
+		if oerr := s.adoptPending(p, model); oerr != nil {
 			return nil, oerr
 		}
+	}
+	if d := s.prov.Device; d != nil && res != nil {
+		device := *d
+		device.CPUFrames = len(res.Frames) - res.Offloaded
+		s.prov.Device = &device
 	}
 	if errors.Is(err, vmaf.ErrFrameCountMismatch) && !cfg.align {
 		err = s.hintCount(countMismatch(err, refCount, distCount, ref, dist), rec, nil, nil)
