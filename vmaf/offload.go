@@ -380,9 +380,11 @@ type OffloadOpening struct {
 	// Offload is the open Offload. Nil with a nil Err means that none
 	// opened and the run goes on on the CPU (a backend that falls back).
 	Offload Offload
-	// Threads is how many of Score's threads go on with the Offload, each
-	// from its next frame (at least 1; more than Options.Threads counts as
-	// all); the others stop once their frame is done.
+	// Threads is how many of Score's threads the Offload holds workers for:
+	// that many (at most Options.OffloadThreads when it is set) go on with
+	// it, each from its next frame (at least 1; more than Options.Threads
+	// counts as all). The others stop once their frame is done, but for
+	// those that Options.OffloadThreads keeps on the CPU beside it.
 	Threads int
 	// Err fails the run: the frames not yet scored fail with it.
 	Err error

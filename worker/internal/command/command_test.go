@@ -752,3 +752,27 @@ func TestScoreVulkanV1(t *testing.T) {
 			gpu.Score, gpu.Min, gpu.Max, cpu.Score, cpu.Min, cpu.Max)
 	}
 }
+
+// TestScoreDeviceOpensBesideModel: on a GPU backend the device opens while the model
+// loads. A model that fails fails the attempt as BadModel with the device recorded (on
+// lavapipe here, skipped without Vulkan); a device that fails too is the cause, and the
+// attempt fails with BackendUnavailable.
+func TestScoreDeviceOpensBesideModel(t *testing.T) {
+	defer func(orig func(string) (backend.Backend, string, error)) { selectBackend = orig }(selectBackend)
+	selectBackend = func(string) (backend.Backend, string, error) {
+		return nil, "", fmt.Errorf("%w: no Vulkan device", backend.ErrUnavailable)
+	}
+	r := runWorker(t, context.Background(), map[string]string{vmafxv1.EnvBackend: "cuda"}, rawArgs(refClip, distClip, "--model", "vmaf_v9")...)
+	if got := r.result(t); r.code != 5 || got.Error == nil || got.Error.Reason != vmafxv1.ReasonBackendUnavailable || got.RequestedBackend != "cuda" {
+		t.Errorf("device and model both fail: exit %d, result %+v; want 5, BackendUnavailable, requested cuda", r.code, got)
+	}
+
+	selectBackend = backend.Select
+	if _, _, err := backend.Select("vulkan"); err != nil {
+		t.Skipf("no usable Vulkan device: %v", err)
+	}
+	r = runWorker(t, context.Background(), map[string]string{vmafxv1.EnvBackend: "vulkan"}, rawArgs(refClip, distClip, "--model", "vmaf_v9")...)
+	if got := r.result(t); r.code != 4 || got.Error == nil || got.Error.Reason != vmafxv1.ReasonBadModel || got.Backend != "vulkan" || got.Device == nil {
+		t.Errorf("the model fails beside a device that opens: exit %d, result %+v; want 4, BadModel, the vulkan device recorded", r.code, got)
+	}
+}

@@ -133,6 +133,10 @@ func (s *scorer) startBackendAndModel(ctx context.Context, stop context.CancelCa
 	})
 	model, err := s.loadModel(ctx)
 	if err != nil {
+		// The device's failure, when it failed too, is the cause (it stops the load).
+		if oerr := s.adoptPending(p, nil); oerr != nil {
+			err = oerr
+		}
 		p.Close()
 		return nil, nil, err
 	}
@@ -141,13 +145,16 @@ func (s *scorer) startBackendAndModel(ctx context.Context, stop context.CancelCa
 }
 
 // adoptPending waits for a backend that opened beside the run and records it in the
-// provenance; its error, when it failed, is the run's.
+// provenance (what runs where with model, when it loaded); its error, when it failed,
+// is the run's.
 func (s *scorer) adoptPending(p *backend.Pending, model *vmaf.Model) error {
 	b, fellBack, err := p.Wait()
 	if err := s.adoptBackend(b, fellBack, err); err != nil {
 		return err
 	}
-	s.splitFeatures(model)
+	if model != nil {
+		s.splitFeatures(model)
+	}
 	return nil
 }
 
