@@ -476,7 +476,8 @@ type JobResult struct {
 	Alignment *JobAlignment `json:"alignment,omitempty"`
 	// device is the accelerator that scored on a GPU backend: its name, compute API and
 	// driver (e.g. "NVIDIA H100 80GB HBM3, Vulkan 1.3.280, NVIDIA 570.86"); empty on the
-	// CPU. Features still computed on the CPU are named after "host:".
+	// CPU. Features still computed on the CPU are named after "host:", and frames the CPU
+	// scored alone (while the device opened, or beside it) are counted after "cpu frames:".
 	// +optional
 	Device string `json:"device,omitempty"`
 	// The worst frames, percentiles, scenes and report: where the score is made.

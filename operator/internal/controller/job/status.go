@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -173,8 +174,8 @@ func metav1IsControlledBy(obj metav1.Object, owner metav1.Object) bool {
 	return metav1.IsControlledBy(obj, owner)
 }
 
-// deviceSummary is the one line of status.result.device: name, API and driver, and the
-// features that still ran on the host, if any.
+// deviceSummary is the one line of status.result.device: name, API and driver, the
+// features that still ran on the host, and the frames the CPU scored alone, if any.
 func deviceSummary(d *vmafxv1.WorkerDevice) string {
 	if d == nil || d.Name == "" {
 		return ""
@@ -188,6 +189,9 @@ func deviceSummary(d *vmafxv1.WorkerDevice) string {
 	out := strings.Join(parts, ", ")
 	if len(d.HostFeatures) > 0 {
 		out += "; host: " + strings.Join(d.HostFeatures, ", ")
+	}
+	if d.CPUFrames > 0 {
+		out += "; cpu frames: " + strconv.Itoa(d.CPUFrames)
 	}
 	return out
 }

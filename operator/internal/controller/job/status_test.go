@@ -19,7 +19,7 @@ func TestSetSucceededOutputAndFeatures(t *testing.T) {
 		return &vmafxv1.WorkerResult{
 			Version: vmafxv1.ResultVersion, Score: 90, Min: 80, Max: 95, HarmonicMean: 89, Frames: 10, Backend: "cpu",
 			Features: map[string]float64{"psnr_y": 34.56789012}, DistortedScaledFrom: "1280x720", OutputError: outputErr,
-			Device: &vmafxv1.WorkerDevice{Name: "NVIDIA H100 80GB HBM3", API: "Vulkan 1.3.280", Driver: "NVIDIA 570.86", HostFeatures: []string{"adm"}},
+			Device: &vmafxv1.WorkerDevice{Name: "NVIDIA H100 80GB HBM3", API: "Vulkan 1.3.280", Driver: "NVIDIA 570.86", HostFeatures: []string{"adm"}, CPUFrames: 31},
 		}
 	}
 	cases := []struct {
@@ -43,7 +43,7 @@ func TestSetSucceededOutputAndFeatures(t *testing.T) {
 			if got := job.Status.Result.Features["psnr_y"]; got != "34.567890" {
 				t.Errorf("features psnr_y %q, want 34.567890", got)
 			}
-			if want := "NVIDIA H100 80GB HBM3, Vulkan 1.3.280, NVIDIA 570.86; host: adm"; job.Status.Result.Device != want {
+			if want := "NVIDIA H100 80GB HBM3, Vulkan 1.3.280, NVIDIA 570.86; host: adm; cpu frames: 31"; job.Status.Result.Device != want {
 				t.Errorf("device %q, want %q", job.Status.Result.Device, want)
 			}
 			if job.Status.Result.DistortedScaledFrom != "1280x720" {
