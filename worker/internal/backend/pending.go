@@ -76,17 +76,6 @@ func (p *Pending) Staging(m *vmaf.Model, info vmaf.VideoInfo, enc vmaf.Encode) (
 
 var _ Backend = (*Pending)(nil)
 
-// Failed reports, without waiting, whether the selection has ended in an error,
-// and the error.
-func (p *Pending) Failed() error {
-	select {
-	case <-p.done:
-		return p.err
-	default:
-		return nil
-	}
-}
-
 // offloader is a backend whose device can take over a run from the CPU.
 type offloader interface {
 	// offload is the device and how many of the threads opts asks to score
