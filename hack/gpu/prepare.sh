@@ -35,10 +35,9 @@ if [ "${VMAFX_GPU_DECODE:-1}" != 0 ]; then
     /usr/bin/python3 -c 'import numpy' 2>/dev/null || apt-get install -y -qq python3-numpy >/dev/null
     ( cd "$tmp" && /usr/bin/python3 "$tmp/gen.py" 1920 1080 240 "$tmp/c1080" )
     for c in libx264 libx265; do
+      quiet=(); [ $c = libx265 ] && quiet=(-x265-params log-level=error)
       ffmpeg -v error -y -f rawvideo -pix_fmt yuv420p -s 1920x1080 -r 24 -i "$tmp/c1080_dist.yuv" \
-        -c:v $c -preset veryfast -b:v 6M -maxrate 6M -bufsize 12M -x265-params log-level=error "$cache/e4_$c.mp4" 2>/dev/null ||
-      ffmpeg -v error -y -f rawvideo -pix_fmt yuv420p -s 1920x1080 -r 24 -i "$tmp/c1080_dist.yuv" \
-        -c:v $c -preset veryfast -b:v 6M -maxrate 6M -bufsize 12M "$cache/e4_$c.mp4"
+        -c:v $c -preset veryfast -b:v 6M -maxrate 6M -bufsize 12M "${quiet[@]}" "$cache/e4_$c.mp4"
     done
     rm -f "$tmp"/c1080_*.yuv
   fi

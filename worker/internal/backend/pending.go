@@ -69,9 +69,10 @@ func (p *Pending) Close() {
 	}
 }
 
-// Staging is StagingBound for the backend asked for: its device is not known yet.
+// Staging is Vulkan.Staging before the device is known: the most any device
+// maps (vkkernel.HostBytesPerWorkerBound).
 func (p *Pending) Staging(m *vmaf.Model, info vmaf.VideoInfo, enc vmaf.Encode) (int64, int) {
-	return StagingBound(p.requested, m, info, enc)
+	return vkkernel.HostBytesPerWorkerBound(workerConfig(m, info, enc)), vkkernel.FramesInFlight(info.Width, info.Height)
 }
 
 var _ Backend = (*Pending)(nil)
@@ -115,20 +116,4 @@ func (p *Pending) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vm
 	}()
 	opts.Opening = op
 	return vmaf.Score(ctx, ref, dist, opts)
-}
-
-// StagingBound is Staging for the backend asked for, before it opens: a GPU's
-// bound on any device (vkkernel.HostBytesPerWorkerBound), 0 and 0 for the CPU.
-func StagingBound(requested string, m *vmaf.Model, info vmaf.VideoInfo, enc vmaf.Encode) (hostPerThread int64, framesInFlight int) {
-	if !Overlaps(requested) {
-		return 0, 0
-	}
-	w, h, bpc := info.Width, info.Height, info.Format.BitDepth()
-	if enc != (vmaf.Encode{}) {
-		m = m.WithEncode(enc)
-	}
-	cfg := m.OffloadConfig(w, h, bpc)
-	cfg.Speed = m.SpeedConfig(w, h, info.Format)
-	cfg.CAMBI = vmaf.CAMBIConfigCPU(w, h, bpc, m)
-	return vkkernel.HostBytesPerWorkerBound(cfg), vkkernel.FramesInFlight(w, h)
 }

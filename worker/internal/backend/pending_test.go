@@ -91,6 +91,19 @@ func TestPendingScore(t *testing.T) {
 		if err != nil || b.Device() == nil {
 			t.Fatalf("Wait: %v, %v; want the open device", b, err)
 		}
+		// The memory check before the open counts at least what the device maps.
+		for _, name := range []string{"vmaf_v0.6.1", "vmaf_v1.0.16_3d0h"} {
+			m, err := vmaf.LoadModel(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info := vmaf.VideoInfo{Width: 1920, Height: 1080, Format: vmaf.YUV420P}
+			before, inFlight := p.Staging(m, info, vmaf.Encode{})
+			open, openInFlight := b.(*Vulkan).Staging(m, info, vmaf.Encode{})
+			if before < open || open <= 0 || inFlight != openInFlight {
+				t.Errorf("%s: staging %d and %d frames in flight before the open, %d and %d after", name, before, inFlight, open, openInFlight)
+			}
+		}
 		if name := <-heard; name != "vulkan" {
 			t.Errorf("opened heard of %q, want vulkan", name)
 		}

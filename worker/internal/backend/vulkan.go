@@ -110,15 +110,20 @@ func deviceThreads(opts vmaf.Options) int {
 // CAMBI included) and how many frames Score keeps queued on the device, for model m on
 // frames of info; see backend.Staging.
 func (v *Vulkan) Staging(m *vmaf.Model, info vmaf.VideoInfo, enc vmaf.Encode) (int64, int) {
+	return v.k.HostBytesPerWorkerFor(workerConfig(m, info, enc)), v.k.FramesInFlight(info.Width, info.Height)
+}
+
+// workerConfig is the configuration Score gives a device's workers for model m
+// (the distorted video's encode enc) on frames of info.
+func workerConfig(m *vmaf.Model, info vmaf.VideoInfo, enc vmaf.Encode) vmaf.OffloadConfig {
 	w, h, bpc := info.Width, info.Height, info.Format.BitDepth()
 	if enc != (vmaf.Encode{}) {
 		m = m.WithEncode(enc) // CAMBI at the encode's size, as Score scores it
 	}
-	// The worker's configuration as Score makes it.
 	cfg := m.OffloadConfig(w, h, bpc)
 	cfg.Speed = m.SpeedConfig(w, h, info.Format)
 	cfg.CAMBI = vmaf.CAMBIConfigCPU(w, h, bpc, m)
-	return v.k.HostBytesPerWorkerFor(cfg), v.k.FramesInFlight(w, h)
+	return cfg
 }
 
 // Device describes the Vulkan device and the features it computes.
