@@ -22,7 +22,7 @@
 #   4. issue 27's GPU decode: the 1080p pair's distorted clip encoded as H.264 and HEVC
 #      (carried by prepare.sh, with a small ffmpeg, where the machine has none), scored
 #      through the GPU's decoder and through software;
-# and, asked by name (STEPS=AOSUP):
+# and, asked by name (STEPS=AOSUPCH):
 #   A. a change against its baseline (hack/gpu/prepare.sh with VMAFX_GPU_BASELINE): the
 #      vulkan backend's steady state (BenchmarkThroughput, 1080p and 4K, 1, 4 and every
 #      thread) and the whole process at 1080p on 1, 4 and every thread, the two builds
@@ -41,6 +41,12 @@
 #   P. issue 28's threads against their ceiling: the CPU's topology, and 1080p frames/s of
 #      one 1-thread process, of one process on 8 and on every thread, and of one 1-thread
 #      process per core at once (what the cores give with nothing shared in the process).
+#   C. what that ceiling is made of: one 1-thread process alone and one a core at once, at
+#      176x144 (a frame's work fits in a core's L2: only the clock is shared) and at 1080p
+#      (the caches and memory are shared too), the avx512 path.
+#   H. GPU decode in a Pod's CPUs: ffmpeg alone decoding the two encodes (240 frames, and
+#      looped 4 times) on NVDEC and in software, on 2 cores and on all of them, and the
+#      worker decoding and scoring on 2 cores (the operator's default CPU limit).
 # Without run.sh before it on this machine, it unpacks the binaries and makes the 1080p
 # clip pair itself (steps 2 and 3 then lack libvmaf's build). At the end it packs every
 # file in $OUT but summary.log into one logs-<time>.tgz: the device tool brings back at
@@ -64,6 +70,18 @@ if ! [ -x $X/vmaf.test ] || ! [ -x $X/vmafx-worker ]; then
   ls /usr/share/vulkan/icd.d/nvidia* /etc/vulkan/icd.d/nvidia* >/dev/null 2>&1 || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   ( cd /tmp && timeout 120 python3 $G/gen.py 1920 1080 240 /tmp/c1080 )
 fi
+# ffmpeg_here puts prepare.sh's small ffmpeg on PATH where the machine has none, and the
+# two encodes in /tmp.
+ffmpeg_here(){
+  if [ -f $R/.gpu/ffmpeg/ffmpeg.xz ] && ! command -v ffmpeg >/dev/null; then
+    mkdir -p $X/ff && for b in ffmpeg ffprobe; do
+      python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" $R/.gpu/ffmpeg/$b.xz $X/ff/$b && chmod +x $X/ff/$b; done
+    export PATH=$X/ff:$PATH
+    ls /usr/lib/x86_64-linux-gnu/libnvcuvid.so* /usr/lib64/libnvcuvid.so* /usr/local/nvidia/lib64/libnvcuvid.so* 2>/dev/null | head -2 || true
+  fi
+  for c in libx264 libx265; do [ -f $R/.gpu/e4_$c.mp4 ] && [ ! -f /tmp/e4_$c.mp4 ] && cp $R/.gpu/e4_$c.mp4 /tmp/e4_$c.mp4; done
+  true
+}
 # A subset, to rerun one step: STEPS=4 bash .gpu/extra.sh. A, O, S, U and P run only when named.
 STEPS=${STEPS:-GD1234}
 step(){ [[ $STEPS == *$1* ]]; }
@@ -163,13 +181,7 @@ if step 4; then
 el "E4. GPU decode: H.264 and HEVC encodes of the 1080p pair's distorted clip, GPU decoder against software"
 # The machine has no ffmpeg: prepare.sh carries a small one (hack/gpu/build-ffmpeg.sh) and
 # the two encodes, made where libx264 and libx265 are.
-if [ -f $R/.gpu/ffmpeg/ffmpeg.xz ] && ! command -v ffmpeg >/dev/null; then
-  mkdir -p $X/ff && for b in ffmpeg ffprobe; do
-    python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" $R/.gpu/ffmpeg/$b.xz $X/ff/$b && chmod +x $X/ff/$b; done
-  export PATH=$X/ff:$PATH
-  ls /usr/lib/x86_64-linux-gnu/libnvcuvid.so* /usr/lib64/libnvcuvid.so* /usr/local/nvidia/lib64/libnvcuvid.so* 2>/dev/null | head -2 || true
-fi
-for c in libx264 libx265; do [ -f $R/.gpu/e4_$c.mp4 ] && cp $R/.gpu/e4_$c.mp4 /tmp/e4_$c.mp4; done
+ffmpeg_here
 if ! command -v ffmpeg >/dev/null; then echo "no ffmpeg on this machine: GPU decode not measured"; else
   ffmpeg -hide_banner -hwaccels 2>&1 | tr '\n' ' '; echo
   for c in libx264 libx265; do
@@ -323,6 +335,63 @@ for i in range(n):
     if v: per.append(statistics.median(v))
 print(f"{len(per)} one-thread processes at once, one a core: each {min(per):.2f} to {max(per):.2f} fps (median {statistics.median(per):.2f}), together {sum(per):.1f} fps")
 PY
+fi
+
+if step C; then
+el "C. the ceiling's make-up: avx512, 1 thread, one process alone and one a core at once, 176x144 (fits in L2) and 1080p"
+for sz in 176x144 1920x1080; do
+  B="Score/$sz/cpu=avx512/threads=1\$"; bt=$([ $sz = 176x144 ] && echo 150x || echo 12x)
+  for r in 1 2; do
+    ( cd vmaf && timeout 30 taskset -c 0 $X/vmaf.test -test.run '^$' -test.bench "$B" -test.cpu 1 -test.benchtime $bt > /tmp/c_alone.log 2>&1 )
+    ( cd vmaf && for i in $(seq 0 $((N-1))); do timeout 60 taskset -c $i $X/vmaf.test -test.run '^$' -test.bench "$B" -test.cpu 1 -test.benchtime $bt > /tmp/c$i.log 2>&1 & done; wait )
+    python3 - "$N" "$sz" <<'PY'
+import re,sys,statistics
+n=int(sys.argv[1]); get=lambda f:[float(m[1]) for m in re.finditer(r'([0-9.]+) frames/s',open(f).read())]
+alone=get('/tmp/c_alone.log'); per=[v for i in range(n) for v in get(f'/tmp/c{i}.log')]
+if alone and per: print(f"{sys.argv[2]}: alone {alone[0]:.1f} frames/s; {len(per)} at once, one a core: each {min(per):.1f} to {max(per):.1f} (median {statistics.median(per):.1f}), together {sum(per):.0f}: {sum(per)/(n*alone[0]):.3f} of {n} times alone")
+else: print(sys.argv[2], 'no figures', open('/tmp/c_alone.log').read()[-300:])
+PY
+  done
+done
+fi
+
+if step H; then
+el "H. GPU decode in a Pod's CPUs: ffmpeg alone (NVDEC and software, 2 cores and all), then the worker on 2 cores"
+ffmpeg_here
+if ! command -v ffmpeg >/dev/null; then echo "no ffmpeg: not measured"; else
+python3 - "$N" <<'PY'
+import os,subprocess,time,statistics,json,sys
+N=int(sys.argv[1]); X='/tmp/gpux'
+def dec(f,hw,cores,loops):
+    cmd=['taskset','-c',cores,'ffmpeg','-v','error','-nostdin']+(['-hwaccel','cuda'] if hw else [])+(['-stream_loop',str(loops-1)] if loops>1 else [])+['-i',f,'-f','rawvideo','-pix_fmt','yuv420p','-y','/dev/null']
+    t=time.perf_counter(); p=subprocess.run(cmd,stdout=subprocess.PIPE,stderr=subprocess.STDOUT,timeout=120); e=time.perf_counter()-t
+    return 240*loops/e, (p.stdout.decode(errors='replace')[-160:] if p.returncode else '')
+for c in ('libx264','libx265'):
+    f=f'/tmp/e4_{c}.mp4'
+    if not os.path.exists(f): continue
+    for loops in (1,4):
+        for cores in ('0-1',f'0-{N-1}'):
+            res={}; err=''
+            for r in range(2):
+                for hw in (True,False):
+                    fps,e=dec(f,hw,cores,loops); res.setdefault(hw,[]).append(fps); err=err or e
+            print(f"ffmpeg alone {c} {240*loops:4d} frames on {2 if cores=='0-1' else N:2d} cores: NVDEC {statistics.median(res[True]):6.1f} fps {[round(x) for x in res[True]]}, software {statistics.median(res[False]):6.1f} {[round(x) for x in res[False]]}"+(f"  ({err.strip()})" if err.strip() else ''))
+    for label,env in (('NVDEC',{'VMAFX_DEVICE':'nvidia-0'}),('software',{})):
+        runs=[]; d=''
+        for r in range(2):
+            cmd=['taskset','-c','0-1',X+'/vmafx-worker','score','--reference','file:///tmp/c1080_ref.yuv','--distorted','file://'+f,'--width','1920','--height','1080','--backend','vulkan','--threads','2','--termination-log','/tmp/hterm']
+            t=time.perf_counter(); p=subprocess.run(cmd,stdout=subprocess.PIPE,stderr=subprocess.STDOUT,timeout=120,env={**{k:v for k,v in os.environ.items() if k!='VMAFX_DEVICE'},**env}); runs.append(240/(time.perf_counter()-t))
+            try: r=json.loads(open('/tmp/hterm').read()); d=f"decode {json.dumps(r.get('decode'))} score {r.get('score')}"
+            except Exception: d='no result: '+p.stdout.decode(errors='replace')[-200:]
+        print(f"worker on 2 cores, vulkan, 2 threads, {c} {label:8s}: {statistics.median(runs):6.1f} fps (decode and score) {[round(x,1) for x in runs]}  {d}")
+# The same worker on raw input, for what the decode costs beside it.
+runs=[]
+for r in range(2):
+    cmd=['taskset','-c','0-1',X+'/vmafx-worker','score','--reference','file:///tmp/c1080_ref.yuv','--distorted','file:///tmp/c1080_dist.yuv','--width','1920','--height','1080','--backend','vulkan','--threads','2','--termination-log','/tmp/hterm']
+    t=time.perf_counter(); subprocess.run(cmd,stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL,timeout=120); runs.append(240/(time.perf_counter()-t))
+print(f"worker on 2 cores, vulkan, 2 threads, raw distorted: {statistics.median(runs):6.1f} fps {[round(x,1) for x in runs]}")
+PY
+fi
 fi
 
 el done

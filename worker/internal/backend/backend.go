@@ -112,6 +112,24 @@ func Staging(b Backend, m *vmaf.Model, info vmaf.VideoInfo, enc vmaf.Encode) (ho
 	return 0, 0
 }
 
+// DefaultGPUThreads is the most threads a GPU backend scores on when none are asked
+// for (--threads 0). On the H200 the whole process at 1080p was fastest on 4 threads:
+// 262 frames/s, against 197 on 16, whether the 16 all scored with the device or some
+// on the CPU beside it; and the kernel's steady state on 16 threads was no higher than
+// on 4 (docs/benchmarks.md, "On the H200 again"). Each further thread maps its own
+// staging and takes frames the device would score sooner.
+const DefaultGPUThreads = 4
+
+// DefaultThreads is how many threads to score on with b when none are asked for: cpus
+// (one per CPU the process may use) on the CPU, at most DefaultGPUThreads on a GPU
+// backend.
+func DefaultThreads(b Backend, cpus int) int {
+	if _, ok := b.(CPU); ok || b == nil {
+		return cpus
+	}
+	return min(cpus, DefaultGPUThreads)
+}
+
 // Names lists the backends this build can run.
 func Names() []string {
 	return []string{string(vmafxv1.BackendCPU), string(vmafxv1.BackendVulkan)}

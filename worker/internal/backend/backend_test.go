@@ -110,3 +110,27 @@ func TestVulkan(t *testing.T) {
 		t.Errorf("frames (-cpu +vulkan):\n%s", diff)
 	}
 }
+
+// TestDefaultThreads: without --threads the CPU scores on every CPU and a GPU backend on
+// at most DefaultGPUThreads of them, whether its device is open or still opening.
+func TestDefaultThreads(t *testing.T) {
+	pending := Start("vulkan", func() (Backend, string, error) { return CPU{}, "", nil }, nil)
+	defer pending.Close()
+	for _, c := range []struct {
+		name string
+		b    Backend
+		cpus int
+		want int
+	}{
+		{"cpu on 16", CPU{}, 16, 16},
+		{"cpu on 2", CPU{}, 2, 2},
+		{"vulkan on 16", &Vulkan{}, 16, DefaultGPUThreads},
+		{"vulkan on 2", &Vulkan{}, 2, 2},
+		{"opening on 16", pending, 16, DefaultGPUThreads},
+		{"opening on 1", pending, 1, 1},
+	} {
+		if got := DefaultThreads(c.b, c.cpus); got != c.want {
+			t.Errorf("%s: %d threads, want %d", c.name, got, c.want)
+		}
+	}
+}

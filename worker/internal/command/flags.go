@@ -257,7 +257,7 @@ func newScoreFlags() *scoreFlags {
 func addRuntimeFlags(s *cli.Set, c *scoreConfig) {
 	str, count, boolean, check := shorthands(s)
 	s.List(&c.registryPlainHTTP, "registry-plain-http", envName("registry-plain-http"), "OCI `registries` (host:port) reached over plain HTTP for oci:// models; the operator sets the variable from VMAFX_OPERATOR_PLAIN_HTTP_REGISTRIES")
-	count(&c.threads, "threads", 0, 0, "frames scored in parallel; 0 means one per available CPU (GOMAXPROCS, which follows the container's CPU limit)")
+	count(&c.threads, "threads", 0, 0, "frames scored in parallel; 0 means one per available CPU (GOMAXPROCS, which follows the container's CPU limit), at most 4 on a GPU backend")
 	count(&c.deviceThreads, "device-threads", 0, 0, "on a GPU backend, how many of the --threads score with the device; the others score on the CPU kernel beside it all the run long (the result's device.cpuFrames counts the frames they score); 0 means all of them")
 	str(&c.spool.Dir, "spool-dir", "", "`directory` for encoded inputs that must be copied locally to be decoded (an MP4 with its index at the end); empty means the system's temporary directory")
 	s.Size(&c.spool.Limit, "spool-limit", envName("spool-limit"), source.DefaultSpoolLimit, "largest input spooled to --spool-dir: bytes, or with a k, M, G, T, Ki, Mi, Gi or Ti suffix; 0 turns spooling off")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -295,13 +294,14 @@ func (s *scorer) rendition(ctx context.Context) (row vmafxv1.WorkerRendition) {
 	return report.Row(r)
 }
 
-// renditionThreads is threads for a renditions run: --threads (else one per CPU), shared
+// renditionThreads is threads for a renditions run: --threads (else one per CPU, fewer
+// on a GPU backend), shared
 // by the renditions, and no more than the container's memory limit holds for all of
 // them, their decoders and the shared reference's frames; at least one per rendition.
 func (s *scorer) renditionThreads(ref *source.Input, n int, needs kernelNeeds) (int, error) {
 	threads := s.cfg.threads
 	if threads == 0 {
-		threads = runtime.GOMAXPROCS(0)
+		threads = needs.threads()
 	}
 	info := ref.Info()
 	limit := memlimit.Detect(s.env)

@@ -556,7 +556,8 @@ const memoryBudgetPercent = workermemory.BudgetPercent
 func decoderBytes(info vmaf.VideoInfo) int64 { return workermemory.DecoderBytes(info) }
 
 // threads picks how many frames to score in parallel: --threads, else one per CPU
-// (GOMAXPROCS follows the container's CPU limit), and no more than the container's memory
+// (GOMAXPROCS follows the container's CPU limit; at most backend.DefaultGPUThreads on a
+// GPU backend), and no more than the container's memory
 // limit holds by the kernel's estimate. It also sets the Go memory limit (GOMEMLIMIT) below
 // the container's, unless GOMEMLIMIT is set, so the collector works before the kernel's
 // OOM killer would. Geometry that does not fit even one thread fails now, with the
@@ -564,7 +565,7 @@ func decoderBytes(info vmaf.VideoInfo) int64 { return workermemory.DecoderBytes(
 func (s *scorer) threads(info vmaf.VideoInfo, inputs []*source.Input, needs kernelNeeds) (int, error) {
 	threads := s.cfg.threads
 	if threads == 0 {
-		threads = runtime.GOMAXPROCS(0)
+		threads = needs.threads()
 	}
 	limit := memlimit.Detect(s.env)
 	if limit <= 0 {
@@ -612,14 +613,26 @@ type kernelNeeds struct {
 	model         *vmaf.Model // nil: the default model
 	hostPerThread int64
 	inFlight      int
+	// defaultThreads is the threads without --threads: one per CPU, fewer on a GPU
+	// backend (backend.DefaultThreads).
+	defaultThreads int
 }
 
 // needsOf is what scoring model m (the distorted video's encode enc) on b takes beside
 // frames of info.
 func needsOf(b backend.Backend, m *vmaf.Model, info vmaf.VideoInfo, enc vmaf.Encode) kernelNeeds {
-	n := kernelNeeds{model: m}
+	n := kernelNeeds{model: m, defaultThreads: backend.DefaultThreads(b, runtime.GOMAXPROCS(0))}
 	n.hostPerThread, n.inFlight = backend.Staging(b, m, info, enc)
 	return n
+}
+
+// threads is the threads to score on without --threads: defaultThreads, or one per CPU
+// where needs were made without a backend.
+func (n kernelNeeds) threads() int {
+	if n.defaultThreads > 0 {
+		return n.defaultThreads
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 func mebibytes(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }

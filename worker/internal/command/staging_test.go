@@ -2,6 +2,7 @@ package command
 
 import (
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/vmaf/vkkernel"
+	"github.com/vmafx/vmafx/worker/internal/backend"
 )
 
 // TestThreadsCountStaging: on the vulkan backend each thread's worker maps its frames in
@@ -92,6 +94,42 @@ func TestThreadsCountTheModel(t *testing.T) {
 		}
 		if want := fits(needs); got != want || got >= def || want == 0 {
 			t.Errorf("%s: %d threads under %d MiB, want %d (fewer than the default model's %d)", name, got, limit>>20, want, def)
+		}
+	}
+}
+
+// TestThreadsDefaultOnGPU: without --threads a run scores on one thread per CPU, and on a
+// GPU backend (here one still opening) on at most backend.DefaultGPUThreads; --threads is
+// taken as given.
+func TestThreadsDefaultOnGPU(t *testing.T) {
+	info := vmaf.VideoInfo{Width: 1920, Height: 1080, Format: vmaf.YUV420P}
+	m, err := vmaf.LoadModel(vmaf.DefaultModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opening := backend.Start("vulkan", func() (backend.Backend, string, error) { return backend.CPU{}, "", nil }, nil)
+	defer opening.Close()
+	env := func(string) string { return "" } // no memory limit
+	// More CPUs than a GPU backend takes, whatever this machine has.
+	const cpus = 16
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cpus))
+	for _, c := range []struct {
+		name    string
+		threads int
+		b       backend.Backend
+		want    int
+	}{
+		{"cpu", 0, backend.CPU{}, cpus},
+		{"vulkan", 0, opening, min(cpus, backend.DefaultGPUThreads)},
+		{"vulkan, --threads 9", 9, opening, 9},
+	} {
+		s := &scorer{cfg: &scoreConfig{threads: c.threads}, env: env, log: klog.Background()}
+		got, err := s.threads(info, nil, needsOf(c.b, m, info, vmaf.Encode{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s: %d threads, want %d", c.name, got, c.want)
 		}
 	}
 }
