@@ -17,8 +17,6 @@ var (
 	admDWTHSPV []byte
 	//go:embed shaders/adm_decouple.spv
 	admDecoupleSPV []byte
-	//go:embed shaders/adm_csf.spv
-	admCSFSPV []byte
 	//go:embed shaders/adm_den.spv
 	admDenSPV []byte
 	//go:embed shaders/adm_cm.spv
@@ -37,8 +35,8 @@ const admPushSize = 112
 
 // admPipelines are the ADM passes.
 type admPipelines struct {
-	dwtV, dwtH, decouple, csf, den, cm *vulkan.Pipeline
-	reduce                             *vulkan.Pipeline
+	dwtV, dwtH, decouple, den, cm *vulkan.Pipeline
+	reduce                        *vulkan.Pipeline
 }
 
 // buildADMPipelines has b build the ADM passes.
@@ -46,8 +44,7 @@ func buildADMPipelines(b *pipelines) *admPipelines {
 	p := &admPipelines{}
 	b.build(&p.dwtV, "adm_dwt_v", admDWTVSPV, 2, admPushSize, 4)
 	b.build(&p.dwtH, "adm_dwt_h", admDWTHSPV, 2, admPushSize, 2)
-	b.build(&p.decouple, "adm_decouple", admDecoupleSPV, 3, admPushSize, 1)
-	b.build(&p.csf, "adm_csf", admCSFSPV, 2, admPushSize, 2)
+	b.build(&p.decouple, "adm_decouple", admDecoupleSPV, 5, admPushSize, 1)
 	b.build(&p.den, "adm_den", admDenSPV, 2, admPushSize, 1)
 	b.build(&p.cm, "adm_cm", admCMSPV, 3, admPushSize, 2)
 	b.build(&p.reduce, "adm_reduce", admReduceSPV, 2, admReducePushSize, 1)
@@ -55,7 +52,7 @@ func buildADMPipelines(b *pipelines) *admPipelines {
 }
 
 func (p *admPipelines) close() {
-	closePipelines(p.dwtV, p.dwtH, p.decouple, p.csf, p.den, p.cm, p.reduce)
+	closePipelines(p.dwtV, p.dwtH, p.decouple, p.den, p.cm, p.reduce)
 }
 
 // admPush is adm_common.glsl's push constant block.
@@ -91,10 +88,10 @@ func (p admPush) bytes() []byte {
 
 // admScale is one scale's dispatches, their push constants recorded once.
 type admScale struct {
-	inW, inH, bw, bh                    int // the DWT's input and the bands' size
-	dwt, decouple, csfA, csfR, den, dlm []byte
-	aim                                 []byte
-	decW, decH, scoreRows               int
+	inW, inH, bw, bh        int // the DWT's input and the bands' size
+	dwt, decouple, den, dlm []byte
+	aim                     []byte
+	decW, decH, scoreRows   int
 }
 
 // admWorker is one goroutine's ADM buffers: the DWT's vertical pass (low
@@ -115,7 +112,7 @@ type admWorker struct {
 
 	dwtV0Ref, dwtV0Dis, dwtVRef, dwtVDis *vulkan.DescriptorSet
 	dwtHRef, dwtHDis, decouple, den      *vulkan.DescriptorSet
-	csfA, csfR, dlm, aim, reduce         *vulkan.DescriptorSet
+	dlm, aim, reduce                     *vulkan.DescriptorSet
 	rows                                 vmaf.ADMRows
 	// reducePush is adm_reduce.comp's push constants but for dst (the
 	// first word): the scored rows of every scale and their roundings
@@ -138,8 +135,7 @@ func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig, ref0, dis0, results *vulkan
 	aw.dwtV0Ref, aw.dwtV0Dis = a.bind(p.dwtV, ref0, tmpR), a.bind(p.dwtV, dis0, tmpD)
 	aw.dwtVRef, aw.dwtVDis = a.bind(p.dwtV, refB, tmpR), a.bind(p.dwtV, disB, tmpD)
 	aw.dwtHRef, aw.dwtHDis = a.bind(p.dwtH, tmpR, refB), a.bind(p.dwtH, tmpD, disB)
-	aw.decouple = a.bind(p.decouple, refB, disB, dec)
-	aw.csfA, aw.csfR = a.bind(p.csf, dec, csfA), a.bind(p.csf, dec, csfR)
+	aw.decouple = a.bind(p.decouple, refB, disB, dec, csfA, csfR)
 	aw.den = a.bind(p.den, refB, aw.rowsBuf)
 	// DLM: the restored part (planes 0..2) masked by the CSF of the additive part;
 	// AIM: the additive part (planes 3..5) masked by the CSF of the restored part.
@@ -182,10 +178,6 @@ func newADMWorker(k *Kernel, cfg vmaf.OffloadConfig, ref0, dis0, results *vulkan
 		dec.top, dec.bottom, dec.left, dec.right = int32(decouple[0]), int32(decouple[1]), int32(decouple[2]), int32(decouple[3])
 		s.decouple = dec.bytes()
 		s.decW, s.decH = decouple[3]-decouple[2], decouple[1]-decouple[0]
-		dec.src = 3
-		s.csfA = dec.bytes()
-		dec.src = 0
-		s.csfR = dec.bytes()
 		sco := band
 		sco.top, sco.bottom, sco.left, sco.right = int32(score[0]), int32(score[1]), int32(score[2]), int32(score[3])
 		s.scoreRows = score[1] - score[0]
@@ -241,11 +233,6 @@ func (aw *admWorker) record(s recorder, dst int) {
 		}
 		if c.scoreRows > 0 {
 			s.Dispatch(p.den, aw.den, c.den, c.scoreRows, 1, 1)
-		}
-		s.Barrier()
-		if c.decW > 0 && c.decH > 0 {
-			s.Dispatch(p.csf, aw.csfA, c.csfA, (c.decW+63)/64, (c.decH+3)/4, 1)
-			s.Dispatch(p.csf, aw.csfR, c.csfR, (c.decW+63)/64, (c.decH+3)/4, 1)
 		}
 		s.Barrier()
 		if c.scoreRows > 0 {

@@ -52,3 +52,24 @@ int narrow16(int v) {
 ivec2 neighbors(int i, int n) {
     return ivec2(i == 0 ? 1 : i - 1, i == n - 1 ? n - 1 : i + 1);
 }
+
+const int csfShifts0[3] = int[](15, 15, 17);
+const int csfAdds0[3] = int[](16384, 16384, 65535);
+
+// csfOne is vmaf csf0 and csfS of one coefficient s of band t (h, v, d) at this
+// scale, weighted by the run's contrast sensitivity (irf0..irf2): the weighted
+// coefficient and the masking filter's input |csf|/30.
+ivec2 csfOne(int s, int t) {
+    int64_t irf = t == 0 ? irf0 : t == 1 ? irf1 : irf2;
+    int v, f;
+    if (scale == 0) {
+        // int32 products, as adm_csf's: the weight is below 2^16 and
+        // the coefficient an int16.
+        v = narrow16((int(irf) * s + csfAdds0[t]) >> csfShifts0[t]);
+        f = narrow16((4369 * abs(v) + 2048) >> 12);
+    } else {
+        v = int((irf * int64_t(s) + (int64_t(1) << 27)) >> 28);
+        f = int((int64_t(143165577) * int64_t(abs(v)) + int64_t(-2147483648)) >> 32);
+    }
+    return ivec2(v, f);
+}

@@ -2,6 +2,10 @@
 // decoupling region: the distorted bands split into the restored part r
 // and the additive part a. The angle test and the gain limit use double
 // precision exactly as the CPU kernel does (precise: no fused operations).
+// It also weighs both parts by the contrast sensitivity (vmaf csf0 and
+// csfS, csfOne), which reads each coefficient alone: done here, where the
+// coefficient is made, it needs no pass and no barrier of its own (one
+// phase fewer a scale, docs/benchmarks.md, "On the H200 again").
 #version 450
 #extension GL_ARB_gpu_shader_int64 : require
 #extension GL_GOOGLE_include_directive : require
@@ -12,6 +16,9 @@ layout(local_size_x = 64, local_size_y = 4) in;
 layout(std430, binding = 0) readonly buffer Ref { int ref[]; };
 layout(std430, binding = 1) readonly buffer Dis { int dis[]; };
 layout(std430, binding = 2) writeonly buffer Dec { int dec[]; };
+// The CSF of a (for DLM's masking) and of r (for AIM's).
+layout(std430, binding = 3) writeonly buffer CsfA { int csfA[]; };
+layout(std430, binding = 4) writeonly buffer CsfR { int csfR[]; };
 
 ivec2 decoupleOne(int o, int t, bool angle) {
     bool nar = scale == 0;
@@ -82,4 +89,13 @@ void main() {
     dec[3 * plane + x] = rh.y;
     dec[4 * plane + x] = rv.y;
     dec[5 * plane + x] = rd.y;
+    ivec2 parts[3] = ivec2[](rh, rv, rd);
+    for (int t = 0; t < 3; t++) {
+        ivec2 cr = csfOne(parts[t].x, t);
+        ivec2 ca = csfOne(parts[t].y, t);
+        csfR[t * plane + x] = cr.x;
+        csfR[(3 + t) * plane + x] = cr.y;
+        csfA[t * plane + x] = ca.x;
+        csfA[(3 + t) * plane + x] = ca.y;
+    }
 }
