@@ -215,34 +215,72 @@ func (aw *admWorker) clear(s recorder) { s.Fill(aw.rowsBuf, 0, aw.rowsBuf.Size()
 // reduction of their rows into results at word dst; clear must be recorded
 // before the barrier that ends the frame's uploads.
 func (aw *admWorker) record(s recorder, dst int) {
-	p := aw.k.adm
+	// A scale's DWT needs only the scale before's DWT (its a band), not its
+	// decoupling or masking, so the next scale's DWT runs beside them: DWT
+	// 0 vertical | horizontal | decouple 0 + DWT 1 vertical | masking 0 +
+	// DWT 1 horizontal | ... Each pass still waits for what it reads and
+	// for the readers of what it writes: the horizontal DWT rewrites the
+	// bands that the decoupling before it read, and the decoupling the
+	// buffers that the masking before it read. 11 phases where one scale
+	// after another took 17.
+	aw.recordDWTV(s, 0)
+	s.Barrier()
+	aw.recordDWTH(s, 0)
+	s.Barrier()
 	for sc := range aw.scales {
-		c := &aw.scales[sc]
-		vr, vd := aw.dwtVRef, aw.dwtVDis
-		if sc == 0 {
-			vr, vd = aw.dwtV0Ref, aw.dwtV0Dis
-		}
-		s.Dispatch(p.dwtV, vr, c.dwt, (c.inW+63)/64, (c.bh+3)/4, 1)
-		s.Dispatch(p.dwtV, vd, c.dwt, (c.inW+63)/64, (c.bh+3)/4, 1)
-		s.Barrier()
-		s.Dispatch(p.dwtH, aw.dwtHRef, c.dwt, (c.bw+63)/64, (c.bh+3)/4, 1)
-		s.Dispatch(p.dwtH, aw.dwtHDis, c.dwt, (c.bw+63)/64, (c.bh+3)/4, 1)
-		s.Barrier()
-		if c.decW > 0 && c.decH > 0 {
-			s.Dispatch(p.decouple, aw.decouple, c.decouple, (c.decW+63)/64, (c.decH+3)/4, 1)
-		}
-		if c.scoreRows > 0 {
-			s.Dispatch(p.den, aw.den, c.den, c.scoreRows, 1, 1)
+		aw.recordDecouple(s, sc)
+		if sc+1 < len(aw.scales) {
+			aw.recordDWTV(s, sc+1)
 		}
 		s.Barrier()
-		if c.scoreRows > 0 {
-			s.Dispatch(p.cm, aw.dlm, c.dlm, c.scoreRows, 1, 1)
-			s.Dispatch(p.cm, aw.aim, c.aim, c.scoreRows, 1, 1)
+		aw.recordMask(s, sc)
+		if sc+1 < len(aw.scales) {
+			aw.recordDWTH(s, sc+1)
 		}
 		s.Barrier()
 	}
 	binary.LittleEndian.PutUint32(aw.reducePush, uint32(dst))
-	s.Dispatch(p.reduce, aw.reduce, aw.reducePush, admResultWords, 1, 1)
+	s.Dispatch(aw.k.adm.reduce, aw.reduce, aw.reducePush, admResultWords, 1, 1)
+}
+
+// recordDWTV records scale sc's vertical DWT of both images: of the frame's planes
+// at scale 0, else of the scale before's a band.
+func (aw *admWorker) recordDWTV(s recorder, sc int) {
+	p, c := aw.k.adm, &aw.scales[sc]
+	vr, vd := aw.dwtVRef, aw.dwtVDis
+	if sc == 0 {
+		vr, vd = aw.dwtV0Ref, aw.dwtV0Dis
+	}
+	s.Dispatch(p.dwtV, vr, c.dwt, (c.inW+63)/64, (c.bh+3)/4, 1)
+	s.Dispatch(p.dwtV, vd, c.dwt, (c.inW+63)/64, (c.bh+3)/4, 1)
+}
+
+// recordDWTH records scale sc's horizontal DWT of both images into their bands.
+func (aw *admWorker) recordDWTH(s recorder, sc int) {
+	p, c := aw.k.adm, &aw.scales[sc]
+	s.Dispatch(p.dwtH, aw.dwtHRef, c.dwt, (c.bw+63)/64, (c.bh+3)/4, 1)
+	s.Dispatch(p.dwtH, aw.dwtHDis, c.dwt, (c.bw+63)/64, (c.bh+3)/4, 1)
+}
+
+// recordDecouple records scale sc's decoupling (with the CSF) and the reference's
+// denominator rows.
+func (aw *admWorker) recordDecouple(s recorder, sc int) {
+	p, c := aw.k.adm, &aw.scales[sc]
+	if c.decW > 0 && c.decH > 0 {
+		s.Dispatch(p.decouple, aw.decouple, c.decouple, (c.decW+63)/64, (c.decH+3)/4, 1)
+	}
+	if c.scoreRows > 0 {
+		s.Dispatch(p.den, aw.den, c.den, c.scoreRows, 1, 1)
+	}
+}
+
+// recordMask records scale sc's contrast masking rows of DLM and AIM.
+func (aw *admWorker) recordMask(s recorder, sc int) {
+	p, c := aw.k.adm, &aw.scales[sc]
+	if c.scoreRows > 0 {
+		s.Dispatch(p.cm, aw.dlm, c.dlm, c.scoreRows, 1, 1)
+		s.Dispatch(p.cm, aw.aim, c.aim, c.scoreRows, 1, 1)
+	}
 }
 
 // admSums reads a frame's ADM sums from its results.

@@ -26,7 +26,7 @@ var (
 // for another's passes: each feature's commands after its k-th barrier go into
 // phase k, and flush records the phases one after another, one barrier after
 // each. A frame then takes as many barriers as its longest feature has phases
-// (ADM's 17 for vmaf_v0.6.1, CAMBI's for a v1 model), and a phase's passes of
+// (ADM's 11 for vmaf_v0.6.1, CAMBI's for a v1 model), and a phase's passes of
 // several features run side by side.
 type phases struct {
 	at   int         // the phase the feature being recorded is at

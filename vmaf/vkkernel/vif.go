@@ -196,21 +196,29 @@ const vifResultWords = 16
 // record records the four scales' passes on the worker's planes and the
 // reduction of their rows into results at word dst.
 func (vw *vifWorker) record(s recorder, dst int) {
+	// A scale's statistic and the next scale's subsampling both only read
+	// the scale's images, into buffers of their own (the statistic's
+	// vertical planes, the subsampling's temporaries), so they run side by
+	// side: statistic 0 vertical + subsampling 1 vertical | both horizontal |
+	// statistic 1 vertical + subsampling 2 vertical | ... 8 phases and the
+	// reductions' where one pass after another took 14.
 	p := vw.k.vif
-	pw, ph := vw.w, vw.h
 	for sc := range vw.scales {
 		c := &vw.scales[sc]
-		if sc > 0 {
-			s.Dispatch(p.subV, c.subV, c.subPush, (pw+63)/64, (ph/2+3)/4, 1)
-			s.Barrier()
-			s.Dispatch(p.subH, c.subH, c.subPush, (pw/2+63)/64, (ph/2+3)/4, 1)
-			s.Barrier()
+		var next *vifScale
+		if sc+1 < len(vw.scales) {
+			next = &vw.scales[sc+1]
 		}
 		s.Dispatch(p.statV, c.statV, c.push, (c.w+63)/64, (c.h+3)/4, 1)
+		if next != nil {
+			s.Dispatch(p.subV, next.subV, next.subPush, (c.w+63)/64, (c.h/2+3)/4, 1)
+		}
 		s.Barrier()
 		s.Dispatch(p.statH, c.statH, c.push, c.h, 1, 1)
+		if next != nil {
+			s.Dispatch(p.subH, next.subH, next.subPush, (c.w/2+63)/64, (c.h/2+3)/4, 1)
+		}
 		s.Barrier()
-		pw, ph = c.w, c.h
 	}
 	for sc := range vw.scales {
 		c := &vw.scales[sc]
