@@ -159,7 +159,6 @@ func (cw *cambiWorker) dispatch(s recorder, p cambiPush) {
 		int32(p.outOff), int32(c.InWidth), up, down, round, int32(c.MaskThreshold), int32(c.BandBase), int32(c.BandSize),
 		int32(c.Pad), int32(c.NumDiffs), int32(c.Height))
 	s.Dispatch(cw.k.cambi, cw.set, words, (p.w+15)/16, (p.h+15)/16, 1)
-	s.Barrier()
 }
 
 // record records the passes of every scale's c-values of the distorted
@@ -172,24 +171,65 @@ func (cw *cambiWorker) record(s recorder, slot, i int) {
 	w, h := c.Width, c.Height
 	img, mask := 0, 2*n
 	other := func(off, base int) int { return base + n - (off - base) }
-	cw.dispatch(s, cambiPush{op: cambiConv, w: w, h: h, dst: img})
+	pass := func(p cambiPush) {
+		cw.dispatch(s, p)
+		s.Barrier()
+	}
+	decimate := func(nw, nh int) {
+		cw.dispatch(s, cambiPush{op: cambiDecimate, w: nw, h: nh, srcW: w, src: img, dst: other(img, 0), srcM: mask, dstM: other(mask, 2*n)})
+	}
+	pass(cambiPush{op: cambiConv, w: w, h: h, dst: img})
 	if c.AntiDither {
-		cw.dispatch(s, cambiPush{op: cambiDither, w: w, h: h, src: img, dst: other(img, 0)})
+		pass(cambiPush{op: cambiDither, w: w, h: h, src: img, dst: other(img, 0)})
 		img = other(img, 0)
 	}
-	cw.dispatch(s, cambiPush{op: cambiMask, w: w, h: h, src: img, dstM: mask})
-	for scale, sz := range cw.scales {
-		if scale > 0 || c.SpeedUp {
-			cw.dispatch(s, cambiPush{op: cambiDecimate, w: sz[0], h: sz[1], srcW: w, src: img, dst: other(img, 0), srcM: mask, dstM: other(mask, 2*n)})
-			img, mask = other(img, 0), other(mask, 2*n)
-			w, h = sz[0], sz[1]
+	pass(cambiPush{op: cambiMask, w: w, h: h, src: img, dstM: mask})
+	if c.SpeedUp {
+		sz := cw.scales[0]
+		decimate(sz[0], sz[1])
+		s.Barrier()
+		img, mask = other(img, 0), other(mask, 2*n)
+		w, h = sz[0], sz[1]
+	}
+	pass(cambiPush{op: cambiMode, w: w, h: h, src: img, dst: other(img, 0)})
+	img = other(img, 0)
+	// The next scale needs only this scale's mode-filtered picture and
+	// mask, so its decimation runs beside this scale's band, and its mode
+	// filter beside this scale's c-values: two phases a scale where one pass
+	// after another took four. The band goes where the picture before the
+	// mode filter was, at the end of that area, and the next scale's
+	// decimation at its start; where the two do not fit side by side (the
+	// first scale at full size), the passes run one after another as before,
+	// the band at the area's start.
+	for scale := range cw.scales {
+		next := scale+1 < len(cw.scales)
+		var nw, nh int
+		if next {
+			nw, nh = cw.scales[scale+1][0], cw.scales[scale+1][1]
 		}
-		cw.dispatch(s, cambiPush{op: cambiMode, w: w, h: h, src: img, dst: other(img, 0)})
-		img = other(img, 0)
-		// The band goes where the picture before the mode filter was; the next
-		// scale's decimation overwrites it.
-		cw.dispatch(s, cambiPush{op: cambiBand, w: w, h: h, src: img, srcM: mask, dst: other(img, 0)})
-		cw.dispatch(s, cambiPush{op: cambiCValues, w: w, h: h, src: other(img, 0), outOff: cw.outOff[scale]})
+		overlap := next && w*h+nw*nh <= n
+		band := other(img, 0)
+		if overlap {
+			band += n - w*h
+		}
+		cw.dispatch(s, cambiPush{op: cambiBand, w: w, h: h, src: img, srcM: mask, dst: band})
+		if overlap {
+			decimate(nw, nh)
+		}
+		s.Barrier()
+		cw.dispatch(s, cambiPush{op: cambiCValues, w: w, h: h, src: band, outOff: cw.outOff[scale]})
+		if next && !overlap {
+			s.Barrier()
+			decimate(nw, nh)
+			s.Barrier()
+		}
+		if next {
+			img, mask = other(img, 0), other(mask, 2*n)
+			w, h = nw, nh
+			cw.dispatch(s, cambiPush{op: cambiMode, w: w, h: h, src: img, dst: other(img, 0)})
+			img = other(img, 0)
+		}
+		s.Barrier()
 	}
 	s.Copy(cw.back[slot], int64(i*4*cw.outN), cw.cvals, 0, int64(4*cw.outN))
 }
