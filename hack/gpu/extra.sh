@@ -82,7 +82,8 @@ ffmpeg_here(){
   for c in libx264 libx265; do [ -f $R/.gpu/e4_$c.mp4 ] && [ ! -f /tmp/e4_$c.mp4 ] && cp $R/.gpu/e4_$c.mp4 /tmp/e4_$c.mp4; done
   true
 }
-# A subset, to rerun one step: STEPS=4 bash .gpu/extra.sh. A, O, S, U and P run only when named.
+# A subset, to rerun one step: STEPS=4 bash .gpu/extra.sh. A, O, S, U, P, C and H run only
+# when named.
 STEPS=${STEPS:-GD1234}
 step(){ [[ $STEPS == *$1* ]]; }
 

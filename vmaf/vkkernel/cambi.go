@@ -146,6 +146,8 @@ type cambiPush struct {
 	op, w, h, srcW, src, dst, srcM, dstM, outOff int
 }
 
+// dispatch records pass p; record places the barriers, so that passes that
+// do not wait for each other share a phase.
 func (cw *cambiWorker) dispatch(s recorder, p cambiPush) {
 	c := cw.cfg
 	var up, down, round int32
