@@ -677,26 +677,45 @@ func TestScoreVulkan(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	scoreWith := func(b string, wait bool, env ...string) *vmafxv1.WorkerResult {
+	scorePair := func(ref, dist, b string, wait bool, env ...string) *vmafxv1.WorkerResult {
 		e := map[string]string{vmafxv1.EnvBackend: b, "VMAFX_WAIT_FOR_DEVICE": strconv.FormatBool(wait)}
 		for i := 0; i+1 < len(env); i += 2 {
 			e[env[i]] = env[i+1]
 		}
-		r := runWorker(t, context.Background(), e, rawArgs(refClip, distClip)...)
+		r := runWorker(t, context.Background(), e, rawArgs(ref, dist)...)
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d, stderr:\n%s", b, r.code, r.stderr)
 		}
 		return r.result(t)
 	}
+	scoreWith := func(b string, wait bool, env ...string) *vmafxv1.WorkerResult {
+		return scorePair(refClip, distClip, b, wait, env...)
+	}
 	gpu, cpu, overlapped := scoreWith("vulkan", true), scoreWith("cpu", false), scoreWith("vulkan", false)
 	if gpu.Device != nil && gpu.Device.CPUFrames != 0 {
 		t.Errorf("--wait-for-device: %d frames on the CPU, want 0", gpu.Device.CPUFrames)
 	}
-	// One thread with the device, one on the CPU beside it from the start.
-	if beside := scoreWith("vulkan", true, "VMAFX_THREADS", "2", "VMAFX_DEVICE_THREADS", "1"); beside.Device == nil ||
-		beside.Device.CPUFrames == 0 || beside.Score != cpu.Score || beside.Min != cpu.Min || beside.Max != cpu.Max {
+	// One thread with the device, one on the CPU beside it from the start. The device's
+	// thread queues up to its frames in flight (64 at this size) without waiting, so on
+	// the 16-frame clip it could take every frame before the CPU's thread ran: the pair
+	// repeated 6 times (96 frames) leaves the CPU's thread frames whatever the timing.
+	long := func(clip string) string {
+		data, err := os.ReadFile(clip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), filepath.Base(clip))
+		if err := os.WriteFile(p, bytes.Repeat(data, 6), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	longRef, longDist := long(refClip), long(distClip)
+	longCPU := scorePair(longRef, longDist, "cpu", false)
+	if beside := scorePair(longRef, longDist, "vulkan", true, "VMAFX_THREADS", "2", "VMAFX_DEVICE_THREADS", "1"); beside.Device == nil ||
+		beside.Device.CPUFrames == 0 || beside.Score != longCPU.Score || beside.Min != longCPU.Min || beside.Max != longCPU.Max {
 		t.Errorf("--device-threads 1 of 2: device %+v, score %v (min %v, max %v); want frames on the CPU beside the device and the CPU's score %v",
-			beside.Device, beside.Score, beside.Min, beside.Max, cpu.Score)
+			beside.Device, beside.Score, beside.Min, beside.Max, longCPU.Score)
 	}
 	if d := overlapped.Device; d == nil || d.Name == "" || d.CPUFrames < 0 || d.CPUFrames > overlapped.Frames ||
 		overlapped.Score != cpu.Score || overlapped.Min != cpu.Min || overlapped.Max != cpu.Max {
