@@ -372,9 +372,10 @@ func (l *loopReader) Read(p []byte) (int, error) {
 // converting each frame pair, alone: raw 8-bit 4:2:0 from memory, luma only
 // as vmaf_v0.6.1 reads it. serial reads the two sides in turn on one
 // goroutine, as Score did; pair is Score's readPair, the distorted side on a
-// goroutine of its own. pairs/s is the most frames/s any thread count can
-// score: BenchmarkScoreScaling's figure at a whole node's threads must stay
-// below it.
+// goroutine of its own; packed is pair with 8-bit luma kept as bytes
+// (Frame.Packed), as Score reads it for a GPU backend. pairs/s is the most
+// frames/s any thread count can score: BenchmarkScoreScaling's figure at a
+// whole node's threads must stay below it.
 func BenchmarkReadPair(b *testing.B) {
 	const frames = 64
 	for _, sz := range []struct {
@@ -383,7 +384,10 @@ func BenchmarkReadPair(b *testing.B) {
 	}{{1920, 1080, YUV420P}, {1920, 1080, YUV420P10LE}, {3840, 2160, YUV420P}} {
 		frameBytes := sz.pf.FrameBytes(sz.w, sz.h)
 		var ref, dist []byte
-		for _, mode := range []string{"serial", "pair"} {
+		for _, mode := range []string{"serial", "pair", "packed"} {
+			if mode == "packed" && sz.pf.BitDepth() != 8 {
+				continue
+			}
 			b.Run(fmt.Sprintf("%dx%d/%v/%s", sz.w, sz.h, sz.pf, mode), func(b *testing.B) {
 				if ref == nil {
 					rp, dp := synthPair(sz.w, sz.h, 2)
@@ -394,7 +398,7 @@ func BenchmarkReadPair(b *testing.B) {
 					r, _ := OpenRaw(&loopReader{buf: ref, n: frames * frameBytes}, sz.w, sz.h, sz.pf)
 					d, _ := OpenRaw(&loopReader{buf: dist, n: frames * frameBytes}, sz.w, sz.h, sz.pf)
 					p := &pipeline{ref: r, dist: d}
-					var fr, fd Frame
+					fr, fd := Frame{Packed: mode == "packed"}, Frame{Packed: mode == "packed"}
 					n := 0
 					if mode == "serial" {
 						for r.ReadFrame(&fr) == nil && d.ReadFrame(&fd) == nil {

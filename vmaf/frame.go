@@ -24,6 +24,17 @@ type Frame struct {
 	// fill U and V too. Left false, chroma costs neither memory nor a
 	// conversion.
 	Chroma bool
+	// Packed is set by the caller, not the reader: it asks ReadFrame to
+	// keep an 8-bit frame's luma as the bytes it read, in Y8, and leave Y
+	// empty. A GPU backend uploads 8-bit planes as bytes: widening each
+	// sample on the host only for the device worker to narrow it back cost
+	// most of the host's side of a GPU run (docs/benchmarks.md). Readers
+	// that do not know Packed fill Y as always, so a caller that sets it
+	// takes either form (Packed8).
+	Packed bool
+	// Y8 holds the Width*Height luma samples of an 8-bit frame read with
+	// Packed, when Y is empty.
+	Y8 []byte
 	// ChromaWidth and ChromaHeight are the size of U and V (4:2:0 and 4:2:2
 	// round odd sizes up); both are zero when Chroma is false or the format
 	// has no chroma (gray).
@@ -75,22 +86,42 @@ func newPlaneReader(r io.Reader, info VideoInfo) (*planeReader, error) {
 // readFrame reads one frame's bytes. A clean end of input before the first
 // byte is io.EOF; a partial frame is ErrTruncated.
 func (p *planeReader) readFrame(f *Frame) error {
-	if p.buf == nil {
-		p.buf = make([]byte, p.info.Format.FrameBytes(p.info.Width, p.info.Height))
-	}
-	n, err := io.ReadFull(p.r, p.buf)
-	switch {
-	case err == nil:
-	case errors.Is(err, io.EOF) && n == 0:
-		return io.EOF
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return fmt.Errorf("%w: got %d of %d bytes", ErrTruncated, n, len(p.buf))
-	default:
-		return err
-	}
 	w, h := p.info.Width, p.info.Height
+	size := p.info.Format.FrameBytes(w, h)
+	bps := p.info.Format.bytesPerSample()
+	// An 8-bit frame read Packed: its luma straight into Y8, the chroma
+	// planes after it into buf (whose luma part stays unused), so that the
+	// luma is copied once, by the read.
+	packed := f.Packed && bps == 1
+	luma := 0
+	if packed {
+		luma = w * h
+		if cap(f.Y8) < luma {
+			f.Y8 = make([]byte, luma)
+		}
+		f.Y8 = f.Y8[:luma]
+		n, err := io.ReadFull(p.r, f.Y8)
+		if err := readErr(n, err, size); err != nil {
+			return err
+		}
+	}
+	if p.buf == nil {
+		p.buf = make([]byte, size)
+	}
+	if n, err := io.ReadFull(p.r, p.buf[luma:]); err != nil {
+		if luma > 0 && errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF // the frame began with its luma
+		}
+		if err := readErr(luma+n, err, size); err != nil {
+			return err
+		}
+	}
 	f.Width, f.Height, f.BitDepth = w, h, p.info.Format.BitDepth()
-	f.Y = toSamples(f.Y, p.buf, w*h, f.BitDepth)
+	if packed {
+		f.Y = f.Y[:0]
+	} else {
+		f.Y = toSamples(f.Y, p.buf, w*h, f.BitDepth)
+	}
 	f.ChromaWidth, f.ChromaHeight = 0, 0
 	f.U, f.V = f.U[:0], f.V[:0]
 	if !f.Chroma {
@@ -100,12 +131,43 @@ func (p *planeReader) readFrame(f *Frame) error {
 	if cw == 0 {
 		return nil
 	}
-	bps := p.info.Format.bytesPerSample()
 	lumaBytes, chromaBytes := w*h*bps, cw*ch*bps
 	f.ChromaWidth, f.ChromaHeight = cw, ch
 	f.U = toSamples(f.U, p.buf[lumaBytes:], cw*ch, f.BitDepth)
 	f.V = toSamples(f.V, p.buf[lumaBytes+chromaBytes:], cw*ch, f.BitDepth)
 	return nil
+}
+
+// readErr is a frame read's error after n of its size bytes (err from
+// io.ReadFull): io.EOF before the first byte, ErrTruncated inside the frame.
+func readErr(n int, err error, size int) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, io.EOF) && n == 0:
+		return io.EOF
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return fmt.Errorf("%w: got %d of %d bytes", ErrTruncated, n, size)
+	default:
+		return err
+	}
+}
+
+// Packed8 returns an 8-bit frame's luma bytes when it was read Packed (Y is
+// then empty), else nil: the frame's luma is then Y.
+func (f *Frame) Packed8() []byte {
+	if len(f.Y) == 0 && len(f.Y8) > 0 {
+		return f.Y8
+	}
+	return nil
+}
+
+// unpack widens a Packed frame's luma into Y; it does nothing to a frame
+// that has Y already.
+func (f *Frame) unpack() {
+	if b := f.Packed8(); b != nil {
+		f.Y = toSamples(f.Y, b, len(b), 8)
+	}
 }
 
 // toSamples converts the first n samples of src (bytes, or little-endian

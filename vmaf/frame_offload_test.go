@@ -34,6 +34,21 @@ type cpuFrameOffload struct {
 	speed, cambi atomic.Int64
 	// workers is the OffloadConfig.Workers a worker was last made with.
 	workers atomic.Int64
+	// packed counts the bytes of reference planes Queue was given as bytes
+	// (OffloadFrame.Ref8): Score reads 8-bit frames Packed for a FrameOffload.
+	packed atomic.Int64
+}
+
+// samples16 is a plane Queue was given in either form, as 16-bit samples.
+func samples16(y []uint16, y8 []byte) []uint16 {
+	if y8 == nil {
+		return y
+	}
+	out := make([]uint16, len(y8))
+	for i, b := range y8 {
+		out[i] = uint16(b)
+	}
+	return out
 }
 
 func (o *cpuFrameOffload) FramesInFlight(w, h int) int {
@@ -87,8 +102,9 @@ func (w *cpuFrameWorker) Close() {}
 func (w *cpuFrameWorker) Queue(f *OffloadFrame) error {
 	c := w.cfg
 	s := new(OffloadSums)
-	if f.Prev != nil {
-		s.SAD = MotionSAD(f.Prev, f.Ref, c.Width, c.Height, c.BitDepth)
+	if f.Motion() {
+		s.SAD = MotionSAD(samples16(f.Prev, f.Prev8), samples16(f.Ref, f.Ref8), c.Width, c.Height, c.BitDepth)
+		w.o.packed.Add(int64(len(f.Ref8)))
 	}
 	if f.SpeedRef != nil {
 		w.o.speed.Add(1)
@@ -102,11 +118,12 @@ func (w *cpuFrameWorker) Queue(f *OffloadFrame) error {
 	}
 	if f.CAMBI {
 		w.o.cambi.Add(1)
-		if len(f.Dis) < c.Width*c.Height {
+		dis := samples16(f.Dis, f.Dis8)
+		if len(dis) < c.Width*c.Height {
 			return fmt.Errorf("CAMBI asked without the distorted plane")
 		}
 		if !w.o.leave {
-			cv := CAMBICValuesCPU(f.Dis, c.Width, c.Height, c.BitDepth, w.o.m)
+			cv := CAMBICValuesCPU(dis, c.Width, c.Height, c.BitDepth, w.o.m)
 			if w.o.corrupt {
 				for _, c := range cv {
 					for i := range c {
@@ -171,6 +188,11 @@ func TestScoreFrameOffloadV1(t *testing.T) {
 				}
 				if diff := cmp.Diff(cpu.Frames, got.Frames); diff != "" {
 					t.Errorf("%s: per-frame features (-cpu +offload):\n%s", where, diff)
+				}
+				// The 8-bit frames reach the worker as the bytes read: none
+				// is widened on the host only to be narrowed for a device.
+				if got := off.packed.Load(); got == 0 {
+					t.Errorf("%s: no reference plane reached Queue as bytes", where)
 				}
 				// Each worker knows how many share the frames in flight.
 				if w := off.workers.Load(); w != int64(threads) {

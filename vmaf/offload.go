@@ -295,6 +295,10 @@ type OffloadFrame struct {
 	// PrevIndex's; nil for no motion (the SAD is then 0).
 	Prev      []uint16
 	PrevIndex int
+	// Ref8, Dis8 and Prev8 are the same planes of 8-bit frames read Packed
+	// (Frame.Packed), as bytes: each plane comes in one form or the other,
+	// and a FrameOffloader takes both.
+	Ref8, Dis8, Prev8 []byte
 	// VIF and ADM ask for those features' sums.
 	VIF, ADM bool
 	// SpeedRef and SpeedDis, when set, ask for SpEED chroma's pictures of
@@ -304,6 +308,10 @@ type OffloadFrame struct {
 	// CAMBIOffloader's CAMBICValues returns).
 	CAMBI bool
 }
+
+// Motion says the frame asks for motion: it has a previous plane, in either
+// form.
+func (f *OffloadFrame) Motion() bool { return f.Prev != nil || f.Prev8 != nil }
 
 // OffloadSums are a queued frame's results: the motion SAD, the VIF and
 // ADM sums, SpEED chroma's pictures and CAMBI's c-values, each when asked

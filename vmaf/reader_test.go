@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"testing"
 )
 
@@ -356,6 +357,75 @@ func TestReadChroma(t *testing.T) {
 				}
 				if f.ChromaWidth != 0 || len(f.U) != 0 || len(f.V) != 0 {
 					t.Fatalf("Chroma off: chroma %dx%d, len(U) %d", f.ChromaWidth, f.ChromaHeight, len(f.U))
+				}
+			}
+		})
+	}
+}
+
+// TestReadPacked: a frame read Packed keeps an 8-bit frame's luma as its bytes
+// (Y8, Y empty), with the chroma planes as without it; deeper frames ignore Packed;
+// widening gives what an unpacked read gives; a frame cut in its luma or in its
+// chroma is ErrTruncated, a clean end io.EOF, as without Packed.
+func TestReadPacked(t *testing.T) {
+	for _, pf := range []PixelFormat{YUV420P, YUV444P, Gray, YUV420P10LE} {
+		t.Run(pf.String(), func(t *testing.T) {
+			const w, h = 35, 33
+			maxV := uint16(1)<<uint(pf.BitDepth()) - 1
+			l, c := pf.planeSizes(w, h)
+			sample := func(i int) uint16 { return uint16(i*7+1) & maxV }
+			var frame []byte
+			for i := 0; i < l+2*c; i++ {
+				if v := sample(i); pf.BitDepth() == 8 {
+					frame = append(frame, byte(v))
+				} else {
+					frame = append(frame, byte(v), byte(v>>8))
+				}
+			}
+			two := append(append([]byte(nil), frame...), frame...)
+			for _, chroma := range []bool{false, true} {
+				plain, packed := Frame{Chroma: chroma}, Frame{Chroma: chroma, Packed: true}
+				pr, _ := OpenRaw(bytes.NewReader(two), w, h, pf)
+				rr, _ := OpenRaw(bytes.NewReader(two), w, h, pf)
+				for n := range 2 {
+					if err := pr.ReadFrame(&plain); err != nil {
+						t.Fatal(err)
+					}
+					if err := rr.ReadFrame(&packed); err != nil {
+						t.Fatal(err)
+					}
+					b := packed.Packed8()
+					if pf.BitDepth() != 8 {
+						if b != nil {
+							t.Fatalf("%d-bit frame read Packed: %d bytes in Y8, want its samples in Y", pf.BitDepth(), len(b))
+						}
+					} else {
+						if len(packed.Y) != 0 || len(b) != l || !bytes.Equal(b, frame[:l]) {
+							t.Fatalf("frame %d: len(Y) %d, Y8 equal to the luma bytes %v; want 0 and true", n, len(packed.Y), bytes.Equal(b, frame[:l]))
+						}
+						packed.unpack()
+					}
+					if !slices.Equal(packed.Y, plain.Y) || !slices.Equal(packed.U, plain.U) || !slices.Equal(packed.V, plain.V) ||
+						packed.ChromaWidth != plain.ChromaWidth || packed.ChromaHeight != plain.ChromaHeight {
+						t.Fatalf("chroma %v, frame %d: the Packed read, widened, differs from the plain one", chroma, n)
+					}
+					// Frame 1 is read into frame 0's widened samples: the read
+					// leaves Y empty again.
+					diffY(t, packed.Y, w, h, sample)
+				}
+				if err := rr.ReadFrame(&packed); !errors.Is(err, io.EOF) {
+					t.Fatalf("after the last frame: %v, want io.EOF", err)
+				}
+			}
+			// Cut inside the luma and inside the chroma.
+			for _, cut := range []int{1, l * pf.bytesPerSample() / 2, l*pf.bytesPerSample() + 1} {
+				if cut >= len(frame) {
+					continue
+				}
+				r, _ := OpenRaw(bytes.NewReader(frame[:cut]), w, h, pf)
+				err := r.ReadFrame(&Frame{Packed: true})
+				if !errors.Is(err, ErrTruncated) {
+					t.Errorf("frame cut at byte %d of %d: %v, want ErrTruncated", cut, len(frame), err)
 				}
 			}
 		})

@@ -119,6 +119,37 @@ type slot struct {
 	sums *OffloadSums
 	// offloaded says a thread with an Offload worker scored the frame.
 	offloaded bool
+	// lumaMu guards ref and dist's luma planes (refLuma, distLuma) while
+	// the frames may be Packed: the thread that scores the frame after this
+	// one reads ref as its prev, and either thread may widen it.
+	lumaMu sync.Mutex
+}
+
+// refLuma returns the reference's luma as 16-bit samples, widened once from
+// a Packed frame's bytes by whichever thread first needs them.
+func (s *slot) refLuma() []uint16 { return s.luma(&s.ref) }
+
+// distLuma is refLuma for the distorted frame.
+func (s *slot) distLuma() []uint16 { return s.luma(&s.dist) }
+
+// luma widens f, the slot's ref or dist, under the slot's lock.
+func (s *slot) luma(f *Frame) []uint16 {
+	s.lumaMu.Lock()
+	defer s.lumaMu.Unlock()
+	f.unpack()
+	return f.Y
+}
+
+// plane returns the luma of f, the slot's ref or dist, in the form it is in
+// now: the bytes of a Packed frame not widened yet (y8), else its samples
+// (y).
+func (s *slot) plane(f *Frame) (y []uint16, y8 []byte) {
+	s.lumaMu.Lock()
+	defer s.lumaMu.Unlock()
+	if b := f.Packed8(); b != nil {
+		return nil, b
+	}
+	return f.Y, nil
 }
 
 // worker holds one goroutine's scratch buffers, reused for every frame.
@@ -273,8 +304,9 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 	free := make(chan *slot, nSlots)
 	// PSNR's chroma and the model's SpEED read the chroma planes.
 	chroma := (p.extra != nil && p.extra.chroma) || p.model.speed != nil
+	packed := p.packed()
 	for range nSlots {
-		free <- &slot{ref: Frame{Chroma: chroma}, dist: Frame{Chroma: chroma}}
+		free <- &slot{ref: Frame{Chroma: chroma, Packed: packed}, dist: Frame{Chroma: chroma, Packed: packed}}
 	}
 	jobs := make(chan *slot, nSlots)
 	results := make(chan *slot, nSlots)
@@ -360,6 +392,20 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 		return nil, nil, err
 	}
 	return frames, sads, nil
+}
+
+// packed says the run reads 8-bit luma as bytes (Frame.Packed): when a
+// FrameOffload scores its frames, or may (an Opening), since a device takes
+// 8-bit planes as bytes. The CPU widens a frame's bytes only where it reads
+// its samples (refLuma): the frames scored on the CPU while the device
+// opens or beside it, and what the device leaves to the CPU. Runs on the
+// CPU alone widen as they read, on the readers' goroutines.
+func (p *pipeline) packed() bool {
+	if p.bpc != 8 {
+		return false
+	}
+	_, frames := p.opts.Offload.(FrameOffload)
+	return frames || p.opts.Opening != nil
 }
 
 // thread is one of Score's threads: it scores jobs with its own scratch,
@@ -638,14 +684,16 @@ func (wk *worker) inFlight(fo FrameOffloader, jobs <-chan *slot, results chan<- 
 // the model has them and the ADM weights suit the device, and the model's
 // SpEED chroma and CAMBI, in the same piece of device work.
 func (wk *worker) offloadFrame(s *slot) *OffloadFrame {
-	f := &OffloadFrame{Index: s.idx, Ref: s.ref.Y, PrevIndex: -1}
+	f := &OffloadFrame{Index: s.idx, PrevIndex: -1}
+	f.Ref, f.Ref8 = s.plane(&s.ref)
 	if s.prev != nil && !wk.noMotion {
-		f.Prev, f.PrevIndex = s.prev.ref.Y, s.prev.idx
+		f.Prev, f.Prev8 = s.prev.plane(&s.prev.ref)
+		f.PrevIndex = s.prev.idx
 	}
 	if s.full {
 		f.VIF, f.ADM, f.CAMBI = wk.vif != nil, wk.adm.offloadable(), wk.cambi != nil
 		if f.VIF || f.ADM || f.CAMBI {
-			f.Dis = s.dist.Y
+			f.Dis, f.Dis8 = s.plane(&s.dist)
 		}
 		if wk.speed != nil {
 			f.SpeedRef, f.SpeedDis = &s.ref, &s.dist
@@ -703,11 +751,11 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 			var err error
 			switch {
 			case s.sums == nil:
-				v, err = wk.computeVIF(s.ref.Y, s.dist.Y, bpc)
+				v, err = wk.computeVIF(s.refLuma(), s.distLuma(), bpc)
 			case s.sums.VIFOK:
 				v = vifScores(s.sums.VIF)
 			default:
-				v = wk.vif.compute(s.ref.Y, s.dist.Y, bpc)
+				v = wk.vif.compute(s.refLuma(), s.distLuma(), bpc)
 			}
 			if err != nil {
 				return err
@@ -720,11 +768,11 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 		var err error
 		switch {
 		case s.sums == nil:
-			a, err = wk.computeADM(s.ref.Y, s.dist.Y, bpc)
+			a, err = wk.computeADM(s.refLuma(), s.distLuma(), bpc)
 		case s.sums.ADMOK:
 			a = wk.adm.fromSums(&s.sums.ADM)
 		default:
-			a = wk.adm.compute(s.ref.Y, s.dist.Y, bpc)
+			a = wk.adm.compute(s.refLuma(), s.distLuma(), bpc)
 		}
 		if err != nil {
 			return err
@@ -734,6 +782,8 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 			s.score.ADMScale[i] = a.scale(i)
 		}
 		if wk.extra != nil {
+			s.refLuma()
+			s.distLuma()
 			wk.extra.compute(&s.ref, &s.dist, &s.score)
 		}
 		if wk.cambi != nil {
@@ -758,11 +808,11 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 		s.sad = s.sums.SAD
 	case wk.off != nil:
 		var err error
-		if s.sad, err = wk.off.MotionSAD(s.prev.ref.Y, s.ref.Y); err != nil {
+		if s.sad, err = wk.off.MotionSAD(s.prev.refLuma(), s.refLuma()); err != nil {
 			return err
 		}
 	default:
-		s.sad = wk.k.motionSAD(s.prev.ref.Y, s.ref.Y, w, h, bpc, wk.row, &wk.mot)
+		s.sad = wk.k.motionSAD(s.prev.refLuma(), s.refLuma(), w, h, bpc, wk.row, &wk.mot)
 	}
 	return nil
 }

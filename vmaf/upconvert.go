@@ -48,6 +48,9 @@ func (u *upconverted) ReadFrame(f *Frame) error {
 	if err := u.src.ReadFrame(f); err != nil {
 		return err
 	}
+	// The frames are deeper than 8 bits now: a source that kept 8-bit luma
+	// as bytes (Frame.Packed) has it widened first.
+	f.unpack()
 	for _, plane := range [][]uint16{f.Y, f.U, f.V} {
 		for i, v := range plane {
 			plane[i] = v << u.shift

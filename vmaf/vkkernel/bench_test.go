@@ -23,6 +23,9 @@ type planeSource struct {
 	// shared hands out the planes themselves, where a reader writes each
 	// frame's samples: the host's side of a run without a reader's copy.
 	shared bool
+	// bytes are the planes as bytes, made at the first read a frame asks
+	// Packed (8-bit formats only), as vmaf's readers honour it.
+	bytes [][]byte
 }
 
 func (s *planeSource) Info() vmaf.VideoInfo {
@@ -34,12 +37,29 @@ func (s *planeSource) ReadFrame(f *vmaf.Frame) error {
 		return io.EOF
 	}
 	f.Width, f.Height, f.BitDepth = s.w, s.h, s.Info().Format.BitDepth()
-	if s.shared {
-		f.Y = s.planes[s.pos%len(s.planes)]
-	} else {
-		f.Y = append(f.Y[:0], s.planes[s.pos%len(s.planes)]...)
-	}
+	i := s.pos % len(s.planes)
 	s.pos++
+	if f.Packed && f.BitDepth == 8 {
+		if s.bytes == nil {
+			for _, p := range s.planes {
+				b := make([]byte, len(p))
+				vmaf.Narrow8(b, p)
+				s.bytes = append(s.bytes, b)
+			}
+		}
+		f.Y = f.Y[:0]
+		if s.shared {
+			f.Y8 = s.bytes[i]
+		} else {
+			f.Y8 = append(f.Y8[:0], s.bytes[i]...)
+		}
+		return nil
+	}
+	if s.shared {
+		f.Y = s.planes[i]
+	} else {
+		f.Y = append(f.Y[:0], s.planes[i]...)
+	}
 	return nil
 }
 

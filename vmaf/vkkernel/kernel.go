@@ -609,6 +609,28 @@ func push(v ...int32) []byte {
 
 // samples returns the bytes of a plane of 16-bit samples (little-endian
 // hosts, as every platform the worker ships for).
+// plane is a luma plane as Queue takes it: 16-bit samples (y), or an 8-bit
+// frame's bytes (y8), which go to the staging as they are.
+type plane struct {
+	y  []uint16
+	y8 []byte
+}
+
+func (p plane) missing() bool { return p.y == nil && p.y8 == nil }
+
+// check says whether p holds a plane of n samples of a bpc-bit run.
+func (p plane) check(n, bpc int) error {
+	switch {
+	case p.y8 != nil && bpc != 8:
+		return fmt.Errorf("a plane of bytes in a %d-bit run", bpc)
+	case p.y8 != nil && len(p.y8) < n:
+		return fmt.Errorf("a plane of %d bytes, want %d", len(p.y8), n)
+	case p.y8 == nil && len(p.y) < n:
+		return fmt.Errorf("a plane of %d samples, want %d", len(p.y), n)
+	}
+	return nil
+}
+
 func samples(p []uint16) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&p[0])), 2*len(p))
 }
@@ -641,7 +663,7 @@ func (wk *worker) Queue(f *vmaf.OffloadFrame) error {
 
 func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 	n := wk.w * wk.h
-	want := frameWants{motion: f.Prev != nil, vif: f.VIF && wk.vif != nil, adm: f.ADM && wk.adm != nil,
+	want := frameWants{motion: f.Motion(), vif: f.VIF && wk.vif != nil, adm: f.ADM && wk.adm != nil,
 		cambi: f.CAMBI && wk.cambi != nil,
 		// Frames whose chroma planes are not the run's are the CPU's.
 		speed: f.SpeedRef != nil && f.SpeedDis != nil && wk.speed != nil && wk.speed.fits(f.SpeedRef, f.SpeedDis)}
@@ -649,28 +671,28 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 	// motion; the distorted plane for VIF, ADM and CAMBI.
 	needRef := want.motion || want.vif || want.adm || f.Index >= 0
 	needDis := want.vif || want.adm || want.cambi
-	var planes [3][]uint16
+	var planes [3]plane
 	if needRef {
-		planes[0] = f.Ref
+		planes[0] = plane{f.Ref, f.Ref8}
 	}
 	if needDis {
-		planes[1] = f.Dis
+		planes[1] = plane{f.Dis, f.Dis8}
 	}
 	prevAt := -1
 	if want.motion {
 		prevAt = wk.resident(f.PrevIndex)
 		if prevAt < 0 {
-			planes[2] = f.Prev
+			planes[2] = plane{f.Prev, f.Prev8}
 		}
 	}
 	var need int64
 	for i, p := range planes {
-		if p == nil && (i == 0 && needRef || i == 1 && needDis) {
+		if p.missing() && (i == 0 && needRef || i == 1 && needDis) {
 			return fmt.Errorf("frame %d: a plane is missing", f.Index)
 		}
-		if p != nil {
-			if len(p) < n {
-				return fmt.Errorf("frame %d: a plane of %d samples, want %d", f.Index, len(p), n)
+		if !p.missing() {
+			if err := p.check(n, wk.bpc); err != nil {
+				return fmt.Errorf("frame %d: %w", f.Index, err)
 			}
 			need += wk.staged
 		}
@@ -730,21 +752,24 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 	}
 	var mask int32
 	var dsts [3]*vulkan.Buffer
-	stage := func(i int, dev *vulkan.Buffer, p []uint16) {
-		if narrow {
-			vmaf.Narrow8(b.staging.Bytes()[b.used:], p[:n])
-		} else {
-			copy(b.staging.Bytes()[b.used:], samples(p[:n]))
+	stage := func(i int, dev *vulkan.Buffer, p plane) {
+		switch {
+		case p.y8 != nil:
+			copy(b.staging.Bytes()[b.used:], p.y8[:n])
+		case narrow:
+			vmaf.Narrow8(b.staging.Bytes()[b.used:], p.y[:n])
+		default:
+			copy(b.staging.Bytes()[b.used:], samples(p.y[:n]))
 		}
 		up.Copy(wk.landing[wk.flip], int64(i)*wk.staged, b.staging, b.used, wk.staged)
 		mask |= 1 << i
 		dsts[i] = dev
 		b.used += wk.staged
 	}
-	if planes[0] != nil {
+	if !planes[0].missing() {
 		stage(0, wk.ref0, planes[0])
 	}
-	if planes[1] != nil {
+	if !planes[1].missing() {
 		stage(1, wk.dis0, planes[1])
 	}
 	if want.motion && prevAt < 0 {

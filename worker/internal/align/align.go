@@ -62,6 +62,7 @@ type Recorder struct {
 	window int
 	thumbs [2][][]float32
 	sums   [2][]uint64 // one thumbnail row's block sums per side, reused: the sides are read at once
+	rows   [2][]uint16 // one row of a frame read as bytes, widened, per side
 
 	bg *early // set by Wrap
 }
@@ -211,10 +212,22 @@ func (r *Recorder) add(side int, f *vmaf.Frame) {
 	}
 	sums := r.sums[side][:tw]
 	packed := packedSums(b, f.BitDepth)
+	bytes := f.Packed8() // an 8-bit frame read as bytes for a GPU backend
+	if bytes != nil && len(r.rows[side]) < tw*b {
+		r.rows[side] = make([]uint16, tw*b)
+	}
 	for ty := range th {
 		clear(sums)
 		for y := ty * b; y < ty*b+b; y++ {
-			row := f.Y[y*f.Width : y*f.Width+tw*b]
+			var row []uint16
+			if bytes != nil {
+				row = r.rows[side][:tw*b]
+				for i, v := range bytes[y*f.Width : y*f.Width+tw*b] {
+					row[i] = uint16(v)
+				}
+			} else {
+				row = f.Y[y*f.Width : y*f.Width+tw*b]
+			}
 			if packed {
 				addPacked(row, b, sums)
 			} else {

@@ -368,3 +368,24 @@ func TestThumbnailPackedSums(t *testing.T) {
 		}
 	}
 }
+
+// An 8-bit frame read as bytes for a GPU backend (vmaf.Frame.Packed) gets the same
+// thumbnail as its samples, on each side at once.
+func TestThumbnailOfBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	for _, sz := range [][2]int{{1920, 1080}, {161, 90}, {1, 1}} {
+		w, h := sz[0], sz[1]
+		plain := vmaf.Frame{Width: w, Height: h, BitDepth: 8, Y: make([]uint16, w*h)}
+		packed := vmaf.Frame{Width: w, Height: h, BitDepth: 8, Y8: make([]byte, w*h)}
+		for i := range plain.Y {
+			plain.Y[i] = uint16(rng.IntN(256))
+			packed.Y8[i] = byte(plain.Y[i])
+		}
+		r := NewRecorder(vmaf.VideoInfo{Width: w, Height: h, Format: vmaf.YUV420P}, DefaultWindow)
+		r.add(0, &plain)
+		r.add(1, &packed)
+		if !slices.Equal(r.thumbs[0][0], r.thumbs[1][0]) {
+			t.Errorf("%dx%d: the thumbnail of the frame's bytes differs from that of its samples", w, h)
+		}
+	}
+}

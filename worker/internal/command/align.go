@@ -80,6 +80,10 @@ func (s side) ReadFrame(f *vmaf.Frame) error {
 		}
 		return err
 	}
+	// The frame read ahead is handed to the other side's caller as it is: it
+	// must be read with what that caller asks (chroma, 8-bit luma as bytes),
+	// and the two sides' callers ask alike.
+	p.ahead[o].Chroma, p.ahead[o].Packed = f.Chroma, f.Packed
 	switch err := p.src[o].ReadFrame(&p.ahead[o]); {
 	case err == nil:
 		p.have[o] = true

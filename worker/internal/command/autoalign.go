@@ -184,7 +184,7 @@ func (d *decimated) ReadFrame(f *vmaf.Frame) error {
 		return err
 	}
 	for range d.n - 1 {
-		d.scratch.Chroma = f.Chroma
+		d.scratch.Chroma, d.scratch.Packed = f.Chroma, f.Packed
 		if err := d.FrameSource.ReadFrame(&d.scratch); err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil // the last frame stands alone; the next read ends

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -436,6 +437,33 @@ func TestShortestSidesAtOnce(t *testing.T) {
 					t.Fatalf("%d and %d frames: frame %d paired %d with %d", tc.ref, tc.dist, i, fr.Y[0], fd.Y[0])
 				}
 			}
+		}
+	}
+}
+
+// askedFlags is a numbered source that fails a read whose frame does not ask for chroma
+// and 8-bit luma as bytes.
+type askedFlags struct{ numbered }
+
+func (s *askedFlags) ReadFrame(f *vmaf.Frame) error {
+	if !f.Chroma || !f.Packed {
+		return fmt.Errorf("frame %d read with Chroma %v and Packed %v", s.i, f.Chroma, f.Packed)
+	}
+	return s.numbered.ReadFrame(f)
+}
+
+// The frame a shortest pairing reads ahead for the other side is read as that side's
+// caller asks (PSNR's chroma, a GPU backend's bytes), and so is every frame after it,
+// whose storage it swaps.
+func TestShortestReadsAsAsked(t *testing.T) {
+	rs, ds := pairShortest(&askedFlags{numbered{n: 4}}, &askedFlags{numbered{n: 4}})
+	fr, fd := vmaf.Frame{Chroma: true, Packed: true}, vmaf.Frame{Chroma: true, Packed: true}
+	for i := range 4 {
+		if err := rs.ReadFrame(&fr); err != nil {
+			t.Fatalf("reference frame %d: %v", i, err)
+		}
+		if err := ds.ReadFrame(&fd); err != nil {
+			t.Fatalf("distorted frame %d: %v", i, err)
 		}
 	}
 }

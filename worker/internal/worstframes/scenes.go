@@ -47,27 +47,13 @@ func (c *Cuts) ReadFrame(f *vmaf.Frame) error {
 	if err := c.FrameSource.ReadFrame(f); err != nil {
 		return err
 	}
-	shift := max(f.BitDepth, 6) - 6
-	samples := 0
-	// Every other sample of every other row: a quarter of the work, and the same histogram
-	// but for noise (a cut changes most of the picture, not a pixel in four). Neighbouring
-	// samples mostly fall in the same bin, and an increment waits on the one before it in
-	// the same counter: four sets of counters, one per sample in four, let them overlap.
 	var part [4][HistogramBins]int32
-	const mask = HistogramBins - 1 // keeps corrupt samples in range
-	for y := 0; y < f.Height; y += 2 {
-		row := f.Y[y*f.Width : (y+1)*f.Width]
-		x := 0
-		for ; x+6 < len(row); x += 8 {
-			part[0][(row[x]>>shift)&mask]++
-			part[1][(row[x+2]>>shift)&mask]++
-			part[2][(row[x+4]>>shift)&mask]++
-			part[3][(row[x+6]>>shift)&mask]++
-		}
-		for ; x < len(row); x += 2 {
-			part[0][(row[x]>>shift)&mask]++
-		}
-		samples += (len(row) + 1) / 2
+	var samples int
+	if b := f.Packed8(); b != nil {
+		// An 8-bit frame read as bytes for a GPU backend (vmaf.Frame.Packed).
+		samples = histogram(&part, b, f.Width, f.Height, uint(max(f.BitDepth, 6)-6))
+	} else {
+		samples = histogram(&part, f.Y, f.Width, f.Height, uint(max(f.BitDepth, 6)-6))
 	}
 	for b := range c.cur {
 		c.cur[b] = int(part[0][b]) + int(part[1][b]) + int(part[2][b]) + int(part[3][b])
@@ -84,6 +70,32 @@ func (c *Cuts) ReadFrame(f *vmaf.Frame) error {
 	c.prev = c.cur
 	c.n++
 	return nil
+}
+
+// histogram counts the samples of a w x h luma plane, shifted right by shift, into
+// part's bins, and returns how many it counted. Every other sample of every other row:
+// a quarter of the work, and the same histogram but for noise (a cut changes most of
+// the picture, not a pixel in four). Neighbouring samples mostly fall in the same bin,
+// and an increment waits on the one before it in the same counter: four sets of
+// counters, one per sample in four, let them overlap.
+func histogram[S uint8 | uint16](part *[4][HistogramBins]int32, y []S, w, h int, shift uint) int {
+	const mask = HistogramBins - 1 // keeps corrupt samples in range
+	samples := 0
+	for r := 0; r < h; r += 2 {
+		row := y[r*w : (r+1)*w]
+		x := 0
+		for ; x+6 < len(row); x += 8 {
+			part[0][(int(row[x])>>shift)&mask]++
+			part[1][(int(row[x+2])>>shift)&mask]++
+			part[2][(int(row[x+4])>>shift)&mask]++
+			part[3][(int(row[x+6])>>shift)&mask]++
+		}
+		for ; x < len(row); x += 2 {
+			part[0][(int(row[x])>>shift)&mask]++
+		}
+		samples += (len(row) + 1) / 2
+	}
+	return samples
 }
 
 // Distances returns d of every frame read, in read order.

@@ -169,3 +169,38 @@ func TestScenesSubsampled(t *testing.T) {
 		t.Error("no starts or no scenes must give nil")
 	}
 }
+
+// Frames read as bytes for a GPU backend (vmaf.Frame.Packed) give the same distances
+// as their samples.
+func TestCutsOfBytes(t *testing.T) {
+	b, err := os.ReadFile(clips + "p01_ref.yuv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, must(os.ReadFile(clips+"p02_ref.yuv"))...)
+	var dist [2][]float64
+	for i, packed := range []bool{false, true} {
+		src, err := vmaf.OpenRaw(bytes.NewReader(b), 176, 144, vmaf.YUV420P)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := NewCuts(src)
+		f := &vmaf.Frame{Packed: packed}
+		for c.ReadFrame(f) == nil {
+			if packed && f.Packed8() == nil {
+				t.Fatal("the reader did not keep the frame as bytes")
+			}
+		}
+		dist[i] = c.Distances()
+	}
+	if len(dist[0]) != 40 || !slices.Equal(dist[0], dist[1]) {
+		t.Errorf("distances of the frames' bytes %v, of their samples %v", dist[1], dist[0])
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
