@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/vmafx/vmafx/internal/testutil"
 )
 
 // memSource yields n frames cycling through pre-made luma planes, so that
@@ -345,29 +347,6 @@ func benchScore(b *testing.B, refP, distP [][]uint16, w, h, frames int, opts Opt
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
 }
 
-// loopReader yields buf over and over, n bytes in all: raw frames at the speed
-// of a copy, as a file in the page cache reads.
-type loopReader struct {
-	buf []byte
-	off int
-	n   int
-}
-
-func (l *loopReader) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, io.EOF
-	}
-	p = p[:min(len(p), l.n)]
-	k := 0
-	for k < len(p) {
-		c := copy(p[k:], l.buf[l.off:])
-		k += c
-		l.off = (l.off + c) % len(l.buf)
-	}
-	l.n -= k
-	return k, nil
-}
-
 // BenchmarkReadPair times the one serial step of a Score run, reading and
 // converting each frame pair, alone: raw 8-bit 4:2:0 from memory, luma only
 // as vmaf_v0.6.1 reads it. serial reads the two sides in turn on one
@@ -395,8 +374,8 @@ func BenchmarkReadPair(b *testing.B) {
 				}
 				b.SetBytes(int64(2 * frames * frameBytes))
 				for b.Loop() {
-					r, _ := OpenRaw(&loopReader{buf: ref, n: frames * frameBytes}, sz.w, sz.h, sz.pf)
-					d, _ := OpenRaw(&loopReader{buf: dist, n: frames * frameBytes}, sz.w, sz.h, sz.pf)
+					r, _ := OpenRaw(&testutil.LoopReader{Buf: ref, N: frames * frameBytes}, sz.w, sz.h, sz.pf)
+					d, _ := OpenRaw(&testutil.LoopReader{Buf: dist, N: frames * frameBytes}, sz.w, sz.h, sz.pf)
 					p := &pipeline{ref: r, dist: d}
 					fr, fd := Frame{Packed: mode == "packed"}, Frame{Packed: mode == "packed"}
 					n := 0

@@ -144,7 +144,7 @@ func (s *cambiState) fromCValues(cvals *[cambiNumScales][]float32) (float64, err
 // offers them (a FrameOffloader's in s.sums), else on the CPU.
 func (wk *worker) computeCAMBI(s *slot) (float64, error) {
 	if s.sums == nil {
-		score := wk.cambi.compute(s.distLuma())
+		score := wk.cambi.compute(wk.luma(&s.dist, lumaDist))
 		return score, wk.cambi.offErr
 	}
 	// The frame went through Queue: its c-values came with its sums, or
@@ -152,7 +152,7 @@ func (wk *worker) computeCAMBI(s *slot) (float64, error) {
 	if s.sums.CAMBIOK {
 		return wk.cambi.fromCValues(&s.sums.CAMBI)
 	}
-	return wk.cambi.computeCPU(s.distLuma()), nil
+	return wk.cambi.computeCPU(wk.luma(&s.dist, lumaDist)), nil
 }
 
 // CAMBICValuesCPU returns what an Offload's CAMBICValues returns for a

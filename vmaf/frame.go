@@ -210,6 +210,20 @@ func Narrow8(dst []byte, src []uint16) {
 	}
 }
 
+// CopyPlane8 copies an 8-bit plane's bytes (Frame.Y8) into a GPU backend's
+// staging at dst, which must be at least as long as src: what Narrow8 does
+// for 16-bit samples. It copies half a MiB at a time, below the 1 MiB from
+// which Go's memmove on amd64 switches to non-temporal stores, which took
+// 1.5 times as long for a 1080p plane on the development machine
+// (BenchmarkStagePlane, docs/benchmarks.md).
+func CopyPlane8(dst, src []byte) {
+	const chunk = 512 << 10
+	for len(src) > 0 {
+		k := copy(dst, src[:min(len(src), chunk)])
+		dst, src = dst[k:], src[k:]
+	}
+}
+
 // wordsLE sets dst[i] to the little-endian word at src[2i], on any machine.
 func wordsLE(dst []uint16, src []byte) {
 	for i := range dst {

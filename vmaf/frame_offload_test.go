@@ -39,16 +39,14 @@ type cpuFrameOffload struct {
 	packed atomic.Int64
 }
 
-// samples16 is a plane Queue was given in either form, as 16-bit samples.
-func samples16(y []uint16, y8 []byte) []uint16 {
+// samples16 is a plane Queue was given in either form, as 16-bit samples, widened
+// into buf where it came as bytes.
+func samples16(buf *[]uint16, y []uint16, y8 []byte) []uint16 {
 	if y8 == nil {
 		return y
 	}
-	out := make([]uint16, len(y8))
-	for i, b := range y8 {
-		out[i] = uint16(b)
-	}
-	return out
+	*buf = toSamples(*buf, y8, len(y8), 8)
+	return *buf
 }
 
 func (o *cpuFrameOffload) FramesInFlight(w, h int) int {
@@ -77,6 +75,8 @@ type cpuFrameWorker struct {
 	o     *cpuFrameOffload
 	cfg   OffloadConfig
 	queue []*OffloadSums
+	// planes hold the planes Queue was given as bytes, widened.
+	planes [3][]uint16
 }
 
 func (w *cpuFrameWorker) MotionSAD(prev, cur []uint16) (uint64, error) { return 0, errOneFrame }
@@ -103,7 +103,7 @@ func (w *cpuFrameWorker) Queue(f *OffloadFrame) error {
 	c := w.cfg
 	s := new(OffloadSums)
 	if f.Motion() {
-		s.SAD = MotionSAD(samples16(f.Prev, f.Prev8), samples16(f.Ref, f.Ref8), c.Width, c.Height, c.BitDepth)
+		s.SAD = MotionSAD(samples16(&w.planes[0], f.Prev, f.Prev8), samples16(&w.planes[1], f.Ref, f.Ref8), c.Width, c.Height, c.BitDepth)
 		w.o.packed.Add(int64(len(f.Ref8)))
 	}
 	if f.SpeedRef != nil {
@@ -118,7 +118,7 @@ func (w *cpuFrameWorker) Queue(f *OffloadFrame) error {
 	}
 	if f.CAMBI {
 		w.o.cambi.Add(1)
-		dis := samples16(f.Dis, f.Dis8)
+		dis := samples16(&w.planes[2], f.Dis, f.Dis8)
 		if len(dis) < c.Width*c.Height {
 			return fmt.Errorf("CAMBI asked without the distorted plane")
 		}

@@ -40,7 +40,8 @@ const v1ThreadBytesPerPixel = 12
 // MemoryEstimateFor is MemoryEstimate under model m (nil: the default model), with
 // framesInFlight frames queued on a device (what Score keeps for a FrameOffload: its
 // FramesInFlight, at most 32; 0 on the CPU): each is a frame pair the pipeline holds
-// beside the threads' own. A device's own host memory (its staging) is the backend's to
+// beside the threads' own, and 8-bit frames are read as bytes and widened by the
+// threads that score them on the CPU. A device's own host memory (its staging) is the backend's to
 // count.
 func MemoryEstimateFor(info VideoInfo, threads int, features []Feature, m *Model, framesInFlight int) int64 {
 	px := int64(info.Width) * int64(info.Height)
@@ -70,6 +71,13 @@ func MemoryEstimateFor(info VideoInfo, threads int, features []Feature, m *Model
 	if framesInFlight > 1 {
 		// Score keeps threads + 2 + lag + framesInFlight - 1 frame pairs.
 		est += int64(min(framesInFlight, maxFramesInFlight)-1) * pair
+	}
+	if framesInFlight > 0 && info.Format.BitDepth() == 8 {
+		// A device's run reads 8-bit luma as bytes (Frame.Packed), and each thread widens
+		// the reference, the distorted and the previous reference into buffers of its own
+		// for the frames the CPU scores: three 16-bit planes a thread. The slots keep their
+		// 16-bit count: a source that does not keep bytes (a shared reference) fills them.
+		est += int64(threads) * 3 * 2 * px
 	}
 	return est
 }

@@ -12,6 +12,7 @@ import (
 type patternSource struct {
 	info VideoInfo
 	n, i int
+	y    []uint16 // the samples of a frame read Packed, reused
 }
 
 func (s *patternSource) Info() VideoInfo { return s.info }
@@ -23,7 +24,17 @@ func (s *patternSource) ReadFrame(f *Frame) error {
 	s.i++
 	w, h := s.info.Width, s.info.Height
 	f.Width, f.Height, f.BitDepth = w, h, s.info.Format.BitDepth()
-	f.Y = fill(f.Y, w*h, s.i)
+	if f.Packed && f.BitDepth == 8 {
+		// As vmaf's readers do: the luma as bytes, Y empty.
+		s.y = fill(s.y, w*h, s.i)
+		if cap(f.Y8) < w*h {
+			f.Y8 = make([]byte, w*h)
+		}
+		f.Y8, f.Y = f.Y8[:w*h], f.Y[:0]
+		Narrow8(f.Y8, s.y)
+	} else {
+		f.Y = fill(f.Y, w*h, s.i)
+	}
 	f.ChromaWidth, f.ChromaHeight = 0, 0
 	if f.Chroma {
 		cw, ch := s.info.Format.chromaSize(w, h)
@@ -99,6 +110,7 @@ func TestMemoryEstimateForBoundsScore(t *testing.T) {
 	}{
 		{v1, YUV420P, 1, 0}, {v1, YUV420P, 3, 0}, {v1, YUV444P10LE, 1, 0}, {v1, YUV444P10LE, 3, 0},
 		{hfr, YUV420P, 2, 0}, {DefaultModel, YUV420P, 1, 16}, {DefaultModel, YUV420P, 2, 16},
+		{DefaultModel, YUV420P, 4, 2}, {DefaultModel, YUV420P10LE, 2, 16},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%v/%d-threads/%d-in-flight", tc.model, tc.pf, tc.threads, tc.flight), func(t *testing.T) {

@@ -1,6 +1,7 @@
 package vmaf
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"testing"
 )
@@ -88,25 +89,60 @@ func FuzzNarrow8(f *testing.F) {
 }
 
 // BenchmarkStagePlane is the host's side of staging a 1080p luma plane for a
-// GPU: narrow8 is what an 8-bit plane costs now (Narrow8, half the bytes
-// written), copy16 what it cost as 16-bit samples (a copy of twice the bytes).
+// GPU: bytes is what an 8-bit plane costs now (CopyPlane8 of the bytes read,
+// with Frame.Packed), memmove the same with one copy, narrow8 what it cost before (Narrow8 of the widened samples;
+// still the path of sources that do not keep bytes), copy16 what it cost as
+// 16-bit samples (a copy of twice the bytes). Each call takes the next of 16
+// planes, as a run's frames come, so that neither side is in the caches
+// (sixteen 1080p planes are 32 MiB of samples); SetBytes counts the samples'
+// 16-bit size in each.
 func BenchmarkStagePlane(b *testing.B) {
-	src := make([]uint16, 1920*1080)
-	for i := range src {
-		src[i] = uint16(i * 7 % 256)
+	const n, k = 1920 * 1080, 16
+	var src16 [k][]uint16
+	var src8, dst8 [k][]byte
+	for p := range k {
+		src16[p], src8[p], dst8[p] = make([]uint16, n), make([]byte, n), make([]byte, n)
+		for i := range n {
+			src16[p][i] = uint16((i*7 + p) % 256)
+		}
+		Narrow8(src8[p], src16[p])
 	}
-	b.Run("narrow8", func(b *testing.B) {
-		dst := make([]byte, len(src))
-		b.SetBytes(int64(2 * len(src)))
-		for b.Loop() {
-			Narrow8(dst, src)
+	for _, c := range []struct {
+		name string
+		f    func(i int)
+	}{
+		{"narrow8", func(i int) { Narrow8(dst8[i%k], src16[(i+k/2)%k]) }},
+		{"bytes", func(i int) { CopyPlane8(dst8[i%k], src8[(i+k/2)%k]) }},
+		{"memmove", func(i int) { copy(dst8[i%k], src8[(i+k/2)%k]) }},
+		// n bytes each way, in the planes' own memory.
+		{"copy16", func(i int) { copy(src16[i%k][:n/2], src16[(i+k/2)%k][n/2:]) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(2 * n)
+			i := 0
+			for b.Loop() {
+				c.f(i)
+				i++
+			}
+		})
+	}
+}
+
+// CopyPlane8 copies every byte whatever the plane's size against its chunk (half a
+// MiB), and nothing past the plane.
+func TestCopyPlane8(t *testing.T) {
+	for _, n := range []int{0, 1, 512<<10 - 1, 512 << 10, 512<<10 + 1, 1920 * 1080, 3840 * 2160} {
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(i*131 + i>>9)
 		}
-	})
-	b.Run("copy16", func(b *testing.B) {
-		dst := make([]uint16, len(src))
-		b.SetBytes(int64(2 * len(src)))
-		for b.Loop() {
-			copy(dst, src)
+		dst := bytes.Repeat([]byte{0xa5}, n+64)
+		CopyPlane8(dst, src)
+		if !bytes.Equal(dst[:n], src) {
+			t.Fatalf("%d bytes: the copy differs", n)
 		}
-	})
+		if !bytes.Equal(dst[n:], bytes.Repeat([]byte{0xa5}, 64)) {
+			t.Fatalf("%d bytes: bytes past the plane were written", n)
+		}
+	}
 }

@@ -119,37 +119,6 @@ type slot struct {
 	sums *OffloadSums
 	// offloaded says a thread with an Offload worker scored the frame.
 	offloaded bool
-	// lumaMu guards ref and dist's luma planes (refLuma, distLuma) while
-	// the frames may be Packed: the thread that scores the frame after this
-	// one reads ref as its prev, and either thread may widen it.
-	lumaMu sync.Mutex
-}
-
-// refLuma returns the reference's luma as 16-bit samples, widened once from
-// a Packed frame's bytes by whichever thread first needs them.
-func (s *slot) refLuma() []uint16 { return s.luma(&s.ref) }
-
-// distLuma is refLuma for the distorted frame.
-func (s *slot) distLuma() []uint16 { return s.luma(&s.dist) }
-
-// luma widens f, the slot's ref or dist, under the slot's lock.
-func (s *slot) luma(f *Frame) []uint16 {
-	s.lumaMu.Lock()
-	defer s.lumaMu.Unlock()
-	f.unpack()
-	return f.Y
-}
-
-// plane returns the luma of f, the slot's ref or dist, in the form it is in
-// now: the bytes of a Packed frame not widened yet (y8), else its samples
-// (y).
-func (s *slot) plane(f *Frame) (y []uint16, y8 []byte) {
-	s.lumaMu.Lock()
-	defer s.lumaMu.Unlock()
-	if b := f.Packed8(); b != nil {
-		return nil, b
-	}
-	return f.Y, nil
 }
 
 // worker holds one goroutine's scratch buffers, reused for every frame.
@@ -166,6 +135,10 @@ type worker struct {
 	// noMotion skips the SAD: motion_force_zero reports 0 without it
 	// (integer_motion.c, extract).
 	noMotion bool
+	// lumaBuf holds the luma of Packed frames widened for the CPU (luma),
+	// widened which of them hold the frame process scores now.
+	lumaBuf [lumaScratch][]uint16
+	widened [lumaScratch]bool
 }
 
 // Score computes VMAF between a reference and a distorted source, frame by
@@ -685,21 +658,58 @@ func (wk *worker) inFlight(fo FrameOffloader, jobs <-chan *slot, results chan<- 
 // SpEED chroma and CAMBI, in the same piece of device work.
 func (wk *worker) offloadFrame(s *slot) *OffloadFrame {
 	f := &OffloadFrame{Index: s.idx, PrevIndex: -1}
-	f.Ref, f.Ref8 = s.plane(&s.ref)
+	f.Ref, f.Ref8 = plane(&s.ref)
 	if s.prev != nil && !wk.noMotion {
-		f.Prev, f.Prev8 = s.prev.plane(&s.prev.ref)
+		f.Prev, f.Prev8 = plane(&s.prev.ref)
 		f.PrevIndex = s.prev.idx
 	}
 	if s.full {
 		f.VIF, f.ADM, f.CAMBI = wk.vif != nil, wk.adm.offloadable(), wk.cambi != nil
 		if f.VIF || f.ADM || f.CAMBI {
-			f.Dis, f.Dis8 = s.plane(&s.dist)
+			f.Dis, f.Dis8 = plane(&s.dist)
 		}
 		if wk.speed != nil {
 			f.SpeedRef, f.SpeedDis = &s.ref, &s.dist
 		}
 	}
 	return f
+}
+
+// The planes a thread widens from a Packed frame's bytes, each into a scratch
+// buffer of its own (worker.lumaBuf).
+const (
+	lumaRef = iota
+	lumaDist
+	lumaPrev // the reference of the slot's prev, for motion
+	lumaScratch
+)
+
+// luma returns f's luma as 16-bit samples: f.Y, or, for a frame read Packed,
+// its bytes widened into the thread's scratch buffer i, once per frame
+// (process clears widened). Widening into the thread's own buffer leaves the
+// slots as the producer filled them: the thread that scores the next frame
+// reads this frame's reference as its prev, so the frames are read-only while
+// they are scored. Only the frames the CPU scores (while the device opens,
+// beside it, or features the device leaves) are widened.
+func (wk *worker) luma(f *Frame, i int) []uint16 {
+	b := f.Packed8()
+	if b == nil {
+		return f.Y
+	}
+	if !wk.widened[i] {
+		wk.lumaBuf[i] = toSamples(wk.lumaBuf[i], b, len(b), 8)
+		wk.widened[i] = true
+	}
+	return wk.lumaBuf[i]
+}
+
+// plane returns f's luma in the form it was read in: a Packed frame's bytes
+// (y8), else its samples (y).
+func plane(f *Frame) (y []uint16, y8 []byte) {
+	if b := f.Packed8(); b != nil {
+		return nil, b
+	}
+	return f.Y, nil
 }
 
 // computeVIF computes VIF on the Offload when it offers it, else on the CPU.
@@ -745,17 +755,18 @@ func (wk *worker) computeADM(ref, dis []uint16, bpc int) (admScore, error) {
 
 // process computes one slot's features; it fails only when the Offload does.
 func (wk *worker) process(s *slot, w, h, bpc int) error {
+	wk.widened = [lumaScratch]bool{}
 	if s.full {
 		if wk.vif != nil {
 			var v [4]vifScaleScore
 			var err error
 			switch {
 			case s.sums == nil:
-				v, err = wk.computeVIF(s.refLuma(), s.distLuma(), bpc)
+				v, err = wk.computeVIF(wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist), bpc)
 			case s.sums.VIFOK:
 				v = vifScores(s.sums.VIF)
 			default:
-				v = wk.vif.compute(s.refLuma(), s.distLuma(), bpc)
+				v = wk.vif.compute(wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist), bpc)
 			}
 			if err != nil {
 				return err
@@ -768,11 +779,11 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 		var err error
 		switch {
 		case s.sums == nil:
-			a, err = wk.computeADM(s.refLuma(), s.distLuma(), bpc)
+			a, err = wk.computeADM(wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist), bpc)
 		case s.sums.ADMOK:
 			a = wk.adm.fromSums(&s.sums.ADM)
 		default:
-			a = wk.adm.compute(s.refLuma(), s.distLuma(), bpc)
+			a = wk.adm.compute(wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist), bpc)
 		}
 		if err != nil {
 			return err
@@ -782,9 +793,9 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 			s.score.ADMScale[i] = a.scale(i)
 		}
 		if wk.extra != nil {
-			s.refLuma()
-			s.distLuma()
-			wk.extra.compute(&s.ref, &s.dist, &s.score)
+			ref, dist := s.ref, s.dist
+			ref.Y, dist.Y = wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist)
+			wk.extra.compute(&ref, &dist, &s.score)
 		}
 		if wk.cambi != nil {
 			// CAMBI is no-reference: libvmaf scores the distorted picture.
@@ -808,11 +819,11 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 		s.sad = s.sums.SAD
 	case wk.off != nil:
 		var err error
-		if s.sad, err = wk.off.MotionSAD(s.prev.refLuma(), s.refLuma()); err != nil {
+		if s.sad, err = wk.off.MotionSAD(wk.luma(&s.prev.ref, lumaPrev), wk.luma(&s.ref, lumaRef)); err != nil {
 			return err
 		}
 	default:
-		s.sad = wk.k.motionSAD(s.prev.refLuma(), s.refLuma(), w, h, bpc, wk.row, &wk.mot)
+		s.sad = wk.k.motionSAD(wk.luma(&s.prev.ref, lumaPrev), wk.luma(&s.ref, lumaRef), w, h, bpc, wk.row, &wk.mot)
 	}
 	return nil
 }

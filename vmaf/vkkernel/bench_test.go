@@ -14,7 +14,9 @@ import (
 )
 
 // planeSource yields n frames cycling through pre-made luma planes, so that
-// the benchmark measures upload and scoring rather than I/O.
+// the benchmark measures upload and scoring rather than I/O. A frame read
+// Packed gets 8-bit planes as bytes, as vmaf's readers give them to a
+// device's run.
 type planeSource struct {
 	w, h   int
 	planes [][]uint16

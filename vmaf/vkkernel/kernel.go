@@ -755,7 +755,7 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 	stage := func(i int, dev *vulkan.Buffer, p plane) {
 		switch {
 		case p.y8 != nil:
-			copy(b.staging.Bytes()[b.used:], p.y8[:n])
+			vmaf.CopyPlane8(b.staging.Bytes()[b.used:], p.y8[:n])
 		case narrow:
 			vmaf.Narrow8(b.staging.Bytes()[b.used:], p.y[:n])
 		default:

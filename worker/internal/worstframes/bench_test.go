@@ -1,8 +1,10 @@
 package worstframes
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/vmafx/vmafx/internal/testutil"
 	"github.com/vmafx/vmafx/vmaf"
 )
 
@@ -18,8 +20,9 @@ func (s *frameSource) ReadFrame(f *vmaf.Frame) error {
 	return nil
 }
 
-// BenchmarkCuts is the scene detector's cost per 1080p frame, which the scoring pays on
-// the reader's goroutine (docs/benchmarks.md).
+// BenchmarkCuts is the scene detector's cost per 1080p frame: every read here reuses the
+// one plane, so each waits for the histogram before it (BenchmarkReadWithCuts is the
+// reader's side of a run, docs/benchmarks.md).
 func BenchmarkCuts(b *testing.B) {
 	y := make([]uint16, 1920*1080)
 	for i := range y {
@@ -33,6 +36,7 @@ func BenchmarkCuts(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	c.Distances()
 }
 
 // histogramRef counts every other sample of every other row, one by one.
@@ -59,8 +63,9 @@ func TestCutsHistogram(t *testing.T) {
 		if err := c.ReadFrame(&got); err != nil {
 			t.Fatal(err)
 		}
-		if c.cur != histogramRef(&f) {
-			t.Fatalf("width %d: histogram %v, want %v", w, c.cur, histogramRef(&f))
+		c.Distances() // the histogram counted and folded
+		if c.prev != histogramRef(&f) {
+			t.Fatalf("width %d: histogram %v, want %v", w, c.prev, histogramRef(&f))
 		}
 	}
 }
@@ -75,4 +80,48 @@ func (s *fixedSource) Info() vmaf.VideoInfo {
 func (s *fixedSource) ReadFrame(f *vmaf.Frame) error {
 	*f = s.f
 	return nil
+}
+
+// BenchmarkReadWithCuts is the reference reader's side of a run (vmaf's readPair): raw
+// 1080p 8-bit 4:2:0 from memory into a ring of 8 frames (Score's slots), alone and
+// through the scene detector, with the luma as 16-bit samples and as bytes (a GPU
+// backend's run, vmaf.Frame.Packed).
+func BenchmarkReadWithCuts(b *testing.B) {
+	const w, h, frames = 1920, 1080, 64
+	size := vmaf.YUV420P.FrameBytes(w, h)
+	data := make([]byte, 2*size) // two frames, a cut between them
+	for i := range data {
+		data[i] = byte(i*7/(1+i/size*3)) & 0xfc
+	}
+	for _, packed := range []bool{false, true} {
+		for _, cuts := range []bool{false, true} {
+			name := fmt.Sprintf("packed=%v/cuts=%v", packed, cuts)
+			b.Run(name, func(b *testing.B) {
+				var ring [8]vmaf.Frame
+				for i := range ring {
+					ring[i].Packed = packed
+				}
+				for b.Loop() {
+					raw, err := vmaf.OpenRaw(&testutil.LoopReader{Buf: data, N: frames * size}, w, h, vmaf.YUV420P)
+					if err != nil {
+						b.Fatal(err)
+					}
+					var src vmaf.FrameSource = raw
+					c := NewCuts(raw)
+					if cuts {
+						src = c
+					}
+					for i := range frames {
+						if err := src.ReadFrame(&ring[i%len(ring)]); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if cuts && len(c.Distances()) != frames {
+						b.Fatalf("%d distances, want %d", len(c.Distances()), frames)
+					}
+				}
+				b.ReportMetric(float64(b.N*frames)/b.Elapsed().Seconds(), "frames/s")
+			})
+		}
+	}
 }

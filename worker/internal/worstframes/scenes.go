@@ -3,6 +3,7 @@ package worstframes
 import (
 	"cmp"
 	"slices"
+	"unsafe"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
@@ -31,45 +32,117 @@ const (
 
 // Cuts watches the reference's frames as the kernel reads them and records each frame's
 // histogram distance to the one before: eight bytes a frame.
+//
+// The histograms are counted on goroutines of their own, beside the reading: the
+// reference's reader is the one step every frame passes through in turn, and a 1080p
+// histogram cost about as much as reading a frame pair (docs/benchmarks.md). A read waits
+// only for the histograms still counting the plane it is about to overwrite; ReadFrame
+// is called by one goroutine at a time, and Distances and Starts after the last read.
 type Cuts struct {
 	vmaf.FrameSource
-	prev, cur [HistogramBins]int
-	n         int
+	prev [HistogramBins]int
+	n    int
 	// dist[k] is d of the k-th frame read; dist[0] is 0.
 	dist []float64
+	// pending are the frames read whose histograms are not in dist yet, oldest first.
+	pending []*cutFrame
+}
+
+// cutFrame is one frame's histogram, counted on a goroutine of its own from the frame's
+// luma plane (y, or y8 for a frame read as bytes for a GPU backend).
+type cutFrame struct {
+	y       []uint16
+	y8      []byte
+	w, h    int
+	shift   uint
+	hist    [4][HistogramBins]int32
+	samples int
+	done    chan struct{}
+}
+
+func (cf *cutFrame) count() {
+	if cf.y8 != nil {
+		cf.samples = histogram(&cf.hist, cf.y8, cf.w, cf.h, cf.shift)
+	} else {
+		cf.samples = histogram(&cf.hist, cf.y, cf.w, cf.h, cf.shift)
+	}
+	close(cf.done)
+}
+
+// reads reports whether cf counts the plane whose storage starts at p.
+func (cf *cutFrame) reads(p unsafe.Pointer) bool {
+	return p != nil && (cap(cf.y8) > 0 && unsafe.Pointer(unsafe.SliceData(cf.y8)) == p ||
+		cap(cf.y) > 0 && unsafe.Pointer(unsafe.SliceData(cf.y)) == p)
 }
 
 // NewCuts wraps src.
 func NewCuts(src vmaf.FrameSource) *Cuts { return &Cuts{FrameSource: src} }
 
-// ReadFrame reads the next frame and records its histogram distance.
+// ReadFrame reads the next frame and starts counting its histogram.
 func (c *Cuts) ReadFrame(f *vmaf.Frame) error {
+	// The read writes into f's planes: the histograms still counting them finish first.
+	for _, p := range []unsafe.Pointer{planeData(f.Y), planeData(f.Y8)} {
+		for _, cf := range c.pending {
+			if cf.reads(p) {
+				<-cf.done
+			}
+		}
+	}
+	c.fold(false)
 	if err := c.FrameSource.ReadFrame(f); err != nil {
 		return err
 	}
-	var part [4][HistogramBins]int32
-	var samples int
+	cf := &cutFrame{w: f.Width, h: f.Height, shift: uint(max(f.BitDepth, 6) - 6), done: make(chan struct{})}
 	if b := f.Packed8(); b != nil {
-		// An 8-bit frame read as bytes for a GPU backend (vmaf.Frame.Packed).
-		samples = histogram(&part, b, f.Width, f.Height, uint(max(f.BitDepth, 6)-6))
+		cf.y8 = b
 	} else {
-		samples = histogram(&part, f.Y, f.Width, f.Height, uint(max(f.BitDepth, 6)-6))
+		cf.y = f.Y
 	}
-	for b := range c.cur {
-		c.cur[b] = int(part[0][b]) + int(part[1][b]) + int(part[2][b]) + int(part[3][b])
-	}
-	d := 0.0
-	if c.n > 0 && samples > 0 {
-		diff := 0
-		for b := range c.cur {
-			diff += abs(c.cur[b] - c.prev[b])
-		}
-		d = float64(diff) / float64(2*samples)
-	}
-	c.dist = append(c.dist, d)
-	c.prev = c.cur
-	c.n++
+	c.pending = append(c.pending, cf)
+	go cf.count()
 	return nil
+}
+
+// planeData is the start of a plane's storage; nil when it has none.
+func planeData[S uint8 | uint16](p []S) unsafe.Pointer {
+	if cap(p) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(unsafe.SliceData(p))
+}
+
+// fold records the distances of the pending frames whose histograms are counted, in
+// order; with wait it waits for every one.
+func (c *Cuts) fold(wait bool) {
+	for len(c.pending) > 0 {
+		cf := c.pending[0]
+		if wait {
+			<-cf.done
+		} else {
+			select {
+			case <-cf.done:
+			default:
+				return
+			}
+		}
+		var cur [HistogramBins]int
+		for b := range cur {
+			cur[b] = int(cf.hist[0][b]) + int(cf.hist[1][b]) + int(cf.hist[2][b]) + int(cf.hist[3][b])
+		}
+		d := 0.0
+		if c.n > 0 && cf.samples > 0 {
+			diff := 0
+			for b := range cur {
+				diff += abs(cur[b] - c.prev[b])
+			}
+			d = float64(diff) / float64(2*cf.samples)
+		}
+		c.dist = append(c.dist, d)
+		c.prev = cur
+		c.n++
+		c.pending[0] = nil
+		c.pending = c.pending[1:]
+	}
 }
 
 // histogram counts the samples of a w x h luma plane, shifted right by shift, into
@@ -99,14 +172,17 @@ func histogram[S uint8 | uint16](part *[4][HistogramBins]int32, y []S, w, h int,
 }
 
 // Distances returns d of every frame read, in read order.
-func (c *Cuts) Distances() []float64 { return c.dist }
+func (c *Cuts) Distances() []float64 {
+	c.fold(true)
+	return c.dist
+}
 
 // Starts returns the indices of the frames that start a scene, given the index of the
 // first frame read (vmaf.Options.FirstIndex): the first frame, and every frame whose
 // distance is at least threshold.
 func (c *Cuts) Starts(first int, threshold float64) []int {
 	var starts []int
-	for k, d := range c.dist {
+	for k, d := range c.Distances() {
 		if k == 0 || d >= threshold {
 			starts = append(starts, first+k)
 		}
