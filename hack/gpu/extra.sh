@@ -22,7 +22,7 @@
 #   4. issue 27's GPU decode: the 1080p pair's distorted clip encoded as H.264 and HEVC
 #      (carried by prepare.sh, with a small ffmpeg, where the machine has none), scored
 #      through the GPU's decoder and through software;
-# and, asked by name (STEPS=AOSUPCH):
+# and, asked by name (STEPS=AOSWUPCH):
 #   A. a change against its baseline (hack/gpu/prepare.sh with VMAFX_GPU_BASELINE): the
 #      vulkan backend's steady state (BenchmarkThroughput, 1080p and 4K, 1, 4 and every
 #      thread) and the whole process at 1080p on 1, 4 and every thread, the two builds
@@ -37,6 +37,10 @@
 #   S. a worker's fixed cost on the GPU: the whole process at 1080p on 1 and 4 threads,
 #      each phase from its log lines (exec to device open and self-test, inputs, frames,
 #      report, exit), with an empty shader cache as a new Pod has and with a warm one;
+#   W. where a worker's CPU time goes on the GPU: the whole process at 1080p, 240 frames,
+#      vulkan on 1 and 4 threads, each with a CPU profile of the scoring process
+#      (VMAFX_CPU_PROFILE, worker_t1.prof and worker_t4.prof, packed with the logs: read
+#      them with go tool pprof where Go is);
 #   U. how busy the GPU is while BenchmarkThroughput runs on every thread (nvidia-smi dmon);
 #   P. issue 28's threads against their ceiling: the CPU's topology, and 1080p frames/s of
 #      one 1-thread process, of one process on 8 and on every thread, and of one 1-thread
@@ -82,8 +86,8 @@ ffmpeg_here(){
   for c in libx264 libx265; do [ -f $R/.gpu/e4_$c.mp4 ] && [ ! -f /tmp/e4_$c.mp4 ] && cp $R/.gpu/e4_$c.mp4 /tmp/e4_$c.mp4; done
   true
 }
-# A subset, to rerun one step: STEPS=4 bash .gpu/extra.sh. A, O, S, U, P, C and H run only
-# when named.
+# A subset, to rerun one step: STEPS=4 bash .gpu/extra.sh. A, O, S, W, U, P, C and H run
+# only when named.
 STEPS=${STEPS:-GD1234}
 step(){ [[ $STEPS == *$1* ]]; }
 
@@ -308,6 +312,23 @@ for r in range(2):
         run(t,tempfile.mkdtemp(prefix='cold'))
         run(t,'/tmp/glwarm')
 PY
+fi
+
+if step W; then
+el "W. where a worker's CPU time goes: 1080p 240 frames, vulkan, warm shader cache, CPU profiles in worker_t*.prof"
+mkdir -p /tmp/glwarm
+for t in 1 4; do
+  for r in 1 2; do  # the first fills the cache; the second is profiled
+    rm -f "$OUT/worker_t$t.prof"
+    s0=$(date +%s.%N)
+    __GL_SHADER_DISK_CACHE_PATH=/tmp/glwarm VMAFX_CPU_PROFILE="$OUT/worker_t$t.prof" timeout 60 $X/vmafx-worker score \
+      --reference file:///tmp/c1080_ref.yuv --distorted file:///tmp/c1080_dist.yuv --width 1920 --height 1080 \
+      --backend vulkan --threads $t --output file:///tmp/w.json --termination-log /tmp/wterm > /tmp/w.log 2>&1
+    rc=$?
+    echo "threads $t round $r: rc $rc, wall $(awk "BEGIN{printf \"%.3f\", $(date +%s.%N) - $s0}") s"
+  done
+  ls -la "$OUT/worker_t$t.prof" 2>&1 | awk '{print "  profile", $5, "bytes"}'
+done
 fi
 
 if step U; then

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/vmafx/vmafx/internal/version"
@@ -38,7 +39,36 @@ func main() {
 	// SIGTERM (the kubelet stopping the Pod) and SIGINT cancel the run, which
 	// is then reported as an error result.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	stopProfile := cpuProfile(os.Getenv("VMAFX_CPU_PROFILE"))
 	code := command.Run(ctx, args, os.Getenv, os.Stdout, os.Stderr)
+	stopProfile()
 	stop()
 	os.Exit(code)
+}
+
+// cpuProfile writes a CPU profile of the run to path, when set, until the
+// returned function is called: where a worker's time goes on a machine
+// without a Go toolchain (the GPU kit's step W, docs/development.md). It is
+// taken in the process that scores, the supervised child, not in its
+// supervisor. A profile that cannot be written is said and skipped.
+func cpuProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "vmafx-worker: no CPU profile: %v\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "vmafx-worker: CPU profile: %v\n", err)
+		}
+	}
 }
