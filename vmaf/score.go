@@ -495,7 +495,8 @@ func (p *pipeline) produce(free <-chan *slot, jobs chan<- *slot) {
 	defer close(jobs)
 	stop := p.readDistorted()
 	defer stop()
-	var skipR, skipD Frame
+	// The frames before Start are read and dropped: an 8-bit one's luma is not widened.
+	skipR, skipD := Frame{Packed: true}, Frame{Packed: true}
 	for i := 0; i < p.opts.Start; i++ {
 		if err := p.readPair(&skipR, &skipD); err != nil {
 			if errors.Is(err, io.EOF) {
