@@ -135,8 +135,8 @@ type worker struct {
 	// noMotion skips the SAD: motion_force_zero reports 0 without it
 	// (integer_motion.c, extract).
 	noMotion bool
-	// lumaBuf holds the luma of Packed frames widened for the CPU (luma),
-	// widened which of them hold the frame process scores now.
+	// lumaBuf holds the luma of Packed frames widened for the CPU (luma);
+	// widened says which of them hold the frame process scores now.
 	lumaBuf [lumaScratch][]uint16
 	widened [lumaScratch]bool
 }
@@ -370,7 +370,7 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 // packed says the run reads 8-bit luma as bytes (Frame.Packed): when a
 // FrameOffload scores its frames, or may (an Opening), since a device takes
 // 8-bit planes as bytes. The CPU widens a frame's bytes only where it reads
-// its samples (refLuma): the frames scored on the CPU while the device
+// its samples (worker.luma): the frames scored on the CPU while the device
 // opens or beside it, and what the device leaves to the CPU. Runs on the
 // CPU alone widen as they read, on the readers' goroutines.
 func (p *pipeline) packed() bool {
