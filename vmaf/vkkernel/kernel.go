@@ -607,8 +607,6 @@ func push(v ...int32) []byte {
 	return b
 }
 
-// samples returns the bytes of a plane of 16-bit samples (little-endian
-// hosts, as every platform the worker ships for).
 // plane is a luma plane as Queue takes it: 16-bit samples (y), or an 8-bit
 // frame's bytes (y8), which go to the staging as they are.
 type plane struct {
@@ -631,6 +629,8 @@ func (p plane) check(n, bpc int) error {
 	return nil
 }
 
+// samples returns the bytes of a plane of 16-bit samples (little-endian
+// hosts, as every platform the worker ships for).
 func samples(p []uint16) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&p[0])), 2*len(p))
 }

@@ -48,6 +48,12 @@ type Cuts struct {
 	pending []*cutFrame
 }
 
+// maxPendingCuts bounds the frames whose histograms are counted at once, and so the
+// planes they keep. A read into a frame waits for the histogram of the plane it
+// overwrites, so Score's frame slots bound them already; a caller that reads into a new
+// Frame each time would not.
+const maxPendingCuts = 64
+
 // cutFrame is one frame's histogram, counted on a goroutine of its own from the frame's
 // luma plane (y, or y8 for a frame read as bytes for a GPU backend).
 type cutFrame struct {
@@ -89,6 +95,11 @@ func (c *Cuts) ReadFrame(f *vmaf.Frame) error {
 		}
 	}
 	c.fold(false)
+	for len(c.pending) >= maxPendingCuts {
+		// A source that reads each frame into new storage: bound what waits.
+		<-c.pending[0].done
+		c.fold(false)
+	}
 	if err := c.FrameSource.ReadFrame(f); err != nil {
 		return err
 	}
@@ -99,9 +110,12 @@ func (c *Cuts) ReadFrame(f *vmaf.Frame) error {
 		cf.y = f.Y
 	}
 	c.pending = append(c.pending, cf)
-	go cf.count()
+	startCount(cf)
 	return nil
 }
+
+// startCount starts counting cf's histogram; tests replace it to hold the counting back.
+var startCount = func(cf *cutFrame) { go cf.count() }
 
 // planeData is the start of a plane's storage; nil when it has none.
 func planeData[S uint8 | uint16](p []S) unsafe.Pointer {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
@@ -203,4 +204,45 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// A caller that reads every frame into new storage never makes a read wait, so the
+// histograms still counting are bounded by number (maxPendingCuts), however far behind
+// the reading they are (here a millisecond each, where a read takes microseconds), and
+// the distances are every frame's, in order.
+func TestCutsBoundPending(t *testing.T) {
+	start := startCount
+	defer func() { startCount = start }()
+	slow := make(chan *cutFrame, 300)
+	startCount = func(cf *cutFrame) { slow <- cf }
+	go func() {
+		for cf := range slow {
+			time.Sleep(time.Millisecond)
+			cf.count()
+		}
+	}()
+	defer close(slow)
+	// 300 64x32 frames alternating two flat pictures.
+	data := make([]byte, 300*64*32)
+	for i := range data {
+		data[i] = byte(40 + 160*(i/(64*32)%2))
+	}
+	src, err := vmaf.OpenRaw(bytes.NewReader(data), 64, 32, vmaf.Gray)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCuts(src)
+	for {
+		var f vmaf.Frame // a new frame each read: no read waits for a plane
+		if c.ReadFrame(&f) != nil {
+			break
+		}
+		if len(c.pending) > maxPendingCuts {
+			t.Fatalf("%d histograms pending, want at most %d", len(c.pending), maxPendingCuts)
+		}
+	}
+	d := c.Distances()
+	if len(d) != 300 || d[0] != 0 || d[1] != 1 || d[299] != 1 {
+		t.Fatalf("%d distances, first %v", len(d), d[:min(len(d), 3)])
+	}
 }
