@@ -68,7 +68,9 @@ func NewSharedReference(ctx context.Context, src FrameSource, readers, window in
 	s := &SharedReference{src: src, info: src.Info(), ctx: ctx, ring: make([]Frame, window), pos: make([]int, readers)}
 	s.cond.L = &s.mu
 	for i := range s.ring {
-		s.ring[i].Chroma = true
+		// An 8-bit source's luma is kept as its bytes: each reader takes them as
+		// bytes (a GPU backend's run) or widens them as it copies them.
+		s.ring[i].Chroma, s.ring[i].Packed = true, true
 	}
 	s.stop = context.AfterFunc(ctx, func() {
 		s.mu.Lock()
@@ -175,9 +177,18 @@ func (r *SharedReader) Close() {
 }
 
 // copyFrame copies src into dst, reusing dst's storage; chroma only when dst asks for it.
+// A Packed src's luma goes to dst as bytes when dst asks for them (Frame.Packed), else
+// widened.
 func copyFrame(dst, src *Frame) {
 	dst.Width, dst.Height, dst.BitDepth = src.Width, src.Height, src.BitDepth
-	dst.Y = append(dst.Y[:0], src.Y...)
+	switch b := src.Packed8(); {
+	case b != nil && dst.Packed:
+		dst.Y8, dst.Y = append(dst.Y8[:0], b...), dst.Y[:0]
+	case b != nil:
+		dst.Y = toSamples(dst.Y, b, len(b), 8)
+	default:
+		dst.Y = append(dst.Y[:0], src.Y...)
+	}
 	dst.ChromaWidth, dst.ChromaHeight = 0, 0
 	dst.U, dst.V = dst.U[:0], dst.V[:0]
 	if dst.Chroma && src.ChromaWidth > 0 {
