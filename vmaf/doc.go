@@ -31,7 +31,9 @@
 // Inputs are streamed frame by frame: memory use is bounded by a few frames
 // per worker whatever the length of the clips. Only the luma plane is kept,
 // since every VMAF feature is computed on luma, unless PSNR asks for the
-// chroma planes (Frame.Chroma).
+// chroma planes (Frame.Chroma). For an Offload that takes whole frames (a GPU
+// backend), 8-bit luma stays the bytes read (Frame.Packed): the device takes
+// bytes, and the CPU widens a frame only where it scores it.
 //
 // The package does no logging; all failures are returned as errors that
 // wrap one of the sentinel errors (ErrTruncated, ErrBadHeader, ...), so
