@@ -184,7 +184,9 @@ func (d *decimated) ReadFrame(f *vmaf.Frame) error {
 		return err
 	}
 	for range d.n - 1 {
-		d.scratch.Chroma, d.scratch.Packed = f.Chroma, f.Packed
+		// The frames between are dropped: an 8-bit one's luma is not widened,
+		// as Score does with those before its Start.
+		d.scratch.Chroma, d.scratch.Packed = f.Chroma, true
 		if err := d.FrameSource.ReadFrame(&d.scratch); err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil // the last frame stands alone; the next read ends
