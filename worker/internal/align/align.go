@@ -62,7 +62,6 @@ type Recorder struct {
 	window int
 	thumbs [2][][]float32
 	sums   [2][]uint64 // one thumbnail row's block sums per side, reused: the sides are read at once
-	rows   [2][]uint16 // one row of a frame read as bytes, widened, per side
 
 	bg *early // set by Wrap
 }
@@ -212,26 +211,19 @@ func (r *Recorder) add(side int, f *vmaf.Frame) {
 	}
 	sums := r.sums[side][:tw]
 	packed := packedSums(b, f.BitDepth)
-	bytes := f.Packed8() // an 8-bit frame read as bytes for a GPU backend
-	if bytes != nil && len(r.rows[side]) < tw*b {
-		r.rows[side] = make([]uint16, tw*b)
-	}
+	bytes := f.Packed8() // an 8-bit frame read as bytes for a GPU backend: summed as they are
 	for ty := range th {
 		clear(sums)
 		for y := ty * b; y < ty*b+b; y++ {
-			var row []uint16
-			if bytes != nil {
-				row = r.rows[side][:tw*b]
-				for i, v := range bytes[y*f.Width : y*f.Width+tw*b] {
-					row[i] = uint16(v)
-				}
-			} else {
-				row = f.Y[y*f.Width : y*f.Width+tw*b]
-			}
-			if packed {
-				addPacked(row, b, sums)
-			} else {
-				addPlain(row, b, sums)
+			switch {
+			case bytes != nil && packed:
+				addPacked8(bytes[y*f.Width:y*f.Width+tw*b], b, sums)
+			case bytes != nil:
+				addPlain8(bytes[y*f.Width:y*f.Width+tw*b], b, sums)
+			case packed:
+				addPacked(f.Y[y*f.Width:y*f.Width+tw*b], b, sums)
+			default:
+				addPlain(f.Y[y*f.Width:y*f.Width+tw*b], b, sums)
 			}
 		}
 		out := th2[ty*tw : ty*tw+tw]
@@ -306,6 +298,72 @@ func addPacked(row []uint16, b int, sums []uint64) {
 			var s uint64
 			for i := 0; i+8 <= len(blk); i += 8 {
 				s += le.Uint64(blk[i:])
+			}
+			sums[tx] += s
+		}
+	}
+}
+
+// addPlain8 is addPlain on bytes.
+func addPlain8(row []byte, b int, sums []uint64) {
+	for tx := range sums {
+		var s uint64
+		for _, v := range row[tx*b : tx*b+b] {
+			s += uint64(v)
+		}
+		sums[tx] += s
+	}
+}
+
+// lowBytes keeps the even bytes of a word, each in a 16-bit lane.
+const lowBytes = 0x00ff00ff00ff00ff
+
+// pairs adds a word's odd bytes to its even ones, in four 16-bit lanes.
+func pairs(x uint64) uint64 { return x&lowBytes + x>>8&lowBytes }
+
+// addPacked8 is addPacked on bytes: a word of eight bytes adds its even and its odd
+// bytes to the sum's four 16-bit lanes, two samples a lane, and a block's last four
+// bytes (b is a multiple of 4) two to each of the low two lanes. So a lane gets at most
+// 2*ceil(b/8) samples of a row, and of a block at most 256 for the blocks up to 32 that
+// packedSums allows at 8 bits: 256 times 255 is 65280, below 2^16.
+//
+//go:noinline
+func addPacked8(row []byte, b int, sums []uint64) {
+	le := binary.LittleEndian
+	switch b {
+	case 8:
+		row = row[:8*len(sums)]
+		for tx := range sums {
+			sums[tx] += pairs(le.Uint64(row[8*tx:]))
+		}
+	case 12:
+		row = row[:12*len(sums)]
+		for tx := range sums {
+			blk := row[12*tx : 12*tx+12]
+			sums[tx] += pairs(le.Uint64(blk)) + pairs(uint64(le.Uint32(blk[8:])))
+		}
+	case 16:
+		row = row[:16*len(sums)]
+		for tx := range sums {
+			blk := row[16*tx : 16*tx+16]
+			sums[tx] += pairs(le.Uint64(blk)) + pairs(le.Uint64(blk[8:]))
+		}
+	case 24:
+		row = row[:24*len(sums)]
+		for tx := range sums {
+			blk := row[24*tx : 24*tx+24]
+			sums[tx] += pairs(le.Uint64(blk)) + pairs(le.Uint64(blk[8:])) + pairs(le.Uint64(blk[16:]))
+		}
+	default:
+		for tx := range sums {
+			blk := row[tx*b : tx*b+b]
+			var s uint64
+			i := 0
+			for ; i+8 <= len(blk); i += 8 {
+				s += pairs(le.Uint64(blk[i:]))
+			}
+			if i < len(blk) {
+				s += pairs(uint64(le.Uint32(blk[i:])))
 			}
 			sums[tx] += s
 		}

@@ -370,22 +370,31 @@ func TestThumbnailPackedSums(t *testing.T) {
 }
 
 // An 8-bit frame read as bytes for a GPU backend (vmaf.Frame.Packed) gets the same
-// thumbnail as its samples, on each side at once.
+// thumbnail as its samples, on each side at once: at 255 everywhere (where a lane of
+// addPacked8 would carry first) and on noise, for every block size of the common frame
+// sizes, blocks that are not a multiple of 4, and the largest packed block (32).
 func TestThumbnailOfBytes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 9))
-	for _, sz := range [][2]int{{1920, 1080}, {161, 90}, {1, 1}} {
-		w, h := sz[0], sz[1]
-		plain := vmaf.Frame{Width: w, Height: h, BitDepth: 8, Y: make([]uint16, w*h)}
-		packed := vmaf.Frame{Width: w, Height: h, BitDepth: 8, Y8: make([]byte, w*h)}
-		for i := range plain.Y {
-			plain.Y[i] = uint16(rng.IntN(256))
-			packed.Y8[i] = byte(plain.Y[i])
-		}
-		r := NewRecorder(vmaf.VideoInfo{Width: w, Height: h, Format: vmaf.YUV420P}, DefaultWindow)
-		r.add(0, &plain)
-		r.add(1, &packed)
-		if !slices.Equal(r.thumbs[0][0], r.thumbs[1][0]) {
-			t.Errorf("%dx%d: the thumbnail of the frame's bytes differs from that of its samples", w, h)
+	for _, sz := range [][2]int{{1280, 720}, {1920, 1080}, {2560, 1440}, {3840, 2160}, {5120, 40}, {4480, 40},
+		{3200, 30}, {640, 10}, {161, 90}, {1000, 100}, {50, 40}, {1, 1}} {
+		for _, kind := range []string{"max", "noise"} {
+			w, h := sz[0], sz[1]
+			plain := vmaf.Frame{Width: w, Height: h, BitDepth: 8, Y: make([]uint16, w*h)}
+			packed := vmaf.Frame{Width: w, Height: h, BitDepth: 8, Y8: make([]byte, w*h)}
+			for i := range plain.Y {
+				plain.Y[i] = 255
+				if kind == "noise" {
+					plain.Y[i] = uint16(rng.IntN(256))
+				}
+				packed.Y8[i] = byte(plain.Y[i])
+			}
+			r := NewRecorder(vmaf.VideoInfo{Width: w, Height: h, Format: vmaf.YUV420P}, DefaultWindow)
+			r.add(0, &plain)
+			r.add(1, &packed)
+			if !slices.Equal(r.thumbs[0][0], r.thumbs[1][0]) || !slices.Equal(r.thumbs[1][0], thumbnailRef(r, &plain)) {
+				t.Errorf("%dx%d %s (block %d, packed %v): the thumbnail of the frame's bytes differs from that of its samples",
+					w, h, kind, r.block, packedSums(r.block, 8))
+			}
 		}
 	}
 }

@@ -7,18 +7,31 @@ import (
 )
 
 // BenchmarkThumbnail1080p is the search's cost per frame beside the decode: one 1080p
-// luma plane averaged into its 160x90 thumbnail.
+// luma plane averaged into its 160x90 thumbnail, from 16-bit samples and from bytes (an
+// 8-bit frame read for a GPU backend).
 func BenchmarkThumbnail1080p(b *testing.B) {
 	info := vmaf.VideoInfo{Width: 1920, Height: 1080, Format: vmaf.YUV420P}
-	f := vmaf.Frame{Width: 1920, Height: 1080, BitDepth: 8, Y: make([]uint16, 1920*1080)}
-	for i := range f.Y {
-		f.Y[i] = uint16(i * 7 % 256)
-	}
-	r := NewRecorder(info, DefaultWindow)
-	b.SetBytes(int64(len(f.Y)))
-	for b.Loop() {
-		r.thumbs[0] = r.thumbs[0][:0]
-		r.add(0, &f)
+	for _, form := range []string{"samples", "bytes"} {
+		b.Run(form, func(b *testing.B) {
+			f := vmaf.Frame{Width: 1920, Height: 1080, BitDepth: 8}
+			if form == "bytes" {
+				f.Y8 = make([]byte, 1920*1080)
+				for i := range f.Y8 {
+					f.Y8[i] = byte(i * 7 % 256)
+				}
+			} else {
+				f.Y = make([]uint16, 1920*1080)
+				for i := range f.Y {
+					f.Y[i] = uint16(i * 7 % 256)
+				}
+			}
+			r := NewRecorder(info, DefaultWindow)
+			b.SetBytes(1920 * 1080)
+			for b.Loop() {
+				r.thumbs[0] = r.thumbs[0][:0]
+				r.add(0, &f)
+			}
+		})
 	}
 }
 
