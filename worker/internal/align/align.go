@@ -219,7 +219,7 @@ func (r *Recorder) add(side int, f *vmaf.Frame) {
 			case bytes != nil && packed:
 				addPacked8(bytes[y*f.Width:y*f.Width+tw*b], b, sums)
 			case bytes != nil:
-				addPlain8(bytes[y*f.Width:y*f.Width+tw*b], b, sums)
+				addPlain(bytes[y*f.Width:y*f.Width+tw*b], b, sums)
 			case packed:
 				addPacked(f.Y[y*f.Width:y*f.Width+tw*b], b, sums)
 			default:
@@ -245,8 +245,8 @@ func packedSums(b, bitDepth int) bool {
 	return b%4 == 0 && b*b/4*(1<<bitDepth-1) < 1<<16
 }
 
-// addPlain adds each b-sample block of row to its sum.
-func addPlain(row []uint16, b int, sums []uint64) {
+// addPlain adds each b-sample block of row to its sum: samples or bytes.
+func addPlain[S uint8 | uint16](row []S, b int, sums []uint64) {
 	for tx := range sums {
 		var s uint64
 		for _, v := range row[tx*b : tx*b+b] {
@@ -301,17 +301,6 @@ func addPacked(row []uint16, b int, sums []uint64) {
 			}
 			sums[tx] += s
 		}
-	}
-}
-
-// addPlain8 is addPlain on bytes.
-func addPlain8(row []byte, b int, sums []uint64) {
-	for tx := range sums {
-		var s uint64
-		for _, v := range row[tx*b : tx*b+b] {
-			s += uint64(v)
-		}
-		sums[tx] += s
 	}
 }
 
