@@ -89,30 +89,39 @@ func (p *planeReader) readFrame(f *Frame) error {
 	w, h := p.info.Width, p.info.Height
 	size := p.info.Format.FrameBytes(w, h)
 	bps := p.info.Format.bytesPerSample()
-	// An 8-bit frame read Packed: its luma straight into Y8, the chroma
-	// planes after it into buf (whose luma part stays unused), so that the
-	// luma is copied once, by the read.
+	// An 8-bit frame read Packed: its luma straight into Y8, so that it is
+	// copied once, by the read; other frames' luma into buf, converted below.
+	// The chroma planes go into buf after the luma, or are skipped where the
+	// frame does not ask for them and the input can (Skipper).
 	packed := f.Packed && bps == 1
-	luma := 0
-	if packed {
-		luma = w * h
-		if cap(f.Y8) < luma {
-			f.Y8 = make([]byte, luma)
-		}
-		f.Y8 = f.Y8[:luma]
-		n, err := io.ReadFull(p.r, f.Y8)
-		if err := readErr(n, err, size); err != nil {
-			return err
-		}
-	}
 	if p.buf == nil {
 		p.buf = make([]byte, size)
 	}
-	if n, err := io.ReadFull(p.r, p.buf[luma:]); err != nil {
-		if luma > 0 && errors.Is(err, io.EOF) {
+	lumaBytes := w * h * bps
+	luma := p.buf[:lumaBytes]
+	if packed {
+		if cap(f.Y8) < lumaBytes {
+			f.Y8 = make([]byte, lumaBytes)
+		}
+		f.Y8 = f.Y8[:lumaBytes]
+		luma = f.Y8
+	}
+	n, err := io.ReadFull(p.r, luma)
+	if err := readErr(n, err, size); err != nil {
+		return err
+	}
+	if rest := p.buf[lumaBytes:size]; len(rest) > 0 {
+		var n int
+		var err error
+		if f.Chroma {
+			n, err = io.ReadFull(p.r, rest)
+		} else {
+			n, err = skip(p.r, len(rest), rest)
+		}
+		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF // the frame began with its luma
 		}
-		if err := readErr(luma+n, err, size); err != nil {
+		if err := readErr(lumaBytes+n, err, size); err != nil {
 			return err
 		}
 	}
@@ -131,7 +140,7 @@ func (p *planeReader) readFrame(f *Frame) error {
 	if cw == 0 {
 		return nil
 	}
-	lumaBytes, chromaBytes := w*h*bps, cw*ch*bps
+	chromaBytes := cw * ch * bps
 	f.ChromaWidth, f.ChromaHeight = cw, ch
 	f.U = toSamples(f.U, p.buf[lumaBytes:], cw*ch, f.BitDepth)
 	f.V = toSamples(f.V, p.buf[lumaBytes+chromaBytes:], cw*ch, f.BitDepth)

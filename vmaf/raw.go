@@ -15,7 +15,7 @@ type RawReader struct {
 // row-major without padding; 4:2:0 and 4:2:2 chroma planes are rounded up
 // for odd sizes. High bit depth samples are little-endian 16-bit words.
 func OpenRaw(r io.Reader, w, h int, pf PixelFormat) (*RawReader, error) {
-	p, err := newPlaneReader(bufio.NewReaderSize(r, 1<<16), VideoInfo{Width: w, Height: h, Format: pf})
+	p, err := newPlaneReader(SkipThrough(bufio.NewReaderSize(r, 1<<16), r), VideoInfo{Width: w, Height: h, Format: pf})
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@ func OpenY4M(r io.Reader) (*Y4MReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := newPlaneReader(br, VideoInfo{Width: h.Width, Height: h.Height, Format: h.Format})
+	p, err := newPlaneReader(SkipThrough(br, r), VideoInfo{Width: h.Width, Height: h.Height, Format: h.Format})
 	if err != nil {
 		return nil, err
 	}

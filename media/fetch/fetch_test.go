@@ -123,6 +123,54 @@ func TestFile(t *testing.T) {
 	}
 }
 
+// A regular file skips bytes by seeking (the frame readers pass over chroma planes with
+// it), never past its end; a pipe is no skipper: the readers read what they skip.
+func TestFileSkip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clip.yuv")
+	data := []byte("0123456789")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := File{}.Open(context.Background(), &url.URL{Scheme: "file", Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obj.Close()
+	s, ok := obj.ReadCloser.(interface{ Skip(int64) (int64, error) })
+	if !ok {
+		t.Fatalf("a regular file's reader %T cannot skip", obj.ReadCloser)
+	}
+	buf := make([]byte, 2)
+	for _, step := range []struct {
+		skip, want int64
+		next       string
+	}{{3, 3, "34"}, {0, 0, "56"}, {1, 1, "89"}, {5, 0, ""}} {
+		k, err := s.Skip(step.skip)
+		if err != nil || k != step.want {
+			t.Fatalf("Skip(%d) = %d, %v; want %d", step.skip, k, err, step.want)
+		}
+		n, _ := io.ReadFull(obj, buf)
+		if got := string(buf[:n]); got != step.next {
+			t.Fatalf("after Skip(%d): read %q, want %q", step.skip, got, step.next)
+		}
+	}
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	obj, err = File{}.Open(context.Background(), &url.URL{Scheme: "file", Path: fmt.Sprintf("/proc/self/fd/%d", r.Fd())})
+	if err != nil {
+		t.Skipf("no /proc/self/fd here: %v", err)
+	}
+	defer obj.Close()
+	if _, ok := obj.ReadCloser.(interface{ Skip(int64) (int64, error) }); ok || obj.Size != -1 {
+		t.Errorf("a pipe's reader %T can skip, size %d; want no skipper, size -1", obj.ReadCloser, obj.Size)
+	}
+}
+
 // errIsDirectory stands for the directory error, which has no sentinel.
 var errIsDirectory = errors.New("is a directory")
 

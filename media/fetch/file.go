@@ -32,11 +32,10 @@ func (File) Open(ctx context.Context, u *url.URL) (*Object, error) {
 		f.Close()
 		return nil, fail(u, errors.New("is a directory"))
 	}
-	size := int64(-1)
-	if fi.Mode().IsRegular() {
-		size = fi.Size()
+	if !fi.Mode().IsRegular() {
+		return &Object{ReadCloser: &fileReader{f: f, u: u}, Size: -1}, nil
 	}
-	return &Object{ReadCloser: &fileReader{f: f, u: u}, Size: size}, nil
+	return &Object{ReadCloser: &regularFile{fileReader{f: f, u: u}}, Size: fi.Size()}, nil
 }
 
 // fileCause drops the path from a file system error, which the URI already
@@ -67,3 +66,25 @@ func (r *fileReader) Read(p []byte) (int, error) {
 }
 
 func (r *fileReader) Close() error { return r.f.Close() }
+
+// regularFile is a fileReader that can skip bytes by seeking (Skip): the frame readers
+// pass over the chroma planes a luma-only model does not ask for without copying them.
+type regularFile struct{ fileReader }
+
+// Skip seeks over the next n bytes, or to the end of the file where it is nearer, and
+// returns how many bytes it passed.
+func (r *regularFile) Skip(n int64) (int64, error) {
+	pos, err := r.f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, fail(r.u, fmt.Errorf("seek: %w", fileCause(err)))
+	}
+	fi, err := r.f.Stat()
+	if err != nil {
+		return 0, fail(r.u, fmt.Errorf("stat: %w", fileCause(err)))
+	}
+	k := max(0, min(n, fi.Size()-pos))
+	if _, err := r.f.Seek(k, io.SeekCurrent); err != nil {
+		return 0, fail(r.u, fmt.Errorf("seek: %w", fileCause(err)))
+	}
+	return k, nil
+}

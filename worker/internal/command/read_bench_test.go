@@ -1,55 +1,59 @@
 package command
 
 import (
-	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/vmafx/vmafx/media/fetch"
 	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/worker/internal/align"
+	"github.com/vmafx/vmafx/worker/internal/source"
 	"github.com/vmafx/vmafx/worker/internal/worstframes"
 )
 
 // BenchmarkReadSide times what a plain score does to each input before the kernel's
 // threads see a frame, one side at a time: reading a raw 8-bit 4:2:0 file from the page
-// cache and converting its luma (raw), and on the reference the scene histogram, with the
+// cache as the worker opens it (source.Open: luma only, the chroma skipped) and
+// converting its luma (raw), and on the reference the scene histogram, with the
 // alignment check's thumbnails on both (which a long input takes of its first frames
 // only). The kernel reads the two sides at once, so the slower side's ms/frame bounds
-// the frames/s of any thread count; read in turn, as before, their sum did.
+// the frames/s of any thread count; read in turn, as before, their sum did. The /bytes
+// forms read the luma as bytes, as for a GPU backend (vmaf.Frame.Packed).
 func BenchmarkReadSide(b *testing.B) {
 	const frames = 32
 	dir := b.TempDir() // the sub-benchmarks' own are removed between their runs
 	for _, sz := range []struct{ w, h int }{{1920, 1080}, {3840, 2160}} {
 		info := vmaf.VideoInfo{Width: sz.w, Height: sz.h, Format: vmaf.YUV420P}
 		var path string
-		for _, side := range []string{"raw", "reference", "distorted"} {
-			b.Run(fmt.Sprintf("%dx%d/%s", sz.w, sz.h, side), func(b *testing.B) {
+		for _, side := range []string{"raw", "reference", "distorted", "raw/bytes", "reference/bytes", "distorted/bytes"} {
+			side, form, _ := strings.Cut(side, "/")
+			b.Run(fmt.Sprintf("%dx%d/%s", sz.w, sz.h, strings.TrimSuffix(side+"/"+form, "/")), func(b *testing.B) {
 				if path == "" {
 					path = writeRawClip(b, filepath.Join(dir, fmt.Sprintf("%dx%d.yuv", sz.w, sz.h)), info, frames)
 				}
 				for b.Loop() {
-					f, err := os.Open(path)
-					if err != nil {
-						b.Fatal(err)
-					}
-					raw, err := vmaf.OpenRaw(bufio.NewReaderSize(f, 1<<16), sz.w, sz.h, vmaf.YUV420P)
+					in, err := source.Open(context.Background(), fetch.File{}, &url.URL{Scheme: "file", Path: path},
+						source.Options{Raw: source.Raw{Width: sz.w, Height: sz.h, Format: vmaf.YUV420P}})
 					if err != nil {
 						b.Fatal(err)
 					}
 					rec := align.NewRecorder(info, align.DefaultWindow)
-					var src vmaf.FrameSource = raw
+					var src vmaf.FrameSource = in
 					switch side {
 					case "reference":
-						src = worstframes.NewCuts(rec.Wrap(0, raw))
+						src = worstframes.NewCuts(rec.Wrap(0, in))
 					case "distorted":
-						src = rec.Wrap(1, raw)
+						src = rec.Wrap(1, in)
 					}
-					var fr vmaf.Frame
+					fr := vmaf.Frame{Packed: form == "bytes"} // as a GPU backend reads 8-bit frames
 					n := 0
 					for ; ; n++ {
 						if err := src.ReadFrame(&fr); err != nil {
@@ -59,7 +63,7 @@ func BenchmarkReadSide(b *testing.B) {
 							break
 						}
 					}
-					f.Close()
+					in.Close()
 					if n != frames {
 						b.Fatalf("read %d frames, want %d", n, frames)
 					}

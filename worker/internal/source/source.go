@@ -143,11 +143,11 @@ func open(ctx context.Context, in *Input, obj *fetch.Object, stop func(), u *url
 	}
 	switch container := decode.Sniff(head); {
 	case container == decode.ContainerY4M:
-		return openY4M(ctx, in, br, obj.Size, head, stop, o)
+		return openY4M(ctx, in, br, obj, head, stop, o)
 	case container != decode.ContainerUnknown:
 		return openEncoded(ctx, in, br, obj, u, container, stop, o)
 	case o.Raw.Width > 0 && o.Raw.Height > 0:
-		return openRaw(ctx, in, br, obj.Size, stop, o)
+		return openRaw(ctx, in, br, obj, stop, o)
 	case o.Tools == nil:
 		return ErrNoGeometry
 	}
@@ -161,9 +161,10 @@ func open(ctx context.Context, in *Input, obj *fetch.Object, stop func(), u *url
 }
 
 // openY4M reads a Y4M input in Go, or through ffmpeg when it must be scaled
-// or deinterlaced.
-func openY4M(ctx context.Context, in *Input, br *bufio.Reader, size int64, head []byte, stop func(), o Options) error {
+// or deinterlaced. br reads obj.
+func openY4M(ctx context.Context, in *Input, br *bufio.Reader, obj *fetch.Object, head []byte, stop func(), o Options) error {
 	in.Kind = KindY4M
+	size := obj.Size
 	i := bytes.IndexByte(head, '\n')
 	if i >= 0 {
 		// A header that does not parse is reported by OpenY4M below.
@@ -184,7 +185,7 @@ func openY4M(ctx context.Context, in *Input, br *bufio.Reader, size int64, head 
 			}
 		}
 	}
-	y, err := vmaf.OpenY4M(br)
+	y, err := vmaf.OpenY4M(frames(br, obj))
 	if err != nil {
 		return err
 	}
@@ -193,10 +194,18 @@ func openY4M(ctx context.Context, in *Input, br *bufio.Reader, size int64, head 
 	return nil
 }
 
+// frames is what the kernel's raw and Y4M readers read obj through: br, which skips the
+// chroma planes a luma-only model does not ask for by seeking where obj is a local file
+// (vmaf.Skipper), instead of copying a third of every 4:2:0 frame for nothing.
+func frames(br *bufio.Reader, obj *fetch.Object) io.Reader {
+	return vmaf.SkipThrough(br, obj.ReadCloser)
+}
+
 // openRaw reads raw YUV of the given geometry in Go, or through ffmpeg when
-// it must be scaled.
-func openRaw(ctx context.Context, in *Input, br *bufio.Reader, size int64, stop func(), o Options) error {
+// it must be scaled. br reads obj.
+func openRaw(ctx context.Context, in *Input, br *bufio.Reader, obj *fetch.Object, stop func(), o Options) error {
 	in.Kind = KindRaw
+	size := obj.Size
 	vi := vmaf.VideoInfo{Width: o.Raw.Width, Height: o.Raw.Height, Format: o.Raw.Format}
 	if size >= 0 && vi.Format.Valid() {
 		fb := int64(vi.Format.FrameBytes(vi.Width, vi.Height))
@@ -205,7 +214,7 @@ func openRaw(ctx context.Context, in *Input, br *bufio.Reader, size int64, stop 
 	if scale(o, vi.Width, vi.Height) && vi.Format.Valid() {
 		return pipe(ctx, in, decode.Input{Stream: br, Stop: stop, Index: -1, Raw: &vi}, vi, o)
 	}
-	r, err := vmaf.OpenRaw(br, vi.Width, vi.Height, vi.Format)
+	r, err := vmaf.OpenRaw(frames(br, obj), vi.Width, vi.Height, vi.Format)
 	if err != nil {
 		return err
 	}

@@ -84,3 +84,65 @@ func TestOpen(t *testing.T) {
 		})
 	}
 }
+
+// A local raw or Y4M file's frames that ask for luma only are read with their chroma
+// skipped (seeked over, vmaf.Skipper): the luma and the chroma of a frame that asks for
+// it are the file's, and a last frame cut inside its chroma is still ErrTruncated.
+func TestOpenSkipsChroma(t *testing.T) {
+	const w, h = 640, 360 // larger than the readers' buffers, as video frames are
+	size := vmaf.YUV420P.FrameBytes(w, h)
+	frame := func(n int) []byte {
+		b := make([]byte, size)
+		for i := range b {
+			b[i] = byte(i*5 + n*11)
+		}
+		return b
+	}
+	for _, kind := range []string{KindRaw, KindY4M} {
+		t.Run(kind, func(t *testing.T) {
+			var data []byte
+			if kind == KindY4M {
+				data = append(data, "YUV4MPEG2 W640 H360 F25:1 C420jpeg\n"...)
+			}
+			for n := range 4 {
+				if kind == KindY4M {
+					data = append(data, "FRAME\n"...)
+				}
+				f := frame(n)
+				if n == 3 {
+					f = f[:w*h+w*h/8] // cut inside the U plane
+				}
+				data = append(data, f...)
+			}
+			p := filepath.Join(t.TempDir(), "clip")
+			if err := os.WriteFile(p, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			u, err := fetch.ParseURI(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := Open(context.Background(), fetch.File{}, u, Options{Raw: Raw{Width: w, Height: h, Format: vmaf.YUV420P}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			for n := range 3 {
+				f := vmaf.Frame{Packed: true, Chroma: n == 1}
+				if err := in.ReadFrame(&f); err != nil {
+					t.Fatalf("frame %d: %v", n, err)
+				}
+				want := frame(n)
+				if !bytes.Equal(f.Y8, want[:w*h]) {
+					t.Fatalf("frame %d: the luma differs from the file's", n)
+				}
+				if f.Chroma && (len(f.U) != w*h/4 || f.U[7] != uint16(want[w*h+7]) || f.V[7] != uint16(want[w*h+w*h/4+7])) {
+					t.Fatalf("frame %d: the chroma differs from the file's", n)
+				}
+			}
+			if err := in.ReadFrame(&vmaf.Frame{}); !errors.Is(err, vmaf.ErrTruncated) {
+				t.Errorf("the last frame, cut inside its chroma: %v, want ErrTruncated", err)
+			}
+		})
+	}
+}
