@@ -325,7 +325,7 @@ func benchScore(b *testing.B, refP, distP [][]uint16, w, h, frames int, opts Opt
 		du, dv = chromaOf(info, distP)
 	}
 	b.ReportAllocs()
-	cpu0 := processCPU()
+	cpu0 := testutil.ProcessCPU()
 	b.ResetTimer()
 	for b.Loop() {
 		ref := &memSource{info: info, planes: refP, n: frames, u: ru, v: rv}
@@ -335,7 +335,7 @@ func benchScore(b *testing.B, refP, distP [][]uint16, w, h, frames int, opts Opt
 		}
 	}
 	b.StopTimer()
-	cpu := processCPU() - cpu0
+	cpu := testutil.ProcessCPU() - cpu0
 	close(stop)
 	<-done
 	n := float64(b.N * frames)

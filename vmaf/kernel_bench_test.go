@@ -1,6 +1,10 @@
 package vmaf
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/vmafx/vmafx/internal/testutil"
+)
 
 // BenchmarkKernels times each feature kernel on one synthetic 1280x720 pair:
 // VMAF's own (VIF, ADM, Motion) and the extra features. Besides ns/op it
@@ -14,11 +18,11 @@ func BenchmarkKernels(b *testing.B) {
 	kernel := func(name string, setup func() func()) {
 		b.Run(name, func(b *testing.B) {
 			frame := setup()
-			cpu0 := processCPU()
+			cpu0 := testutil.ProcessCPU()
 			for b.Loop() {
 				frame()
 			}
-			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((testutil.ProcessCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 	kernel("VIF", func() func() {

@@ -21,6 +21,7 @@ import (
 	"unsafe"
 
 	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/worker/internal/beside"
 )
 
 const (
@@ -64,6 +65,8 @@ type Recorder struct {
 	sums   [2][]uint64 // one thumbnail row's block sums per side, reused: the sides are read at once
 
 	bg *early // set by Wrap
+	// jobs take a wrapped side's thumbnails beside its reading (Wrap).
+	jobs [2]beside.Queue[[]float32]
 }
 
 // early is a wrapped recorder's search, started as soon as both sides are complete
@@ -89,7 +92,9 @@ func NewRecorder(info vmaf.VideoInfo, window int) *Recorder {
 
 // Wrap returns src, recording the thumbnails of its first frames as they are read, for
 // side 0 (reference) or 1 (distorted). Each side must be read by one goroutine at a time;
-// the two may be read at once, as the kernel does.
+// the two may be read at once, as the kernel does. The thumbnails are taken beside the
+// reading (beside.Queue): a 1080p one costs about as much as reading the frame, on the
+// step every frame passes through in turn.
 func (r *Recorder) Wrap(side int, src vmaf.FrameSource) vmaf.FrameSource {
 	if r.bg == nil {
 		r.bg = &early{}
@@ -104,14 +109,26 @@ type tee struct {
 }
 
 func (t *tee) ReadFrame(f *vmaf.Frame) error {
+	r, side := t.r, t.side
+	keep := r.keep(side)
+	r.jobs[side].BeforeRead(f, keep)
 	err := t.FrameSource.ReadFrame(f)
-	if err == nil && len(t.r.thumbs[t.side]) < t.r.limits[t.side] {
-		t.r.add(t.side, f)
+	recorded := len(r.thumbs[side]) + r.jobs[side].Pending()
+	if err == nil && recorded < r.limits[side] && r.fits(f) {
+		g := vmaf.Frame{Width: f.Width, Height: f.Height, BitDepth: f.BitDepth, Y: f.Y, Y8: f.Y8}
+		r.jobs[side].Go(f, func() []float32 { return r.thumbnail(&g, make([]uint64, r.tw)) })
+		recorded++
 	}
-	if err != nil || len(t.r.thumbs[t.side]) >= t.r.limits[t.side] {
-		t.r.sideComplete(t.side)
+	if err != nil || recorded >= r.limits[side] {
+		r.jobs[side].Fold(true, keep) // the search reads every thumbnail
+		r.sideComplete(side)
 	}
 	return err
+}
+
+// keep appends a thumbnail taken beside the reading to side's.
+func (r *Recorder) keep(side int) func([]float32) {
+	return func(th []float32) { r.thumbs[side] = append(r.thumbs[side], th) }
 }
 
 // sideComplete records that side has all the thumbnails it will have, and starts the
@@ -136,7 +153,8 @@ func (r *Recorder) sideComplete(side int) {
 
 // Result is the search of a wrapped recorder: the one started when both sides were
 // complete, waited for, or a search now of what was recorded when it was not started
-// (the scoring stopped before either side was complete).
+// (the scoring stopped before either side was complete). It is called once the sides'
+// reading has stopped.
 func (r *Recorder) Result() Result {
 	bg := r.bg
 	if bg == nil {
@@ -146,6 +164,9 @@ func (r *Recorder) Result() Result {
 	started := bg.started
 	bg.mu.Unlock()
 	if !started {
+		for side := range r.jobs { // the reading has stopped: its last thumbnails
+			r.jobs[side].Fold(true, r.keep(side))
+		}
 		return r.Search()
 	}
 	<-bg.done
@@ -194,22 +215,32 @@ func (r *Recorder) SearchPhases(n, faster int) (Result, int) {
 	return best, phase
 }
 
-// add appends the thumbnail of f to side: the mean of each block of luma samples, on
-// the 8-bit scale whatever the bit depth, so that inputs of different depths compare.
+// add appends the thumbnail of f to side.
 func (r *Recorder) add(side int, f *vmaf.Frame) {
-	if f.Width != r.info.Width || f.Height != r.info.Height {
+	if !r.fits(f) {
 		return // the kernel refuses such a frame; the search has nothing to say about it
 	}
+	if len(r.sums[side]) < r.tw {
+		r.sums[side] = make([]uint64, r.tw)
+	}
+	r.thumbs[side] = append(r.thumbs[side], r.thumbnail(f, r.sums[side][:r.tw]))
+}
+
+// fits reports whether f has the recorder's size.
+func (r *Recorder) fits(f *vmaf.Frame) bool {
+	return f.Width == r.info.Width && f.Height == r.info.Height
+}
+
+// thumbnail is f's thumbnail: the mean of each block of luma samples, on the 8-bit scale
+// whatever the bit depth, so that inputs of different depths compare. sums is the
+// scratch of one thumbnail row's block sums (tw of them).
+func (r *Recorder) thumbnail(f *vmaf.Frame, sums []uint64) []float32 {
 	b, tw, th := r.block, r.tw, r.th
 	th2 := make([]float32, tw*th)
 	scale := 1 / float64(b*b)
 	if f.BitDepth > 8 {
 		scale /= float64(int(1) << (f.BitDepth - 8))
 	}
-	if len(r.sums[side]) < tw {
-		r.sums[side] = make([]uint64, tw)
-	}
-	sums := r.sums[side][:tw]
 	packed := packedSums(b, f.BitDepth)
 	bytes := f.Packed8() // an 8-bit frame read as bytes for a GPU backend: summed as they are
 	for ty := range th {
@@ -234,7 +265,7 @@ func (r *Recorder) add(side int, f *vmaf.Frame) {
 			out[tx] = float32(float64(s) * scale)
 		}
 	}
-	r.thumbs[side] = append(r.thumbs[side], th2)
+	return th2
 }
 
 // packedSums reports whether blocks of side b at bitDepth can be summed four samples at

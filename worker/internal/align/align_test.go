@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vmafx/vmafx/media/decode"
 	"github.com/vmafx/vmafx/vmaf"
@@ -196,6 +197,57 @@ func TestWrapSidesAtOnce(t *testing.T) {
 		}
 		if got := r.Result(); got != want.Search() {
 			t.Fatalf("Result %+v, want %+v", got, want.Search())
+		}
+	}
+}
+
+// The thumbnails are taken beside the reading and kept in read order, however late their
+// jobs run: here each waits a millisecond, and the frames are read as the kernel reads
+// them, into slots that rotate (so a read waits only for the job of the plane it
+// overwrites), as bytes and as samples.
+func TestWrapThumbnailsBeside(t *testing.T) {
+	ref, dist := clip(t, "p01_ref.yuv"), clip(t, "p01_dist.yuv")
+	info := vmaf.VideoInfo{Width: 176, Height: 144, Format: vmaf.YUV420P}
+	want := NewRecorder(info, DefaultWindow)
+	if err := want.Read(&frames{f: ref}, &frames{f: dist}); err != nil {
+		t.Fatal(err)
+	}
+	for _, packed := range []bool{false, true} {
+		r := NewRecorder(info, DefaultWindow)
+		late := func(run func()) {
+			go func() {
+				time.Sleep(time.Millisecond)
+				run()
+			}()
+		}
+		r.jobs[0].Start, r.jobs[1].Start = late, late
+		for side, name := range []string{"p01_ref.yuv", "p01_dist.yuv"} {
+			file, err := os.Open(filepath.Join("..", "..", "..", "vmaf", "testdata", "clips", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer file.Close()
+			raw, err := vmaf.OpenRaw(file, 176, 144, vmaf.YUV420P)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := r.Wrap(side, raw)
+			slots := make([]vmaf.Frame, 3)
+			for n := 0; ; n++ {
+				f := &slots[n%len(slots)]
+				f.Packed = packed
+				if src.ReadFrame(f) != nil {
+					break
+				}
+			}
+		}
+		for side := range 2 {
+			if !slices.EqualFunc(r.thumbs[side], want.thumbs[side], slices.Equal) {
+				t.Fatalf("packed %v, side %d: %d thumbnails, not those of reading in turn (%d)", packed, side, len(r.thumbs[side]), len(want.thumbs[side]))
+			}
+		}
+		if got := r.Result(); got != want.Search() {
+			t.Fatalf("packed %v: Result %+v, want %+v", packed, got, want.Search())
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
+	"github.com/vmafx/vmafx/internal/testutil"
 	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/vmaf/vkkernel"
 	"github.com/vmafx/vmafx/worker/internal/backend"
@@ -22,7 +23,8 @@ import (
 // check beside them, the frame slots, each frame's staging copy, the model, the pooling
 // and the per-frame output. On the H200 the process scored about 400 frames/s at 1080p
 // where the kernel alone sustained 656 (docs/benchmarks.md): this says how much of that
-// gap the host side is, on a machine without the GPU. A fake device, since none can run
+// gap the host side is, on a machine without the GPU; cpu-ms/frame is the host's CPU
+// time a frame, which a machine of few cores shows better than frames/s. A fake device, since none can run
 // here; the scores it makes are canned, not VMAF's, and only their being finite is
 // checked.
 func BenchmarkHostSide(b *testing.B) {
@@ -43,6 +45,7 @@ func BenchmarkHostSide(b *testing.B) {
 					"--width", strconv.Itoa(sz.w), "--height", strconv.Itoa(sz.h),
 					"--threads", strconv.Itoa(threads), "--output", "file://" + out}
 				env := map[string]string{vmafxv1.EnvBackend: "cpu", "VMAFX_TERMINATION_LOG": filepath.Join(b.TempDir(), "term")}
+				cpu0 := testutil.ProcessCPU()
 				for b.Loop() {
 					var sink discard
 					if code := Run(context.Background(), args, func(k string) string { return env[k] }, &sink, &sink); code != 0 {
@@ -50,6 +53,7 @@ func BenchmarkHostSide(b *testing.B) {
 					}
 				}
 				b.StopTimer()
+				cpu := testutil.ProcessCPU() - cpu0
 				res, err := os.ReadFile(env["VMAFX_TERMINATION_LOG"])
 				if err != nil {
 					b.Fatal(err)
@@ -59,6 +63,7 @@ func BenchmarkHostSide(b *testing.B) {
 					b.Fatalf("result %q: %v", res, err)
 				}
 				b.ReportMetric(float64(b.N*sz.frames)/b.Elapsed().Seconds(), "frames/s")
+				b.ReportMetric(cpu.Seconds()*1e3/float64(b.N*sz.frames), "cpu-ms/frame")
 			})
 		}
 	}

@@ -3,10 +3,10 @@ package worstframes
 import (
 	"cmp"
 	"slices"
-	"unsafe"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/worker/internal/beside"
 )
 
 // Scene cuts are found on luma histograms: each reference frame's luma (every other
@@ -33,52 +33,25 @@ const (
 // Cuts watches the reference's frames as the kernel reads them and records each frame's
 // histogram distance to the one before: eight bytes a frame.
 //
-// The histograms are counted on goroutines of their own, beside the reading: the
-// reference's reader is the one step every frame passes through in turn, and a 1080p
-// histogram cost about as much as reading a frame pair (docs/benchmarks.md). A read waits
-// only for the histograms still counting the plane it is about to overwrite; ReadFrame
-// is called by one goroutine at a time, and Distances and Starts after the last read.
+// The histograms are counted on goroutines of their own, beside the reading
+// (beside.Queue): the reference's reader is the one step every frame passes through in
+// turn, and a 1080p histogram cost about as much as reading a frame pair
+// (docs/benchmarks.md). ReadFrame is called by one goroutine at a time, and Distances
+// and Starts after the last read.
 type Cuts struct {
 	vmaf.FrameSource
 	prev [HistogramBins]int
 	n    int
 	// dist[k] is d of the k-th frame read; dist[0] is 0.
 	dist []float64
-	// pending are the frames read whose histograms are not in dist yet, oldest first.
-	pending []*cutFrame
+	// jobs count the histograms of the frames read whose distances are not in dist yet.
+	jobs beside.Queue[*cutHistogram]
 }
 
-// maxPendingCuts bounds the frames whose histograms are counted at once, and so the
-// planes they keep. A read into a frame waits for the histogram of the plane it
-// overwrites, so Score's frame slots bound them already; a caller that reads into a new
-// Frame each time would not.
-const maxPendingCuts = 64
-
-// cutFrame is one frame's histogram, counted on a goroutine of its own from the frame's
-// luma plane (y, or y8 for a frame read as bytes for a GPU backend).
-type cutFrame struct {
-	y       []uint16
-	y8      []byte
-	w, h    int
-	shift   uint
+// cutHistogram is one frame's histogram.
+type cutHistogram struct {
 	hist    [4][HistogramBins]int32
 	samples int
-	done    chan struct{}
-}
-
-func (cf *cutFrame) count() {
-	if cf.y8 != nil {
-		cf.samples = histogram(&cf.hist, cf.y8, cf.w, cf.h, cf.shift)
-	} else {
-		cf.samples = histogram(&cf.hist, cf.y, cf.w, cf.h, cf.shift)
-	}
-	close(cf.done)
-}
-
-// reads reports whether cf counts the plane whose storage starts at p.
-func (cf *cutFrame) reads(p unsafe.Pointer) bool {
-	return p != nil && (cap(cf.y8) > 0 && unsafe.Pointer(unsafe.SliceData(cf.y8)) == p ||
-		cap(cf.y) > 0 && unsafe.Pointer(unsafe.SliceData(cf.y)) == p)
 }
 
 // NewCuts wraps src.
@@ -86,77 +59,41 @@ func NewCuts(src vmaf.FrameSource) *Cuts { return &Cuts{FrameSource: src} }
 
 // ReadFrame reads the next frame and starts counting its histogram.
 func (c *Cuts) ReadFrame(f *vmaf.Frame) error {
-	// The read writes into f's planes: the histograms still counting them finish first.
-	for _, p := range []unsafe.Pointer{planeData(f.Y), planeData(f.Y8)} {
-		for _, cf := range c.pending {
-			if cf.reads(p) {
-				<-cf.done
-			}
-		}
-	}
-	c.fold(false)
-	for len(c.pending) >= maxPendingCuts {
-		// A source that reads each frame into new storage: bound what waits.
-		<-c.pending[0].done
-		c.fold(false)
-	}
+	c.jobs.BeforeRead(f, c.record)
 	if err := c.FrameSource.ReadFrame(f); err != nil {
 		return err
 	}
-	cf := &cutFrame{w: f.Width, h: f.Height, shift: uint(max(f.BitDepth, 6) - 6), done: make(chan struct{})}
-	if b := f.Packed8(); b != nil {
-		cf.y8 = b
-	} else {
-		cf.y = f.Y
-	}
-	c.pending = append(c.pending, cf)
-	startCount(cf)
+	w, h, shift := f.Width, f.Height, uint(max(f.BitDepth, 6)-6)
+	y, y8 := f.Y, f.Packed8() // a frame read as bytes for a GPU backend has no Y
+	c.jobs.Go(f, func() *cutHistogram {
+		ch := new(cutHistogram)
+		if y8 != nil {
+			ch.samples = histogram(&ch.hist, y8, w, h, shift)
+		} else {
+			ch.samples = histogram(&ch.hist, y, w, h, shift)
+		}
+		return ch
+	})
 	return nil
 }
 
-// startCount starts counting cf's histogram; tests replace it to hold the counting back.
-var startCount = func(cf *cutFrame) { go cf.count() }
-
-// planeData is the start of a plane's storage; nil when it has none.
-func planeData[S uint8 | uint16](p []S) unsafe.Pointer {
-	if cap(p) == 0 {
-		return nil
+// record appends the distance of the next frame's histogram to the one before.
+func (c *Cuts) record(ch *cutHistogram) {
+	var cur [HistogramBins]int
+	for b := range cur {
+		cur[b] = int(ch.hist[0][b]) + int(ch.hist[1][b]) + int(ch.hist[2][b]) + int(ch.hist[3][b])
 	}
-	return unsafe.Pointer(unsafe.SliceData(p))
-}
-
-// fold records the distances of the pending frames whose histograms are counted, in
-// order; with wait it waits for every one.
-func (c *Cuts) fold(wait bool) {
-	for len(c.pending) > 0 {
-		cf := c.pending[0]
-		if wait {
-			<-cf.done
-		} else {
-			select {
-			case <-cf.done:
-			default:
-				return
-			}
-		}
-		var cur [HistogramBins]int
+	d := 0.0
+	if c.n > 0 && ch.samples > 0 {
+		diff := 0
 		for b := range cur {
-			cur[b] = int(cf.hist[0][b]) + int(cf.hist[1][b]) + int(cf.hist[2][b]) + int(cf.hist[3][b])
+			diff += abs(cur[b] - c.prev[b])
 		}
-		d := 0.0
-		if c.n > 0 && cf.samples > 0 {
-			diff := 0
-			for b := range cur {
-				diff += abs(cur[b] - c.prev[b])
-			}
-			d = float64(diff) / float64(2*cf.samples)
-		}
-		c.dist = append(c.dist, d)
-		c.prev = cur
-		c.n++
-		c.pending[0] = nil
-		c.pending = c.pending[1:]
+		d = float64(diff) / float64(2*ch.samples)
 	}
+	c.dist = append(c.dist, d)
+	c.prev = cur
+	c.n++
 }
 
 // histogram counts the samples of a w x h luma plane, shifted right by shift, into
@@ -187,7 +124,7 @@ func histogram[S uint8 | uint16](part *[4][HistogramBins]int32, y []S, w, h int,
 
 // Distances returns d of every frame read, in read order.
 func (c *Cuts) Distances() []float64 {
-	c.fold(true)
+	c.jobs.Fold(true, c.record)
 	return c.dist
 }
 

@@ -11,6 +11,7 @@ import (
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/worker/internal/beside"
 )
 
 const clips = "../../../vmaf/testdata/clips/"
@@ -207,18 +208,15 @@ func must[T any](v T, err error) T {
 }
 
 // A caller that reads every frame into new storage never makes a read wait, so the
-// histograms still counting are bounded by number (maxPendingCuts), however far behind
+// histograms still counting are bounded by number (beside.MaxPending), however far behind
 // the reading they are (here a millisecond each, where a read takes microseconds), and
 // the distances are every frame's, in order.
 func TestCutsBoundPending(t *testing.T) {
-	start := startCount
-	defer func() { startCount = start }()
-	slow := make(chan *cutFrame, 300)
-	startCount = func(cf *cutFrame) { slow <- cf }
+	slow := make(chan func(), 300)
 	go func() {
-		for cf := range slow {
+		for run := range slow {
 			time.Sleep(time.Millisecond)
-			cf.count()
+			run()
 		}
 	}()
 	defer close(slow)
@@ -232,13 +230,14 @@ func TestCutsBoundPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := NewCuts(src)
+	c.jobs.Start = func(run func()) { slow <- run }
 	for {
 		var f vmaf.Frame // a new frame each read: no read waits for a plane
 		if c.ReadFrame(&f) != nil {
 			break
 		}
-		if len(c.pending) > maxPendingCuts {
-			t.Fatalf("%d histograms pending, want at most %d", len(c.pending), maxPendingCuts)
+		if c.jobs.Pending() > beside.MaxPending {
+			t.Fatalf("%d histograms pending, want at most %d", c.jobs.Pending(), beside.MaxPending)
 		}
 	}
 	d := c.Distances()
