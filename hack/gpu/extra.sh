@@ -299,7 +299,8 @@ def run(t,cache):
         ts=d.replace(hour=int(m[1]),minute=int(m[2]),second=0,microsecond=0).timestamp()+float(m[3])
         for key,name in (('"Opened the device"','opened'),('"Scoring"','scoring'),('"Wrote per-frame scores"','frames'),('"Closed the device"','closed'),('"Scored"','scored')):
             if key in l and name not in marks: marks[name]=ts-t0
-        if '"Opened the device"' in l: extra=' '.join(re.findall(r'(openSeconds=\S+|selfTestSeconds=\S+)',l))
+        if '"Opened the device"' in l or '"Closed the device"' in l:  # the open's and the close's steps
+            extra=(extra+' ' if extra else '')+' '.join(f"{k}={float(v):.3f}" for k,v in re.findall(r'(\w+)Seconds=([0-9.e-]+)',l))
     seq=sorted(marks,key=marks.get); prev=0; parts=[]  # the device opens beside the inputs and first frames
     for k in seq:
         if k in marks: parts.append(f"{k} +{marks[k]-prev:.3f}"); prev=marks[k]

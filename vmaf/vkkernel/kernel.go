@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/vmafx/vmafx/vmaf"
@@ -71,7 +72,10 @@ type Kernel struct {
 	// once, not per call.
 	idle    []*worker
 	idleKey workerKey
-	made    int // workers made, for tests of the reuse
+	// pipelinesTime and releaseTime are the kernel's steps of the open and the
+	// close (Steps).
+	pipelinesTime, releaseTime time.Duration
+	made                       int // workers made, for tests of the reuse
 }
 
 // maxIdleWorkers bounds the workers kept for reuse.
@@ -132,6 +136,7 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 		return nil, err
 	}
 	k := &Kernel{dev: dev}
+	start := time.Now()
 	b := &pipelines{dev: dev} // every pipeline at once (pipelines says why)
 	b.build(&k.blur, "motion_blur", motionBlurSPV, 3, 12, histSlots)
 	b.build(&k.sad, "motion_sad", motionSADSPV, 2, 8, 1)
@@ -151,6 +156,7 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 		k.Close()
 		return nil, fmt.Errorf("vulkan kernel pipelines on %s: %w", dev.Info.Name, err)
 	}
+	k.pipelinesTime = time.Since(start)
 	return k, nil
 }
 
@@ -182,8 +188,17 @@ func (k *Kernel) Features() (device, host []string) {
 // Info describes the device.
 func (k *Kernel) Info() vulkan.Info { return k.dev.Info }
 
+// Steps is how long the device's open and close steps took, the kernel's own among them
+// (vulkan.Steps): the close's once Close has returned.
+func (k *Kernel) Steps() vulkan.Steps {
+	s := k.dev.Steps()
+	s.Pipelines, s.Release = k.pipelinesTime, k.releaseTime
+	return s
+}
+
 // Close frees the pipelines and the device; workers must be closed first.
 func (k *Kernel) Close() {
+	start := time.Now()
 	k.mu.Lock()
 	idle := k.idle
 	k.idle = nil
@@ -224,6 +239,7 @@ func (k *Kernel) Close() {
 	if k.cambi != nil {
 		k.cambi.Close()
 	}
+	k.releaseTime = time.Since(start)
 	k.dev.Close()
 }
 

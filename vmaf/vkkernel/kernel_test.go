@@ -36,6 +36,23 @@ func openOrSkip(t testing.TB) *Kernel {
 	return k
 }
 
+// The open's and the close's steps are timed (the worker logs them: on a GPU they are a
+// fixed cost of every run), the close's once it has run.
+func TestSteps(t *testing.T) {
+	k := openOrSkip(t)
+	s := k.Steps()
+	if s.Instance <= 0 || s.Select <= 0 || s.Device <= 0 || s.Pipelines <= 0 {
+		t.Errorf("open's steps %+v: want instance, select, device and pipelines timed", s)
+	}
+	if s.Release != 0 || s.DestroyDevice != 0 {
+		t.Errorf("close's steps timed before the close: %+v", s)
+	}
+	k.Close()
+	if s = k.Steps(); s.Release <= 0 || s.Idle <= 0 || s.DestroyDevice <= 0 || s.DestroyInstance <= 0 {
+		t.Errorf("close's steps %+v: want each timed", s)
+	}
+}
+
 // pair is a line of vmaf/testdata/pairs.tsv.
 type pair struct {
 	name, ref, dist string

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -75,7 +76,29 @@ type Device struct {
 	fn       deviceFuncs
 	submitMu sync.Mutex
 	stats    struct{ submits, waits, readback, upload, barriers, dispatches atomic.Uint64 }
+	steps    Steps
 }
+
+// Steps is how long each step of opening and closing a device took. On a GPU they are
+// a fixed cost of every run beside its frames (a quarter of a second against 0.6 s of
+// frames at 1080p on the H200, docs/benchmarks.md), and their parts say which one to
+// attack. Open fills the device's steps, Close its teardown's; the kernel on top adds
+// its own (Pipelines, Release).
+type Steps struct {
+	// Loader is loading the Vulkan loader and its entry points; Instance is
+	// vkCreateInstance (the loader finds and loads the drivers); Select is listing
+	// the physical devices and their properties; Device is vkCreateDevice.
+	Loader, Instance, Select, Device time.Duration
+	// Pipelines is building the kernel's compute pipelines (the driver compiles the
+	// shaders, or finds them in its cache).
+	Pipelines time.Duration
+	// Release is freeing the kernel's buffers and pipelines; Idle is waiting for the
+	// device to be idle; DestroyDevice and DestroyInstance are the last two calls.
+	Release, Idle, DestroyDevice, DestroyInstance time.Duration
+}
+
+// Steps returns how long the device's open and close steps took (Steps).
+func (d *Device) Steps() Steps { return d.steps }
 
 // Stats counts what costs a host round trip or bus traffic, since the
 // device opened: so that the structure of the work (how many submissions
@@ -143,14 +166,21 @@ func Open(cfg Config) (*Device, error) {
 	if cfg.Library == "" {
 		cfg.Library = DefaultLibrary
 	}
+	t := time.Now()
+	step := func(d *time.Duration) {
+		now := time.Now()
+		*d, t = now.Sub(t), now
+	}
 	lib, err := load(cfg.Library)
 	if err != nil {
 		return nil, err
 	}
 	d := &Device{lib: lib}
+	step(&d.steps.Loader)
 	if err := d.createInstance(); err != nil {
 		return nil, err
 	}
+	step(&d.steps.Instance)
 	cands, err := d.candidates()
 	if err != nil {
 		d.destroyInstance()
@@ -161,10 +191,12 @@ func Open(cfg Config) (*Device, error) {
 		d.destroyInstance()
 		return nil, err
 	}
+	step(&d.steps.Select)
 	if err := d.createDevice(c); err != nil {
 		d.destroyInstance()
 		return nil, err
 	}
+	step(&d.steps.Device)
 	return d, nil
 }
 
@@ -435,12 +467,18 @@ func callPtr(fn uintptr, args ...uintptr) uintptr {
 // Buffers, pipelines and streams must be closed first.
 func (d *Device) Close() {
 	if d.device != 0 {
+		t := time.Now()
 		callVoid(d.fn.deviceWaitIdle, d.device)
+		d.steps.Idle = time.Since(t)
+		t = time.Now()
 		callVoid(d.fn.destroyDevice, d.device, 0)
+		d.steps.DestroyDevice = time.Since(t)
 		d.device = 0
 	}
 	if d.instance != 0 {
+		t := time.Now()
 		d.destroyInstance()
+		d.steps.DestroyInstance = time.Since(t)
 	}
 }
 

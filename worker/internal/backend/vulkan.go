@@ -48,6 +48,42 @@ func OpenVulkan(gpuOnly bool) (*Vulkan, error) {
 // worker logs: on a GPU they are a fixed cost beside the frames' time.
 func (v *Vulkan) Startup() (open, selfTest time.Duration) { return v.open, v.selfTest }
 
+// Steps is how long each step of the device's open and close took (vulkan.Steps): the
+// close's once Close has returned.
+func (v *Vulkan) Steps() vulkan.Steps { return v.k.Steps() }
+
+// OpenSteps are the steps of b's open for a log line, as key-value pairs in seconds
+// ("loaderSeconds" and so on); nil for a backend that opens no device.
+func OpenSteps(b Backend) []any {
+	s, ok := steps(b)
+	if !ok {
+		return nil
+	}
+	return []any{"loaderSeconds", s.Loader.Seconds(), "instanceSeconds", s.Instance.Seconds(),
+		"selectSeconds", s.Select.Seconds(), "deviceSeconds", s.Device.Seconds(), "pipelinesSeconds", s.Pipelines.Seconds()}
+}
+
+// CloseSteps are the steps of b's close for a log line (OpenSteps), once it is closed.
+func CloseSteps(b Backend) []any {
+	s, ok := steps(b)
+	if !ok {
+		return nil
+	}
+	return []any{"releaseSeconds", s.Release.Seconds(), "idleSeconds", s.Idle.Seconds(),
+		"destroyDeviceSeconds", s.DestroyDevice.Seconds(), "destroyInstanceSeconds", s.DestroyInstance.Seconds()}
+}
+
+// steps are the steps of b's device, or of the one a Pending opened.
+func steps(b Backend) (vulkan.Steps, bool) {
+	if p, ok := b.(*Pending); ok {
+		b, _, _ = p.Wait()
+	}
+	if v, ok := b.(*Vulkan); ok {
+		return v.Steps(), true
+	}
+	return vulkan.Steps{}, false
+}
+
 // selfTests runs the self-test once per process and device: a worker that
 // opens its device again (a rendition ladder, a retried chunk) does not pay
 // for it twice, and a device that failed stays failed.

@@ -686,6 +686,13 @@ func TestScoreVulkan(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d, stderr:\n%s", b, r.code, r.stderr)
 		}
+		// The device's open and close are logged step by step: on a GPU they are a
+		// fixed cost of every run.
+		for _, key := range []string{"instanceSeconds=", "pipelinesSeconds=", "destroyDeviceSeconds="} {
+			if b == "vulkan" && !strings.Contains(r.stderr, key) {
+				t.Errorf("%s: no %s in the log:\n%s", b, key, r.stderr)
+			}
+		}
 		return r.result(t)
 	}
 	scoreWith := func(b string, wait bool, env ...string) *vmafxv1.WorkerResult {

@@ -164,7 +164,7 @@ func (s *scorer) closeBackend(b backend.Backend) {
 	start := time.Now()
 	b.Close()
 	if s.prov.Device != nil {
-		s.log.Info("Closed the device", "closeSeconds", time.Since(start).Seconds())
+		s.log.Info("Closed the device", append([]any{"closeSeconds", time.Since(start).Seconds()}, backend.CloseSteps(b)...)...)
 	}
 }
 
@@ -174,7 +174,8 @@ func (s *scorer) logOpened(b backend.Backend) {
 		Startup() (open, selfTest time.Duration)
 	}); ok {
 		open, selfTest := st.Startup()
-		s.log.Info("Opened the device", "backend", b.Name(), "openSeconds", open.Seconds(), "selfTestSeconds", selfTest.Seconds())
+		s.log.Info("Opened the device", append([]any{"backend", b.Name(), "openSeconds", open.Seconds(),
+			"selfTestSeconds", selfTest.Seconds()}, backend.OpenSteps(b)...)...)
 	}
 }
 
