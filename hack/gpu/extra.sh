@@ -22,7 +22,7 @@
 #   4. issue 27's GPU decode: the 1080p pair's distorted clip encoded as H.264 and HEVC
 #      (carried by prepare.sh, with a small ffmpeg, where the machine has none), scored
 #      through the GPU's decoder and through software;
-# and, asked by name (STEPS=AOSWUPCH):
+# and, asked by name (STEPS=AOKSWUPCH):
 #   A. a change against its baseline (hack/gpu/prepare.sh with VMAFX_GPU_BASELINE): the
 #      vulkan backend's steady state (BenchmarkThroughput, 1080p and 4K, 1, 4 and every
 #      thread) and the whole process at 1080p on 1, 4 and every thread, the two builds
@@ -34,9 +34,14 @@
 #      an empty shader cache as a new Pod has and with a warm one, and every thread with
 #      --device-threads 1 and 4 (the others on the CPU beside the device), interleaved, two
 #      rounds, with the result's device.cpuFrames and the pooled score;
+#   K. a Pod's CPUs: the whole process at 1080p, 240 frames, vulkan on its default threads
+#      and libvmaf's CUDA build (when run.sh built it) on 2 CPUs, the operator's default
+#      limit, and on all of them, interleaved, three rounds: on 2 CPUs the host's side of a
+#      run (BenchmarkHostSide) bounds it;
 #   S. a worker's fixed cost on the GPU: the whole process at 1080p on 1 and 4 threads,
 #      each phase from its log lines (exec to device open and self-test, inputs, frames,
-#      report, exit), with an empty shader cache as a new Pod has and with a warm one;
+#      report, exit), with an empty shader cache as a new Pod has and with a warm one, and
+#      the steps of the device's open and close as the worker logs them;
 #   W. where a worker's CPU time goes on the GPU: the whole process at 1080p, 240 frames,
 #      vulkan on 1 and 4 threads, each with a CPU profile of the scoring process
 #      (VMAFX_CPU_PROFILE, worker_t1.prof and worker_t4.prof, packed with the logs: read
@@ -86,8 +91,8 @@ ffmpeg_here(){
   for c in libx264 libx265; do [ -f $R/.gpu/e4_$c.mp4 ] && [ ! -f /tmp/e4_$c.mp4 ] && cp $R/.gpu/e4_$c.mp4 /tmp/e4_$c.mp4; done
   true
 }
-# A subset, to rerun one step: STEPS=4 bash .gpu/extra.sh. A, O, S, W, U, P, C and H run
-# only when named.
+# A subset, to rerun one step: STEPS=4 bash .gpu/extra.sh. A, O, K, S, W, U, P, C and H
+# run only when named.
 STEPS=${STEPS:-GD1234}
 step(){ [[ $STEPS == *$1* ]]; }
 
@@ -279,6 +284,32 @@ for (cold,t,wait,dev),v in res.items():
     walls=[x[0] for x in v]
     mode='--wait-for-device' if wait else (f'--device-threads {dev}' if dev else 'default')
     print(f"cache {'empty' if cold else 'warm '} threads {t:2d} {mode:19s}: {240/statistics.median(walls):6.1f} fps (walls {[round(w,3) for w in walls]}), cpuFrames {[x[1] for x in v]}, score {v[-1][2]}")
+PY
+fi
+
+if step K; then
+el "K. a Pod's CPUs: 1080p 240 frames, vulkan (default threads) and libvmaf CUDA on 2 CPUs (the operator's default limit) and on all, warm shader cache"
+python3 - <<'PY'
+import os,subprocess,time,json,statistics
+X='/tmp/gpux'; b='/tmp/c1080'; N=os.cpu_count()
+def vx(th=0): return [X+'/vmafx-worker','score','--reference','file://'+b+'_ref.yuv','--distorted','file://'+b+'_dist.yuv','--width','1920','--height','1080','--backend','vulkan','--output','file:///tmp/k.json','--termination-log','/tmp/kterm']
+def cu(th): return [X+'/vmaf-cuda','-r',b+'_ref.yuv','-d',b+'_dist.yuv','-w','1920','-h','1080','-p','420','-b','8','-m','version=vmaf_v0.6.1','--threads',str(th),'-q','--json','-o','/tmp/kcu.json']  # as run.sh runs it
+cfg={'vmafx vulkan':vx}
+if os.path.exists(X+'/vmaf-cuda'): cfg['libvmaf CUDA']=cu
+env={**os.environ,'__GL_SHADER_DISK_CACHE_PATH':'/tmp/glwarm'}; os.makedirs('/tmp/glwarm',exist_ok=True)
+subprocess.run(vx(),stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL,env=env,timeout=60)  # fills the warm cache
+res={}
+for r in range(3):
+    for cpus in ('0-1',f'0-{N-1}'):
+        for name,cmd in cfg.items():
+            th=2 if cpus=='0-1' else N
+            t0=time.time(); p=subprocess.run(['taskset','-c',cpus]+cmd(th),stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL,env=env,timeout=120); e=time.time()-t0
+            res.setdefault((cpus,name),[]).append((e,p.returncode))
+for (cpus,name),v in res.items():
+    walls=[x[0] for x in v]
+    print(f"CPUs {cpus:5s} {name:13s}: {240/statistics.median(walls):6.1f} fps (walls {[round(w,3) for w in walls]}, rc {[x[1] for x in v]})")
+try: print('vmafx score', json.load(open('/tmp/kterm')).get('score'))
+except Exception as ex: print('no result:', ex)
 PY
 fi
 
