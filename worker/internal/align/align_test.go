@@ -450,3 +450,38 @@ func TestThumbnailOfBytes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAddPacked8: a row of bytes summed two to a 16-bit lane (addPacked8) gives each
+// block the sum addPlain gives it, for every block size packedSums allows at 8 bits
+// (multiples of 4 up to 32) and any bytes, over as many rows as a block has.
+func FuzzAddPacked8(f *testing.F) {
+	f.Add(uint64(1), uint8(12), uint8(3), false)
+	f.Add(uint64(2), uint8(32), uint8(1), true)
+	f.Add(uint64(3), uint8(20), uint8(7), false)
+	f.Add(uint64(4), uint8(8), uint8(160), true)
+	f.Fuzz(func(t *testing.T, seed uint64, b, blocks uint8, full bool) {
+		bs := 4 * (1 + int(b)%8) // 4 to 32
+		if !packedSums(bs, 8) {
+			t.Fatalf("block %d not packed at 8 bits", bs)
+		}
+		n := 1 + int(blocks)
+		rng := rand.New(rand.NewPCG(seed, 8))
+		packed, plain := make([]uint64, n), make([]uint64, n)
+		row := make([]byte, n*bs)
+		for range bs { // a block's rows: the lanes' most
+			for i := range row {
+				row[i] = 255
+				if !full {
+					row[i] = byte(rng.IntN(256))
+				}
+			}
+			addPacked8(row, bs, packed)
+			addPlain(row, bs, plain)
+		}
+		for i, s := range packed {
+			if got := s&0xffff + s>>16&0xffff + s>>32&0xffff + s>>48; got != plain[i] {
+				t.Fatalf("block %d of %d bytes: packed sum %d, want %d", i, bs, got, plain[i])
+			}
+		}
+	})
+}
