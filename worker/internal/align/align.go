@@ -99,18 +99,18 @@ func (r *Recorder) Wrap(side int, src vmaf.FrameSource) vmaf.FrameSource {
 	if r.bg == nil {
 		r.bg = &early{}
 	}
-	return &tee{FrameSource: src, r: r, side: side}
+	return &tee{FrameSource: src, r: r, side: side, keep: r.keep(side)}
 }
 
 type tee struct {
 	vmaf.FrameSource
 	r    *Recorder
 	side int
+	keep func([]float32) // r.keep(side), made once rather than at every read
 }
 
 func (t *tee) ReadFrame(f *vmaf.Frame) error {
-	r, side := t.r, t.side
-	keep := r.keep(side)
+	r, side, keep := t.r, t.side, t.keep
 	r.jobs[side].BeforeRead(f, keep)
 	err := t.FrameSource.ReadFrame(f)
 	recorded := len(r.thumbs[side]) + r.jobs[side].Pending()

@@ -23,14 +23,21 @@ func clip(t *testing.T, name string) []vmaf.Frame {
 	return clipOf(t, name, 176, 144, vmaf.YUV420P)
 }
 
-// clipOf reads the frames of a raw test clip of the vmaf package.
-func clipOf(t *testing.T, name string, w, h int, format vmaf.PixelFormat) []vmaf.Frame {
+// clipFile opens a raw test clip of the vmaf package, closed when the test ends.
+func clipFile(t *testing.T, name string) *os.File {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "..", "..", "vmaf", "testdata", "clips", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// clipOf reads the frames of a raw test clip of the vmaf package.
+func clipOf(t *testing.T, name string, w, h int, format vmaf.PixelFormat) []vmaf.Frame {
+	t.Helper()
+	f := clipFile(t, name)
 	src, err := vmaf.OpenRaw(bufio.NewReader(f), w, h, format)
 	if err != nil {
 		t.Fatal(err)
@@ -222,12 +229,7 @@ func TestWrapThumbnailsBeside(t *testing.T) {
 		}
 		r.jobs[0].Start, r.jobs[1].Start = late, late
 		for side, name := range []string{"p01_ref.yuv", "p01_dist.yuv"} {
-			file, err := os.Open(filepath.Join("..", "..", "..", "vmaf", "testdata", "clips", name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer file.Close()
-			raw, err := vmaf.OpenRaw(file, 176, 144, vmaf.YUV420P)
+			raw, err := vmaf.OpenRaw(clipFile(t, name), 176, 144, vmaf.YUV420P)
 			if err != nil {
 				t.Fatal(err)
 			}
