@@ -141,11 +141,14 @@ func (s *vifState) compute(ref, dis []uint16, bpc int) [4]vifScaleScore {
 	r, d := ref, dis
 	for scale := 0; scale < 4; scale++ {
 		if scale > 0 {
-			s.subsample(r, d, w, h, scale, bpc)
 			w, h = w/2, h/2
 			r, d = s.ref[scale], s.dis[scale]
 		}
-		out[scale] = s.statistic(r, d, w, h, scale, bpc)
+		next := 0
+		if scale < 3 {
+			next = scale + 1
+		}
+		out[scale] = s.statisticSub(r, d, w, h, scale, bpc, next)
 	}
 	return out
 }
@@ -165,6 +168,23 @@ func padRow(b []uint64, w, half int) {
 // 32-bit lanes: every sum is below 2^32 (the filter sums to 2^16 and samples
 // are at most 16 bits), so lanes never carry into each other.
 func (s *vifState) subsample(ref, dis []uint16, w, h, scale, bpc int) {
+	for oi := range h / 2 {
+		s.subsampleRow(ref, dis, w, h, scale, bpc, oi)
+	}
+}
+
+// subsampleAfter makes the kept row of scale next (0: none) centred on
+// input row i, if there is one, once the statistic has done row i.
+func (s *vifState) subsampleAfter(ref, dis []uint16, w, h, bpc, next, i int) {
+	if next > 0 && i%2 == 0 && i/2 < h/2 {
+		s.subsampleRow(ref, dis, w, h, next, bpc, i/2)
+	}
+}
+
+// subsampleRow is subsample's kept row oi. It reads input rows 2oi-fw/2 to
+// 2oi+fw/2 (mirrored) and uses s.accP, s.sub and s.v8's window as scratch,
+// which statistic's row loop leaves free between rows (statisticSub).
+func (s *vifState) subsampleRow(ref, dis []uint16, w, h, scale, bpc, oi int) {
 	filt := vifFilters[scale]
 	fw := len(filt)
 	half := fw / 2
@@ -172,7 +192,7 @@ func (s *vifState) subsample(ref, dis []uint16, w, h, scale, bpc int) {
 	if scale == 1 {
 		shiftV, roundV = uint(bpc), uint64(1)<<uint(bpc-1)
 	}
-	ow, oh := w/2, h/2
+	ow := w / 2
 	outR, outD := s.ref[scale], s.dis[scale]
 	acc := s.accP[:w]
 	tmp := s.sub[:w+2*vifMaxPad]
@@ -180,34 +200,32 @@ func (s *vifState) subsample(ref, dis []uint16, w, h, scale, bpc int) {
 	if vector && s.v8 == nil {
 		s.v8 = newVIF8Rows(s.w)
 	}
-	for oi := 0; oi < oh; oi++ {
-		i := 2 * oi
-		if vector {
-			// Every tap at once, in the 16-bit lane kernels' window.
-			v := s.v8
-			for k := range fw {
-				r := mirror(i-half+k, h) * w
-				v.refRows[k], v.disRows[k] = ref[r:r+w], dis[r:r+w]
-				v.rref[k], v.rdis[k] = &ref[r], &dis[r]
-			}
-			row := tmp[vifMaxPad : vifMaxPad+w]
-			n := w &^ (vifLanesStep(s.k) - 1)
-			if n > 0 {
-				vifSubVert8(s.k, scale, &v.rref[0], &v.rdis[0], &row[0], uint32(roundV), uint64(shiftV), n)
-			}
-			vifSubVertCols(filt, v.refRows[:fw], v.disRows[:fw], row, n, roundV, shiftV)
-		} else {
-			c := i * w
-			s.k.vifSubInit(filt[half], ref[c:c+w], dis[c:c+w], acc)
-			for k := 0; k < half; k++ {
-				a, b := mirror(i-half+k, h)*w, mirror(i+half-k, h)*w
-				s.k.vifSubPair(filt[k], ref[a:a+w], ref[b:b+w], dis[a:a+w], dis[b:b+w], acc)
-			}
-			s.k.vifSubRound(acc, tmp[vifMaxPad:vifMaxPad+w], roundV, shiftV)
+	i := 2 * oi
+	if vector {
+		// Every tap at once, in the 16-bit lane kernels' window.
+		v := s.v8
+		for k := range fw {
+			r := mirror(i-half+k, h) * w
+			v.refRows[k], v.disRows[k] = ref[r:r+w], dis[r:r+w]
+			v.rref[k], v.rdis[k] = &ref[r], &dis[r]
 		}
-		padRow(tmp, w, half)
-		s.k.vifSubRow(filt, tmp, outR[oi*ow:oi*ow+ow], outD[oi*ow:oi*ow+ow])
+		row := tmp[vifMaxPad : vifMaxPad+w]
+		n := w &^ (vifLanesStep(s.k) - 1)
+		if n > 0 {
+			vifSubVert8(s.k, scale, &v.rref[0], &v.rdis[0], &row[0], uint32(roundV), uint64(shiftV), n)
+		}
+		vifSubVertCols(filt, v.refRows[:fw], v.disRows[:fw], row, n, roundV, shiftV)
+	} else {
+		c := i * w
+		s.k.vifSubInit(filt[half], ref[c:c+w], dis[c:c+w], acc)
+		for k := 0; k < half; k++ {
+			a, b := mirror(i-half+k, h)*w, mirror(i+half-k, h)*w
+			s.k.vifSubPair(filt[k], ref[a:a+w], ref[b:b+w], dis[a:a+w], dis[b:b+w], acc)
+		}
+		s.k.vifSubRound(acc, tmp[vifMaxPad:vifMaxPad+w], roundV, shiftV)
 	}
+	padRow(tmp, w, half)
+	s.k.vifSubRow(filt, tmp, outR[oi*ow:oi*ow+ow], outD[oi*ow:oi*ow+ow])
 }
 
 // vifSubVertCols is subsample's vertical pass and rounding of columns [j0,
@@ -280,8 +298,19 @@ func vifSubPair(f uint64, ra, rb, da, db []uint16, acc []uint64) {
 // the squares of 8-bit scale 0 too), so the lanes never carry into each
 // other and the results are identical.
 func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleScore {
+	return s.statisticSub(ref, dis, w, h, scale, bpc, 0)
+}
+
+// statisticSub is statistic that also subsamples its images to scale next
+// (1 to 3; 0 for none), writing s.ref[next] and s.dis[next] as subsample
+// does: each kept row just after the statistic's row of the same centre,
+// whose window of input rows holds the kept row's. The subsampling then reads
+// rows the statistic brought into the core's caches, where a pass of its own
+// read both planes again from memory: at 1080p 8 MB a frame, of the 50 or so
+// a thread's frame moves (docs/benchmarks.md, "Threads and the serial step").
+func (s *vifState) statisticSub(ref, dis []uint16, w, h, scale, bpc, next int) vifScaleScore {
 	if (scale > 0 || bpc == 8) && vif8Vector(s.k) {
-		return s.statistic8(ref, dis, w, h, scale, true)
+		return s.statistic8(ref, dis, w, h, scale, true, next, bpc)
 	}
 	filt := vifFilters[scale]
 	fw := len(filt)
@@ -333,6 +362,7 @@ func (s *vifState) statistic(ref, dis []uint16, w, h, scale, bpc int) vifScaleSc
 		padRow(yy, w, half)
 		padRow(xy, w, half)
 		kn.vifRow(filt, mu, xx, yy, xy, w, t, egl, acc, &s.sig)
+		s.subsampleAfter(ref, dis, w, h, bpc, next, i)
 	}
 	s.lastAcc = *acc
 	return acc.score()

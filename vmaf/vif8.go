@@ -135,7 +135,10 @@ func pad16(b []int16, w, half int) {
 // for scales 1 to 3. The vector kernels cover the largest multiple of their
 // step (16 pixels, 32 on AVX-512) of each row when vector is set, the
 // scalar form the rest.
-func (s *vifState) statistic8(ref, dis []uint16, w, h, scale int, vector bool) vifScaleScore {
+//
+// next and bpc are statisticSub's: the scale to subsample to beside it, if
+// any, and the input's bit depth.
+func (s *vifState) statistic8(ref, dis []uint16, w, h, scale int, vector bool, next, bpc int) vifScaleScore {
 	if s.v8 == nil {
 		s.v8 = newVIF8Rows(s.w)
 	}
@@ -171,6 +174,7 @@ func (s *vifState) statistic8(ref, dis []uint16, w, h, scale int, vector bool) v
 		}
 		vifHoriz8Cols(scale, &v.row, n, w, &s.sig)
 		vifStat8Row(s.k, vector, &s.sig, w, s.log2, s.egl, acc)
+		s.subsampleAfter(ref, dis, w, h, bpc, next, i)
 	}
 	s.lastAcc = *acc
 	return acc.score()

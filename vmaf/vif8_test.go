@@ -2,6 +2,7 @@ package vmaf
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -55,7 +56,7 @@ func vif8Pair(rng *rand.Rand, w, h, bpc, kind int) (ref, dis []uint16) {
 func vifLaneSums(w, h int, ref, dis []uint16, bpc int) [4]vifAcc {
 	return vifScaleSums(w, h, ref, dis, bpc, &genericKernels, func(s *vifState, r, d []uint16, ww, hh, scale int) {
 		if scale > 0 || bpc == 8 {
-			s.statistic8(r, d, ww, hh, scale, false)
+			s.statistic8(r, d, ww, hh, scale, false, 0, bpc)
 		} else {
 			s.statistic(r, d, ww, hh, scale, bpc)
 		}
@@ -72,6 +73,12 @@ func vif8Sums(w, h int, ref, dis []uint16, bpc int, k *kernels) [4]vifAcc {
 // vifScaleSums runs stat on each scale's images, subsampled by kernel set
 // k, and returns the sums it leaves.
 func vifScaleSums(w, h int, ref, dis []uint16, bpc int, k *kernels, stat func(s *vifState, r, d []uint16, ww, hh, scale int)) [4]vifAcc {
+	_, out := vifScales(w, h, ref, dis, bpc, k, stat)
+	return out
+}
+
+// vifScales is vifScaleSums, with the state that holds the subsampled images.
+func vifScales(w, h int, ref, dis []uint16, bpc int, k *kernels, stat func(s *vifState, r, d []uint16, ww, hh, scale int)) (*vifState, [4]vifAcc) {
 	s := newVIFState(w, h, defaultEnhnGainLimit).with(k)
 	var out [4]vifAcc
 	ww, hh := w, h
@@ -85,7 +92,7 @@ func vifScaleSums(w, h int, ref, dis []uint16, bpc int, k *kernels, stat func(s 
 		stat(s, r, d, ww, hh, scale)
 		out[scale] = s.lastAcc
 	}
-	return out
+	return s, out
 }
 
 var vif8Sizes = [][2]int{{64, 48}, {53, 37}, {33, 40}, {97, 71}, {176, 144}, {130, 19}}
@@ -139,4 +146,39 @@ func FuzzVIF8(f *testing.F) {
 			t.Fatalf("%dx%d %d-bit kind %d: scalar 16-bit lane statistic %+v, want %+v", w, h, b, kind, got, want)
 		}
 	})
+}
+
+// TestVIFSubsampleBeside: compute, which subsamples each scale beside its
+// statistic, gives the sums and the subsampled images of the passes one
+// after another (vifScaleSums), on every path, depth and size, odd heights
+// (whose last row keeps no row of the next scale) among them.
+func TestVIFSubsampleBeside(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, c := range []CPU{CPUGeneric, CPUAVX2, CPUAVX512} {
+		if !c.Supported() {
+			continue
+		}
+		for _, bpc := range []int{8, 10, 12, 16} {
+			for _, sz := range append(vif8Sizes, [2]int{40, 33}, [2]int{35, 35}) {
+				w, h := sz[0], sz[1]
+				ref, dis := vif8Pair(rng, w, h, bpc, rng.IntN(9))
+				apart, sums := vifScales(w, h, ref, dis, bpc, kernelsFor(c), func(s *vifState, r, d []uint16, ww, hh, scale int) {
+					s.statistic(r, d, ww, hh, scale, bpc)
+				})
+				var want [4]vifScaleScore
+				for scale, a := range sums {
+					want[scale] = a.score()
+				}
+				beside := newVIFState(w, h, defaultEnhnGainLimit).with(kernelsFor(c))
+				if got := beside.compute(ref, dis, bpc); got != want {
+					t.Fatalf("%v %dx%d %d-bit: %+v, want %+v", c, w, h, bpc, got, want)
+				}
+				for scale := 1; scale < 4; scale++ {
+					if !slices.Equal(beside.ref[scale], apart.ref[scale]) || !slices.Equal(beside.dis[scale], apart.dis[scale]) {
+						t.Fatalf("%v %dx%d %d-bit: scale %d's images differ", c, w, h, bpc, scale)
+					}
+				}
+			}
+		}
+	}
 }
