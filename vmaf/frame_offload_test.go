@@ -37,6 +37,9 @@ type cpuFrameOffload struct {
 	// packed counts the bytes of reference planes Queue was given as bytes
 	// (OffloadFrame.Ref8): Score reads 8-bit frames Packed for a FrameOffload.
 	packed atomic.Int64
+	// motion counts the frames queued with motion, and away those whose previous
+	// frame was not the one their worker queued last: a device would upload its plane.
+	motion, away atomic.Int64
 }
 
 // samples16 is a plane Queue was given in either form, as 16-bit samples, widened
@@ -58,7 +61,7 @@ func (o *cpuFrameOffload) FramesInFlight(w, h int) int {
 
 func (o *cpuFrameOffload) NewWorker(cfg OffloadConfig) (OffloadWorker, error) {
 	o.workers.Store(int64(cfg.Workers))
-	w := &cpuFrameWorker{o: o, cfg: cfg}
+	w := &cpuFrameWorker{o: o, cfg: cfg, last: -1}
 	if o.depth > 0 {
 		return shallowWorker{w}, nil
 	}
@@ -77,6 +80,7 @@ type cpuFrameWorker struct {
 	queue []*OffloadSums
 	// planes hold the planes Queue was given as bytes, widened.
 	planes [3][]uint16
+	last   int // the Index of the frame queued last
 }
 
 func (w *cpuFrameWorker) MotionSAD(prev, cur []uint16) (uint64, error) { return 0, errOneFrame }
@@ -103,6 +107,10 @@ func (w *cpuFrameWorker) Queue(f *OffloadFrame) error {
 	c := w.cfg
 	s := new(OffloadSums)
 	if f.Motion() {
+		w.o.motion.Add(1)
+		if f.PrevIndex != w.last {
+			w.o.away.Add(1)
+		}
 		s.SAD = MotionSAD(samples16(&w.planes[0], f.Prev, f.Prev8), samples16(&w.planes[1], f.Ref, f.Ref8), c.Width, c.Height, c.BitDepth)
 		w.o.packed.Add(int64(len(f.Ref8)))
 	}
@@ -134,6 +142,7 @@ func (w *cpuFrameWorker) Queue(f *OffloadFrame) error {
 			s.CAMBI, s.CAMBIOK = *cv, true
 		}
 	}
+	w.last = f.Index
 	w.queue = append(w.queue, s)
 	for {
 		most := w.o.most.Load()
@@ -230,6 +239,46 @@ func TestScoreFrameOffloadDepth(t *testing.T) {
 		}
 		if got := off.most.Load(); got != want {
 			t.Errorf("worker depth %d: at most %d frames queued, want %d", depth, got, want)
+		}
+	}
+}
+
+// TestScoreFrameOffloadRuns: with several threads on a FrameOffload's device, a job is a
+// run of frameRun consecutive frames, so that a frame's motion finds its previous
+// frame on its own worker (a device keeps the reference it queued last) but for a
+// run's first: at most one frame in frameRun stages its previous frame's plane, where
+// nearly every frame did when threads took a frame a job. The scores are the CPU's.
+func TestScoreFrameOffloadRuns(t *testing.T) {
+	const model = "vmaf_v0.6.1"
+	p := pairNamed(t, "p01")
+	m, err := LoadModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref, dist []byte
+	for range 6 { // 42 frames
+		ref, dist = append(ref, testClip(t, p.ref, 7, p)...), append(dist, testClip(t, p.dist, 7, p)...)
+	}
+	frames := 6 * 7
+	want, err := Score(context.Background(), rawSource(t, ref, p.w, p.h, p.pf), rawSource(t, dist, p.w, p.h, p.pf),
+		Options{Model: model, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, threads := range []int{2, 4} {
+		off := &cpuFrameOffload{m: m, pf: p.pf, flight: 8}
+		got, err := Score(context.Background(), rawSource(t, ref, p.w, p.h, p.pf), rawSource(t, dist, p.w, p.h, p.pf),
+			Options{Model: model, Threads: threads, Offload: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.Frames, got.Frames); diff != "" {
+			t.Errorf("%d threads: frames differ from the CPU's (-want +got):\n%s", threads, diff)
+		}
+		runs := (frames + frameRun - 1) / frameRun
+		if n, away := off.motion.Load(), off.away.Load(); n != int64(frames-1) || away > int64(runs) {
+			t.Errorf("%d threads: %d of %d frames with motion queued away from their previous frame, want at most %d (one a run)",
+				threads, away, n, runs)
 		}
 	}
 }

@@ -119,6 +119,9 @@ type slot struct {
 	sums *OffloadSums
 	// offloaded says a thread with an Offload worker scored the frame.
 	offloaded bool
+	// then is the next frame of the slot's run (pipeline.runLen), nil at its
+	// end: a job is a run of consecutive frames.
+	then *slot
 }
 
 // worker holds one goroutine's scratch buffers, reused for every frame.
@@ -256,7 +259,20 @@ type pipeline struct {
 	// that reads them (readDistorted) and its errors back.
 	distReq  chan *Frame
 	distDone chan error
+	// runLen is how many consecutive frames a job carries (frameRun).
+	runLen int
 }
+
+// frameRun is how many consecutive frames a job carries when more than one thread
+// takes frames to a FrameOffload's device. A device worker keeps the reference of the
+// frame it queued last, which the next frame's motion reads; dealt one frame a job,
+// each of several threads got every other or every fourth frame, and nearly every
+// frame staged and uploaded its previous frame's plane as well as its own two: at
+// 1080p 8-bit 2 MB more to copy on the host and to send over the bus, 95% of the
+// frames on 2 and 4 threads (BenchmarkHostSide). In runs of 4 only a run's first
+// frame does. Runs are short so that the threads share the last frames of a video
+// evenly; the CPU's threads alone take one frame a job, as before.
+const frameRun = 4
 
 // run streams the frame pairs through threads workers and returns the
 // scored frames and every frame's motion score, in order.
@@ -274,6 +290,22 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 		inFlight = min(max(op.FramesInFlight, 1), maxFramesInFlight)
 	}
 	nSlots := threads + 2 + lag + inFlight - 1
+	// The threads that may take frames to a device (thread says which; an
+	// Opening's own count is known only once it is open, and runs cost a single
+	// worker nothing).
+	devices := 0
+	if _, ok := p.opts.Offload.(FrameOffload); ok || p.opts.Opening != nil {
+		devices = threads
+		if p.opts.OffloadThreads > 0 && p.opts.OffloadThreads < threads {
+			devices = p.opts.OffloadThreads
+		}
+	}
+	p.runLen = 1
+	if devices > 1 {
+		// The producer holds a run's slots until it is whole: leave the
+		// threads and the motion lag theirs.
+		p.runLen = max(min(frameRun, nSlots-lag-1), 1)
+	}
 	free := make(chan *slot, nSlots)
 	// PSNR's chroma and the model's SpEED read the chroma planes.
 	chroma := (p.extra != nil && p.extra.chroma) || p.model.speed != nil
@@ -458,12 +490,16 @@ func (p *pipeline) thread(id, threads, inFlight int, jobs <-chan *slot, results 
 		wk.inFlight(fo, jobs, results, depth, workers == 1 && !beside, p.w, p.h, p.bpc)
 		return
 	}
-	for s := range jobs {
-		s.err, s.offloaded = offErr, wk.off != nil
-		if offErr == nil {
-			s.err = wk.process(s, p.w, p.h, p.bpc)
+	for run := range jobs {
+		for s := run; s != nil; {
+			next := s.then // before the collector may hand s back to the producer
+			s.err, s.offloaded = offErr, wk.off != nil
+			if offErr == nil {
+				s.err = wk.process(s, p.w, p.h, p.bpc)
+			}
+			results <- s
+			s = next
 		}
-		results <- s
 	}
 }
 
@@ -479,12 +515,16 @@ func (wk *worker) untilOpen(op *OffloadOpening, jobs <-chan *slot, results chan<
 		select {
 		case <-op.Ready:
 			return true
-		case s, ok := <-jobs:
+		case run, ok := <-jobs:
 			if !ok {
 				return false
 			}
-			s.err, s.offloaded = wk.process(s, w, h, bpc), false
-			results <- s
+			for s := run; s != nil; {
+				next := s.then
+				s.err, s.offloaded = wk.process(s, w, h, bpc), false
+				results <- s
+				s = next
+			}
 		}
 	}
 }
@@ -510,11 +550,23 @@ func (p *pipeline) produce(free <-chan *slot, jobs chan<- *slot) {
 	// compares it with recent[0].
 	lag := p.mo.minIndex()
 	recent := make([]*slot, 0, lag)
+	// run is the run of frames being gathered (pipeline.runLen), last its last
+	// frame; a run goes out whole, or shorter at the end of the frames.
+	var run, last *slot
+	n := 0
+	send := func() {
+		if run != nil {
+			jobs <- run
+			run, last, n = nil, nil, 0
+		}
+	}
+	defer send() // not after a cancellation: it returns before
 	for idx := 0; p.opts.Count <= 0 || idx < p.opts.Count; idx++ {
 		var s *slot
 		select {
 		case s = <-free:
 		case <-p.ctx.Done():
+			run = nil
 			return
 		}
 		if err := p.readPair(&s.ref, &s.dist); err != nil {
@@ -535,7 +587,16 @@ func (p *pipeline) produce(free <-chan *slot, jobs chan<- *slot) {
 		recent = append(recent, s)
 		s.full = idx%p.sub == 0
 		s.score = FrameScore{Index: idx + max(p.opts.Start, 0) + p.opts.FirstIndex}
-		jobs <- s
+		s.then = nil
+		if last != nil {
+			last.then = s
+		} else {
+			run = s
+		}
+		last = s
+		if n++; n >= p.runLen {
+			send()
+		}
 	}
 }
 
@@ -614,22 +675,7 @@ func (wk *worker) inFlight(fo FrameOffloader, jobs <-chan *slot, results chan<- 
 		s.err = failed
 		results <- s
 	}
-	for {
-		var s *slot
-		var ok bool
-		if len(pending) > 0 && !hold {
-			select {
-			case s, ok = <-jobs:
-			default:
-				finish()
-				continue
-			}
-		} else {
-			s, ok = <-jobs
-		}
-		if !ok {
-			break
-		}
+	queue := func(s *slot) {
 		if failed == nil {
 			failed = fo.Queue(wk.offloadFrame(s))
 		}
@@ -641,11 +687,33 @@ func (wk *worker) inFlight(fo FrameOffloader, jobs <-chan *slot, results chan<- 
 			}
 			s.err, s.offloaded = failed, false
 			results <- s
-			continue
+			return
 		}
 		pending = append(pending, s)
 		if len(pending) >= depth {
 			finish()
+		}
+	}
+	for {
+		var run *slot
+		var ok bool
+		if len(pending) > 0 && !hold {
+			select {
+			case run, ok = <-jobs:
+			default:
+				finish()
+				continue
+			}
+		} else {
+			run, ok = <-jobs
+		}
+		if !ok {
+			break
+		}
+		for s := run; s != nil; {
+			next := s.then // before the collector may hand s back to the producer
+			queue(s)
+			s = next
 		}
 	}
 	for len(pending) > 0 {
