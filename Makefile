@@ -105,7 +105,7 @@ test: deps test-bins versitygw registry helm ## Unit and integration tests (buil
 # race there gives wrong scores or thumbnails only now and then, which the plain run
 # cannot be relied on to show (about a minute, most of it the race build).
 RACE_TESTS := AtOnce$$
-RACE_PACKAGES := ./vmaf/ ./worker/internal/align/ ./worker/internal/command/
+RACE_PACKAGES := ./vmaf/ ./worker/internal/align/ ./worker/internal/backend/ ./worker/internal/command/
 
 # Building Kueue takes 10 minutes on 2 idle cores (26 on a loaded machine), too long for every cold CI run: make
 # test runs test/integration/kueue when Kueue is already built, and this target builds it

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -52,7 +53,57 @@ type Config struct {
 	// SwiftShader): on those the CPU kernel is faster, so only an explicit
 	// request for the vulkan backend uses them.
 	GPUOnly bool
+	// Drivers, when not empty, are the only drivers the loader loads: globs of
+	// their manifest files' names (VendorDrivers), given to the loader as
+	// VK_LOADER_DRIVERS_SELECT. vkCreateInstance loads every driver installed, and
+	// the worker's image has Mesa's four (lavapipe, RADV, ANV and HASVK) beside the
+	// node's: on an NVIDIA node they cost 40 to 100 ms of each open with their files
+	// in the page cache, and about half a second without, for LLVM's 117 MB
+	// (docs/benchmarks.md, "Only the slot's Vulkan drivers"). When they find no
+	// usable device (a driver whose manifest is named otherwise), Open loads every
+	// driver, as without them. The loader's own variables win: with any of
+	// driverEnv set, Drivers is not used.
+	Drivers []string
 }
+
+// driverEnv are the loader's variables that choose its drivers (loader 1.3.234 and
+// later; VK_ICD_FILENAMES before): where an operator sets one, Open leaves the choice
+// to them.
+var driverEnv = []string{"VK_LOADER_DRIVERS_SELECT", "VK_LOADER_DRIVERS_DISABLE", "VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES"}
+
+// VendorDrivers are the manifest globs (Config.Drivers) of a GPU vendor's Vulkan
+// drivers: nvidia's own (nvidia_icd.json), for amd Mesa's RADV (radeon_icd.*.json)
+// and AMDVLK (amd_icd*.json), for intel Mesa's ANV and HASVK (intel_icd.*.json,
+// intel_hasvk_icd.*.json); nil for any other vendor (cpu), which loads every driver.
+func VendorDrivers(vendor string) []string {
+	switch vendor {
+	case "nvidia":
+		return []string{"*nvidia*"}
+	case "amd":
+		return []string{"*radeon*", "*amd*"}
+	case "intel":
+		return []string{"*intel*"}
+	}
+	return nil
+}
+
+// driverSelection is the loader's VK_LOADER_DRIVERS_SELECT for drivers: empty, to load
+// every driver, when there are none or the environment already chooses (driverEnv).
+func driverSelection(drivers []string) string {
+	if len(drivers) == 0 {
+		return ""
+	}
+	for _, e := range driverEnv {
+		if _, set := os.LookupEnv(e); set {
+			return ""
+		}
+	}
+	return strings.Join(drivers, ",")
+}
+
+// instanceMu serialises vkCreateInstance with the environment Open sets for it: the
+// loader reads its variables there, and another Open must not see them.
+var instanceMu sync.Mutex
 
 // Device is an open logical device with one compute queue. Its methods may
 // be called from several goroutines: submissions to the queue are
@@ -95,6 +146,9 @@ type Steps struct {
 	// Release is freeing the kernel's buffers and pipelines; Idle is waiting for the
 	// device to be idle; DestroyDevice and DestroyInstance are the last two calls.
 	Release, Idle, DestroyDevice, DestroyInstance time.Duration
+	// Drivers is the loader's selection the device was opened with
+	// (Config.Drivers, comma-separated); empty when every driver was loaded.
+	Drivers string
 }
 
 // Steps returns how long the device's open and close steps took (Steps).
@@ -167,9 +221,11 @@ func Open(cfg Config) (*Device, error) {
 		cfg.Library = DefaultLibrary
 	}
 	t := time.Now()
+	// A step taken twice (an instance of the selected drivers, then of all) counts
+	// both times.
 	step := func(d *time.Duration) {
 		now := time.Now()
-		*d, t = now.Sub(t), now
+		*d, t = *d+now.Sub(t), now
 	}
 	lib, err := load(cfg.Library)
 	if err != nil {
@@ -177,21 +233,18 @@ func Open(cfg Config) (*Device, error) {
 	}
 	d := &Device{lib: lib}
 	step(&d.steps.Loader)
-	if err := d.createInstance(); err != nil {
-		return nil, err
+	sel := driverSelection(cfg.Drivers)
+	c, err := d.openInstance(sel, cfg, step)
+	if err != nil && sel != "" && errors.Is(err, ErrUnavailable) {
+		// None of the selected drivers has a usable device: every driver's, as
+		// without a selection, and their error if they fail too.
+		sel = ""
+		c, err = d.openInstance(sel, cfg, step)
 	}
-	step(&d.steps.Instance)
-	cands, err := d.candidates()
 	if err != nil {
-		d.destroyInstance()
 		return nil, err
 	}
-	c, err := choose(cands, cfg.Device, cfg.GPUOnly)
-	if err != nil {
-		d.destroyInstance()
-		return nil, err
-	}
-	step(&d.steps.Select)
+	d.steps.Drivers = sel
 	if err := d.createDevice(c); err != nil {
 		d.destroyInstance()
 		return nil, err
@@ -200,7 +253,40 @@ func Open(cfg Config) (*Device, error) {
 	return d, nil
 }
 
-func (d *Device) createInstance() error {
+// openInstance creates the loader's instance with the drivers of selection sel (empty:
+// every driver) and chooses the device cfg asks for; on failure it destroys the
+// instance.
+func (d *Device) openInstance(sel string, cfg Config, step func(*time.Duration)) (candidate, error) {
+	if err := d.createInstance(sel); err != nil {
+		step(&d.steps.Instance)
+		return candidate{}, err
+	}
+	step(&d.steps.Instance)
+	defer step(&d.steps.Select)
+	cands, err := d.candidates()
+	if err != nil {
+		d.destroyInstance()
+		return candidate{}, err
+	}
+	c, err := choose(cands, cfg.Device, cfg.GPUOnly)
+	if err != nil {
+		d.destroyInstance()
+		return candidate{}, err
+	}
+	return c, nil
+}
+
+// createInstance is vkCreateInstance with the loader's drivers of selection sel
+// (VK_LOADER_DRIVERS_SELECT, set only for the call; empty: every driver).
+func (d *Device) createInstance(sel string) error {
+	instanceMu.Lock()
+	defer instanceMu.Unlock()
+	if sel != "" {
+		if err := os.Setenv("VK_LOADER_DRIVERS_SELECT", sel); err != nil {
+			return fmt.Errorf("%w: selecting the Vulkan drivers: %w", ErrUnavailable, err)
+		}
+		defer os.Unsetenv("VK_LOADER_DRIVERS_SELECT")
+	}
 	app := cstring("vmafx-worker")
 	ai := &applicationInfo{sType: stApplicationInfo, pApplicationName: ptr(app), pEngineName: ptr(app), apiVersion: apiVersion12}
 	ci := &instanceCreateInfo{sType: stInstanceCreateInfo, pApplicationInfo: unsafe.Pointer(ai)}

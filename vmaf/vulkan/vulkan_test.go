@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -389,5 +390,102 @@ func TestTimestamps(t *testing.T) {
 	}
 	if _, err := ts.Read(4); err == nil {
 		t.Error("Read(4) of a pool of 3 succeeded")
+	}
+}
+
+// mapped reports which of the loader's driver libraries are mapped into this
+// process: the loader maps a driver's library when vkCreateInstance loads it.
+func mapped(t *testing.T, libs ...string) map[string]bool {
+	m, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skipf("no /proc/self/maps: %v", err)
+	}
+	got := map[string]bool{}
+	for _, l := range libs {
+		got[l] = strings.Contains(string(m), "/"+l)
+	}
+	return got
+}
+
+// TestOpenDrivers runs itself in children, each a process whose loader has loaded no
+// driver yet (a driver's library may stay mapped once loaded): with Config.Drivers the
+// loader loads only the drivers selected, and the device opened names the selection;
+// a selection without a usable device loads every driver instead; the loader's
+// variable is set only for the call.
+func TestOpenDrivers(t *testing.T) {
+	const lvp, radv = "libvulkan_lvp.so", "libvulkan_radeon.so"
+	switch os.Getenv("VMAFX_VULKAN_CHILD") {
+	case "lvp":
+		d, err := Open(Config{Drivers: []string{"*lvp*"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		if got := d.Steps().Drivers; got != "*lvp*" {
+			t.Errorf("Steps().Drivers = %q, want *lvp*", got)
+		}
+		if got := mapped(t, lvp, radv); !got[lvp] || got[radv] {
+			t.Errorf("drivers mapped %v: want lavapipe's alone", got)
+		}
+		if v, ok := os.LookupEnv("VK_LOADER_DRIVERS_SELECT"); ok {
+			t.Errorf("VK_LOADER_DRIVERS_SELECT=%q left set after Open", v)
+		}
+		return
+	case "none":
+		d, err := Open(Config{Drivers: []string{"*no-such-driver*"}})
+		if err != nil {
+			t.Fatalf("Open with a selection that matches nothing: %v, want every driver's device", err)
+		}
+		defer d.Close()
+		if got := d.Steps().Drivers; got != "" {
+			t.Errorf("Steps().Drivers = %q, want empty (every driver)", got)
+		}
+		if got := mapped(t, lvp, radv); !got[lvp] || !got[radv] {
+			t.Errorf("drivers mapped %v: want every driver's", got)
+		}
+		return
+	}
+	openOrSkip(t).Close() // skips where there is no loader at all
+	for _, m := range []string{lvp, radv} {
+		if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/" + m); err != nil {
+			t.Skipf("needs Mesa's lavapipe and RADV (mesa-vulkan-drivers): %v", err)
+		}
+	}
+	for _, child := range []string{"lvp", "none"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestOpenDrivers$", "-test.v")
+		cmd.Env = []string{"VMAFX_VULKAN_CHILD=" + child}
+		for _, kv := range os.Environ() {
+			if name, _, _ := strings.Cut(kv, "="); !slices.Contains(driverEnv, name) {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "PASS") {
+			t.Errorf("child %s: %v\n%s", child, err, out)
+		}
+	}
+}
+
+// TestDriverSelection: a vendor's drivers go to the loader unless the environment
+// already chooses them.
+func TestDriverSelection(t *testing.T) {
+	for _, e := range driverEnv {
+		t.Setenv(e, "") // restored after the test
+		os.Unsetenv(e)
+	}
+	if got := driverSelection(VendorDrivers("amd")); got != "*radeon*,*amd*" {
+		t.Errorf("amd: %q", got)
+	}
+	for _, v := range []string{"cpu", "", "other"} {
+		if got := driverSelection(VendorDrivers(v)); got != "" {
+			t.Errorf("%q: %q, want every driver", v, got)
+		}
+	}
+	for _, e := range driverEnv {
+		os.Setenv(e, "/etc/vulkan/icd.d/mine.json")
+		if got := driverSelection(VendorDrivers("nvidia")); got != "" {
+			t.Errorf("with %s set: %q, want the environment's choice", e, got)
+		}
+		os.Unsetenv(e)
 	}
 }

@@ -40,10 +40,10 @@ func (CPU) Device() *vmafxv1.WorkerDevice { return nil }
 // Close does nothing.
 func (CPU) Close() {}
 
-// openVulkan opens the Vulkan backend; gpuOnly refuses CPU implementations
-// of Vulkan (lavapipe). Tests replace it.
-var openVulkan = func(gpuOnly bool) (Backend, error) {
-	v, err := OpenVulkan(gpuOnly)
+// openVulkan opens the Vulkan backend on the slot's device (OpenVulkan); gpuOnly
+// refuses CPU implementations of Vulkan (lavapipe). Tests replace it.
+var openVulkan = func(gpuOnly bool, device string) (Backend, error) {
+	v, err := OpenVulkan(gpuOnly, device)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,8 @@ var openVulkan = func(gpuOnly bool) (Backend, error) {
 var ErrUnavailable = errors.New("backend unavailable")
 
 // Select returns the backend to run for requested, the value of VMAFX_BACKEND that the
-// device plugin gives the slot; the caller closes what it gets.
+// device plugin gives the slot, on device, VMAFX_DEVICE's (OpenVulkan); the caller
+// closes what it gets.
 //
 //   - cpu (or nothing) runs the CPU kernel;
 //   - vulkan runs the Vulkan kernels on the first usable device, a CPU
@@ -70,12 +71,12 @@ var ErrUnavailable = errors.New("backend unavailable")
 // self-test (vmaf/vkkernel/selftest), even under auto: its numbers cannot be
 // trusted, and the attempt fails with reason BackendUnavailable naming it. A backend this build does not know runs on
 // the CPU, with a one-line reason; the reason is empty when the worker runs what was asked.
-func Select(requested string) (Backend, string, error) {
+func Select(requested, device string) (Backend, string, error) {
 	switch b := vmafxv1.Backend(requested); b {
 	case "", vmafxv1.BackendCPU:
 		return CPU{}, "", nil
 	case vmafxv1.BackendAuto:
-		gpu, err := openVulkan(true)
+		gpu, err := openVulkan(true, device)
 		switch {
 		case err == nil:
 			return gpu, "", nil
@@ -85,7 +86,7 @@ func Select(requested string) (Backend, string, error) {
 		}
 		return CPU{}, "", nil
 	case vmafxv1.BackendVulkan, vmafxv1.BackendCUDA, vmafxv1.BackendHIP, vmafxv1.BackendSYCL:
-		gpu, err := openVulkan(b != vmafxv1.BackendVulkan)
+		gpu, err := openVulkan(b != vmafxv1.BackendVulkan, device)
 		if err == nil {
 			return gpu, "", nil
 		}

@@ -47,16 +47,16 @@ func TestSelect(t *testing.T) {
 		{requested: "hip", err: "no Vulkan device"},
 		{requested: "tpu", gpu: true, want: "cpu", reason: "backend tpu is not built into this worker"},
 	}
-	defer func(orig func(bool) (Backend, error)) { openVulkan = orig }(openVulkan)
+	defer func(orig func(bool, string) (Backend, error)) { openVulkan = orig }(openVulkan)
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s gpu=%v lavapipe=%v", tc.requested, tc.gpu, tc.cpuDevice), func(t *testing.T) {
-			openVulkan = func(gpuOnly bool) (Backend, error) {
+			openVulkan = func(gpuOnly bool, _ string) (Backend, error) {
 				if tc.gpu || (tc.cpuDevice && !gpuOnly) {
 					return fakeGPU{}, nil
 				}
 				return nil, noDevice
 			}
-			b, reason, err := Select(tc.requested)
+			b, reason, err := Select(tc.requested, "")
 			if tc.err != "" {
 				if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want ErrUnavailable containing %q", err, tc.err)
@@ -79,7 +79,7 @@ func TestSelect(t *testing.T) {
 // TestVulkan selects the real Vulkan backend (lavapipe in CI) and scores a
 // clip with it: the result names the device and the features it computed.
 func TestVulkan(t *testing.T) {
-	b, _, err := Select("vulkan")
+	b, _, err := Select("vulkan", "")
 	if err != nil {
 		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" {
 			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
@@ -131,6 +131,25 @@ func TestDefaultThreads(t *testing.T) {
 	} {
 		if got := DefaultThreads(c.b, c.cpus); got != c.want {
 			t.Errorf("%s: %d threads, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestSlotDrivers: a GPU slot's device loads its vendor's Vulkan drivers alone;
+// anything else loads every driver.
+func TestSlotDrivers(t *testing.T) {
+	for device, want := range map[string]string{
+		"nvidia-0":          "*nvidia*",
+		"nvidia-0,nvidia-1": "*nvidia*",
+		"amd-1":             "*radeon*,*amd*",
+		"intel-0, intel-1":  "*intel*",
+		"nvidia-0,amd-0":    "",
+		"cpu":               "",
+		"":                  "",
+		"something-else-0":  "",
+	} {
+		if got := strings.Join(SlotDrivers(device), ","); got != want {
+			t.Errorf("SlotDrivers(%q) = %q, want %q", device, got, want)
 		}
 	}
 }

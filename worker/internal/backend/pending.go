@@ -96,6 +96,7 @@ func (v *Vulkan) offload(opts vmaf.Options, info vmaf.VideoInfo) (vmaf.Offload, 
 func (p *Pending) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vmaf.Options) (*vmaf.Result, error) {
 	info := ref.Info()
 	op := &vmaf.OffloadOpening{Ready: make(chan struct{}), FramesInFlight: vkkernel.FramesInFlight(info.Width, info.Height)}
+	asked := opts // the goroutine's copy: opts gets the Opening below, beside it
 	go func() {
 		// The open always ends (a device that hangs there hangs a synchronous open
 		// too); past the run's end nothing reads what is set here.
@@ -107,7 +108,7 @@ func (p *Pending) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vm
 		}
 		switch o := b.(type) {
 		case offloader:
-			op.Offload, op.Threads = o.offload(opts, info)
+			op.Offload, op.Threads = o.offload(asked, info)
 		case CPU:
 			// Fell back: every thread goes on on the CPU.
 		default:

@@ -49,13 +49,13 @@ func clip(t *testing.T, name string) vmaf.FrameSource {
 	return r
 }
 
-// TestPendingScore: a Pending backend scores on the CPU until its device is open and
+// TestPendingScoreAtOnce: a Pending backend scores on the CPU until its device is open and
 // on the device from then on (lavapipe in CI, its open held until the reader reaches
 // frame 12 of 24, the reader held there until it is open), with the CPU's numbers on every frame; opened hears of the open.
 // A selection that fails fails the run with its error; one that falls back to the CPU
 // scores everything there.
-func TestPendingScore(t *testing.T) {
-	if _, err := openVulkan(false); err != nil {
+func TestPendingScoreAtOnce(t *testing.T) {
+	if _, err := openVulkan(false, ""); err != nil {
 		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" {
 			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
 		}
@@ -71,7 +71,7 @@ func TestPendingScore(t *testing.T) {
 		heard := make(chan string, 1)
 		p := Start("vulkan", func() (Backend, string, error) {
 			<-ref.open
-			return Select("vulkan")
+			return Select("vulkan", "")
 		}, func(b Backend, _ string, err error) { heard <- b.Name() })
 		ref.wait = func() { _, _, _ = p.Wait() }
 		if p.Name() != "vulkan" || p.Device() != nil {
@@ -110,13 +110,25 @@ func TestPendingScore(t *testing.T) {
 		p.Close()
 	}
 
+	// A device open before Score starts (as when the model loads longer): the open's
+	// goroutine reads the run's options at once, beside Score.
+	p := Start("vulkan", func() (Backend, string, error) { return Select("vulkan", "") }, nil)
+	if _, _, err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Score(context.Background(), clip(t, "p02_ref.yuv"), clip(t, "p02_dist.yuv"), vmaf.Options{Count: frames, Threads: 2})
+	if err != nil || !cmp.Equal(cpu.Frames, res.Frames) {
+		t.Errorf("open not held: err %v; want the CPU's frames", err)
+	}
+	p.Close()
+
 	errNo := errors.New("no device")
-	p := Start("vulkan", func() (Backend, string, error) { return nil, "", errNo }, nil)
+	p = Start("vulkan", func() (Backend, string, error) { return nil, "", errNo }, nil)
 	if _, err := p.Score(context.Background(), clip(t, "p02_ref.yuv"), clip(t, "p02_dist.yuv"), vmaf.Options{Count: frames}); !errors.Is(err, errNo) {
 		t.Errorf("failed selection: Score returned %v, want its error", err)
 	}
 	p = Start("auto", func() (Backend, string, error) { return CPU{}, "", nil }, nil)
-	res, err := p.Score(context.Background(), clip(t, "p02_ref.yuv"), clip(t, "p02_dist.yuv"), vmaf.Options{Count: frames, Threads: 2})
+	res, err = p.Score(context.Background(), clip(t, "p02_ref.yuv"), clip(t, "p02_dist.yuv"), vmaf.Options{Count: frames, Threads: 2})
 	if err != nil || res.Offloaded != 0 || !cmp.Equal(cpu.Frames, res.Frames) {
 		t.Errorf("fell back to the CPU: err %v, %d frames offloaded; want the CPU's frames, none offloaded", err, res.Offloaded)
 	}

@@ -42,7 +42,7 @@ func TestVulkanSelfTestFails(t *testing.T) {
 		t.Skip("VIF runs on the CPU on this device (no shaderFloat64)")
 	}
 	for range 2 {
-		b, _, err := Select("vulkan")
+		b, _, err := Select("vulkan", "")
 		if err == nil {
 			b.Close()
 			t.Fatal("Select(vulkan) with a wrong device sum succeeded")
@@ -64,7 +64,7 @@ func TestVulkanSelfTestFails(t *testing.T) {
 // TestVulkanSelfTestPasses opens the real device with the real self-test.
 func TestVulkanSelfTestPasses(t *testing.T) {
 	useSelfTest(t, selftest.Run)
-	b, _, err := Select("vulkan")
+	b, _, err := Select("vulkan", "")
 	if err != nil {
 		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" && errors.Is(err, vulkan.ErrUnavailable) && !errors.Is(err, selftest.ErrFailed) {
 			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
@@ -105,11 +105,11 @@ func TestVulkanSelfTestPasses(t *testing.T) {
 // fails the attempt rather than scoring on the CPU and hiding the node's
 // broken GPU; a node without a GPU still runs on the CPU.
 func TestSelectAutoSelfTestFailed(t *testing.T) {
-	defer func(orig func(bool) (Backend, error)) { openVulkan = orig }(openVulkan)
-	openVulkan = func(bool) (Backend, error) {
+	defer func(orig func(bool, string) (Backend, error)) { openVulkan = orig }(openVulkan)
+	openVulkan = func(bool, string) (Backend, error) {
 		return nil, fmt.Errorf("%w on device GPU: frame 0 integer_motion differs", selftest.ErrFailed)
 	}
-	if _, _, err := Select("auto"); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "integer_motion") {
+	if _, _, err := Select("auto", ""); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "integer_motion") {
 		t.Errorf("Select(auto) with a failed self-test: err = %v, want ErrUnavailable naming the mismatch", err)
 	}
 }
@@ -126,7 +126,7 @@ func TestVulkanStartup(t *testing.T) {
 		return nil
 	})
 	for i, wantTest := range []bool{true, false} {
-		v, err := OpenVulkan(false)
+		v, err := OpenVulkan(false, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,14 +26,16 @@ type Vulkan struct {
 }
 
 // OpenVulkan opens the first usable Vulkan device; gpuOnly refuses CPU
-// implementations. The error wraps vulkan.ErrUnavailable and names what is
+// implementations. device is the slot's (VMAFX_DEVICE, e.g. nvidia-0; empty outside
+// a Pod): on a GPU slot the loader loads only its vendor's drivers (SlotDrivers). The
+// error wraps vulkan.ErrUnavailable and names what is
 // missing (the loader, a device, 64-bit shader integers), or wraps
 // selftest.ErrFailed when the device fails the self-test: it then names the
 // device, its driver and the first feature and frame that differ from the
 // CPU kernel's.
-func OpenVulkan(gpuOnly bool) (*Vulkan, error) {
+func OpenVulkan(gpuOnly bool, device string) (*Vulkan, error) {
 	start := time.Now()
-	k, err := vkkernel.Open(vulkan.Config{GPUOnly: gpuOnly})
+	k, err := vkkernel.Open(vulkan.Config{GPUOnly: gpuOnly, Drivers: SlotDrivers(device)})
 	if err != nil {
 		return nil, err
 	}
@@ -42,6 +45,24 @@ func OpenVulkan(gpuOnly bool) (*Vulkan, error) {
 		return nil, err
 	}
 	return &Vulkan{k: k, open: opened.Sub(start), selfTest: time.Since(opened)}, nil
+}
+
+// SlotDrivers are the Vulkan drivers (vulkan.Config.Drivers) for the device of a slot,
+// VMAFX_DEVICE's value: its vendor's, where every device named (one, or several
+// comma-separated) is of one GPU vendor; none, that is every driver, for cpu, an empty
+// value or a mix. The device plugin names the slot's device; a container sees only
+// that device's nodes, so other vendors' drivers find nothing and only cost their
+// loading.
+func SlotDrivers(device string) []string {
+	vendor := ""
+	for _, d := range strings.Split(device, ",") {
+		v, _, _ := strings.Cut(strings.TrimSpace(d), "-")
+		if vendor != "" && v != vendor {
+			return nil
+		}
+		vendor = v
+	}
+	return vulkan.VendorDrivers(vendor)
 }
 
 // Startup is how long opening the device and its self-test took, which the
@@ -59,8 +80,13 @@ func OpenSteps(b Backend) []any {
 	if !ok {
 		return nil
 	}
+	drivers := s.Drivers
+	if drivers == "" {
+		drivers = "all"
+	}
 	return []any{"loaderSeconds", s.Loader.Seconds(), "instanceSeconds", s.Instance.Seconds(),
-		"selectSeconds", s.Select.Seconds(), "deviceSeconds", s.Device.Seconds(), "pipelinesSeconds", s.Pipelines.Seconds()}
+		"selectSeconds", s.Select.Seconds(), "deviceSeconds", s.Device.Seconds(), "pipelinesSeconds", s.Pipelines.Seconds(),
+		"drivers", drivers}
 }
 
 // CloseSteps are the steps of b's close for a log line (OpenSteps), once it is closed.

@@ -461,8 +461,8 @@ func (panicking) Score(context.Context, vmaf.FrameSource, vmaf.FrameSource, vmaf
 }
 
 func TestScorePanicIsReported(t *testing.T) {
-	defer func(orig func(string) (backend.Backend, string, error)) { selectBackend = orig }(selectBackend)
-	selectBackend = func(string) (backend.Backend, string, error) { return panicking{}, "", nil }
+	defer func(orig func(string, string) (backend.Backend, string, error)) { selectBackend = orig }(selectBackend)
+	selectBackend = func(string, string) (backend.Backend, string, error) { return panicking{}, "", nil }
 	r := runWorker(t, context.Background(), nil, rawArgs(refClip, distClip)...)
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1", r.code)
@@ -648,7 +648,7 @@ func TestMemoryLimit(t *testing.T) {
 // Vulkan cannot serve it (no GPU here: lavapipe is refused for a GPU slot) fails the
 // attempt with BackendUnavailable naming what is missing, rather than scoring on the CPU.
 func TestScoreGPUSlotWithoutDevice(t *testing.T) {
-	if b, _, err := backend.Select("cuda"); err == nil {
+	if b, _, err := backend.Select("cuda", ""); err == nil {
 		b.Close()
 		t.Skip("this machine has a GPU that runs the Vulkan kernels")
 	}
@@ -671,7 +671,7 @@ func TestScoreGPUSlotWithoutDevice(t *testing.T) {
 // (--wait-for-device) and by default, where the CPU scores the frames before the
 // device is open (on lavapipe, whose open takes longer than this clip, most or all).
 func TestScoreVulkan(t *testing.T) {
-	if _, _, err := backend.Select("vulkan"); err != nil {
+	if _, _, err := backend.Select("vulkan", ""); err != nil {
 		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" {
 			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
 		}
@@ -688,7 +688,7 @@ func TestScoreVulkan(t *testing.T) {
 		}
 		// The device's open and close are logged step by step: on a GPU they are a
 		// fixed cost of every run.
-		for _, key := range []string{"instanceSeconds=", "pipelinesSeconds=", "destroyDeviceSeconds="} {
+		for _, key := range []string{"instanceSeconds=", "pipelinesSeconds=", "drivers=", "destroyDeviceSeconds="} {
 			if b == "vulkan" && !strings.Contains(r.stderr, key) {
 				t.Errorf("%s: no %s in the log:\n%s", b, key, r.stderr)
 			}
@@ -750,7 +750,7 @@ func TestScoreVulkan(t *testing.T) {
 // c-values and SpEED chroma on the device, nothing left on the CPU as the result says,
 // and the CPU's score to the last bit.
 func TestScoreVulkanV1(t *testing.T) {
-	if _, _, err := backend.Select("vulkan"); err != nil {
+	if _, _, err := backend.Select("vulkan", ""); err != nil {
 		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" {
 			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
 		}
@@ -779,13 +779,28 @@ func TestScoreVulkanV1(t *testing.T) {
 	}
 }
 
+// TestScoreSelectsOnSlotDevice: the backend is selected for the slot's device
+// (VMAFX_DEVICE), whose vendor's Vulkan drivers alone the loader loads.
+func TestScoreSelectsOnSlotDevice(t *testing.T) {
+	defer func(orig func(string, string) (backend.Backend, string, error)) { selectBackend = orig }(selectBackend)
+	var requested, device string
+	selectBackend = func(b, d string) (backend.Backend, string, error) {
+		requested, device = b, d
+		return backend.CPU{}, "", nil
+	}
+	r := runWorker(t, context.Background(), map[string]string{vmafxv1.EnvBackend: "cuda", vmafxv1.EnvDevice: "nvidia-0"}, rawArgs(refClip, distClip)...)
+	if r.code != 0 || requested != "cuda" || device != "nvidia-0" {
+		t.Errorf("exit %d, selected %q on %q; want 0, cuda on nvidia-0; stderr:\n%s", r.code, requested, device, r.stderr)
+	}
+}
+
 // TestScoreDeviceOpensBesideModel: on a GPU backend the device opens while the model
 // loads. A model that fails fails the attempt as BadModel with the device recorded (on
 // lavapipe here, skipped without Vulkan); a device that fails too is the cause, and the
 // attempt fails with BackendUnavailable.
 func TestScoreDeviceOpensBesideModel(t *testing.T) {
-	defer func(orig func(string) (backend.Backend, string, error)) { selectBackend = orig }(selectBackend)
-	selectBackend = func(string) (backend.Backend, string, error) {
+	defer func(orig func(string, string) (backend.Backend, string, error)) { selectBackend = orig }(selectBackend)
+	selectBackend = func(string, string) (backend.Backend, string, error) {
 		return nil, "", fmt.Errorf("%w: no Vulkan device", backend.ErrUnavailable)
 	}
 	r := runWorker(t, context.Background(), map[string]string{vmafxv1.EnvBackend: "cuda"}, rawArgs(refClip, distClip, "--model", "vmaf_v9")...)
@@ -794,7 +809,7 @@ func TestScoreDeviceOpensBesideModel(t *testing.T) {
 	}
 
 	selectBackend = backend.Select
-	if _, _, err := backend.Select("vulkan"); err != nil {
+	if _, _, err := backend.Select("vulkan", ""); err != nil {
 		t.Skipf("no usable Vulkan device: %v", err)
 	}
 	r = runWorker(t, context.Background(), map[string]string{vmafxv1.EnvBackend: "vulkan"}, rawArgs(refClip, distClip, "--model", "vmaf_v9")...)

@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/csv"
 	"fmt"
 	"math"
@@ -288,5 +289,37 @@ func TestScoringBitDepthIsFfmpegs(t *testing.T) {
 	at8, res8 := perFrame(rawArgs(refClip, distClip)...)
 	if cmp.Equal(at8, got) || res8.Features["psnr_y"] == gotRes.Features["psnr_y"] {
 		t.Error("scoring at 10 bits changed nothing: the flag was not applied")
+	}
+}
+
+// TestScoringBitDepthThumbnailsAtOnce: --scoring-bit-depth 10 on an 8-bit pair scores
+// what the pair's samples shifted to 10 bits score, with the alignment check's thumbnails
+// taken beside the reading (make test runs it under the race detector: the shift went
+// after the thumbnails' wrapper, and wrote a frame's samples while a thumbnail read them).
+func TestScoringBitDepthThumbnailsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	to10 := func(clip string) string {
+		b, err := os.ReadFile(clip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]byte, 2*len(b))
+		for i, v := range b {
+			binary.LittleEndian.PutUint16(out[2*i:], uint16(v)<<2)
+		}
+		name := filepath.Join(dir, filepath.Base(clip)+".10")
+		if err := os.WriteFile(name, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	up := runWorker(t, context.Background(), nil, rawArgs(refClip, distClip, "--scoring-bit-depth", "10", "--threads", "2")...)
+	deep := runWorker(t, context.Background(), nil, "score", "--reference", to10(refClip), "--distorted", to10(distClip),
+		"--width", strconv.Itoa(pairW), "--height", strconv.Itoa(pairH), "--pixel-format", "yuv420p10le", "--threads", "2")
+	if up.code != 0 || deep.code != 0 {
+		t.Fatalf("exit %d and %d; stderr:\n%s\n%s", up.code, deep.code, up.stderr, deep.stderr)
+	}
+	if got, want := up.result(t), deep.result(t); got.Score != want.Score || got.Frames != want.Frames {
+		t.Errorf("--scoring-bit-depth 10: score %v over %d frames, want the 10-bit samples' %v over %d", got.Score, got.Frames, want.Score, want.Frames)
 	}
 }

@@ -28,8 +28,8 @@ import (
 // here; the scores it makes are canned, not VMAF's, and only their being finite is
 // checked.
 func BenchmarkHostSide(b *testing.B) {
-	defer func(orig func(string) (backend.Backend, string, error)) { selectBackend = orig }(selectBackend)
-	selectBackend = func(string) (backend.Backend, string, error) { return freeDevice{}, "", nil }
+	defer func(orig func(string, string) (backend.Backend, string, error)) { selectBackend = orig }(selectBackend)
+	selectBackend = func(string, string) (backend.Backend, string, error) { return freeDevice{}, "", nil }
 	dir := b.TempDir()
 	for _, sz := range []struct{ w, h, frames int }{{1920, 1080, 96}, {3840, 2160, 24}} {
 		info := vmaf.VideoInfo{Width: sz.w, Height: sz.h, Format: vmaf.YUV420P}

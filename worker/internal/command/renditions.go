@@ -155,7 +155,7 @@ func (s *scorer) selectBackend() (backend.Backend, string, error) {
 	if sh := s.shared; sh != nil {
 		return keepOpen{sh.b}, "", nil
 	}
-	return selectBackend(s.cfg.backend)
+	return selectBackend(s.cfg.backend, s.env(vmafxv1.EnvDevice))
 }
 
 // loadModel is the run's model for a rendition, else the one asked for.

@@ -361,6 +361,19 @@ func (s *scorer) score(ctx context.Context) (res *vmaf.Result, err error) {
 			distSrc = &decimated{FrameSource: distSrc, n: cfg.decimate}
 		}
 	}
+	// Upconverting shifts a frame's samples where they are, after its source has read
+	// them: it goes before every wrapper that reads a frame on another goroutine once its
+	// read returns (the alignment check's thumbnails, the scene cuts' histograms), which
+	// would race with the shift. The thumbnails are on the 8-bit scale at any depth, so
+	// they are the same either way.
+	if cfg.bitDepth > 0 {
+		if refSrc, err = vmaf.Upconvert(refSrc, cfg.bitDepth); err != nil {
+			return nil, fmt.Errorf("reference: --scoring-bit-depth: %w", err)
+		}
+		if distSrc, err = vmaf.Upconvert(distSrc, cfg.bitDepth); err != nil {
+			return nil, fmt.Errorf("distorted: --scoring-bit-depth: %w", err)
+		}
+	}
 	// A plain score checks the pairing on its first frames as it reads them (autoalign.go).
 	var rec *align.Recorder
 	if !cfg.autoAlign && cfg.chunk == nil && !cfg.probe {
@@ -369,14 +382,6 @@ func (s *scorer) score(ctx context.Context) (res *vmaf.Result, err error) {
 	}
 	if cfg.align {
 		refSrc, distSrc = pairShortest(refSrc, distSrc)
-	}
-	if cfg.bitDepth > 0 {
-		if refSrc, err = vmaf.Upconvert(refSrc, cfg.bitDepth); err != nil {
-			return nil, fmt.Errorf("reference: --scoring-bit-depth: %w", err)
-		}
-		if distSrc, err = vmaf.Upconvert(distSrc, cfg.bitDepth); err != nil {
-			return nil, fmt.Errorf("distorted: --scoring-bit-depth: %w", err)
-		}
 	}
 	if cfg.probe {
 		exact := ref.FramesExact && dist.FramesExact && ref.Frames >= 0 && dist.Frames >= 0

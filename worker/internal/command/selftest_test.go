@@ -29,8 +29,8 @@ func TestScoreSelfTestFails(t *testing.T) {
 	if wrong == nil {
 		t.Skip("VIF runs on the CPU on this device: the wrong sum is never used")
 	}
-	defer func(orig func(string) (backend.Backend, string, error)) { selectBackend = orig }(selectBackend)
-	selectBackend = func(string) (backend.Backend, string, error) {
+	defer func(orig func(string, string) (backend.Backend, string, error)) { selectBackend = orig }(selectBackend)
+	selectBackend = func(string, string) (backend.Backend, string, error) {
 		return nil, "", fmt.Errorf("%w: backend vulkan is not usable on this node: %w", backend.ErrUnavailable, wrong)
 	}
 	dir := t.TempDir()
