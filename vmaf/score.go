@@ -560,7 +560,7 @@ func (p *pipeline) produce(free <-chan *slot, jobs chan<- *slot) {
 			run, last, n = nil, nil, 0
 		}
 	}
-	defer send() // not after a cancellation: it returns before
+	defer send() // the last run, perhaps shorter; a cancelled run is dropped (run = nil)
 	for idx := 0; p.opts.Count <= 0 || idx < p.opts.Count; idx++ {
 		var s *slot
 		select {

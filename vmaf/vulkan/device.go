@@ -57,8 +57,8 @@ type Config struct {
 	// their manifest files' names (VendorDrivers), given to the loader as
 	// VK_LOADER_DRIVERS_SELECT. vkCreateInstance loads every driver installed, and
 	// the worker's image has Mesa's four (lavapipe, RADV, ANV and HASVK) beside the
-	// node's: on an NVIDIA node they cost 40 to 100 ms of each open with their files
-	// in the page cache, and about half a second without, for LLVM's 117 MB
+	// node's: on an NVIDIA node they cost about 40 ms of each open with their files
+	// in the page cache, and 0.35 to 0.4 s without, for LLVM's 117 MB
 	// (docs/benchmarks.md, "Only the slot's Vulkan drivers"). When they find no
 	// usable device (a driver whose manifest is named otherwise), Open loads every
 	// driver, as without them. The loader's own variables win: with any of
