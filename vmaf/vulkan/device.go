@@ -146,8 +146,9 @@ type Steps struct {
 	// Release is freeing the kernel's buffers and pipelines; Idle is waiting for the
 	// device to be idle; DestroyDevice and DestroyInstance are the last two calls.
 	Release, Idle, DestroyDevice, DestroyInstance time.Duration
-	// Drivers is the loader's selection the device was opened with
-	// (Config.Drivers, comma-separated); empty when every driver was loaded.
+	// Drivers is the selection the loader was given for the device it opened
+	// (Config.Drivers, comma-separated); empty when it was given none and loaded every
+	// driver. A loader older than 1.3.234 ignores a selection.
 	Drivers string
 }
 
