@@ -88,11 +88,14 @@ type admState struct {
 	irfS           [4][3]int64   // scales 1 to 3's in Q32 (admIRF); weights has every scale's
 	numLimit       float64
 	dwtMade        int // the last output row of the scale's transform made (dwtRows)
-	cmDLM, cmAIM   admCMRow
-	rowSums        admRowSums
-	decRow         admDecoupleRows
-	denShifts      ADMDenShifts
-	k              *kernels
+	// wait, when not nil, is called before the first scale's transform reads
+	// an input row, with the last row it reads (rowWalk).
+	wait         func(r int)
+	cmDLM, cmAIM admCMRow
+	rowSums      admRowSums
+	decRow       admDecoupleRows
+	denShifts    ADMDenShifts
+	k            *kernels
 }
 
 // admCSFRing is one decoupled part's CSF-weighted rows (csf_a) and the
@@ -225,6 +228,9 @@ func (s *admState) dwtRows(ref, dis []uint16, bpc, scale, w, i int) {
 	for s.dwtMade < i {
 		s.dwtMade++
 		if scale == 0 {
+			if s.wait != nil {
+				s.wait(s.dwt0Reads(s.dwtMade))
+			}
 			s.dwt0Row(ref, &s.ref, w, s.dwtMade, bpc)
 			s.dwt0Row(dis, &s.dis, w, s.dwtMade, bpc)
 		} else {
@@ -234,6 +240,11 @@ func (s *admState) dwtRows(ref, dis []uint16, bpc, scale, w, i int) {
 			s.dwtSRow(s.dis.a, &s.dis, w, s.dwtMade, scale)
 		}
 	}
+}
+
+// dwt0Reads is the last input row that dwt0Row reads for output row i.
+func (s *admState) dwt0Reads(i int) int {
+	return max(s.indY[0][i], s.indY[1][i], s.indY[2][i], s.indY[3][i])
 }
 
 // dwt0Row is output row i of the first DWT level on the luma plane

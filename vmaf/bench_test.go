@@ -233,21 +233,28 @@ func benchScaling(b *testing.B, refP, distP [][]uint16, w, h, perThread, threads
 		}
 		return float64(n) / time.Since(start).Seconds()
 	}
-	var one, many, ratio []float64
+	many, one, ratio := alternate(b, func() float64 { return fps(threads) }, func() float64 { return fps(1) })
+	b.ReportMetric(one, "threads=1-frames/s")
+	b.ReportMetric(many, fmt.Sprintf("threads=%d-frames/s", threads))
+	b.ReportMetric(ratio/float64(threads), "scaling")
+}
+
+// alternate runs x and y once an iteration, which goes first alternating, and
+// returns the median of x's figures, of y's and of the pairs' ratios x/y.
+func alternate(b *testing.B, x, y func() float64) (mx, my, ratio float64) {
+	var xs, ys, rs []float64
 	i := 0
 	for b.Loop() {
-		var f1, fn float64
+		var fx, fy float64
 		if i%2 == 0 {
-			f1, fn = fps(1), fps(threads)
+			fy, fx = y(), x()
 		} else {
-			fn, f1 = fps(threads), fps(1)
+			fx, fy = x(), y()
 		}
 		i++
-		one, many, ratio = append(one, f1), append(many, fn), append(ratio, fn/(float64(threads)*f1))
+		xs, ys, rs = append(xs, fx), append(ys, fy), append(rs, fx/fy)
 	}
-	b.ReportMetric(median(one), "threads=1-frames/s")
-	b.ReportMetric(median(many), fmt.Sprintf("threads=%d-frames/s", threads))
-	b.ReportMetric(median(ratio), "scaling")
+	return median(xs), median(ys), median(rs)
 }
 
 // median is the middle of xs (the mean of the middle two when even); it sorts xs.

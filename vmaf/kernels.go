@@ -27,7 +27,8 @@ type kernels struct {
 	// (see vifSubRoundRow and vifSubRow).
 	vifSubRound func(acc, dst []uint64, round uint64, shift uint)
 	vifSubRow   func(filt, tmp []uint64, rowR, rowD []uint16)
-	// motionSAD is motionSAD; m is scratch for the vector kernels.
+	// motionSAD is motionSAD; m is scratch for the vector kernels, and its
+	// wait paces every path (rowWalk).
 	motionSAD func(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64
 	// admDWT0V and admDWT0H run the two passes of ADM's first DWT level.
 	admDWT0V func(r0, r1, r2, r3 []uint16, tlo, thi []int16, shiftVP uint, addVP int32)
@@ -77,6 +78,17 @@ type motionRows struct {
 	diff [5][]int16
 	tag  [5]int // the input row each diff row holds
 	vrow []int32
+	// wait, when not nil, is called before a row further down the planes
+	// than those read is read (rowWalk).
+	wait func(r int)
+}
+
+// pace is m's wait; nil for a nil m.
+func (m *motionRows) pace() func(r int) {
+	if m == nil {
+		return nil
+	}
+	return m.wait
 }
 
 func (m *motionRows) ensure(w int) {
@@ -105,8 +117,8 @@ var genericKernels = kernels{
 	vifSubRow: func(filt, tmp []uint64, rowR, rowD []uint16) {
 		vifSubRow(filt, tmp, rowR, rowD, 0)
 	},
-	motionSAD: func(prev, cur []uint16, w, h, bpc int, row []int64, _ *motionRows) uint64 {
-		return motionSAD(prev, cur, w, h, bpc, row)
+	motionSAD: func(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64 {
+		return motionSADPaced(prev, cur, w, h, bpc, row, m.pace())
 	},
 	admDWT0V: admDWT0V,
 	admDWT0H: admDWT0H,

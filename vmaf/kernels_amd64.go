@@ -316,7 +316,7 @@ func motionSADAVX512(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRo
 
 func motionSADLanes(k *motionLanes, prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64 {
 	if bpc > 12 || w < k.words {
-		return motionSAD(prev, cur, w, h, bpc, row)
+		return motionSADPaced(prev, cur, w, h, bpc, row, m.wait)
 	}
 	m.ensure(w)
 	for s := range m.tag {
@@ -330,6 +330,9 @@ func motionSADLanes(k *motionLanes, prev, cur []uint16, w, h, bpc int, row []int
 	v := m.vrow[:w]
 	var sad uint64
 	for i := 0; i < h; i++ {
+		if m.wait != nil {
+			m.wait(min(i+2, h-1))
+		}
 		var d [5][]int16
 		for j := range d {
 			r := mirror(i-2+j, h)
@@ -342,7 +345,7 @@ func motionSADLanes(k *motionLanes, prev, cur []uint16, w, h, bpc int, row []int
 					out[x] = int16(p[x] - c[x])
 				}
 				if seen>>uint(bpc) != 0 {
-					return motionSAD(prev, cur, w, h, bpc, row)
+					return motionSADPaced(prev, cur, w, h, bpc, row, m.wait)
 				}
 				m.tag[slot] = r
 			}

@@ -13,12 +13,21 @@ const motionMaxVal = 10000.0
 // horizontally (rounded to Q16) with mirrored edges, then summed. row is
 // scratch of at least w int64.
 func motionSAD(prev, cur []uint16, w, h, bpc int, row []int64) uint64 {
+	return motionSADPaced(prev, cur, w, h, bpc, row, nil)
+}
+
+// motionSADPaced is motionSAD that calls wait, when not nil, before it reads
+// a row further down the planes than those it has read (rowWalk).
+func motionSADPaced(prev, cur []uint16, w, h, bpc int, row []int64, wait func(r int)) uint64 {
 	shiftY := uint(bpc)
 	roundY := int64(1) << uint(bpc-1)
 	f0, f1, f2 := motionFilter[0], motionFilter[1], motionFilter[2]
 	row = row[:w]
 	var sad uint64
 	for i := 0; i < h; i++ {
+		if wait != nil {
+			wait(min(i+2, h-1))
+		}
 		r0, r1, r2, r3, r4 := mirror(i-2, h)*w, mirror(i-1, h)*w, i*w, mirror(i+1, h)*w, mirror(i+2, h)*w
 		p0, p1, p2, p3, p4 := prev[r0:r0+w], prev[r1:r1+w], prev[r2:r2+w], prev[r3:r3+w], prev[r4:r4+w]
 		c0, c1, c2, c3, c4 := cur[r0:r0+w], cur[r1:r1+w], cur[r2:r2+w], cur[r3:r3+w], cur[r4:r4+w]

@@ -69,6 +69,7 @@ func TestWorkerNoAllocs(t *testing.T) {
 			continue
 		}
 		wk := &worker{k: kernelsFor(c), vif: newVIFState(w, h, defaultEnhnGainLimit).with(kernelsFor(c)), adm: newADMState(w, h, defaultADMOptions()).with(kernelsFor(c)), row: make([]int64, w)}
+		defer wk.closeWalk()
 		if n := testing.AllocsPerRun(5, func() { _ = wk.process(s, w, h, 8) }); n != 0 {
 			t.Fatalf("process on the %v path allocates %v times per frame", c, n)
 		}
@@ -83,6 +84,7 @@ func TestWorkerNoAllocs(t *testing.T) {
 	eref, edist := synthPair(ew, eh, 2)
 	ewk := &worker{k: kernelsFor(CPUGeneric), vif: newVIFState(ew, eh, defaultEnhnGainLimit), adm: newADMState(ew, eh, defaultADMOptions()),
 		row: make([]int64, ew), extra: cfg.newState(ew, eh, 8, kernelsFor(CPUGeneric))}
+	defer ewk.closeWalk()
 	chroma := func(p []uint16) []uint16 { return p[:(ew/2)*(eh/2)] }
 	frame := func(p []uint16) Frame {
 		return Frame{Width: ew, Height: eh, BitDepth: 8, Y: p, Chroma: true, ChromaWidth: ew / 2, ChromaHeight: eh / 2, U: chroma(p), V: chroma(p)}

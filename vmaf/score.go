@@ -67,6 +67,10 @@ type Options struct {
 	// extra feature): see Encode. The zero value judges banding on the input as it is.
 	Encode Encode
 
+	// passesApart runs VIF, ADM and motion of a frame one after another, as
+	// before rowWalk: the tests and benchmarks compare the two.
+	passesApart bool
+
 	// motion holds the integer motion options of the model's
 	// feature_opts_dicts (see parseMotionOptions); nil means libvmaf's
 	// defaults. The five-frame window (motion_five_frame_window) makes
@@ -142,6 +146,11 @@ type worker struct {
 	// widened says which of them hold the frame process scores now.
 	lumaBuf [lumaScratch][]uint16
 	widened [lumaScratch]bool
+	// walk runs ADM and motion beside VIF on the frames whose features the
+	// CPU computes (walkFrame); nil until the first. apart turns it off
+	// (Options.passesApart).
+	walk  *workerWalk
+	apart bool
 }
 
 // Score computes VMAF between a reference and a distorted source, frame by
@@ -424,7 +433,9 @@ func (p *pipeline) thread(id, threads, inFlight int, jobs <-chan *slot, results 
 		row:      make([]int64, p.w),
 		extra:    p.extra.newState(p.w, p.h, p.bpc, p.k),
 		noMotion: p.mo.forceZero,
+		apart:    p.opts.passesApart,
 	}
+	defer wk.closeWalk()
 	if c := p.model.cambi; c != nil {
 		wk.cambi = newCAMBIState(p.w, p.h, p.bpc, *c).with(p.k)
 	}
@@ -825,8 +836,15 @@ func (wk *worker) computeADM(ref, dis []uint16, bpc int) (admScore, error) {
 // process computes one slot's features; it fails only when the Offload does.
 func (wk *worker) process(s *slot, w, h, bpc int) error {
 	wk.widened = [lumaScratch]bool{}
+	walked := false
+	if s.full && s.sums == nil && wk.off == nil && wk.vif != nil && !wk.apart {
+		wk.walkFrame(s, w, h, bpc)
+		walked = true
+	}
 	if s.full {
-		if wk.vif != nil {
+		if walked {
+			// VIF, ADM and motion are done.
+		} else if wk.vif != nil {
 			var v [4]vifScaleScore
 			var err error
 			switch {
@@ -840,26 +858,23 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 			if err != nil {
 				return err
 			}
-			for i := range v {
-				s.score.VIF[i] = v[i].score()
+			s.score.setVIF(v)
+		}
+		if !walked {
+			var a admScore
+			var err error
+			switch {
+			case s.sums == nil:
+				a, err = wk.computeADM(wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist), bpc)
+			case s.sums.ADMOK:
+				a = wk.adm.fromSums(&s.sums.ADM)
+			default:
+				a = wk.adm.compute(wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist), bpc)
 			}
-		}
-		var a admScore
-		var err error
-		switch {
-		case s.sums == nil:
-			a, err = wk.computeADM(wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist), bpc)
-		case s.sums.ADMOK:
-			a = wk.adm.fromSums(&s.sums.ADM)
-		default:
-			a = wk.adm.compute(wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist), bpc)
-		}
-		if err != nil {
-			return err
-		}
-		s.score.ADM2, s.score.AIM, s.score.ADM3 = a.adm2, a.aim, a.adm3
-		for i := range 4 {
-			s.score.ADMScale[i] = a.scale(i)
+			if err != nil {
+				return err
+			}
+			s.score.setADM(a)
 		}
 		if wk.extra != nil {
 			ref, dist := s.ref, s.dist
@@ -880,6 +895,9 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 			}
 			s.score.SpeedU, s.score.SpeedV, s.score.SpeedUV = sp.U, sp.V, sp.UV
 		}
+	}
+	if walked {
+		return nil
 	}
 	s.sad = 0
 	switch {

@@ -99,6 +99,10 @@ type vifState struct {
 	k   *kernels
 	// v8 is the scratch of the 8-bit statistic (vif8.go).
 	v8 *vif8Rows
+	// lead, when not nil, is told after each row of the first scale the last
+	// input row read so far: the passes that follow VIF read their rows then
+	// (rowWalk).
+	lead func(r int)
 }
 
 // vifSigmas are one row's sigma1², sigma2² and sigma12 (the local
@@ -363,6 +367,9 @@ func (s *vifState) statisticSub(ref, dis []uint16, w, h, scale, bpc, next int) v
 		padRow(xy, w, half)
 		kn.vifRow(filt, mu, xx, yy, xy, w, t, egl, acc, &s.sig)
 		s.subsampleAfter(ref, dis, w, h, bpc, next, i)
+		if scale == 0 && s.lead != nil {
+			s.lead(min(i+half, h-1))
+		}
 	}
 	s.lastAcc = *acc
 	return acc.score()

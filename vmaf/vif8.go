@@ -175,6 +175,9 @@ func (s *vifState) statistic8(ref, dis []uint16, w, h, scale int, vector bool, n
 		vifHoriz8Cols(scale, &v.row, n, w, &s.sig)
 		vifStat8Row(s.k, vector, &s.sig, w, s.log2, s.egl, acc)
 		s.subsampleAfter(ref, dis, w, h, bpc, next, i)
+		if scale == 0 && s.lead != nil {
+			s.lead(min(i+half, h-1))
+		}
 	}
 	s.lastAcc = *acc
 	return acc.score()
