@@ -178,8 +178,11 @@ type cambiState struct {
 	speedup    bool // halve the picture after the spatial mask
 	window     int
 	maskIndex  int
-	topk       float64
-	maxVal     float64
+	// wait, when not nil, is called before the conversion reads an input
+	// row, with the row (rowWalk).
+	wait   func(r int)
+	topk   float64
+	maxVal float64
 	// numDiffs steps of 1..numDiffs codes are looked for; tvi[d] is the
 	// TVI limit of step d+1 (get_tvi_for_diff), offset by numDiffs as
 	// libvmaf stores them; vlt is the visibility threshold's luma.
@@ -363,14 +366,24 @@ func (s *cambiState) preprocess(y []uint16) {
 		}
 		return (v + round) >> shift
 	}
-	if w == inW && h == s.inH {
+	switch {
+	case w == inW && h == s.inH && s.wait != nil:
+		for i := range h {
+			s.wait(i)
+			s.k.cambiConv(y[i*w:(i+1)*w], d[i*w:(i+1)*w], s.bpc)
+		}
+	case w == inW && h == s.inH:
 		s.k.cambiConv(y[:w*h], d[:w*h], s.bpc)
-	} else {
+	default:
 		ratioX, ratioY := float32(inW)/float32(w), float32(s.inH)/float32(h)
 		startX := float32(float64(ratioX/2) - 0.5)
 		fy := float32(float64(ratioY/2) - 0.5)
 		for i := 0; i < h; i++ {
-			row := y[min(int(float64(fy)+0.5), s.inH-1)*inW:]
+			r := min(int(float64(fy)+0.5), s.inH-1)
+			if s.wait != nil {
+				s.wait(r)
+			}
+			row := y[r*inW:]
 			out := d[i*w : (i+1)*w]
 			fx := startX
 			for j := range out {

@@ -837,13 +837,15 @@ func (wk *worker) computeADM(ref, dis []uint16, bpc int) (admScore, error) {
 func (wk *worker) process(s *slot, w, h, bpc int) error {
 	wk.widened = [lumaScratch]bool{}
 	walked := false
-	if s.full && s.sums == nil && wk.off == nil && wk.vif != nil && !wk.apart {
-		wk.walkFrame(s, w, h, bpc)
+	if s.full && s.sums == nil && wk.off == nil && !wk.apart {
+		if err := wk.walkFrame(s, w, h, bpc); err != nil {
+			return err
+		}
 		walked = true
 	}
 	if s.full {
 		if walked {
-			// VIF, ADM and motion are done.
+			// VIF, ADM, motion and the model's CAMBI are done.
 		} else if wk.vif != nil {
 			var v [4]vifScaleScore
 			var err error
@@ -881,7 +883,7 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 			ref.Y, dist.Y = wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist)
 			wk.extra.compute(&ref, &dist, &s.score)
 		}
-		if wk.cambi != nil {
+		if wk.cambi != nil && !walked {
 			// CAMBI is no-reference: libvmaf scores the distorted picture.
 			var err error
 			if s.score.ModelCAMBI, err = wk.computeCAMBI(s); err != nil {

@@ -140,10 +140,12 @@ func (w *rowWalk) close() {
 	w.followers, w.active = nil, nil
 }
 
-// walkFrame computes VIF, ADM and motion of s on the CPU beside each other
-// (rowWalk): process's three passes for a frame whose features the CPU
-// computes all of.
-func (wk *worker) walkFrame(s *slot, w, h, bpc int) {
+// walkFrame computes VIF, ADM, motion and the model's CAMBI of s on the CPU
+// beside each other (rowWalk): process's passes over the full-size luma for a
+// frame whose features the CPU computes all of. VIF leads where the model has
+// it; the v1 models have none, and ADM leads. It fails only as computeCAMBI
+// does.
+func (wk *worker) walkFrame(s *slot, w, h, bpc int) error {
 	if wk.walk == nil {
 		wk.newWalk()
 	}
@@ -152,27 +154,51 @@ func (wk *worker) walkFrame(s *slot, w, h, bpc int) {
 	if s.prev != nil && !wk.noMotion {
 		ww.prev = wk.luma(&s.prev.ref, lumaPrev)
 	}
-	ww.w, ww.h, ww.bpc, ww.sad = w, h, bpc, 0
+	ww.w, ww.h, ww.bpc, ww.sad, ww.cambiScore = w, h, bpc, 0, 0
 	ended := false
 	defer func() {
-		wk.vif.lead = nil
+		if wk.vif != nil {
+			wk.vif.lead = nil
+		}
 		if !ended { // a panic: the followers are mid-frame
 			wk.closeWalk()
 		}
+		wk.adm.wait = nil // as a leader
 	}()
 	ww.start()
-	wk.vif.lead = ww.read
-	ww.begin(ww.adm)
+	if wk.vif != nil {
+		wk.vif.lead = ww.read
+		ww.begin(ww.adm)
+	}
 	if ww.prev != nil {
 		ww.begin(ww.motion)
 	}
-	v := wk.vif.compute(ww.ref, ww.dist, bpc)
+	if wk.cambi != nil {
+		ww.begin(ww.cambi)
+	}
+	var v [4]vifScaleScore
+	if wk.vif != nil {
+		v = wk.vif.compute(ww.ref, ww.dist, bpc)
+	} else {
+		// ADM's transform says which rows it is about to read: the followers
+		// read them first, and it reads them from the caches.
+		wk.adm.wait = ww.read
+		ww.admScore = wk.adm.compute(ww.ref, ww.dist, bpc)
+	}
 	ww.finish()
 	ended = true
-	s.score.setVIF(v)
+	if wk.vif != nil {
+		s.score.setVIF(v)
+	}
 	s.score.setADM(ww.admScore)
 	s.sad = ww.sad
 	ww.ref, ww.dist, ww.prev = nil, nil, nil // the slots' planes go back to the producer
+	if wk.cambi != nil {
+		// CAMBI is no-reference: libvmaf scores the distorted picture.
+		s.score.ModelCAMBI = ww.cambiScore
+		return wk.cambi.offErr
+	}
+	return nil
 }
 
 // workerWalk is a worker's rowWalk with its followers and what they read
@@ -180,14 +206,15 @@ func (wk *worker) walkFrame(s *slot, w, h, bpc int) {
 // not a closure's, which would be made anew each frame.
 type workerWalk struct {
 	rowWalk
-	adm, motion     *follower
-	ref, dist, prev []uint16
-	w, h, bpc       int
-	admScore        admScore
-	sad             uint64
+	adm, motion, cambi *follower
+	ref, dist, prev    []uint16
+	w, h, bpc          int
+	admScore           admScore
+	sad                uint64
+	cambiScore         float64
 }
 
-// newWalk makes wk's walk and its two followers.
+// newWalk makes wk's walk and its followers.
 func (wk *worker) newWalk() {
 	ww := &workerWalk{}
 	ww.read = ww.lead
@@ -200,6 +227,11 @@ func (wk *worker) newWalk() {
 		wk.mot.wait = wait
 		defer func() { wk.mot.wait = nil }()
 		ww.sad = wk.k.motionSAD(ww.prev, ww.ref, ww.w, ww.h, ww.bpc, wk.row, &wk.mot)
+	})
+	ww.cambi = ww.follower(func(wait func(int)) {
+		wk.cambi.wait = wait
+		defer func() { wk.cambi.wait = nil }()
+		ww.cambiScore = wk.cambi.compute(ww.dist)
 	})
 	wk.walk = ww
 }

@@ -60,80 +60,104 @@ func TestWalkBeside(t *testing.T) {
 	}
 }
 
-// TestWalkFollows: in walkFrame, ADM's transform and motion read each input row
-// after VIF has read it and before VIF has gone more than a batch past it, so
-// that the row is still in the core's caches; and they take turns with VIF all
-// the frame long, not at its end.
+// TestWalkFollows: in walkFrame, the passes that follow read each input row
+// after the leader has read it and before it has gone more than a batch past
+// it, so that the row is still in the core's caches; and they take turns with
+// the leader all the frame long, not at its end. VIF leads for vmaf_v0.6.1's
+// features (ADM and motion follow); ADM leads where there is no VIF, as in the
+// v1 models (motion and CAMBI follow).
 func TestWalkFollows(t *testing.T) {
-	const w, h = 96, 144
+	const w, h = 232, 218 // CAMBI's least is 216
 	refP, distP := randomPlanes(rand.New(rand.NewPCG(3, 4)), w, h, 8, 2)
+	rowOf := map[*uint16]int{}
+	for y := range h {
+		rowOf[&refP[1][y*w]], rowOf[&distP[1][y*w]] = y, y
+	}
 	for _, c := range []CPU{CPUGeneric, CPUAVX2, CPUAVX512} {
 		if !c.Supported() {
 			continue
 		}
-		k := kernelsFor(c)
-		wk := &worker{k: k, adm: newADMState(w, h, defaultADMOptions()).with(k), row: make([]int64, w),
-			vif: newVIFState(w, h, defaultEnhnGainLimit).with(k)}
-		prev := &slot{ref: Frame{Width: w, Height: h, BitDepth: 8, Y: refP[0]}}
-		s := &slot{full: true, prev: prev, ref: Frame{Width: w, Height: h, BitDepth: 8, Y: refP[1]},
-			dist: Frame{Width: w, Height: h, BitDepth: 8, Y: distP[1]}}
-		// Record each follower's reads beside what VIF had read then.
-		type read struct{ row, released int }
-		var adm, mot []read
-		wk.newWalk()
-		defer wk.closeWalk()
-		// ADM's transform is seen in its kernel, by the rows it is given.
-		rowOf := map[*uint16]int{}
-		for y := range h {
-			rowOf[&refP[1][y*w]], rowOf[&distP[1][y*w]] = y, y
-		}
-		kk := *k
-		dwt0V := kk.admDWT0V
-		kk.admDWT0V = func(r0, r1, r2, r3 []uint16, tlo, thi []int16, shiftVP uint, addVP int32) {
-			last := max(rowOf[&r0[0]], rowOf[&r1[0]], rowOf[&r2[0]], rowOf[&r3[0]])
-			adm = append(adm, read{last, wk.walk.released})
-			dwt0V(r0, r1, r2, r3, tlo, thi, shiftVP, addVP)
-		}
-		// Motion's by the rows it waits for.
-		motion := kk.motionSAD
-		kk.motionSAD = func(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64 {
-			if wait := m.wait; wait != nil {
-				m.wait = func(r int) {
-					wait(r)
-					mot = append(mot, read{r, wk.walk.released})
+		for _, leader := range []string{"VIF", "ADM"} {
+			k := kernelsFor(c)
+			newWorker := func(k *kernels) *worker {
+				wk := &worker{k: k, adm: newADMState(w, h, defaultADMOptions()).with(k), row: make([]int64, w)}
+				if leader == "VIF" {
+					wk.vif = newVIFState(w, h, defaultEnhnGainLimit).with(k)
+				} else {
+					wk.cambi = newCAMBIState(w, h, 8, defaultCAMBIOptions()).with(k)
+				}
+				return wk
+			}
+			// Each pass's reads beside what the leader had read then, seen in
+			// the kernels by the rows they are given or wait for.
+			type read struct{ row, released int }
+			reads := map[string][]read{}
+			var wk *worker
+			kk := *k
+			dwt0V := kk.admDWT0V
+			kk.admDWT0V = func(r0, r1, r2, r3 []uint16, tlo, thi []int16, shiftVP uint, addVP int32) {
+				last := max(rowOf[&r0[0]], rowOf[&r1[0]], rowOf[&r2[0]], rowOf[&r3[0]])
+				reads["ADM"] = append(reads["ADM"], read{last, wk.walk.released})
+				dwt0V(r0, r1, r2, r3, tlo, thi, shiftVP, addVP)
+			}
+			motion := kk.motionSAD
+			kk.motionSAD = func(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64 {
+				if wait := m.wait; wait != nil {
+					m.wait = func(r int) {
+						wait(r)
+						reads["motion"] = append(reads["motion"], read{r, wk.walk.released})
+					}
+				}
+				return motion(prev, cur, w, h, bpc, row, m)
+			}
+			conv := kk.cambiConv
+			kk.cambiConv = func(src, dst []uint16, bpc int) {
+				if r, ok := rowOf[&src[0]]; ok && wk.walk != nil && len(src) == w {
+					reads["CAMBI"] = append(reads["CAMBI"], read{r, wk.walk.released})
+				}
+				conv(src, dst, bpc)
+			}
+			wk = newWorker(&kk)
+			wk.newWalk()
+			prev := &slot{ref: Frame{Width: w, Height: h, BitDepth: 8, Y: refP[0]}}
+			s := &slot{full: true, prev: prev, ref: Frame{Width: w, Height: h, BitDepth: 8, Y: refP[1]},
+				dist: Frame{Width: w, Height: h, BitDepth: 8, Y: distP[1]}}
+			want := &slot{full: true, prev: prev, ref: s.ref, dist: s.dist}
+			apart := newWorker(k)
+			apart.apart = true
+			if err := apart.process(want, w, h, 8); err != nil {
+				t.Fatal(err)
+			}
+			if err := wk.process(s, w, h, 8); err != nil {
+				t.Fatal(err)
+			}
+			wk.closeWalk()
+			name := fmt.Sprintf("%v, %s leading", c, leader)
+			if s.score != want.score || s.sad != want.sad {
+				t.Fatalf("%s: beside %+v sad %d, apart %+v sad %d", name, s.score, s.sad, want.score, want.sad)
+			}
+			followers := []string{"ADM", "motion"}
+			if leader == "ADM" {
+				followers = []string{"motion", "CAMBI"}
+			}
+			for _, f := range followers {
+				if len(reads[f]) < h/4 {
+					t.Fatalf("%s: %s waited %d times for rows, want one for each row it reads first", name, f, len(reads[f]))
+				}
+				for _, r := range reads[f] {
+					if r.row > r.released {
+						t.Fatalf("%s: %s read row %d before the leader (at %d)", name, f, r.row, r.released)
+					}
+					// VIF reads 8 rows ahead of its own, and the followers catch
+					// up every walkBatch rows; the last rows once it is done.
+					if min(r.released, h-1)-r.row > walkBatch+8 {
+						t.Fatalf("%s: %s read row %d when the leader was at %d: out of the caches by then", name, f, r.row, r.released)
+					}
 				}
 			}
-			return motion(prev, cur, w, h, bpc, row, m)
-		}
-		wk.k, wk.adm.k = &kk, &kk
-		want := &slot{full: true, prev: prev, ref: s.ref, dist: s.dist}
-		if err := (&worker{k: k, adm: newADMState(w, h, defaultADMOptions()).with(k), row: make([]int64, w),
-			vif: newVIFState(w, h, defaultEnhnGainLimit).with(k), apart: true}).process(want, w, h, 8); err != nil {
-			t.Fatal(err)
-		}
-		if err := wk.process(s, w, h, 8); err != nil {
-			t.Fatal(err)
-		}
-		if s.score != want.score || s.sad != want.sad {
-			t.Fatalf("%v: beside %+v sad %d, apart %+v sad %d", c, s.score, s.sad, want.score, want.sad)
-		}
-		for name, reads := range map[string][]read{"ADM": adm, "motion": mot} {
-			if len(reads) < h/4 {
-				t.Fatalf("%v: %s waited %d times for rows, want one for each row it reads first", c, name, len(reads))
+			if wk.adm.wait != nil || wk.mot.wait != nil || (wk.vif != nil && wk.vif.lead != nil) || (wk.cambi != nil && wk.cambi.wait != nil) {
+				t.Fatalf("%s: hooks left set after the frame", name)
 			}
-			for _, r := range reads {
-				if r.row > r.released {
-					t.Fatalf("%v: %s read row %d before VIF (at %d)", c, name, r.row, r.released)
-				}
-				// VIF reads 8 rows ahead of its own, and the followers catch up
-				// every walkBatch rows; the last rows once VIF is done.
-				if min(r.released, h-1)-r.row > walkBatch+8 {
-					t.Fatalf("%v: %s read row %d when VIF was at %d: out of the caches by then", c, name, r.row, r.released)
-				}
-			}
-		}
-		if wk.adm.wait != nil || wk.mot.wait != nil || wk.vif.lead != nil {
-			t.Fatalf("%v: hooks left set after the frame", c)
 		}
 	}
 }
@@ -202,14 +226,16 @@ func TestWalkStop(t *testing.T) {
 	t.Fatal("the follower's panic did not reach the leader")
 }
 
-// BenchmarkWalk compares a frame's VIF, ADM and motion beside each other
-// (rowWalk) with the passes one after another, at 1080p and 4K on one thread
-// and on every CPU (GOMAXPROCS), 16 frames a thread: each iteration makes one
-// call of each, which goes first alternating, and reports both sides' median
-// frames/s and the median of the pairs' ratios ("beside/apart", above 1 where
-// the walk is faster). The walk saves reading the planes from memory twice a
-// frame; where a thread's frames fit the caches, as on a 2-core machine's few
-// threads, it has little to save. Give it -benchtime 5x or more.
+// BenchmarkWalk compares a frame's passes over the full-size luma beside each
+// other (rowWalk) with the passes one after another, for vmaf_v0.6.1 (VIF
+// leads ADM and motion) and vmaf_v1.0.16_3d0h (ADM leads motion and CAMBI), at
+// 1080p and 4K on one thread and on every CPU (GOMAXPROCS), 16 frames a thread:
+// BenchmarkWalk/<model>/<W>x<H>/threads=<N>. Each iteration makes one call of
+// each, which goes first alternating, and reports both sides' median frames/s
+// and the median of the pairs' ratios ("beside/apart", above 1 where the walk
+// is faster). The walk saves reading the planes from memory again; where a
+// thread's frames stay in the caches, as on a 2-core machine's few threads, it
+// has little to save. Give it -benchtime 5x or more.
 func BenchmarkWalk(b *testing.B) {
 	threads := []int{1}
 	if n := runtime.GOMAXPROCS(0); n > 1 {
@@ -218,26 +244,38 @@ func BenchmarkWalk(b *testing.B) {
 	const perThread = 16
 	for _, sz := range []struct{ w, h int }{{1920, 1080}, {3840, 2160}} {
 		var refP, distP [][]uint16
-		for _, t := range threads {
-			b.Run(fmt.Sprintf("%dx%d/threads=%d", sz.w, sz.h, t), func(b *testing.B) {
-				if refP == nil {
-					refP, distP = synthPair(sz.w, sz.h, 4)
-				}
-				info := VideoInfo{Width: sz.w, Height: sz.h, Format: YUV420P}
-				n := perThread * t
-				fps := func(apart bool) float64 {
-					start := time.Now()
-					if _, err := Score(context.Background(), &memSource{info: info, planes: refP, n: n},
-						&memSource{info: info, planes: distP, n: n}, Options{Threads: t, passesApart: apart}); err != nil {
+		for _, model := range []string{DefaultModel, "vmaf_v1.0.16_3d0h"} {
+			for _, t := range threads {
+				b.Run(fmt.Sprintf("%s/%dx%d/threads=%d", model, sz.w, sz.h, t), func(b *testing.B) {
+					if refP == nil {
+						refP, distP = synthPair(sz.w, sz.h, 4)
+					}
+					m, err := LoadModel(model)
+					if err != nil {
 						b.Fatal(err)
 					}
-					return float64(n) / time.Since(start).Seconds()
-				}
-				beside, apart, ratio := alternate(b, func() float64 { return fps(false) }, func() float64 { return fps(true) })
-				b.ReportMetric(beside, "beside-frames/s")
-				b.ReportMetric(apart, "apart-frames/s")
-				b.ReportMetric(ratio, "beside/apart")
-			})
+					info := VideoInfo{Width: sz.w, Height: sz.h, Format: YUV420P}
+					var ru, rv, du, dv [][]uint16
+					if m.speed != nil {
+						ru, rv = chromaOf(info, refP)
+						du, dv = chromaOf(info, distP)
+					}
+					n := perThread * t
+					fps := func(apart bool) float64 {
+						start := time.Now()
+						if _, err := Score(context.Background(), &memSource{info: info, planes: refP, n: n, u: ru, v: rv},
+							&memSource{info: info, planes: distP, n: n, u: du, v: dv},
+							Options{Threads: t, LoadedModel: m, passesApart: apart}); err != nil {
+							b.Fatal(err)
+						}
+						return float64(n) / time.Since(start).Seconds()
+					}
+					beside, apart, ratio := alternate(b, func() float64 { return fps(false) }, func() float64 { return fps(true) })
+					b.ReportMetric(beside, "beside-frames/s")
+					b.ReportMetric(apart, "apart-frames/s")
+					b.ReportMetric(ratio, "beside/apart")
+				})
+			}
 		}
 	}
 }

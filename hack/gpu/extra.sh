@@ -13,8 +13,8 @@
 #      each phase of a frame from the device's timestamps (BenchmarkPhases);
 #   1. issue 28's threads: the kernel's frames/s, B/op and peak heap at 1080p on 1 thread
 #      and on every core, vmaf_v0.6.1 and vmaf_v1.0.16_3d0h (BenchmarkScoreScaling), and
-#      the ratio from interleaved pairs of calls (its /scaling); and ADM and motion read
-#      beside VIF against the passes one after another, pairs of calls (BenchmarkWalk);
+#      the ratio from interleaved pairs of calls (its /scaling); and the passes over a
+#      frame's luma beside each other against one after another, pairs (BenchmarkWalk);
 #   2. issue 28 on one core and on all of them, whole process: vmafx cpu against libvmaf's
 #      CPU build (AVX-512) at 1 thread and at 16, 1080p, interleaved rounds;
 #   3. issue 27 for VMAF v1: the device's counts and frames/s (BenchmarkScoreV1), and the
@@ -135,9 +135,10 @@ PY
 # the median of 7 pairs' ratios: the 1-thread figure alone drifts with the clock.
 ( cd vmaf && timeout 60 $X/vmaf.test -test.run '^$' -test.bench 'ScoreScaling/.*/1920x1080/scaling' -test.benchtime 7x > "$OUT/bench_scaling_pairs.log" 2>&1 )
 grep -E '^Benchmark' "$OUT/bench_scaling_pairs.log" | sed -E 's/ +/ /g'
-# ADM and motion reading each row beside VIF (rowWalk) against the three passes one after
-# another, 1080p, pairs of calls; beside/apart above 1 where the walk is faster.
-( cd vmaf && timeout 60 $X/vmaf.test -test.run '^$' -test.bench 'Walk/1920x1080' -test.benchtime 5x > "$OUT/bench_walk.log" 2>&1 )
+# The passes over a frame's luma reading each row beside each other (rowWalk) against one
+# after another, vmaf_v0.6.1 and v1, 1080p, pairs of calls; beside/apart above 1 where the
+# walk is faster.
+( cd vmaf && timeout 60 $X/vmaf.test -test.run '^$' -test.bench 'Walk/.*/1920x1080' -test.benchtime 5x > "$OUT/bench_walk.log" 2>&1 )
 grep -E '^Benchmark' "$OUT/bench_walk.log" | sed -E 's/ +/ /g'
 # The one serial step of a run, reading both inputs: the most frames/s any thread count
 # can score (docs/benchmarks.md, "Threads and the serial step").
