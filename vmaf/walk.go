@@ -2,21 +2,23 @@ package vmaf
 
 import "iter"
 
-// walkBatch is how many input rows VIF reads between two turns of the passes
-// that follow it: few enough that the rows are still in the core's caches
-// (8 rows of both 1080p planes are 61 KiB, of 4K 123 KiB), many enough that
-// the coroutines' switches cost nothing beside the rows' work.
+// walkBatch is how many input rows the leader reads between two turns of the
+// passes that follow it: few enough that the rows are still in the core's
+// caches (8 rows of both 1080p planes are 61 KiB, of 4K 123 KiB), many enough
+// that the coroutines' switches cost nothing beside the rows' work.
 const walkBatch = 8
 
 // rowWalk runs the CPU's passes over a frame's full-size luma planes beside
 // each other, so that each input row is read from memory once and by the
-// other passes from the core's caches. VIF's first scale leads: it reads rows
-// i-8 to i+8 for its row i, and says so (read). ADM's first transform and
-// motion follow, each on a coroutine (iter.Pull) that pauses before it reads
-// a row VIF has not read yet (the wait its work is given). At 1080p the two
-// planes are 8.3 MB of 16-bit samples, which VIF, ADM and motion each read in
-// turn; with 16 threads' frames in flight they no longer fit the caches, and
-// the machine's shared memory was what held 16 threads below 16 times one
+// other passes from the core's caches. One pass leads and says which rows it
+// has read (read): VIF's first scale, which reads rows i-8 to i+8 for its row
+// i, or where a model has no VIF (the v1 models) ADM's first transform. The
+// others follow, each on a coroutine (iter.Pull) that pauses before it reads a
+// row the leader has not read yet (the wait its work is given): ADM's
+// transform and motion behind VIF, motion and CAMBI's conversion behind ADM.
+// At 1080p a plane is 4.1 MB of 16-bit samples, which these passes each read
+// in turn; with 16 threads' frames in flight they no longer fit the caches,
+// and the machine's shared memory was what held 16 threads below 16 times one
 // (docs/benchmarks.md, "The Xeon again").
 //
 // The pacing only orders work: every pass reads planes that are whole before
