@@ -213,7 +213,18 @@ func BenchmarkScoreScaling(b *testing.B) {
 // (docs/benchmarks.md); pairs a second apart see the same machine. Give it
 // -benchtime 5x or more: one pair is not a figure.
 func benchScaling(b *testing.B, refP, distP [][]uint16, w, h, perThread, threads int, model string) {
-	info := VideoInfo{Width: w, Height: h, Format: YUV420P}
+	fps := scoreTimer(b, model, VideoInfo{Width: w, Height: h, Format: YUV420P}, refP, distP)
+	many, one, ratio := alternate(b, func() float64 { return fps(perThread*threads, Options{Threads: threads}) },
+		func() float64 { return fps(perThread, Options{Threads: 1}) })
+	b.ReportMetric(one, "threads=1-frames/s")
+	b.ReportMetric(many, fmt.Sprintf("threads=%d-frames/s", threads))
+	b.ReportMetric(ratio/float64(threads), "scaling")
+}
+
+// scoreTimer loads model and returns a function that scores n frames of info,
+// cycling through the planes (and their chroma, where the model reads it),
+// under opts and the model, and returns the frames/s of that call.
+func scoreTimer(b *testing.B, model string, info VideoInfo, refP, distP [][]uint16) func(n int, opts Options) float64 {
 	m, err := LoadModel(model)
 	if err != nil {
 		b.Fatal(err)
@@ -223,20 +234,16 @@ func benchScaling(b *testing.B, refP, distP [][]uint16, w, h, perThread, threads
 		ru, rv = chromaOf(info, refP)
 		du, dv = chromaOf(info, distP)
 	}
-	fps := func(t int) float64 {
-		n := perThread * t
+	return func(n int, opts Options) float64 {
 		ref := &memSource{info: info, planes: refP, n: n, u: ru, v: rv}
 		dist := &memSource{info: info, planes: distP, n: n, u: du, v: dv}
+		opts.LoadedModel = m
 		start := time.Now()
-		if _, err := Score(context.Background(), ref, dist, Options{Threads: t, LoadedModel: m}); err != nil {
+		if _, err := Score(context.Background(), ref, dist, opts); err != nil {
 			b.Fatal(err)
 		}
 		return float64(n) / time.Since(start).Seconds()
 	}
-	many, one, ratio := alternate(b, func() float64 { return fps(threads) }, func() float64 { return fps(1) })
-	b.ReportMetric(one, "threads=1-frames/s")
-	b.ReportMetric(many, fmt.Sprintf("threads=%d-frames/s", threads))
-	b.ReportMetric(ratio/float64(threads), "scaling")
 }
 
 // alternate runs x and y once an iteration, which goes first alternating, and

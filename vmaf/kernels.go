@@ -83,14 +83,6 @@ type motionRows struct {
 	wait func(r int)
 }
 
-// pace is m's wait; nil for a nil m.
-func (m *motionRows) pace() func(r int) {
-	if m == nil {
-		return nil
-	}
-	return m.wait
-}
-
 func (m *motionRows) ensure(w int) {
 	if len(m.vrow) >= w {
 		return
@@ -118,7 +110,7 @@ var genericKernels = kernels{
 		vifSubRow(filt, tmp, rowR, rowD, 0)
 	},
 	motionSAD: func(prev, cur []uint16, w, h, bpc int, row []int64, m *motionRows) uint64 {
-		return motionSADPaced(prev, cur, w, h, bpc, row, m.pace())
+		return motionSADPaced(prev, cur, w, h, bpc, row, m.wait)
 	},
 	admDWT0V: admDWT0V,
 	admDWT0H: admDWT0H,

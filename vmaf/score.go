@@ -501,16 +501,26 @@ func (p *pipeline) thread(id, threads, inFlight int, jobs <-chan *slot, results 
 		wk.inFlight(fo, jobs, results, depth, workers == 1 && !beside, p.w, p.h, p.bpc)
 		return
 	}
-	for run := range jobs {
-		for s := run; s != nil; {
-			next := s.then // before the collector may hand s back to the producer
-			s.err, s.offloaded = offErr, wk.off != nil
-			if offErr == nil {
-				s.err = wk.process(s, p.w, p.h, p.bpc)
-			}
-			results <- s
-			s = next
+	score := func(s *slot) {
+		s.err, s.offloaded = offErr, wk.off != nil
+		if offErr == nil {
+			s.err = wk.process(s, p.w, p.h, p.bpc)
 		}
+		results <- s
+	}
+	for run := range jobs {
+		eachOf(run, score)
+	}
+}
+
+// eachOf calls f on each frame of run (slot.then) in order. It reads a frame's
+// next before f, which may hand the frame to the collector and so back to the
+// producer, which links it into a run of its own.
+func eachOf(run *slot, f func(*slot)) {
+	for s := run; s != nil; {
+		next := s.then
+		f(s)
+		s = next
 	}
 }
 
@@ -530,12 +540,10 @@ func (wk *worker) untilOpen(op *OffloadOpening, jobs <-chan *slot, results chan<
 			if !ok {
 				return false
 			}
-			for s := run; s != nil; {
-				next := s.then
+			eachOf(run, func(s *slot) {
 				s.err, s.offloaded = wk.process(s, w, h, bpc), false
 				results <- s
-				s = next
-			}
+			})
 		}
 	}
 }
@@ -721,11 +729,7 @@ func (wk *worker) inFlight(fo FrameOffloader, jobs <-chan *slot, results chan<- 
 		if !ok {
 			break
 		}
-		for s := run; s != nil; {
-			next := s.then // before the collector may hand s back to the producer
-			queue(s)
-			s = next
-		}
+		eachOf(run, queue)
 	}
 	for len(pending) > 0 {
 		finish()
@@ -834,19 +838,40 @@ func (wk *worker) computeADM(ref, dis []uint16, bpc int) (admScore, error) {
 }
 
 // process computes one slot's features; it fails only when the Offload does.
+// A frame whose features the CPU computes all of reads its luma in one walk
+// (walkFrame); the others take their passes one after another (passes).
 func (wk *worker) process(s *slot, w, h, bpc int) error {
 	wk.widened = [lumaScratch]bool{}
-	walked := false
+	var err error
 	if s.full && s.sums == nil && wk.off == nil && !wk.apart {
-		if err := wk.walkFrame(s, w, h, bpc); err != nil {
+		err = wk.walkFrame(s, w, h, bpc)
+	} else {
+		err = wk.passes(s, w, h, bpc)
+	}
+	if err != nil || !s.full {
+		return err
+	}
+	if wk.extra != nil {
+		ref, dist := s.ref, s.dist
+		ref.Y, dist.Y = wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist)
+		wk.extra.compute(&ref, &dist, &s.score)
+	}
+	if wk.speed != nil {
+		sp, err := wk.computeSpeed(s)
+		if err != nil {
 			return err
 		}
-		walked = true
+		s.score.SpeedU, s.score.SpeedV, s.score.SpeedUV = sp.U, sp.V, sp.UV
 	}
+	return nil
+}
+
+// passes is what walkFrame computes, each pass after the other and each on the
+// Offload where it offers it: VIF, ADM and the model's CAMBI of a scored
+// frame, and motion.
+func (wk *worker) passes(s *slot, w, h, bpc int) error {
 	if s.full {
-		if walked {
-			// VIF, ADM, motion and the model's CAMBI are done.
-		} else if wk.vif != nil {
+		if wk.vif != nil {
 			var v [4]vifScaleScore
 			var err error
 			switch {
@@ -862,44 +887,26 @@ func (wk *worker) process(s *slot, w, h, bpc int) error {
 			}
 			s.score.setVIF(v)
 		}
-		if !walked {
-			var a admScore
-			var err error
-			switch {
-			case s.sums == nil:
-				a, err = wk.computeADM(wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist), bpc)
-			case s.sums.ADMOK:
-				a = wk.adm.fromSums(&s.sums.ADM)
-			default:
-				a = wk.adm.compute(wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist), bpc)
-			}
-			if err != nil {
-				return err
-			}
-			s.score.setADM(a)
+		var a admScore
+		var err error
+		switch {
+		case s.sums == nil:
+			a, err = wk.computeADM(wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist), bpc)
+		case s.sums.ADMOK:
+			a = wk.adm.fromSums(&s.sums.ADM)
+		default:
+			a = wk.adm.compute(wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist), bpc)
 		}
-		if wk.extra != nil {
-			ref, dist := s.ref, s.dist
-			ref.Y, dist.Y = wk.luma(&s.ref, lumaRef), wk.luma(&s.dist, lumaDist)
-			wk.extra.compute(&ref, &dist, &s.score)
+		if err != nil {
+			return err
 		}
-		if wk.cambi != nil && !walked {
+		s.score.setADM(a)
+		if wk.cambi != nil {
 			// CAMBI is no-reference: libvmaf scores the distorted picture.
-			var err error
 			if s.score.ModelCAMBI, err = wk.computeCAMBI(s); err != nil {
 				return err
 			}
 		}
-		if wk.speed != nil {
-			sp, err := wk.computeSpeed(s)
-			if err != nil {
-				return err
-			}
-			s.score.SpeedU, s.score.SpeedV, s.score.SpeedUV = sp.U, sp.V, sp.UV
-		}
-	}
-	if walked {
-		return nil
 	}
 	s.sad = 0
 	switch {

@@ -52,9 +52,13 @@ type walkStopped struct{}
 
 func newRowWalk() *rowWalk {
 	w := &rowWalk{}
-	w.read = w.lead
+	w.init()
 	return w
 }
+
+// init makes read the leader's own: it is a field so that a frame passes it
+// to the leader's hook without making a method value each time.
+func (w *rowWalk) init() { w.read = w.lead }
 
 // follower makes a follower that runs work for each frame it is started on
 // (begin): work calls wait(r) before it reads input row r, which returns at
@@ -219,7 +223,7 @@ type workerWalk struct {
 // newWalk makes wk's walk and its followers.
 func (wk *worker) newWalk() {
 	ww := &workerWalk{}
-	ww.read = ww.lead
+	ww.init()
 	ww.adm = ww.follower(func(wait func(int)) {
 		wk.adm.wait = wait
 		defer func() { wk.adm.wait = nil }()

@@ -250,27 +250,10 @@ func BenchmarkWalk(b *testing.B) {
 					if refP == nil {
 						refP, distP = synthPair(sz.w, sz.h, 4)
 					}
-					m, err := LoadModel(model)
-					if err != nil {
-						b.Fatal(err)
-					}
-					info := VideoInfo{Width: sz.w, Height: sz.h, Format: YUV420P}
-					var ru, rv, du, dv [][]uint16
-					if m.speed != nil {
-						ru, rv = chromaOf(info, refP)
-						du, dv = chromaOf(info, distP)
-					}
+					fps := scoreTimer(b, model, VideoInfo{Width: sz.w, Height: sz.h, Format: YUV420P}, refP, distP)
 					n := perThread * t
-					fps := func(apart bool) float64 {
-						start := time.Now()
-						if _, err := Score(context.Background(), &memSource{info: info, planes: refP, n: n, u: ru, v: rv},
-							&memSource{info: info, planes: distP, n: n, u: du, v: dv},
-							Options{Threads: t, LoadedModel: m, passesApart: apart}); err != nil {
-							b.Fatal(err)
-						}
-						return float64(n) / time.Since(start).Seconds()
-					}
-					beside, apart, ratio := alternate(b, func() float64 { return fps(false) }, func() float64 { return fps(true) })
+					beside, apart, ratio := alternate(b, func() float64 { return fps(n, Options{Threads: t}) },
+						func() float64 { return fps(n, Options{Threads: t, passesApart: true}) })
 					b.ReportMetric(beside, "beside-frames/s")
 					b.ReportMetric(apart, "apart-frames/s")
 					b.ReportMetric(ratio, "beside/apart")
