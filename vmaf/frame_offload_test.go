@@ -1,11 +1,14 @@
 package vmaf
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -279,6 +282,116 @@ func TestScoreFrameOffloadRuns(t *testing.T) {
 		if n, away := off.motion.Load(), off.away.Load(); n != int64(frames-1) || away > int64(runs) {
 			t.Errorf("%d threads: %d of %d frames with motion queued away from their previous frame, want at most %d (one a run)",
 				threads, away, n, runs)
+		}
+	}
+}
+
+// planesWorker is a cpuFrameWorker that checks what OffloadConfig.Planes promises a
+// device: each queued plane lies in the block, and holds the same samples from Queue
+// until Next has returned its frame's sums, the previous frame's plane too.
+type planesWorker struct {
+	*cpuFrameWorker
+	t      *testing.T
+	held   []heldPlanes // queued frames', oldest first
+	inside *atomic.Int64
+}
+
+type heldPlanes struct {
+	index  int
+	planes [][]byte // the planes as Queue saw them (bytes, or samples' bytes)
+	was    [][]byte // their content then
+}
+
+type planesOffload struct {
+	cpuFrameOffload
+	t      *testing.T
+	inside atomic.Int64 // planes queued inside the block
+}
+
+func (o *planesOffload) NewWorker(cfg OffloadConfig) (OffloadWorker, error) {
+	if len(cfg.Planes) == 0 || uintptr(unsafe.Pointer(&cfg.Planes[0]))%planesAlign != 0 || len(cfg.Planes)%planesAlign != 0 {
+		o.t.Errorf("OffloadConfig.Planes: %d bytes, want a block at a multiple of %d, a multiple of it long", len(cfg.Planes), planesAlign)
+	}
+	w, _ := o.cpuFrameOffload.NewWorker(cfg)
+	return &planesWorker{cpuFrameWorker: w.(*cpuFrameWorker), t: o.t, inside: &o.inside}, nil
+}
+
+func (w *planesWorker) Queue(f *OffloadFrame) error {
+	h := heldPlanes{index: f.Index}
+	for _, p := range [][]byte{f.Ref8, f.Dis8, f.Prev8, asBytes(f.Ref), asBytes(f.Dis), asBytes(f.Prev)} {
+		if len(p) == 0 {
+			continue
+		}
+		base := uintptr(unsafe.Pointer(&w.cfg.Planes[0]))
+		at := uintptr(unsafe.Pointer(&p[0]))
+		if at < base || at-base+uintptr(len(p)) > uintptr(len(w.cfg.Planes)) || (at-base)%planeAlign != 0 {
+			w.t.Errorf("frame %d: a plane of %d bytes outside the block or not at a page", f.Index, len(p))
+		} else {
+			w.inside.Add(1)
+		}
+		h.planes, h.was = append(h.planes, p), append(h.was, bytes.Clone(p))
+	}
+	w.held = append(w.held, h)
+	return w.cpuFrameWorker.Queue(f)
+}
+
+func (w *planesWorker) Next() (*OffloadSums, error) {
+	h := w.held[0]
+	w.held = w.held[1:]
+	// Another goroutine reading the next frames meanwhile must not touch these.
+	time.Sleep(time.Millisecond)
+	for i, p := range h.planes {
+		if !bytes.Equal(p, h.was[i]) {
+			w.t.Errorf("frame %d: a plane changed between Queue and Next", h.index)
+		}
+	}
+	return w.cpuFrameWorker.Next()
+}
+
+func asBytes(y []uint16) []byte {
+	if len(y) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&y[0])), 2*len(y))
+}
+
+// TestScoreFramePlanes: where a FrameOffload scores the frames, the readers put every
+// luma plane in one block (OffloadConfig.Planes) and leave a queued frame's planes, and
+// its previous frame's, unchanged until Next has returned its sums: what a device that
+// copies the planes from there needs. At 8 bits and 10, on 1 thread and 3, with more
+// frames than slots; the scores are the CPU's.
+func TestScoreFramePlanes(t *testing.T) {
+	const model = "vmaf_v0.6.1"
+	m, err := LoadModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"p01", "p07"} {
+		p := pairNamed(t, name)
+		var ref, dist []byte
+		for range 4 {
+			ref, dist = append(ref, testClip(t, p.ref, 6, p)...), append(dist, testClip(t, p.dist, 6, p)...)
+		}
+		want, err := Score(context.Background(), rawSource(t, ref, p.w, p.h, p.pf), rawSource(t, dist, p.w, p.h, p.pf),
+			Options{Model: model, Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, threads := range []int{1, 3} {
+			off := &planesOffload{cpuFrameOffload: cpuFrameOffload{m: m, pf: p.pf, flight: 4}, t: t}
+			got, err := Score(context.Background(), rawSource(t, ref, p.w, p.h, p.pf), rawSource(t, dist, p.w, p.h, p.pf),
+				Options{Model: model, Threads: threads, Offload: off})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.Frames, got.Frames); diff != "" {
+				t.Errorf("%s, %d threads: frames differ from the CPU's (-want +got):\n%s", name, threads, diff)
+			}
+			// 24 frames, each queued with its two planes, the 23 after the first with
+			// their previous frame's.
+			if n := off.inside.Load(); n != 2*24+23 {
+				t.Errorf("%s, %d threads: %d planes queued inside the block, want %d", name, threads, n, 2*24+23)
+			}
 		}
 	}
 }

@@ -39,6 +39,18 @@ type OffloadConfig struct {
 	// its frames in flight, and the host memory they take, rather than
 	// the whole.
 	Workers int
+	// Planes, when set, is the memory that the luma plane of every frame
+	// Score reads lies in: Frame.Y8 of an 8-bit frame read Packed, Frame.Y's
+	// samples above 8 bits, each plane at a multiple of 4 KiB with room to
+	// the next, the block at a multiple of 64 KiB and a multiple of it long.
+	// A FrameOffloader may have its device copy a queued frame's planes from
+	// there, where the readers put them, rather than copy them on the host
+	// first (a Vulkan device imports it). Score leaves a queued frame's
+	// planes, and those of the frame its motion reads, as they are until
+	// Next has returned the frame's sums, and Planes in place until the
+	// worker is closed. Planes a source put elsewhere (its own memory) lie
+	// outside it, and take the copy.
+	Planes []byte
 }
 
 // ADMWeights are ADM's contrast sensitivity weights in the fixed point the
@@ -275,7 +287,9 @@ type FrameOffloader interface {
 	OffloadWorker
 	// Queue copies the frame's planes for the device and records its
 	// work; the device may run it later (Next submits what is recorded).
-	// The planes are the caller's again when Queue returns.
+	// The planes are the caller's again when Queue returns, but for those
+	// inside OffloadConfig.Planes, which the device may read until Next has
+	// returned the frame's sums.
 	Queue(f *OffloadFrame) error
 	// Next returns the oldest queued frame's sums, waiting for the
 	// device when they are not back yet. They stay valid until the next

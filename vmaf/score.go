@@ -270,6 +270,9 @@ type pipeline struct {
 	distDone chan error
 	// runLen is how many consecutive frames a job carries (frameRun).
 	runLen int
+	// planes holds the slots' luma planes where a device may score the
+	// frames (OffloadConfig.Planes); nil on the CPU alone.
+	planes []byte
 }
 
 // frameRun is how many consecutive frames a job carries when more than one thread
@@ -319,8 +322,20 @@ func (p *pipeline) run(threads int) ([]FrameScore, []float64, error) {
 	// PSNR's chroma and the model's SpEED read the chroma planes.
 	chroma := (p.extra != nil && p.extra.chroma) || p.model.speed != nil
 	packed := p.packed()
-	for range nSlots {
-		free <- &slot{ref: Frame{Chroma: chroma, Packed: packed}, dist: Frame{Chroma: chroma, Packed: packed}}
+	// Where a device may score the frames, their luma planes are one block it
+	// can take them from as they were read (OffloadConfig.Planes).
+	var block planeBlock
+	if devices > 0 {
+		block = newPlaneBlock(2*nSlots, p.w*p.h, p.bpc)
+		p.planes = block.mem
+	}
+	for i := range nSlots {
+		s := &slot{ref: Frame{Chroma: chroma, Packed: packed}, dist: Frame{Chroma: chroma, Packed: packed}}
+		if block.mem != nil {
+			block.give(&s.ref, 2*i, p.bpc)
+			block.give(&s.dist, 2*i+1, p.bpc)
+		}
+		free <- s
 	}
 	jobs := make(chan *slot, nSlots)
 	results := make(chan *slot, nSlots)
@@ -475,6 +490,7 @@ func (p *pipeline) thread(id, threads, inFlight int, jobs <-chan *slot, results 
 		cfg := p.model.OffloadConfig(p.w, p.h, p.bpc)
 		cfg.Speed = p.model.SpeedConfig(p.w, p.h, p.format)
 		cfg.Workers = workers
+		cfg.Planes = p.planes
 		if wk.cambi != nil {
 			cfg.CAMBI = wk.cambi.offloadConfig()
 		}

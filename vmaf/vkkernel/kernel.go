@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -76,7 +77,28 @@ type Kernel struct {
 	// close (Steps).
 	pipelinesTime, releaseTime time.Duration
 	made                       int // workers made, for tests of the reuse
+	// copies counts what the workers did with their frames' planes
+	// (HostCopies).
+	copies struct {
+		staged, imported atomic.Uint64
+		refused          error // the first refusal, under mu
+	}
 }
+
+// HostCopies says how the workers' frames reached the device since it opened:
+// the bytes of planes copied on the host into the staging (staged), the
+// Scores whose frame planes the device took where the readers put them
+// (imported, vmaf.OffloadConfig.Planes), and why the device refused them
+// where it did (refused, the first reason; nil when none was refused).
+func (k *Kernel) HostCopies() (staged, imported uint64, refused error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.copies.staged.Load(), k.copies.imported.Load(), k.copies.refused
+}
+
+// importPlanes is whether workers import a Score's frame planes: tests turn
+// it off to take the staging's way, which planes from other memory take.
+var importPlanes = true
 
 // maxIdleWorkers bounds the workers kept for reuse.
 const maxIdleWorkers = 16
@@ -461,6 +483,12 @@ type worker struct {
 	blurPush        []byte
 	sadPush         []byte
 
+	// planes is the Score's frame planes (vmaf.OffloadConfig.Planes) as a
+	// buffer: a plane inside goes to the device from where it was read, with
+	// no copy on the host. Nil where the device imports no host memory or
+	// refused this memory, and between Scores.
+	planes *vulkan.Buffer
+
 	ring [ringSlots]batch
 	rec  int         // the slot being recorded
 	done []frameSums // collected frames not yet taken by Next, oldest first
@@ -590,7 +618,66 @@ func (wk *worker) attach(cfg vmaf.OffloadConfig) error {
 	if err == nil && wk.cambi == nil && cfg.CAMBI != nil {
 		wk.cambi, err = newCAMBIWorker(wk.k, cfg.CAMBI, wk.dis0, wk.w, wk.h, wk.bpc, wk.batch)
 	}
+	if err == nil {
+		wk.importPlanes(cfg.Planes)
+	}
 	return err
+}
+
+// importPlanes has the device take the Score's frame planes (mem,
+// vmaf.OffloadConfig.Planes) where the readers put them, until the worker
+// is closed. A device that cannot, or refuses this memory (a driver may
+// refuse memory another worker imported already), takes the planes through
+// the staging, as it does those from elsewhere.
+func (wk *worker) importPlanes(mem []byte) {
+	k := wk.k
+	if len(mem) == 0 || !importPlanes || !k.dev.CanImportHost() {
+		return
+	}
+	b, err := k.dev.ImportHost(mem)
+	if err != nil {
+		k.mu.Lock()
+		if k.copies.refused == nil {
+			k.copies.refused = err
+		}
+		k.mu.Unlock()
+		return
+	}
+	wk.planes = b
+	k.copies.imported.Add(1)
+}
+
+// releasePlanes gives the Score's frame planes back, once no submitted batch
+// reads them.
+func (wk *worker) releasePlanes() {
+	if wk.planes != nil {
+		wk.planes.Close()
+		wk.planes = nil
+	}
+}
+
+// inPlanes is where p lies in the imported frame planes, when it does: a
+// plane of bytes, or of 16-bit samples above 8 bits (8-bit samples are
+// narrowed on the host), with its staged bytes inside them.
+func (wk *worker) inPlanes(p plane) (int64, bool) {
+	if wk.planes == nil {
+		return 0, false
+	}
+	var at uintptr
+	switch {
+	case p.y8 != nil:
+		at = uintptr(unsafe.Pointer(unsafe.SliceData(p.y8)))
+	case wk.bpc > 8 && p.y != nil:
+		at = uintptr(unsafe.Pointer(unsafe.SliceData(p.y)))
+	default:
+		return 0, false
+	}
+	mem := wk.planes.Bytes()
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+	if at < base || at-base+uintptr(wk.staged) > uintptr(len(mem)) {
+		return 0, false
+	}
+	return int64(at - base), true
 }
 
 // drop forgets the collected frames not taken, and gives their buffers
@@ -710,7 +797,9 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 			if err := p.check(n, wk.bpc); err != nil {
 				return fmt.Errorf("frame %d: %w", f.Index, err)
 			}
-			need += wk.staged
+			if _, ok := wk.inPlanes(p); !ok {
+				need += wk.staged
+			}
 		}
 	}
 	b := &wk.ring[wk.rec]
@@ -769,6 +858,13 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 	var mask int32
 	var dsts [3]*vulkan.Buffer
 	stage := func(i int, dev *vulkan.Buffer, p plane) {
+		mask |= 1 << i
+		dsts[i] = dev
+		if at, ok := wk.inPlanes(p); ok {
+			// Where the reader put it: the device copies it from there.
+			up.Copy(wk.landing[wk.flip], int64(i)*wk.staged, wk.planes, at, wk.staged)
+			return
+		}
 		switch {
 		case p.y8 != nil:
 			vmaf.CopyPlane8(b.staging.Bytes()[b.used:], p.y8[:n])
@@ -778,9 +874,8 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 			copy(b.staging.Bytes()[b.used:], samples(p.y[:n]))
 		}
 		up.Copy(wk.landing[wk.flip], int64(i)*wk.staged, b.staging, b.used, wk.staged)
-		mask |= 1 << i
-		dsts[i] = dev
 		b.used += wk.staged
+		wk.k.copies.staged.Add(uint64(wk.staged))
 	}
 	if !planes[0].missing() {
 		stage(0, wk.ref0, planes[0])
@@ -1164,6 +1259,8 @@ func (wk *worker) Close() {
 		}
 		b.state = idle
 	}
+	// No batch reads the Score's planes any more: they are its caller's.
+	wk.releasePlanes()
 	wk.drop()
 	if wk.prof != nil {
 		// A profile is one run's: the next user of the worker has none.
@@ -1192,8 +1289,9 @@ func (wk *worker) reupload() {
 	}
 }
 
-// detach frees the SpEED and CAMBI state (attach's).
+// detach frees the SpEED and CAMBI state and the imported planes (attach's).
 func (wk *worker) detach() {
+	wk.releasePlanes()
 	if wk.speed != nil {
 		wk.speed.close()
 		wk.speed = nil

@@ -1027,3 +1027,53 @@ func TestPhaseProfile(t *testing.T) {
 		t.Error("a closed worker kept its profile")
 	}
 }
+
+// TestPlanesWhereRead: a Score's frame planes go to the device from where the
+// readers put them (vmaf.OffloadConfig.Planes), with no copy on the host, at 8
+// bits and above, on each of the Score's threads; with the import off they go
+// through the staging. The scores are the CPU's either way: a plane the device
+// read before its frame was read, or after the next frame took its slot, would
+// change them.
+func TestPlanesWhereRead(t *testing.T) {
+	k := openOrSkip(t)
+	if !k.dev.CanImportHost() {
+		if os.Getenv("VMAFX_REQUIRE_VULKAN") == "1" && k.Info().Type == "cpu" {
+			t.Fatalf("%s imports no host memory; lavapipe does", k.Info().Name)
+		}
+		t.Skipf("%s imports no host memory", k.Info().Name)
+	}
+	defer func() { importPlanes = true }()
+	for _, p := range loadPairs(t) {
+		if p.name != "p03" && p.name != "p07" { // 8 bits, and 10
+			continue
+		}
+		for _, imported := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/imported=%v", p.name, imported), func(t *testing.T) {
+				importPlanes = imported
+				score := func(off vmaf.Offload) *vmaf.Result {
+					res, err := vmaf.Score(context.Background(), openClip(t, p.ref, p), openClip(t, p.dist, p),
+						vmaf.Options{Threads: 2, Offload: off})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return res
+				}
+				staged0, imports0, _ := k.HostCopies()
+				gpu := score(k)
+				staged, imports, refused := k.HostCopies()
+				staged, imports = staged-staged0, imports-imports0
+				switch {
+				case imported && (staged != 0 || imports != 2 || refused != nil):
+					t.Errorf("%d bytes staged, %d imports (refused: %v), want none staged and both threads' workers importing",
+						staged, imports, refused)
+				case !imported && (staged == 0 || imports != 0):
+					t.Errorf("import off: %d bytes staged, %d imports, want the planes staged", staged, imports)
+				}
+				cpu := score(nil)
+				if diff := cmp.Diff(cpu.Frames, gpu.Frames); diff != "" {
+					t.Errorf("per-frame features (-cpu +vulkan):\n%s", diff)
+				}
+			})
+		}
+	}
+}

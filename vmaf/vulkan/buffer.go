@@ -2,6 +2,7 @@ package vulkan
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 )
 
@@ -23,7 +24,11 @@ type Buffer struct {
 	buffer uint64
 	memory uint64
 	size   int64
-	mapped []byte // Host buffers only
+	mapped []byte // Host buffers only, and imported ones
+	// imported says the memory is the caller's (ImportHost), pinned by pin
+	// until Close.
+	imported bool
+	pin      runtime.Pinner
 }
 
 // NewBuffer creates a buffer of size bytes usable as a storage buffer and
@@ -91,10 +96,10 @@ func (b *Buffer) Uint32s() []uint32 {
 // Close frees the buffer and its memory.
 func (b *Buffer) Close() {
 	d := b.d
-	if b.mapped != nil {
+	if b.mapped != nil && !b.imported {
 		callVoid(d.fn.unmapMemory, d.device, uintptr(b.memory))
-		b.mapped = nil
 	}
+	b.mapped = nil
 	if b.buffer != 0 {
 		callVoid(d.fn.destroyBuffer, d.device, uintptr(b.buffer), 0)
 		b.buffer = 0
@@ -103,4 +108,5 @@ func (b *Buffer) Close() {
 		callVoid(d.fn.freeMemory, d.device, uintptr(b.memory), 0)
 		b.memory = 0
 	}
+	b.unpin()
 }

@@ -39,6 +39,10 @@ type Info struct {
 	// writes (0: it writes none); see Timestamps.
 	TimestampPeriod float32
 	TimestampBits   uint32
+	// HostImportAlignment is the alignment, and the size granule, of host
+	// memory the device takes as a buffer without a copy (ImportHost,
+	// VK_EXT_external_memory_host); 0 where it cannot.
+	HostImportAlignment uint64
 }
 
 // Config chooses the loader and the device.
@@ -203,6 +207,9 @@ type deviceFuncs struct {
 	// Timestamps' commands, 0 where the device lacks them (only
 	// measurements use them).
 	createQueryPool, destroyQueryPool, cmdResetQueryPool, cmdWriteTimestamp, getQueryPoolResults uintptr
+	// vkGetMemoryHostPointerPropertiesEXT, 0 where the device imports no host
+	// memory (ImportHost).
+	getMemoryHostPointerProperties uintptr
 }
 
 // candidate is what device selection knows about one physical device.
@@ -371,6 +378,7 @@ func (d *Device) candidates() ([]candidate, error) {
 			},
 		}
 		c.info.Type = typeName(c.deviceType)
+		c.info.HostImportAlignment = d.hostImportAlignment(p, api)
 		for k := range 3 {
 			c.info.MaxWorkGroupCount[k] = binary.LittleEndian.Uint32(raw[limitMaxGroupCount+4*k:])
 		}
@@ -481,6 +489,12 @@ func (d *Device) createDevice(c candidate) error {
 		features[featureShaderFloat64] = 1
 	}
 	dci := &deviceCreateInfo{sType: stDeviceCreateInfo, queueCreateInfoCount: 1, pQueueCreateInfos: unsafe.Pointer(qci), pEnabledFeatures: ptr(features)}
+	var exts []unsafe.Pointer
+	if c.info.HostImportAlignment != 0 {
+		name := cstring(extExternalMemoryHost)
+		exts = append(exts, unsafe.Pointer(&name[0]))
+		dci.enabledExtensionCount, dci.ppEnabledExtensionNames = uint32(len(exts)), unsafe.Pointer(&exts[0])
+	}
 	create := d.lib.instanceProc(d.instance, "vkCreateDevice")
 	var dev uintptr
 	if err := call(create, d.physical, uintptr(unsafe.Pointer(dci)), 0, uintptr(unsafe.Pointer(&dev))); err != nil {
@@ -539,6 +553,9 @@ func (d *Device) resolve() error {
 	f.createQueryPool, f.destroyQueryPool = optional("vkCreateQueryPool"), optional("vkDestroyQueryPool")
 	f.cmdResetQueryPool, f.cmdWriteTimestamp = optional("vkCmdResetQueryPool"), optional("vkCmdWriteTimestamp")
 	f.getQueryPoolResults = optional("vkGetQueryPoolResults")
+	if d.Info.HostImportAlignment != 0 {
+		f.getMemoryHostPointerProperties = optional("vkGetMemoryHostPointerPropertiesEXT")
+	}
 	return nil
 }
 

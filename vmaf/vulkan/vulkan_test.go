@@ -489,3 +489,84 @@ func TestDriverSelection(t *testing.T) {
 		os.Unsetenv(e)
 	}
 }
+
+// alignedBytes returns n bytes of Go memory starting at a multiple of a.
+func alignedBytes(n int, a uint64) []byte {
+	b := make([]byte, n+int(a))
+	off := (a - uint64(uintptr(unsafe.Pointer(&b[0])))%a) % a
+	return b[off : off+uint64(n) : off+uint64(n)]
+}
+
+// TestImportHost has the device copy out of Go memory it imported: what it
+// copies is what the memory holds when the copy runs, written after the import
+// too, and memory it cannot take is refused with the reason.
+func TestImportHost(t *testing.T) {
+	d := openOrSkip(t)
+	if !d.CanImportHost() {
+		if os.Getenv("VMAFX_REQUIRE_VULKAN") == "1" && d.Info.Type == "cpu" {
+			t.Fatalf("%s (%s) imports no host memory; lavapipe does (%s)", d.Info.Name, d.Info.Driver, extExternalMemoryHost)
+		}
+		t.Skipf("%s imports no host memory", d.Info.Name)
+	}
+	a := d.Info.HostImportAlignment
+	t.Logf("%s: host memory imported at multiples of %d bytes", d.Info.Name, a)
+	n := int(4 * a)
+	mem := alignedBytes(n, a)
+	buf, err := d.ImportHost(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, back := newBuffer(t, d, int64(n), DeviceLocal), newBuffer(t, d, int64(n), Host)
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	up0 := d.Stats().UploadBytes
+	for round := range 2 {
+		for i := range mem {
+			mem[i] = byte(i*31 + round*7)
+		}
+		if err := s.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		// From an offset inside the memory, as a frame's plane is copied.
+		s.Copy(dev, 0, buf, int64(a), int64(n)-int64(a))
+		s.Barrier()
+		s.Copy(back, 0, dev, 0, int64(n)-int64(a))
+		s.Barrier()
+		if err := s.Submit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := back.Bytes()[:n-int(a)], mem[a:]; !slices.Equal(got, want) {
+			t.Fatalf("round %d: the device copied other bytes than the memory holds", round)
+		}
+	}
+	if got, want := d.Stats().UploadBytes-up0, uint64(2*(n-int(a))); got != want {
+		t.Errorf("UploadBytes grew by %d, want %d: copies out of imported memory cross the bus", got, want)
+	}
+	buf.Close()
+	if buf.Bytes() != nil || buf.imported {
+		t.Errorf("a closed import still holds the memory")
+	}
+	mem[0] = 1 // still the caller's
+
+	for _, c := range []struct {
+		name string
+		mem  []byte
+	}{
+		{"misaligned start", alignedBytes(n+1, a)[1:]},
+		{"size not a multiple", alignedBytes(n+1, a)},
+		{"empty", nil},
+	} {
+		if b, err := d.ImportHost(c.mem); err == nil {
+			b.Close()
+			t.Errorf("%s: imported", c.name)
+		} else if !strings.Contains(err.Error(), "multiples of") {
+			t.Errorf("%s: %v, want the alignment named", c.name, err)
+		}
+	}
+}

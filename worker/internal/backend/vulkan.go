@@ -95,19 +95,35 @@ func CloseSteps(b Backend) []any {
 	if !ok {
 		return nil
 	}
-	return []any{"releaseSeconds", s.Release.Seconds(), "idleSeconds", s.Idle.Seconds(),
+	kv := []any{"releaseSeconds", s.Release.Seconds(), "idleSeconds", s.Idle.Seconds(),
 		"destroyDeviceSeconds", s.DestroyDevice.Seconds(), "destroyInstanceSeconds", s.DestroyInstance.Seconds()}
+	// How the frames reached the device: from where the readers put them, or
+	// copied into the staging first (docs/worker.md).
+	if v, ok := device(b); ok {
+		staged, imported, refused := v.k.HostCopies()
+		kv = append(kv, "planesImported", imported, "stagedBytes", staged)
+		if refused != nil {
+			kv = append(kv, "planesRefused", refused.Error())
+		}
+	}
+	return kv
 }
 
 // steps are the steps of b's device, or of the one a Pending opened.
 func steps(b Backend) (vulkan.Steps, bool) {
-	if p, ok := b.(*Pending); ok {
-		b, _, _ = p.Wait()
-	}
-	if v, ok := b.(*Vulkan); ok {
+	if v, ok := device(b); ok {
 		return v.Steps(), true
 	}
 	return vulkan.Steps{}, false
+}
+
+// device is b as a Vulkan backend, or the one a Pending opened.
+func device(b Backend) (*Vulkan, bool) {
+	if p, ok := b.(*Pending); ok {
+		b, _, _ = p.Wait()
+	}
+	v, ok := b.(*Vulkan)
+	return v, ok
 }
 
 // selfTests runs the self-test once per process and device: a worker that

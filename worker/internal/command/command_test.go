@@ -688,10 +688,15 @@ func TestScoreVulkan(t *testing.T) {
 		}
 		// The device's open and close are logged step by step: on a GPU they are a
 		// fixed cost of every run.
-		for _, key := range []string{"instanceSeconds=", "pipelinesSeconds=", "drivers=", "destroyDeviceSeconds="} {
+		for _, key := range []string{"instanceSeconds=", "pipelinesSeconds=", "drivers=", "destroyDeviceSeconds=", "planesImported="} {
 			if b == "vulkan" && !strings.Contains(r.stderr, key) {
 				t.Errorf("%s: no %s in the log:\n%s", b, key, r.stderr)
 			}
+		}
+		// Every frame on the device, from where the readers put them: none
+		// copied into the staging (lavapipe imports host memory).
+		if b == "vulkan" && wait && !strings.Contains(r.stderr, " stagedBytes=0") {
+			t.Errorf("%s: frames staged on the host, want them imported:\n%s", b, r.stderr)
 		}
 		return r.result(t)
 	}
