@@ -228,7 +228,9 @@ G=$R/.gpu
 unpack vulkan.test base-vmafx-worker base-vkkernel.test
 if [ -x $X/vulkan.test ]; then
   el "A0. the vulkan package's tests on this GPU (its queues among them)"
-  ( cd vmaf/vulkan && VMAFX_REQUIRE_VULKAN=1 timeout 60 $X/vulkan.test -test.count=1 -test.v 2>&1 | grep -E '^(--- |FAIL|PASS|ok)|queues' )
+  ( cd vmaf/vulkan && VMAFX_REQUIRE_VULKAN=1 timeout 60 $X/vulkan.test -test.count=1 -test.v 2>&1 | grep -E '^(--- |FAIL|PASS|ok)|queues|imported at' )
+  # What importing a 1080p Score's frame planes costs a worker (the driver pins them).
+  ( cd vmaf/vulkan && timeout 30 $X/vulkan.test -test.run '^$' -test.bench 'ImportHost' -test.count 3 2>&1 | grep -E '^Benchmark' )
 fi
 if [ -x $X/base-vkkernel.test ]; then
 el "A. this build against the baseline $(cat $G/base-commit 2>/dev/null): the vulkan backend's steady state and the whole process, interleaved"

@@ -141,7 +141,7 @@ func BenchmarkThroughput(b *testing.B) {
 // every call) on threads threads with k, b.N calls, and reports frames/s and
 // the device work's structure; it returns the frames scored.
 func scoreCalls(b *testing.B, k *Kernel, ref, dist *planeSource, threads int) float64 {
-	before := k.dev.Stats()
+	before := take(k)
 	for b.Loop() {
 		ref.pos, dist.pos = 0, 0
 		if _, err := vmaf.Score(context.Background(), ref, dist, vmaf.Options{Threads: threads, Offload: k}); err != nil {
@@ -154,12 +154,27 @@ func scoreCalls(b *testing.B, k *Kernel, ref, dist *planeSource, threads int) fl
 	return n
 }
 
+// snapshot is what reportStructure counts from: the device's counters and the
+// bytes of planes the workers copied into their staging on the host.
+type snapshot struct {
+	vulkan.Stats
+	staged uint64
+}
+
+func take(k *Kernel) snapshot {
+	staged, _, _ := k.HostCopies()
+	return snapshot{k.dev.Stats(), staged}
+}
+
 // reportStructure reports the structure of the frames' device work since before,
 // which lavapipe shows as well as a GPU: queue submissions, host waits, bytes read
 // back and bytes uploaded, barriers (the length of the chain the device runs a
-// frame's passes in) and dispatches per frame, over n frames.
-func reportStructure(b *testing.B, k *Kernel, before vulkan.Stats, n float64) {
-	after := k.dev.Stats()
+// frame's passes in) and dispatches per frame, over n frames, and the bytes of
+// planes copied on the host into the staging (none where the device takes them
+// from where the reader put them, vmaf.OffloadConfig.Planes).
+func reportStructure(b *testing.B, k *Kernel, before snapshot, n float64) {
+	after := take(k)
+	b.ReportMetric(float64(after.staged-before.staged)/n, "staged-B/frame")
 	b.ReportMetric(float64(after.Submits-before.Submits)/n, "submits/frame")
 	b.ReportMetric(float64(after.Waits-before.Waits)/n, "waits/frame")
 	b.ReportMetric(float64(after.ReadbackBytes-before.ReadbackBytes)/n, "readback-B/frame")

@@ -353,7 +353,7 @@ func BenchmarkScoreV1(b *testing.B) {
 				if backend == "vulkan" {
 					off = k
 				}
-				before := k.dev.Stats()
+				before := take(k)
 				for b.Loop() {
 					_, err := vmaf.Score(context.Background(), &frameSource{frames: ref, pf: vmaf.YUV420P},
 						&frameSource{frames: dis, pf: vmaf.YUV420P}, vmaf.Options{Threads: 1, Offload: off, Model: "vmaf_v1.0.16_3d0h"})

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	vmafxv1 "github.com/vmafx/vmafx/apis/vmafx/v1"
 	"github.com/vmafx/vmafx/internal/testutil"
@@ -94,7 +95,7 @@ func (freeOffload) FramesInFlight(w, h int) int { return vkkernel.FramesInFlight
 
 func (freeOffload) NewWorker(cfg vmaf.OffloadConfig) (vmaf.OffloadWorker, error) {
 	n := cfg.Width * cfg.Height
-	w := &freeWorker{staging: make([][3][]byte, vkkernel.FramesInFlight(cfg.Width, cfg.Height)), last: -1}
+	w := &freeWorker{staging: make([][3][]byte, vkkernel.FramesInFlight(cfg.Width, cfg.Height)), last: -1, planes: cfg.Planes}
 	for i := range w.staging {
 		for p := range w.staging[i] {
 			w.staging[i][p] = make([]byte, n)
@@ -117,6 +118,9 @@ type freeWorker struct {
 	queued  int
 	last    int // the Index of the frame queued last, whose reference stays staged
 	sums    vmaf.OffloadSums
+	// planes is the Score's block of frame planes (vmaf.OffloadConfig.Planes),
+	// which a device that imports host memory copies from itself.
+	planes []byte
 }
 
 var errFreeOneFrame = errors.New("freeWorker takes frames through Queue")
@@ -132,7 +136,8 @@ func (w *freeWorker) Close() {}
 
 // Queue copies the planes as the Vulkan worker stages them: bytes copied, 16-bit
 // samples narrowed, the previous reference only when it is not the frame queued last
-// (which the Vulkan worker keeps on the device).
+// (which the Vulkan worker keeps on the device), and none that lies in the Score's
+// block of planes, which the Vulkan worker's device copies from there.
 func (w *freeWorker) Queue(f *vmaf.OffloadFrame) error {
 	st := &w.staging[w.next]
 	w.next = (w.next + 1) % len(w.staging)
@@ -142,6 +147,7 @@ func (w *freeWorker) Queue(f *vmaf.OffloadFrame) error {
 	}{{f.Ref, f.Ref8}, {f.Dis, f.Dis8}, {f.Prev, f.Prev8}} {
 		switch {
 		case p == 2 && f.PrevIndex == w.last && w.last >= 0:
+		case inside(w.planes, pl.y8):
 		case pl.y8 != nil:
 			vmaf.CopyPlane8(st[p], pl.y8)
 		case pl.y != nil:
@@ -160,4 +166,13 @@ func (w *freeWorker) Next() (*vmaf.OffloadSums, error) {
 	w.queued--
 	s := w.sums
 	return &s, nil
+}
+
+// inside says whether plane p lies in block.
+func inside(block, p []byte) bool {
+	if len(block) == 0 || len(p) == 0 {
+		return false
+	}
+	base, at := uintptr(unsafe.Pointer(&block[0])), uintptr(unsafe.Pointer(&p[0]))
+	return at >= base && at-base+uintptr(len(p)) <= uintptr(len(block))
 }
