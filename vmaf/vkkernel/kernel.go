@@ -83,13 +83,26 @@ type Kernel struct {
 		staged, imported atomic.Uint64
 		refused          error // the first refusal, under mu
 	}
+	// imports are the Scores' blocks of frame planes imported, by the block's
+	// start, each shared by the Score's workers (importPlanes): importing the
+	// same memory once a worker would pin it once a worker, and a driver may
+	// refuse memory imported already.
+	imports map[*byte]*sharedPlanes
+}
+
+// sharedPlanes is one imported block of frame planes and how many workers hold it.
+type sharedPlanes struct {
+	buf  *vulkan.Buffer
+	size int
+	refs int
 }
 
 // HostCopies says how the workers' frames reached the device since it opened:
 // the bytes of planes copied on the host into the staging (staged), the
 // Scores whose frame planes the device took where the readers put them
-// (imported, vmaf.OffloadConfig.Planes), and why the device refused them
-// where it did (refused, the first reason; nil when none was refused).
+// (imported, vmaf.OffloadConfig.Planes: one import a Score, which its workers
+// share), and why the device refused them where it did (refused, the first
+// reason; nil when none was refused).
 func (k *Kernel) HostCopies() (staged, imported uint64, refused error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -552,10 +565,17 @@ func newWorker(k *Kernel, cfg vmaf.OffloadConfig) (*worker, error) {
 	wk.blurred = a.buffer(int64(w*h*4), vulkan.DeviceLocal)
 	wk.rowSAD = a.buffer(int64(h*4), vulkan.DeviceLocal)
 	wk.results = a.buffer(int64(wk.batch*resultWords*8), vulkan.DeviceLocal)
+	// A worker whose device will take the planes from where they were read
+	// (importPlanes) maps its staging only when a plane from elsewhere needs it
+	// (queue): on a discrete GPU that is host memory the driver pins, 67 MB at
+	// 1080p 8-bit for a worker alone.
+	lazy := len(cfg.Planes) > 0 && importPlanes && k.dev.CanImportHost()
 	for i := range wk.ring {
 		b := &wk.ring[i]
 		b.idx = i
-		b.staging = a.buffer(int64(stagedPlanes(wk.batch))*wk.staged, vulkan.Host)
+		if !lazy {
+			b.staging = a.buffer(wk.stagingSize(), vulkan.Host)
+		}
 		b.back = a.buffer(int64(wk.batch*resultWords*8), vulkan.Host)
 	}
 	for i := range wk.blurSets {
@@ -626,35 +646,60 @@ func (wk *worker) attach(cfg vmaf.OffloadConfig) error {
 
 // importPlanes has the device take the Score's frame planes (mem,
 // vmaf.OffloadConfig.Planes) where the readers put them, until the worker
-// is closed. A device that cannot, or refuses this memory (a driver may
-// refuse memory another worker imported already), takes the planes through
-// the staging, as it does those from elsewhere.
+// is closed: the Score's first worker imports them, the others share its
+// import. A device that cannot, or refuses this memory, takes the planes
+// through the staging, as it does those from elsewhere.
 func (wk *worker) importPlanes(mem []byte) {
 	k := wk.k
 	if len(mem) == 0 || !importPlanes || !k.dev.CanImportHost() {
 		return
 	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if sp := k.imports[&mem[0]]; sp != nil && sp.size == len(mem) {
+		sp.refs++
+		wk.planes = sp.buf
+		return
+	}
 	b, err := k.dev.ImportHost(mem)
 	if err != nil {
-		k.mu.Lock()
 		if k.copies.refused == nil {
 			k.copies.refused = err
 		}
-		k.mu.Unlock()
 		return
 	}
+	if k.imports == nil {
+		k.imports = map[*byte]*sharedPlanes{}
+	}
+	k.imports[&mem[0]] = &sharedPlanes{buf: b, size: len(mem), refs: 1}
 	wk.planes = b
 	k.copies.imported.Add(1)
 }
 
 // releasePlanes gives the Score's frame planes back, once no submitted batch
-// reads them.
+// of the worker reads them: the last of the Score's workers to close frees
+// the import.
 func (wk *worker) releasePlanes() {
-	if wk.planes != nil {
-		wk.planes.Close()
-		wk.planes = nil
+	if wk.planes == nil {
+		return
 	}
+	k := wk.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for at, sp := range k.imports {
+		if sp.buf != wk.planes {
+			continue
+		}
+		if sp.refs--; sp.refs == 0 {
+			sp.buf.Close()
+			delete(k.imports, at)
+		}
+	}
+	wk.planes = nil
 }
+
+// stagingSize is the bytes of a batch's staging: every plane its frames may stage.
+func (wk *worker) stagingSize() int64 { return int64(stagedPlanes(wk.batch)) * wk.staged }
 
 // inPlanes is where p lies in the imported frame planes, when it does: a
 // plane of bytes, or of 16-bit samples above 8 bits (8-bit samples are
@@ -803,10 +848,10 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 		}
 	}
 	b := &wk.ring[wk.rec]
-	if need > b.staging.Size() {
-		return fmt.Errorf("frame %d: %d bytes of planes, the staging holds %d", f.Index, need, b.staging.Size())
+	if size := wk.stagingSize(); need > size {
+		return fmt.Errorf("frame %d: %d bytes of planes, the staging holds %d", f.Index, need, size)
 	}
-	if b.state == recording && (len(b.frames) == wk.batch || b.used+need > b.staging.Size()) {
+	if b.state == recording && (len(b.frames) == wk.batch || b.used+need > wk.stagingSize()) {
 		if err := wk.submit(b); err != nil {
 			return err
 		}
@@ -818,6 +863,12 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 		// its staging and readback take new ones.
 		if err := wk.collectOldest(); err != nil {
 			return err
+		}
+	}
+	if need > 0 && b.staging == nil {
+		// Planes from outside the imported block, or a device that refused it.
+		if b.staging = wk.mem.buffer(wk.stagingSize(), vulkan.Host); b.staging == nil {
+			return wk.mem.err
 		}
 	}
 	s := b.stream
