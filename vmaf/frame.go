@@ -89,22 +89,33 @@ func (p *planeReader) readFrame(f *Frame) error {
 	w, h := p.info.Width, p.info.Height
 	size := p.info.Format.FrameBytes(w, h)
 	bps := p.info.Format.bytesPerSample()
-	// An 8-bit frame read Packed: its luma straight into Y8, so that it is
-	// copied once, by the read; other frames' luma into buf, converted below.
-	// The chroma planes go into buf after the luma, or are skipped where the
-	// frame does not ask for them and the input can (Skipper).
+	// The luma goes straight into the frame where its bytes are what the frame
+	// keeps, so that it is copied once, by the read: an 8-bit frame read Packed
+	// into Y8, and 16-bit samples (little-endian, as every format above 8 bits
+	// stores them) into Y on a little-endian machine. Other frames' luma goes
+	// into buf, converted below. The chroma planes go into buf after the luma,
+	// or are skipped where the frame does not ask for them and the input can
+	// (Skipper).
 	packed := f.Packed && bps == 1
+	words := bps == 2 && littleEndian
 	if p.buf == nil {
 		p.buf = make([]byte, size)
 	}
 	lumaBytes := w * h * bps
 	luma := p.buf[:lumaBytes]
-	if packed {
+	switch {
+	case packed:
 		if cap(f.Y8) < lumaBytes {
 			f.Y8 = make([]byte, lumaBytes)
 		}
 		f.Y8 = f.Y8[:lumaBytes]
 		luma = f.Y8
+	case words:
+		if cap(f.Y) < w*h {
+			f.Y = make([]uint16, w*h)
+		}
+		f.Y = f.Y[:w*h]
+		luma = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f.Y))), lumaBytes)
 	}
 	n, err := io.ReadFull(p.r, luma)
 	if err := readErr(n, err, size); err != nil {
@@ -126,9 +137,10 @@ func (p *planeReader) readFrame(f *Frame) error {
 		}
 	}
 	f.Width, f.Height, f.BitDepth = w, h, p.info.Format.BitDepth()
-	if packed {
+	switch {
+	case packed:
 		f.Y = f.Y[:0]
-	} else {
+	case !words:
 		f.Y = toSamples(f.Y, p.buf, w*h, f.BitDepth)
 	}
 	f.ChromaWidth, f.ChromaHeight = 0, 0

@@ -26,22 +26,28 @@ import (
 // alignment check's thumbnails on both (which a long input takes of its first frames
 // only). The kernel reads the two sides at once, so the slower side's ms/frame bounds
 // the frames/s of any thread count; read in turn, as before, their sum did. The /bytes
-// forms read the luma as bytes, as for a GPU backend (vmaf.Frame.Packed).
+// forms read the luma as bytes, as for a GPU backend (vmaf.Frame.Packed); the /10-bit
+// form reads a 10-bit file (yuv420p10le) instead.
 func BenchmarkReadSide(b *testing.B) {
 	const frames = 32
 	dir := b.TempDir() // the sub-benchmarks' own are removed between their runs
 	for _, sz := range []struct{ w, h int }{{1920, 1080}, {3840, 2160}} {
-		info := vmaf.VideoInfo{Width: sz.w, Height: sz.h, Format: vmaf.YUV420P}
-		var path string
-		for _, side := range []string{"raw", "reference", "distorted", "raw/bytes", "reference/bytes", "distorted/bytes"} {
+		clips := map[vmaf.PixelFormat]string{}
+		for _, side := range []string{"raw", "reference", "distorted", "raw/bytes", "reference/bytes", "distorted/bytes", "raw/10-bit"} {
 			side, form, _ := strings.Cut(side, "/")
+			info := vmaf.VideoInfo{Width: sz.w, Height: sz.h, Format: vmaf.YUV420P}
+			if form == "10-bit" {
+				info.Format = vmaf.YUV420P10LE
+			}
 			b.Run(fmt.Sprintf("%dx%d/%s", sz.w, sz.h, strings.TrimSuffix(side+"/"+form, "/")), func(b *testing.B) {
+				path := clips[info.Format]
 				if path == "" {
-					path = writeRawClip(b, filepath.Join(dir, fmt.Sprintf("%dx%d.yuv", sz.w, sz.h)), info, frames)
+					path = writeRawClip(b, filepath.Join(dir, fmt.Sprintf("%dx%d-%v.yuv", sz.w, sz.h, info.Format)), info, frames)
+					clips[info.Format] = path
 				}
 				for b.Loop() {
 					in, err := source.Open(context.Background(), fetch.File{}, &url.URL{Scheme: "file", Path: path},
-						source.Options{Raw: source.Raw{Width: sz.w, Height: sz.h, Format: vmaf.YUV420P}})
+						source.Options{Raw: source.Raw{Width: sz.w, Height: sz.h, Format: info.Format}})
 					if err != nil {
 						b.Fatal(err)
 					}
