@@ -90,9 +90,11 @@ type Kernel struct {
 	imports map[*byte]*sharedPlanes
 }
 
-// sharedPlanes is one imported block of frame planes and how many workers hold it.
+// sharedPlanes is one imported block of frame planes (at, its start, keys
+// Kernel.imports) and how many workers hold it.
 type sharedPlanes struct {
 	buf  *vulkan.Buffer
+	at   *byte
 	size int
 	refs int
 }
@@ -496,11 +498,11 @@ type worker struct {
 	blurPush        []byte
 	sadPush         []byte
 
-	// planes is the Score's frame planes (vmaf.OffloadConfig.Planes) as a
-	// buffer: a plane inside goes to the device from where it was read, with
-	// no copy on the host. Nil where the device imports no host memory or
+	// planes is the Score's frame planes (vmaf.OffloadConfig.Planes) imported
+	// as a buffer: a plane inside goes to the device from where it was read,
+	// with no copy on the host. Nil where the device imports no host memory or
 	// refused this memory, and between Scores.
-	planes *vulkan.Buffer
+	planes *sharedPlanes
 
 	ring [ringSlots]batch
 	rec  int         // the slot being recorded
@@ -658,7 +660,7 @@ func (wk *worker) importPlanes(mem []byte) {
 	defer k.mu.Unlock()
 	if sp := k.imports[&mem[0]]; sp != nil && sp.size == len(mem) {
 		sp.refs++
-		wk.planes = sp.buf
+		wk.planes = sp
 		return
 	}
 	b, err := k.dev.ImportHost(mem)
@@ -671,8 +673,8 @@ func (wk *worker) importPlanes(mem []byte) {
 	if k.imports == nil {
 		k.imports = map[*byte]*sharedPlanes{}
 	}
-	k.imports[&mem[0]] = &sharedPlanes{buf: b, size: len(mem), refs: 1}
-	wk.planes = b
+	wk.planes = &sharedPlanes{buf: b, at: &mem[0], size: len(mem), refs: 1}
+	k.imports[&mem[0]] = wk.planes
 	k.copies.imported.Add(1)
 }
 
@@ -686,14 +688,10 @@ func (wk *worker) releasePlanes() {
 	k := wk.k
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for at, sp := range k.imports {
-		if sp.buf != wk.planes {
-			continue
-		}
-		if sp.refs--; sp.refs == 0 {
-			sp.buf.Close()
-			delete(k.imports, at)
-		}
+	sp := wk.planes
+	if sp.refs--; sp.refs == 0 {
+		sp.buf.Close()
+		delete(k.imports, sp.at)
 	}
 	wk.planes = nil
 }
@@ -717,7 +715,7 @@ func (wk *worker) inPlanes(p plane) (int64, bool) {
 	default:
 		return 0, false
 	}
-	mem := wk.planes.Bytes()
+	mem := wk.planes.buf.Bytes()
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
 	if at < base || at-base+uintptr(wk.staged) > uintptr(len(mem)) {
 		return 0, false
@@ -913,7 +911,7 @@ func (wk *worker) queue(f *vmaf.OffloadFrame) error {
 		dsts[i] = dev
 		if at, ok := wk.inPlanes(p); ok {
 			// Where the reader put it: the device copies it from there.
-			up.Copy(wk.landing[wk.flip], int64(i)*wk.staged, wk.planes, at, wk.staged)
+			up.Copy(wk.landing[wk.flip], int64(i)*wk.staged, wk.planes.buf, at, wk.staged)
 			return
 		}
 		switch {
