@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vmafx/vmafx/vmaf"
 	"github.com/vmafx/vmafx/vmaf/vkkernel"
@@ -51,21 +52,18 @@ func Run(ctx context.Context, k *vkkernel.Kernel) error {
 // so that tests can put a wrong result between the device and the
 // comparison and see the mismatch reported.
 func Check(ctx context.Context, off vmaf.Offload, dev vulkan.Info) error {
-	// Every case on the CPU and on the device at once: the self-test is a
-	// fixed cost of every worker's start, and its scorings are independent.
-	// The verdict is the same as one after another's: the first case's
-	// failure, in the cases' order.
-	type scored struct {
-		res *vmaf.Result
-		err error
-	}
+	// Every case on the device at once, beside the CPU's side (Prepare): the
+	// self-test is a fixed cost of every worker's start, and its scorings are
+	// independent. The verdict is the same as one after another's: the first
+	// case's failure, in the cases' order.
+	Prepare()
 	var wg sync.WaitGroup
-	cpus, gpus := make([]scored, len(cases)), make([]scored, len(cases))
+	gpus := make([]scored, len(cases))
 	for i, c := range cases {
-		wg.Go(func() { cpus[i].res, cpus[i].err = c.score(ctx, nil) })
 		wg.Go(func() { gpus[i].res, gpus[i].err = c.score(ctx, off) })
 	}
 	wg.Wait()
+	cpus := cpuScores()
 	for i, c := range cases {
 		cpu, err := cpus[i].res, cpus[i].err
 		if err != nil {
@@ -86,6 +84,39 @@ func Check(ctx context.Context, off vmaf.Offload, dev vulkan.Info) error {
 	}
 	return nil
 }
+
+// scored is one scoring of a case: its result or its error.
+type scored struct {
+	res *vmaf.Result
+	err error
+}
+
+// Prepare starts the CPU's side of the self-test, which needs no device, on goroutines
+// of its own; Check waits for it. The worker calls it before it opens the device, so
+// the CPU's scores are ready by the time the device is open and the self-test waits
+// only for the device's. Its scores are made once a process: they are the CPU kernel's,
+// the same for every device.
+func Prepare() {
+	prepare.Do(func() { go cpuScores() })
+}
+
+var prepare sync.Once
+
+// cpuScores are the cases' scores on the CPU kernel, in the cases' order, each
+// scored on a goroutine of its own.
+var cpuScores = sync.OnceValue(func() []scored {
+	cpuScorings.Add(1)
+	var wg sync.WaitGroup
+	cpus := make([]scored, len(cases))
+	for i, c := range cases {
+		wg.Go(func() { cpus[i].res, cpus[i].err = c.score(context.Background(), nil) })
+	}
+	wg.Wait()
+	return cpus
+})
+
+// cpuScorings counts the CPU's sides scored (tests: once a process).
+var cpuScorings atomic.Int32
 
 // firstDiff compares the features a device can compute, and the score, bit
 // for bit (NaN equal to NaN).
@@ -142,11 +173,7 @@ func (c testCase) name() string { return fmt.Sprintf("%s %dx%d", c.model, c.w, c
 // score scores the case's pair with off computing what it offloads (nil:
 // the CPU alone), on one goroutine.
 func (c testCase) score(ctx context.Context, off vmaf.Offload) (*vmaf.Result, error) {
-	cw, ch := (c.w+1)/2, (c.h+1)/2
-	if c.pf == vmaf.YUV422P {
-		ch = c.h
-	}
-	ref, dist := synthesise(c.w, c.h, cw, ch, c.frames)
+	ref, dist := c.pair()
 	r, err := vmaf.OpenRaw(bytes.NewReader(ref), c.w, c.h, c.pf)
 	if err != nil {
 		return nil, err
@@ -158,6 +185,25 @@ func (c testCase) score(ctx context.Context, off vmaf.Offload) (*vmaf.Result, er
 	return vmaf.Score(ctx, r, d, vmaf.Options{Model: c.model, Threads: 1, Offload: off})
 }
 
+// pair is the case's reference and distorted video. Each case's is synthesised once a
+// process and only read: the CPU's and the device's scorings of a case run at once, on
+// the same bytes.
+func (c testCase) pair() (ref, dist []byte) { return pairs[c]() }
+
+var pairs = func() map[testCase]func() ([]byte, []byte) {
+	m := make(map[testCase]func() ([]byte, []byte), len(cases))
+	for _, c := range cases {
+		m[c] = sync.OnceValues(func() ([]byte, []byte) {
+			cw, ch := (c.w+1)/2, (c.h+1)/2
+			if c.pf == vmaf.YUV422P {
+				ch = c.h
+			}
+			return synthesise(c.w, c.h, cw, ch, c.frames)
+		})
+	}
+	return m
+}()
+
 // synthesise makes n frames of 8-bit video (cw x ch chroma), reference and distorted,
 // from integer arithmetic alone so that every machine makes the same bytes.
 // The reference's top half is a hashed texture panning two pixels a frame
@@ -167,30 +213,51 @@ func (c testCase) score(ctx context.Context, off vmaf.Offload) (*vmaf.Result, er
 // to frame and adds hashed noise; its chroma loses half its contrast
 // (SpEED chroma).
 func synthesise(w, h, cw, ch, n int) (ref, dist []byte) {
+	size := n * (w*h + 2*cw*ch)
+	ref, dist = make([]byte, size), make([]byte, size)
+	i := 0
+	// What depends on the column alone, by column: the divisions by the plane's width
+	// took most of the time when taken a pixel.
+	texture, gradient, square := make([]int, w), make([]int, w), make([]int, w)
 	for f := range n {
 		for plane, sz := range [3][2]int{{w, h}, {cw, ch}, {cw, ch}} {
 			pw, ph := sz[0], sz[1]
+			for x := range pw {
+				texture[x], gradient[x], square[x] = (x*100)/pw, (x*80)/pw, x/11
+			}
+			// The bright bar's columns: (x+3f) mod pw below pw/8.
+			bar := func(x int) bool {
+				x += 3 * f
+				if x >= pw {
+					x -= pw
+				}
+				return x < pw/8
+			}
 			for y := range ph {
+				smooth := y >= ph/2
+				base := 40 + (y*60)/ph
+				if smooth {
+					// CAMBI's bands: a gradient the distorted frame
+					// quantises to every other code value.
+					base = 50 + (y*20)/ph
+				}
 				for x := range pw {
-					v := 40 + (x*100)/pw + (y*60)/ph
-					smooth := y >= ph/2
+					v := base + texture[x]
 					if smooth {
-						// CAMBI's bands: a gradient the distorted frame
-						// quantises to every other code value.
-						v = 50 + (x*80)/pw + (y*20)/ph
+						v = base + gradient[x]
 					}
 					if plane > 0 {
 						// SpEED looks at chroma decimated by 16: coarse squares survive it.
-						v += 50 * ((x/11 + y/13 + f) % 2)
+						v += 50 * ((square[x] + y/13 + f) % 2)
 					}
 					if !smooth {
 						v += int(hash(uint32(x+2*f), uint32(y), uint32(plane)) % 32)
-						if plane == 0 && (x+3*f)%pw < pw/8 {
+						if plane == 0 && bar(x) {
 							v += 30
 						}
 					}
 					v = min(v, 235)
-					ref = append(ref, byte(v))
+					ref[i] = byte(v)
 					var q int
 					switch {
 					case smooth:
@@ -201,7 +268,8 @@ func synthesise(w, h, cw, ch, n int) (ref, dist []byte) {
 					default:
 						q = v&^(1<<(2+f%3)-1) + int(hash(uint32(x), uint32(y), uint32(f+17+plane))%7) - 3
 					}
-					dist = append(dist, byte(min(max(q, 16), 235)))
+					dist[i] = byte(min(max(q, 16), 235))
+					i++
 				}
 			}
 		}

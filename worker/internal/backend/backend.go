@@ -40,10 +40,11 @@ func (CPU) Device() *vmafxv1.WorkerDevice { return nil }
 // Close does nothing.
 func (CPU) Close() {}
 
-// openVulkan opens the Vulkan backend on the slot's device (OpenVulkan); gpuOnly
-// refuses CPU implementations of Vulkan (lavapipe). Tests replace it.
+// openVulkan opens the Vulkan backend on the slot's device with its self-test
+// running beside (openDevice); gpuOnly refuses CPU implementations of Vulkan
+// (lavapipe). Tests replace it.
 var openVulkan = func(gpuOnly bool, device string) (Backend, error) {
-	v, err := OpenVulkan(gpuOnly, device)
+	v, err := openDevice(gpuOnly, device)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +58,7 @@ var ErrUnavailable = errors.New("backend unavailable")
 
 // Select returns the backend to run for requested, the value of VMAFX_BACKEND that the
 // device plugin gives the slot, on device, VMAFX_DEVICE's (OpenVulkan); the caller
-// closes what it gets.
+// closes what it gets. A GPU's device has passed its self-test when Select returns.
 //
 //   - cpu (or nothing) runs the CPU kernel;
 //   - vulkan runs the Vulkan kernels on the first usable device, a CPU
@@ -72,6 +73,22 @@ var ErrUnavailable = errors.New("backend unavailable")
 // trusted, and the attempt fails with reason BackendUnavailable naming it. A backend this build does not know runs on
 // the CPU, with a one-line reason; the reason is empty when the worker runs what was asked.
 func Select(requested, device string) (Backend, string, error) {
+	b, fellBack, err := SelectBeside(requested, device)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := Verify(requested, b); err != nil {
+		b.Close()
+		return nil, "", err
+	}
+	return b, fellBack, nil
+}
+
+// SelectBeside is Select that returns a GPU's backend as soon as its device is open,
+// with the device's self-test running beside: Verify waits for its verdict. Meanwhile
+// the backend may score (Pending does), but nothing it scores may be reported before
+// Verify returned nil; its own Score waits for the verdict.
+func SelectBeside(requested, device string) (Backend, string, error) {
 	switch b := vmafxv1.Backend(requested); b {
 	case "", vmafxv1.BackendCPU:
 		return CPU{}, "", nil
@@ -81,21 +98,48 @@ func Select(requested, device string) (Backend, string, error) {
 		case err == nil:
 			return gpu, "", nil
 		case errors.Is(err, selftest.ErrFailed):
-			// A GPU that scores wrong is a broken node, not a CPU node.
-			return nil, "", fmt.Errorf("%w: backend auto: %w", ErrUnavailable, err)
+			return nil, "", unusable(requested, err)
 		}
 		return CPU{}, "", nil
 	case vmafxv1.BackendVulkan, vmafxv1.BackendCUDA, vmafxv1.BackendHIP, vmafxv1.BackendSYCL:
+		// A GPU is expected here (under auto, most nodes have none): the self-test's
+		// side on the CPU is scored while the device opens, and the self-test after
+		// the open waits only for the device's.
+		selftest.Prepare()
 		gpu, err := openVulkan(b != vmafxv1.BackendVulkan, device)
-		if err == nil {
-			return gpu, "", nil
+		if err != nil {
+			return nil, "", unusable(requested, err)
 		}
-		if b == vmafxv1.BackendVulkan {
-			return nil, "", fmt.Errorf("%w: backend vulkan is not usable on this node: %w", ErrUnavailable, err)
-		}
-		return nil, "", fmt.Errorf("%w: backend %s has no vendor kernel in this worker and its GPU cannot run the Vulkan kernels: %w", ErrUnavailable, requested, err)
+		return gpu, "", nil
 	}
 	return CPU{}, fmt.Sprintf("backend %s is not built into this worker; running on cpu", requested), nil
+}
+
+// Verify waits for the self-test of b's device, selected for requested (SelectBeside),
+// and returns Select's error for a device that failed it; nil at once for a backend
+// without a device or with its verdict known. The caller still closes b.
+func Verify(requested string, b Backend) error {
+	v, ok := b.(interface{ verify() error })
+	if !ok {
+		return nil
+	}
+	if err := v.verify(); err != nil {
+		return unusable(requested, err)
+	}
+	return nil
+}
+
+// unusable is the error of a GPU backend, asked for as requested, whose device cannot
+// run the Vulkan kernels or failed the self-test (err).
+func unusable(requested string, err error) error {
+	switch vmafxv1.Backend(requested) {
+	case vmafxv1.BackendAuto:
+		// A GPU that scores wrong is a broken node, not a CPU node.
+		return fmt.Errorf("%w: backend auto: %w", ErrUnavailable, err)
+	case vmafxv1.BackendVulkan:
+		return fmt.Errorf("%w: backend vulkan is not usable on this node: %w", ErrUnavailable, err)
+	}
+	return fmt.Errorf("%w: backend %s has no vendor kernel in this worker and its GPU cannot run the Vulkan kernels: %w", ErrUnavailable, requested, err)
 }
 
 // Staging is what b holds beside the kernel's own memory when it scores model m (the

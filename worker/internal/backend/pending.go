@@ -28,20 +28,40 @@ func Overlaps(requested string) bool {
 // it has no Device until it is open (Wait).
 type Pending struct {
 	requested string
-	done      chan struct{}
-	b         Backend
-	fellBack  string
-	err       error
+	// usable is closed when the selection returned: a GPU's device is open and may
+	// score, its self-test still running beside (SelectBeside).
+	usable chan struct{}
+	// done is closed when the selection is final: the self-test's verdict is in.
+	done     chan struct{}
+	b        Backend
+	fellBack string
+	err      error
+	// open is the backend as the selection returned it, and its error: what Score
+	// takes over the run with once usable is closed.
+	open    Backend
+	openErr error
+	// opening is what Score takes the device over with: its Ready is closed once
+	// the run's threads may go on with the device (tests hold their frames until then).
+	opening *vmaf.OffloadOpening
 }
 
-// Start runs sel (Select for requested) on a goroutine and returns at once; opened,
-// when not nil, is called on that goroutine with sel's results as soon as they are
-// known (to log the open and record the self-test's verdict).
+// Start runs sel (SelectBeside for requested) on a goroutine and returns at once; a
+// GPU backend sel returns is verified there (Verify). opened, when not nil, is called
+// on that goroutine with the results as soon as they are final (to log the open and
+// record the self-test's verdict).
 func Start(requested string, sel func() (Backend, string, error), opened func(Backend, string, error)) *Pending {
-	p := &Pending{requested: requested, done: make(chan struct{})}
+	p := &Pending{requested: requested, usable: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		p.b, p.fellBack, p.err = sel()
+		b, fellBack, err := sel()
+		p.open, p.openErr = b, err
+		close(p.usable)
+		if err == nil {
+			// A device that fails its self-test is kept until Close: the run
+			// may be scoring with it, until its error stops the run.
+			err = Verify(requested, b)
+		}
+		p.b, p.fellBack, p.err = b, fellBack, err
 		if opened != nil {
 			opened(p.b, p.fellBack, p.err)
 		}
@@ -49,8 +69,9 @@ func Start(requested string, sel func() (Backend, string, error), opened func(Ba
 	return p
 }
 
-// Wait waits for the backend and returns what Select returned: the backend (closed
-// by the caller), why it is not the one asked for, or the error.
+// Wait waits for the backend and returns what Select would have returned: the
+// backend, why it is not the one asked for, or the error (then the backend, when
+// not nil, is the device that failed its self-test; Close closes it).
 func (p *Pending) Wait() (Backend, string, error) {
 	<-p.done
 	return p.b, p.fellBack, p.err
@@ -62,7 +83,7 @@ func (p *Pending) Name() string { return p.requested }
 // Device is nil: the device is Wait's backend's.
 func (p *Pending) Device() *vmafxv1.WorkerDevice { return nil }
 
-// Close waits for the backend and closes it.
+// Close waits for the backend and closes it, a device that failed its self-test too.
 func (p *Pending) Close() {
 	if b, _, _ := p.Wait(); b != nil {
 		b.Close()
@@ -90,18 +111,22 @@ func (v *Vulkan) offload(opts vmaf.Options, info vmaf.VideoInfo) (vmaf.Offload, 
 
 // Score scores dist against ref on the CPU, on opts.Threads threads, while the
 // backend opens, and on its device from each thread's next frame once it is open
-// (vmaf.Options.Opening): every frame is the CPU kernel's whichever side scores it,
-// and the device's only after its self-test passed. A selection that fails fails the
-// run with its error; one that falls back to the CPU goes on there.
+// (vmaf.Options.Opening), its self-test running beside: every frame is the CPU
+// kernel's whichever side scores it. A selection that fails fails the run with its
+// error; one that falls back to the CPU goes on there. Score returns once the
+// self-test's verdict is in too; with a device that failed it, it returns the
+// verdict's error and no result, as Wait does.
 func (p *Pending) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vmaf.Options) (*vmaf.Result, error) {
 	info := ref.Info()
 	op := &vmaf.OffloadOpening{Ready: make(chan struct{}), FramesInFlight: vkkernel.FramesInFlight(info.Width, info.Height)}
+	p.opening = op
 	asked := opts // the goroutine's copy: opts gets the Opening below, beside it
 	go func() {
 		// The open always ends (a device that hangs there hangs a synchronous open
 		// too); past the run's end nothing reads what is set here.
 		defer close(op.Ready)
-		b, _, err := p.Wait()
+		<-p.usable
+		b, err := p.open, p.openErr
 		if err != nil {
 			op.Err = err
 			return
@@ -116,5 +141,12 @@ func (p *Pending) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vm
 		}
 	}()
 	opts.Opening = op
-	return vmaf.Score(ctx, ref, dist, opts)
+	res, err := vmaf.Score(ctx, ref, dist, opts)
+	// The device's numbers count only once it has passed its self-test. A device
+	// that fails it stops the run (the worker's opened), whose error is then the
+	// cancellation's: the verdict's is the one to report.
+	if _, _, verr := p.Wait(); verr != nil {
+		return nil, verr
+	}
+	return res, err
 }

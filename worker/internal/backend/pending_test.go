@@ -3,12 +3,17 @@ package backend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vmafx/vmafx/vmaf"
+	"github.com/vmafx/vmafx/vmaf/vkkernel"
+	"github.com/vmafx/vmafx/vmaf/vkkernel/selftest"
 )
 
 // gate is a FrameSource that closes open when the frame at index at is read, and
@@ -49,23 +54,35 @@ func clip(t *testing.T, name string) vmaf.FrameSource {
 	return r
 }
 
-// TestPendingScoreAtOnce: a Pending backend scores on the CPU until its device is open and
-// on the device from then on (lavapipe in CI, its open held until the reader reaches
-// frame 12 of 24, the reader held there until it is open), with the CPU's numbers on every frame; opened hears of the open.
-// A selection that fails fails the run with its error; one that falls back to the CPU
-// scores everything there.
-func TestPendingScoreAtOnce(t *testing.T) {
-	if _, err := openVulkan(false, ""); err != nil {
+// cpuOrSkip skips the test without a usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails
+// instead) and returns the CPU kernel's scores of the first frames of p02. Its Select
+// leaves the device's verdict and the self-test's CPU side made: the process's later
+// opens of the device start no scoring on the CPU beside the test's frames.
+func cpuOrSkip(t *testing.T, frames int) *vmaf.Result {
+	t.Helper()
+	b, _, err := Select("vulkan", "")
+	if err != nil {
 		if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" {
 			t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
 		}
 		t.Fatal(err)
 	}
-	const frames = 24
+	b.Close()
 	cpu, err := CPU{}.Score(context.Background(), clip(t, "p02_ref.yuv"), clip(t, "p02_dist.yuv"), vmaf.Options{Count: frames})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cpu
+}
+
+// TestPendingScoreAtOnce: a Pending backend scores on the CPU until its device is open and
+// on the device from then on (lavapipe in CI, its open held until the reader reaches
+// frame 12 of 24, the reader held there until the threads may take the device over), with the CPU's numbers on every frame; opened hears of the open.
+// A selection that fails fails the run with its error; one that falls back to the CPU
+// scores everything there.
+func TestPendingScoreAtOnce(t *testing.T) {
+	const frames = 24
+	cpu := cpuOrSkip(t, frames)
 	for _, threads := range []int{1, 2} {
 		ref := &gate{FrameSource: clip(t, "p02_ref.yuv"), at: 12, open: make(chan struct{})}
 		heard := make(chan string, 1)
@@ -73,7 +90,7 @@ func TestPendingScoreAtOnce(t *testing.T) {
 			<-ref.open
 			return Select("vulkan", "")
 		}, func(b Backend, _ string, err error) { heard <- b.Name() })
-		ref.wait = func() { _, _, _ = p.Wait() }
+		ref.wait = func() { <-p.opening.Ready }
 		if p.Name() != "vulkan" || p.Device() != nil {
 			t.Errorf("pending: name %q, device %v; want vulkan and none yet", p.Name(), p.Device())
 		}
@@ -141,5 +158,66 @@ func TestOverlaps(t *testing.T) {
 		if got := Overlaps(b); got != want {
 			t.Errorf("Overlaps(%q) = %v, want %v", b, got, want)
 		}
+	}
+}
+
+// deviceInUse waits, at most a minute, until a Score has taken frames to k's device,
+// which it reports.
+func deviceInUse(k *vkkernel.Kernel) bool {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if staged, imported, _ := k.HostCopies(); staged > 0 || imported > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPendingScoresBesideSelfTest: once the device is open, the run takes frames to it
+// while its self-test is still running (here one that ends only when the run's frames
+// have reached the device, lavapipe in CI; the reader held at frame 12 until the
+// threads may take the open device over), and the result is the CPU's numbers. A
+// device that fails its self-test meanwhile fails the run with the self-test's error,
+// whatever it scored, and is closed by Close after the run; a Vulkan backend's own
+// Score refuses it.
+func TestPendingScoresBesideSelfTest(t *testing.T) {
+	const frames = 24
+	cpu := cpuOrSkip(t, frames)
+	errWrong := fmt.Errorf("%w on device X: frame 3 integer_adm2 differs", selftest.ErrFailed)
+	for _, verdict := range []error{nil, errWrong} {
+		inUse := make(chan bool, 1)
+		useSelfTest(t, func(_ context.Context, k *vkkernel.Kernel) error {
+			inUse <- deviceInUse(k)
+			return verdict
+		})
+		heard := make(chan error, 1)
+		p := Start("vulkan", func() (Backend, string, error) { return SelectBeside("vulkan", "") }, func(_ Backend, _ string, err error) { heard <- err })
+		// The reader waits at frame 12 for the open, not for the verdict.
+		ref := &gate{FrameSource: clip(t, "p02_ref.yuv"), at: 12, open: make(chan struct{})}
+		ref.wait = func() { <-p.opening.Ready }
+		res, err := p.Score(context.Background(), ref, clip(t, "p02_dist.yuv"), vmaf.Options{Count: frames, Threads: 2})
+		if !<-inUse {
+			t.Fatalf("verdict %v: the run took no frame to the device before its self-test ended", verdict)
+		}
+		if verdict == nil {
+			if err != nil || res.Offloaded == 0 || !cmp.Equal(cpu.Frames, res.Frames) {
+				t.Errorf("self-test passed: err %v, offloaded %d; want the CPU's frames, some from the device", err, res.Offloaded)
+			}
+		} else if res != nil || !errors.Is(err, selftest.ErrFailed) || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "integer_adm2") {
+			t.Errorf("self-test failed: Score = %v, %v; want no result and the self-test's error", res, err)
+		}
+		if herr := <-heard; !errors.Is(herr, verdict) {
+			t.Errorf("opened heard %v, want %v", herr, verdict)
+		}
+		if b, _, werr := p.Wait(); b == nil || !errors.Is(werr, verdict) {
+			t.Errorf("Wait = %v, %v; want the device and the verdict %v", b, werr, verdict)
+		}
+		if verdict != nil {
+			// The failed device's own Score scores nothing.
+			b, _, _ := p.Wait()
+			if res, err := b.Score(context.Background(), clip(t, "p02_ref.yuv"), clip(t, "p02_dist.yuv"), vmaf.Options{Count: frames}); res != nil || !errors.Is(err, selftest.ErrFailed) {
+				t.Errorf("Score of a device that failed its self-test = %v, %v; want its error", res, err)
+			}
+		}
+		p.Close()
 	}
 }

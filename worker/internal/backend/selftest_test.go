@@ -20,7 +20,7 @@ import (
 // useSelfTest replaces the self-test for one test, with a fresh cache.
 func useSelfTest(t *testing.T, run func(context.Context, *vkkernel.Kernel) error) {
 	orig := selfTests
-	selfTests = &selfTestCache{run: run, done: map[vulkan.Info]error{}}
+	selfTests = &selfTestCache{run: run, done: map[vulkan.Info]*verdict{}}
 	t.Cleanup(func() { selfTests = orig })
 }
 

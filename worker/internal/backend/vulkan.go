@@ -19,32 +19,50 @@ import (
 // same pass; Device says which ran where.
 type Vulkan struct {
 	k *vkkernel.Kernel
-	// open is how long opening the device took (its pipelines built), and
-	// selfTest how long its self-test took in this call (zero when an earlier
-	// open in the process ran it): what a worker pays before its first frame.
-	open, selfTest time.Duration
+	// open is how long opening the device took (its pipelines built).
+	open time.Duration
+	// test is the device's self-test, which runs beside from the open on (verify
+	// waits for it); ran says whether this open started it (a later open of the
+	// same device in the process keeps the first one's verdict).
+	test *verdict
+	ran  bool
 }
 
-// OpenVulkan opens the first usable Vulkan device; gpuOnly refuses CPU
-// implementations. device is the slot's (VMAFX_DEVICE, e.g. nvidia-0; empty outside
-// a Pod): on a GPU slot the loader loads only its vendor's drivers (SlotDrivers). The
-// error wraps vulkan.ErrUnavailable and names what is
-// missing (the loader, a device, 64-bit shader integers), or wraps
-// selftest.ErrFailed when the device fails the self-test: it then names the
-// device, its driver and the first feature and frame that differ from the
-// CPU kernel's.
-func OpenVulkan(gpuOnly bool, device string) (*Vulkan, error) {
+// openDevice opens the first usable Vulkan device and starts its self-test beside;
+// gpuOnly refuses CPU implementations. device is the slot's (VMAFX_DEVICE, e.g.
+// nvidia-0; empty outside a Pod): on a GPU slot the loader loads only its vendor's
+// drivers (SlotDrivers). The error wraps vulkan.ErrUnavailable and names what is
+// missing (the loader, a device, 64-bit shader integers).
+func openDevice(gpuOnly bool, device string) (*Vulkan, error) {
 	start := time.Now()
 	k, err := vkkernel.Open(vulkan.Config{GPUOnly: gpuOnly, Drivers: SlotDrivers(device)})
 	if err != nil {
 		return nil, err
 	}
-	opened := time.Now()
-	if err := selfTests.check(k); err != nil {
-		k.Close()
+	v := &Vulkan{k: k, open: time.Since(start)}
+	v.test, v.ran = selfTests.start(k)
+	return v, nil
+}
+
+// OpenVulkan is openDevice that waits for the self-test: the error wraps
+// selftest.ErrFailed when the device fails it, and then names the device, its
+// driver and the first feature and frame that differ from the CPU kernel's.
+func OpenVulkan(gpuOnly bool, device string) (*Vulkan, error) {
+	v, err := openDevice(gpuOnly, device)
+	if err != nil {
 		return nil, err
 	}
-	return &Vulkan{k: k, open: opened.Sub(start), selfTest: time.Since(opened)}, nil
+	if err := v.verify(); err != nil {
+		v.Close()
+		return nil, err
+	}
+	return v, nil
+}
+
+// verify waits for the device's self-test and returns its verdict.
+func (v *Vulkan) verify() error {
+	<-v.test.done
+	return v.test.err
 }
 
 // SlotDrivers are the Vulkan drivers (vulkan.Config.Drivers) for the device of a slot,
@@ -65,9 +83,16 @@ func SlotDrivers(device string) []string {
 	return vulkan.VendorDrivers(vendor)
 }
 
-// Startup is how long opening the device and its self-test took, which the
-// worker logs: on a GPU they are a fixed cost beside the frames' time.
-func (v *Vulkan) Startup() (open, selfTest time.Duration) { return v.open, v.selfTest }
+// Startup is how long opening the device and its self-test took (zero for a
+// self-test this open did not run), which the worker logs: on a GPU they are a
+// fixed cost beside the frames' time. It waits for the self-test.
+func (v *Vulkan) Startup() (open, selfTest time.Duration) {
+	<-v.test.done
+	if v.ran {
+		selfTest = v.test.took
+	}
+	return v.open, selfTest
+}
 
 // Steps is how long each step of the device's open and close took (vulkan.Steps): the
 // close's once Close has returned.
@@ -129,24 +154,42 @@ func device(b Backend) (*Vulkan, bool) {
 // selfTests runs the self-test once per process and device: a worker that
 // opens its device again (a rendition ladder, a retried chunk) does not pay
 // for it twice, and a device that failed stays failed.
-var selfTests = &selfTestCache{run: selftest.Run, done: map[vulkan.Info]error{}}
+var selfTests = &selfTestCache{run: selftest.Run, done: map[vulkan.Info]*verdict{}}
 
 type selfTestCache struct {
 	mu   sync.Mutex
 	run  func(context.Context, *vkkernel.Kernel) error // tests replace it
-	done map[vulkan.Info]error
+	done map[vulkan.Info]*verdict
 }
 
-func (c *selfTestCache) check(k *vkkernel.Kernel) error {
+// verdict is a device's self-test: err once done is closed, and how long it took.
+type verdict struct {
+	done chan struct{}
+	err  error
+	took time.Duration
+}
+
+// start starts k's device's self-test on a goroutine of its own, unless the process
+// has one for the device already: it returns that one, and whether it started it.
+// The self-test is not cancelled with the run: a self-test cut short would be
+// recorded as the device's failure. It is short, and Close waits for it.
+func (c *selfTestCache) start(k *vkkernel.Kernel) (*verdict, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	info := k.Info()
-	if err, ok := c.done[info]; ok {
-		return err
+	if v, ok := c.done[info]; ok {
+		return v, false
 	}
-	err := c.run(context.Background(), k)
-	c.done[info] = err
-	return err
+	v := &verdict{done: make(chan struct{})}
+	c.done[info] = v
+	run := c.run
+	go func() {
+		defer close(v.done)
+		start := time.Now()
+		v.err = run(context.Background(), k)
+		v.took = time.Since(start)
+	}()
+	return v, true
 }
 
 // Name returns "vulkan".
@@ -154,8 +197,12 @@ func (*Vulkan) Name() string { return string(vmafxv1.BackendVulkan) }
 
 // Score calls vmaf.Score with the device computing what it can, on no more
 // threads than the device's memory holds workers for: all of them, or
-// opts.OffloadThreads of them beside threads on the CPU.
+// opts.OffloadThreads of them beside threads on the CPU, once the device
+// has passed its self-test.
 func (v *Vulkan) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vmaf.Options) (*vmaf.Result, error) {
+	if err := v.verify(); err != nil {
+		return nil, err // a device that failed its self-test scores nothing
+	}
 	opts.Offload = v.k
 	_, n := v.offload(opts, ref.Info())
 	if deviceThreads(opts) < threads(opts) {
@@ -214,5 +261,8 @@ func (v *Vulkan) Device() *vmafxv1.WorkerDevice {
 	}
 }
 
-// Close frees the device.
-func (v *Vulkan) Close() { v.k.Close() }
+// Close frees the device, once its self-test has ended (it scores on the device).
+func (v *Vulkan) Close() {
+	<-v.test.done
+	v.k.Close()
+}

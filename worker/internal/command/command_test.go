@@ -813,7 +813,7 @@ func TestScoreDeviceOpensBesideModel(t *testing.T) {
 		t.Errorf("device and model both fail: exit %d, result %+v; want 5, BackendUnavailable, requested cuda", r.code, got)
 	}
 
-	selectBackend = backend.Select
+	selectBackend = backend.SelectBeside
 	if _, _, err := backend.Select("vulkan", ""); err != nil {
 		t.Skipf("no usable Vulkan device: %v", err)
 	}

@@ -26,8 +26,9 @@ import (
 	"github.com/vmafx/vmafx/worker/internal/worstframes"
 )
 
-// selectBackend is backend.Select; tests replace it.
-var selectBackend = backend.Select
+// selectBackend is backend.SelectBeside: a GPU's self-test runs beside what follows
+// its open, and backend.Verify waits for its verdict. Tests replace it.
+var selectBackend = backend.SelectBeside
 
 // scorer runs one score command.
 type scorer struct {
@@ -99,6 +100,12 @@ func (s *scorer) run(ctx context.Context) (code int) {
 // records both in the provenance.
 func (s *scorer) backendAndModel(ctx context.Context) (backend.Backend, *vmaf.Model, error) {
 	b, fellBack, err := s.selectBackend()
+	if err == nil {
+		if err = backend.Verify(s.cfg.backend, b); err != nil {
+			b.Close()
+			b = nil
+		}
+	}
 	if s.shared == nil {
 		recordSelfTest(s.env, s.log, b, err)
 	}

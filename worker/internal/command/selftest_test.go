@@ -56,7 +56,7 @@ func TestScoreSelfTestFails(t *testing.T) {
 		t.Fatalf("verdict %+v, %v, %v: want fail on %s naming the feature", v, ok, err, info.Name)
 	}
 
-	selectBackend = backend.Select
+	selectBackend = backend.SelectBeside
 	env[vmafxv1.EnvBackend] = "vulkan"
 	if r := runWorker(t, context.Background(), env, rawArgs(refClip, distClip)...); r.code != 0 {
 		t.Fatalf("exit %d on a device that passes; stderr:\n%s", r.code, r.stderr)
