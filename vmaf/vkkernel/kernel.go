@@ -39,15 +39,20 @@ const maxWorkers = 64
 // discrete GPU.
 const workerBytesPerPixel = 140
 
+// besideWorkers are the workers a run leaves to a Score beside it: the worker's
+// self-test scores its two cases at once, a worker each, beside the run's first
+// frames on the device (worker/internal/backend).
+const besideWorkers = 2
+
 // Workers returns how many workers (scoring goroutines) of w x h frames
 // the device holds: at most want (GOMAXPROCS when want <= 0), at most half
-// the device's memory, at most maxWorkers, at least one.
+// the device's memory, at most maxWorkers less besideWorkers, at least one.
 func (k *Kernel) Workers(want, w, h int) int {
 	if want <= 0 {
 		want = runtime.GOMAXPROCS(0)
 	}
 	fit := int(k.dev.Info.Memory / 2 / uint64(max(w*h*workerBytesPerPixel, 1)))
-	return max(min(want, fit, maxWorkers), 1)
+	return max(min(want, fit, maxWorkers-besideWorkers), 1)
 }
 
 // Kernel offloads features to one Vulkan device. It is safe for concurrent

@@ -296,13 +296,31 @@ func TestWorkers(t *testing.T) {
 		{want: 4, w: 1920, h: 1080, got: 4},
 		{want: 32, w: 1920, h: 1080, got: 14}, // 4 GiB / (140 B x 2.07 Mpx)
 		{want: 32, w: 3840, h: 2160, got: 3},  // 4 GiB / (140 B x 8.3 Mpx)
-		{want: 100, w: 176, h: 144, got: 64},  // maxWorkers
+		{want: 100, w: 176, h: 144, got: 62},  // maxWorkers, less the self-test's beside
 		{want: 2, w: 16384, h: 16384, got: 1}, // never none
 	}
 	for _, tc := range tests {
 		if got := k.Workers(tc.want, tc.w, tc.h); got != tc.got {
 			t.Errorf("Workers(%d, %d, %d) = %d, want %d", tc.want, tc.w, tc.h, got, tc.got)
 		}
+	}
+}
+
+// TestWorkersLeaveRoomBeside: a run on as many workers as Workers allows leaves room for
+// the worker's self-test, which scores its two cases at once, a worker each, beside the
+// run's first frames (worker/internal/backend): without it, the self-test could not
+// make its workers, and its failure would mark a sound device Unhealthy.
+func TestWorkersLeaveRoomBeside(t *testing.T) {
+	k := openOrSkip(t)
+	const w, h = 176, 144
+	run := k.Workers(1000, w, h)
+	cfg := vmaf.OffloadConfig{Width: w, Height: h, BitDepth: 8, VIFEnhnGainLimit: 100, ADMEnhnGainLimit: 100}
+	for i := range run + 2 {
+		wk, err := k.NewWorker(cfg)
+		if err != nil {
+			t.Fatalf("worker %d beside a run of %d: %v", i+1, run, err)
+		}
+		defer wk.Close()
 	}
 }
 

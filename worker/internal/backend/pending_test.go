@@ -221,3 +221,45 @@ func TestPendingScoresBesideSelfTest(t *testing.T) {
 		p.Close()
 	}
 }
+
+// holdAt is a FrameSource that calls hold before it reads the frame at index at.
+type holdAt struct {
+	vmaf.FrameSource
+	at, n int
+	hold  func()
+}
+
+func (h *holdAt) ReadFrame(f *vmaf.Frame) error {
+	if h.n == h.at {
+		h.hold()
+	}
+	h.n++
+	return h.FrameSource.ReadFrame(f)
+}
+
+// TestSelfTestBesideEveryWorker: a run on as many device threads as the kernel serves
+// leaves room for the self-test's workers beside it. The real self-test runs here
+// once the run's workers hold the device (the reader held until its verdict); had the
+// run taken every worker, the self-test could not score, and its failure would mark a
+// sound device Unhealthy.
+func TestSelfTestBesideEveryWorker(t *testing.T) {
+	const frames = 24
+	cpu := cpuOrSkip(t, frames)
+	useSelfTest(t, func(ctx context.Context, k *vkkernel.Kernel) error {
+		if !deviceInUse(k) {
+			return errors.New("the run took no frame to the device")
+		}
+		return selftest.Run(ctx, k)
+	})
+	p := Start("vulkan", func() (Backend, string, error) { return SelectBeside("vulkan", "") }, nil)
+	defer p.Close()
+	var ref vmaf.FrameSource = &holdAt{FrameSource: clip(t, "p02_ref.yuv"), at: 16, hold: func() { _, _, _ = p.Wait() }}
+	ref = &holdAt{FrameSource: ref, at: 12, hold: func() { <-p.opening.Ready }}
+	res, err := p.Score(context.Background(), ref, clip(t, "p02_dist.yuv"), vmaf.Options{Count: frames, Threads: 100})
+	if err != nil {
+		t.Fatalf("100 threads, the self-test beside: %v", err)
+	}
+	if res.Offloaded == 0 || !cmp.Equal(cpu.Frames, res.Frames) {
+		t.Errorf("100 threads, the self-test beside: %d frames offloaded; want the CPU's frames, some from the device", res.Offloaded)
+	}
+}
