@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime"
 	"sync"
@@ -81,7 +82,17 @@ type Kernel struct {
 	// pipelinesTime and releaseTime are the kernel's steps of the open and the
 	// close (Steps).
 	pipelinesTime, releaseTime time.Duration
-	made                       int // workers made, for tests of the reuse
+	// later are the pipelines only a v1 model's features use (SpEED chroma's,
+	// the chroma planes' widening and CAMBI's): Open returns before they are
+	// built, a third of the pipelines' build time on lavapipe, so that a run of
+	// the other models takes the device sooner. Ready waits for them; a worker
+	// for a v1 model's frames waits for them before it is made.
+	later struct {
+		done  chan struct{}
+		err   error
+		names map[*vulkan.Pipeline]string
+	}
+	made int // workers made, for tests of the reuse
 	// copies counts what the workers did with their frames' planes
 	// (HostCopies).
 	copies struct {
@@ -146,7 +157,7 @@ func (k *Kernel) keyOf(cfg vmaf.OffloadConfig) workerKey {
 // CAMBI's c-values read back. CAMBI reads the distorted plane the batch
 // uploads anyway.
 func (k *Kernel) extraFrameBytes(cfg vmaf.OffloadConfig) int64 {
-	return extraBytes(cfg, k.speed != nil)
+	return extraBytes(cfg, k.dev.Info.Float64)
 }
 
 // extraBytes is extraFrameBytes on a device that computes SpEED chroma or not.
@@ -170,8 +181,9 @@ var (
 )
 
 // Open opens the device cfg names (the first usable one by default) and
-// builds the pipelines. Errors wrap vulkan.ErrUnavailable when the machine
-// has no usable device.
+// builds the pipelines: those of motion, VIF and ADM before it returns, a
+// v1 model's on goroutines after it (Ready). Errors wrap vulkan.ErrUnavailable
+// when the machine has no usable device.
 func Open(cfg vulkan.Config) (*Kernel, error) {
 	dev, err := vulkan.Open(cfg)
 	if err != nil {
@@ -183,11 +195,9 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 	b.build(&k.blur, "motion_blur", motionBlurSPV, 3, 12, histSlots)
 	b.build(&k.sad, "motion_sad", motionSADSPV, 2, 8, 1)
 	b.build(&k.unpack8, "unpack8", unpack8SPV, 3+histSlots, 16, 1)
-	b.build(&k.unpack8Planes, "unpack8_planes", unpack8PlanesSPV, 2, 12, 1)
 	b.build(&k.reduce, "reduce", reduceSPV, 2, reducePushSize, reduceSetsPerWorker)
-	b.build(&k.cambi, "cambi", cambiSPV, cambiBindings, 4*cambiPushWords, 1)
 	if dev.Info.Float64 {
-		k.vif, k.adm, k.speed = buildVIFPipelines(b), buildADMPipelines(b), buildSpeedPipelines(b)
+		k.vif, k.adm = buildVIFPipelines(b), buildADMPipelines(b)
 	}
 	err = b.wait()
 	k.names = b.names
@@ -196,10 +206,49 @@ func Open(cfg vulkan.Config) (*Kernel, error) {
 	}
 	if err != nil {
 		k.Close()
-		return nil, fmt.Errorf("vulkan kernel pipelines on %s: %w", dev.Info.Name, err)
+		return nil, pipelinesError(dev, err)
 	}
 	k.pipelinesTime = time.Since(start)
+	k.later.done = make(chan struct{})
+	go k.buildLater()
 	return k, nil
+}
+
+// buildLater builds the pipelines only a v1 model's features use (Kernel.later).
+func (k *Kernel) buildLater() {
+	defer close(k.later.done)
+	if holdLater != nil {
+		if err := holdLater(); err != nil {
+			k.later.err = pipelinesError(k.dev, err)
+			return
+		}
+	}
+	b := &pipelines{dev: k.dev}
+	b.build(&k.unpack8Planes, "unpack8_planes", unpack8PlanesSPV, 2, 12, 1)
+	b.build(&k.cambi, "cambi", cambiSPV, cambiBindings, 4*cambiPushWords, 1)
+	if k.dev.Info.Float64 {
+		k.speed = buildSpeedPipelines(b)
+	}
+	if err := b.wait(); err != nil {
+		k.later.err = pipelinesError(k.dev, err)
+	}
+	k.later.names = b.names
+}
+
+// holdLater, when not nil, is called before the later pipelines are built: tests
+// hold them, or fail them with its error, as a device that cannot build one would.
+var holdLater func() error
+
+// pipelinesError is the error of a pipeline the device could not build.
+func pipelinesError(dev *vulkan.Device, err error) error {
+	return fmt.Errorf("vulkan kernel pipelines on %s: %w", dev.Info.Name, err)
+}
+
+// Ready waits for the pipelines that Open left building (a v1 model's SpEED
+// chroma and CAMBI) and returns the error of one the device could not build.
+func (k *Kernel) Ready() error {
+	<-k.later.done
+	return k.later.err
 }
 
 // Features says which VMAF features run on the device and which stay on
@@ -219,7 +268,7 @@ func (k *Kernel) Features() (device, host []string) {
 	} else {
 		host = append(host, "adm")
 	}
-	if k.speed != nil {
+	if k.dev.Info.Float64 { // built once Ready returns
 		device = append(device, "speed_chroma")
 	} else {
 		host = append(host, "speed_chroma")
@@ -229,6 +278,16 @@ func (k *Kernel) Features() (device, host []string) {
 
 // Info describes the device.
 func (k *Kernel) Info() vulkan.Info { return k.dev.Info }
+
+// pipelineNames names every pipeline by its shader (a phase profile's), once the
+// later ones are built.
+func (k *Kernel) pipelineNames() map[*vulkan.Pipeline]string {
+	<-k.later.done
+	names := make(map[*vulkan.Pipeline]string, len(k.names)+len(k.later.names))
+	maps.Copy(names, k.names)
+	maps.Copy(names, k.later.names)
+	return names
+}
 
 // Steps is how long the device's open and close steps took, the kernel's own among them
 // (vulkan.Steps): the close's once Close has returned.
@@ -241,6 +300,9 @@ func (k *Kernel) Steps() vulkan.Steps {
 // Close frees the pipelines and the device; workers must be closed first.
 func (k *Kernel) Close() {
 	start := time.Now()
+	if k.later.done != nil {
+		<-k.later.done // still building a v1 model's pipelines
+	}
 	k.mu.Lock()
 	idle := k.idle
 	k.idle = nil
@@ -289,6 +351,12 @@ func (k *Kernel) Close() {
 // A closed worker of the same configuration is taken again when there is
 // one.
 func (k *Kernel) NewWorker(cfg vmaf.OffloadConfig) (vmaf.OffloadWorker, error) {
+	if cfg.Speed != nil || cfg.CAMBI != nil {
+		// A v1 model's features: their pipelines are built after Open.
+		if err := k.Ready(); err != nil {
+			return nil, fmt.Errorf("vulkan kernel worker (%dx%d): %w", cfg.Width, cfg.Height, err)
+		}
+	}
 	key := k.keyOf(cfg)
 	k.mu.Lock()
 	var stale []*worker
@@ -639,7 +707,8 @@ func (wk *worker) attach(cfg vmaf.OffloadConfig) error {
 		wk.cambi = nil
 	}
 	var err error
-	if wk.speed == nil && wk.k.speed != nil && cfg.Speed != nil {
+	// cfg.Speed first: only then has NewWorker waited for the pipelines built after Open.
+	if cfg.Speed != nil && wk.speed == nil && wk.k.speed != nil {
 		wk.speed, err = newSpeedWorker(wk.k, cfg.Speed, wk.bpc, wk.batch)
 	}
 	if err == nil && wk.cambi == nil && cfg.CAMBI != nil {

@@ -33,6 +33,10 @@ func openOrSkip(t testing.TB) *Kernel {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(k.Close)
+	// Every pipeline built: tests look at a v1 model's ones too.
+	if err := k.Ready(); err != nil {
+		t.Fatalf("Ready: %v", err)
+	}
 	return k
 }
 
@@ -1110,5 +1114,62 @@ func TestPlanesWhereRead(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestLaterPipelines: Open returns before a v1 model's pipelines are built (here held
+// until released): the other models' workers are made at once, a v1 model's wait for
+// those pipelines, and Features already says where SpEED chroma runs. A pipeline the
+// device cannot build there fails Ready and a v1 model's workers, naming the device,
+// and leaves the other models' alone.
+func TestLaterPipelines(t *testing.T) {
+	release := make(chan error)
+	holdLater = func() error { return <-release }
+	t.Cleanup(func() { holdLater = nil })
+	const w, h = 352, 320 // a 4:2:2 size SpEED chroma scores (the self-test's)
+	plain := vmaf.OffloadConfig{Width: w, Height: h, BitDepth: 8, VIFEnhnGainLimit: 100, ADMEnhnGainLimit: 100}
+	v1 := v1Config(t, "vmaf_v1.0.16_3d0h", w, h, vmaf.YUV422P, vmaf.Encode{})
+	for _, fail := range []error{nil, errors.New("shader rejected")} {
+		k, err := Open(vulkan.Config{})
+		if err != nil {
+			if os.Getenv("VMAFX_REQUIRE_VULKAN") != "1" && errors.Is(err, vulkan.ErrUnavailable) {
+				t.Skipf("no usable Vulkan device (VMAFX_REQUIRE_VULKAN=1 fails instead): %v", err)
+			}
+			t.Fatal(err)
+		}
+		wk, err := k.NewWorker(plain)
+		if err != nil {
+			t.Fatalf("a vmaf_v0.6.1 worker while a v1 model's pipelines are held: %v", err)
+		}
+		wk.Close()
+		if device, _ := k.Features(); k.Info().Float64 && !slices.Contains(device, "speed_chroma") {
+			t.Errorf("Features() = %v while the pipelines are held; want speed_chroma on the device", device)
+		}
+		made := make(chan error, 1)
+		go func() {
+			wk, err := k.NewWorker(v1)
+			if err == nil {
+				wk.Close()
+			}
+			made <- err
+		}()
+		select {
+		case err := <-made:
+			t.Fatalf("a v1 worker was made (%v) before its pipelines were built", err)
+		default:
+		}
+		release <- fail
+		err = <-made
+		if rerr := k.Ready(); fail == nil && (err != nil || rerr != nil) {
+			t.Errorf("once built: v1 worker %v, Ready %v; want both nil", err, rerr)
+		} else if fail != nil && (!errors.Is(err, fail) || !errors.Is(rerr, fail) || !strings.Contains(rerr.Error(), k.Info().Name)) {
+			t.Errorf("a pipeline not built: v1 worker %v, Ready %v; want both its error, naming the device", err, rerr)
+		}
+		if wk, err := k.NewWorker(plain); err != nil {
+			t.Errorf("a vmaf_v0.6.1 worker after the v1 pipelines (%v): %v", fail, err)
+		} else {
+			wk.Close()
+		}
+		k.Close()
 	}
 }

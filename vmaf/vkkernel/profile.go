@@ -32,7 +32,7 @@ func profileStamps(batch int) int { return 48*batch + 4 }
 // profile has the worker time its batches stage by stage (phaseProfile) from
 // its next batch on; report says where the time went. For benchmarks.
 func (wk *worker) profile() (*phaseProfile, error) {
-	p := &phaseProfile{names: wk.k.names, total: map[string]float64{}, count: map[string]int{}}
+	p := &phaseProfile{names: wk.k.pipelineNames(), total: map[string]float64{}, count: map[string]int{}}
 	for i := range p.ts {
 		ts, err := wk.k.dev.NewTimestamps(profileStamps(wk.batch))
 		if err != nil {

@@ -94,6 +94,13 @@ func SelectBeside(requested, device string) (Backend, string, error) {
 		return CPU{}, "", nil
 	case vmafxv1.BackendAuto:
 		gpu, err := openVulkan(true, device)
+		if r, ok := gpu.(interface{ ready() error }); ok && err == nil {
+			// A GPU that cannot build the kernels' pipelines is left alone, as
+			// one that cannot open: auto runs on the CPU.
+			if err = r.ready(); err != nil {
+				gpu.Close()
+			}
+		}
 		switch {
 		case err == nil:
 			return gpu, "", nil

@@ -172,14 +172,14 @@ func deviceInUse(k *vkkernel.Kernel) bool {
 	return false
 }
 
-// TestPendingScoresBesideSelfTest: once the device is open, the run takes frames to it
+// TestPendingScoresBesideSelfTestAtOnce: once the device is open, the run takes frames to it
 // while its self-test is still running (here one that ends only when the run's frames
 // have reached the device, lavapipe in CI; the reader held at frame 12 until the
 // threads may take the open device over), and the result is the CPU's numbers. A
 // device that fails its self-test meanwhile fails the run with the self-test's error,
 // whatever it scored, and is closed by Close after the run; a Vulkan backend's own
 // Score refuses it.
-func TestPendingScoresBesideSelfTest(t *testing.T) {
+func TestPendingScoresBesideSelfTestAtOnce(t *testing.T) {
 	const frames = 24
 	cpu := cpuOrSkip(t, frames)
 	errWrong := fmt.Errorf("%w on device X: frame 3 integer_adm2 differs", selftest.ErrFailed)
@@ -237,12 +237,12 @@ func (h *holdAt) ReadFrame(f *vmaf.Frame) error {
 	return h.FrameSource.ReadFrame(f)
 }
 
-// TestSelfTestBesideEveryWorker: a run on as many device threads as the kernel serves
+// TestSelfTestBesideEveryWorkerAtOnce: a run on as many device threads as the kernel serves
 // leaves room for the self-test's workers beside it. The real self-test runs here
 // once the run's workers hold the device (the reader held until its verdict); had the
 // run taken every worker, the self-test could not score, and its failure would mark a
 // sound device Unhealthy.
-func TestSelfTestBesideEveryWorker(t *testing.T) {
+func TestSelfTestBesideEveryWorkerAtOnce(t *testing.T) {
 	const frames = 24
 	cpu := cpuOrSkip(t, frames)
 	useSelfTest(t, func(ctx context.Context, k *vkkernel.Kernel) error {

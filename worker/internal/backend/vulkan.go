@@ -59,11 +59,19 @@ func OpenVulkan(gpuOnly bool, device string) (*Vulkan, error) {
 	return v, nil
 }
 
-// verify waits for the device's self-test and returns its verdict.
+// verify waits for the device's self-test and returns its verdict; before it, the
+// error of a pipeline the device could not build after the open (vkkernel's Ready):
+// the open's failure, not a wrong score.
 func (v *Vulkan) verify() error {
 	<-v.test.done
+	if err := v.k.Ready(); err != nil {
+		return err
+	}
 	return v.test.err
 }
+
+// ready waits for the pipelines the open left building and returns their error.
+func (v *Vulkan) ready() error { return v.k.Ready() }
 
 // SlotDrivers are the Vulkan drivers (vulkan.Config.Drivers) for the device of a slot,
 // VMAFX_DEVICE's value: its vendor's, where every device named (one, or several
