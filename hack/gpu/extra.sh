@@ -41,8 +41,9 @@
 #      run (BenchmarkHostSide) bounds it;
 #   S. a worker's fixed cost on the GPU: the whole process at 1080p on 1 and 4 threads,
 #      each phase from its log lines (exec to device open and self-test, inputs, frames,
-#      report, exit), with an empty shader cache as a new Pod has and with a warm one, and
-#      the steps of the device's open and close as the worker logs them;
+#      report, exit), with an empty shader cache as a new Pod has and with a warm one, the
+#      steps of the device's open and close as the worker logs them, and the frames the CPU
+#      scored before the device took over (cpuFrames; the self-test runs beside the device's);
 #   W. where a worker's CPU time goes on the GPU: the whole process at 1080p, 240 frames,
 #      vulkan on 1 and 4 threads, each with a CPU profile of the scoring process
 #      (VMAFX_CPU_PROFILE, worker_t1.prof and worker_t4.prof, packed with the logs: read
@@ -324,7 +325,7 @@ fi
 if step S; then
 el "S. a worker's fixed cost on the GPU: 1080p 240 frames, phases from its log lines; empty shader cache (a new Pod) and warm"
 python3 - <<'PY'
-import os,subprocess,time,re,tempfile,datetime
+import os,subprocess,time,re,tempfile,datetime,json
 X='/tmp/gpux'; b='/tmp/c1080'
 def run(t,cache):
     env={**os.environ,'__GL_SHADER_DISK_CACHE_PATH':cache}
@@ -344,7 +345,9 @@ def run(t,cache):
     for k in seq:
         if k in marks: parts.append(f"{k} +{marks[k]-prev:.3f}"); prev=marks[k]
     parts.append(f"exit +{t1-t0-prev:.3f}")
-    print(f"threads {t} cache {'empty' if 'cold' in cache else 'warm'}: wall {t1-t0:.3f} s ({240/(t1-t0):.0f} fps); "+', '.join(parts)+f"; {extra}")
+    try: cpu=json.load(open('/tmp/sterm'))['device'].get('cpuFrames',0)  # frames the CPU scored before the device took over
+    except Exception as ex: cpu=f'? ({ex})'
+    print(f"threads {t} cache {'empty' if 'cold' in cache else 'warm'}: wall {t1-t0:.3f} s ({240/(t1-t0):.0f} fps); "+', '.join(parts)+f"; cpuFrames={cpu}; {extra}")
 os.makedirs('/tmp/glwarm',exist_ok=True)
 run(1,'/tmp/glwarm')  # fills the warm cache
 for r in range(2):
