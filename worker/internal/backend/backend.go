@@ -57,7 +57,7 @@ var openVulkan = func(gpuOnly bool, device string) (Backend, error) {
 var ErrUnavailable = errors.New("backend unavailable")
 
 // Select returns the backend to run for requested, the value of VMAFX_BACKEND that the
-// device plugin gives the slot, on device, VMAFX_DEVICE's (OpenVulkan); the caller
+// device plugin gives the slot, on device, VMAFX_DEVICE's (openDevice); the caller
 // closes what it gets. A GPU's device has passed its self-test when Select returns.
 //
 //   - cpu (or nothing) runs the CPU kernel;

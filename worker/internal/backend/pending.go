@@ -36,9 +36,8 @@ type Pending struct {
 	b        Backend
 	fellBack string
 	err      error
-	// open is the backend as the selection returned it, and its error: what Score
-	// takes over the run with once usable is closed.
-	open    Backend
+	// openErr is the selection's own error, before the self-test's: with b, what
+	// Score takes over the run with once usable is closed.
 	openErr error
 	// opening is what Score takes the device over with: its Ready is closed once
 	// the run's threads may go on with the device (tests hold their frames until then).
@@ -53,15 +52,15 @@ func Start(requested string, sel func() (Backend, string, error), opened func(Ba
 	p := &Pending{requested: requested, usable: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		b, fellBack, err := sel()
-		p.open, p.openErr = b, err
+		var err error
+		p.b, p.fellBack, p.openErr = sel()
 		close(p.usable)
-		if err == nil {
+		if err = p.openErr; err == nil {
 			// A device that fails its self-test is kept until Close: the run
 			// may be scoring with it, until its error stops the run.
-			err = Verify(requested, b)
+			err = Verify(requested, p.b)
 		}
-		p.b, p.fellBack, p.err = b, fellBack, err
+		p.err = err
 		if opened != nil {
 			opened(p.b, p.fellBack, p.err)
 		}
@@ -126,7 +125,7 @@ func (p *Pending) Score(ctx context.Context, ref, dist vmaf.FrameSource, opts vm
 		// too); past the run's end nothing reads what is set here.
 		defer close(op.Ready)
 		<-p.usable
-		b, err := p.open, p.openErr
+		b, err := p.b, p.openErr
 		if err != nil {
 			op.Err = err
 			return

@@ -222,21 +222,6 @@ func TestPendingScoresBesideSelfTestAtOnce(t *testing.T) {
 	}
 }
 
-// holdAt is a FrameSource that calls hold before it reads the frame at index at.
-type holdAt struct {
-	vmaf.FrameSource
-	at, n int
-	hold  func()
-}
-
-func (h *holdAt) ReadFrame(f *vmaf.Frame) error {
-	if h.n == h.at {
-		h.hold()
-	}
-	h.n++
-	return h.FrameSource.ReadFrame(f)
-}
-
 // TestSelfTestBesideEveryWorkerAtOnce: a run on as many device threads as the kernel serves
 // leaves room for the self-test's workers beside it. The real self-test runs here
 // once the run's workers hold the device (the reader held until its verdict); had the
@@ -253,8 +238,9 @@ func TestSelfTestBesideEveryWorkerAtOnce(t *testing.T) {
 	})
 	p := Start("vulkan", func() (Backend, string, error) { return SelectBeside("vulkan", "") }, nil)
 	defer p.Close()
-	var ref vmaf.FrameSource = &holdAt{FrameSource: clip(t, "p02_ref.yuv"), at: 16, hold: func() { _, _, _ = p.Wait() }}
-	ref = &holdAt{FrameSource: ref, at: 12, hold: func() { <-p.opening.Ready }}
+	// Frames from 12 on wait for the device to be taken over, from 16 on for the verdict.
+	verdict := &gate{FrameSource: clip(t, "p02_ref.yuv"), at: 15, open: make(chan struct{}), wait: func() { _, _, _ = p.Wait() }}
+	ref := &gate{FrameSource: verdict, at: 11, open: make(chan struct{}), wait: func() { <-p.opening.Ready }}
 	res, err := p.Score(context.Background(), ref, clip(t, "p02_dist.yuv"), vmaf.Options{Count: frames, Threads: 100})
 	if err != nil {
 		t.Fatalf("100 threads, the self-test beside: %v", err)

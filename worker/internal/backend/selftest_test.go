@@ -126,8 +126,11 @@ func TestVulkanStartup(t *testing.T) {
 		return nil
 	})
 	for i, wantTest := range []bool{true, false} {
-		v, err := OpenVulkan(false, "")
+		v, err := openDevice(false, "")
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.verify(); err != nil {
 			t.Fatal(err)
 		}
 		open, test := v.Startup()

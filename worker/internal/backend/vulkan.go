@@ -44,24 +44,11 @@ func openDevice(gpuOnly bool, device string) (*Vulkan, error) {
 	return v, nil
 }
 
-// OpenVulkan is openDevice that waits for the self-test: the error wraps
-// selftest.ErrFailed when the device fails it, and then names the device, its
-// driver and the first feature and frame that differ from the CPU kernel's.
-func OpenVulkan(gpuOnly bool, device string) (*Vulkan, error) {
-	v, err := openDevice(gpuOnly, device)
-	if err != nil {
-		return nil, err
-	}
-	if err := v.verify(); err != nil {
-		v.Close()
-		return nil, err
-	}
-	return v, nil
-}
-
-// verify waits for the device's self-test and returns its verdict; before it, the
-// error of a pipeline the device could not build after the open (vkkernel's Ready):
-// the open's failure, not a wrong score.
+// verify waits for the device's self-test and returns its verdict: an error wrapping
+// selftest.ErrFailed when the device fails it, naming the device, its driver and the
+// first feature and frame that differ from the CPU kernel's. Before it, the error of a
+// pipeline the device could not build after the open (vkkernel's Ready): the open's
+// failure, not a wrong score.
 func (v *Vulkan) verify() error {
 	<-v.test.done
 	if err := v.k.Ready(); err != nil {
